@@ -1,0 +1,42 @@
+"""The built-in gate kinds and report formats, registered like any third-party plugin."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from .gates.base import GateKind
+from .hookspecs import hookimpl
+from .registry import CoverageFormat, LintFormat
+from .reports.model import CoverageReport
+
+
+@hookimpl
+def agentgate_gate_kinds() -> Sequence[GateKind]:
+    from .gates.build import BuildGate
+    from .gates.coverage import CoverageGate
+    from .gates.custom import CustomGate
+    from .gates.lint import LintGate
+    from .gates.test import TestGate
+
+    return [BuildGate(), LintGate(), TestGate(), CoverageGate(), CustomGate()]
+
+
+@hookimpl
+def agentgate_lint_formats() -> Sequence[LintFormat]:
+    from .reports.lint import LINT_FORMATS
+
+    return [LintFormat(name, parse) for name, parse in LINT_FORMATS.items()]
+
+
+@hookimpl
+def agentgate_coverage_formats() -> Sequence[CoverageFormat]:
+    from .reports.coverage import COVERAGE_FORMATS, read_coverage
+
+    def reader(fmt: str):  # type: ignore[no-untyped-def]
+        def read(path: Path, root: Path) -> CoverageReport:
+            return read_coverage(path, format=fmt, root=root)
+
+        return read
+
+    return [CoverageFormat(name, reader(name)) for name in COVERAGE_FORMATS]

@@ -1,0 +1,285 @@
+"""`agentgate`: the command-line front door. It translates arguments and renders; it never judges.
+
+Exit codes: 0 pass, 1 fail (keep working), 2 usage or configuration error, 3 escalate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from . import __version__
+
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_ESCALATE = 0, 1, 2, 3
+EXIT_BY_STATUS = {"pass": EXIT_PASS, "fail": EXIT_FAIL, "escalate": EXIT_ESCALATE}
+PROFILES = ("strict", "standard", "relaxed")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with usage errors on exit code 2 and no traceback."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"agentgate: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="agentgate",
+        description="The completion gate for AI coding agents.",
+    )
+    parser.add_argument("--version", action="version", version=f"agentgate {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    verify = sub.add_parser("verify", help="run the gates and print the verdict")
+    _config_args(verify)
+    verify.add_argument(
+        "--format",
+        choices=("text", "json", "markdown"),
+        default="text",
+        help="what to print on stdout (default: text)",
+    )
+    verify.add_argument("--output", metavar="FILE", help="also write the verdict JSON to FILE")
+    verify.add_argument(
+        "--no-run",
+        action="store_true",
+        help="run no command; read the reports that are already there",
+    )
+    verify.add_argument(
+        "--junit",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="JUnit XML report(s) for the test gate (repeatable)",
+    )
+    verify.add_argument("--coverage", metavar="FILE", help="coverage report for the coverage gate")
+    verify.add_argument(
+        "--lint",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="lint report for the lint gate (repeatable)",
+    )
+    verify.add_argument("--lint-format", metavar="FORMAT", help="format of the --lint report(s)")
+    verify.add_argument(
+        "--max-chars",
+        type=_positive_int,
+        metavar="N",
+        help="bound of the continuation text (default 4000)",
+    )
+    verify.add_argument(
+        "--claim",
+        metavar="TEXT",
+        help="the agent's final message; a success claim the gate disproves is quoted",
+    )
+
+    sub.add_parser("schema", help="print the verdict JSON Schema")
+
+    explain = sub.add_parser("explain", help="print each gate's effective thresholds")
+    _config_args(explain)
+    explain.add_argument("--format", choices=("text", "json"), default="text")
+
+    init = sub.add_parser("init", help="write a starter agentgate.yml for this project")
+    init.add_argument("--profile", choices=PROFILES, default="standard")
+    return parser
+
+
+def _config_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE", help="config file (default: discovered)")
+    parser.add_argument("--profile", choices=PROFILES, help="override the config's profile")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 200:
+        raise argparse.ArgumentTypeError("must be at least 200")
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    handler = {"verify": _verify, "schema": _schema, "explain": _explain, "init": _init}
+    from .config import ConfigError
+    from .registry import RegistryError
+
+    try:
+        return handler[args.command](args)
+    except (ConfigError, RegistryError) as exc:
+        print(f"agentgate: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("agentgate: interrupted", file=sys.stderr)
+        return 130
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from .api import ReportFlags, resolve_config
+    from .engine import run_verdict
+    from .process import StatusReporter
+    from .registry import get_registry
+
+    registry = get_registry()
+    flags = ReportFlags(
+        junit=args.junit, coverage=args.coverage, lint=args.lint, lint_format=args.lint_format
+    )
+    config = resolve_config(
+        Path.cwd(), config_path=args.config, profile=args.profile, flags=flags, registry=registry
+    )
+    if args.max_chars:
+        config.max_chars = args.max_chars
+    status = StatusReporter.for_stream(sys.stderr)
+    verdict = run_verdict(config, registry, run=not args.no_run, status=status, claim=args.claim)
+    if args.output:
+        _write_output(Path(args.output), verdict.to_json())
+    _emit(verdict, args.format, sys.stdout)
+    return EXIT_BY_STATUS[verdict.status]
+
+
+def _write_output(path: Path, text: str) -> None:
+    from .config import ConfigError
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(
+            str(path), "--output", f"cannot write the verdict: {exc.strerror}"
+        ) from None
+
+
+def _emit(verdict: object, fmt: str, stream: TextIO) -> None:
+    from .render.markdown import render_markdown
+    from .render.terminal import render_text, use_colour
+    from .verdict import Verdict
+
+    assert isinstance(verdict, Verdict)
+    if fmt == "json":
+        stream.write(verdict.to_json() + "\n")
+    elif fmt == "markdown":
+        stream.write(render_markdown(verdict) + "\n")
+    else:
+        stream.write(render_text(verdict, colour=use_colour(stream)))
+
+
+def schema_text() -> str:
+    from importlib.resources import files
+
+    return files("pytest_agentgate").joinpath("schema/verdict.schema.json").read_text("utf-8")
+
+
+def _schema(args: argparse.Namespace) -> int:
+    sys.stdout.write(schema_text())
+    return EXIT_PASS
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from .api import resolve_config
+    from .registry import get_registry
+
+    registry = get_registry()
+    config = resolve_config(
+        Path.cwd(), config_path=args.config, profile=args.profile, registry=registry
+    )
+    gates = [
+        {
+            "name": g.name,
+            "kind": g.kind,
+            "enabled": g.enabled,
+            "blocking": g.blocking,
+            "command": g.command,
+            "timeout_s": g.timeout,
+            "reports": g.reports,
+            "format": g.format,
+            "thresholds": g.thresholds,
+            **({"options": g.options} if g.options else {}),
+        }
+        for g in config.gates
+    ]
+    source = str(config.path) if config.path else "zero-config defaults"
+    if args.format == "json":
+        doc = {
+            "config": source,
+            "profile": config.profile,
+            "attempts_max": config.attempts_max,
+            "max_chars": config.max_chars,
+            "gates": gates,
+            "notices": config.notices,
+            "formats": {
+                "lint": sorted(registry.lint_formats),
+                "coverage": sorted(registry.coverage_formats),
+            },
+        }
+        print(json.dumps(doc, indent=2))
+        return EXIT_PASS
+    print(f"config: {source}")
+    print(
+        f"profile: {config.profile}   attempts: {config.attempts_max}   "
+        f"continuation: {config.max_chars} chars"
+    )
+    for gate in gates:
+        state = "" if gate["enabled"] else "  (disabled)"
+        advisory = "" if gate["blocking"] else "  (advisory)"
+        print(f"\n{gate['name']} [{gate['kind']}]{state}{advisory}")
+        if gate["command"]:
+            print(f"  command:  {gate['command']}  (timeout {gate['timeout_s']:g}s)")
+        if gate["reports"]:
+            fmt = f"  ({gate['format']})" if gate["format"] else ""
+            print(f"  reports:  {', '.join(gate['reports'])}{fmt}")
+        for key, value in gate["thresholds"].items():
+            shown = (
+                "off" if value is None else (f"{value:g}" if isinstance(value, float) else value)
+            )
+            print(f"  {key:<14} {shown}")
+    for notice in config.notices:
+        print(f"\nnote: {notice}")
+    print(f"\nlint formats: {', '.join(sorted(registry.lint_formats))}")
+    print(f"coverage formats: {', '.join(sorted(registry.coverage_formats))}")
+    return EXIT_PASS
+
+
+def _init(args: argparse.Namespace) -> int:
+    from .config import find_config
+    from .starter import starter_config
+
+    cwd = Path.cwd()
+    existing = find_config(cwd)
+    if existing is not None:
+        print(
+            f"agentgate: {existing} already configures this project; nothing was written",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    text = starter_config(cwd, args.profile)
+    if text is None:
+        print(
+            "agentgate: error: no Python or JavaScript project detected here "
+            "(no pyproject.toml, setup.py, *.py or package.json)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    target = cwd / "agentgate.yml"
+    # O_EXCL: never overwrite, even if the file appeared since the check above.
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        print(f"agentgate: {target} already exists; nothing was written", file=sys.stderr)
+        return EXIT_USAGE
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    print(
+        f"wrote {target.name}; run `agentgate explain` to see every threshold, "
+        "`agentgate verify` to gate the project"
+    )
+    return EXIT_PASS

@@ -1,0 +1,607 @@
+"""Load, validate and merge the configuration.
+
+Sources, first found wins: ``--config FILE``; ``agentgate.yml`` / ``.agentgate.yml`` (also
+``.yaml``); ``[tool.agentgate]`` in ``pyproject.toml``; ``agentgate.json`` in the "workspace
+quality gates" shape. Every user mistake becomes a :class:`ConfigError` that names the file, the
+line when known, the key and, for a misspelling, the nearest valid key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .gates.base import DEFAULT_TIMEOUT, GateConfig, Option
+from .profiles import DEFAULT_PROFILE, PROFILE_NAMES, defaults_for
+from .registry import Registry
+
+YAML_NAMES = ("agentgate.yml", ".agentgate.yml", "agentgate.yaml", ".agentgate.yaml")
+JSON_NAMES = ("agentgate.json", ".agentgate.json")
+BUILTIN_GATES = ("build", "lint", "test", "coverage")
+TOP_KEYS = ("profile", "gates", "attempts", "continuation", "enabled")
+ATTEMPT_KEYS = ("max",)
+CONTINUATION_KEYS = ("max_chars",)
+DEFAULT_MAX_CHARS = 4000
+STATE_DIR = ".agentgate"
+
+KeyPath = tuple[str | int, ...]
+
+
+class ConfigError(Exception):
+    """A configuration mistake, worded for the person who made it."""
+
+    def __init__(self, source: str, key: str | None, message: str, line: int | None = None) -> None:
+        self.source = source
+        self.key = key
+        self.message = message
+        self.line = line
+        where = source if line is None else f"{source}:{line}"
+        super().__init__(f"{where}: {key}: {message}" if key else f"{where}: {message}")
+
+
+@dataclass
+class Config:
+    root: Path
+    path: Path | None = None
+    profile: str = DEFAULT_PROFILE
+    gates: list[GateConfig] = field(default_factory=list)
+    attempts_max: int = 3
+    max_chars: int = DEFAULT_MAX_CHARS
+    enabled: bool = True
+    notices: list[str] = field(default_factory=list)
+
+    def gate(self, name: str) -> GateConfig | None:
+        return next((g for g in self.gates if g.name == name), None)
+
+
+# -- finding and reading --------------------------------------------------------------------
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest config file in ``start`` or its parents, stopping at the repository root."""
+    for directory in (start, *start.parents):
+        for name in (*YAML_NAMES, *JSON_NAMES):
+            if (directory / name).is_file():
+                return directory / name
+        pyproject = directory / "pyproject.toml"
+        if pyproject.is_file() and _has_tool_table(pyproject):
+            return pyproject
+        if (directory / ".git").exists():
+            break
+    return None
+
+
+def _has_tool_table(pyproject: Path) -> bool:
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return re.search(r"^\[tool\.agentgate(\.|\])", text, re.MULTILINE) is not None
+
+
+@dataclass
+class RawConfig:
+    """The parsed document before validation, with line numbers per key path when known."""
+
+    data: Any
+    source: str
+    lines: dict[KeyPath, int] = field(default_factory=dict)
+    # Key paths as the user wrote them, for configs translated from another shape.
+    display: dict[KeyPath, str] = field(default_factory=dict)
+    ms_timeouts: bool = False
+
+
+def read_raw(path: Path) -> RawConfig:
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(source, None, "no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(source, None, f"cannot be read: {exc}") from None
+    if path.name == "pyproject.toml":
+        return _read_pyproject(text, source)
+    if path.suffix == ".toml":
+        return RawConfig(_load_toml(text, source), source)
+    if path.suffix == ".json":
+        return _read_workspace_json(text, source)
+    return _read_yaml(text, source)
+
+
+def _load_toml(text: str, source: str) -> Any:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(source, None, f"invalid TOML: {exc}") from None
+
+
+def _read_pyproject(text: str, source: str) -> RawConfig:
+    data = _load_toml(text, source)
+    table = data.get("tool", {}).get("agentgate")
+    if table is None:
+        raise ConfigError(source, None, "has no [tool.agentgate] table")
+    return RawConfig(table, f"{source} [tool.agentgate]")
+
+
+def _read_yaml(text: str, source: str) -> RawConfig:
+    import yaml
+
+    try:
+        loader = yaml.SafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = None if mark is None else mark.line + 1
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(source, None, f"invalid YAML: {problem}", line) from None
+    lines: dict[KeyPath, int] = {}
+    if node is not None:
+        _yaml_lines(node, (), lines)
+    if data is None:
+        data = {}
+    return RawConfig(data, source, lines)
+
+
+def _yaml_lines(node: Any, path: KeyPath, lines: dict[KeyPath, int]) -> None:
+    import yaml
+
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = key_node.value
+            lines[(*path, key)] = key_node.start_mark.line + 1
+            _yaml_lines(value_node, (*path, key), lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _yaml_lines(item, (*path, index), lines)
+
+
+# -- the "workspace quality gates" JSON shape -----------------------------------------------
+
+_WS_TOP = ("enabled", "profile", "gates", "tokenBudget", "rejection", "$schema")
+_WS_GATE_KEYS: dict[str, dict[str, str]] = {
+    "build": {
+        "enabled": "enabled",
+        "command": "command",
+        "timeout": "timeout",
+        "maxErrors": "max_errors",
+    },
+    "lint": {
+        "enabled": "enabled",
+        "command": "command",
+        "timeout": "timeout",
+        "maxErrors": "max_errors",
+        "maxWarnings": "max_warnings",
+        "reportPath": "report",
+        "format": "format",
+    },
+    "test": {
+        "enabled": "enabled",
+        "command": "command",
+        "timeout": "timeout",
+        "minPassRate": "min_pass_rate",
+        "reportPath": "report",
+    },
+    "coverage": {
+        "enabled": "enabled",
+        "command": "command",
+        "timeout": "timeout",
+        "reportPath": "report",
+        "format": "format",
+        "thresholds": "thresholds",
+    },
+}
+_WS_CUSTOM_KEYS = {
+    "name": "name",
+    "enabled": "enabled",
+    "command": "command",
+    "timeout": "timeout",
+    "maxSeverity": "max_severity",
+    "reportPath": "report",
+    "metric": "metric",
+    "max": "max",
+    "min": "min",
+}
+_WS_REJECTION = ("maxRetries", "escalateToUser")
+
+
+def _read_workspace_json(text: str, source: str) -> RawConfig:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(source, None, f"invalid JSON: {exc.msg}", exc.lineno) from None
+    if not isinstance(data, dict):
+        raise ConfigError(source, None, "expected a JSON object at the top")
+    raw = RawConfig({}, source, ms_timeouts=True)
+    out: dict[str, Any] = raw.data
+    for key, value in data.items():
+        _check_key(key, _WS_TOP, "", source)
+        if key in ("enabled", "profile"):
+            out[key] = value
+            raw.display[(key,)] = key
+        elif key == "rejection":
+            _ws_rejection(value, out, raw)
+        elif key == "gates":
+            out["gates"] = _ws_gates(_expect_mapping(value, "gates", source), raw)
+    return raw
+
+
+def _ws_rejection(value: Any, out: dict[str, Any], raw: RawConfig) -> None:
+    for key, item in _expect_mapping(value, "rejection", raw.source).items():
+        _check_key(key, _WS_REJECTION, "rejection.", raw.source)
+        if key == "maxRetries":
+            out["attempts"] = {"max": item}
+            raw.display[("attempts", "max")] = "rejection.maxRetries"
+        elif not isinstance(item, bool):
+            raise ConfigError(raw.source, "rejection.escalateToUser", "expected true or false")
+
+
+def _ws_gates(gates: Mapping[str, Any], raw: RawConfig) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in gates.items():
+        _check_key(name, (*_WS_GATE_KEYS, "custom"), "gates.", raw.source)
+        if name == "custom":
+            items = value if isinstance(value, list) else None
+            if items is None:
+                raise ConfigError(raw.source, "gates.custom", "expected a list of gates")
+            out["custom"] = [
+                _ws_translate(item, _WS_CUSTOM_KEYS, ("gates", "custom", i), raw)
+                for i, item in enumerate(items)
+            ]
+            continue
+        gate = _ws_translate(value, _WS_GATE_KEYS[name], ("gates", name), raw)
+        thresholds = gate.pop("thresholds", None)
+        if thresholds is not None:
+            where = f"gates.{name}.thresholds"
+            for metric, number in _expect_mapping(thresholds, where, raw.source).items():
+                _check_key(
+                    metric,
+                    ("lines", "branches", "functions", "statements"),
+                    where + ".",
+                    raw.source,
+                )
+                gate[metric] = number
+                raw.display[("gates", name, metric)] = f"{where}.{metric}"
+        out[name] = gate
+    return out
+
+
+def _ws_translate(
+    value: Any, keys: dict[str, str], path: KeyPath, raw: RawConfig
+) -> dict[str, Any]:
+    where = ".".join(str(p) for p in path)
+    gate = {}
+    for key, item in _expect_mapping(value, where, raw.source).items():
+        _check_key(key, tuple(keys), where + ".", raw.source)
+        gate[keys[key]] = item
+        raw.display[(*path, keys[key])] = f"{where}.{key}"
+    return gate
+
+
+# -- validation -----------------------------------------------------------------------------
+
+
+def _check_key(
+    key: Any, valid: Sequence[str], prefix: str, source: str, line: int | None = None
+) -> None:
+    if key in valid:
+        return
+    close = difflib.get_close_matches(str(key), list(valid), n=1, cutoff=0.6)
+    hint = f"did you mean '{close[0]}'?" if close else "valid keys: " + ", ".join(valid)
+    raise ConfigError(source, f"{prefix}{key}", f"unknown key; {hint}", line)
+
+
+def _expect_mapping(
+    value: Any, where: str, source: str, line: int | None = None
+) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(
+            source, where, f"expected a mapping of keys, got {_describe(value)}", line
+        )
+    return value
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, (int, float)):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        return f"a string ({value!r})"
+    if isinstance(value, list):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+class _Validator:
+    def __init__(self, raw: RawConfig, registry: Registry) -> None:
+        self.raw = raw
+        self.registry = registry
+
+    def error(self, path: KeyPath, message: str) -> ConfigError:
+        key = self.raw.display.get(path) or ".".join(str(p) for p in path)
+        return ConfigError(self.raw.source, key, message, self._line(path))
+
+    def _line(self, path: KeyPath) -> int | None:
+        while path:
+            if path in self.raw.lines:
+                return self.raw.lines[path]
+            path = path[:-1]
+        return None
+
+    def check_keys(self, mapping: Mapping[str, Any], valid: Sequence[str], path: KeyPath) -> None:
+        for key in mapping:
+            if key not in valid:
+                close = difflib.get_close_matches(str(key), list(valid), n=1, cutoff=0.6)
+                hint = f"did you mean '{close[0]}'?" if close else "valid keys: " + ", ".join(valid)
+                raise self.error((*path, key), f"unknown key; {hint}")
+
+    def mapping(self, value: Any, path: KeyPath) -> Mapping[str, Any]:
+        if not isinstance(value, Mapping):
+            raise self.error(path, f"expected a mapping of keys, got {_describe(value)}")
+        return value
+
+    def integer(self, value: Any, path: KeyPath, minimum: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise self.error(path, f"expected a whole number >= {minimum}, got {_describe(value)}")
+        return value
+
+    def option(self, opt: Option, value: Any, path: KeyPath) -> Any:
+        """The validated value of one gate option."""
+        if value is None and opt.threshold:
+            return None  # an explicit null switches the threshold off
+        kind = opt.type
+        if kind == "str":
+            if not isinstance(value, str) or not value.strip():
+                raise self.error(path, f"expected a non-empty string, got {_describe(value)}")
+            return value
+        if kind == "bool":
+            if not isinstance(value, bool):
+                raise self.error(path, f"expected true or false, got {_describe(value)}")
+            return value
+        if kind == "int":
+            return self.integer(value, path, 0)
+        if kind in ("percent", "number"):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise self.error(path, f"expected a number, got {_describe(value)}")
+            if kind == "percent" and not 0 <= value <= 100:
+                raise self.error(path, f"expected a percentage from 0 to 100, got {value}")
+            return float(value)
+        if kind == "choice":
+            if value not in opt.choices:
+                close = difflib.get_close_matches(str(value), list(opt.choices), n=1)
+                hint = f"did you mean '{close[0]}'? " if close else ""
+                raise self.error(
+                    path, f"{value!r} is not valid; {hint}choose one of: " + ", ".join(opt.choices)
+                )
+            return value
+        if kind == "globs":
+            items = [value] if isinstance(value, str) else value
+            if (
+                not isinstance(items, list)
+                or not items
+                or not all(isinstance(i, str) and i.strip() for i in items)
+            ):
+                raise self.error(
+                    path, f"expected a path or a list of paths, got {_describe(value)}"
+                )
+            return list(items)
+        if kind == "env":
+            env = self.mapping(value, path)
+            out = {}
+            for name, item in env.items():
+                if isinstance(item, (dict, list)) or item is None:
+                    raise self.error((*path, name), f"expected a string, got {_describe(item)}")
+                out[str(name)] = item if isinstance(item, str) else json.dumps(item)
+            return out
+        raise AssertionError(f"unknown option type {kind}")  # pragma: no cover
+
+    def gate(self, name: str, kind: str, value: Any, path: KeyPath, profile: str) -> GateConfig:
+        spec = self.registry.kinds[kind]
+        body = dict(self.mapping(value, path))
+        body.pop("kind", None)
+        options = {o.name: o for o in spec.options}
+        self.check_keys(body, list(options), path)
+        values = {key: self.option(options[key], item, (*path, key)) for key, item in body.items()}
+        if "timeout" in values:
+            timeout = values["timeout"]
+            if self.raw.ms_timeouts:
+                timeout = timeout / 1000.0
+            if timeout <= 0:
+                raise self.error((*path, "timeout"), "expected a number of seconds above 0")
+            values["timeout"] = timeout
+        thresholds = defaults_for(profile, kind)
+        thresholds.update(
+            {k: v for k, v in values.items() if k in options and options[k].threshold}
+        )
+        extra = {
+            k: v
+            for k, v in values.items()
+            if not options[k].threshold
+            and k not in ("command", "timeout", "enabled", "blocking", "report", "format", "env")
+        }
+        return GateConfig(
+            name=name,
+            kind=kind,
+            command=values.get("command"),
+            timeout=values.get("timeout", DEFAULT_TIMEOUT),
+            reports=values.get("report", []),
+            format=values.get("format"),
+            thresholds=thresholds,
+            options=extra,
+            enabled=values.get("enabled", True),
+            blocking=values.get("blocking", True),
+            env=values.get("env", {}),
+        )
+
+
+def validate(
+    raw: RawConfig,
+    registry: Registry,
+    *,
+    root: Path,
+    path: Path | None,
+    profile_override: str | None = None,
+) -> Config:
+    v = _Validator(raw, registry)
+    data = v.mapping(raw.data, ())
+    v.check_keys(data, TOP_KEYS, ())
+    config = Config(root=root, path=path)
+    profile = data.get("profile", DEFAULT_PROFILE)
+    if profile not in PROFILE_NAMES:
+        close = difflib.get_close_matches(str(profile), PROFILE_NAMES, n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        raise v.error(
+            ("profile",),
+            f"{profile!r} is not a profile; {hint}choose one of: " + ", ".join(PROFILE_NAMES),
+        )
+    config.profile = profile_override or profile
+    if "enabled" in data:
+        config.enabled = v.option(Option("enabled", "bool", ""), data["enabled"], ("enabled",))
+    if "attempts" in data:
+        attempts = v.mapping(data["attempts"], ("attempts",))
+        v.check_keys(attempts, ATTEMPT_KEYS, ("attempts",))
+        if "max" in attempts:
+            config.attempts_max = v.integer(attempts["max"], ("attempts", "max"), 1)
+    if "continuation" in data:
+        cont = v.mapping(data["continuation"], ("continuation",))
+        v.check_keys(cont, CONTINUATION_KEYS, ("continuation",))
+        if "max_chars" in cont:
+            config.max_chars = v.integer(cont["max_chars"], ("continuation", "max_chars"), 200)
+    gates = v.mapping(data.get("gates", {}), ("gates",))
+    for name, body in gates.items():
+        config.gates.extend(_gates_named(v, str(name), body, config.profile))
+    names = [g.name for g in config.gates]
+    if dup := next((n for n in names if names.count(n) > 1), None):
+        raise v.error(("gates",), f"two gates are named {dup!r}; gate names must be unique")
+    for gate in config.gates:
+        _complete(gate, config, v)
+    return config
+
+
+def _gates_named(v: _Validator, name: str, body: Any, profile: str) -> list[GateConfig]:
+    path: KeyPath = ("gates", name)
+    if name == "custom":
+        if not isinstance(body, list):
+            raise v.error(path, f"expected a list of custom gates, got {_describe(body)}")
+        out = []
+        for index, item in enumerate(body):
+            item_path = (*path, index)
+            mapping = v.mapping(item, item_path)
+            gate_name = mapping.get("name")
+            if not isinstance(gate_name, str) or not gate_name.strip():
+                raise v.error((*item_path, "name"), "every custom gate needs a name")
+            out.append(v.gate(gate_name, "custom", mapping, item_path, profile))
+        return out
+    if name in BUILTIN_GATES:
+        kind = name
+    else:
+        mapping = v.mapping(body, path)
+        kind = mapping.get("kind")
+        if kind is None:
+            close = difflib.get_close_matches(name, [*BUILTIN_GATES, "custom"], n=1, cutoff=0.6)
+            hint = (
+                f"did you mean '{close[0]}'?"
+                if close
+                else "name a built-in gate (build, lint, test, coverage, custom) or set `kind:`"
+            )
+            raise v.error(path, f"unknown gate; {hint}")
+        if kind not in v.registry.kinds:
+            raise v.error(
+                (*path, "kind"),
+                f"unknown gate kind {kind!r}; known kinds: " + ", ".join(sorted(v.registry.kinds)),
+            )
+    return [v.gate(name, kind, body if body is not None else {}, path, profile)]
+
+
+def _complete(gate: GateConfig, config: Config, v: _Validator) -> None:
+    """Fill what the user may leave out, and refuse gates that cannot produce evidence."""
+    path: KeyPath = ("gates", gate.name)
+    if gate.kind == "test" and not gate.reports and gate.command and _runs_pytest(gate.command):
+        junit = f"{STATE_DIR}/junit-{gate.name}.xml"
+        gate.command += f" --junitxml={junit} -o junit_family=xunit1"
+        gate.reports = [junit]
+        config.notices.append(f"{gate.name}: added --junitxml={junit} to the pytest command")
+    if gate.kind == "lint" and gate.format is None:
+        gate.format = _infer_lint_format(gate, v.registry)
+        if gate.format is None:
+            raise v.error(
+                (*path, "format"),
+                "cannot tell the lint report's format; set `format:` "
+                "to one of: " + ", ".join(sorted(v.registry.lint_formats)),
+            )
+    if gate.kind == "lint" and gate.format not in v.registry.lint_formats:
+        raise v.error(
+            (*path, "format"),
+            f"unknown lint format {gate.format!r}; agentgate reads: "
+            + ", ".join(sorted(v.registry.lint_formats)),
+        )
+    if (
+        gate.kind == "coverage"
+        and gate.format is not None
+        and (gate.format not in v.registry.coverage_formats)
+    ):
+        raise v.error(
+            (*path, "format"),
+            f"unknown coverage format {gate.format!r}; agentgate "
+            "reads: " + ", ".join(sorted(v.registry.coverage_formats)),
+        )
+    if gate.kind == "lint" and gate.command and not gate.reports:
+        gate.command = _json_lint_command(gate.command, gate.format or "", config, gate.name)
+    if gate.enabled and gate.command is None and not gate.reports:
+        raise v.error(path, "needs a `command` or a `report` to read")
+    bounds = (gate.thresholds.get("min"), gate.thresholds.get("max"))
+    if gate.kind == "custom" and "metric" in gate.options and bounds == (None, None):
+        raise v.error(path, "`metric` needs `min` or `max`")
+
+
+def _runs_pytest(command: str) -> bool:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    if "--junitxml" in command or "--junit-xml" in command:
+        return False
+    return any(Path(w).name in ("pytest", "py.test") for w in words) or "-m pytest" in command
+
+
+def _infer_lint_format(gate: GateConfig, registry: Registry) -> str | None:
+    text = gate.command or " ".join(gate.reports)
+    for name in sorted(registry.lint_formats, key=len, reverse=True):
+        if re.search(rf"\b{re.escape(name)}\b", text):
+            return name
+    return None
+
+
+def _json_lint_command(command: str, fmt: str, config: Config, name: str) -> str:
+    """Ask the linter for JSON when the command would print text the gate cannot read."""
+    if fmt == "ruff" and "--output-format" not in command and "ruff" in command:
+        config.notices.append(f"{name}: added --output-format json to the ruff command")
+        return command + " --output-format json"
+    if fmt == "eslint" and not re.search(r"(\s-f\s|--format)", command):
+        config.notices.append(f"{name}: added -f json to the eslint command")
+        return command + " -f json"
+    return command
+
+
+def load_config(path: Path, registry: Registry, *, profile_override: str | None = None) -> Config:
+    raw = read_raw(path)
+    root = path.resolve().parent
+    return validate(raw, registry, root=root, path=path, profile_override=profile_override)

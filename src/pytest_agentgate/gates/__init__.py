@@ -1,0 +1,1 @@
+"""Gate kinds: evidence plus thresholds in, one GateResult out."""

@@ -1,0 +1,216 @@
+"""What every gate kind shares: its option schema, its inputs, and the command checks."""
+
+from __future__ import annotations
+
+import glob
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from ..verdict import GateResult
+
+if TYPE_CHECKING:
+    from ..process import CommandResult
+    from ..registry import Registry
+
+OptionType = Literal["str", "int", "percent", "number", "bool", "globs", "choice", "env"]
+
+
+@dataclass(frozen=True)
+class Option:
+    """One config key a gate kind accepts."""
+
+    name: str
+    type: OptionType
+    doc: str
+    choices: tuple[str, ...] = ()
+    # Thresholds take profile defaults and may be set to null to switch them off.
+    threshold: bool = False
+
+
+# Keys every gate accepts, whatever its kind.
+COMMON_OPTIONS: tuple[Option, ...] = (
+    Option("command", "str", "shell command to run; its exit code is always part of the evidence"),
+    Option("timeout", "number", "seconds before the command and all its children are killed"),
+    Option("enabled", "bool", "false skips the gate"),
+    Option("blocking", "bool", "false reports the gate without failing the verdict"),
+    Option("env", "env", "extra environment variables for the command"),
+)
+REPORT_OPTIONS: tuple[Option, ...] = (
+    Option("report", "globs", "report file(s) to read after every command has finished"),
+    Option("format", "str", "report format (see `agentgate explain`)"),
+)
+
+DEFAULT_TIMEOUT = 600.0
+
+
+@dataclass
+class GateConfig:
+    """One gate as configured, after profile defaults were merged under the overrides."""
+
+    name: str
+    kind: str
+    command: str | None = None
+    timeout: float | None = DEFAULT_TIMEOUT
+    reports: list[str] = field(default_factory=list)
+    format: str | None = None
+    thresholds: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    enabled: bool = True
+    blocking: bool = True
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class GateInput:
+    """Everything a gate kind may look at when it judges."""
+
+    config: GateConfig
+    root: Path
+    result: CommandResult | None  # None when the gate has no command or commands were not run
+    ran_commands: bool
+    started_at: float  # wall-clock time (time.time()) when commands started
+    registry: Registry
+
+
+class GateKind(Protocol):
+    """A gate kind, registered through the ``agentgate_gate_kinds`` hook."""
+
+    name: str
+    options: tuple[Option, ...]
+    # True when the command's stdout is the report unless a report file is configured.
+    stdout_report: bool
+
+    def judge(self, gate: GateInput) -> GateResult: ...
+
+
+# -- shared helpers -------------------------------------------------------------------------
+
+
+def pct(value: float | None) -> str:
+    """Display form of a percentage: two decimals. Comparisons never use this."""
+    return "n/a" if value is None else f"{value:.2f}%"
+
+
+def new_result(
+    gate: GateInput, status: Literal["pass", "fail", "skipped"], summary: str
+) -> GateResult:
+    cfg = gate.config
+    res = gate.result
+    return GateResult(
+        name=cfg.name,
+        kind=cfg.kind,
+        status=status,
+        summary=summary,
+        blocking=cfg.blocking,
+        expected={k: v for k, v in cfg.thresholds.items() if v is not None},
+        command=cfg.command,
+        exit_code=None if res is None else res.exit_code,
+        duration_s=None if res is None else res.duration_s,
+    )
+
+
+def skipped(gate: GateInput, why: str, actual: Mapping[str, Any] | None = None) -> GateResult:
+    result = new_result(gate, "skipped", why)
+    result.actual = dict(actual or {})
+    return result
+
+
+def command_problem(gate: GateInput) -> str | None:
+    """Why the command's run cannot be trusted at all (timeout, could not start), else None."""
+    res = gate.result
+    if res is None:
+        return None
+    if res.timed_out:
+        timeout = gate.config.timeout
+        return (
+            f"`{gate.config.command}` was killed after its {timeout:g} s timeout (with every "
+            "process it started); make it finish in time or raise `timeout`"
+        )
+    if res.start_error:
+        return f"`{gate.config.command}` could not start: {res.start_error}"
+    return None
+
+
+def exit_disagrees(gate: GateInput) -> str | None:
+    """The message for a command that exited non-zero while its report shows nothing wrong."""
+    res = gate.result
+    if res is None or res.exit_code in (0, None):
+        return None
+    return (
+        f"`{gate.config.command}` exited with code {res.exit_code} but its report shows nothing "
+        "wrong: the report is not telling the whole story (a crash, a collection or config "
+        "error). Output tail:\n" + res.output_tail
+    )
+
+
+def unreadable(
+    gate: GateInput, summary: str, error: Exception, actual: Mapping[str, Any] | None = None
+) -> GateResult:
+    """A failed gate for evidence that could not be read, with the command's side of the story."""
+    result = new_result(gate, "fail", summary)
+    result.actual = dict(actual or {})
+    if problem := command_problem(gate):
+        result.problems.append(problem)
+    result.problems.append(str(error))
+    if not result.problems[:-1] and (context := crash_context(gate)):
+        result.problems.append(context)
+    return result
+
+
+def crash_context(gate: GateInput) -> str | None:
+    """When a report is unusable and the command failed, the command's own words say why."""
+    res = gate.result
+    if res is None or res.exit_code in (0, None):
+        return None
+    return f"`{gate.config.command}` exited with code {res.exit_code}; output tail:\n" + (
+        res.output_tail or "(no output)"
+    )
+
+
+def expand_reports(gate: GateInput) -> tuple[list[Path], list[str]]:
+    """Expand the configured report globs under the root; also the patterns that matched nothing."""
+    files: list[Path] = []
+    unmatched: list[str] = []
+    for pattern in gate.config.reports:
+        full = pattern if os.path.isabs(pattern) else str(gate.root / pattern)
+        if glob.has_magic(pattern):
+            matches = sorted(Path(p) for p in glob.glob(full, recursive=True))
+        else:
+            matches = [Path(full)] if os.path.lexists(full) else []
+        if not matches:
+            unmatched.append(pattern)
+        files.extend(m for m in matches if m not in files)
+    return files, unmatched
+
+
+def stale_reports(gate: GateInput, files: list[Path]) -> list[str]:
+    """Report files the gate's own command should have written this run but did not touch."""
+    if not gate.ran_commands or gate.result is None:
+        return []
+    stale = []
+    for path in files:
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            continue
+        # One second of slack for file systems with coarse timestamps.
+        if mtime < gate.started_at - 1.0:
+            stale.append(display_path(path, gate.root))
+    return stale
+
+
+def display_path(path: Path | str, root: Path) -> str:
+    try:
+        return str(Path(path).relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def needed_to_reach(threshold: float, covered: int, total: int) -> int:
+    """How many more of ``total`` must be covered to reach ``threshold`` percent."""
+    need = math.ceil(threshold * total / 100.0 - 1e-9)
+    return max(0, need - covered)

@@ -1,0 +1,61 @@
+"""The build gate: the command's exit code, and the error lines of its output."""
+
+from __future__ import annotations
+
+from ..reports.build import extract_errors, tail_lines
+from ..verdict import Finding, GateResult
+from .base import COMMON_OPTIONS, GateInput, Option, command_problem, new_result, skipped
+
+
+class BuildGate:
+    name = "build"
+    options: tuple[Option, ...] = (
+        *COMMON_OPTIONS,
+        Option("max_errors", "int", "error lines tolerated in the build output", threshold=True),
+    )
+    stdout_report = False
+
+    def judge(self, gate: GateInput) -> GateResult:
+        cfg = gate.config
+        res = gate.result
+        if cfg.command is None:
+            return skipped(gate, "no build command configured")
+        if res is None:
+            return skipped(gate, "not run (--no-run): a build gate has no report to read")
+        output = "\n".join(part for part in (res.stdout, res.stderr) if part)
+        findings = extract_errors(output)
+        errors = len(findings)
+        actual = {"exit_code": res.exit_code, "errors": errors}
+        max_errors = cfg.thresholds.get("max_errors")
+        problem = command_problem(gate)
+        if problem is not None:
+            result = new_result(gate, "fail", "build did not finish")
+            result.problems.append(problem)
+        elif res.exit_code != 0:
+            noun = "error line" if errors == 1 else "error lines"
+            result = new_result(
+                gate, "fail", f"build failed: exit code {res.exit_code}, {errors} {noun}"
+            )
+        elif max_errors is not None and errors > max_errors:
+            result = new_result(
+                gate, "fail", f"build exited 0 but printed {errors} errors (max {max_errors})"
+            )
+        else:
+            return _passed(gate, actual, findings)
+        if not findings:
+            # No recognisable error shape: the last lines are the most useful thing to show.
+            findings = [Finding(line) for line in tail_lines(output)]
+            if not findings:
+                result.problems.append("the command printed nothing")
+        result.actual = actual
+        result.findings = findings
+        return result
+
+
+def _passed(gate: GateInput, actual: dict[str, object], findings: list[Finding]) -> GateResult:
+    errors = actual["errors"]
+    summary = "build succeeded" if not errors else f"build succeeded with {errors} error lines"
+    result = new_result(gate, "pass", summary)
+    result.actual = actual
+    result.findings = findings
+    return result

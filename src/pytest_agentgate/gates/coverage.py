@@ -1,0 +1,153 @@
+"""The coverage gate: lines, branches, functions, statements from covered/total counts."""
+
+from __future__ import annotations
+
+from ..reports.model import CoverageReport, FileCoverage, ReportError
+from ..verdict import Finding, GateResult
+from .base import (
+    COMMON_OPTIONS,
+    REPORT_OPTIONS,
+    GateInput,
+    Option,
+    command_problem,
+    display_path,
+    expand_reports,
+    needed_to_reach,
+    new_result,
+    pct,
+    stale_reports,
+    unreadable,
+)
+
+METRICS: tuple[str, ...] = ("lines", "branches", "functions", "statements")
+
+# How to produce each metric when the report lacks it.
+HOW_TO_MEASURE = {
+    "lines": "write a coverage report (coverage.py: `coverage json`; istanbul: json-summary)",
+    "branches": (
+        "turn on branch coverage (coverage.py: `coverage run --branch` or "
+        "`[tool.coverage.run] branch = true`), or set `branches: null` to gate without it"
+    ),
+    "functions": (
+        "use a format with function data (coverage.py >= 7.5 JSON or data file, istanbul), "
+        "or set `functions: null`"
+    ),
+    "statements": "use a format with statement data, or set `statements: null`",
+}
+MAX_FILE_FINDINGS = 10
+
+
+class CoverageGate:
+    name = "coverage"
+    options: tuple[Option, ...] = (
+        *COMMON_OPTIONS,
+        *REPORT_OPTIONS,
+        *(Option(m, "percent", f"minimum {m} coverage, %", threshold=True) for m in METRICS),
+    )
+    stdout_report = False
+
+    def judge(self, gate: GateInput) -> GateResult:
+        actual: dict[str, float | None] = dict.fromkeys(METRICS)
+        problem = command_problem(gate)
+        try:
+            report = self._read(gate)
+        except ReportError as exc:
+            return unreadable(gate, "no usable coverage report", exc, actual)
+        return self._judge_report(gate, report, problem)
+
+    def _read(self, gate: GateInput) -> CoverageReport:
+        cfg = gate.config
+        if not cfg.reports:
+            raise ReportError("coverage", "no coverage report configured", "set `report:`")
+        files, unmatched = expand_reports(gate)
+        if unmatched:
+            raise ReportError(
+                ", ".join(unmatched),
+                "no coverage report found",
+                "the test command must write it (coverage.py: `coverage json -o PATH`)",
+            )
+        if stale := stale_reports(gate, files):
+            raise ReportError(
+                ", ".join(stale),
+                "not written by this run's coverage command (it is older than the run)",
+            )
+        if len(files) > 1:
+            names = ", ".join(display_path(p, gate.root) for p in files)
+            raise ReportError(names, "several coverage reports matched; name exactly one")
+        return gate.registry.read_coverage(files[0], cfg.format, gate.root)
+
+    def _judge_report(
+        self, gate: GateInput, report: CoverageReport, problem: str | None
+    ) -> GateResult:
+        cfg = gate.config
+        actual: dict[str, float | None] = {}
+        parts: list[str] = []
+        failed_metrics: list[str] = []
+        notes: list[str] = []
+        problems: list[str] = [problem] if problem else []
+        for metric in METRICS:
+            ratio = report.metric(metric)
+            actual[metric] = None if ratio is None else ratio.percent
+            threshold = cfg.thresholds.get(metric)
+            if threshold is None:
+                if ratio is not None:
+                    parts.append(f"{metric} {pct(ratio.percent)}")
+                continue
+            if ratio is None:
+                failed_metrics.append(metric)
+                parts.append(f"{metric} not measured (need {pct(threshold)})")
+                problems.append(
+                    f"{report.source}: {metric} coverage is not in this report; "
+                    + HOW_TO_MEASURE[metric]
+                )
+                continue
+            parts.append(f"{metric} {pct(ratio.percent)} (need {pct(threshold)})")
+            if ratio.percent < threshold:
+                failed_metrics.append(metric)
+                more = needed_to_reach(threshold, ratio.covered, ratio.total)
+                notes.append(
+                    f"{metric}: {pct(ratio.percent)} < {pct(threshold)}: cover {more} more of "
+                    f"{ratio.total} {metric} ({ratio.covered} covered now)"
+                )
+        status = "fail" if failed_metrics or problem else "pass"
+        result = new_result(gate, status, ", ".join(parts) or "no coverage thresholds set")
+        result.actual = actual
+        result.problems = problems
+        result.notes = notes + report.notes
+        if failed_metrics:
+            result.findings = _worst_files(report.files, gate)
+        return result
+
+
+def _worst_files(files: list[FileCoverage], gate: GateInput) -> list[Finding]:
+    ranked = sorted((f for f in files if f.missed > 0), key=lambda f: (-f.missed, f.path))
+    findings = []
+    for file in ranked[:MAX_FILE_FINDINGS]:
+        where = f": lines {line_ranges(file.missing_lines)}" if file.missing_lines else ""
+        findings.append(
+            Finding(
+                f"{file.missed} lines not covered{where}",
+                path=display_path(file.path, gate.root),
+                line=file.missing_lines[0] if file.missing_lines else None,
+                severity="error",
+            )
+        )
+    return findings
+
+
+def line_ranges(lines: list[int], limit: int = 12) -> str:
+    """``[1, 2, 3, 7, 9, 10]`` -> ``1-3, 7, 9-10``; long lists end with ``, …``."""
+    ranges: list[str] = []
+    start = prev = None
+    for n in sorted(lines):
+        if start is None:
+            start = prev = n
+        elif n == prev + 1:
+            prev = n
+        else:
+            ranges.append(str(start) if start == prev else f"{start}-{prev}")
+            start = prev = n
+    if start is not None:
+        ranges.append(str(start) if start == prev else f"{start}-{prev}")
+    shown = ", ".join(ranges[:limit])
+    return shown + (", …" if len(ranges) > limit else "")

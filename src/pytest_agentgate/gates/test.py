@@ -1,0 +1,170 @@
+"""The test gate: JUnit XML testcases, folded per test identity, against a minimum pass rate."""
+
+from __future__ import annotations
+
+from ..reports.junit import read_junit
+from ..reports.model import ReportError, TestCaseResult, TestRun
+from ..verdict import Finding, GateResult
+from .base import (
+    COMMON_OPTIONS,
+    GateInput,
+    Option,
+    command_problem,
+    display_path,
+    exit_disagrees,
+    expand_reports,
+    new_result,
+    pct,
+    skipped,
+    stale_reports,
+    unreadable,
+)
+
+EMPTY_ACTUAL = {
+    "total": 0,
+    "passed": 0,
+    "failed": 0,
+    "errors": 0,
+    "skipped": 0,
+    "flaky": 0,
+    "pass_rate": None,
+}
+
+
+class TestGate:
+    name = "test"
+    options: tuple[Option, ...] = (
+        *COMMON_OPTIONS,
+        Option("report", "globs", "JUnit XML file(s) or glob(s) the test command writes"),
+        Option(
+            "min_pass_rate", "percent", "passed / (passed + failed + errors), %", threshold=True
+        ),
+        Option(
+            "flaky",
+            "choice",
+            "fail: any flaky test fails the gate; allow: flaky tests are only listed",
+            choices=("fail", "allow"),
+            threshold=True,
+        ),
+    )
+    stdout_report = False
+
+    def judge(self, gate: GateInput) -> GateResult:
+        if not gate.config.reports:
+            return skipped(gate, "no JUnit report configured")
+        problem = command_problem(gate)
+        try:
+            run = self._read(gate)
+        except ReportError as exc:
+            return unreadable(gate, "no usable test report", exc, EMPTY_ACTUAL)
+        return self._judge_run(gate, run, problem)
+
+    def _read(self, gate: GateInput) -> TestRun:
+        files, unmatched = expand_reports(gate)
+        if unmatched:
+            cmd = gate.config.command
+            hint = (
+                f"`{cmd}` must write it (pytest: --junitxml=PATH)"
+                if cmd
+                else "run the tests with a JUnit reporter first"
+            )
+            raise ReportError(", ".join(unmatched), "no JUnit report found", hint)
+        if stale := stale_reports(gate, files):
+            raise ReportError(
+                ", ".join(stale),
+                "not written by this run's test command (it is older than the run)",
+                "the command probably crashed before writing it",
+            )
+        return read_junit([str(p) for p in files])
+
+    def _judge_run(self, gate: GateInput, run: TestRun, problem: str | None) -> GateResult:
+        cfg = gate.config
+        executed = run.executed
+        rate = run.passed * 100.0 / executed if executed else None
+        actual = {
+            "total": run.total,
+            "passed": run.passed,
+            "failed": run.failed,
+            "errors": run.errors,
+            "skipped": run.skipped,
+            "flaky": run.flaky,
+            "pass_rate": rate,
+        }
+        min_rate = cfg.thresholds.get("min_pass_rate")
+        need = "" if min_rate is None else f", need {pct(min_rate)}"
+        failing = run.failed + run.errors
+        findings = [_failure_finding(t, gate) for t in run.failures]
+        findings += [_flaky_finding(t, gate) for t in run.flaky_tests]
+        fail = False
+        if executed == 0:
+            fail = True
+            summary = f"no tests executed ({run.skipped} skipped): zero executed tests is a failure"
+        else:
+            summary = f"{run.passed} of {executed} tests passed ({pct(rate)}{need})"
+            if min_rate is not None and rate is not None and rate < min_rate:
+                fail = True
+        if run.skipped and executed:
+            summary += f", {run.skipped} skipped"
+        if run.flaky:
+            summary += f", {run.flaky} flaky"
+            if cfg.thresholds.get("flaky") == "fail":
+                fail = True
+                summary += " (flaky tests are not allowed)"
+        result = new_result(gate, "fail" if fail else "pass", summary)
+        result.actual = actual
+        result.findings = findings
+        if problem is not None:
+            result.status = "fail"
+            result.problems.append(problem)
+        elif not failing and executed and (msg := exit_disagrees(gate)):
+            result.status = "fail"
+            result.problems.append(msg)
+        if failing and not fail and result.status == "pass":
+            result.notes.append(f"{failing} failing tests are within the profile's tolerance")
+        return result
+
+
+def node_id(test: TestCaseResult, gate: GateInput) -> str:
+    """``tests/test_x.py::TestClass::test_name`` when the report says which file, as pytest
+    prints it; otherwise the report's own ``classname::name``."""
+    if test.file and test.classname:
+        path = display_path(test.file, gate.root)
+        module = path.removesuffix(".py").replace("/", ".").replace("\\", ".")
+        classname = test.classname
+        # xunit1 classnames are the dotted module path, maybe with a prefix, then the class.
+        if module and (classname == module or classname.endswith("." + module)):
+            return f"{path}::{test.name}"
+        for sep in (module + ".",):
+            if sep in classname + ".":
+                rest = (classname + ".").split(sep, 1)[1].rstrip(".")
+                return (
+                    f"{path}::{rest.replace('.', '::')}::{test.name}"
+                    if rest
+                    else f"{path}::{test.name}"
+                )
+    return test.display_name
+
+
+def _failure_finding(test: TestCaseResult, gate: GateInput) -> Finding:
+    kind = "error" if test.outcome == "error" else "failed"
+    message = test.message or kind
+    return Finding(
+        message=message,
+        path=None if test.file is None else display_path(test.file, gate.root),
+        line=test.line,
+        name=node_id(test, gate),
+        code=None if kind == "failed" else "error",
+        severity="error",
+    )
+
+
+def _flaky_finding(test: TestCaseResult, gate: GateInput) -> Finding:
+    return Finding(
+        message="flaky: failed, then passed on a rerun"
+        + (f" ({test.message})" if test.message else ""),
+        path=None if test.file is None else display_path(test.file, gate.root),
+        line=test.line,
+        name=node_id(test, gate),
+        code="flaky",
+        severity="warning",
+    )

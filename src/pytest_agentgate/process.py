@@ -1,0 +1,631 @@
+"""Run gate commands: timeouts that kill the whole process group, bounded output capture,
+parallel runs and a live status line.
+
+Rules this module keeps (DESIGN.md, "Rules that hold for every gate"):
+
+* Every command runs in its own session/process group with stdin closed. On timeout the whole
+  group gets SIGTERM, then SIGKILL after a short grace, so grandchildren die with the command.
+* When the main process exits on its own, whatever it left running in its group (``cmd &``
+  without ``wait``) is terminated the same way. Those leftovers may hold the output pipes open;
+  without this a gate would hang until they finish. A process that escapes the group on purpose
+  (``setsid``, a daemon) cannot be tracked; the pipes are then abandoned after a bounded wait.
+* stdout and stderr are read concurrently into buffers that keep the *tail* and count the bytes
+  dropped from the head, so a command printing gigabytes costs at most the limit in memory.
+* Nothing here raises for a command problem: a non-zero exit, a missing executable (the shell
+  exits 127) or an ``OSError`` at start all end up in the :class:`CommandResult`.
+
+POSIX is the target. On Windows the module imports and runs commands (``cmd /c``), but the group
+kill is best effort (``taskkill /T``) and leftovers of a finished command are not hunted down.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Protocol, TextIO
+
+__all__ = [
+    "CommandResult",
+    "CommandSpec",
+    "StatusReporter",
+    "default_max_workers",
+    "run_command",
+    "run_commands",
+]
+
+_POSIX = os.name == "posix"
+
+DEFAULT_KILL_GRACE_S = 2.0
+# After the group was killed, how long to keep reading pipes that a process outside the group
+# (it called setsid) may still hold open before giving up on them.
+PIPE_CLOSE_WAIT_S = 1.0
+# How often the run loop wakes up to check for exit, timeout and cancellation.
+_POLL_S = 0.05
+_CHUNK = 64 * 1024
+# Gate commands are external processes; the worker threads only wait for them. A floor keeps the
+# usual build/lint/test/coverage set fully parallel on small (2-CPU) CI machines.
+_MIN_DEFAULT_WORKERS = 4
+TAIL_LINES = 40
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """One command to run for one gate."""
+
+    key: str  # the gate name, unique within one run
+    command: str  # a shell command line, run with the platform shell (``sh -c`` / ``cmd /c``)
+    cwd: Path
+    timeout: float | None = None  # seconds; None = no limit
+    env: Mapping[str, str] | None = None  # extra variables on top of os.environ
+    stdout_limit: int = 16 * 1024 * 1024  # bytes of stdout kept (stdout may be a JSON report)
+    output_limit: int = 1024 * 1024  # bytes of stderr kept
+    kill_grace: float = DEFAULT_KILL_GRACE_S  # seconds between SIGTERM and SIGKILL
+
+
+@dataclass
+class CommandResult:
+    """What happened when a :class:`CommandSpec` ran."""
+
+    spec: CommandSpec
+    # The exit status; negative -N when a signal N killed it (subprocess convention).
+    # None when it could not start, was killed by the timeout, or was cancelled.
+    exit_code: int | None
+    duration_s: float
+    stdout: str  # decoded utf-8 with errors="replace"
+    stderr: str
+    stdout_dropped: int = 0  # bytes dropped from the HEAD of stdout (the tail is kept)
+    stderr_dropped: int = 0
+    timed_out: bool = False
+    start_error: str | None = None  # why the shell itself could not start (OSError text)
+    cancelled: bool = False  # killed because the run was interrupted (Ctrl-C), not judged
+
+    @property
+    def output_tail(self) -> str:
+        """The last ~40 lines of stdout then stderr, for humans.
+
+        The streams are captured separately, so they cannot be interleaved as the terminal would
+        have shown them; stderr comes last because that is where errors usually are. A first line
+        ``[N bytes dropped]`` says how much output is not shown (capture limit plus older lines).
+        """
+        return self.tail(TAIL_LINES)
+
+    def tail(self, max_lines: int = TAIL_LINES) -> str:
+        lines = self.stdout.splitlines() + self.stderr.splitlines()
+        kept = lines[-max_lines:] if max_lines > 0 else []
+        cut = lines[: len(lines) - len(kept)]
+        dropped = self.stdout_dropped + self.stderr_dropped
+        dropped += sum(len(line.encode("utf-8", "replace")) + 1 for line in cut)
+        if dropped:
+            kept.insert(0, f"[{dropped} bytes dropped]")
+        return "\n".join(kept)
+
+
+# -- bounded capture --------------------------------------------------------------------------
+
+
+class _TailBuffer:
+    """Keeps the last ``limit`` bytes fed to it and counts the rest.
+
+    Chunks are kept whole in a deque and the head is trimmed once at the end, so feeding is
+    O(len(chunk)) whatever the limit (no re-copying of a 16 MB buffer on every read).
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(0, limit)
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
+        self._dropped = 0
+        self._lock = threading.Lock()  # the Windows reader threads feed while others read
+
+    def feed(self, data: bytes) -> None:
+        with self._lock:
+            self._chunks.append(data)
+            self._size += len(data)
+            while self._chunks and self._size - len(self._chunks[0]) >= self.limit:
+                head = self._chunks.popleft()
+                self._size -= len(head)
+                self._dropped += len(head)
+
+    def result(self) -> tuple[str, int]:
+        """The kept tail decoded, and the number of bytes dropped from the head."""
+        with self._lock:
+            data = b"".join(self._chunks)
+            dropped = self._dropped
+        excess = len(data) - self.limit
+        if excess > 0:
+            data = data[excess:]
+            dropped += excess
+        if dropped:
+            # Do not start with half a UTF-8 character (which would decode to U+FFFD).
+            skip = 0
+            while skip < 3 and skip < len(data) and 0x80 <= data[skip] <= 0xBF:
+                skip += 1
+            data = data[skip:]
+            dropped += skip
+        return data.decode("utf-8", errors="replace"), dropped
+
+
+class _Pump(Protocol):
+    @property
+    def done(self) -> bool: ...
+
+    def pump(self, duration: float) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class _SelectorPump:
+    """POSIX: read both pipes from the calling thread with a selector.
+
+    ``pump(d)`` reads for up to ``d`` seconds and returns early only when every pipe is at EOF.
+    Giving up on a pipe is just closing our end, which a blocked reader thread could not do.
+    """
+
+    def __init__(self, streams: Sequence[tuple[IO[bytes], _TailBuffer]]) -> None:
+        self._files = [f for f, _ in streams]
+        self._sel = selectors.DefaultSelector()
+        for f, buf in streams:
+            self._sel.register(f.fileno(), selectors.EVENT_READ, buf)
+
+    @property
+    def done(self) -> bool:
+        return not self._sel.get_map()
+
+    def pump(self, duration: float) -> None:
+        end = time.monotonic() + duration
+        while self._sel.get_map():
+            remaining = end - time.monotonic()
+            for key, _ in self._sel.select(max(remaining, 0.0)):
+                try:
+                    data = os.read(key.fd, _CHUNK)
+                except InterruptedError:  # pragma: no cover - PEP 475 retries for us
+                    continue
+                except OSError:
+                    data = b""
+                if data:
+                    key.data.feed(data)
+                else:
+                    self._sel.unregister(key.fd)
+            if remaining <= 0:
+                return
+
+    def close(self) -> None:
+        self._sel.close()
+        for f in self._files:
+            f.close()
+
+
+class _ThreadPump:  # pragma: no cover - Windows only
+    """Windows: one daemon reader thread per pipe (select() does not work on pipes there)."""
+
+    def __init__(self, streams: Sequence[tuple[IO[bytes], _TailBuffer]]) -> None:
+        self._threads = [
+            threading.Thread(target=self._read, args=(f, buf), daemon=True) for f, buf in streams
+        ]
+        for t in self._threads:
+            t.start()
+
+    @staticmethod
+    def _read(f: IO[bytes], buf: _TailBuffer) -> None:
+        try:
+            while data := f.read(_CHUNK):
+                buf.feed(data)
+        except (OSError, ValueError):
+            pass
+        finally:
+            f.close()
+
+    @property
+    def done(self) -> bool:
+        return not any(t.is_alive() for t in self._threads)
+
+    def pump(self, duration: float) -> None:
+        end = time.monotonic() + duration
+        for t in self._threads:
+            t.join(max(0.0, end - time.monotonic()))
+
+    def close(self) -> None:
+        # A thread still blocked on a pipe held by an escaped process owns its file; closing it
+        # from here could hand its descriptor number to someone else mid-read.
+        pass
+
+
+# -- process groups ---------------------------------------------------------------------------
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any live (non-zombie) process remains in the process group ``pgid``."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if sys.platform.startswith("linux"):
+        # Orphans are reparented to PID 1, and in many containers PID 1 never reaps them: a dead
+        # member stays a zombie and killpg(pgid, 0) keeps succeeding. Look at the states.
+        return _linux_group_has_live_member(pgid)
+    return True
+
+
+def _linux_group_has_live_member(pgid: int) -> bool:
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ..."; comm may contain spaces and parentheses.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) >= 3 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+def _terminate_group(proc: subprocess.Popen[bytes], pump: _Pump, grace: float) -> None:
+    """SIGTERM the command's group, SIGKILL whatever is left after ``grace`` seconds.
+
+    The pipes are read meanwhile, so a process blocked on a full pipe can still die cleanly.
+    """
+    if not _POSIX:  # pragma: no cover - Windows
+        subprocess.run(
+            ["taskkill", "/T", "/F", "/PID", str(proc.pid)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
+        proc.kill()
+        proc.wait()
+        return
+    pgid = proc.pid  # start_new_session=True: the child leads its own group
+    _signal_group(pgid, signal.SIGTERM)
+    end = time.monotonic() + grace
+    while True:
+        # Reap the main process first: while it is an unreaped zombie the group exists.
+        if proc.poll() is not None and not _group_alive(pgid):
+            return
+        remaining = end - time.monotonic()
+        if remaining <= 0:
+            break
+        _wait_a_little(proc, pump, min(_POLL_S, remaining))
+    _signal_group(pgid, signal.SIGKILL)
+    # Bounded: a process stuck in uninterruptible sleep must not hang the gate.
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5.0)
+
+
+def _wait_a_little(proc: subprocess.Popen[bytes], pump: _Pump, seconds: float) -> None:
+    """Read output for ``seconds``; when the pipes are closed, wait on the process instead."""
+    if not pump.done:
+        pump.pump(seconds)
+        return
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=seconds)
+
+
+# -- running one command ----------------------------------------------------------------------
+
+
+def _child_env(spec: CommandSpec) -> dict[str, str]:
+    env = dict(os.environ)
+    # Lets a nested agentgate or the pytest plugin inside a gate command know it is nested.
+    env["AGENTGATE_RUNNING"] = "1"
+    if spec.env:
+        env.update(spec.env)  # the gate's own settings win, AGENTGATE_RUNNING included
+    return env
+
+
+def run_command(spec: CommandSpec, *, cancel: threading.Event | None = None) -> CommandResult:
+    """Run ``spec`` to completion (or timeout) and return what happened. Never raises for a
+    command problem.
+
+    ``cancel``: when set from another thread, the command's group is terminated as on a timeout
+    and the result has ``cancelled=True``. ``run_commands`` uses it on Ctrl-C.
+    """
+    start = time.monotonic()
+    if cancel is not None and cancel.is_set():
+        return CommandResult(spec, None, 0.0, "", "", cancelled=True)
+    out = _TailBuffer(spec.stdout_limit)
+    err = _TailBuffer(spec.output_limit)
+    try:
+        proc = _spawn(spec)
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
+        return CommandResult(
+            spec, None, time.monotonic() - start, "", "", start_error=_describe_start_error(exc)
+        )
+    assert proc.stdout is not None and proc.stderr is not None
+    streams = [(proc.stdout, out), (proc.stderr, err)]
+    pump: _Pump = _SelectorPump(streams) if _POSIX else _ThreadPump(streams)
+    deadline = None if spec.timeout is None else start + spec.timeout
+    timed_out = cancelled = False
+    try:
+        while proc.poll() is None:
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                timed_out = True
+                break
+            if cancel is not None and cancel.is_set():
+                cancelled = True
+                break
+            step = _POLL_S if deadline is None else min(_POLL_S, deadline - now)
+            _wait_a_little(proc, pump, step)
+        if timed_out or cancelled:
+            _terminate_group(proc, pump, spec.kill_grace)
+        elif _POSIX and _group_alive(proc.pid):
+            # The main process is done but left processes behind in its group (`cmd &`); they
+            # may hold our pipes open forever. The command is over: end them.
+            _terminate_group(proc, pump, spec.kill_grace)
+        pump.pump(PIPE_CLOSE_WAIT_S)
+    except BaseException:
+        # KeyboardInterrupt or a bug: never leave the group running behind us.
+        if _POSIX:
+            _signal_group(proc.pid, signal.SIGKILL)
+        else:  # pragma: no cover
+            proc.kill()
+        proc.wait()
+        raise
+    finally:
+        pump.close()
+    stdout, stdout_dropped = out.result()
+    stderr, stderr_dropped = err.result()
+    return CommandResult(
+        spec=spec,
+        exit_code=None if (timed_out or cancelled) else proc.returncode,
+        duration_s=time.monotonic() - start,
+        stdout=stdout,
+        stderr=stderr,
+        stdout_dropped=stdout_dropped,
+        stderr_dropped=stderr_dropped,
+        timed_out=timed_out,
+        cancelled=cancelled,
+    )
+
+
+def _spawn(spec: CommandSpec) -> subprocess.Popen[bytes]:
+    # Windows has no sessions; a new process group at least keeps Ctrl-C from the console away.
+    flags = 0 if _POSIX else getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
+    return subprocess.Popen(
+        spec.command,
+        shell=True,
+        cwd=spec.cwd,
+        env=_child_env(spec),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        bufsize=0,
+        start_new_session=_POSIX,
+        creationflags=flags,
+    )
+
+
+def _describe_start_error(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f": {exc.filename}" if exc.filename else ""
+        return f"{exc.strerror}{where}"
+    return str(exc) or type(exc).__name__
+
+
+# -- running many -----------------------------------------------------------------------------
+
+
+def default_max_workers(n_commands: int) -> int:
+    """Workers used by :func:`run_commands` when ``max_workers`` is not given."""
+    return max(1, min(n_commands, max(os.cpu_count() or 1, _MIN_DEFAULT_WORKERS)))
+
+
+def run_commands(
+    specs: Sequence[CommandSpec],
+    *,
+    status: StatusReporter | None = None,
+    max_workers: int | None = None,
+) -> dict[str, CommandResult]:
+    """Run every spec in parallel, one worker thread per command, and key the results by
+    ``spec.key`` (in the order of ``specs``).
+
+    Workers default to ``max(os.cpu_count(), 4)`` capped at the number of commands; gate
+    commands mostly wait, and build, lint and test must overlap even on 2-CPU runners.
+    On KeyboardInterrupt every running command's group is terminated before it propagates.
+    """
+    specs = list(specs)
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.key in seen:
+            raise ValueError(f"duplicate command key {spec.key!r}")
+        seen.add(spec.key)
+    if not specs:
+        return {}
+    workers = max_workers if max_workers is not None else default_max_workers(len(specs))
+    workers = max(1, min(workers, len(specs)))
+    cancel = threading.Event()
+
+    def work(spec: CommandSpec) -> CommandResult:
+        if status is not None:
+            status.started(spec.key)
+        try:
+            result = run_command(spec, cancel=cancel)
+        except Exception as exc:  # a bug here must not cost the other gates their results
+            result = CommandResult(spec, None, 0.0, "", "", start_error=f"agentgate: {exc!r}")
+        if status is not None:
+            status.finished(result)
+        return result
+
+    if status is not None:
+        status.begin([s.key for s in specs])
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentgate-cmd")
+    futures: dict[str, Future[CommandResult]] = {}
+    try:
+        for spec in specs:
+            futures[spec.key] = pool.submit(work, spec)
+        pending: set[Future[CommandResult]] = set(futures.values())
+        tick = status.interval if status is not None else None
+        while pending:
+            _, pending = wait(pending, timeout=tick, return_when=FIRST_COMPLETED)
+            if status is not None:
+                status.tick()
+    except BaseException:
+        cancel.set()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        if status is not None:
+            status.close()
+    return {key: future.result() for key, future in futures.items()}
+
+
+# -- live status line -------------------------------------------------------------------------
+
+
+class StatusReporter:
+    """A one-line live status of the running gates, redrawn in place on a terminal::
+
+        agentgate: build ✓ 0.8s · lint … 1.2s · test …
+
+    Only animates when ``stream.isatty()`` is true (and ``TERM`` is not ``dumb``); otherwise
+    every method is a no-op and nothing at all is written, so logs and CI output stay clean.
+    :meth:`for_stream` returns ``None`` in that case, which callers can pass straight to
+    :func:`run_commands`; constructing a reporter on a non-TTY is also safe (it stays silent).
+    Redraws are throttled to one per ``interval`` seconds; :meth:`close` erases the line.
+    """
+
+    _CLEAR = "\r\x1b[2K"
+
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        *,
+        interval: float = 0.25,
+        width: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.stream: TextIO = stream if stream is not None else sys.stderr
+        self.interval = interval
+        self.enabled = _is_live_terminal(self.stream)
+        self._width = width
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._keys: list[str] = []
+        self._started: dict[str, float] = {}
+        self._finished: dict[str, CommandResult] = {}
+        self._last_draw: float | None = None
+        self._drawn = False
+        self._ok, self._fail, self._busy, self._sep = _symbols(self.stream)
+
+    @classmethod
+    def for_stream(cls, stream: TextIO | None = None) -> StatusReporter | None:
+        """A reporter for ``stream`` (default stderr) if it is a live terminal, else None."""
+        reporter = cls(stream)
+        return reporter if reporter.enabled else None
+
+    def begin(self, keys: Sequence[str]) -> None:
+        with self._lock:
+            self._keys = list(keys)
+            self._draw(force=True)
+
+    def started(self, key: str) -> None:
+        with self._lock:
+            self._started[key] = self._clock()
+            if key not in self._keys:
+                self._keys.append(key)
+            self._draw()
+
+    def finished(self, result: CommandResult) -> None:
+        with self._lock:
+            self._finished[result.spec.key] = result
+            self._draw()
+
+    def tick(self) -> None:
+        """Redraw (throttled) so the running gates' clocks move."""
+        with self._lock:
+            self._draw()
+
+    def close(self) -> None:
+        """Erase the status line (if one was drawn)."""
+        with self._lock:
+            if self.enabled and self._drawn:
+                self._write(self._CLEAR)
+                self._drawn = False
+
+    def line(self) -> str:
+        """The status line as it would be drawn now (without control characters)."""
+        now = self._clock()
+        parts = []
+        for key in self._keys:
+            result = self._finished.get(key)
+            if result is not None:
+                ok = result.exit_code == 0
+                why = " timeout" if result.timed_out else ""
+                mark = self._ok if ok else self._fail
+                parts.append(f"{key} {mark}{why} {result.duration_s:.1f}s")
+            elif key in self._started:
+                parts.append(f"{key} {self._busy} {now - self._started[key]:.1f}s")
+            else:
+                parts.append(f"{key} {self._busy}")
+        return "agentgate: " + f" {self._sep} ".join(parts)
+
+    def _draw(self, *, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = self._clock()
+        if not force and self._last_draw is not None and now - self._last_draw < self.interval:
+            return
+        self._last_draw = now
+        text = self.line()
+        width = self._width if self._width is not None else _terminal_width()
+        if len(text) > width:  # a wrapped line cannot be redrawn in place with \r
+            text = text[: max(0, width - len(self._busy))] + self._busy
+        self._write(self._CLEAR + text)
+        self._drawn = True
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):  # a closed terminal must not break the run
+            self.enabled = False
+
+
+def _is_live_terminal(stream: TextIO) -> bool:
+    if os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _terminal_width() -> int:
+    import shutil
+
+    return max(20, shutil.get_terminal_size(fallback=(80, 24)).columns - 1)
+
+
+def _symbols(stream: TextIO) -> tuple[str, str, str, str]:
+    fancy = ("✓", "✗", "…", "·")
+    encoding = getattr(stream, "encoding", None) or "ascii"
+    try:
+        "".join(fancy).encode(encoding)
+    except (LookupError, UnicodeEncodeError):
+        return ("ok", "FAIL", "...", "|")
+    return fancy

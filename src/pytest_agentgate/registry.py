@@ -1,0 +1,101 @@
+"""The plugin registry: every gate kind and report format, built-in or third-party."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pluggy
+
+from . import hookspecs
+from .gates.base import GateKind
+from .reports.model import CoverageReport, LintReport, ReportError
+
+BUILTIN_PLUGIN = "pytest_agentgate.builtin"
+
+
+@dataclass(frozen=True)
+class LintFormat:
+    name: str
+    parse: Callable[[str, str], LintReport]
+    # A few words on how to produce the report, for error messages.
+    how: str = ""
+
+
+@dataclass(frozen=True)
+class CoverageFormat:
+    name: str
+    read: Callable[[Path, Path], CoverageReport]
+    how: str = ""
+
+
+class RegistryError(Exception):
+    """Two plugins claim the same name, or a plugin returned something unusable."""
+
+
+@dataclass
+class Registry:
+    kinds: dict[str, GateKind] = field(default_factory=dict)
+    lint_formats: dict[str, LintFormat] = field(default_factory=dict)
+    coverage_formats: dict[str, CoverageFormat] = field(default_factory=dict)
+    # Fallback detection of a coverage format by content, when `format` is not configured.
+    detect_coverage: Callable[[Path], str] | None = None
+
+    def lint_parser(self, name: str | None) -> Callable[[str, str], LintReport]:
+        if name is None or name not in self.lint_formats:
+            known = ", ".join(sorted(self.lint_formats))
+            raise ReportError("lint", f"unknown lint format {name!r}", f"agentgate reads: {known}")
+        return self.lint_formats[name].parse
+
+    def read_coverage(self, path: Path, fmt: str | None, root: Path) -> CoverageReport:
+        if fmt is None:
+            if self.detect_coverage is None:  # pragma: no cover - the built-ins always set it
+                raise ReportError(str(path), "no coverage format given and none can be detected")
+            fmt = self.detect_coverage(path)
+        if fmt not in self.coverage_formats:
+            known = ", ".join(sorted(self.coverage_formats))
+            raise ReportError(
+                str(path), f"unknown coverage format {fmt!r}", f"agentgate reads: {known}"
+            )
+        return self.coverage_formats[fmt].read(path, root)
+
+
+def _register(table: dict[str, object], items: object, what: str) -> None:
+    for item in items or ():  # type: ignore[attr-defined]
+        name = getattr(item, "name", None)
+        if not isinstance(name, str) or not name:
+            raise RegistryError(f"a plugin returned a {what} without a name: {item!r}")
+        if name in table:
+            raise RegistryError(f"two plugins register the {what} {name!r}")
+        table[name] = item
+
+
+@functools.lru_cache(maxsize=1)
+def get_registry() -> Registry:
+    """Load every plugin of the ``agentgate`` entry-point group once per process."""
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    pm.load_setuptools_entrypoints(hookspecs.PROJECT)
+    if not any(getattr(p, "__name__", "") == BUILTIN_PLUGIN for p in pm.get_plugins()):
+        # Running from a source tree without installed metadata: the built-ins still load.
+        from . import builtin
+
+        pm.register(builtin)
+    return build_registry(pm)
+
+
+def build_registry(pm: pluggy.PluginManager) -> Registry:
+    registry = Registry()
+    # pluggy calls the newest registration first; reverse so built-ins claim their names first.
+    for batch in reversed(pm.hook.agentgate_gate_kinds()):
+        _register(registry.kinds, batch, "gate kind")  # type: ignore[arg-type]
+    for batch in reversed(pm.hook.agentgate_lint_formats()):
+        _register(registry.lint_formats, batch, "lint format")  # type: ignore[arg-type]
+    for batch in reversed(pm.hook.agentgate_coverage_formats()):
+        _register(registry.coverage_formats, batch, "coverage format")  # type: ignore[arg-type]
+    from .reports.coverage import detect_coverage_format
+
+    registry.detect_coverage = lambda path: detect_coverage_format(path)
+    return registry

@@ -1,0 +1,1 @@
+"""Renderers of one Verdict: continuation text for the agent, terminal and markdown for humans."""

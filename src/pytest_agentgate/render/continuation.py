@@ -1,0 +1,133 @@
+"""Continuation text: written to the agent, not to a human.
+
+First line: the completion is rejected. Then, per failed gate in order of importance, expected
+versus actual and the specifics. It names the attempt, forbids deferral, stays within a character
+budget and says how many items it left out.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..verdict import Finding, GateResult, Verdict
+
+# Build errors hide everything else; then tests, lint, coverage, then anything custom.
+KIND_ORDER = {"build": 0, "test": 1, "lint": 2, "coverage": 3}
+MAX_LINE = 300
+
+CLAIM_PATTERN = re.compile(
+    r"\b(all (the )?tests (now )?pass(ing|ed)?|tests (are )?(all )?(now )?passing|"
+    r"(everything|it) (is )?(done|complete|working|fixed)|task (is )?(done|complete)|"
+    r"lint(ing)? (is )?clean|no (lint )?errors|ready (for|to) (review|merge)|"
+    r"successfully (completed|fixed|implemented)|all (checks|gates) pass(ed)?)\b",
+    re.IGNORECASE,
+)
+
+RULES = (
+    "Fix every item above, then run the checks again. The gate passes only when every gate "
+    "passes. Do not stop, do not defer any of it to a follow-up PR or a later task, do not "
+    "address it incrementally, and do not weaken tests, thresholds, lint rules or coverage "
+    "settings to get there."
+)
+
+
+def find_claim(message: str | None) -> str | None:
+    """The sentence of the agent's final message that claims success, if any."""
+    if not message:
+        return None
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", message):
+        if CLAIM_PATTERN.search(sentence):
+            return _clip(sentence.strip(), 200)
+    return None
+
+
+def _clip(text: str, limit: int = MAX_LINE) -> str:
+    """One line of at most ``limit`` characters; leading indentation is kept."""
+    indent = text[: len(text) - len(text.lstrip(" "))]
+    text = indent + " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _finding_line(f: Finding) -> str:
+    parts = []
+    if f.name:
+        parts.append(f.name)
+    if f.location() and (not f.name or f.path not in (f.name or "")):
+        parts.append(f"({f.location()})" if f.name else f.location())
+    if f.code and f.code not in ("error", "flaky"):
+        parts.append(f.code)
+    head = " ".join(parts)
+    return _clip(f"  - {head}: {f.message}" if head else f"  - {f.message}")
+
+
+def _gate_header(gate: GateResult) -> str:
+    return _clip(f"{gate.name} ({gate.kind}) FAILED: {gate.summary}", 600)
+
+
+def _gate_details(gate: GateResult) -> list[str]:
+    lines = []
+    for problem in gate.problems:
+        first, *rest = problem.splitlines() or [""]
+        lines.append(_clip(f"  ! {first}", 600))
+        lines.extend(_clip(f"    {r}") for r in rest[-15:] if r.strip())
+    for note in gate.notes:
+        first, *rest = note.splitlines() or [""]
+        lines.append(_clip(f"  * {first}", 600))
+        lines.extend(_clip(f"    {r}") for r in rest[-15:] if r.strip())
+    lines.extend(_finding_line(f) for f in gate.findings)
+    return lines
+
+
+def render_continuation(
+    verdict: Verdict, *, max_chars: int = 4000, claim: str | None = None
+) -> str:
+    """The text that sends the agent back to work. Never longer than ``max_chars``."""
+    failed = sorted(
+        (g for g in verdict.gates if g.failed),
+        key=lambda g: (not g.blocking, KIND_ORDER.get(g.kind, 4)),
+    )
+    attempt = ""
+    if verdict.attempt is not None:
+        attempt = f" (attempt {verdict.attempt.number} of {verdict.attempt.max})"
+    names = ", ".join(g.name for g in failed) or "none"
+    head = [
+        f"COMPLETION REJECTED{attempt}: the work is not done. "
+        f"{len(failed)} of {len(verdict.gates)} gates failed under the {verdict.profile} "
+        f"profile: {names}."
+    ]
+    said = find_claim(claim)
+    if said and failed:
+        facts = "; ".join(f"{g.name}: {g.summary}" for g in failed)
+        head.append(_clip(f'You said: "{said}" The gate measured otherwise: {facts}.', 800))
+    head.extend(_clip(n, 600) for n in verdict.notices if not failed)
+    tail = [RULES]
+    # Every failed gate's header is always shown; details fill what budget remains, in order.
+    headers = [_gate_header(g) for g in failed]
+    details = [_gate_details(g) for g in failed]
+    budget = max_chars - _size(head) - _size(tail) - _size(headers) - 2 * (len(failed) + 2) - 80
+    body: list[str] = []
+    left_out = 0
+    for header, lines in zip(headers, details, strict=True):
+        body.append("")
+        body.append(header)
+        for line in lines:
+            cost = len(line) + 1
+            if cost <= budget:
+                body.append(line)
+                budget -= cost
+            else:
+                left_out += 1
+    if left_out:
+        tail.insert(
+            0,
+            f"({left_out} more items left out for length; "
+            "`agentgate verify --format json` lists them all.)",
+        )
+    text = "\n".join([*head, *body, "", *tail])
+    if len(text) > max_chars:  # tiny budgets: headers alone did not fit
+        text = text[: max_chars - 1] + "…"
+    return text
+
+
+def _size(lines: list[str]) -> int:
+    return sum(len(line) + 1 for line in lines)

@@ -1,0 +1,1 @@
+"""Pure report parsers: bytes on disk in, measured evidence out. No thresholds live here."""

@@ -1,0 +1,3 @@
+module.exports = {
+  testMatch: ['<rootDir>/test/jest/**/*.test.js'],
+};

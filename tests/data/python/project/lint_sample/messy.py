@@ -1,0 +1,6 @@
+import os
+
+
+def total(values):
+    unused = len(values)
+    return sum(values)

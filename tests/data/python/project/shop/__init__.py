@@ -1,0 +1,1 @@
+"""Tiny package used to produce real coverage.py and ruff reports."""

@@ -1,0 +1,426 @@
+"""Lint report parsers: real ruff output, sample eslint output, and every way a report goes bad."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_agentgate.reports.lint import LINT_FORMATS, parse_lint, read_lint
+from pytest_agentgate.reports.model import ReportError
+from pytest_agentgate.verdict import Finding
+
+DATA = Path(__file__).parent / "data"
+REPO = Path(__file__).parent.parent
+
+
+def sample(relative: str) -> Path:
+    path = DATA / relative
+    if not path.exists():
+        pytest.skip(f"sample {relative} not generated yet")
+    return path
+
+
+def test_registry_names_the_formats() -> None:
+    assert {"ruff", "eslint", "pylint", "mypy", "flake8", "sarif"} <= set(LINT_FORMATS)
+    assert LINT_FORMATS["ruff"]("[]", "s").tool == "ruff"
+
+
+# --- ruff -------------------------------------------------------------------------------------
+
+
+def test_real_ruff_run_on_two_violations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "módulo.py").write_text(
+        "import os\n\n\ndef f():\n    unused = 1\n    return 2\n", encoding="utf-8"
+    )
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--isolated",
+            "--no-cache",
+            "--select",
+            "F",
+            "--output-format",
+            "json",
+            ".",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stderr
+    monkeypatch.chdir(tmp_path)
+    report = parse_lint(proc.stdout, format="ruff", source="stdout of `ruff check`")
+    assert (report.tool, report.errors, report.warnings) == ("ruff", 2, 0)
+    by_code = {f.code: f for f in report.findings}
+    assert set(by_code) == {"F401", "F841"}
+    unused_import = by_code["F401"]
+    assert unused_import.path == os.path.join("pkg", "módulo.py")  # absolute -> relative to cwd
+    assert (unused_import.line, unused_import.column, unused_import.tool) == (1, 8, "ruff")
+    assert by_code["F841"].line == 5
+    assert "os" in unused_import.message
+
+
+def test_real_ruff_clean_run_is_an_empty_clean_report(tmp_path: Path) -> None:
+    (tmp_path / "ok.py").write_text("X = 1\n", encoding="utf-8")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--isolated",
+            "--no-cache",
+            "--output-format",
+            "json",
+            ".",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    report = parse_lint(proc.stdout, format="ruff", source="stdout of `ruff check`")
+    assert (report.errors, report.warnings, report.findings) == (0, 0, [])
+
+
+def test_ruff_sample_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    path = sample("python/ruff.json")
+    monkeypatch.chdir(REPO)
+    report = read_lint(path, format="ruff")
+    assert report.source == str(path)
+    assert (report.errors, report.warnings) == (2, 0)
+    assert [(f.code, f.line, f.column) for f in report.findings] == [("F401", 1, 8), ("F841", 5, 5)]
+    assert report.findings[0].path == os.path.join(
+        "tests", "data", "python", "project", "lint_sample", "messy.py"
+    )
+
+
+def test_ruff_syntax_error_with_null_code_and_notebook_cell(tmp_path: Path) -> None:
+    outside = "/somewhere/else/x.py"
+    text = json.dumps(
+        [
+            {
+                "code": None,
+                "message": "SyntaxError: Unexpected token",
+                "filename": outside,
+                "location": {"row": 3, "column": 1},
+            },
+            {
+                "code": "F401",
+                "message": "`os` imported but unused",
+                "filename": "nb.ipynb",
+                "location": {"row": 1, "column": 8},
+                "cell": 2,
+            },
+            {"code": "E999", "message": "no location", "filename": "y.py", "location": None},
+        ]
+    )
+    report = parse_lint(text, format="ruff", source="r.json")
+    syntax, notebook, bare = report.findings
+    assert syntax == Finding(
+        "SyntaxError: Unexpected token", outside, 3, None, None, "error", "ruff", 1
+    )
+    assert notebook.message.endswith("(cell 2)") and notebook.path == "nb.ipynb"
+    assert (bare.line, bare.column) == (None, None)
+    assert report.errors == 3
+
+
+def test_every_ruff_finding_is_an_error_even_if_it_says_otherwise() -> None:
+    text = json.dumps(
+        [
+            {
+                "code": "W291",
+                "message": "Trailing whitespace",
+                "filename": "a.py",
+                "location": {"row": 1, "column": 2},
+                "severity": "warning",
+            }
+        ]
+    )
+    assert parse_lint(text, format="ruff", source="s").errors == 1
+
+
+# --- eslint -----------------------------------------------------------------------------------
+
+
+def test_eslint_sample_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    path = sample("js/eslint.json")
+    monkeypatch.chdir(REPO)
+    report = read_lint(path, format="eslint")
+    assert (report.tool, report.errors, report.warnings) == ("eslint", 3, 1)
+    fatal = [f for f in report.findings if f.code is None]
+    assert len(fatal) == 1 and fatal[0].severity == "error"
+    assert fatal[0].message.startswith("Parsing error")
+    assert fatal[0].path == os.path.join("tests", "data", "js", "project", "lint", "broken.js")
+    warning = next(f for f in report.findings if f.severity == "warning")
+    assert (warning.code, warning.line, warning.column) == ("no-unused-vars", 3, 7)
+
+
+def test_eslint_severity_mapping() -> None:
+    text = json.dumps(
+        [
+            {
+                "filePath": "/elsewhere/ü.js",
+                "messages": [
+                    {"ruleId": "a", "severity": 2, "message": "err", "line": 1, "column": 2},
+                    {"ruleId": "b", "severity": 1, "message": "warn", "line": 2, "column": 3},
+                    {"ruleId": "c", "severity": 0, "message": "off"},
+                    {
+                        "ruleId": None,
+                        "severity": 1,
+                        "message": "fatal parse",
+                        "fatal": True,
+                        "line": 4,
+                    },
+                    {"ruleId": "d", "severity": "high", "message": "odd"},
+                    {
+                        "severity": 1,
+                        "message": "File ignored because of a matching ignore pattern.",
+                    },
+                ],
+            },
+            {"filePath": "/elsewhere/clean.js", "messages": []},
+        ]
+    )
+    report = parse_lint(text, format="eslint", source="stdout of `eslint -f json`")
+    assert [(f.code, f.severity) for f in report.findings] == [
+        ("a", "error"),
+        ("b", "warning"),
+        (None, "error"),
+        (None, "warning"),
+    ]
+    assert (report.errors, report.warnings) == (2, 2)
+    assert report.findings[0].path == "/elsewhere/ü.js"
+    assert report.findings[3].line is None
+
+
+# --- other formats from the design table ------------------------------------------------------
+
+
+def test_pylint_json2_and_legacy_json() -> None:
+    messages = [
+        {
+            "type": "error",
+            "symbol": "undefined-variable",
+            "message": "Undefined 'x'",
+            "path": "a.py",
+            "line": 3,
+            "column": 4,
+        },
+        {"type": "fatal", "symbol": "syntax-error", "message": "bad", "path": "b.py", "line": 1},
+        {"type": "convention", "symbol": "missing-docstring", "message": "doc", "path": "a.py"},
+        {"type": "refactor", "symbol": "too-many-branches", "message": "rf", "path": "a.py"},
+        {"type": "warning", "symbol": "unused-import", "message": "wi", "path": "a.py"},
+        {"type": "info", "symbol": "locally-disabled", "message": "info", "path": "a.py"},
+    ]
+    for text in (json.dumps({"messages": messages, "statistics": {}}), json.dumps(messages)):
+        report = parse_lint(text, format="pylint", source="p.json")
+        assert (report.errors, report.warnings) == (2, 3)
+        assert report.findings[0].code == "undefined-variable"
+
+
+def test_mypy_json_lines() -> None:
+    lines = [
+        {
+            "file": "m.py",
+            "line": 2,
+            "column": 4,
+            "message": "Incompatible types",
+            "hint": None,
+            "code": "assignment",
+            "severity": "error",
+        },
+        {
+            "file": "m.py",
+            "line": 2,
+            "column": 4,
+            "message": "See docs",
+            "hint": None,
+            "code": None,
+            "severity": "note",
+        },
+        {
+            "file": "n.py",
+            "line": 7,
+            "column": 0,
+            "message": "Name missing",
+            "hint": "import it",
+            "code": "name-defined",
+            "severity": "error",
+        },
+    ]
+    text = "\n".join(json.dumps(x) for x in lines) + "\nFound 2 errors in 2 files\n"
+    report = parse_lint(text, format="mypy", source="stdout of `mypy -O json`")
+    assert (report.errors, report.warnings) == (2, 0)
+    assert report.findings[1].message == "Name missing (import it)"
+    with pytest.raises(ReportError, match="line 2"):
+        parse_lint(json.dumps(lines[0]) + "\nnot json\n", format="mypy", source="m")
+
+
+def test_flake8_json() -> None:
+    text = json.dumps(
+        {
+            "a.py": [
+                {
+                    "code": "E501",
+                    "filename": "a.py",
+                    "line_number": 3,
+                    "column_number": 80,
+                    "text": "line too long",
+                    "physical_line": "x",
+                }
+            ],
+            "b.py": [],
+        }
+    )
+    report = parse_lint(text, format="flake8", source="f.json")
+    assert [(f.path, f.line, f.column, f.code, f.severity) for f in report.findings] == [
+        ("a.py", 3, 80, "E501", "error")
+    ]
+
+
+def test_sarif_levels() -> None:
+    text = json.dumps(
+        {
+            "version": "2.1.0",
+            "runs": [
+                {
+                    "tool": {"driver": {"name": "semgrep"}},
+                    "results": [
+                        {
+                            "ruleId": "r1",
+                            "level": "error",
+                            "message": {"text": "bad"},
+                            "locations": [
+                                {
+                                    "physicalLocation": {
+                                        "artifactLocation": {"uri": "src/a.py"},
+                                        "region": {"startLine": 4, "startColumn": 2},
+                                    }
+                                }
+                            ],
+                        },
+                        {"ruleId": "r2", "message": {"text": "default level is warning"}},
+                        {"ruleId": "r3", "level": "note", "message": {"text": "fyi"}},
+                    ],
+                }
+            ],
+        }
+    )
+    report = parse_lint(text, format="sarif", source="s.sarif")
+    assert report.tool == "semgrep"
+    assert [(f.code, f.severity, f.path, f.line) for f in report.findings] == [
+        ("r1", "error", "src/a.py", 4),
+        ("r2", "warning", None, None),
+    ]
+
+
+# --- bad input --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text", "problem"),
+    [
+        ("ruff", "", "is empty"),
+        ("ruff", "  \n", "is empty"),
+        ("ruff", "error: Failed to parse pyproject.toml", "not valid JSON"),
+        ("ruff", '[{"code": "F401", "message": "x"', "truncated"),
+        ("ruff", '{"code": "F401"}', "top level should be a list, got an object"),
+        ("ruff", '[{"code": "F401", "filename": "a.py"}]', '"message" should be a string'),
+        ("ruff", "[1]", "item 0 should be an object"),
+        ("ruff", '[{"code": 5, "message": "m"}]', '"code" should be a string'),
+        ("eslint", "", "is empty"),
+        ("eslint", '[{"messages": []}]', '"filePath" should be a string, got null'),
+        ("eslint", '[{"filePath": "a.js"}]', '"messages" should be a list'),
+        ("eslint", '[{"filePath": "a.js", "messages": ["x"]}]', "message 0 should be an object"),
+        ("eslint", '[{"filePath": "a.js", "messages": [{"severity": 2}]}]', '"message"'),
+        ("eslint", "null", "top level should be a list, got null"),
+        ("pylint", '{"statistics": {}}', '"messages" key should be a list'),
+        ("flake8", "[]", "top level should be an object"),
+        ("sarif", "{}", '"runs" key should be a list'),
+        ("mypy", "", "is empty"),
+    ],
+)
+def test_bad_text_is_a_report_error_naming_the_source(fmt: str, text: str, problem: str) -> None:
+    source = "stdout of `lint`"
+    with pytest.raises(ReportError) as caught:
+        parse_lint(text, format=fmt, source=source)
+    message = str(caught.value)
+    assert message.startswith(source + ":")
+    assert problem in message
+    assert caught.value.hint  # always says what to do
+
+
+def test_empty_stdout_suggests_a_crash() -> None:
+    with pytest.raises(ReportError, match="printed no JSON; did it crash"):
+        parse_lint("", format="ruff", source="stdout of `ruff check`")
+
+
+def test_empty_list_is_a_valid_clean_report() -> None:
+    for fmt in ("ruff", "eslint"):
+        report = parse_lint("[]\n", format=fmt, source="s")
+        assert (report.tool, report.errors, report.warnings) == (fmt, 0, 0)
+
+
+def test_unknown_format_lists_the_known_ones() -> None:
+    with pytest.raises(ReportError, match="unknown lint format 'rubocop'") as caught:
+        parse_lint("[]", format="rubocop", source="s")
+    assert "eslint" in caught.value.hint and "ruff" in caught.value.hint
+    with pytest.raises(ReportError):
+        read_lint("whatever.json", format="rubocop")
+
+
+def test_read_lint_file_problems(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.json"
+    with pytest.raises(ReportError, match="file not found") as caught:
+        read_lint(missing, format="ruff")
+    assert str(missing) in str(caught.value)
+    assert "ruff check --output-format json" in caught.value.hint
+
+    empty = tmp_path / "empty.json"
+    empty.write_text("", encoding="utf-8")
+    with pytest.raises(ReportError, match="is empty") as caught:
+        read_lint(empty, format="eslint")
+    assert "eslint -f json" in caught.value.hint
+
+    with pytest.raises(ReportError, match="is a directory"):
+        read_lint(tmp_path, format="ruff")
+
+    binary = tmp_path / "bin.json"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
+    with pytest.raises(ReportError, match="not UTF-8"):
+        read_lint(binary, format="ruff")
+
+    truncated = tmp_path / "cut.json"
+    truncated.write_text('[{"filePath": "a.js", "messages": [', encoding="utf-8")
+    with pytest.raises(ReportError, match="truncated"):
+        read_lint(truncated, format="eslint")
+
+
+def test_read_lint_tolerates_bom_and_unicode_paths(tmp_path: Path) -> None:
+    path = tmp_path / "rapport ü.json"
+    data = [
+        {
+            "filePath": "src/日本.js",
+            "messages": [
+                {"ruleId": "semi", "severity": 1, "message": "Missing semicolon.", "line": 1}
+            ],
+        }
+    ]
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(data, ensure_ascii=False).encode("utf-8"))
+    report = read_lint(path, format="eslint")
+    assert report.source == str(path)
+    assert [(f.path, f.severity) for f in report.findings] == [("src/日本.js", "warning")]
