@@ -54,7 +54,8 @@ class TestCaseResult:
 
     @property
     def display_name(self) -> str:
-        if self.classname and self.classname not in self.name:
+        # jest-junit repeats the suite in both attributes; pytest's are module and function.
+        if self.classname and not self.name.startswith(self.classname):
             return f"{self.classname}::{self.name}"
         return self.name
 
