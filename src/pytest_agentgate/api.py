@@ -12,8 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import Config, ConfigError, RawConfig, find_config, read_raw, validate
-from .detect import zero_config
+from .config import (
+    FLAGS_SOURCE,
+    Config,
+    ConfigError,
+    RawConfig,
+    find_config,
+    read_raw,
+    validate,
+)
+from .detect import project_root, zero_config
 from .registry import Registry, get_registry
 from .verdict import Verdict
 
@@ -31,7 +39,7 @@ class ReportFlags:
         return bool(self.junit or self.coverage or self.lint)
 
 
-def _apply_flags(data: dict[str, Any], flags: ReportFlags, source: str) -> None:
+def _apply_flags(data: dict[str, Any], flags: ReportFlags) -> None:
     gates = data.setdefault("gates", {})
     if not isinstance(gates, dict):
         return  # validation reports the wrong type with its line
@@ -44,8 +52,6 @@ def _apply_flags(data: dict[str, Any], flags: ReportFlags, source: str) -> None:
         if flags.lint_format:
             lint["format"] = flags.lint_format
         gates["lint"] = lint
-    elif flags.lint_format:
-        raise ConfigError(source, "--lint-format", "goes with --lint FILE")
 
 
 def _gate(gates: dict[str, Any], name: str) -> dict[str, Any]:
@@ -64,6 +70,8 @@ def resolve_config(
     """The validated configuration for a run started in ``cwd``."""
     registry = registry or get_registry()
     flags = flags or ReportFlags()
+    if flags.lint_format and not flags.lint:
+        raise ConfigError(FLAGS_SOURCE, "--lint-format", "goes with --lint FILE")
     notices: list[str] = []
     if config_path is not None:
         path: Path | None = (
@@ -75,13 +83,16 @@ def resolve_config(
         raw = read_raw(path)
         root = path.resolve().parent
     elif flags.any():
-        raw = RawConfig({}, "command line")
+        raw = RawConfig({}, FLAGS_SOURCE)
         root = cwd
         notices.append(
             "no configuration file: gating exactly the reports given on the command line"
         )
     else:
-        detected = zero_config(cwd)
+        # From a subdirectory, the project is the nearest folder up to the repository root that
+        # has a project file; its gates run there, as they would from a config file.
+        root = project_root(cwd)
+        detected = zero_config(root)
         if detected is None:
             raise ConfigError(
                 str(cwd),
@@ -91,14 +102,14 @@ def resolve_config(
             )
         defaults, marker = detected
         raw = RawConfig(defaults, "zero-config defaults")
-        root = cwd
+        where = "" if root == cwd else f" in {root}"
         notices.append(
-            f"no configuration: detected a Python project ({marker}) and gated it with "
+            f"no configuration: detected a Python project{where} ({marker}) and gated it with "
             "compileall, ruff, pytest and coverage; `agentgate init` writes this as agentgate.yml"
         )
-    raw.data = copy.deepcopy(raw.data) if isinstance(raw.data, dict) else raw.data
     if isinstance(raw.data, dict):
-        _apply_flags(raw.data, flags, raw.source)
+        raw.data = copy.deepcopy(raw.data)  # the flags must not leak into a cached document
+        _apply_flags(raw.data, flags)
     config = validate(raw, registry, root=root, path=path, profile_override=profile)
     config.notices[:0] = notices
     return config

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 import shlex
 import sys
@@ -26,10 +27,12 @@ YAML_NAMES = ("agentgate.yml", ".agentgate.yml", "agentgate.yaml", ".agentgate.y
 JSON_NAMES = ("agentgate.json", ".agentgate.json")
 BUILTIN_GATES = ("build", "lint", "test", "coverage")
 TOP_KEYS = ("profile", "gates", "attempts", "continuation", "enabled")
-ATTEMPT_KEYS = ("max",)
+ATTEMPT_KEYS = ("max", "global_max", "per_branch")
 CONTINUATION_KEYS = ("max_chars",)
 DEFAULT_MAX_CHARS = 4000
 STATE_DIR = ".agentgate"
+# The source name of a configuration made only of the report flags.
+FLAGS_SOURCE = "command line"
 
 KeyPath = tuple[str | int, ...]
 
@@ -53,6 +56,10 @@ class Config:
     profile: str = DEFAULT_PROFILE
     gates: list[GateConfig] = field(default_factory=list)
     attempts_max: int = 3
+    # Rejections of one task across every source (CLI, hooks, Action) before a human.
+    attempts_global_max: int = 6
+    # Without --task, count the attempts of the current git branch.
+    attempts_per_branch: bool = False
     max_chars: int = DEFAULT_MAX_CHARS
     enabled: bool = True
     notices: list[str] = field(default_factory=list)
@@ -81,9 +88,17 @@ def find_config(start: Path) -> Path | None:
 def _has_tool_table(pyproject: Path) -> bool:
     try:
         text = pyproject.read_text(encoding="utf-8")
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return False
-    return re.search(r"^\[tool\.agentgate(\.|\])", text, re.MULTILINE) is not None
+    if "agentgate" not in text:
+        return False
+    try:
+        data = _load_toml(text, str(pyproject))
+    except ConfigError:
+        # A broken pyproject.toml that looks configured is reported when it is read.
+        return re.search(r"^\s*\[\s*tool\.agentgate\s*[.\]]", text, re.MULTILINE) is not None
+    tool = data.get("tool")
+    return isinstance(tool, dict) and "agentgate" in tool
 
 
 @dataclass
@@ -123,12 +138,18 @@ def _load_toml(text: str, source: str) -> Any:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(source, None, f"invalid TOML: {exc}") from None
+        found = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+        if found:
+            line: int | None = int(found.group(1))
+        else:  # "(at end of document)"
+            line = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
+        raise ConfigError(source, None, f"invalid TOML: {exc}", line) from None
 
 
 def _read_pyproject(text: str, source: str) -> RawConfig:
     data = _load_toml(text, source)
-    table = data.get("tool", {}).get("agentgate")
+    tool = data.get("tool")
+    table = tool.get("agentgate") if isinstance(tool, dict) else None
     if table is None:
         raise ConfigError(source, None, "has no [tool.agentgate] table")
     return RawConfig(table, f"{source} [tool.agentgate]")
@@ -149,26 +170,32 @@ def _read_yaml(text: str, source: str) -> RawConfig:
         line = None if mark is None else mark.line + 1
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(source, None, f"invalid YAML: {problem}", line) from None
+    if node is None:
+        # Only comments, or nothing: almost always a file written by mistake or truncated.
+        raise ConfigError(
+            source, None, "the file is empty; configure `gates:` (`agentgate init` writes one)"
+        )
     lines: dict[KeyPath, int] = {}
-    if node is not None:
-        _yaml_lines(node, (), lines)
-    if data is None:
-        data = {}
+    _yaml_lines(node, (), lines, set())
     return RawConfig(data, source, lines)
 
 
-def _yaml_lines(node: Any, path: KeyPath, lines: dict[KeyPath, int]) -> None:
+def _yaml_lines(node: Any, path: KeyPath, lines: dict[KeyPath, int], seen: set[int]) -> None:
     import yaml
 
     lines.setdefault(path, node.start_mark.line + 1)
+    if id(node) in seen:  # an alias back into itself (`&a [*a]`) must not recurse forever
+        return
+    seen.add(id(node))
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
+            # Construction has already refused keys that are not scalars (unhashable).
             key = key_node.value
             lines[(*path, key)] = key_node.start_mark.line + 1
-            _yaml_lines(value_node, (*path, key), lines)
+            _yaml_lines(value_node, (*path, key), lines, seen)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _yaml_lines(item, (*path, index), lines)
+            _yaml_lines(item, (*path, index), lines, seen)
 
 
 # -- the "workspace quality gates" JSON shape -----------------------------------------------
@@ -327,6 +354,8 @@ def _describe(value: Any) -> str:
         return f"a string ({value!r})"
     if isinstance(value, list):
         return "a list"
+    if isinstance(value, Mapping):
+        return "a mapping"
     return f"a {type(value).__name__}"
 
 
@@ -334,12 +363,16 @@ class _Validator:
     def __init__(self, raw: RawConfig, registry: Registry) -> None:
         self.raw = raw
         self.registry = registry
+        # Where each gate was written (a custom gate lives at gates.custom.N), for errors.
+        self.paths: dict[str, KeyPath] = {}
 
     def error(self, path: KeyPath, message: str) -> ConfigError:
         key = self.raw.display.get(path) or ".".join(str(p) for p in path)
         return ConfigError(self.raw.source, key, message, self._line(path))
 
     def _line(self, path: KeyPath) -> int | None:
+        if not path:
+            return self.raw.lines.get(path)
         while path:
             if path in self.raw.lines:
                 return self.raw.lines[path]
@@ -379,7 +412,11 @@ class _Validator:
         if kind == "int":
             return self.integer(value, path, 0)
         if kind in ("percent", "number"):
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+            ):
                 raise self.error(path, f"expected a number, got {_describe(value)}")
             if kind == "percent" and not 0 <= value <= 100:
                 raise self.error(path, f"expected a percentage from 0 to 100, got {value}")
@@ -415,6 +452,7 @@ class _Validator:
 
     def gate(self, name: str, kind: str, value: Any, path: KeyPath, profile: str) -> GateConfig:
         spec = self.registry.kinds[kind]
+        self.paths.setdefault(name, path)
         body = dict(self.mapping(value, path))
         body.pop("kind", None)
         options = {o.name: o for o in spec.options}
@@ -425,7 +463,8 @@ class _Validator:
             if self.raw.ms_timeouts:
                 timeout = timeout / 1000.0
             if timeout <= 0:
-                raise self.error((*path, "timeout"), "expected a number of seconds above 0")
+                unit = "milliseconds" if self.raw.ms_timeouts else "seconds"
+                raise self.error((*path, "timeout"), f"expected a number of {unit} above 0")
             values["timeout"] = timeout
         thresholds = defaults_for(profile, kind)
         thresholds.update(
@@ -465,13 +504,10 @@ def validate(
     v.check_keys(data, TOP_KEYS, ())
     config = Config(root=root, path=path)
     profile = data.get("profile", DEFAULT_PROFILE)
+    if profile_override is not None and profile_override not in PROFILE_NAMES:
+        raise ConfigError("--profile", None, _not_a_profile(profile_override))
     if profile not in PROFILE_NAMES:
-        close = difflib.get_close_matches(str(profile), PROFILE_NAMES, n=1)
-        hint = f"did you mean '{close[0]}'? " if close else ""
-        raise v.error(
-            ("profile",),
-            f"{profile!r} is not a profile; {hint}choose one of: " + ", ".join(PROFILE_NAMES),
-        )
+        raise v.error(("profile",), _not_a_profile(profile))
     config.profile = profile_override or profile
     if "enabled" in data:
         config.enabled = v.option(Option("enabled", "bool", ""), data["enabled"], ("enabled",))
@@ -480,6 +516,7 @@ def validate(
         v.check_keys(attempts, ATTEMPT_KEYS, ("attempts",))
         if "max" in attempts:
             config.attempts_max = v.integer(attempts["max"], ("attempts", "max"), 1)
+        _attempt_options(v, attempts, config)
     if "continuation" in data:
         cont = v.mapping(data["continuation"], ("continuation",))
         v.check_keys(cont, CONTINUATION_KEYS, ("continuation",))
@@ -494,6 +531,24 @@ def validate(
     for gate in config.gates:
         _complete(gate, config, v)
     return config
+
+
+def _not_a_profile(profile: Any) -> str:
+    close = difflib.get_close_matches(str(profile), PROFILE_NAMES, n=1)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    return f"{profile!r} is not a profile; {hint}choose one of: " + ", ".join(PROFILE_NAMES)
+
+
+def _attempt_options(v: _Validator, attempts: Mapping[str, Any], config: Config) -> None:
+    """``attempts.global_max`` and ``attempts.per_branch`` (read by ledger.py)."""
+    if "global_max" in attempts:
+        config.attempts_global_max = v.integer(
+            attempts["global_max"], ("attempts", "global_max"), 1
+        )
+    if "per_branch" in attempts:
+        config.attempts_per_branch = v.option(
+            Option("per_branch", "bool", ""), attempts["per_branch"], ("attempts", "per_branch")
+        )
 
 
 def _gates_named(v: _Validator, name: str, body: Any, profile: str) -> list[GateConfig]:
@@ -512,9 +567,15 @@ def _gates_named(v: _Validator, name: str, body: Any, profile: str) -> list[Gate
         return out
     if name in BUILTIN_GATES:
         kind = name
+        given = body.get("kind", name) if isinstance(body, Mapping) else name
+        if given != name:
+            raise v.error(
+                (*path, "kind"),
+                f"the {name!r} gate is always of kind {name!r}; give a gate of kind "
+                f"{given!r} another name",
+            )
     else:
-        mapping = v.mapping(body, path)
-        kind = mapping.get("kind")
+        kind = body.get("kind") if isinstance(body, Mapping) else None
         if kind is None:
             close = difflib.get_close_matches(name, [*BUILTIN_GATES, "custom"], n=1, cutoff=0.6)
             hint = (
@@ -523,7 +584,7 @@ def _gates_named(v: _Validator, name: str, body: Any, profile: str) -> list[Gate
                 else "name a built-in gate (build, lint, test, coverage, custom) or set `kind:`"
             )
             raise v.error(path, f"unknown gate; {hint}")
-        if kind not in v.registry.kinds:
+        if not isinstance(kind, str) or kind not in v.registry.kinds:
             raise v.error(
                 (*path, "kind"),
                 f"unknown gate kind {kind!r}; known kinds: " + ", ".join(sorted(v.registry.kinds)),
@@ -533,18 +594,30 @@ def _gates_named(v: _Validator, name: str, body: Any, profile: str) -> list[Gate
 
 def _complete(gate: GateConfig, config: Config, v: _Validator) -> None:
     """Fill what the user may leave out, and refuse gates that cannot produce evidence."""
-    path: KeyPath = ("gates", gate.name)
-    if gate.kind == "test" and not gate.reports and gate.command and _runs_pytest(gate.command):
-        junit = f"{STATE_DIR}/junit-{gate.name}.xml"
-        gate.command += f" --junitxml={junit} -o junit_family=xunit1"
-        gate.reports = [junit]
-        config.notices.append(f"{gate.name}: added --junitxml={junit} to the pytest command")
+    path: KeyPath = v.paths.get(gate.name, ("gates", gate.name))
+    if gate.kind == "test" and not gate.reports and gate.command:
+        if written := _junit_in_command(gate.command):
+            gate.reports = [written]
+            config.notices.append(f"{gate.name}: reading {written}, the command's --junitxml")
+        elif _runs_pytest(gate.command):
+            junit = f"{STATE_DIR}/junit-{gate.name}.xml"
+            gate.command += f" --junitxml={junit} -o junit_family=xunit1"
+            gate.reports = [junit]
+            config.notices.append(f"{gate.name}: added --junitxml={junit} to the pytest command")
+    if gate.kind == "test" and gate.enabled and gate.command and not gate.reports:
+        # Tests are counted from JUnit XML only; without it the gate could never fail.
+        raise v.error(
+            path,
+            "needs `report`: the JUnit XML file(s) its command writes "
+            "(agentgate counts tests from JUnit XML, never from a command's output)",
+        )
     if gate.kind == "lint" and gate.format is None:
         gate.format = _infer_lint_format(gate, v.registry)
         if gate.format is None:
+            setting = "pass --lint-format" if v.raw.source == FLAGS_SOURCE else "set `format:`"
             raise v.error(
                 (*path, "format"),
-                "cannot tell the lint report's format; set `format:` "
+                f"cannot tell the lint report's format; {setting} "
                 "to one of: " + ", ".join(sorted(v.registry.lint_formats)),
             )
     if gate.kind == "lint" and gate.format not in v.registry.lint_formats:
@@ -566,10 +639,33 @@ def _complete(gate: GateConfig, config: Config, v: _Validator) -> None:
     if gate.kind == "lint" and gate.command and not gate.reports:
         gate.command = _json_lint_command(gate.command, gate.format or "", config, gate.name)
     if gate.enabled and gate.command is None and not gate.reports:
-        raise v.error(path, "needs a `command` or a `report` to read")
+        takes_report = any(o.name == "report" for o in v.registry.kinds[gate.kind].options)
+        raise v.error(
+            path, "needs a `command` or a `report` to read" if takes_report else "needs a `command`"
+        )
     bounds = (gate.thresholds.get("min"), gate.thresholds.get("max"))
     if gate.kind == "custom" and "metric" in gate.options and bounds == (None, None):
         raise v.error(path, "`metric` needs `min` or `max`")
+    if gate.kind == "custom" and "metric" not in gate.options and bounds != (None, None):
+        bound = "min" if bounds[0] is not None else "max"
+        raise v.error(
+            (*path, bound), f"`{bound}` needs `metric`, the number in the report to check"
+        )
+
+
+def _junit_in_command(command: str) -> str | None:
+    """The path a command's own ``--junitxml`` / ``--junit-xml`` option writes, if any."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    for index, word in enumerate(words):
+        for option in ("--junitxml", "--junit-xml"):
+            if word.startswith(option + "="):
+                return word.split("=", 1)[1] or None
+            if word == option and index + 1 < len(words):
+                return words[index + 1]
+    return None
 
 
 def _runs_pytest(command: str) -> bool:
@@ -579,7 +675,7 @@ def _runs_pytest(command: str) -> bool:
         return False
     if "--junitxml" in command or "--junit-xml" in command:
         return False
-    return any(Path(w).name in ("pytest", "py.test") for w in words) or "-m pytest" in command
+    return any(Path(w).name in ("pytest", "py.test") for w in words)
 
 
 def _infer_lint_format(gate: GateConfig, registry: Registry) -> str | None:

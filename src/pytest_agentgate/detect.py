@@ -16,24 +16,40 @@ TEST_DIRS = {"tests", "test", "testing"}
 
 
 def _is_venv(path: Path) -> bool:
-    return (path / "pyvenv.cfg").exists()
+    """A virtualenv/venv (``pyvenv.cfg``) or a conda environment (``conda-meta/``)."""
+    return (path / "pyvenv.cfg").exists() or (path / "conda-meta").is_dir()
+
+
+def _skipped(entry: Path) -> bool:
+    return (
+        entry.name.startswith(".")
+        or entry.name in SKIP_DIRS
+        or entry.name.endswith(".egg-info")
+        or _is_venv(entry)
+    )
+
+
+def _has_python(directory: Path, depth: int = 4) -> bool:
+    """Python files in ``directory`` or a few levels below (namespace packages have no
+    ``__init__.py``), never looking into environments, caches or hidden folders."""
+    try:
+        entries = sorted(directory.iterdir())
+    except OSError:
+        return False
+    if any(e.suffix == ".py" and e.is_file() for e in entries):
+        return True
+    return depth > 1 and any(
+        e.is_dir() and not _skipped(e) and _has_python(e, depth - 1) for e in entries
+    )
 
 
 def python_dirs(root: Path) -> list[str]:
     """Top-level directories holding Python code, tests included, in name order."""
-    found = []
-    for entry in sorted(root.iterdir()):
-        if (
-            not entry.is_dir()
-            or entry.name.startswith(".")
-            or entry.name in SKIP_DIRS
-            or entry.name.endswith(".egg-info")
-            or _is_venv(entry)
-        ):
-            continue
-        if any(entry.glob("*.py")) or any(entry.glob("*/__init__.py")):
-            found.append(entry.name)
-    return found
+    return [
+        entry.name
+        for entry in sorted(root.iterdir())
+        if entry.is_dir() and not _skipped(entry) and _has_python(entry)
+    ]
 
 
 def _top_modules(root: Path) -> list[str]:
@@ -50,6 +66,25 @@ def is_python_project(root: Path) -> str | None:
         return modules[0]
     dirs = python_dirs(root)
     return f"{dirs[0]}/" if dirs else None
+
+
+def project_root(start: Path) -> Path:
+    """The nearest folder from ``start`` up to the repository root with a project file.
+
+    Outside a repository only ``start`` itself is considered: a stray ``setup.cfg`` in a home
+    directory must not become the project.
+    """
+    chain = []
+    for directory in (start, *start.parents):
+        chain.append(directory)
+        if (directory / ".git").exists():
+            break
+    else:
+        return start
+    for directory in chain:
+        if any((directory / marker).is_file() for marker in PROJECT_MARKERS):
+            return directory
+    return start
 
 
 def _has_coverage_config(root: Path) -> bool:

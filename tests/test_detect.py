@@ -1,0 +1,291 @@
+"""Zero configuration: which projects are recognised and what they are gated with.
+
+No tool runs here: the commands are asserted as the user sees them in `agentgate explain`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentgate.api import resolve_config
+from pytest_agentgate.cli import main
+from pytest_agentgate.config import ConfigError
+from pytest_agentgate.detect import (
+    is_python_project,
+    project_root,
+    python_defaults,
+    python_dirs,
+    zero_config,
+)
+
+PY = shlex.quote(sys.executable)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+def touch(root: Path, *names: str) -> None:
+    for name in names:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n" if name.endswith(".py") else "", encoding="utf-8")
+
+
+def commands(root: Path) -> dict[str, str | None]:
+    config = resolve_config(root)
+    return {g.name: g.command for g in config.gates}
+
+
+def test_src_layout(repo: Path) -> None:
+    touch(repo, "pyproject.toml", "src/demo/__init__.py", "src/demo/core.py", "tests/test_core.py")
+    assert is_python_project(repo) == "pyproject.toml"
+    assert python_dirs(repo) == ["src", "tests"]
+    config = resolve_config(repo)
+    assert config.path is None and config.root == repo
+    assert config.profile == "standard"
+    gates = {g.name: g for g in config.gates}
+    assert list(gates) == ["build", "lint", "test", "coverage"]
+    assert gates["build"].command == f"{PY} -m compileall -q src tests"
+    assert gates["lint"].command == f"{PY} -m ruff check --output-format json ."
+    assert gates["lint"].format == "ruff"
+    assert gates["test"].command == (
+        f"{PY} -m coverage run --branch --data-file=.agentgate/.coverage --source=src "
+        "-m pytest -q --junitxml=.agentgate/junit.xml -o junit_family=xunit1"
+    )
+    assert gates["test"].reports == [".agentgate/junit.xml"]
+    assert gates["coverage"].reports == [".agentgate/.coverage"]
+    assert gates["coverage"].format == "coverage-data"
+    assert gates["coverage"].thresholds == {
+        "lines": 85.0,
+        "branches": 80.0,
+        "functions": 85.0,
+        "statements": 85.0,
+    }
+    assert config.notices == [
+        "no configuration: detected a Python project (pyproject.toml) and gated it with "
+        "compileall, ruff, pytest and coverage; `agentgate init` writes this as agentgate.yml"
+    ]
+
+
+def test_flat_packages_are_the_coverage_source(repo: Path) -> None:
+    touch(
+        repo,
+        "setup.py",
+        "alpha/__init__.py",
+        "beta/__init__.py",
+        "scripts/tool.py",  # code, but not a package: compiled, not measured
+        "tests/test_alpha.py",
+        "test/test_beta.py",
+    )
+    assert is_python_project(repo) == "setup.py"
+    defaults = python_defaults(repo)
+    build = defaults["gates"]["build"]["command"]
+    assert build == "python -m compileall -q alpha beta scripts test tests setup.py"
+    assert "--source=alpha,beta " in defaults["gates"]["test"]["command"]
+
+
+def test_single_module_project(repo: Path) -> None:
+    touch(repo, "calc.py", "test_calc.py", "calc_test.py", "conftest.py")
+    assert is_python_project(repo) == "calc.py"
+    defaults = python_defaults(repo)
+    assert defaults["gates"]["build"]["command"] == (
+        "python -m compileall -q calc.py calc_test.py conftest.py test_calc.py"
+    )
+    assert "--source=calc " in defaults["gates"]["test"]["command"]
+    config = resolve_config(repo)
+    assert "(calc.py)" in config.notices[0]
+
+
+def test_package_directory_without_marker_is_detected(repo: Path) -> None:
+    touch(repo, "app/__init__.py", "README.md")
+    assert is_python_project(repo) == "app/"
+
+
+def test_namespace_package_under_src_is_found(repo: Path) -> None:
+    touch(repo, "requirements.txt", "src/acme/tools/cli.py")
+    assert python_dirs(repo) == ["src"]
+    build = python_defaults(repo)["gates"]["build"]["command"]
+    assert build == "python -m compileall -q src"
+
+
+def test_deeply_buried_code_is_not_searched_forever(repo: Path) -> None:
+    touch(repo, "tox.ini", "a/b/c/d/e/deep.py")
+    assert python_dirs(repo) == []
+    assert python_defaults(repo)["gates"]["build"]["command"] == "python -m compileall -q ."
+
+
+@pytest.mark.parametrize(
+    "noise",
+    [
+        "venv/lib/site.py",
+        "env/lib/site.py",
+        "node_modules/pkg/x.py",
+        ".tox/py/x.py",
+        ".venv/lib/x.py",
+        "build/lib/x.py",
+        "dist/x.py",
+        "demo.egg-info/x.py",
+        "__pycache__/x.py",
+        "htmlcov/x.py",
+    ],
+)
+def test_environments_and_generated_dirs_are_skipped(repo: Path, noise: str) -> None:
+    touch(repo, "pyproject.toml", "pkg/__init__.py", noise)
+    top = noise.split("/")[0]
+    if top in ("venv", "env"):
+        marker = "pyvenv.cfg" if top == "venv" else "conda-meta/history"
+        touch(repo, f"{top}/{marker}")
+    assert python_dirs(repo) == ["pkg"]
+    assert "--source=pkg " in python_defaults(repo)["gates"]["test"]["command"]
+
+
+def test_environment_nested_inside_a_folder_is_not_searched(repo: Path) -> None:
+    touch(repo, "pyproject.toml", "tools/venv/pyvenv.cfg", "tools/venv/lib/x.py", "tools/README")
+    assert python_dirs(repo) == []
+
+
+def test_only_a_virtualenv_is_no_project(repo: Path) -> None:
+    touch(repo, ".venv/pyvenv.cfg", ".venv/lib/x.py", "venv/pyvenv.cfg", "venv/lib/y.py")
+    assert is_python_project(repo) is None
+    assert zero_config(repo) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        (".coveragerc", "[run]\nsource = pkg\n"),
+        ("pyproject.toml", "[tool.coverage.run]\nsource = ['pkg']\n"),
+        ("setup.cfg", "[coverage:run]\nsource = pkg\n"),
+        ("tox.ini", "[coverage:run]\nsource = pkg\n"),
+    ],
+)
+def test_source_is_left_to_the_projects_coverage_config(repo: Path, name: str, text: str) -> None:
+    touch(repo, "pkg/__init__.py")
+    (repo / name).write_text(text, encoding="utf-8")
+    command = python_defaults(repo)["gates"]["test"]["command"]
+    assert "--source" not in command
+    assert "--branch --data-file=.agentgate/.coverage -m pytest" in command
+
+
+def test_unrelated_setup_cfg_does_not_count_as_coverage_config(repo: Path) -> None:
+    touch(repo, "pkg/__init__.py")
+    (repo / "setup.cfg").write_text("[metadata]\nname = pkg\n", encoding="utf-8")
+    (repo / "tox.ini").mkdir()  # unreadable as a file: ignored
+    assert "--source=pkg " in python_defaults(repo)["gates"]["test"]["command"]
+
+
+def test_unreadable_folders_and_files_are_passed_over(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    touch(repo, "pkg/__init__.py", "locked/x.py", "setup.cfg")
+    real_iterdir, real_read = Path.iterdir, Path.read_text
+
+    def iterdir(self: Path) -> Iterator[Path]:
+        if self.name == "locked":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_iterdir(self)
+
+    def read_text(self: Path, *args: Any, **kwargs: Any) -> str:
+        if self.name == "setup.cfg":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_read(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "iterdir", iterdir)
+    monkeypatch.setattr(Path, "read_text", read_text)
+    assert python_dirs(repo) == ["pkg"]
+    assert "--source=pkg " in python_defaults(repo)["gates"]["test"]["command"]
+
+
+def test_no_source_when_nothing_is_measurable(repo: Path) -> None:
+    touch(repo, "pyproject.toml", "tests/test_x.py", "test_y.py")
+    command = python_defaults(repo)["gates"]["test"]["command"]
+    assert "--source" not in command
+
+
+def test_zero_config_uses_this_interpreter_quoted() -> None:
+    assert "python" in PY
+    defaults, marker = zero_config(Path(__file__).parent.parent) or ({}, "")
+    assert marker == "pyproject.toml"
+    assert defaults["gates"]["build"]["command"].startswith(f"{PY} -m compileall -q ")
+
+
+def test_no_project_is_a_helpful_error(repo: Path) -> None:
+    touch(repo, "README.md", "docs/index.md")
+    with pytest.raises(ConfigError) as info:
+        resolve_config(repo)
+    assert str(info.value) == (
+        f"{repo}: no agentgate.yml, .agentgate.yml or [tool.agentgate] in pyproject.toml here or "
+        "above, and no Python project detected; run `agentgate init` or write a config"
+    )
+
+
+def test_cli_verify_without_project_exits_2(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(repo)
+    assert main(["verify"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "no Python project detected; run `agentgate init`" in err
+    assert "Traceback" not in err
+
+
+def test_project_root_from_a_subdirectory(repo: Path) -> None:
+    touch(repo, "pyproject.toml", "src/demo/__init__.py", "tests/test_a.py")
+    assert project_root(repo / "src" / "demo") == repo
+    assert project_root(repo) == repo
+    config = resolve_config(repo / "src" / "demo")
+    assert config.root == repo
+    assert f"detected a Python project in {repo} (pyproject.toml)" in config.notices[0]
+    build = config.gate("build")
+    assert build is not None and build.command == f"{PY} -m compileall -q src tests"
+
+
+def test_project_root_stays_inside_the_repository(tmp_path: Path) -> None:
+    touch(tmp_path, "setup.cfg")  # above the repository: not this project
+    repo = tmp_path / "repo"
+    touch(repo, ".git/HEAD", "sub/mod.py")
+    assert project_root(repo / "sub") == repo / "sub"
+
+
+def test_project_root_outside_a_repository_is_the_start(tmp_path: Path) -> None:
+    touch(tmp_path, "setup.cfg", "sub/mod.py")
+    assert project_root(tmp_path / "sub") == tmp_path / "sub"
+
+
+def test_explain_zero_config_says_what_it_detected(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    touch(repo, "pyproject.toml", "src/demo/__init__.py")
+    monkeypatch.chdir(repo)
+    assert main(["explain", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["config"] == "zero-config defaults"
+    assert [g["name"] for g in doc["gates"]] == ["build", "lint", "test", "coverage"]
+    assert doc["notices"][0].startswith("no configuration: detected a Python project")
+    test = next(g for g in doc["gates"] if g["name"] == "test")
+    assert "--junitxml=.agentgate/junit.xml" in test["command"]
+
+
+def test_verify_zero_config_without_running_names_the_detection(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--no-run` runs nothing; the missing reports fail, and the notice says what was gated."""
+    touch(repo, "pyproject.toml", "src/demo/__init__.py")
+    monkeypatch.chdir(repo)
+    assert main(["verify", "--no-run", "--format", "json"]) == 1
+    verdict = json.loads(capsys.readouterr().out)
+    assert verdict["status"] == "fail"
+    assert any("detected a Python project (pyproject.toml)" in n for n in verdict["notices"])
+    assert [g["name"] for g in verdict["gates"]] == ["build", "lint", "test", "coverage"]
