@@ -11,9 +11,13 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from .config import Config
+    from .ledger import TaskRef
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_ESCALATE = 0, 1, 2, 3
 EXIT_BY_STATUS = {"pass": EXIT_PASS, "fail": EXIT_FAIL, "escalate": EXIT_ESCALATE}
@@ -77,6 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="TEXT",
         help="the agent's final message; a success claim the gate disproves is quoted",
     )
+    verify.add_argument(
+        "--task",
+        type=_task_id,
+        metavar="ID",
+        help="count the attempts of this task; escalate to a human when they run out",
+    )
+    _ledger_parsers(sub)
 
     sub.add_parser("schema", help="print the verdict JSON Schema")
 
@@ -111,6 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     handler = {"verify": _verify, "schema": _schema, "explain": _explain, "init": _init}
+    handler.update(LEDGER_HANDLERS)
     from .config import ConfigError
     from .registry import RegistryError
 
@@ -140,7 +152,14 @@ def _verify(args: argparse.Namespace) -> int:
     if args.max_chars:
         config.max_chars = args.max_chars
     status = StatusReporter.for_stream(sys.stderr)
-    verdict = run_verdict(config, registry, run=not args.no_run, status=status, claim=args.claim)
+    verdict = run_verdict(
+        config,
+        registry,
+        run=not args.no_run,
+        status=status,
+        claim=args.claim,
+        task=_task_ref(args.task),
+    )
     if args.output:
         _write_output(Path(args.output), verdict.to_json())
     _emit(verdict, args.format, sys.stdout)
@@ -283,3 +302,126 @@ def _init(args: argparse.Namespace) -> int:
         "`agentgate verify` to gate the project"
     )
     return EXIT_PASS
+
+
+# -- attempts, blockers and the dashboard (ledger.py, stats.py) -------------------------------
+
+
+def _ledger_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from .ledger import BLOCK_REASONS, HUMAN_ONLY_REASONS
+
+    block = sub.add_parser(
+        "block",
+        help="record a blocker the agent cannot fix for a task",
+        description="Human-only reasons ("
+        + ", ".join(HUMAN_ONLY_REASONS)
+        + ") make the next verify escalate to a human; transient and insufficient_context "
+        "keep the agent working.",
+    )
+    block.add_argument("--config", metavar="FILE", help="config file (default: discovered)")
+    block.add_argument("--task", type=_task_id, metavar="ID", help="the task (required)")
+    block.add_argument(
+        "--reason",
+        required=True,
+        choices=BLOCK_REASONS,
+        metavar="REASON",
+        help="one of: " + ", ".join(BLOCK_REASONS),
+    )
+    block.add_argument("--detail", default="", metavar="TEXT", help="what blocks, for a human")
+
+    reset = sub.add_parser("reset", help="clear a task's attempts (all tasks without --task)")
+    reset.add_argument("--config", metavar="FILE", help="config file (default: discovered)")
+    reset.add_argument("--task", type=_task_id, metavar="ID", help="the task to clear")
+
+    stats = sub.add_parser("stats", help="pass rates, rejections and escalations from the history")
+    stats.add_argument("--config", metavar="FILE", help="config file (default: discovered)")
+    stats.add_argument("--since", metavar="AGE", help="only verdicts newer than AGE: 7d, 24h, 30m")
+    stats.add_argument("--format", choices=("text", "json", "markdown", "svg"), default="text")
+    stats.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
+
+
+def _task_id(text: str) -> str:
+    from .ledger import LedgerError, check_task_id
+
+    try:
+        return check_task_id(text)
+    except LedgerError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _task_ref(task_id: str | None) -> TaskRef | None:
+    from .ledger import TaskRef
+
+    return None if task_id is None else TaskRef(task_id, "cli")
+
+
+def _ledger_project(args: argparse.Namespace) -> tuple[Path, Config | None]:
+    """The project root whose ``.agentgate/`` holds the ledger, and its config if any."""
+    from .config import find_config, load_config
+    from .registry import get_registry
+
+    cwd = Path.cwd()
+    path = (cwd / args.config) if args.config else find_config(cwd)
+    if path is None:
+        return cwd, None
+    config = load_config(path, get_registry())
+    return config.root, config
+
+
+def _block(args: argparse.Namespace) -> int:
+    from .ledger import block, resolve_task
+
+    root, config = _ledger_project(args)
+    task = _task_ref(args.task)
+    if task is None and config is not None:
+        task = resolve_task(config, None)
+    if task is None:
+        print(
+            "agentgate: error: block needs --task ID "
+            "(or `attempts: {per_branch: true}` on a git branch)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    human = block(root, task, args.reason, args.detail)
+    then = (
+        "the next verify escalates to a human"
+        if human
+        else "the next failing verify tells the agent to keep going"
+    )
+    print(f"agentgate: recorded {args.reason} for task {task.id}; {then}")
+    return EXIT_PASS
+
+
+def _reset(args: argparse.Namespace) -> int:
+    from .ledger import reset
+
+    root, _ = _ledger_project(args)
+    cleared = reset(root, args.task)
+    if args.task:
+        what = f"cleared task {args.task}" if cleared else f"task {args.task} had no attempts"
+    else:
+        what = f"cleared {cleared} task{'' if cleared == 1 else 's'}"
+    print(f"agentgate: {what}")
+    return EXIT_PASS
+
+
+def _stats(args: argparse.Namespace) -> int:
+    from .ledger import LedgerError, read_history
+    from .stats import RENDERERS, compute
+
+    root, _ = _ledger_project(args)
+    try:
+        stats = compute(read_history(root), since=args.since)
+    except LedgerError as exc:
+        print(f"agentgate: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    text = RENDERERS[args.format](stats)
+    if args.output:
+        _write_output(Path(args.output), text.rstrip("\n"))
+        print(f"agentgate: wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return EXIT_PASS
+
+
+LEDGER_HANDLERS = {"block": _block, "reset": _reset, "stats": _stats}

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from .config import STATE_DIR, Config
 from .gates.base import GateConfig, GateInput, new_result, skipped
+from .ledger import TaskRef, settle
 from .process import CommandResult, CommandSpec, StatusReporter, run_commands
 from .registry import Registry
 from .render.continuation import render_continuation
@@ -25,6 +27,23 @@ NOTHING_VERIFIED = (
     "no gate produced any evidence, so nothing was verified: configure at least one gate "
     "with a command or a report"
 )
+
+
+# What `actual` holds for a built-in gate kind that could not measure anything.
+UNMEASURED: dict[str, dict[str, object]] = {
+    "build": {"exit_code": None, "errors": None},
+    "lint": {"errors": None, "warnings": None},
+    "test": {
+        "total": 0,
+        "passed": 0,
+        "failed": 0,
+        "errors": 0,
+        "skipped": 0,
+        "flaky": 0,
+        "pass_rate": None,
+    },
+    "coverage": {"lines": None, "branches": None, "functions": None, "statements": None},
+}
 
 
 @dataclass(frozen=True)
@@ -52,12 +71,16 @@ def command_environment() -> dict[str, str]:
     }
 
 
-def make_plan(config: Config, registry: Registry, *, run: bool = True) -> Plan:
+def make_plan(
+    config: Config, registry: Registry, *, run: bool = True, in_process: Collection[str] = ()
+) -> Plan:
+    """``in_process``: gates whose evidence the front door supplies (the pytest plugin's own
+    session is the test run); their commands are not run."""
     commands = []
     base_env = command_environment()
     if run:
         for gate in config.gates:
-            if gate.enabled and gate.command and config.enabled:
+            if gate.enabled and gate.command and config.enabled and gate.name not in in_process:
                 stdout_report = registry.kinds[gate.kind].stdout_report and not gate.reports
                 commands.append(
                     CommandSpec(
@@ -84,13 +107,17 @@ def ensure_state_dir(root: Path) -> Path:
 
 
 def execute(
-    plan: Plan, status: StatusReporter | None = None
+    plan: Plan,
+    status: StatusReporter | None = None,
+    *,
+    cancel: threading.Event | None = None,
 ) -> tuple[dict[str, CommandResult], float]:
+    """Run the plan's commands; ``cancel`` (set from another thread) ends them early."""
     started = time.time()
     if not plan.commands:
         return {}, started
     ensure_state_dir(plan.config.root)
-    return run_commands(plan.commands, status=status), started
+    return run_commands(plan.commands, status=status, cancel=cancel), started
 
 
 def judge(
@@ -98,8 +125,14 @@ def judge(
     results: Mapping[str, CommandResult],
     started_at: float,
     registry: Registry,
+    evidence: Mapping[str, object] | None = None,
 ) -> list[GateResult]:
+    """``evidence``: per gate name, what a front door measured in-process (a TestRun, a
+    CoverageReport, or the ReportError that stopped it); the gate kind judges it instead of
+    reading its reports."""
+    evidence = evidence or {}
     gates = []
+    commands_run = tuple(spec.command for spec in plan.commands if spec.key in results)
     for gate in plan.config.gates:
         if not plan.config.enabled or not gate.enabled:
             gates.append(_disabled(gate, registry, plan, started_at))
@@ -111,6 +144,8 @@ def judge(
             ran_commands=plan.run,
             started_at=started_at,
             registry=registry,
+            commands_run=commands_run,
+            evidence=evidence.get(gate.name),
         )
         gates.append(_judge_one(gate_input, registry))
     return gates
@@ -126,6 +161,10 @@ def _judge_one(gate: GateInput, registry: Registry) -> GateResult:
         return registry.kinds[gate.config.kind].judge(gate)
     except Exception as exc:  # a bug in a gate kind must never turn into a pass
         result = new_result(gate, "fail", f"agentgate could not judge this gate ({exc!r})")
+        # The verdict must still validate: the built-in kinds' `actual` keys, none measured.
+        result.actual = dict(UNMEASURED.get(gate.config.kind, {}))
+        if "exit_code" in result.actual and gate.result is not None:
+            result.actual["exit_code"] = gate.result.exit_code
         result.problems.append(
             "internal error in the gate kind; please report it with this trace:\n"
             + "".join(traceback.format_exception(exc)[-3:])
@@ -141,11 +180,38 @@ def run_verdict(
     status: StatusReporter | None = None,
     attempt: Attempt | None = None,
     claim: str | None = None,
+    evidence: Mapping[str, object] | None = None,
+    task: TaskRef | None = None,
 ) -> Verdict:
-    """Run the whole pipeline once and return the one Verdict every surface renders."""
-    plan = make_plan(config, registry, run=run)
+    """Run the whole pipeline once and return the one Verdict every surface renders.
+
+    ``task`` names the task the verdict counts against (see ledger.py); without one, nothing is
+    counted (unless ``attempts.per_branch``) but the verdict still goes into the history.
+    """
+    wall_started = time.monotonic()
+    plan = make_plan(config, registry, run=run, in_process=tuple(evidence or ()))
     results, started_at = execute(plan, status)
-    gates = judge(plan, results, started_at, registry)
+    gates = judge(plan, results, started_at, registry, evidence)
+    return conclude(
+        config,
+        gates,
+        attempt=attempt,
+        claim=claim,
+        task=task,
+        wall_s=time.monotonic() - wall_started,
+    )
+
+
+def conclude(
+    config: Config,
+    gates: list[GateResult],
+    *,
+    attempt: Attempt | None = None,
+    claim: str | None = None,
+    task: TaskRef | None = None,
+    wall_s: float | None = None,
+) -> Verdict:
+    """The Verdict of judged gates: overall status, attempt, escalation, continuation text."""
     verdict = Verdict(
         status=overall_status(gates),
         profile=config.profile,
@@ -159,6 +225,10 @@ def run_verdict(
         # Nothing was measured, so nothing was verified: that is never a pass.
         verdict.status = "fail"
         verdict.notices.append(NOTHING_VERIFIED)
-    if verdict.status != "pass":
-        verdict.continuation = render_continuation(verdict, max_chars=config.max_chars, claim=claim)
+    # The ledger decides the attempt and any escalation once, before the text is written.
+    instruction = settle(verdict, config, task, wall_s=wall_s)
+    if verdict.status == "fail":  # an escalated task goes to a human, not back to the agent
+        verdict.continuation = render_continuation(
+            verdict, max_chars=config.max_chars, claim=claim, instruction=instruction
+        )
     return verdict

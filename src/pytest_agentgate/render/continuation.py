@@ -30,6 +30,12 @@ RULES = (
     "settings to get there."
 )
 
+# What is left of RULES when the budget is tiny.
+SHORT_RULES = (
+    "Fix every item now: no deferral to a follow-up PR or a later task, no incremental fixes, "
+    "no weakened checks."
+)
+
 
 def find_claim(message: str | None) -> str | None:
     """The sentence of the agent's final message that claims success, if any."""
@@ -79,9 +85,17 @@ def _gate_details(gate: GateResult) -> list[str]:
 
 
 def render_continuation(
-    verdict: Verdict, *, max_chars: int = 4000, claim: str | None = None
+    verdict: Verdict,
+    *,
+    max_chars: int = 4000,
+    claim: str | None = None,
+    instruction: str | None = None,
 ) -> str:
-    """The text that sends the agent back to work. Never longer than ``max_chars``."""
+    """The text that sends the agent back to work. Never longer than ``max_chars``.
+
+    ``instruction`` is one extra short paragraph from the ledger (a ``transient`` or
+    ``insufficient_context`` blocker: retry, gather the context), shown right after the head.
+    """
     failed = sorted(
         (g for g in verdict.gates if g.failed),
         key=lambda g: (not g.blocking, KIND_ORDER.get(g.kind, 4)),
@@ -89,17 +103,26 @@ def render_continuation(
     attempt = ""
     if verdict.attempt is not None:
         attempt = f" (attempt {verdict.attempt.number} of {verdict.attempt.max})"
-    names = ", ".join(g.name for g in failed) or "none"
-    head = [
-        f"COMPLETION REJECTED{attempt}: the work is not done. "
-        f"{len(failed)} of {len(verdict.gates)} gates failed under the {verdict.profile} "
-        f"profile: {names}."
-    ]
+    if failed:
+        names = ", ".join(g.name for g in failed)
+        first = (
+            f"COMPLETION REJECTED{attempt}: the work is not done. "
+            f"{len(failed)} of {len(verdict.gates)} gates failed under the {verdict.profile} "
+            f"profile: {names}."
+        )
+    else:  # nothing failed, yet no pass: nothing was measured (the notices say why)
+        first = (
+            f"COMPLETION REJECTED{attempt}: the work is not verified. No gate measured anything "
+            f"under the {verdict.profile} profile."
+        )
+    head = [first]
     said = find_claim(claim)
     if said and failed:
         facts = "; ".join(f"{g.name}: {g.summary}" for g in failed)
         head.append(_clip(f'You said: "{said}" The gate measured otherwise: {facts}.', 800))
     head.extend(_clip(n, 600) for n in verdict.notices if not failed)
+    if instruction:
+        head.append(_clip(instruction, 600))
     tail = [RULES]
     # Every failed gate's header is always shown; details fill what budget remains, in order.
     headers = [_gate_header(g) for g in failed]
@@ -118,15 +141,42 @@ def render_continuation(
             else:
                 left_out += 1
     if left_out:
-        tail.insert(
-            0,
-            f"({left_out} more items left out for length; "
-            "`agentgate verify --format json` lists them all.)",
-        )
+        tail.insert(0, _left_out_line(left_out))
     text = "\n".join([*head, *body, "", *tail])
-    if len(text) > max_chars:  # tiny budgets: headers alone did not fit
-        text = text[: max_chars - 1] + "…"
+    if len(text) > max_chars:  # small budgets: the headers alone did not fit
+        text = _squeeze(head, body, left_out, max_chars)
     return text
+
+
+def _left_out_line(count: int) -> str:
+    return (
+        f"({count} more items left out for length; "
+        "`agentgate verify --format json` lists them all.)"
+    )
+
+
+def _squeeze(head: list[str], body: list[str], left_out: int, max_chars: int) -> str:
+    """The text for a budget too small for every header: the first line and the rules stay
+    whole (what is rejected, and that deferring is not allowed); whole lines fill between."""
+    first = head[0]
+    middle = [line for line in [*head[1:], *body] if line]
+    worst = _left_out_line(left_out + len(middle))
+    rules = RULES
+    if len(first) + len(rules) + len(worst) + 2 > max_chars:
+        rules = SHORT_RULES
+    room = max_chars - len(first) - len(rules) - len(worst) - 2
+    if room < 0:  # the tiniest budgets: the first line, clipped, and the short rules
+        text = _clip(first, max(40, max_chars - len(rules) - 1)) + "\n" + rules
+        return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+    kept: list[str] = []
+    for line in middle:
+        if len(line) + 1 <= room:
+            kept.append(line)
+            room -= len(line) + 1
+        else:
+            left_out += 1
+    tail = [_left_out_line(left_out), rules] if left_out else [rules]
+    return "\n".join([first, *kept, *tail])
 
 
 def _size(lines: list[str]) -> int:
