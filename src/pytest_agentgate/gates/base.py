@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +75,13 @@ class GateInput:
     ran_commands: bool
     started_at: float  # wall-clock time (time.time()) when commands started
     registry: Registry
+    # Every command that ran this run (all gates): a report named in one of them must be fresh
+    # even when the gate reading it has no command of its own (coverage written by the tests).
+    commands_run: tuple[str, ...] = ()
+    # Evidence a front door measured in-process (the pytest plugin: a TestRun, a CoverageReport,
+    # or the ReportError that stopped it). A gate kind that accepts it judges it instead of
+    # reading its reports; None means read the reports as usual.
+    evidence: object | None = None
 
 
 class GateKind(Protocol):
@@ -188,8 +196,15 @@ def expand_reports(gate: GateInput) -> tuple[list[Path], list[str]]:
 
 
 def stale_reports(gate: GateInput, files: list[Path]) -> list[str]:
-    """Report files the gate's own command should have written this run but did not touch."""
-    if not gate.ran_commands or gate.result is None:
+    """Report files a command of this run should have written but did not touch.
+
+    That is the gate's own command, or, for a gate without one (a coverage gate reading what the
+    test command wrote), any command of this run that names the report. A report nobody in this
+    run writes (made by an earlier CI step) may be older than the run.
+    """
+    if not gate.ran_commands:
+        return []
+    if gate.result is None and not written_this_run(gate):
         return []
     stale = []
     for path in files:
@@ -201,6 +216,15 @@ def stale_reports(gate: GateInput, files: list[Path]) -> list[str]:
         if mtime < gate.started_at - 1.0:
             stale.append(display_path(path, gate.root))
     return stale
+
+
+def written_this_run(gate: GateInput) -> bool:
+    """Whether a command that ran this run names one of the gate's report paths."""
+    for pattern in gate.config.reports:
+        named = re.compile(r"(?:^|[\s=:'\"])" + re.escape(pattern) + r"(?:$|[\s'\";,])")
+        if any(named.search(command) for command in gate.commands_run):
+            return True
+    return False
 
 
 def display_path(path: Path | str, root: Path) -> str:

@@ -11,6 +11,7 @@ from .base import (
     Option,
     command_problem,
     display_path,
+    exit_disagrees,
     expand_reports,
     needed_to_reach,
     new_result,
@@ -49,6 +50,11 @@ class CoverageGate:
     def judge(self, gate: GateInput) -> GateResult:
         actual: dict[str, float | None] = dict.fromkeys(METRICS)
         problem = command_problem(gate)
+        # Measured in-process by the pytest plugin (pytest-cov's data), or why that failed.
+        if isinstance(gate.evidence, CoverageReport):
+            return self._judge_report(gate, gate.evidence, problem)
+        if isinstance(gate.evidence, ReportError):
+            return unreadable(gate, "no usable coverage data", gate.evidence, actual)
         try:
             report = self._read(gate)
         except ReportError as exc:
@@ -109,7 +115,11 @@ class CoverageGate:
                     f"{metric}: {pct(ratio.percent)} < {pct(threshold)}: cover {more} more of "
                     f"{ratio.total} {metric} ({ratio.covered} covered now)"
                 )
-        status = "fail" if failed_metrics or problem else "pass"
+        if not failed_metrics and not problem and (msg := exit_disagrees(gate)):
+            # The gate's own command (`coverage json`, a fail-under check) failed: a report that
+            # looks fine does not outweigh it.
+            problems.append(msg)
+        status = "fail" if failed_metrics or problems else "pass"
         result = new_result(gate, status, ", ".join(parts) or "no coverage thresholds set")
         result.actual = actual
         result.problems = problems

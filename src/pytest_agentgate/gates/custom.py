@@ -18,6 +18,7 @@ from .base import (
     expand_reports,
     new_result,
     skipped,
+    stale_reports,
     unreadable,
 )
 
@@ -85,6 +86,12 @@ class CustomGate:
                 )
             path: Path = files[0]
             source = display_path(path, gate.root)
+            if stale_reports(gate, files):
+                raise ReportError(
+                    source,
+                    f"not written by this run's {cfg.name} command (it is older than the run)",
+                    "the command probably failed before writing it",
+                )
             try:
                 text = path.read_text(encoding="utf-8", errors="replace")
             except OSError as exc:

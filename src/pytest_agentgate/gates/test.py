@@ -46,10 +46,20 @@ class TestGate:
             choices=("fail", "allow"),
             threshold=True,
         ),
+        Option(
+            "partial",
+            "choice",
+            "fail: a run of only part of the suite (pytest -k, -m, --lf, -x, chosen paths) fails; "
+            "allow: it is judged on what ran",
+            choices=("fail", "allow"),
+            threshold=True,
+        ),
     )
     stdout_report = False
 
     def judge(self, gate: GateInput) -> GateResult:
+        if isinstance(gate.evidence, TestRun):  # measured in-process by the pytest plugin
+            return self._judge_run(gate, gate.evidence, command_problem(gate))
         if not gate.config.reports:
             return skipped(gate, "no JUnit report configured")
         problem = command_problem(gate)
@@ -110,9 +120,23 @@ class TestGate:
             if cfg.thresholds.get("flaky") == "fail":
                 fail = True
                 summary += " (flaky tests are not allowed)"
+        partial_problem = None
+        if run.partial:
+            summary += "; partial run: " + "; ".join(run.partial)
+            if cfg.thresholds.get("partial") == "fail":
+                fail = True
+                partial_problem = (
+                    "only part of the suite ran (" + "; ".join(run.partial) + "): a partial run "
+                    "cannot pass this profile, because the code the other tests cover is not "
+                    "verified; run the whole suite"
+                )
         result = new_result(gate, "fail" if fail else "pass", summary)
         result.actual = actual
         result.findings = findings
+        if partial_problem is not None:
+            result.problems.append(partial_problem)
+        elif run.partial:
+            result.notes.append("judged only the tests that ran: " + "; ".join(run.partial))
         if problem is not None:
             result.status = "fail"
             result.problems.append(problem)

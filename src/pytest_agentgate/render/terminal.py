@@ -29,7 +29,8 @@ def _gate_line(gate: GateResult, colour: bool, width: int) -> str:
     pad = " " * (4 - len(_LABELS.get(gate.status, gate.status)))
     duration = "" if gate.duration_s is None else f"  ({gate.duration_s:.2f}s)"
     advisory = "" if gate.blocking else " [advisory]"
-    return f"  {label}{pad}  {gate.name:<{width}}  {gate.summary}{advisory}{duration}"
+    summary = " ".join(gate.summary.split())  # one line per gate, whatever a gate kind wrote
+    return f"  {label}{pad}  {gate.name:<{width}}  {summary}{advisory}{duration}"
 
 
 def render_text(verdict: Verdict, *, colour: bool = False) -> str:

@@ -18,6 +18,8 @@ _TSC_ERROR = re.compile(
     r"^(?P<path>[^\s(][^(]*)\((?P<line>\d+),(?P<col>\d+)\):\s*error\s+(?P<code>TS\d+):\s*(?P<msg>.+)$"
 )
 _RUST_ERROR = re.compile(r"^error(?:\[(?P<code>E\d+)\])?:\s*(?P<msg>.+)$")
+# cargo's closing lines count the errors above them; they are not errors of their own.
+_RUST_SUMMARY = re.compile(r"^(aborting due to|could not compile) ")
 _RUST_LOCATION = re.compile(r"^\s*-->\s*(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+)")
 _PY_COMPILE = re.compile(r"^\*\*\* Error compiling '(?P<path>[^']+)'")
 _PY_FILE_LINE = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
@@ -47,7 +49,7 @@ def extract_errors(output: str) -> list[Finding]:
                 column=int(m["col"]),
                 code=m["code"],
             )
-        elif m := _RUST_ERROR.match(line):
+        elif (m := _RUST_ERROR.match(line)) and not _RUST_SUMMARY.match(m["msg"]):
             finding, consumed = _rust_error(m, lines, index)
         elif m := _PY_COMPILE.match(line):
             finding, consumed = _python_compile_error(m["path"], lines, index)
@@ -69,7 +71,6 @@ def _int(text: str | None) -> int | None:
 
 def _rust_error(m: re.Match[str], lines: list[str], index: int) -> tuple[Finding, int]:
     message = m["msg"].strip()
-    # "error: could not compile `x`" summarises the errors above it; it has no location.
     for offset in range(1, 4):
         if index + offset >= len(lines):
             break

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from typing import Any
 
+from ._io import load_json as _load_json
 from .model import ReportError
 
 # Severity words tools use, ranked. Unknown words rank as "warning" would: they are findings.
@@ -29,14 +31,8 @@ SEVERITY_RANK: dict[str, int] = {
 
 
 def load_json(text: str, source: str) -> Any:
-    if not text.strip():
-        raise ReportError(source, "is empty, expected a JSON report")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ReportError(
-            source, f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from None
+    """The parsed report; empty, truncated, malformed or absurdly nested text is a ReportError."""
+    return _load_json(text, source, empty_hint="the command printed nothing or wrote no report")
 
 
 def lookup(data: Any, dotted: str, source: str) -> float:
@@ -53,17 +49,36 @@ def lookup(data: Any, dotted: str, source: str) -> float:
             raise ReportError(source, f"has no value at `{'.'.join(walked)}` (metric `{dotted}`)")
     if isinstance(node, bool) or not isinstance(node, (int, float)):
         raise ReportError(source, f"`{dotted}` is {json.dumps(node)[:60]}, not a number")
-    return float(node)
+    try:
+        value = float(node)
+    except OverflowError:  # an integer too large for a float
+        value = math.inf
+    if not math.isfinite(value):
+        # NaN compares false with every bound, so it would pass any min/max: never a pass.
+        raise ReportError(source, f"`{dotted}` is {node!r}, not a finite number")
+    return value
 
 
 def severities(data: Any) -> Iterator[str]:
-    """Every value of a key named ``severity`` (any case, any prefix) anywhere in the report."""
-    if isinstance(data, dict):
-        for key, value in data.items():
-            if isinstance(key, str) and key.lower().endswith("severity") and isinstance(value, str):
-                yield value.lower()
-            else:
-                yield from severities(value)
-    elif isinstance(data, list):
-        for item in data:
-            yield from severities(item)
+    """Every value of a key named ``severity`` (any case, any prefix) anywhere in the report.
+
+    Walked with an explicit stack, in document order: a deeply nested report cannot overflow
+    Python's recursion limit.
+    """
+    stack: list[Any] = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            children = []
+            for key, value in node.items():
+                if (
+                    isinstance(key, str)
+                    and key.lower().endswith("severity")
+                    and isinstance(value, str)
+                ):
+                    yield value.lower()
+                else:
+                    children.append(value)
+            stack.extend(reversed(children))
+        elif isinstance(node, list):
+            stack.extend(reversed(node))

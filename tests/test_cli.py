@@ -1,0 +1,255 @@
+"""`agentgate verify` and `agentgate schema`: output formats, exit codes, report-only mode."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _helpers import DATA, CliRun
+
+from pytest_agentgate import __version__
+from pytest_agentgate.cli import main, schema_text
+
+Agentgate = Callable[..., CliRun]
+WriteConfig = Callable[[str], Path]
+Check = Callable[[dict[str, Any]], dict[str, Any]]
+
+PASSING_JUNIT = (
+    '<testsuite><testcase classname="t" name="a"/><testcase classname="t" name="b"/></testsuite>'
+)
+GATES = (
+    "gates:\n"
+    "  build: {command: 'true'}\n"
+    "  lint: {command: 'cat lint.json', format: ruff}\n"
+    "  test: {command: 'cp pass.src junit.xml', report: junit.xml}\n"
+)
+
+
+@pytest.fixture
+def passing(project: Path, write_config: WriteConfig) -> Path:
+    """A project whose three gates pass without any real tool."""
+    (project / "lint.json").write_text("[]")
+    (project / "pass.src").write_text(PASSING_JUNIT)
+    write_config(GATES)
+    return project
+
+
+def test_json_is_the_only_thing_on_stdout(passing: Path, agentgate: Agentgate) -> None:
+    run = agentgate("verify", "--format", "json", "--output", "out/verdict.json")
+    assert run.code == 0
+    assert run.out.startswith("{") and run.out.endswith("}\n")
+    verdict = run.verdict()
+    assert verdict["schema"] == "agentgate.verdict/1"
+    assert [g["status"] for g in verdict["gates"]] == ["pass", "pass", "pass"]
+    written = json.loads((passing / "out" / "verdict.json").read_text())
+    assert written["gates"][0]["summary"] == verdict["gates"][0]["summary"]
+    assert written["status"] == "pass"
+
+
+def test_text_output(passing: Path, agentgate: Agentgate, check_verdict: Check) -> None:
+    run = agentgate("verify", "--output", "v.json")
+    assert run.code == 0
+    lines = run.out.splitlines()
+    assert lines[0] == "agentgate: PASS (profile standard)"
+    assert [ln.split()[:2] for ln in lines[1:4]] == [
+        ["PASS", "build"],
+        ["PASS", "lint"],
+        ["PASS", "test"],
+    ]
+    assert "\x1b[" not in run.out
+    check_verdict(json.loads((passing / "v.json").read_text()))
+
+
+def test_markdown_output(passing: Path, agentgate: Agentgate) -> None:
+    (passing / "lint.json").write_text(
+        json.dumps(
+            [
+                {
+                    "code": "E501",
+                    "message": "Line too long",
+                    "filename": str(passing / "a.py"),
+                    "location": {"row": 3, "column": 1},
+                }
+            ]
+        )
+    )
+    run = agentgate("verify", "--format", "markdown")
+    assert run.code == 1
+    assert "| Gate | Status | Summary | Time |" in run.out
+    assert "| lint | ❌ fail | 1 error (max 0), 0 warnings (max 50) |" in run.out
+    assert "- `a.py:3` `E501` Line too long" in run.out
+    assert "### What the agent is told" in run.out
+
+
+def test_claim_and_max_chars(passing: Path, agentgate: Agentgate) -> None:
+    (passing / "pass.src").write_text(
+        '<testsuite><testcase classname="t" name="a"><failure message="boom"/></testcase>'
+        "</testsuite>"
+    )
+    run = agentgate(
+        "verify", "--format", "json", "--claim", "Done. All tests pass.", "--max-chars", "900"
+    )
+    assert run.code == 1
+    text = run.verdict()["continuation"]
+    assert 'You said: "All tests pass." The gate measured otherwise: test: 0 of 1' in text
+    assert len(text) <= 900
+
+
+def test_exit_codes_for_usage_and_config_errors(
+    project: Path, write_config: WriteConfig, agentgate: Agentgate
+) -> None:
+    write_config("gates:\n  bulid: {command: make}\n")
+    run = agentgate("verify")
+    assert run.code == 2
+    assert "did you mean 'build'?" in run.err and run.out == ""
+    assert agentgate().code == 2
+    (project / "agentgate.yml").unlink()
+    flags = agentgate("verify", "--lint-format", "ruff", "--junit", "j.xml")
+    assert flags.code == 2 and "--lint-format: goes with --lint FILE" in flags.err
+    with pytest.raises(SystemExit) as exc:
+        main(["verify", "--max-chars", "12"])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["verify", "--max-chars", "many"])
+    assert exc.value.code == 2
+
+
+def test_output_that_cannot_be_written_is_a_usage_error(
+    passing: Path, agentgate: Agentgate
+) -> None:
+    (passing / "blocker").write_text("a file, not a directory")
+    run = agentgate("verify", "--output", "blocker/verdict.json")
+    assert run.code == 2
+    assert "cannot write the verdict" in run.err
+
+
+def test_schema_command(agentgate: Agentgate, verdict_schema: dict[str, Any]) -> None:
+    run = agentgate("schema")
+    assert run.code == 0
+    assert json.loads(run.out) == verdict_schema
+    assert run.out == schema_text()
+
+
+def test_everything_skipped_is_a_failure(
+    project: Path, write_config: WriteConfig, agentgate: Agentgate
+) -> None:
+    write_config("gates:\n  build: {command: 'true'}\n")
+    run = agentgate("verify", "--no-run", "--format", "json")
+    assert run.code == 1
+    verdict = run.verdict()
+    assert verdict["gates"][0]["status"] == "skipped"
+    assert any("nothing was verified" in n for n in verdict["notices"])
+
+
+@pytest.mark.parametrize(
+    ("sample", "passed", "failed", "errors", "skipped", "flaky"),
+    [
+        ("junit/pytest-xunit1.xml", 3, 2, 2, 2, 0),
+        ("junit/pytest-xunit2.xml", 3, 2, 2, 2, 0),
+        ("junit/pytest-teardown-dup.xml", 1, 0, 1, 0, 0),
+        ("junit/surefire-flaky.xml", 2, 1, 0, 1, 1),
+        ("junit/gotestsum.xml", 6, 1, 0, 1, 1),
+        ("junit/cargo-libtest-junit.xml", 1, 2, 0, 0, 0),
+        ("js/jest-junit.xml", 4, 1, 0, 1, 0),
+        ("js/vitest-junit.xml", 3, 1, 0, 2, 0),
+        ("js/mocha-junit.xml", 5, 1, 0, 2, 0),
+        ("js/mocha-junit-default.xml", 5, 1, 0, 0, 0),
+    ],
+)
+def test_no_run_with_junit_dialects(
+    sample: str,
+    passed: int,
+    failed: int,
+    errors: int,
+    skipped: int,
+    flaky: int,
+    project: Path,
+    agentgate: Agentgate,
+) -> None:
+    run = agentgate("verify", "--no-run", "--junit", str(DATA / sample), "--format", "json")
+    actual = run.gate("test")["actual"]
+    counts = [actual[k] for k in ("passed", "failed", "errors", "skipped", "flaky")]
+    assert counts == [passed, failed, errors, skipped, flaky]
+    assert actual["total"] == passed + failed + errors + skipped
+    assert run.code == 1  # every sample has a deliberate failure
+    assert any("no configuration file" in n for n in run.verdict()["notices"])
+
+
+def test_no_run_with_js_reports(project: Path, agentgate: Agentgate) -> None:
+    run = agentgate(
+        "verify",
+        "--no-run",
+        "--lint",
+        str(DATA / "js" / "eslint.json"),
+        "--coverage",
+        str(DATA / "js" / "coverage-summary.json"),
+        "--profile",
+        "relaxed",
+        "--format",
+        "json",
+    )
+    lint, coverage = run.gate("lint"), run.gate("coverage")
+    assert lint["actual"] == {"errors": 3, "warnings": 1}
+    assert lint["status"] == "pass"  # relaxed tolerates 5 errors
+    assert coverage["actual"]["lines"] == pytest.approx(40 * 100 / 44)
+    assert coverage["actual"]["branches"] == pytest.approx(11 * 100 / 14)
+    assert coverage["actual"]["functions"] == 100.0
+    assert coverage["status"] == "pass"
+    assert run.code == 0
+    strict = agentgate(
+        "verify", "--no-run", "--lint", str(DATA / "js" / "eslint.json"), "--profile", "strict"
+    )
+    assert strict.code == 1
+    assert "Parsing error: Unexpected keyword 'return'" in strict.out
+
+
+def test_real_console_script_and_module(project: Path, write_config: WriteConfig) -> None:
+    write_config("profile: strcit\n")
+    script = Path(sys.executable).with_name("agentgate")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "pytest_agentgate"]
+    env = {**os.environ, "NO_COLOR": "1"}
+    proc = subprocess.run(
+        [*command, "verify"], capture_output=True, text=True, cwd=project, env=env, timeout=60
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert "did you mean 'strict'?" in proc.stderr
+    version = subprocess.run(
+        [sys.executable, "-m", "pytest_agentgate", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert version.returncode == 0
+    assert version.stdout.strip() == f"agentgate {__version__}"
+
+
+def test_interrupt_and_module_entry(
+    passing: Path,
+    agentgate: Agentgate,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import importlib
+
+    from pytest_agentgate import engine
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(engine, "run_verdict", interrupted)
+        run = agentgate("verify")
+    assert run.code == 130 and "interrupted" in run.err
+    monkeypatch.setattr(sys, "argv", ["agentgate", "--version"])
+    monkeypatch.delitem(sys.modules, "pytest_agentgate.__main__", raising=False)
+    with pytest.raises(SystemExit) as exc:  # `python -m pytest_agentgate`, in-process
+        importlib.import_module("pytest_agentgate.__main__")
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"agentgate {__version__}"
