@@ -58,7 +58,7 @@ def test_continuation_names_everything_most_important_first() -> None:
         "under the strict profile: build, test, lint, cov, audit, advice."
     )
     order = [
-        text.index(f"{n} ({k}) FAILED")
+        text.index(f"{n} FAILED" if n == k else f"{n} ({k}) FAILED")
         for n, k in [
             ("build", "build"),
             ("test", "test"),
@@ -94,13 +94,13 @@ def test_continuation_is_bounded_and_counts_what_it_left_out() -> None:
         assert shown + left == 206
         assert text.endswith(RULES)
         assert "  - fatal: no Makefile" in text  # build details come first
-        assert "coverage (coverage) FAILED" in text  # every header survives
+        assert "coverage FAILED" in text  # every header survives
     # Too small for every header: the first line and the rules stay whole, lines in between.
     small = render_continuation(verdict, max_chars=600, claim="All tests pass. " + "z" * 300)
     assert len(small) <= 600 and small.endswith(RULES)
     assert small.startswith("COMPLETION REJECTED: the work is not done. 3 of 3 gates failed")
     assert "(207 more items left out for length;" in small  # 206 details and the claim
-    assert "lint (lint) FAILED: lint summary" in small.splitlines()
+    assert "lint FAILED: lint summary" in small.splitlines()
     tiny = render_continuation(verdict, max_chars=200)
     assert len(tiny) <= 200 and tiny.startswith("COMPLETION REJECTED")
     assert tiny.endswith(SHORT_RULES) and "follow-up PR" in tiny

@@ -67,7 +67,8 @@ def _finding_line(f: Finding) -> str:
 
 
 def _gate_header(gate: GateResult) -> str:
-    return _clip(f"{gate.name} ({gate.kind}) FAILED: {gate.summary}", 600)
+    label = gate.name if gate.name == gate.kind else f"{gate.name} ({gate.kind})"
+    return _clip(f"{label} FAILED: {gate.summary}", 600)
 
 
 def _gate_details(gate: GateResult) -> list[str]:
