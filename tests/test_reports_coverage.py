@@ -15,7 +15,11 @@ import pytest
 from pytest_agentgate.reports.coverage import (
     COVERAGE_FORMATS,
     detect_coverage_format,
+    merge_coverage,
+    parse_lcov,
     read_coverage,
+    read_coverage_data_files,
+    read_coverage_files,
 )
 from pytest_agentgate.reports.model import Ratio, ReportError
 
@@ -325,7 +329,13 @@ def test_istanbul_percentages_come_from_counts_not_pct(tmp_path: Path) -> None:
 
 
 def test_formats_tuple() -> None:
-    assert COVERAGE_FORMATS == ("coverage-json", "coverage-data", "istanbul-summary")
+    assert COVERAGE_FORMATS == (
+        "coverage-json",
+        "coverage-data",
+        "istanbul-summary",
+        "cobertura",
+        "lcov",
+    )
 
 
 def test_detection_by_content(tmp_path: Path, project: Path) -> None:
@@ -342,8 +352,10 @@ def test_detection_by_content(tmp_path: Path, project: Path) -> None:
     ("content", "problem"),
     [
         (b'{"some": "thing"}', "JSON of an unknown shape"),
-        (b'<?xml version="1.0"?><coverage/>', "XML"),
-        (b"TN:\nSF:a.js\nend_of_record\n", "not JSON and not a SQLite data file"),
+        (b'<?xml version="1.0"?><report name="jacoco"/>', "JaCoCo"),
+        (b'<coverage generated="1" clover="4.4.1"><project/></coverage>', "Clover"),
+        (b"<html><body/></html>", "root element <html>"),
+        (b"hello", "not JSON, XML, lcov or a SQLite data file"),
         (b'{"/a.js": {"statementMap": {}, "s": {}}}', "coverage-final.json"),
         (b"[1, 2]", "unknown shape"),
     ],
@@ -451,9 +463,13 @@ def test_explicit_format_mismatches(tmp_path: Path, project: Path) -> None:
     json_file = write_json(tmp_path / "c.json", py_json())
     with pytest.raises(ReportError, match=r"not a coverage\.py data file"):
         read_coverage(json_file, format="coverage-data")
-    with pytest.raises(ReportError, match="unknown coverage format 'lcov'") as caught:
+    with pytest.raises(ReportError, match="unknown coverage format 'gcov'") as caught:
+        read_coverage(json_file, format="gcov")
+    assert "istanbul-summary" in caught.value.hint and "lcov" in caught.value.hint
+    with pytest.raises(ReportError, match="is not an lcov tracefile"):
         read_coverage(json_file, format="lcov")
-    assert "istanbul-summary" in caught.value.hint
+    with pytest.raises(ReportError, match="not well-formed XML"):
+        read_coverage(json_file, format="cobertura")
     with pytest.raises(ReportError, match='"total" should be an object'):
         read_coverage(json_file, format="istanbul-summary")
     empty = tmp_path / "empty"
@@ -523,3 +539,304 @@ def test_older_coverage_json_has_no_functions_or_branches(tmp_path: Path) -> Non
     assert report.lines == report.statements == Ratio(8, 10)
     assert report.files[0].path == "pkg/ü.py"
     assert report.files[0].missing_lines == [3, 12]
+
+
+# --- Cobertura ----------------------------------------------------------------------------------
+
+PY_PROJECT = DATA / "python" / "project"
+
+
+def test_real_coverage_py_xml_counts_lines_not_rates() -> None:
+    path = DATA / "python" / "coverage-partial.xml"
+    assert detect_coverage_format(path) == "cobertura"
+    report = read_coverage(path, root=PY_PROJECT)
+    # The same run as coverage-partial.json: the numbers agree with coverage.py's JSON.
+    assert report.format == "cobertura"
+    assert report.lines == report.statements == Ratio(28, 39)
+    assert report.branches == Ratio(7, 14)
+    assert report.functions is None  # coverage.py writes <methods/>: no function data
+    by_path = {f.path: f for f in report.files}
+    assert by_path[os.path.join("shop", "pricing.py")].missing_lines == [10, 11, 12, 13, 14, 15]
+    assert by_path[os.path.join("shop", "__init__.py")].lines == Ratio(0, 0)
+    for alias in ("cobertura", "coverage-xml"):
+        assert read_coverage(path, format=alias, root=PY_PROJECT).lines == Ratio(28, 39)
+
+
+def test_real_istanbul_cobertura_with_doctype_and_methods() -> None:
+    path = DATA / "js" / "c8-cobertura.xml"
+    assert detect_coverage_format(path) == "cobertura"
+    report = read_coverage(path)
+    # Same run as coverage-summary.json: lines 40/44, branches 11/14, functions 5/5.
+    assert (report.lines, report.branches, report.functions) == (
+        Ratio(40, 44),
+        Ratio(11, 14),
+        Ratio(5, 5),
+    )
+    # The <source> (/tmp/jscopy) was a temporary copy: where it is gone, filenames are kept.
+    assert sorted(f.path for f in report.files) == [
+        "src/cart.js",
+        "src/constants.js",
+        "src/format.js",
+    ]
+
+
+COBERTURA = """<?xml version="1.0" ?>
+<coverage line-rate="1" branch-rate="1" lines-valid="999" lines-covered="999">
+  <sources><source>{source}</source></sources>
+  <packages><package name="p"><classes>
+    <class name="A" filename="src/ünï.kt" line-rate="1">
+      <methods>
+        <method name="f" signature="()V"><lines><line number="2" hits="3"/></lines></method>
+        <method name="g" signature="()V"><lines><line number="5" hits="0"/></lines></method>
+        <method name="abstract" signature="()V"/>
+      </methods>
+      <lines>
+        <line number="2" hits="3" branch="true" condition-coverage="50% (1/2)"/>
+        <line number="5" hits="0"/>
+      </lines>
+    </class>
+    <class name="A$Inner" filename="src/ünï.kt">
+      <lines>
+        <line number="2" hits="0" branch="true" condition-coverage="100% (2/2)"/>
+        <line number="9" hits="1.0"/>
+      </lines>
+    </class>
+  </classes></package></packages>
+</coverage>
+"""
+
+
+def test_hand_made_cobertura_dedupes_lines_per_file_and_never_reads_rates(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "ünï.kt").write_text("", encoding="utf-8")
+    path = tmp_path / "cobertura ü.xml"
+    path.write_text(COBERTURA.format(source=tmp_path), encoding="utf-8")
+    report = read_coverage(path, root=tmp_path)
+    (file,) = report.files
+    assert file.path == os.path.join("src", "ünï.kt")
+    assert report.lines == Ratio(2, 3)  # lines 2 and 9 ran, 5 did not; 2 counted once
+    assert file.missing_lines == [5]
+    assert report.branches == Ratio(2, 2)  # the fuller of line 2's two records
+    assert report.functions == Ratio(1, 2)  # f ran, g did not; a method without lines is no data
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b"", "is empty"),
+        (b'<?xml version="1.0"?>\n<coverage>\n<packages>', "truncated XML"),
+        (b"<coverage><packages></packages></coverage>", "measured no files"),
+        (b"<coverage/>", "measured no files"),
+        (b"<testsuites/>", "root element is <testsuites>"),
+        (b"<coverage><a></b></coverage>", "not well-formed XML"),
+        (
+            b'<!DOCTYPE coverage [<!ENTITY x "y">]><coverage/>',
+            "DTD entity declarations are not allowed",
+        ),
+        (
+            b'<coverage><class filename="a.py"><lines><line number="x" hits="1"/></lines>'
+            b"</class></coverage>",
+            "number='x' is not a whole number",
+        ),
+        (b'<coverage><class name="c"/></coverage>', "<class> without a filename"),
+    ],
+)
+def test_malformed_cobertura(tmp_path: Path, content: bytes, problem: str) -> None:
+    path = tmp_path / "coverage.xml"
+    path.write_bytes(content)
+    with pytest.raises(ReportError) as caught:
+        read_coverage(path, format="cobertura")
+    assert str(caught.value).startswith(f"{path}:")
+    assert problem in str(caught.value)
+
+
+def test_cobertura_without_branch_data_has_no_branches(tmp_path: Path) -> None:
+    path = tmp_path / "c.xml"
+    path.write_text(
+        '<coverage><class filename="a.py"><lines><line number="1" hits="0"/></lines></class>'
+        "</coverage>",
+        encoding="utf-8",
+    )
+    report = read_coverage(path)
+    assert (report.lines, report.branches, report.functions) == (Ratio(0, 1), None, None)
+
+
+# --- lcov ---------------------------------------------------------------------------------------
+
+
+def test_real_coverage_py_lcov() -> None:
+    path = DATA / "python" / "coverage-partial.lcov"
+    assert detect_coverage_format(path) == "lcov"
+    report = read_coverage(path)
+    assert report.format == "lcov"
+    assert report.lines == report.statements == Ratio(28, 39)
+    assert report.branches == Ratio(7, 14)
+    assert report.functions == Ratio(6, 9)  # same as coverage-partial.json
+    by_path = {f.path: f for f in report.files}
+    assert by_path["shop/textutil.py"].missing_lines == [6, 10, 11, 12]
+
+
+def test_real_c8_lcov() -> None:
+    report = read_coverage(DATA / "js" / "c8-lcov.info", format="lcov")
+    assert (report.lines, report.branches, report.functions) == (
+        Ratio(40, 44),
+        Ratio(11, 14),
+        Ratio(5, 5),
+    )
+    assert {f.path: f.missing_lines for f in report.files}["src/format.js"] == [5, 6, 8, 9]
+
+
+def test_hand_made_lcov_edge_cases() -> None:
+    text = (
+        "TN:\nSF:/elsewhere/ü.c\nFN:1,3,main\nFNA:0,0,helper\nFNDA:2,main\nDA:1,2\nDA:2,0\n"
+        "BRDA:2,0,0,-\nBRDA:2,0,1,4\nLF:99\nLH:99\nend_of_record\n"
+        # the same file again (a second test name): unioned, counted once
+        "TN:t2\nSF:/elsewhere/ü.c\nDA:2,1\nFNDA:1,helper\nend_of_record\n"
+        # a record with summary lines only
+        "SF:summary_only.c\nLF:10\nLH:4\nFNF:2\nFNH:1\nBRF:0\nBRH:0\nend_of_record\n"
+    )
+    report = parse_lcov(text, "t.info")
+    by_path = {f.path: f for f in report.files}
+    assert by_path["/elsewhere/ü.c"].lines == Ratio(2, 2)  # DA wins over the LF/LH claim
+    assert by_path["summary_only.c"].lines == Ratio(4, 10)
+    assert by_path["summary_only.c"].detail is None  # cannot be merged line by line
+    assert report.lines == Ratio(6, 12)
+    assert report.branches == Ratio(1, 2)
+    assert report.functions == Ratio(3, 4)
+
+
+def test_lcov_without_function_or_branch_data_and_zero_totals() -> None:
+    report = parse_lcov("SF:a.py\nDA:1,0\nend_of_record\nSF:empty.py\nend_of_record\n", "t")
+    assert (report.lines, report.branches, report.functions) == (Ratio(0, 1), None, None)
+    empty_ok = parse_lcov("SF:e.js\nFNF:0\nFNH:0\nBRF:0\nBRH:0\nend_of_record\n", "t")
+    assert (empty_ok.lines, empty_ok.branches, empty_ok.functions) == (
+        Ratio(0, 0),
+        Ratio(0, 0),
+        Ratio(0, 0),
+    )
+    assert empty_ok.lines.percent == 100.0
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("", "is empty"),
+        ("SF:a.py\nDA:1,1\n", "truncated: record 'a.py' has no end_of_record"),
+        ("SF:a.py\nDA:one,1\nend_of_record\n", "line 2: 'one' is not a number"),
+        ("SF:a.py\nDA:1\nend_of_record\n", "DA needs line,hits"),
+        ("SF:a.py\nBRDA:1,0\nend_of_record\n", "BRDA needs"),
+        ("TN:\nDA:1,1\n", "DA outside an SF record"),
+        ("SF:a\nSF:b\nend_of_record\n", "record 'a' has no end_of_record"),
+        ("SF:a\nLF:1\nLH:2\nend_of_record\n", "covered 2 exceeds total 1"),
+        ("TN:\n", "has no SF record"),
+        ("SF:a\ngarbage\nend_of_record\n", "not an lcov line"),
+    ],
+)
+def test_malformed_lcov(tmp_path: Path, text: str, problem: str) -> None:
+    path = tmp_path / "lcov.info"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ReportError) as caught:
+        read_coverage(path, format="lcov")
+    assert str(caught.value).startswith(f"{path}:")
+    assert problem in str(caught.value)
+    assert caught.value.hint
+
+
+# --- shards -------------------------------------------------------------------------------------
+
+
+def test_lcov_shards_merge_line_by_line(tmp_path: Path) -> None:
+    one = tmp_path / "shard1.info"
+    two = tmp_path / "shard2.info"
+    one.write_text(
+        "SF:a.js\nFNDA:1,f\nFNDA:0,g\nDA:1,1\nDA:2,0\nBRDA:1,0,0,1\nBRDA:1,0,1,0\nend_of_record\n",
+        encoding="utf-8",
+    )
+    two.write_text(
+        "SF:a.js\nFNDA:0,f\nFNDA:3,g\nDA:1,0\nDA:2,5\nBRDA:1,0,0,0\nBRDA:1,0,1,-\nend_of_record\n"
+        "SF:b.js\nFNF:0\nFNH:0\nDA:1,0\nend_of_record\n",
+        encoding="utf-8",
+    )
+    report = read_coverage_files([one, two])
+    assert report.lines == Ratio(2, 3)
+    assert report.branches == Ratio(1, 2)
+    assert report.functions == Ratio(2, 2)
+    assert {f.path: f.missing_lines for f in report.files} == {"a.js": [], "b.js": [1]}
+
+
+def test_coverage_json_shards_merge_and_single_report_is_itself() -> None:
+    partial = read_coverage(DATA / "python" / "coverage-partial.json")
+    full = read_coverage(DATA / "python" / "coverage-branches.json")
+    merged = merge_coverage([partial, full])
+    assert (merged.lines, merged.branches, merged.functions) == (
+        Ratio(39, 39),
+        Ratio(11, 14),
+        Ratio(9, 9),
+    )
+    assert merge_coverage([partial]) is partial
+    with pytest.raises(ReportError, match="no coverage reports"):
+        merge_coverage([])
+
+
+def test_cobertura_shards_merge_lines_but_not_ambiguous_branches(tmp_path: Path) -> None:
+    def shard(name: str, hits: int, condition: str) -> Path:
+        path = tmp_path / name
+        path.write_text(
+            f'<coverage><class filename="a.py"><lines><line number="1" hits="{hits}" '
+            f'branch="true" condition-coverage="{condition}"/><line number="2" hits="{1 - hits}"/>'
+            "</lines></class></coverage>",
+            encoding="utf-8",
+        )
+        return path
+
+    exact = read_coverage_files([shard("1.xml", 1, "50% (1/2)"), shard("2.xml", 0, "0% (0/2)")])
+    assert (exact.lines, exact.branches) == (Ratio(2, 2), Ratio(1, 2))
+    unsure = read_coverage_files([shard("3.xml", 1, "50% (1/2)"), shard("4.xml", 0, "50% (1/2)")])
+    assert (unsure.lines, unsure.branches) == (Ratio(2, 2), None)
+    assert any("cannot be merged" in note for note in unsure.notes)
+
+
+def test_istanbul_summary_shards_cannot_be_merged() -> None:
+    summary = DATA / "js" / "coverage-summary.json"
+    with pytest.raises(ReportError, match="istanbul-summary cannot be merged") as caught:
+        read_coverage_files([summary, DATA / "js" / "coverage-summary-jest.json"])
+    assert "per-line" in str(caught.value)
+
+
+def test_parallel_data_files_are_combined_without_touching_them(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "prog.py").write_text(PROGRAM, encoding="utf-8")
+    (root / "helper.py").write_text(HELPER, encoding="utf-8")
+    (root / "other.py").write_text("from helper import never_called\nnever_called()\n")
+    coverage_cli(root, "run", "--branch", "-p", "prog.py")
+    coverage_cli(root, "run", "--branch", "-p", "other.py")
+    shards = sorted(root.glob(".coverage.*"))
+    assert len(shards) == 2
+    before = sorted((p.name, digest(p)) for p in root.iterdir())
+    for report in (
+        read_coverage_data_files(shards, root=root),
+        read_coverage_files(shards, root=root),
+        read_coverage(root, root=root),  # a directory: its data files, combined
+    ):
+        by_path = {f.path: f for f in report.files}
+        assert by_path["helper.py"].lines == Ratio(4, 4)  # never_called ran in the second shard
+        assert report.functions == Ratio(3, 3)
+        assert report.format == "coverage-data"
+    assert sorted((p.name, digest(p)) for p in root.iterdir()) == before
+
+
+def test_data_shards_measured_differently_cannot_combine(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "prog.py").write_text(PROGRAM, encoding="utf-8")
+    (root / "helper.py").write_text(HELPER, encoding="utf-8")
+    coverage_cli(root, "run", "--branch", "-p", "prog.py")
+    coverage_cli(root, "run", "-p", "prog.py")
+    with pytest.raises(ReportError, match="could not combine") as caught:
+        read_coverage_files(sorted(root.glob(".coverage.*")), root=root)
+    assert "--branch" in caught.value.hint
+    empty_dir = tmp_path / "nothing"
+    empty_dir.mkdir()
+    with pytest.raises(ReportError, match=r"holds no coverage\.py data file"):
+        read_coverage(empty_dir)

@@ -756,3 +756,76 @@ def test_mangled_reports_only_ever_raise_report_error(tmp_path: Path) -> None:
                 read_junit([path])
             except ReportError as exc:
                 assert exc.path == str(path)
+
+
+# --- bounded memory at scale --------------------------------------------------------------------
+
+
+def _many_cases(tmp_path: Path, name: str, cases: int, offset: int = 0) -> Path:
+    rows = []
+    for i in range(offset, offset + cases):
+        if i % 10 == 3:
+            rows.append(
+                f'<testcase classname="m{i % 7}" name="t{i}"><failure message="f{i}"/></testcase>'
+            )
+        elif i % 10 == 5:
+            rows.append(f'<testcase classname="m{i % 7}" name="t{i}"><skipped/></testcase>')
+        else:
+            rows.append(f'<testcase classname="m{i % 7}" name="t{i}"/>')
+    return write(tmp_path, f"<testsuite>{''.join(rows)}</testsuite>", name)
+
+
+def test_compact_fold_table_gives_the_same_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pytest_agentgate.reports.junit as junit
+
+    first = _many_cases(tmp_path, "a.xml", 3000)
+    # The second file reruns half of the first (failures now pass: flaky) and adds new tests.
+    rerun = "".join(f'<testcase classname="m{i % 7}" name="t{i}"/>' for i in range(1500, 4500))
+    second = write(tmp_path, f"<testsuite>{rerun}</testsuite>", "b.xml")
+    expected = read_junit([first, second])
+    monkeypatch.setattr(junit, "_COMPACT_AFTER", 16)  # move to the arrays early and grow them
+    got = read_junit([first, second])
+    assert (got.total, got.passed, got.failed, got.skipped, got.flaky) == (
+        expected.total,
+        expected.passed,
+        expected.failed,
+        expected.skipped,
+        expected.flaky,
+    )
+    assert got.failures == expected.failures and got.flaky_tests == expected.flaky_tests
+    assert got.total == 4500 and got.flaky == 150 and got.failed == 150
+    assert got.failures[0].message == "f3"
+
+
+def test_fold_table_grows_and_finds_zero_hash_keys() -> None:
+    from pytest_agentgate.reports.junit import _FoldTable
+
+    table = _FoldTable()
+    table._compact({})
+    for key in (0, 1, -1, 2**63 - 1, -(2**63)):
+        table.add(key, 2 | 8)  # failed once
+        table.add(key, 0)  # then passed
+    for key in range(2, 1000):
+        table.add(key * 7919, 1)
+    assert len(table) == 4 + 998  # keys 0 and 1 share a slot: 0 marks an empty slot
+    assert table.get(-1) == 8 and table.get(7919 * 5) == 1
+    counts = table.counts()
+    assert counts[8] == 4 and counts[1] == 998
+
+
+def test_system_out_over_ten_megabytes(tmp_path: Path) -> None:
+    blob = ("y" * 99 + "\n") * (11 * 2**20 // 100)
+    path = write(
+        tmp_path,
+        '<testsuite><testcase classname="c" name="ok"><system-out>'
+        + blob
+        + '</system-out></testcase><testcase classname="c" name="bad"><failure type="x"/>'
+        + "<system-out>panicked at a.rs:1\n"
+        + blob
+        + "</system-out></testcase></testsuite>",
+    )
+    run = read_junit([path])
+    assert (run.passed, run.failed) == (1, 1)
+    assert run.failures[0].message == "panicked at a.rs:1"

@@ -10,7 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentgate.reports.lint import LINT_FORMATS, parse_lint, read_lint
+from pytest_agentgate.reports.lint import (
+    LINT_FORMATS,
+    detect_lint_format,
+    parse_lint,
+    read_lint,
+)
 from pytest_agentgate.reports.model import ReportError
 from pytest_agentgate.verdict import Finding
 
@@ -266,6 +271,8 @@ def test_mypy_json_lines() -> None:
     report = parse_lint(text, format="mypy", source="stdout of `mypy -O json`")
     assert (report.errors, report.warnings) == (2, 0)
     assert report.findings[1].message == "Name missing (import it)"
+    # mypy's JSON columns are 0-based; findings are 1-based like every other tool's.
+    assert [f.column for f in report.findings] == [5, 1]
     with pytest.raises(ReportError, match="line 2"):
         parse_lint(json.dumps(lines[0]) + "\nnot json\n", format="mypy", source="m")
 
@@ -351,7 +358,7 @@ def test_sarif_levels() -> None:
         ("pylint", '{"statistics": {}}', '"messages" key should be a list'),
         ("flake8", "[]", "top level should be an object"),
         ("sarif", "{}", '"runs" key should be a list'),
-        ("mypy", "", "is empty"),
+        ("mypy", "[1]", "line 1 should be an object"),
     ],
 )
 def test_bad_text_is_a_report_error_naming_the_source(fmt: str, text: str, problem: str) -> None:
@@ -424,3 +431,213 @@ def test_read_lint_tolerates_bom_and_unicode_paths(tmp_path: Path) -> None:
     report = read_lint(path, format="eslint")
     assert report.source == str(path)
     assert [(f.path, f.severity) for f in report.findings] == [("src/日本.js", "warning")]
+
+
+# --- real output of pylint, mypy, flake8 and bandit (tests/data/lint/README.md) -----------------
+
+
+def test_real_pylint_json2_and_legacy_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(DATA / "lint" / "project")
+    for name in ("pylint-json2.json", "pylint-json.json"):
+        report = read_lint(DATA / "lint" / name, format="pylint")
+        # fatal 1 + error 2; warning 8 + refactor 3 + convention 7; info 1 dropped.
+        assert (report.tool, report.errors, report.warnings) == ("pylint", 3, 18), name
+        codes = {f.code for f in report.findings}
+        assert {"fatal", "syntax-error", "undefined-variable", "no-else-return"} <= codes
+        assert "useless-suppression" not in codes
+        undefined = next(f for f in report.findings if f.code == "undefined-variable")
+        assert (undefined.path, undefined.line, undefined.column) == (
+            os.path.join("app", "billing.py"),
+            13,
+            22,
+        )
+        assert any(f.path == os.path.join("app", "prix_é.py") for f in report.findings)
+
+
+def test_real_mypy_json_lines_columns_and_notes() -> None:
+    report = read_lint(DATA / "lint" / "mypy.jsonl", format="mypy")
+    assert (report.errors, report.warnings) == (2, 0)  # the annotation-unchecked note is dropped
+    first, second = report.findings
+    # `mypy --show-column-numbers` prints 7:23 for what the JSON calls column 22.
+    assert (first.path, first.line, first.column, first.code) == (
+        "app/billing.py",
+        7,
+        23,
+        "arg-type",
+    )
+    assert second.column == 16 and '"list" is invariant' in second.message
+    assert "\n" not in second.message
+    syntax = read_lint(DATA / "lint" / "mypy-syntax.jsonl", format="mypy")
+    assert [(f.code, f.line, f.column) for f in syntax.findings] == [
+        ("syntax", 1, 13),
+        ("syntax", 1, 14),
+    ]
+
+
+def test_clean_mypy_run_prints_nothing_and_is_clean() -> None:
+    for text in ("", "\n"):
+        report = parse_lint(text, format="mypy", source="stdout of `mypy -O json`")
+        assert (report.errors, report.warnings) == (0, 0)
+
+
+def test_real_flake8_json() -> None:
+    report = read_lint(DATA / "lint" / "flake8.json", format="flake8")
+    assert (report.tool, report.errors, report.warnings) == ("flake8", 5, 0)
+    assert [f.code for f in report.findings] == ["E501", "F401", "F841", "F821", "E999"]
+    assert report.findings[3].column == 23
+    clean = parse_lint('{"ok.py": []}', format="flake8", source="s")
+    assert clean.findings == []
+
+
+def test_real_bandit_sarif() -> None:
+    report = read_lint(DATA / "lint" / "bandit.sarif", format="sarif")
+    assert report.tool == "Bandit"
+    # B602 is an error; B404, B105, B101 are notes (low severity): dropped. broken.py could not
+    # be parsed: bandit says so in an error-level tool notification, which is an error.
+    assert [(f.code, f.severity, f.path, f.line) for f in report.findings] == [
+        ("B602", "error", "app/billing.py", 17),
+        (None, "error", "app/broken.py", None),
+    ]
+    assert "could not analyse" in report.findings[1].message
+
+
+def test_sarif_uri_decoding_default_levels_kinds_and_suppressions() -> None:
+    def result(rule: str, **extra: object) -> dict[str, object]:
+        return {
+            "ruleId": rule,
+            "message": {"text": rule},
+            "locations": [
+                {"physicalLocation": {"artifactLocation": {"uri": "src/prix_%C3%A9.py"}}}
+            ],
+            **extra,
+        }
+
+    text = json.dumps(
+        {
+            "version": "2.1.0",
+            "runs": [
+                {
+                    "tool": {
+                        "driver": {
+                            "name": "CodeQL",
+                            "rules": [
+                                {"id": "r-err", "defaultConfiguration": {"level": "error"}},
+                                {"id": "r-note", "defaultConfiguration": {"level": "note"}},
+                            ],
+                        }
+                    },
+                    "results": [
+                        result("r-err"),
+                        result("r-note"),
+                        result("r-idx", ruleIndex=0),
+                        result("r-pass", kind="pass", level="error"),
+                        result("r-sup", level="error", suppressions=[{"kind": "inSource"}]),
+                        result(
+                            "r-rej",
+                            level="error",
+                            suppressions=[{"kind": "external", "status": "rejected"}],
+                        ),
+                        result("r-gone", level="error", baselineState="absent"),
+                        result("r-plain"),
+                    ],
+                },
+                {"tool": {"driver": {"name": "semgrep"}}, "results": []},
+            ],
+        }
+    )
+    report = parse_lint(text, format="sarif", source="s.sarif")
+    assert report.tool == "sarif"  # two different tools
+    assert [(f.code, f.severity, f.tool) for f in report.findings] == [
+        ("r-err", "error", "CodeQL"),
+        ("r-idx", "error", "CodeQL"),
+        ("r-rej", "error", "CodeQL"),
+        ("r-plain", "warning", "CodeQL"),
+    ]
+    assert report.findings[0].path == "src/prix_é.py"
+    uri = "file:///tmp/x%20y.py"
+    one = {
+        "version": "2.1.0",
+        "runs": [{"results": [result("a", level="error")]}],
+    }
+    one["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] = (
+        uri
+    )
+    assert parse_lint(json.dumps(one), format="sarif", source="s").findings[0].path == "/tmp/x y.py"
+
+
+# --- detection ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("relative", "expected"),
+    [
+        ("python/ruff.json", "ruff"),
+        ("js/eslint.json", "eslint"),
+        ("lint/pylint-json2.json", "pylint"),
+        ("lint/pylint-json.json", "pylint"),
+        ("lint/mypy.jsonl", "mypy"),
+        ("lint/mypy-syntax.jsonl", "mypy"),
+        ("lint/flake8.json", "flake8"),
+        ("lint/bandit.sarif", "sarif"),
+    ],
+)
+def test_detects_every_real_sample(relative: str, expected: str) -> None:
+    path = DATA / relative
+    assert detect_lint_format(path.read_text(encoding="utf-8"), str(path)) == expected
+    assert read_lint(path).tool.lower() in {expected, "bandit"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"a.py": []}', "flake8"),
+        ("{}", "flake8"),
+        ('{"messages": [], "statistics": {}}', "pylint"),
+        ('{"version": "2.1.0", "runs": []}', "sarif"),
+        ('{"file": "a.py", "line": 1, "severity": "note", "message": "m"}', "mypy"),
+    ],
+)
+def test_detects_hand_made_shapes(text: str, expected: str) -> None:
+    assert detect_lint_format(text, "s") == expected
+    assert parse_lint(text, source="s").errors == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("", "is empty"),
+        ("[]", "empty list"),
+        ("hello", "not JSON"),
+        ("[1, 2]", "unknown or mixed"),
+        (
+            '[{"filePath": "a", "messages": []}, {"code": "x", "location": {}, "filename": "f"}]',
+            "mixed",
+        ),
+        ('{"version": "2.0.0", "runs": []}', "SARIF version '2.0.0'"),
+        ('{"whatever": 1}', "unknown shape"),
+        ("[1", "not valid JSON"),
+        ('{"a": 1}\n{"b": 2}', "not mypy"),
+        ("3", "not JSON"),
+    ],
+)
+def test_undetectable_text_lists_the_formats(text: str, problem: str) -> None:
+    with pytest.raises(ReportError) as caught:
+        detect_lint_format(text, "report.json")
+    assert str(caught.value).startswith("report.json:")
+    assert problem in str(caught.value)
+    for name in LINT_FORMATS:
+        assert name in caught.value.hint
+
+
+def test_malformed_real_samples_fail_cleanly(tmp_path: Path) -> None:
+    for name, fmt in (("pylint-json2.json", "pylint"), ("bandit.sarif", "sarif")):
+        cut = tmp_path / name
+        text = (DATA / "lint" / name).read_text(encoding="utf-8")
+        cut.write_text(text[: len(text) // 2], encoding="utf-8")
+        with pytest.raises(ReportError, match=r"truncated|not valid JSON") as caught:
+            read_lint(cut, format=fmt)
+        assert str(cut) in str(caught.value)
+    broken = tmp_path / "mypy.jsonl"
+    broken.write_text('{"file": "a.py", "line": 1, "severity": "error"}\n', encoding="utf-8")
+    with pytest.raises(ReportError, match='"message" should be a string'):
+        read_lint(broken, format="mypy")

@@ -31,7 +31,7 @@ def agentgate_lint_formats() -> Sequence[LintFormat]:
 
 @hookimpl
 def agentgate_coverage_formats() -> Sequence[CoverageFormat]:
-    from .reports.coverage import COVERAGE_FORMATS, read_coverage
+    from .reports.coverage import COVERAGE_ALIASES, COVERAGE_FORMATS, read_coverage
 
     def reader(fmt: str):  # type: ignore[no-untyped-def]
         def read(path: Path, root: Path) -> CoverageReport:
@@ -39,4 +39,4 @@ def agentgate_coverage_formats() -> Sequence[CoverageFormat]:
 
         return read
 
-    return [CoverageFormat(name, reader(name)) for name in COVERAGE_FORMATS]
+    return [CoverageFormat(name, reader(name)) for name in (*COVERAGE_FORMATS, *COVERAGE_ALIASES)]

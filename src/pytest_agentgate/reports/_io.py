@@ -134,3 +134,60 @@ def display_path(path: str, base: str | os.PathLike[str] | None = None) -> str:
             continue
         return str(relative) if relative.parts else "."
     return path
+
+
+# --- XML ----------------------------------------------------------------------------------------
+
+
+class XmlRejected(Exception):
+    """Raised from an expat handler to stop reading a report (a DTD, or the wrong root element)."""
+
+    def __init__(self, problem: str, hint: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.hint = hint
+
+
+def _refuse_entities(*_args: object) -> None:
+    raise XmlRejected(
+        "DTD entity declarations are not allowed in a report",
+        "a test or coverage report never needs one; refusing it keeps entity expansion and "
+        "external entities out; regenerate the report with the tool",
+    )
+
+
+def _refuse_doctype(*_args: object) -> None:
+    raise XmlRejected(
+        "DTD/entity declarations are not allowed in a JUnit report",
+        "a JUnit report never needs one; refusing it keeps entity expansion and external "
+        "entities out; regenerate the report with the test tool",
+    )
+
+
+def _doctype_without_subset(
+    _name: str, _system_id: str | None, _public_id: str | None, has_internal_subset: int
+) -> None:
+    # istanbul's Cobertura reporter writes <!DOCTYPE coverage SYSTEM "...coverage-04.dtd">: a
+    # bare reference, never fetched (no external entity handler, parameter entities off). An
+    # internal subset is where entities would be declared, so it is refused.
+    if has_internal_subset:
+        _refuse_entities()
+
+
+def hardened_expat(*, names: tuple[str, ...] = (), allow_doctype: bool = False) -> Any:
+    """A pyexpat parser that never expands a declared entity nor fetches anything.
+
+    ``allow_doctype`` False refuses any ``<!DOCTYPE>``; True tolerates a bare external reference
+    (never loaded) but still refuses an internal subset and every entity declaration. Handlers
+    raise :class:`XmlRejected`; callers turn it into a ReportError naming the file. ``names``
+    pre-seed expat's name cache, so a handler can compare tags by identity cheaply.
+    """
+    from xml.parsers import expat
+
+    parser = expat.ParserCreate(intern={name: name for name in names})
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    parser.StartDoctypeDeclHandler = _doctype_without_subset if allow_doctype else _refuse_doctype
+    parser.EntityDeclHandler = _refuse_entities
+    parser.UnparsedEntityDeclHandler = _refuse_entities
+    parser.ExternalEntityRefHandler = _refuse_entities
+    return parser

@@ -26,10 +26,12 @@ refusing them closes entity expansion bombs and external entities (XXE) at once.
 from __future__ import annotations
 
 import os
+from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 from xml.parsers import expat
 
+from ._io import XmlRejected, hardened_expat
 from .model import Outcome, ReportError, TestCaseResult, TestRun
 
 __all__ = ["read_junit"]
@@ -80,17 +82,116 @@ _TRUNCATION_CODES = frozenset(
 )
 
 _Key = tuple[str, str]
-# Where a failing occurrence was and what it said: (file, line attribute, first message line).
-_Detail = tuple[str | None, str | None, str | None]
+# A failing occurrence: (classname, name, file, line attribute, first message line).
+_Detail = tuple[str, str, str | None, str | None, str | None]
+# Past this many distinct tests the fold table moves from a dict to compact arrays.
+_COMPACT_AFTER = 1 << 17
+_OCCUPIED = 16  # set in every state byte of the compact table's used slots
 
 
-class _Rejected(Exception):
-    """Raised from an expat handler to stop reading a report that is not a JUnit report."""
+class _FoldTable:
+    """The folded state of every test identity seen so far, in bounded memory.
 
-    def __init__(self, problem: str, hint: str) -> None:
-        super().__init__(problem)
-        self.problem = problem
-        self.hint = hint
+    A test identity ``(classname, name)`` is stored as its 64-bit hash only: the names of a
+    million passing tests are never kept (the failing and flaky ones keep theirs in ``details``).
+    Up to ``_COMPACT_AFTER`` identities live in a dict (fastest); past that, in an open-addressing
+    table of ``array('q')`` hashes and a ``bytearray`` of states: 9 bytes a slot, at most half
+    full, about 20 MB for 1,000,000 tests instead of some 250 MB of tuples and strings.
+
+    The hash is Python's own (SipHash of each string, randomised per process, combined by the
+    tuple hash): 64 bits, so two different tests share one only with a probability of about
+    n^2 / 2^65, about 3e-8 for a million tests; such a pair would count as one test, its reruns.
+    """
+
+    __slots__ = ("_keys", "_mask", "_small", "_states", "_used")
+
+    def __init__(self) -> None:
+        self._small: dict[int, int] | None = {}
+        self._keys = array("q")
+        self._states = bytearray()
+        self._mask = 0
+        self._used = 0
+
+    def __len__(self) -> int:
+        return len(self._small) if self._small is not None else self._used
+
+    def add(self, key: int, state: int) -> None:
+        """Record an occurrence: the last outcome wins, an earlier failure sticks."""
+        small = self._small
+        if small is not None:
+            previous = small.get(key)
+            small[key] = state if previous is None else state | (previous & _EVER_FAILED)
+            if len(small) > _COMPACT_AFTER:
+                self._compact(small)
+            return
+        key = key or 1  # 0 marks an empty slot
+        keys, mask = self._keys, self._mask
+        slot = key & mask
+        while True:
+            found = keys[slot]
+            if found == key:
+                self._states[slot] = _OCCUPIED | state | (self._states[slot] & _EVER_FAILED)
+                return
+            if not found:
+                break
+            slot = (slot + 1) & mask
+        keys[slot] = key
+        self._states[slot] = _OCCUPIED | state
+        self._used += 1
+        if self._used * 2 > mask:
+            self._grow()
+
+    def get(self, key: int) -> int:
+        small = self._small
+        if small is not None:
+            return small[key]
+        key = key or 1
+        keys, mask = self._keys, self._mask
+        slot = key & mask
+        while keys[slot] != key:
+            slot = (slot + 1) & mask
+        return self._states[slot] & ~_OCCUPIED
+
+    def counts(self) -> list[int]:
+        """How many identities end in each state value (0-15)."""
+        if self._small is not None:
+            result = [0] * 16
+            for state in self._small.values():
+                result[state] += 1
+            return result
+        return [self._states.count(_OCCUPIED | state) for state in range(16)]
+
+    def _compact(self, small: dict[int, int]) -> None:
+        self._small = None
+        self._allocate(len(small) * 4)
+        for key, state in small.items():
+            self._insert(key or 1, state | _OCCUPIED)
+
+    def _grow(self) -> None:
+        keys, states = self._keys, self._states
+        self._allocate(len(keys) * 2)
+        for slot, key in enumerate(keys):
+            if key:
+                self._insert(key, states[slot])
+
+    def _allocate(self, size: int) -> None:
+        capacity = 1 << max(size - 1, 1).bit_length()
+        self._keys = array("q", bytes(8 * capacity))
+        self._states = bytearray(capacity)
+        self._mask = capacity - 1
+        self._used = 0
+
+    def _insert(self, key: int, state: int) -> None:
+        keys, mask = self._keys, self._mask
+        slot = key & mask
+        while keys[slot]:
+            slot = (slot + 1) & mask
+        keys[slot] = key
+        self._states[slot] = state
+        self._used += 1
+
+
+_Rejected = XmlRejected
 
 
 def read_junit(paths: Sequence[str | os.PathLike[str]]) -> TestRun:
@@ -103,8 +204,8 @@ def read_junit(paths: Sequence[str | os.PathLike[str]]) -> TestRun:
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]  # a lone path is a Sequence of characters: never iterate it
-    seen: dict[_Key, int] = {}
-    details: dict[_Key, _Detail] = {}
+    seen = _FoldTable()
+    details: dict[int, _Detail] = {}
     files: list[str] = []
     read: set[str] = set()
     for path in paths:
@@ -118,19 +219,22 @@ def read_junit(paths: Sequence[str | os.PathLike[str]]) -> TestRun:
     return _summarise(files, seen, details)
 
 
-def _summarise(files: list[str], seen: dict[_Key, int], details: dict[_Key, _Detail]) -> TestRun:
+def _summarise(files: list[str], seen: _FoldTable, details: dict[int, _Detail]) -> TestRun:
     run = TestRun(files=files, total=len(seen))
+    by_state = seen.counts()
     counts = [0, 0, 0, 0]
-    for key, state in seen.items():  # dicts keep first-seen order
+    for state, number in enumerate(by_state):
+        if number:
+            counts[state & _RANK_MASK] += number
+    for key, (classname, name, file, line, message) in details.items():  # first-failure order
+        state = seen.get(key)
         rank = state & _RANK_MASK
-        counts[rank] += 1
         flaky = rank == _PASSED and bool(state & _EVER_FAILED)
         if rank < _FAILED and not flaky:
-            continue
-        file, line, message = details.get(key, (None, None, None))
+            continue  # failed once, then skipped: a skip, as its last outcome says
         result = TestCaseResult(
-            name=key[1],
-            classname=key[0],
+            name=name,
+            classname=classname,
             outcome=_OUTCOMES[rank],
             file=file,
             line=_to_int(line),
@@ -143,7 +247,7 @@ def _summarise(files: list[str], seen: dict[_Key, int], details: dict[_Key, _Det
     return run
 
 
-def _read_file(path: str, seen: dict[_Key, int], details: dict[_Key, _Detail]) -> None:
+def _read_file(path: str, seen: _FoldTable, details: dict[int, _Detail]) -> None:
     """Stream one file into ``seen``/``details``; raise ReportError naming it if it can't."""
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed by the `with` below
@@ -228,14 +332,6 @@ def _syntax_error(
     )
 
 
-def _reject_dtd(*_args: object) -> None:
-    raise _Rejected(
-        "DTD/entity declarations are not allowed in a JUnit report",
-        "a JUnit report never needs one; refusing it keeps entity expansion and external "
-        "entities out; regenerate the report with the test tool",
-    )
-
-
 def _first_line(text: str | None) -> str | None:
     """The first meaningful line of ``text``, stripped and cut to MAX_MESSAGE characters.
 
@@ -268,22 +364,16 @@ def _to_int(text: str | None) -> int | None:
         return None
 
 
-def _new_parser(
-    seen: dict[_Key, int], details: dict[_Key, _Detail]
-) -> tuple[Any, Callable[[], bool]]:
+def _new_parser(seen: _FoldTable, details: dict[int, _Detail]) -> tuple[Any, Callable[[], bool]]:
     """An expat parser whose handlers fold every <testcase> into ``seen`` and ``details``.
 
     The handlers are closures over plain locals: this is the hot loop (one call per element),
     and a closure variable is cheaper than an attribute of ``self``.
     """
     # Pre-seeding expat's name cache with our constants makes `tag == "testcase"` an identity test.
-    parser = expat.ParserCreate(intern={name: name for name in _NAMES})
+    parser = hardened_expat(names=_NAMES)
     parser.buffer_text = True
     parser.buffer_size = 16 * 1024
-    parser.StartDoctypeDeclHandler = _reject_dtd
-    parser.EntityDeclHandler = _reject_dtd
-    parser.UnparsedEntityDeclHandler = _reject_dtd
-    parser.ExternalEntityRefHandler = _reject_dtd
 
     # State of the <testcase> being read. Only what every test case needs is touched per case:
     # its attributes are looked at when it ends, the rest only when a failure shows up.
@@ -299,10 +389,9 @@ def _new_parser(
     collected = 0
     # Files of the enclosing testsuites (jest-junit and vitest can put `file` on the suite).
     suite_files: list[str | None] = [None]
-    classnames: dict[str, str] = {}  # one string object per classname, not one per testcase
     unnamed = 0
     has_root = False
-    seen_get = seen.get
+    fold = seen.add
 
     def on_text(data: str) -> None:
         # Called once per buffer_size of text. The handler cannot be unset from inside itself
@@ -368,20 +457,15 @@ def _new_parser(
         nonlocal message, message_rank, unnamed
         attrs = case_attrs
         classname = attrs.get("classname", "")
-        classname = classnames.setdefault(classname, classname)
         name = attrs.get("name")
         if name is None:
             unnamed += 1
             name = f"<unnamed testcase #{unnamed}>"
-        key = (classname, name)
-        state = case_state
-        previous = seen_get(key)
-        if previous is not None:
-            state |= previous & _EVER_FAILED
-        seen[key] = state
+        key = hash((classname, name))
+        fold(key, case_state)
         if case_state & _EVER_FAILED:
             file = attrs.get("file") or suite_files[-1]
-            details[key] = (file, attrs.get("line"), message)
+            details[key] = (classname, name, file, attrs.get("line"), message)
             message = None
             message_rank = -1
 

@@ -74,6 +74,9 @@ class TestRun:
     # Failed and errored tests in report order; flaky tests (passed after an earlier failure).
     failures: list[TestCaseResult] = field(default_factory=list)
     flaky_tests: list[TestCaseResult] = field(default_factory=list)
+    # Why the run covers only part of the suite (-k, --lf, -x, ...), when the front door can
+    # tell (the pytest plugin); empty for a whole run and for reports read from files.
+    partial: list[str] = field(default_factory=list)
 
     @property
     def executed(self) -> int:
@@ -97,10 +100,24 @@ class Ratio:
 
 
 @dataclass
+class CoverageDetail:
+    """Per-line evidence of one file, kept by the formats that have it (coverage.py JSON and data,
+    Cobertura, lcov) so that shards can be merged line by line (``merge_coverage``)."""
+
+    lines: dict[int, bool] = field(default_factory=dict)  # line number -> ran at least once
+    # Branch identity (lcov "line,block,branch", coverage.py arc "a->b") -> taken at least once.
+    branches: dict[str, bool] | None = None
+    # Cobertura records only counts per line: line -> (covered, total) branch outcomes.
+    line_branches: dict[int, tuple[int, int]] | None = None
+    functions: dict[str, bool] | None = None  # function identity -> ran at least once
+
+
+@dataclass
 class FileCoverage:
     path: str
     lines: Ratio | None = None
     missing_lines: list[int] = field(default_factory=list)
+    detail: CoverageDetail | None = None
 
     @property
     def missed(self) -> int:
