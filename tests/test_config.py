@@ -617,12 +617,10 @@ def test_lint_format_inferred_from_the_report_name() -> None:
     assert lint is not None and lint.format == "eslint" and lint.command is None
 
 
-def test_lint_format_that_cannot_be_inferred() -> None:
-    error = data_error({"gates": {"lint": {"command": "make lint"}}})
-    assert str(error) == (
-        "test.yml: gates.lint.format: cannot tell the lint report's format; set `format:` to "
-        "one of: " + LINT_FORMATS
-    )
+def test_lint_format_that_cannot_be_inferred_is_left_to_content_detection(repo: Path) -> None:
+    config = resolve_config(repo, config_path=None, flags=ReportFlags(lint=["report.json"]))
+    lint = config.gate("lint")
+    assert lint is not None and lint.format is None
 
 
 def test_unknown_lint_format_lists_the_known_ones(repo: Path) -> None:
@@ -1055,13 +1053,11 @@ def test_lint_format_flag_without_lint_is_an_error(repo: Path) -> None:
     assert str(info.value) == "command line: --lint-format: goes with --lint FILE"
 
 
-def test_lint_flag_without_format_asks_for_lint_format(repo: Path) -> None:
-    with pytest.raises(ConfigError) as info:
-        resolve_config(repo, flags=ReportFlags(lint=["report.json"]))
-    assert str(info.value).startswith(
-        "command line: gates.lint.format: cannot tell the lint report's format; "
-        "pass --lint-format to one of: eslint"
-    )
+def test_lint_command_without_a_known_tool_name_keeps_format_open() -> None:
+    config = validate(RawConfig({"gates": {"lint": {"command": "make lint"}}}, "test.yml"),
+                      get_registry(), root=Path("."), path=None)
+    lint = config.gate("lint")
+    assert lint is not None and lint.format is None and lint.command == "make lint"
 
 
 def test_lint_flag_infers_format_from_the_file_name(repo: Path) -> None:

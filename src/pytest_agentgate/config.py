@@ -612,15 +612,14 @@ def _complete(gate: GateConfig, config: Config, v: _Validator) -> None:
             "(agentgate counts tests from JUnit XML, never from a command's output)",
         )
     if gate.kind == "lint" and gate.format is None:
+        # Inferred from the command or report name when it says; otherwise each report is
+        # recognised by its content when it is read.
         gate.format = _infer_lint_format(gate, v.registry)
-        if gate.format is None:
-            setting = "pass --lint-format" if v.raw.source == FLAGS_SOURCE else "set `format:`"
-            raise v.error(
-                (*path, "format"),
-                f"cannot tell the lint report's format; {setting} "
-                "to one of: " + ", ".join(sorted(v.registry.lint_formats)),
-            )
-    if gate.kind == "lint" and gate.format not in v.registry.lint_formats:
+    if (
+        gate.kind == "lint"
+        and gate.format is not None
+        and gate.format not in v.registry.lint_formats
+    ):
         raise v.error(
             (*path, "format"),
             f"unknown lint format {gate.format!r}; agentgate reads: "
@@ -679,7 +678,9 @@ def _runs_pytest(command: str) -> bool:
 
 
 def _infer_lint_format(gate: GateConfig, registry: Registry) -> str | None:
-    text = gate.command or " ".join(gate.reports)
+    if gate.command is None and len(gate.reports) != 1:
+        return None  # several reports may come from several tools: each is recognised by content
+    text = gate.command or gate.reports[0]
     for name in sorted(registry.lint_formats, key=len, reverse=True):
         if re.search(rf"\b{re.escape(name)}\b", text):
             return name

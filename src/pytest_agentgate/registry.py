@@ -14,6 +14,8 @@ from .gates.base import GateKind
 from .reports.model import CoverageReport, LintReport, ReportError
 
 BUILTIN_PLUGIN = "pytest_agentgate.builtin"
+# Filled when the registry is built: formats whose shards the built-in readers can merge.
+BUILTIN_COVERAGE_FORMATS: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -40,8 +42,31 @@ class Registry:
     kinds: dict[str, GateKind] = field(default_factory=dict)
     lint_formats: dict[str, LintFormat] = field(default_factory=dict)
     coverage_formats: dict[str, CoverageFormat] = field(default_factory=dict)
-    # Fallback detection of a coverage format by content, when `format` is not configured.
+    # Detection by content, when `format` is not configured.
     detect_coverage: Callable[[Path], str] | None = None
+    detect_lint: Callable[[str, str], str] | None = None
+    # Reads several coverage reports (CI shards) as one; built-in formats only.
+    read_coverage_shards: Callable[[list[Path], str | None, Path], CoverageReport] | None = None
+
+    def parse_lint(self, text: str, source: str, fmt: str | None) -> LintReport:
+        """Parse one lint report, recognising its format from the content when not given."""
+        if fmt is None:
+            if self.detect_lint is None:  # pragma: no cover - the built-ins always set it
+                raise ReportError(source, "no lint format given and none can be detected")
+            fmt = self.detect_lint(text, source)
+        return self.lint_parser(fmt)(text, source)
+
+    def read_coverage_many(self, paths: list[Path], fmt: str | None, root: Path) -> CoverageReport:
+        """One report from one or more files; several are merged as shards of one run."""
+        if len(paths) == 1:
+            return self.read_coverage(paths[0], fmt, root)
+        if self.read_coverage_shards is None or (
+            fmt is not None and fmt not in BUILTIN_COVERAGE_FORMATS
+        ):
+            raise ReportError(
+                ", ".join(map(str, paths)), f"several {fmt} reports cannot be merged; name one"
+            )
+        return self.read_coverage_shards(paths, fmt, root)
 
     def lint_parser(self, name: str | None) -> Callable[[str, str], LintReport]:
         if name is None or name not in self.lint_formats:
@@ -95,7 +120,18 @@ def build_registry(pm: pluggy.PluginManager) -> Registry:
         _register(registry.lint_formats, batch, "lint format")  # type: ignore[arg-type]
     for batch in reversed(pm.hook.agentgate_coverage_formats()):
         _register(registry.coverage_formats, batch, "coverage format")  # type: ignore[arg-type]
-    from .reports.coverage import detect_coverage_format
+    from .reports.coverage import (
+        COVERAGE_ALIASES,
+        COVERAGE_FORMATS,
+        detect_coverage_format,
+        read_coverage_files,
+    )
+    from .reports.lint import detect_lint_format
 
-    registry.detect_coverage = lambda path: detect_coverage_format(path)
+    BUILTIN_COVERAGE_FORMATS.update(COVERAGE_FORMATS, COVERAGE_ALIASES)
+    registry.detect_coverage = detect_coverage_format
+    registry.detect_lint = detect_lint_format
+    registry.read_coverage_shards = lambda paths, fmt, root: read_coverage_files(
+        paths, format=fmt, root=root
+    )
     return registry

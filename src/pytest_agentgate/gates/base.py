@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ..reports.model import ReportError
 from ..verdict import GateResult
 
 if TYPE_CHECKING:
@@ -43,6 +44,12 @@ COMMON_OPTIONS: tuple[Option, ...] = (
 REPORT_OPTIONS: tuple[Option, ...] = (
     Option("report", "globs", "report file(s) to read after every command has finished"),
     Option("format", "str", "report format (see `agentgate explain`)"),
+)
+
+# For reports that arrive as shards (a CI matrix): judging part of the suite is not allowed.
+SHARD_OPTIONS: tuple[Option, ...] = (
+    Option("expected_files", "int", "exactly this many report files must match"),
+    Option("min_files", "int", "at least this many report files must match"),
 )
 
 DEFAULT_TIMEOUT = 600.0
@@ -193,6 +200,27 @@ def expand_reports(gate: GateInput) -> tuple[list[Path], list[str]]:
             unmatched.append(pattern)
         files.extend(m for m in matches if m not in files)
     return files, unmatched
+
+
+def check_file_count(gate: GateInput, files: list[Path]) -> None:
+    """Fail a partial set of shard reports instead of judging part of the suite."""
+    expected = gate.config.options.get("expected_files")
+    minimum = gate.config.options.get("min_files")
+    found = len(files)
+    names = ", ".join(display_path(p, gate.root) for p in files) or "none"
+    patterns = ", ".join(gate.config.reports)
+    if expected is not None and found != expected:
+        raise ReportError(
+            patterns,
+            f"{found} report files matched, expected_files is {expected} (found: {names})",
+            "a shard's report is missing or extra; judge the whole suite, not part of it",
+        )
+    if minimum is not None and found < minimum:
+        raise ReportError(
+            patterns,
+            f"{found} report files matched, min_files is {minimum} (found: {names})",
+            "a shard's report is missing; judge the whole suite, not part of it",
+        )
 
 
 def stale_reports(gate: GateInput, files: list[Path]) -> list[str]:

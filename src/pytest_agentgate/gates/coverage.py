@@ -7,8 +7,10 @@ from ..verdict import Finding, GateResult
 from .base import (
     COMMON_OPTIONS,
     REPORT_OPTIONS,
+    SHARD_OPTIONS,
     GateInput,
     Option,
+    check_file_count,
     command_problem,
     display_path,
     exit_disagrees,
@@ -43,6 +45,7 @@ class CoverageGate:
     options: tuple[Option, ...] = (
         *COMMON_OPTIONS,
         *REPORT_OPTIONS,
+        *SHARD_OPTIONS,
         *(Option(m, "percent", f"minimum {m} coverage, %", threshold=True) for m in METRICS),
     )
     stdout_report = False
@@ -77,10 +80,8 @@ class CoverageGate:
                 ", ".join(stale),
                 "not written by this run's coverage command (it is older than the run)",
             )
-        if len(files) > 1:
-            names = ", ".join(display_path(p, gate.root) for p in files)
-            raise ReportError(names, "several coverage reports matched; name exactly one")
-        return gate.registry.read_coverage(files[0], cfg.format, gate.root)
+        check_file_count(gate, files)
+        return gate.registry.read_coverage_many(files, cfg.format, gate.root)
 
     def _judge_report(
         self, gate: GateInput, report: CoverageReport, problem: str | None

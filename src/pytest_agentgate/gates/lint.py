@@ -72,7 +72,6 @@ class LintGate:
     def _read(self, gate: GateInput) -> list[LintReport] | None:
         cfg = gate.config
         fmt = cfg.format
-        parser = gate.registry.lint_parser(fmt)
         if cfg.reports:
             files, unmatched = expand_reports(gate)
             if unmatched:
@@ -87,7 +86,10 @@ class LintGate:
                     "not written by this run's lint command (it is older than the run)",
                     "the command probably failed before writing it",
                 )
-            return [parser(_read_text(p), display_path(p, gate.root)) for p in files]
+            return [
+                gate.registry.parse_lint(_read_text(p), display_path(p, gate.root), fmt)
+                for p in files
+            ]
         if gate.result is None:
             return None
         if gate.result.stdout_dropped:
@@ -97,7 +99,7 @@ class LintGate:
                 "bytes dropped)",
                 "write the report to a file and set `report:`",
             )
-        return [parser(gate.result.stdout, f"stdout of `{cfg.command}`")]
+        return [gate.registry.parse_lint(gate.result.stdout, f"stdout of `{cfg.command}`", fmt)]
 
 
 def _read_text(path: Path) -> str:

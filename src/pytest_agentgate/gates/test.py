@@ -7,8 +7,10 @@ from ..reports.model import ReportError, TestCaseResult, TestRun
 from ..verdict import Finding, GateResult
 from .base import (
     COMMON_OPTIONS,
+    SHARD_OPTIONS,
     GateInput,
     Option,
+    check_file_count,
     command_problem,
     display_path,
     exit_disagrees,
@@ -36,6 +38,7 @@ class TestGate:
     options: tuple[Option, ...] = (
         *COMMON_OPTIONS,
         Option("report", "globs", "JUnit XML file(s) or glob(s) the test command writes"),
+        *SHARD_OPTIONS,
         Option(
             "min_pass_rate", "percent", "passed / (passed + failed + errors), %", threshold=True
         ),
@@ -79,6 +82,7 @@ class TestGate:
                 else "run the tests with a JUnit reporter first"
             )
             raise ReportError(", ".join(unmatched), "no JUnit report found", hint)
+        check_file_count(gate, files)
         if stale := stale_reports(gate, files):
             raise ReportError(
                 ", ".join(stale),
