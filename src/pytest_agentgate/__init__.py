@@ -40,3 +40,13 @@ def __getattr__(name: str) -> Any:
 
         return hookimpl
     raise AttributeError(name)
+
+
+def pytest_addhooks(pluginmanager: Any) -> None:
+    """``pytest -p pytest_agentgate`` registers this package: register the plugin module
+    under its entry-point name, so that entry-point loading (if not disabled) finds it there
+    instead of registering it a second time."""
+    from . import plugin
+
+    if not pluginmanager.is_registered(plugin):
+        pluginmanager.register(plugin, "agentgate")

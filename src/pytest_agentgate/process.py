@@ -440,6 +440,7 @@ def run_commands(
     *,
     status: StatusReporter | None = None,
     max_workers: int | None = None,
+    cancel: threading.Event | None = None,
 ) -> dict[str, CommandResult]:
     """Run every spec in parallel, one worker thread per command, and key the results by
     ``spec.key`` (in the order of ``specs``).
@@ -447,6 +448,9 @@ def run_commands(
     Workers default to ``max(os.cpu_count(), 4)`` capped at the number of commands; gate
     commands mostly wait, and build, lint and test must overlap even on 2-CPU runners.
     On KeyboardInterrupt every running command's group is terminated before it propagates.
+    ``cancel``: set it from another thread to end every command early (results ``cancelled``);
+    the pytest plugin, which runs this in the background, uses it when the session is
+    interrupted.
     """
     specs = list(specs)
     seen: set[str] = set()
@@ -458,7 +462,7 @@ def run_commands(
         return {}
     workers = max_workers if max_workers is not None else default_max_workers(len(specs))
     workers = max(1, min(workers, len(specs)))
-    cancel = threading.Event()
+    cancel = cancel if cancel is not None else threading.Event()
 
     def work(spec: CommandSpec) -> CommandResult:
         if status is not None:

@@ -1,0 +1,777 @@
+"""The pytest plugin: ``pytest --agentgate[=PROFILE]``.
+
+Most runs are in-process (pytester.runpytest), so coverage measures the plugin. Runs that need
+real pytest-cov or pytest-xdist are subprocesses (runpytest_subprocess); they check the
+contract's "must hold" items: the same verdict numbers as `agentgate verify` for each profile,
+and the same verdict with and without ``-n 2``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from pytest_agentgate import plugin_session
+from pytest_agentgate.api import resolve_config
+from pytest_agentgate.reports.junit import read_junit
+from pytest_agentgate.reports.model import CoverageReport, ReportError
+
+pytest_plugins = ["pytester"]
+
+PY = sys.executable
+
+OUTCOMES = """
+import pytest
+
+def test_pass():
+    pass
+
+def test_fail():
+    assert 1 == 2
+
+@pytest.mark.skip(reason="not today")
+def test_skip():
+    pass
+
+@pytest.mark.xfail(reason="known")
+def test_xfail():
+    assert 0
+
+@pytest.mark.xfail(reason="fixed")
+def test_xpass():
+    pass
+
+@pytest.mark.xfail(strict=True, reason="must fail")
+def test_xpass_strict():
+    pass
+
+@pytest.fixture
+def broken_setup():
+    raise RuntimeError("setup boom")
+
+@pytest.fixture
+def broken_teardown():
+    yield
+    raise RuntimeError("teardown boom")
+
+def test_setup_error(broken_setup):
+    pass
+
+def test_teardown_error(broken_teardown):
+    pass
+"""
+
+ONLY_TESTS = "gates:\n  test: {command: pytest}\n"
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    # This suite may itself run under agentgate (AGENTGATE_RUNNING=1): the runs below must gate.
+    monkeypatch.delenv("AGENTGATE_RUNNING", raising=False)
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+
+
+def command(code: str) -> str:
+    """A YAML string: a shell command that runs ``raise``/evaluates ``code`` in Python."""
+    statement = f"raise {code}" if code.startswith("SystemExit") else code
+    return json.dumps(f"{PY} -c '{statement}'")
+
+
+def gated(
+    pytester: pytest.Pytester, *args: str, config: str | None = ONLY_TESTS, **kwargs: Any
+) -> tuple[pytest.RunResult, dict[str, Any] | None]:
+    """Run pytest in-process with the verdict written to v.json; the result and the verdict."""
+    if config is not None and not (pytester.path / "agentgate.yml").exists():
+        pytester.makefile(".yml", agentgate=config)
+    out = pytester.path / "v.json"
+    out.unlink(missing_ok=True)
+    result = pytester.runpytest(f"--agentgate-json={out}", *args, **kwargs)
+    return result, json.loads(out.read_text()) if out.exists() else None
+
+
+def gate(verdict: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(g for g in verdict["gates"] if g["name"] == name)
+
+
+def check_schema(verdict: dict[str, Any]) -> None:
+    from jsonschema import Draft202012Validator
+
+    from pytest_agentgate.cli import schema_text
+
+    Draft202012Validator(json.loads(schema_text())).validate(verdict)
+
+
+# -- switching it on and off ------------------------------------------------------------------
+
+
+def test_without_the_option_the_plugin_does_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    assert "= agentgate =" not in result.stdout.str()
+    assert result.ret == 0
+
+
+def test_options_are_in_the_help(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--help", "--agentgate=nonsense")
+    result.stdout.fnmatch_lines(["*--agentgate=[[]PROFILE[]]*", "*--agentgate-json=PATH*"])
+    assert result.ret == 0
+
+
+def test_unknown_profile_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    result = pytester.runpytest("--agentgate", "tests")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--agentgate=tests: not a profile*--agentgate=strict tests/*"])
+
+
+def test_bad_configuration_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    result, verdict = gated(pytester, "--agentgate", config="profil: strict\n")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*agentgate.yml*profil*did you mean 'profile'*"])
+    assert verdict is None
+
+
+def test_ini_option_gates_every_run_and_o_turns_it_off(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nagentgate = strict\n")
+    pytester.makepyfile(
+        "import pytest\n\ndef test_ok():\n    pass\n\n@pytest.mark.skip\ndef test_s():\n    pass\n"
+    )
+    result, verdict = gated(pytester)
+    assert verdict is not None and verdict["profile"] == "strict"
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        ["*= agentgate =*", "agentgate: PASS (profile strict)", "  PASS  test *"]
+    )
+    result, verdict = gated(pytester, "-o", "agentgate=off")
+    assert verdict is None and "= agentgate =" not in result.stdout.str()
+
+
+def test_ini_config_uses_the_configurations_profile(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nagentgate = config\n")
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    _, verdict = gated(pytester, config="profile: relaxed\n" + ONLY_TESTS)
+    assert verdict is not None and verdict["profile"] == "relaxed"
+    assert gate(verdict, "test")["expected"]["min_pass_rate"] == 90
+
+
+def test_nested_under_agentgate_does_not_gate_again(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTGATE_RUNNING", "1")
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    result, verdict = gated(pytester, "--agentgate=strict", config="gates: {bogus: 1}\n")
+    assert verdict is None
+    assert result.ret == 0
+    assert result.stdout.str().count("not gating this run") == 1
+
+
+def test_collect_only_is_not_gated(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    result, verdict = gated(pytester, "--agentgate", "--collect-only")
+    assert verdict is None and result.ret == 0
+    result.stdout.fnmatch_lines(["*not gating a --collect-only run*"])
+
+
+def test_p_pytest_agentgate_with_autoload_disabled(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    result, verdict = gated(pytester, "-p", "pytest_agentgate", "--agentgate=standard")
+    assert result.ret == 0 and verdict is not None and verdict["status"] == "pass"
+    # ...and with autoload on, -p pytest_agentgate does not register the plugin twice.
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    result, verdict = gated(pytester, "-p", "pytest_agentgate", "--agentgate=standard")
+    assert result.ret == 0 and verdict is not None
+
+
+# -- the test gate from in-process reports ----------------------------------------------------
+
+
+def test_outcomes_count_like_the_junit_report_of_the_same_run(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_outcomes=OUTCOMES, test_broken="import not_a_module\n")
+    junit = pytester.path / "junit.xml"
+    result, verdict = gated(
+        pytester, "--agentgate=standard", "--continue-on-collection-errors", f"--junitxml={junit}"
+    )
+    assert verdict is not None
+    check_schema(verdict)
+    actual = gate(verdict, "test")["actual"]
+    # xfail is skipped, strict XPASS a failure, setup/teardown/collection errors are errors.
+    assert actual == {
+        "total": 9,
+        "passed": 2,
+        "failed": 2,
+        "errors": 3,
+        "skipped": 2,
+        "flaky": 0,
+        "pass_rate": pytest.approx(200 / 7),
+    }
+    # Exactly what the same session's JUnit report says under DESIGN.md's reading of it.
+    run = read_junit([junit])
+    assert (run.total, run.passed, run.failed, run.errors, run.skipped) == (9, 2, 2, 3, 2)
+    findings = {f["name"]: f for f in gate(verdict, "test")["findings"]}
+    assert findings["test_outcomes.py::test_fail"]["message"] == "assert 1 == 2"
+    assert findings["test_outcomes.py::test_fail"]["path"] == "test_outcomes.py"
+    assert findings["test_outcomes.py::test_setup_error"]["message"].startswith(
+        "error in setup: RuntimeError: setup boom"
+    )
+    assert "error in teardown" in findings["test_outcomes.py::test_teardown_error"]["message"]
+    assert findings["test_broken.py"]["message"].startswith("collection error: ")
+    assert "[XPASS(strict)]" in findings["test_outcomes.py::test_xpass_strict"]["message"]
+    assert verdict["status"] == "fail" and result.ret == 1
+    assert "COMPLETION REJECTED" in result.stdout.str()
+
+
+def test_collection_error_keeps_pytests_status(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_ok="def test_ok():\n    pass\n", test_broken="import nope\n")
+    result, verdict = gated(pytester, "--agentgate")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert verdict is not None and gate(verdict, "test")["actual"]["errors"] == 1
+
+
+def test_a_passing_run_keeps_exit_status_0(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    result, verdict = gated(pytester, "--agentgate=strict")
+    assert result.ret == 0
+    assert verdict is not None and verdict["status"] == "pass"
+    check_schema(verdict)
+    test = gate(verdict, "test")
+    assert test["command"].startswith("pytest ") and "--agentgate=strict" in test["command"]
+    assert test["exit_code"] == 0
+
+
+def test_failing_verdict_makes_status_1_when_every_test_passed(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    config = ONLY_TESTS + f"  custom:\n    - {{name: audit, command: {command('SystemExit(3)')}}}\n"
+    result, verdict = gated(pytester, "--agentgate=relaxed", config=config)
+    assert verdict is not None and verdict["status"] == "fail"
+    assert gate(verdict, "test")["status"] == "pass"
+    assert gate(verdict, "audit")["status"] == "fail"
+    result.assert_outcomes(passed=1)
+    assert result.ret == 1
+
+
+def test_zero_executed_tests_fail_and_pytests_status_is_kept(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("import pytest\n\n@pytest.mark.skip\ndef test_s():\n    pass\n")
+    result, verdict = gated(pytester, "--agentgate=relaxed")
+    assert verdict is not None and gate(verdict, "test")["status"] == "fail"
+    assert "no tests executed" in gate(verdict, "test")["summary"]
+    assert result.ret == 1
+    pytester.makepyfile("")  # no tests at all: pytest's own 5 stays
+    result, verdict = gated(pytester, "--agentgate=relaxed")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def test_nonzero_pytest_status_with_nothing_failing_fails_the_gate(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest("def pytest_sessionfinish(session):\n    session.exitstatus = 1\n")
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    _, verdict = gated(pytester, "--agentgate=relaxed")
+    assert verdict is not None
+    test = gate(verdict, "test")
+    assert test["status"] == "fail"
+    assert "exited with code 1 but its report shows nothing wrong" in test["problems"][0]
+
+
+def test_keyboard_interrupt_gives_no_verdict_and_cancels_the_gates(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile("def test_stop():\n    raise KeyboardInterrupt\n")
+    sleep = command("import time; time.sleep(30)")
+    config = ONLY_TESTS + f"  build: {{command: {sleep}}}\n"
+    result, verdict = gated(pytester, "--agentgate", config=config, no_reraise_ctrlc=True)
+    assert verdict is None
+    result.stdout.fnmatch_lines(["*no verdict: the run was interrupted*"])
+    assert result.duration < 20
+
+
+def test_unwritable_json_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    pytester.makefile(".yml", agentgate=ONLY_TESTS)
+    (pytester.path / "file").write_text("")
+    result = pytester.runpytest("--agentgate", "--agentgate-json=file/v.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines(["*--agentgate-json*cannot write the verdict*"])
+
+
+# -- partial runs -----------------------------------------------------------------------------
+
+TWO_FILES = {
+    "test_one": "def test_a():\n    pass\n\ndef test_b():\n    assert 0\n",
+    "test_two": "def test_c():\n    pass\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        (["-k", "test_a or test_c"], "1 tests deselected"),
+        (["-x"], "stopped after 2 of 3 tests (stopping after 1 failures)"),
+        (["test_two.py"], "only the tests in test_two.py ran"),
+        (["test_one.py::test_a"], "only test_one.py::test_a ran"),
+    ],
+)
+def test_a_partial_run_says_so_and_cannot_pass_strict(
+    pytester: pytest.Pytester, args: list[str], reason: str
+) -> None:
+    pytester.makepyfile(**TWO_FILES)
+    _, strict = gated(pytester, "--agentgate=strict", *args)
+    assert strict is not None
+    test = gate(strict, "test")
+    assert reason in test["summary"]
+    assert test["status"] == "fail"
+    assert any("cannot pass this profile" in p for p in test["problems"])
+    _, relaxed = gated(pytester, "--agentgate=relaxed", *args)
+    assert relaxed is not None and reason in gate(relaxed, "test")["summary"]
+    assert not any("cannot pass" in p for p in gate(relaxed, "test")["problems"])
+
+
+def test_last_failed_is_partial_and_judges_what_ran(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(**TWO_FILES)
+    pytester.runpytest()  # records test_b as failed
+    _, verdict = gated(pytester, "--agentgate=relaxed", "--lf")
+    assert verdict is not None
+    test = gate(verdict, "test")
+    assert "--lf ran only the tests that failed last time" in test["summary"]
+    assert test["actual"]["total"] == 1
+
+
+def test_whole_suite_paths_are_not_partial(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ntestpaths = tests\n")
+    tests = pytester.mkdir("tests")
+    (tests / "test_x.py").write_text("def test_x():\n    pass\n")
+    for args in ([], ["tests"], ["."]):
+        _, verdict = gated(pytester, "--agentgate=strict", *args)
+        assert verdict is not None, args
+        assert gate(verdict, "test")["status"] == "pass", (args, gate(verdict, "test"))
+
+
+# -- configuration ----------------------------------------------------------------------------
+
+
+def test_zero_config_runs_build_and_lint_in_the_background(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_ok='"""Tests."""\n\n\ndef test_ok():\n    """Passes."""\n')
+    result, verdict = gated(pytester, "--agentgate=standard", config=None)
+    assert verdict is not None
+    assert [g["name"] for g in verdict["gates"]] == ["build", "lint", "test"]
+    assert gate(verdict, "build")["status"] == "pass"
+    assert gate(verdict, "lint")["actual"] == {"errors": 0, "warnings": 0}
+    assert gate(verdict, "test")["actual"]["passed"] == 1
+    assert any("pytest-cov is not active" in n for n in verdict["notices"])
+    assert result.ret == 0
+
+
+def test_no_run_skips_the_other_gates(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    config = ONLY_TESTS + f"  build: {{command: {command('SystemExit(1)')}}}\n"
+    result, verdict = gated(pytester, "--agentgate", "--agentgate-no-run", config=config)
+    assert verdict is not None and verdict["status"] == "pass"
+    assert gate(verdict, "build")["status"] == "skipped"
+    assert result.ret == 0
+
+
+def test_a_configuration_without_a_test_gate_gets_one(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    config = f"gates:\n  build: {{command: {PY} -c pass}}\n"
+    _, verdict = gated(pytester, "--agentgate=strict", config=config)
+    assert verdict is not None
+    assert [g["name"] for g in verdict["gates"]] == ["build", "test"]
+    assert gate(verdict, "test")["expected"]["min_pass_rate"] == 100
+
+
+def adapt(tmp_path: Path, text: str | None, cov_active: bool) -> tuple[Any, list[str], list[str]]:
+    tmp_path.joinpath(".git").mkdir(exist_ok=True)
+    tmp_path.joinpath("test_x.py").write_text("def test_x():\n    pass\n")
+    if text is not None:
+        tmp_path.joinpath("agentgate.yml").write_text(text)
+    settings = resolve_config(tmp_path)
+    tests, covs = plugin_session.adapt_settings(settings, "pytest -q", cov_active)
+    return settings, tests, covs
+
+
+def test_adapt_settings_picks_the_pytest_gate_and_coverage(tmp_path: Path) -> None:
+    text = (
+        "gates:\n"
+        "  test: {command: npm test, report: junit.xml}\n"
+        "  pytest: {kind: test, command: python -m pytest -q}\n"
+        "  coverage: {report: cov.json}\n"
+        "  js-coverage: {kind: coverage, report: coverage/coverage-summary.json}\n"
+    )
+    settings, tests, covs = adapt(tmp_path, text, cov_active=True)
+    assert tests == ["pytest"] and covs == ["coverage"]
+    assert settings.gate("pytest").command == "pytest -q"
+    assert settings.gate("test").command == "npm test"  # another tool's tests still run
+    assert settings.gate("coverage").reports == []
+    assert settings.gate("js-coverage").reports == ["coverage/coverage-summary.json"]
+    # Without pytest-cov, a configured coverage report is read as configured.
+    settings, _, covs = adapt(tmp_path, text, cov_active=False)
+    assert covs == [] and settings.gate("coverage").reports == ["cov.json"]
+
+
+def test_adapt_settings_zero_config(tmp_path: Path) -> None:
+    settings, tests, covs = adapt(tmp_path, None, cov_active=True)
+    assert (tests, covs) == (["test"], ["coverage"])
+    settings, tests, covs = adapt(tmp_path, None, cov_active=False)
+    assert covs == [] and settings.gate("coverage") is None
+
+
+# -- units: the ledger, workers, coverage, the background --------------------------------------
+
+
+def report_of(nodeid: str, when: str, outcome: str, longrepr: object = None, **extra: Any) -> Any:
+    return SimpleNamespace(
+        nodeid=nodeid,
+        when=when,
+        outcome=outcome,
+        location=(nodeid.split("::")[0], 4, nodeid),
+        longrepr=longrepr,
+        **extra,
+    )
+
+
+def attempt(ledger: plugin_session.TestLedger, nodeid: str, call: str) -> None:
+    for when, outcome in (("setup", "passed"), ("call", call), ("teardown", "passed")):
+        ledger.test_report(report_of(nodeid, when, outcome, longrepr="AssertionError: no\nmore"))
+
+
+def test_ledger_reruns_count_once_with_their_last_outcome(tmp_path: Path) -> None:
+    ledger = plugin_session.TestLedger(tmp_path)
+    attempt(ledger, "t.py::flaky", "rerun")  # pytest-rerunfailures' failed attempt
+    attempt(ledger, "t.py::flaky", "passed")
+    attempt(ledger, "t.py::broken", "rerun")
+    attempt(ledger, "t.py::broken", "failed")
+    attempt(ledger, "t.py::fixed", "failed")  # the same id run twice: the last run counts
+    attempt(ledger, "t.py::fixed", "passed")
+    ledger.test_report(report_of("t.py::skip", "setup", "skipped", longrepr=("t.py", 1, "Skipped")))
+    ledger.test_report(report_of("t.py::skip", "teardown", "passed"))
+    ledger.test_report(report_of("t.py::late", "call", "passed"))  # no setup report seen
+    run = ledger.to_run()
+    assert (run.total, run.passed, run.failed, run.errors, run.skipped) == (5, 3, 1, 0, 1)
+    assert run.flaky == 2
+    assert {t.name for t in run.flaky_tests} == {"t.py::flaky", "t.py::fixed"}
+    (failure,) = run.failures
+    assert failure.name == "t.py::broken" and failure.message == "AssertionError: no"
+    assert failure.line == 5 and failure.file == str(tmp_path / "t.py")
+
+
+def test_ledger_worker_crashes(tmp_path: Path) -> None:
+    ledger = plugin_session.TestLedger(tmp_path)
+    gw0 = SimpleNamespace(gateway=SimpleNamespace(id="gw0"))
+    crash = "worker 'gw0' crashed while running 't.py::a'"
+    ledger.test_report(report_of("t.py::a", "setup", "passed"))
+    ledger.test_report(report_of("t.py::a", "???", "failed", longrepr=crash, node=gw0))
+    ledger.worker_down("gw0", "Not properly terminated")
+    ledger.worker_down("gw1", "segfault\nat 0x0")  # crashed between tests: an error of its own
+    ledger.worker_down("gw2", None)  # finished normally
+    run = ledger.to_run()
+    assert (run.total, run.errors) == (2, 2)
+    assert [(t.name, t.message) for t in run.failures] == [
+        ("t.py::a", crash),
+        ("xdist worker gw1", "the worker crashed: segfault"),
+    ]
+
+
+def test_ledger_collection_skips_and_long_messages(tmp_path: Path) -> None:
+    ledger = plugin_session.TestLedger(tmp_path)
+    skipped = SimpleNamespace(
+        nodeid="t.py", failed=False, skipped=True, location=("t.py", None, "t.py")
+    )
+    ledger.collect_report(skipped)
+    ledger.test_report(report_of("u.py::x", "call", "failed", longrepr="\n  " + "x" * 900))
+    ledger.test_report(report_of("u.py::y", "call", "failed", longrepr=None))
+    run = ledger.to_run()
+    assert (run.total, run.skipped, run.failed) == (3, 1, 2)
+    messages = [t.message for t in run.failures]
+    assert len(messages[0] or "") == plugin_session.MAX_MESSAGE and messages[0].endswith("...")
+    assert messages[1] is None
+
+
+def test_worker_agent_and_controller_share_the_deselected_count(
+    pytester: pytest.Pytester,
+) -> None:
+    config = pytester.parseconfig()
+    config.workeroutput = {}  # type: ignore[attr-defined]
+    agent = plugin_session.WorkerAgent(config)
+    agent.pytest_deselected([object(), object()])
+    assert config.workeroutput == {plugin_session.WORKER_OUTPUT_KEY: 2}  # type: ignore[attr-defined]
+
+
+class FakeCoverage:
+    def __init__(self, document: object | Exception) -> None:
+        self.document = document
+        self.cwd = ""
+
+    def json_report(self, outfile: str, ignore_errors: bool) -> float:
+        import os
+        import warnings
+
+        self.cwd = os.getcwd()
+        if isinstance(self.document, Exception):
+            raise self.document
+        warnings.warn("Module pkg.extra was never imported. (module-not-imported)", stacklevel=1)
+        Path(outfile).write_text(json.dumps(self.document))
+        return 0.0
+
+
+COVERAGE_JSON = {
+    "meta": {"branch_coverage": True, "format": 3},
+    "totals": {"covered_lines": 3, "num_statements": 4, "covered_branches": 1, "num_branches": 2},
+    "files": {
+        "pkg/m.py": {
+            "summary": {"covered_lines": 3, "num_statements": 4},
+            "missing_lines": [7],
+            "functions": {
+                "f": {"summary": {"covered_lines": 2, "num_statements": 2}},
+                "g": {"summary": {"covered_lines": 0, "num_statements": 1}},
+            },
+        }
+    },
+}
+
+
+def fake_config(cov_plugin: object) -> Any:
+    return SimpleNamespace(pluginmanager=SimpleNamespace(get_plugin=lambda name: cov_plugin))
+
+
+def test_read_pytest_cov_reports_every_metric_from_covered_and_total(tmp_path: Path) -> None:
+    cov = FakeCoverage(COVERAGE_JSON)
+    workers = [SimpleNamespace(gateway=SimpleNamespace(id="gw3"))]
+    controller = SimpleNamespace(cov=cov, topdir=str(tmp_path), failed_workers=workers)
+    config = fake_config(SimpleNamespace(cov_controller=controller))
+    report = plugin_session.read_pytest_cov(config)
+    assert isinstance(report, CoverageReport)
+    assert cov.cwd == str(tmp_path)  # reported from where pytest-cov started
+    assert (report.lines.covered, report.lines.total) == (3, 4)  # type: ignore[union-attr]
+    assert report.branches.percent == 50.0  # type: ignore[union-attr]
+    assert report.functions.percent == 50.0  # type: ignore[union-attr]
+    assert report.statements == report.lines
+    assert any("never imported" in n for n in report.notes)
+    assert any("gw3 returned no coverage data" in n for n in report.notes)
+
+
+def test_read_pytest_cov_problems_are_report_errors(tmp_path: Path) -> None:
+    def read(cov: object) -> object:
+        controller = SimpleNamespace(cov=cov, topdir=None)
+        config = fake_config(SimpleNamespace(cov_controller=controller))
+        return plugin_session.read_pytest_cov(config)
+
+    error = read(FakeCoverage(RuntimeError("No data to report.")))
+    assert isinstance(error, ReportError) and "No data to report" in str(error)
+    error = read(FakeCoverage({"meta": {}, "totals": {"covered_lines": 0, "num_statements": 0}}))
+    assert isinstance(error, ReportError) and "measured no files" in str(error)
+    error = read(None)
+    assert isinstance(error, ReportError) and "measured nothing" in str(error)
+    assert not plugin_session.cov_plugin_active(fake_config(SimpleNamespace(_disabled=True)))
+    assert not plugin_session.cov_plugin_active(fake_config(None))
+
+
+def test_background_reports_an_engine_failure_as_start_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_agentgate.process import CommandSpec
+
+    # By name: pytester's in-process runs drop modules they imported from sys.modules.
+    engine = importlib.import_module("pytest_agentgate.engine")
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError("read-only file system")
+
+    monkeypatch.setattr(engine, "execute", broken)
+    spec = CommandSpec(key="build", command="true", cwd=tmp_path)
+    background = plugin_session.Background(SimpleNamespace(commands=[spec]))  # type: ignore[arg-type]
+    background.start()
+    results, _ = background.collect()
+    assert "read-only file system" in (results["build"].start_error or "")
+    assert not background.running
+    background.stop()  # idempotent after the end
+    assert isinstance(background.cancel, threading.Event)
+
+
+def test_controller_hooks_for_xdist_and_coverage(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the subprocess runs exercise, in-process: worker counts, crashes, coverage."""
+    pytester.makefile(".yml", agentgate="gates:\n  coverage: {report: cov.json}\n")
+    config = pytester.parseconfigure("--agentgate=strict")
+    session = config.pluginmanager.get_plugin("agentgate-session")
+    assert isinstance(session, plugin_session.GateSession)
+    session.coverage_gates = ["coverage"]  # as if pytest-cov were active
+    report = plugin_session.coverage_from(
+        FakeCoverage(COVERAGE_JSON), str(pytester.path), source="pytest-cov"
+    )
+    monkeypatch.setattr(plugin_session, "read_pytest_cov", lambda config: report)
+    session.pytest_xdist_node_collection_finished(None, ["t.py::a", "t.py::b"])
+    node = SimpleNamespace(gateway=SimpleNamespace(id="gw0"), workeroutput={"x": 1})
+    session.pytest_testnodedown(node, "crashed")
+    worker = SimpleNamespace(gateway=SimpleNamespace(id="gw1"))
+    worker.workeroutput = {plugin_session.WORKER_OUTPUT_KEY: 4}
+    session.pytest_testnodedown(worker, None)
+    session.ledger.test_report(report_of("t.py::a", "setup", "passed"))
+    fake = SimpleNamespace(exitstatus=1, shouldfail=False, shouldstop=False)
+    verdict = session.make_verdict(fake)
+    test = next(g for g in verdict.gates if g.name == "test")
+    assert test.actual["errors"] == 1 and test.actual["passed"] == 1
+    assert "4 tests deselected" in test.summary
+    assert "stopped after 1 of 2 tests (-x, --maxfail or an abort)" in test.summary
+    coverage = next(g for g in verdict.gates if g.name == "coverage")
+    assert coverage.actual["functions"] == 50.0 and coverage.status == "fail"
+
+
+def test_engine_judges_in_process_evidence(tmp_path: Path) -> None:
+    from pytest_agentgate.engine import run_verdict
+    from pytest_agentgate.registry import get_registry
+    from pytest_agentgate.reports.model import Ratio, TestRun
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "agentgate.yml").write_text(
+        "gates:\n  test: {report: j.xml}\n  coverage: {report: c.json, lines: 50, branches: null, "
+        "functions: null, statements: null}\n"
+    )
+    settings = resolve_config(tmp_path, profile="relaxed")
+    run = TestRun(total=2, passed=2, partial=["-k picked 2"])
+    cov = CoverageReport("pytest-cov", "pytest-cov", lines=Ratio(1, 2))
+    verdict = run_verdict(
+        settings, get_registry(), run=False, evidence={"test": run, "coverage": cov}
+    )
+    assert [g.status for g in verdict.gates] == ["pass", "pass"]
+    assert verdict.gates[0].notes == ["judged only the tests that ran: -k picked 2"]
+    missing = ReportError("pytest-cov", "measured nothing")
+    verdict = run_verdict(
+        settings, get_registry(), run=False, evidence={"test": run, "coverage": missing}
+    )
+    assert verdict.gates[1].status == "fail"
+    assert "measured nothing" in verdict.gates[1].problems[-1]
+
+
+def test_runs_pytest_reads_unbalanced_quotes() -> None:
+    assert plugin_session._runs_pytest("pytest -k 'unbalanced")
+    assert not plugin_session._runs_pytest("npm test")
+
+
+# -- subprocess runs: real pytest-cov and pytest-xdist -----------------------------------------
+
+PACKAGE = """
+def classify(x):
+    if x > 0:
+        return "positive"
+    return "other"
+
+
+def unused():
+    return 1
+"""
+
+PROJECT_TESTS = """
+import pytest
+from pkg import classify
+
+def test_positive():
+    assert classify(1) == "positive"
+
+def test_wrong():
+    assert classify(1) == "negative"
+
+@pytest.mark.skip
+def test_skipped():
+    pass
+
+@pytest.mark.xfail(strict=True)
+def test_strict_xpass():
+    pass
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("boom")
+
+def test_setup_error(broken):
+    pass
+
+@pytest.mark.parametrize("n", range(6))
+def test_many(n):
+    assert classify(n + 1) == "positive"
+"""
+
+COV_ARGS = ("-p", "no:cacheprovider", "--cov=pkg", "--cov-branch", "--cov-report=")
+
+
+@pytest.fixture
+def cov_project(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.mkpydir("pkg").joinpath("__init__.py").write_text(PACKAGE)
+    pytester.makepyfile(test_project=PROJECT_TESTS)
+    pytester.makefile(
+        ".yml",
+        agentgate=(
+            "profile: standard\n"
+            "gates:\n"
+            f"  test: {{command: '{PY} -m pytest {' '.join(COV_ARGS[:-1])} "
+            "--cov-report=json:.agentgate/coverage.json'}\n"
+            "  coverage: {report: .agentgate/coverage.json}\n"
+        ),
+    )
+    (pytester.path / ".git").mkdir()
+    return pytester
+
+
+def numbers(verdict: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "status": verdict["status"],
+        **{g["name"]: (g["status"], g["actual"]) for g in verdict["gates"]},
+    }
+
+
+def plugin_verdict(project: pytest.Pytester, *args: str) -> dict[str, Any]:
+    out = project.path / "plugin.json"
+    out.unlink(missing_ok=True)
+    result = project.runpytest_subprocess(*COV_ARGS, f"--agentgate-json={out}", *args)
+    assert out.exists(), result.stdout.str() + result.stderr.str()
+    return json.loads(out.read_text())
+
+
+def test_same_numbers_as_agentgate_verify_for_each_profile(cov_project: pytest.Pytester) -> None:
+    plugin_side = {}
+    for profile in ("strict", "standard", "relaxed"):
+        plugin_side[profile] = plugin_verdict(cov_project, f"--agentgate={profile}")
+    for index, profile in enumerate(("strict", "standard", "relaxed")):
+        cli = [PY, "-m", "pytest_agentgate", "verify", "--format=json", f"--profile={profile}"]
+        proc = subprocess.run(
+            cli + (["--no-run"] if index else []),
+            cwd=cov_project.path,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        verify = json.loads(proc.stdout)
+        assert numbers(plugin_side[profile]) == numbers(verify), profile
+    strict = numbers(plugin_side["strict"])
+    assert strict["test"][1]["total"] == 11 and strict["test"][1]["errors"] == 1
+    assert strict["coverage"][1]["branches"] == 50.0
+    assert strict["coverage"][0] == "fail"
+
+
+def test_xdist_gives_the_same_verdict_and_crashed_workers_are_errors(
+    cov_project: pytest.Pytester,
+) -> None:
+    serial = plugin_verdict(cov_project, "--agentgate=strict")
+    parallel = plugin_verdict(cov_project, "--agentgate=strict", "-n", "2")
+    assert numbers(parallel) == numbers(serial)
+    # A worker that dies mid-test is an error; -k under xdist is still a partial run.
+    cov_project.makepyfile(test_crash="import os\n\ndef test_crash():\n    os._exit(3)\n")
+    crashed = plugin_verdict(cov_project, "--agentgate=relaxed", "-n", "2", "-k", "not many")
+    test = gate(crashed, "test")
+    assert test["actual"]["errors"] == 2
+    assert any("crashed" in f["message"] for f in test["findings"])
+    assert "6 tests deselected" in test["summary"]
