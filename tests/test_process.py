@@ -413,3 +413,12 @@ def test_status_line_falls_back_to_ascii_and_fits_the_width(
     frame = stream.getvalue().split("\r\x1b[2K")[-1]
     assert len(frame) == 30 and frame.endswith("...")
     stream.getvalue().encode("ascii")  # nothing the terminal cannot show
+
+
+@pytest.mark.skipif(not hasattr(os, "setpriority"), reason="POSIX priorities")
+def test_niceness_lowers_the_priority_of_what_the_command_starts(tmp_path: Path) -> None:
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    probe = f"sleep 0.2; {sys.executable} -c 'import os; print(os.getpriority(os.PRIO_PROCESS, 0))'"
+    result = run_command(CommandSpec("nice", probe, tmp_path, timeout=10, niceness=5))
+    assert result.exit_code == 0
+    assert int(result.stdout.strip()) == min(base + 5, 19)

@@ -8,6 +8,7 @@ the one of a run that is not gated for a reason worth saying.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shlex
@@ -269,6 +270,9 @@ class Background:
             self._thread.join()
 
 
+BACKGROUND_NICENESS = 10
+
+
 class GateSession:
     """The plugin of a gated session on the controller (or a run without xdist)."""
 
@@ -293,6 +297,10 @@ class GateSession:
         self.pytest_runtest_logreport = self.ledger.test_report
         in_process = test_gates + coverage_gates
         self.plan = make_plan(settings, registry, run=run, in_process=in_process)
+        # The tests are what the developer waits for: the other gates run at a lower priority.
+        self.plan.commands[:] = [
+            dataclasses.replace(spec, niceness=BACKGROUND_NICENESS) for spec in self.plan.commands
+        ]
         self.background = Background(self.plan)
         self.deselected = 0
         self.collected: int | None = None
