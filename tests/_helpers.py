@@ -6,9 +6,12 @@ own, and whichever is imported first would own the name.
 
 from __future__ import annotations
 
+import atexit
 import json
 import shlex
+import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,3 +35,38 @@ class CliRun:
 
     def gate(self, name: str) -> dict[str, Any]:
         return next(g for g in self.verdict()["gates"] if g["name"] == name)
+
+
+# The samples under tests/data were produced in a checkout at this path, and the tools wrote
+# absolute paths into some of them (see the READMEs there). A checkout anywhere else reads a
+# copy with that prefix replaced by its own root, so paths relative to the project still work.
+RECORDED_ROOT = "/work/main"
+REPO = Path(__file__).resolve().parent.parent
+_relocated: Path | None = None
+
+
+def sample(relative: str) -> Path:
+    """The sample ``tests/data/RELATIVE``, relocated to this checkout when it needs to be."""
+    global _relocated
+    path = DATA / relative
+    if str(REPO) == RECORDED_ROOT or not path.is_file():
+        return path
+    if _relocated is None:
+        _relocated = Path(tempfile.mkdtemp(prefix="agentgate-samples-"))
+        atexit.register(shutil.rmtree, _relocated, True)
+    target = _relocated / relative
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if path.read_bytes()[:16] == b"SQLite format 3\x00":
+        from coverage import CoverageData
+
+        recorded = CoverageData(str(path))
+        recorded.read()
+        moved = CoverageData(str(target))
+        moved.update(recorded, map_path=lambda p: p.replace(RECORDED_ROOT, str(REPO), 1))
+        moved.write()
+    else:
+        text = path.read_text(encoding="utf-8")
+        target.write_text(text.replace(RECORDED_ROOT, str(REPO)), encoding="utf-8")
+    return target

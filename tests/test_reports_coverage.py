@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _helpers import sample
 
 from pytest_agentgate.reports.coverage import (
     COVERAGE_FORMATS,
@@ -61,13 +62,6 @@ def double(n):
 def never_called():
     return 0
 """
-
-
-def sample(relative: str) -> Path:
-    path = DATA / relative
-    if not path.exists():
-        pytest.skip(f"sample {relative} not generated yet")
-    return path
 
 
 def clean_env() -> dict[str, str]:
@@ -547,7 +541,7 @@ PY_PROJECT = DATA / "python" / "project"
 
 
 def test_real_coverage_py_xml_counts_lines_not_rates() -> None:
-    path = DATA / "python" / "coverage-partial.xml"
+    path = sample("python/coverage-partial.xml")
     assert detect_coverage_format(path) == "cobertura"
     report = read_coverage(path, root=PY_PROJECT)
     # The same run as coverage-partial.json: the numbers agree with coverage.py's JSON.

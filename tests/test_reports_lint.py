@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _helpers import sample
 
 from pytest_agentgate.reports.lint import (
     LINT_FORMATS,
@@ -21,13 +22,6 @@ from pytest_agentgate.verdict import Finding
 
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).parent.parent
-
-
-def sample(relative: str) -> Path:
-    path = DATA / relative
-    if not path.exists():
-        pytest.skip(f"sample {relative} not generated yet")
-    return path
 
 
 def test_registry_names_the_formats() -> None:
@@ -439,7 +433,7 @@ def test_read_lint_tolerates_bom_and_unicode_paths(tmp_path: Path) -> None:
 def test_real_pylint_json2_and_legacy_json(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(DATA / "lint" / "project")
     for name in ("pylint-json2.json", "pylint-json.json"):
-        report = read_lint(DATA / "lint" / name, format="pylint")
+        report = read_lint(sample(f"lint/{name}"), format="pylint")
         # fatal 1 + error 2; warning 8 + refactor 3 + convention 7; info 1 dropped.
         assert (report.tool, report.errors, report.warnings) == ("pylint", 3, 18), name
         codes = {f.code for f in report.findings}
