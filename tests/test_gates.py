@@ -554,7 +554,7 @@ def test_custom_report_problems(
     )
     assert (
         missing.status == "fail"
-        and "r.json: expected exactly one JSON report" in missing.problems[0]
+        and "r.json: no JSON report found" in missing.problems[0]
     )
     _write(tmp_path / "r1.json", "{}")
     _write(tmp_path / "r2.json", "{}")

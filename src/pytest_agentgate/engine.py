@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import STATE_DIR, Config
-from .gates.base import GateConfig, GateInput, new_result, skipped
+from .gates.base import UNMEASURED, GateConfig, GateInput, new_result, skipped
 from .ledger import TaskRef, settle
 from .process import CommandResult, CommandSpec, StatusReporter, run_commands
 from .registry import Registry
@@ -27,23 +27,6 @@ NOTHING_VERIFIED = (
     "no gate produced any evidence, so nothing was verified: configure at least one gate "
     "with a command or a report"
 )
-
-
-# What `actual` holds for a built-in gate kind that could not measure anything.
-UNMEASURED: dict[str, dict[str, object]] = {
-    "build": {"exit_code": None, "errors": None},
-    "lint": {"errors": None, "warnings": None},
-    "test": {
-        "total": 0,
-        "passed": 0,
-        "failed": 0,
-        "errors": 0,
-        "skipped": 0,
-        "flaky": 0,
-        "pass_rate": None,
-    },
-    "coverage": {"lines": None, "branches": None, "functions": None, "statements": None},
-}
 
 
 @dataclass(frozen=True)

@@ -202,6 +202,39 @@ def expand_reports(gate: GateInput) -> tuple[list[Path], list[str]]:
     return files, unmatched
 
 
+def report_files(gate: GateInput, what: str, missing_hint: str) -> list[Path]:
+    """The gate's report files: every pattern matched, as many as expected, and written by this
+    run's command when it has one. Anything else is a ReportError that says so."""
+    files, unmatched = expand_reports(gate)
+    if unmatched:
+        raise ReportError(", ".join(unmatched), f"no {what} found", missing_hint)
+    check_file_count(gate, files)
+    if stale := stale_reports(gate, files):
+        raise ReportError(
+            ", ".join(stale),
+            f"not written by this run's {gate.config.name} command (it is older than the run)",
+            "the command probably failed before writing it",
+        )
+    return files
+
+
+# What `actual` holds for a built-in gate kind that could not measure anything.
+UNMEASURED: dict[str, dict[str, object]] = {
+    "build": {"exit_code": None, "errors": None},
+    "lint": {"errors": None, "warnings": None},
+    "test": {
+        "total": 0,
+        "passed": 0,
+        "failed": 0,
+        "errors": 0,
+        "skipped": 0,
+        "flaky": 0,
+        "pass_rate": None,
+    },
+    "coverage": dict.fromkeys(("lines", "branches", "functions", "statements")),
+}
+
+
 def check_file_count(gate: GateInput, files: list[Path]) -> None:
     """Fail a partial set of shard reports instead of judging part of the suite."""
     expected = gate.config.options.get("expected_files")

@@ -10,15 +10,13 @@ from .base import (
     SHARD_OPTIONS,
     GateInput,
     Option,
-    check_file_count,
     command_problem,
     display_path,
     exit_disagrees,
-    expand_reports,
     needed_to_reach,
     new_result,
     pct,
-    stale_reports,
+    report_files,
     unreadable,
 )
 
@@ -68,19 +66,11 @@ class CoverageGate:
         cfg = gate.config
         if not cfg.reports:
             raise ReportError("coverage", "no coverage report configured", "set `report:`")
-        files, unmatched = expand_reports(gate)
-        if unmatched:
-            raise ReportError(
-                ", ".join(unmatched),
-                "no coverage report found",
-                "the test command must write it (coverage.py: `coverage json -o PATH`)",
-            )
-        if stale := stale_reports(gate, files):
-            raise ReportError(
-                ", ".join(stale),
-                "not written by this run's coverage command (it is older than the run)",
-            )
-        check_file_count(gate, files)
+        files = report_files(
+            gate,
+            "coverage report",
+            "the test command must write it (coverage.py: `coverage json -o PATH`)",
+        )
         return gate.registry.read_coverage_many(files, cfg.format, gate.root)
 
     def _judge_report(

@@ -15,10 +15,9 @@ from .base import (
     command_problem,
     display_path,
     exit_disagrees,
-    expand_reports,
     new_result,
+    report_files,
     skipped,
-    stale_reports,
     unreadable,
 )
 
@@ -79,19 +78,11 @@ class CustomGate:
     def _load(self, gate: GateInput) -> tuple[object, str]:
         cfg = gate.config
         if cfg.reports:
-            files, unmatched = expand_reports(gate)
-            if unmatched or len(files) != 1:
-                raise ReportError(
-                    ", ".join(unmatched or cfg.reports), "expected exactly one JSON report"
-                )
+            files = report_files(gate, "JSON report", "the command must write it")
+            if len(files) != 1:
+                raise ReportError(", ".join(cfg.reports), "expected exactly one JSON report")
             path: Path = files[0]
             source = display_path(path, gate.root)
-            if stale_reports(gate, files):
-                raise ReportError(
-                    source,
-                    f"not written by this run's {cfg.name} command (it is older than the run)",
-                    "the command probably failed before writing it",
-                )
             try:
                 text = path.read_text(encoding="utf-8", errors="replace")
             except OSError as exc:

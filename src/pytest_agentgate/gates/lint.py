@@ -14,10 +14,9 @@ from .base import (
     command_problem,
     display_path,
     exit_disagrees,
-    expand_reports,
     new_result,
+    report_files,
     skipped,
-    stale_reports,
     unreadable,
 )
 
@@ -73,19 +72,9 @@ class LintGate:
         cfg = gate.config
         fmt = cfg.format
         if cfg.reports:
-            files, unmatched = expand_reports(gate)
-            if unmatched:
-                raise ReportError(
-                    ", ".join(unmatched),
-                    "no lint report found",
-                    "the lint command must write it, or fix the `report` path",
-                )
-            if stale := stale_reports(gate, files):
-                raise ReportError(
-                    ", ".join(stale),
-                    "not written by this run's lint command (it is older than the run)",
-                    "the command probably failed before writing it",
-                )
+            files = report_files(
+                gate, "lint report", "the lint command must write it, or fix the `report` path"
+            )
             return [
                 gate.registry.parse_lint(_read_text(p), display_path(p, gate.root), fmt)
                 for p in files

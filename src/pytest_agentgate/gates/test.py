@@ -8,29 +8,18 @@ from ..verdict import Finding, GateResult
 from .base import (
     COMMON_OPTIONS,
     SHARD_OPTIONS,
+    UNMEASURED,
     GateInput,
     Option,
-    check_file_count,
     command_problem,
     display_path,
     exit_disagrees,
-    expand_reports,
     new_result,
     pct,
+    report_files,
     skipped,
-    stale_reports,
     unreadable,
 )
-
-EMPTY_ACTUAL = {
-    "total": 0,
-    "passed": 0,
-    "failed": 0,
-    "errors": 0,
-    "skipped": 0,
-    "flaky": 0,
-    "pass_rate": None,
-}
 
 
 class TestGate:
@@ -69,26 +58,17 @@ class TestGate:
         try:
             run = self._read(gate)
         except ReportError as exc:
-            return unreadable(gate, "no usable test report", exc, EMPTY_ACTUAL)
+            return unreadable(gate, "no usable test report", exc, UNMEASURED["test"])
         return self._judge_run(gate, run, problem)
 
     def _read(self, gate: GateInput) -> TestRun:
-        files, unmatched = expand_reports(gate)
-        if unmatched:
-            cmd = gate.config.command
-            hint = (
-                f"`{cmd}` must write it (pytest: --junitxml=PATH)"
-                if cmd
-                else "run the tests with a JUnit reporter first"
-            )
-            raise ReportError(", ".join(unmatched), "no JUnit report found", hint)
-        check_file_count(gate, files)
-        if stale := stale_reports(gate, files):
-            raise ReportError(
-                ", ".join(stale),
-                "not written by this run's test command (it is older than the run)",
-                "the command probably crashed before writing it",
-            )
+        cmd = gate.config.command
+        hint = (
+            f"`{cmd}` must write it (pytest: --junitxml=PATH)"
+            if cmd
+            else "run the tests with a JUnit reporter first"
+        )
+        files = report_files(gate, "JUnit report", hint)
         return read_junit([str(p) for p in files])
 
     def _judge_run(self, gate: GateInput, run: TestRun, problem: str | None) -> GateResult:
