@@ -247,3 +247,14 @@ def test_non_zero_exit_with_a_clean_report_fails(
     assert gate["exit_code"] != 0
     assert run.code == 1
     assert f"exited with code {gate['exit_code']}" in run.verdict()["continuation"]
+
+
+def test_a_project_where_the_state_folder_cannot_be_made_is_still_gated(
+    project: Path, write_config: Callable[[str], Path], agentgate: Callable[..., CliRun]
+) -> None:
+    (project / ".agentgate").write_text("a file where the folder would go\n", encoding="utf-8")
+    write_config("gates:\n  build:\n    command: \"{py} -c 'print(1)'\"\n")
+    run = agentgate("verify", "--format", "json")
+    assert run.code == 0, run.err
+    assert run.gate("build")["status"] == "pass"
+    assert "Traceback" not in run.err

@@ -6,6 +6,8 @@ It knows no front door: the CLI, the pytest plugin, the harness hooks and the Ac
 
 from __future__ import annotations
 
+import contextlib
+
 import os
 import sys
 import threading
@@ -99,7 +101,9 @@ def execute(
     started = time.time()
     if not plan.commands:
         return {}, started
-    ensure_state_dir(plan.config.root)
+    with contextlib.suppress(OSError):
+        # A read-only project can still be gated; a command that needs the folder says so.
+        ensure_state_dir(plan.config.root)
     return run_commands(plan.commands, status=status, cancel=cancel), started
 
 
