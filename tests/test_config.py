@@ -1054,8 +1054,12 @@ def test_lint_format_flag_without_lint_is_an_error(repo: Path) -> None:
 
 
 def test_lint_command_without_a_known_tool_name_keeps_format_open() -> None:
-    config = validate(RawConfig({"gates": {"lint": {"command": "make lint"}}}, "test.yml"),
-                      get_registry(), root=Path("."), path=None)
+    config = validate(
+        RawConfig({"gates": {"lint": {"command": "make lint"}}}, "test.yml"),
+        get_registry(),
+        root=Path("."),
+        path=None,
+    )
     lint = config.gate("lint")
     assert lint is not None and lint.format is None and lint.command == "make lint"
 

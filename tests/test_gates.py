@@ -552,10 +552,7 @@ def test_custom_report_problems(
     missing = gate.judge(
         gate_input("custom", reports=["r.json"], ran=False, options=options, thresholds={"max": 1})
     )
-    assert (
-        missing.status == "fail"
-        and "r.json: no JSON report found" in missing.problems[0]
-    )
+    assert missing.status == "fail" and "r.json: no JSON report found" in missing.problems[0]
     _write(tmp_path / "r1.json", "{}")
     _write(tmp_path / "r2.json", "{}")
     several = gate.judge(

@@ -7,7 +7,6 @@ It knows no front door: the CLI, the pytest plugin, the harness hooks and the Ac
 from __future__ import annotations
 
 import contextlib
-
 import os
 import sys
 import threading
