@@ -598,7 +598,7 @@ def read_pytest_cov(config: pytest.Config) -> CoverageReport | ReportError:
 
 def coverage_from(cov: Any, topdir: str | None, *, source: str) -> CoverageReport | ReportError:
     """A coverage.py ``Coverage`` object's data as a CoverageReport (its JSON report, parsed)."""
-    from .reports.coverage import _notes_from_warnings, parse_coverage_json
+    from .reports.coverage.coveragepy import notes_from_warnings, parse_coverage_json
     from .reports.model import ReportError
 
     hint = "check that --cov= (or [run] source) names your package and that the tests import it"
@@ -621,7 +621,7 @@ def coverage_from(cov: Any, topdir: str | None, *, source: str) -> CoverageRepor
     except ReportError as exc:
         return exc
     report.notes.extend(
-        _notes_from_warnings([str(w.message) for w in caught], topdir or os.getcwd())
+        notes_from_warnings([str(w.message) for w in caught], topdir or os.getcwd())
     )
     return report
 
