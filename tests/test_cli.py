@@ -127,6 +127,16 @@ def test_output_that_cannot_be_written_is_a_usage_error(
     run = agentgate("verify", "--output", "blocker/verdict.json")
     assert run.code == 2
     assert "cannot write the verdict" in run.err
+    # The verdict was made: it is still shown, not lost with the file.
+    assert run.out.startswith("agentgate: PASS")
+    # A folder is refused before anything runs (no command, no attempt counted).
+    history = passing / ".agentgate" / "history.jsonl"
+    verdicts = history.read_text().count("\n")
+    (passing / "out").mkdir()
+    run = agentgate("verify", "--output", "out", "--task", "T")
+    assert run.code == 2 and run.out == ""
+    assert "out: --output: is a folder; name the file to write" in run.err
+    assert history.read_text().count("\n") == verdicts
 
 
 def test_schema_command(agentgate: Agentgate, verdict_schema: dict[str, Any]) -> None:
@@ -228,6 +238,27 @@ def test_real_console_script_and_module(project: Path, write_config: WriteConfig
     )
     assert version.returncode == 0
     assert version.stdout.strip() == f"agentgate {__version__}"
+
+
+@pytest.mark.parametrize("args", [["explain"], ["verify"]])
+def test_a_closed_stdout_is_no_traceback(passing: Path, args: list[str]) -> None:
+    # `agentgate explain | head -1`: the reader has gone before agentgate writes.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest_agentgate", *args],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=passing,
+            timeout=60,
+        )
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
+    # A verdict keeps its own exit status: this one passes.
+    assert proc.returncode == (0 if args == ["verify"] else 1)
 
 
 def test_interrupt_and_module_entry(

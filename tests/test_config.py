@@ -188,6 +188,17 @@ def test_broken_pyproject_that_looks_configured_is_found_and_reported(repo: Path
     assert str(info.value).startswith(f"{path}:2: invalid TOML: ")
 
 
+def test_pyproject_whose_agentgate_header_is_the_broken_part_is_reported(repo: Path) -> None:
+    # Not silently replaced by the zero-config defaults: the user meant to configure agentgate.
+    path = write(repo / "pyproject.toml", '[project]\nname = "x"\n[tool.agentgate\n')
+    assert find_config(repo) == path
+    with pytest.raises(ConfigError) as info:
+        resolve_config(repo)
+    assert str(info.value).startswith(f"{path}:3: invalid TOML: ")
+    write(repo / "pyproject.toml", "[tool.agentgate-like]\n[broken\n")
+    assert find_config(repo) is None
+
+
 def test_broken_pyproject_that_only_mentions_agentgate_is_ignored(repo: Path) -> None:
     write(repo / "pyproject.toml", 'dependencies = ["agentgate"\n')
     assert find_config(repo) is None

@@ -41,6 +41,8 @@ def _write(path: Path, text: str, *, old: bool = False) -> Path:
 def test_pct_and_needed_to_reach() -> None:
     assert base.pct(None) == "n/a"
     assert base.pct(84.996) == "85.00%"
+    assert base.pct(84.996, 85) == "84.99%" and base.pct(84.996, 84.99) == "85.00%"
+    assert base.pct(66.666, 95) == "66.67%"  # far below: rounded as usual
     assert base.needed_to_reach(85, 21249, 25000) == 1
     assert base.needed_to_reach(85, 85, 100) == 0
     assert base.needed_to_reach(50, 9, 10) == 0
@@ -142,6 +144,26 @@ def test_real_compileall_syntax_error(tmp_path: Path, gate_input: MakeInput) -> 
     (finding,) = result.findings
     assert (finding.path, finding.line) == ("pkg/broken.py", 3)
     assert finding.message.startswith("SyntaxError")
+
+
+def test_build_says_when_its_output_was_cut(
+    gate_input: MakeInput, command_result: MakeResult
+) -> None:
+    # Error lines in dropped output cannot be counted: the verdict must say output was dropped.
+    cut = command_result("make", 0, stdout="ok\n", stdout_dropped=5_000_000, stderr_dropped=7)
+    passed = BuildGate().judge(gate_input("build", result=cut))
+    assert passed.status == "pass"
+    assert passed.summary == "build succeeded (first 5000007 bytes of output dropped)"
+    assert passed.notes == [
+        "the first 5000007 bytes of the output were dropped (capture limit); "
+        "only error lines in the rest were found"
+    ]
+    failed = BuildGate().judge(gate_input("build", result=command_result("make", 2, "x\n")))
+    assert failed.status == "fail" and failed.notes == []
+    failed = BuildGate().judge(
+        gate_input("build", result=command_result("make", 2, "x\n", stdout_dropped=3))
+    )
+    assert "the first 3 bytes" in failed.notes[0]
 
 
 def test_build_outcomes(gate_input: MakeInput, command_result: MakeResult) -> None:
@@ -290,7 +312,10 @@ def test_test_gate_outcomes(
     no_cmd = gate.judge(gate_input("test", reports=["junit.xml"], ran=False))
     assert "run the tests with a JUnit reporter first" in no_cmd.problems[0]
     with_cmd = gate.judge(gate_input("test", reports=["j.xml"], result=command_result("tox", 1)))
-    assert "`tox` must write it (pytest: --junitxml=PATH)" in with_cmd.problems[0]
+    assert (
+        "`tox` must write it (pytest: --junitxml=PATH; jest: the jest-junit reporter)"
+        in (with_cmd.problems[0])
+    )
     assert any("exited with code 1" in p for p in with_cmd.problems)
 
     _write(tmp_path / "pass.xml", PASSING)
@@ -322,7 +347,38 @@ def test_pass_rate_rounding(gate_input: MakeInput) -> None:
         gate_input("test", reports=["x"], thresholds={"min_pass_rate": 85}), run, None
     )
     assert result.status == "fail"
-    assert result.summary == "21249 of 25000 tests passed (85.00%, need 85.00%)"
+    # 84.996 is below 85, and the display must not round it up to a failing "85.00%, need
+    # 85.00%": below the threshold it is cut to two decimals instead.
+    assert result.summary == "21249 of 25000 tests passed (84.99%, need 85.00%)"
+    assert result.actual["pass_rate"] == pytest.approx(84.996)
+
+
+def test_a_missing_coverage_report_says_how_its_own_format_is_written(
+    gate_input: MakeInput,
+) -> None:
+    # A jest project's missing coverage-summary.json must not be told to run coverage.py.
+    gate = gate_input("coverage", reports=["coverage/coverage-summary.json"], ran=False)
+    gate.config.format = "istanbul-summary"
+    result = CoverageGate().judge(gate)
+    assert result.status == "fail"
+    assert "--coverageReporters=json-summary" in result.problems[0]
+    assert "coverage.py" not in result.problems[0]
+    unnamed = CoverageGate().judge(gate_input("coverage", reports=["c.json"], ran=False))
+    assert "coverage json -o PATH" in unnamed.problems[0]
+    assert "json-summary" in unnamed.problems[0]
+
+
+def test_coverage_below_its_threshold_never_displays_as_reaching_it(
+    tmp_path: Path, gate_input: MakeInput
+) -> None:
+    _write(tmp_path / "cov.info", "SF:a.js\nLF:200000\nLH:169993\nend_of_record\n")
+    thresholds = {"branches": None, "functions": None, "statements": None}
+    result = CoverageGate().judge(
+        gate_input("coverage", reports=["cov.info"], ran=False, thresholds=thresholds)
+    )
+    assert result.status == "fail" and result.actual["lines"] == pytest.approx(84.9965)
+    assert result.summary.startswith("lines 84.99% (need 85.00%)")
+    assert "lines: 84.99% < 85.00%: cover 7 more of 200000 lines" in result.notes[0]
 
 
 def test_node_ids(tmp_path: Path, gate_input: MakeInput) -> None:
@@ -358,6 +414,8 @@ def test_coverage_gate_on_coverage_json(gate_input: MakeInput) -> None:
         "shop/textutil.py",
         "shop/inventory.py",
     ]
+    # One missed line reads as one: "1 line not covered: line 7", not "1 lines ...: lines 7".
+    assert result.findings[2].message == "1 line not covered: line 7"
     assert any(
         n.startswith("lines: 71.79% < 85.00%: cover 6 more of 39 lines") for n in result.notes
     )

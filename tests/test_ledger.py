@@ -233,6 +233,10 @@ def test_describe_change() -> None:
         == "lint: 4 -> 1 errors, 2 warnings"
     )
     assert (
+        change("lint", "lint", snap("fail", errors=1), snap("fail", errors=1))
+        == "lint: 1 error, unchanged"
+    )
+    assert (
         change("cov", "coverage", snap("fail", lines=80.0, branches=None), snap("fail", lines=80.0))
         == "cov: lines 80.00%, unchanged"
     )

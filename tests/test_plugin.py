@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import shutil
 import subprocess
 import sys
 import threading
@@ -18,6 +19,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from _helpers import DATA
 
 from pytest_agentgate import plugin_session
 from pytest_agentgate.api import resolve_config
@@ -240,6 +242,9 @@ def test_collection_error_keeps_pytests_status(pytester: pytest.Pytester) -> Non
     result, verdict = gated(pytester, "--agentgate")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert verdict is not None and gate(verdict, "test")["actual"]["errors"] == 1
+    # Why the run stopped is pytest's own reason, not a guess at -x or --maxfail.
+    summary = gate(verdict, "test")["summary"]
+    assert "(1 error during collection)" in summary and "--maxfail" not in summary
 
 
 def test_a_passing_run_keeps_exit_status_0(pytester: pytest.Pytester) -> None:
@@ -420,6 +425,31 @@ def test_adapt_settings_picks_the_pytest_gate_and_coverage(tmp_path: Path) -> No
     # Without pytest-cov, a configured coverage report is read as configured.
     settings, _, covs = adapt(tmp_path, text, cov_active=False)
     assert covs == [] and settings.gate("coverage").reports == ["cov.json"]
+
+
+def test_a_coverage_report_the_replaced_test_command_writes_is_not_trusted(
+    pytester: pytest.Pytester,
+) -> None:
+    # The configured test command writes cov.json; this session replaces that command, so the
+    # cov.json on disk is the last run's. Without pytest-cov it must not pass the gate.
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    shutil.copy(DATA / "python" / "coverage-branches.json", pytester.path / "cov.json")
+    config = (
+        "gates:\n"
+        "  test: {command: 'pytest --cov --cov-report=json:cov.json'}\n"
+        "  coverage: {report: cov.json, branches: null}\n"
+    )
+    result, verdict = gated(pytester, "--agentgate=strict", config=config)
+    assert verdict is not None and verdict["status"] == "fail"
+    cov = gate(verdict, "coverage")
+    assert cov["status"] == "fail" and cov["actual"]["lines"] is None
+    assert "--cov=PACKAGE" in cov["problems"][0]
+    assert result.ret == 1
+    # A report nothing in this run writes (an earlier CI step's) is still read as configured.
+    config = "gates:\n  test: {command: pytest}\n  coverage: {report: cov.json, branches: null}\n"
+    (pytester.path / "agentgate.yml").write_text(config)
+    _, verdict = gated(pytester, "--agentgate=strict")
+    assert verdict is not None and gate(verdict, "coverage")["status"] == "pass"
 
 
 def test_adapt_settings_zero_config(tmp_path: Path) -> None:

@@ -206,7 +206,7 @@ def test_markdown_table_and_details() -> None:
     assert "| build | ✅ pass | build summary | 0.50 s |" in lines
     assert "| lint | ❌ fail | lint summary |  |" in lines
     assert "> notice one" in lines
-    assert "<summary>lint: 56 findings</summary>" in lines
+    assert "<summary>lint: 1 problem, 1 note, 56 findings</summary>" in lines
     assert "- ⚠️ `ruff` exited 2" in lines
     assert "- `src/m0.py:0` `F401` message number 0 " + "x" * 40 in lines
     assert "- … and 6 more (see the JSON verdict)" in lines
@@ -220,6 +220,26 @@ def test_markdown_escapes_cells() -> None:
     text = render_markdown(verdict)
     assert "- **a\\|b** x \\| y z" in text
     assert "<details>" in text
+
+
+def test_markdown_html_in_a_message_cannot_break_the_comment() -> None:
+    # A failing test's own words may hold HTML and code fences; the PR comment must survive.
+    message = 'assert "</details><img src=x>" == "```"'
+    verdict = _verdict(_gate("test", "test", findings=[Finding(message, name="t")]))
+    verdict.continuation = f"COMPLETION REJECTED\n  - t: {message}\n```\nafter"
+    text = render_markdown(verdict)
+    details, fenced = text.split("### What the agent is told")
+    assert details.count("</details>") == 1 and "<img" not in details
+    assert "&lt;/details&gt;&lt;img src=x&gt;" in details
+    assert "<summary>test: 1 finding</summary>" in text
+    # The continuation is fenced by a longer fence than any run of backticks inside it.
+    assert "````text\nCOMPLETION REJECTED" in fenced and "after\n````" in fenced
+
+
+def test_markdown_counts_what_the_details_hold() -> None:
+    gate = _gate("coverage", "coverage", findings=[Finding("f")], notes=["gap 1", "gap 2"])
+    text = render_markdown(_verdict(gate))
+    assert "<summary>coverage: 2 notes, 1 finding</summary>" in text
 
 
 # -- the wire format ----------------------------------------------------------------------------

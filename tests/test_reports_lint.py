@@ -366,8 +366,15 @@ def test_bad_text_is_a_report_error_naming_the_source(fmt: str, text: str, probl
 
 
 def test_empty_stdout_suggests_a_crash() -> None:
-    with pytest.raises(ReportError, match="printed no JSON; did it crash"):
+    with pytest.raises(ReportError, match="printed no JSON; did it crash") as caught:
         parse_lint("", format="ruff", source="stdout of `ruff check`")
+    # The hint names the command whose output was expected, in a sentence that reads.
+    assert caught.value.hint is not None
+    assert "expected the output of `ruff check --output-format json`" in caught.value.hint
+    with pytest.raises(ReportError) as caught:
+        parse_lint("", format="sarif", source="stdout of `semgrep`")
+    assert caught.value.hint is not None
+    assert "expected a linter's SARIF output" in caught.value.hint
 
 
 def test_empty_list_is_a_valid_clean_report() -> None:

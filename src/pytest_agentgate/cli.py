@@ -134,10 +134,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("agentgate: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `agentgate explain | head`: the reader left; no traceback
+        _silence_stdout()
+        return EXIT_FAIL
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, send what is still buffered nowhere, so exit does not fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _verify(args: argparse.Namespace) -> int:
     from .api import ReportFlags, resolve_config
+    from .config import ConfigError
     from .engine import run_verdict
     from .process import StatusReporter
     from .registry import get_registry
@@ -151,6 +162,8 @@ def _verify(args: argparse.Namespace) -> int:
     )
     if args.max_chars:
         config.max_chars = args.max_chars
+    if args.output and Path(args.output).is_dir():  # before any command runs or attempt counts
+        raise ConfigError(args.output, "--output", "is a folder; name the file to write")
     status = StatusReporter.for_stream(sys.stderr)
     verdict = run_verdict(
         config,
@@ -160,9 +173,13 @@ def _verify(args: argparse.Namespace) -> int:
         claim=args.claim,
         task=_task_ref(args.task),
     )
-    if args.output:
+    try:
+        _emit(verdict, args.format, sys.stdout)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `agentgate verify | head`: the verdict's status still counts
+        _silence_stdout()
+    if args.output:  # after the verdict is shown: a file that cannot be written does not hide it
         _write_output(Path(args.output), verdict.to_json())
-    _emit(verdict, args.format, sys.stdout)
     return EXIT_BY_STATUS[verdict.status]
 
 

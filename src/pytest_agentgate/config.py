@@ -96,7 +96,9 @@ def _has_tool_table(pyproject: Path) -> bool:
         data = _load_toml(text, str(pyproject))
     except ConfigError:
         # A broken pyproject.toml that looks configured is reported when it is read.
-        return re.search(r"^\s*\[\s*tool\.agentgate\s*[.\]]", text, re.MULTILINE) is not None
+        # The table header itself may be the broken part: `[tool.agentgate` with no `]`.
+        header = r"^\s*\[+\s*tool\s*\.\s*agentgate(?![\w-])"
+        return re.search(header, text, re.MULTILINE) is not None
     tool = data.get("tool")
     return isinstance(tool, dict) and "agentgate" in tool
 

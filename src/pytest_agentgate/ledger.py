@@ -443,6 +443,8 @@ def _metric_parts(
             moved = True
             value = f"{_fmt(a, percent)} -> {_fmt(b, percent)}"
         label_first = percent or kind not in ("lint", "build")
+        if not label_first and a == b == 1:
+            key = key.removesuffix("s")  # "1 error", not "1 errors"
         parts.append(f"{key} {value}" if label_first else f"{value} {key}")
     return parts, moved
 

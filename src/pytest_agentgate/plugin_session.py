@@ -306,6 +306,7 @@ class GateSession:
         self.collected: int | None = None
         self.last_failed = _last_failed_active(config)
         self.interrupted = False
+        self.stopped_because = ""
         self.verdict: Verdict | None = None
         self.json_error: str | None = None
         self.t0 = time.monotonic()
@@ -359,6 +360,8 @@ class GateSession:
         # Ctrl-C or pytest.exit(); not pytest's own stop after collection errors, which is
         # judged like any other run (the errors count).
         self.interrupted = not isinstance(excinfo.value, pytest.Session.Interrupted)
+        if not self.interrupted:  # e.g. "1 error during collection": why the run stopped early
+            self.stopped_because = str(excinfo.value)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -431,7 +434,7 @@ class GateSession:
             reasons.append(chosen)
         ran = self.ledger.ran
         if self.collected is not None and ran < self.collected:
-            why = session.shouldfail or session.shouldstop
+            why = session.shouldfail or session.shouldstop or self.stopped_because
             how = why if isinstance(why, str) and why else "-x, --maxfail or an abort"
             reasons.append(f"stopped after {ran} of {self.collected} tests ({how})")
         return reasons
@@ -465,7 +468,7 @@ def adapt_settings(
     coverage.py coverage gates get this session's data instead of their report. Zero-config
     gates coverage only with pytest-cov active, since nothing else measures this run.
     """
-    from .gates.base import GateConfig
+    from .gates.base import GateConfig, names_report
     from .profiles import defaults_for
 
     gates = settings.gates
@@ -477,6 +480,7 @@ def adapt_settings(
         gates.insert(_insert_at(gates), added)
         tests = [added]
         settings.notices.append("the configuration has no test gate: gating this run as 'test'")
+    replaced = [g.command for g in tests if g.command]
     for gate in tests:
         gate.command = command
         gate.reports = []
@@ -499,7 +503,17 @@ def adapt_settings(
             settings.notices.append(
                 "coverage is not gated: pytest-cov is not active in this run (add --cov=PACKAGE)"
             )
-        covs = []
+            covs = []
+        else:
+            # A report the replaced test command writes is not written by this session: it is
+            # the last run's. Those gates get this session's (missing) pytest-cov data instead.
+            covs = [
+                g
+                for g in covs
+                if not g.command and any(names_report(c, g.reports) for c in replaced)
+            ]
+            for gate in covs:
+                gate.reports = []
         settings.notices.append("tests judged from this pytest session")
     return [g.name for g in tests], [g.name for g in covs]
 
@@ -586,6 +600,13 @@ def read_pytest_cov(config: pytest.Config) -> CoverageReport | ReportError:
     plugin = _pytest_cov(config)
     controller = getattr(plugin, "cov_controller", None)
     cov = getattr(controller, "cov", None)
+    if plugin is None:
+        return ReportError(
+            "pytest-cov",
+            "not active in this run, and the coverage report the test command "
+            "writes is not written by this session (the one there is from an earlier run)",
+            "run pytest with --cov=PACKAGE (pytest-cov) so this run's coverage is measured",
+        )
     if cov is None:
         return ReportError("pytest-cov", "pytest-cov measured nothing in this session")
     report = coverage_from(cov, getattr(controller, "topdir", None), source="pytest-cov")

@@ -105,9 +105,17 @@ class GateKind(Protocol):
 # -- shared helpers -------------------------------------------------------------------------
 
 
-def pct(value: float | None) -> str:
-    """Display form of a percentage: two decimals. Comparisons never use this."""
-    return "n/a" if value is None else f"{value:.2f}%"
+def pct(value: float | None, need: float | None = None) -> str:
+    """Display form of a percentage: two decimals. Comparisons never use this.
+
+    Below ``need``, the display never rounds up to it: 84.996 against 85 shows 84.99%, not a
+    failing "85.00% (need 85.00%)".
+    """
+    if value is None:
+        return "n/a"
+    if need is not None and value < need and round(value, 2) >= round(need, 2):
+        return f"{math.floor(value * 100) / 100:.2f}%"
+    return f"{value:.2f}%"
 
 
 def new_result(
@@ -281,9 +289,14 @@ def stale_reports(gate: GateInput, files: list[Path]) -> list[str]:
 
 def written_this_run(gate: GateInput) -> bool:
     """Whether a command that ran this run names one of the gate's report paths."""
-    for pattern in gate.config.reports:
+    return any(names_report(command, gate.config.reports) for command in gate.commands_run)
+
+
+def names_report(command: str, patterns: list[str]) -> bool:
+    """Whether ``command`` names one of the report paths ``patterns`` (so it writes it)."""
+    for pattern in patterns:
         named = re.compile(r"(?:^|[\s=:'\"])" + re.escape(pattern) + r"(?:$|[\s'\";,])")
-        if any(named.search(command) for command in gate.commands_run):
+        if named.search(command):
             return True
     return False
 

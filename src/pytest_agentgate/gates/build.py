@@ -41,7 +41,7 @@ class BuildGate:
                 gate, "fail", f"build exited 0 but printed {errors} errors (max {max_errors})"
             )
         else:
-            return _passed(gate, actual, findings)
+            return _with_dropped(gate, _passed(gate, actual, findings))
         if not findings:
             # No recognisable error shape: the last lines are the most useful thing to show.
             findings = [Finding(line) for line in tail_lines(output)]
@@ -49,7 +49,21 @@ class BuildGate:
                 result.problems.append("the command printed nothing")
         result.actual = actual
         result.findings = findings
-        return result
+        return _with_dropped(gate, result)
+
+
+def _with_dropped(gate: GateInput, result: GateResult) -> GateResult:
+    """Say when the bounded capture dropped output: its error lines were not seen."""
+    res = gate.result
+    dropped = 0 if res is None else res.stdout_dropped + res.stderr_dropped
+    if dropped:
+        if result.status == "pass":  # a passing gate shows only its summary
+            result.summary += f" (first {dropped} bytes of output dropped)"
+        result.notes.append(
+            f"the first {dropped} bytes of the output were dropped (capture limit); "
+            "only error lines in the rest were found"
+        )
+    return result
 
 
 def _passed(gate: GateInput, actual: dict[str, object], findings: list[Finding]) -> GateResult:

@@ -36,6 +36,18 @@ HOW_TO_MEASURE = {
     "statements": "use a format with statement data, or set `statements: null`",
 }
 MAX_FILE_FINDINGS = 10
+# How a test command writes a report of each format, for a report that is missing.
+WRITE_REPORT = {
+    "": "coverage.py: `coverage json -o PATH`; jest, c8, nyc: the json-summary reporter",
+    "coverage-json": "coverage.py: `coverage json -o PATH`",
+    "coverage-data": "coverage.py: `coverage run --data-file=PATH`",
+    "istanbul-summary": (
+        "jest: `--coverageReporters=json-summary`; c8, nyc: `--reporter=json-summary`"
+    ),
+    "lcov": "jest: `--coverageReporters=lcov`; c8, nyc: `--reporter=lcov`",
+    "cobertura": "coverage.py: `coverage xml -o PATH`; jest, c8, nyc: the cobertura reporter",
+    "coverage-xml": "coverage.py: `coverage xml -o PATH`",
+}
 
 
 class CoverageGate:
@@ -66,11 +78,8 @@ class CoverageGate:
         cfg = gate.config
         if not cfg.reports:
             raise ReportError("coverage", "no coverage report configured", "set `report:`")
-        files = report_files(
-            gate,
-            "coverage report",
-            "the test command must write it (coverage.py: `coverage json -o PATH`)",
-        )
+        how = WRITE_REPORT.get(cfg.format or "", WRITE_REPORT[""])
+        files = report_files(gate, "coverage report", f"the test command must write it ({how})")
         return gate.registry.read_coverage_many(files, cfg.format, gate.root)
 
     def _judge_report(
@@ -98,13 +107,13 @@ class CoverageGate:
                     + HOW_TO_MEASURE[metric]
                 )
                 continue
-            parts.append(f"{metric} {pct(ratio.percent)} (need {pct(threshold)})")
+            parts.append(f"{metric} {pct(ratio.percent, threshold)} (need {pct(threshold)})")
             if ratio.percent < threshold:
                 failed_metrics.append(metric)
                 more = needed_to_reach(threshold, ratio.covered, ratio.total)
                 notes.append(
-                    f"{metric}: {pct(ratio.percent)} < {pct(threshold)}: cover {more} more of "
-                    f"{ratio.total} {metric} ({ratio.covered} covered now)"
+                    f"{metric}: {pct(ratio.percent, threshold)} < {pct(threshold)}: "
+                    f"cover {more} more of {ratio.total} {metric} ({ratio.covered} covered now)"
                 )
         if not failed_metrics and not problem and (msg := exit_disagrees(gate)):
             # The gate's own command (`coverage json`, a fail-under check) failed: a report that
@@ -124,10 +133,12 @@ def _worst_files(files: list[FileCoverage], gate: GateInput) -> list[Finding]:
     ranked = sorted((f for f in files if f.missed > 0), key=lambda f: (-f.missed, f.path))
     findings = []
     for file in ranked[:MAX_FILE_FINDINGS]:
-        where = f": lines {line_ranges(file.missing_lines)}" if file.missing_lines else ""
+        ranges = line_ranges(file.missing_lines)
+        many = "s" if len(file.missing_lines) != 1 else ""
+        where = f": line{many} {ranges}" if file.missing_lines else ""
         findings.append(
             Finding(
-                f"{file.missed} lines not covered{where}",
+                f"{file.missed} line{'s' if file.missed != 1 else ''} not covered{where}",
                 path=display_path(file.path, gate.root),
                 line=file.missing_lines[0] if file.missing_lines else None,
                 severity="error",

@@ -64,7 +64,7 @@ class TestGate:
     def _read(self, gate: GateInput) -> TestRun:
         cmd = gate.config.command
         hint = (
-            f"`{cmd}` must write it (pytest: --junitxml=PATH)"
+            f"`{cmd}` must write it (pytest: --junitxml=PATH; jest: the jest-junit reporter)"
             if cmd
             else "run the tests with a JUnit reporter first"
         )
@@ -94,7 +94,7 @@ class TestGate:
             fail = True
             summary = f"no tests executed ({run.skipped} skipped): zero executed tests is a failure"
         else:
-            summary = f"{run.passed} of {executed} tests passed ({pct(rate)}{need})"
+            summary = f"{run.passed} of {executed} tests passed ({pct(rate, min_rate)}{need})"
             if min_rate is not None and rate is not None and rate < min_rate:
                 fail = True
         if run.skipped and executed:

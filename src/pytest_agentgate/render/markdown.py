@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ..verdict import Finding, GateResult, Verdict
 
 _ICONS = {"pass": "✅", "fail": "❌", "skipped": "⏭️", "escalate": "🛑"}
@@ -9,7 +11,20 @@ MAX_FINDINGS = 50
 
 
 def _cell(text: str) -> str:
+    # HTML is escaped: a test message such as `assert "</details>" in page` must not end the
+    # details block, or swallow the rest of a PR comment.
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return " ".join(text.replace("|", "\\|").split())
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _fence(text: str) -> str:
+    """A code fence longer than any run of backticks in ``text``, so it cannot be closed early."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
 
 
 def _finding(f: Finding) -> str:
@@ -21,15 +36,18 @@ def _finding(f: Finding) -> str:
 
 def _details(gate: GateResult) -> list[str]:
     items = [f"- ⚠️ {_cell(p.splitlines()[0] if p else p)}" for p in gate.problems]
-    items += [f"- {_cell(n.splitlines()[0] if n else n)}" for n in gate.notes]
+    notes = [n for n in gate.notes if n.strip()]
+    items += [f"- {_cell(n.splitlines()[0])}" for n in notes]
     items += [_finding(f) for f in gate.findings[:MAX_FINDINGS]]
     if len(gate.findings) > MAX_FINDINGS:
         items.append(f"- … and {len(gate.findings) - MAX_FINDINGS} more (see the JSON verdict)")
     if not items:
         return []
+    counted = ((gate.problems, "problem"), (notes, "note"), (gate.findings, "finding"))
+    what = ", ".join(_count(len(group), word) for group, word in counted if group)
     return [
         "<details>",
-        f"<summary>{gate.name}: {len(gate.findings)} findings</summary>",
+        f"<summary>{_cell(gate.name)}: {what}</summary>",
         "",
         *items,
         "",
@@ -61,7 +79,10 @@ def render_markdown(verdict: Verdict) -> str:
         if gate.failed or gate.findings:
             lines.extend(_details(gate))
     if verdict.continuation:
-        lines.extend(["### What the agent is told", "", "```text", verdict.continuation, "```", ""])
+        fence = _fence(verdict.continuation)
+        lines.extend(
+            ["### What the agent is told", "", f"{fence}text", verdict.continuation, fence, ""]
+        )
     if verdict.escalation:
         lines.extend(["### Escalated to a human", "", verdict.escalation, ""])
     return "\n".join(lines)

@@ -41,9 +41,9 @@ def _hint(tool: str) -> str:
 
 def _empty_hint(tool: str, source: str) -> str:
     if _is_stdout(source):
-        return (
-            f"the lint command printed no JSON; did it crash? expected the output of {_hint(tool)}"
-        )
+        command = _COMMANDS[tool]
+        expected = command if command.startswith("a ") else f"the output of `{command}`"
+        return f"the lint command printed no JSON; did it crash? expected {expected}"
     return f"the report file is empty; did the lint command crash before writing it? {_hint(tool)}"
 
 
