@@ -638,7 +638,7 @@ def test_unknown_lint_format_lists_the_known_ones(repo: Path) -> None:
     error = yaml_error(repo, "gates:\n  lint:\n    command: x\n    format: rufff\n")
     assert str(error) == (
         f"{repo / 'agentgate.yml'}:4: gates.lint.format: unknown lint format 'rufff'; "
-        "agentgate reads: " + LINT_FORMATS
+        "did you mean 'ruff'? agentgate reads: " + LINT_FORMATS
     )
 
 
@@ -1212,3 +1212,8 @@ def test_python_api_verify_with_report_flags(repo: Path) -> None:
     assert verdict.status == "pass"
     with pytest.raises(ConfigError, match="--lint-format: goes with --lint FILE"):
         api.verify(str(repo), run=False, lint_format="ruff")
+
+
+def test_misspelled_gate_kind_gets_a_suggestion() -> None:
+    error = data_error({"gates": {"lint-js": {"kind": "lnt", "command": "npx eslint ."}}})
+    assert "unknown gate kind 'lnt'; did you mean 'lint'? known kinds:" in str(error)

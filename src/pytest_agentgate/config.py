@@ -14,7 +14,7 @@ import math
 import re
 import shlex
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -589,7 +589,8 @@ def _gates_named(v: _Validator, name: str, body: Any, profile: str) -> list[Gate
         if not isinstance(kind, str) or kind not in v.registry.kinds:
             raise v.error(
                 (*path, "kind"),
-                f"unknown gate kind {kind!r}; known kinds: " + ", ".join(sorted(v.registry.kinds)),
+                f"unknown gate kind {kind!r}; {_suggest(kind, v.registry.kinds)}known kinds: "
+                + ", ".join(sorted(v.registry.kinds)),
             )
     return [v.gate(name, kind, body if body is not None else {}, path, profile)]
 
@@ -624,7 +625,8 @@ def _complete(gate: GateConfig, config: Config, v: _Validator) -> None:
     ):
         raise v.error(
             (*path, "format"),
-            f"unknown lint format {gate.format!r}; agentgate reads: "
+            f"unknown lint format {gate.format!r}; "
+            f"{_suggest(gate.format, v.registry.lint_formats)}agentgate reads: "
             + ", ".join(sorted(v.registry.lint_formats)),
         )
     if (
@@ -634,8 +636,9 @@ def _complete(gate: GateConfig, config: Config, v: _Validator) -> None:
     ):
         raise v.error(
             (*path, "format"),
-            f"unknown coverage format {gate.format!r}; agentgate "
-            "reads: " + ", ".join(sorted(v.registry.coverage_formats)),
+            f"unknown coverage format {gate.format!r}; "
+            f"{_suggest(gate.format, v.registry.coverage_formats)}agentgate reads: "
+            + ", ".join(sorted(v.registry.coverage_formats)),
         )
     if gate.kind == "lint" and gate.command and not gate.reports:
         gate.command = _json_lint_command(gate.command, gate.format or "", config, gate.name)
@@ -667,6 +670,12 @@ def _junit_in_command(command: str) -> str | None:
             if word == option and index + 1 < len(words):
                 return words[index + 1]
     return None
+
+
+def _suggest(value: object, valid: Iterable[str]) -> str:
+    """``did you mean 'ruff'? `` for a near miss, else nothing."""
+    close = difflib.get_close_matches(str(value), sorted(valid), n=1, cutoff=0.75)
+    return f"did you mean '{close[0]}'? " if close else ""
 
 
 def _runs_pytest(command: str) -> bool:
