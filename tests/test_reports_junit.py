@@ -452,9 +452,11 @@ def test_real_pytest_report(tmp_path: Path, family: str) -> None:
             "error",
             'failed on setup with "RuntimeError: database unavailable"',
         ),
+        # The error is the outcome; the assertion that failed first stays in the message.
         "test_fail_and_teardown_error": (
             "error",
-            'failed on teardown with "RuntimeError: teardown boom"',
+            'AssertionError: call failed (then: failed on teardown with "RuntimeError: '
+            'teardown boom")',
         ),
         "test_pass_then_teardown_error": (
             "error",

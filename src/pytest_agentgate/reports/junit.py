@@ -465,6 +465,17 @@ def _new_parser(seen: _FoldTable, details: dict[int, _Detail]) -> tuple[Any, Cal
         fold(key, case_state)
         if case_state & _EVER_FAILED:
             file = attrs.get("file") or suite_files[-1]
+            earlier = details.get(key)
+            if (
+                earlier is not None
+                and earlier[4]
+                and message != earlier[4]
+                and case_state & _RANK_MASK == _ERROR
+                and " (then: " not in earlier[4]
+            ):
+                # pytest writes a test that failed and then errored in teardown twice; the
+                # error is its outcome, but the assertion is what the agent has to fix.
+                message = f"{earlier[4]} (then: {message or 'error'})"[:MAX_MESSAGE]
             details[key] = (classname, name, file, attrs.get("line"), message)
             message = None
             message_rank = -1
