@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _helpers import DATA, CliRun
+from _helpers import BILLION_LAUGHS, DATA, CliRun
 
 Agentgate = Callable[..., CliRun]
 WriteConfig = Callable[[str], Path]
@@ -171,20 +171,6 @@ def test_branch_coverage_from_sample_reports(agentgate: Agentgate, project: Path
 
 # -- evidence that cannot be trusted fails fast, naming the file -------------------------------
 
-BOMB = """<?xml version="1.0"?>
-<!DOCTYPE lolz [
- <!ENTITY lol "lol">
- <!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
- <!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">
- <!ENTITY lol4 "&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;">
- <!ENTITY lol5 "&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;">
- <!ENTITY lol6 "&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;">
- <!ENTITY lol7 "&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;">
- <!ENTITY lol8 "&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;">
- <!ENTITY lol9 "&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;">
-]>
-<testsuite><testcase classname="t" name="a"><failure message="&lol9;"/></testcase></testsuite>
-"""
 XXE = """<?xml version="1.0"?>
 <!DOCTYPE testsuite [<!ENTITY secret SYSTEM "file://{secret}">]>
 <testsuite><testcase classname="t" name="a"><failure message="&secret;"/></testcase></testsuite>
@@ -193,7 +179,7 @@ XXE = """<?xml version="1.0"?>
 BROKEN = {
     "junit-missing": ("--junit", None),
     "junit-not-xml": ("--junit", '{"tests": 3}'),
-    "junit-bomb": ("--junit", BOMB),
+    "junit-bomb": ("--junit", BILLION_LAUGHS),
     "junit-xxe": ("--junit", XXE),
     "junit-truncated": ("--junit", '<testsuite><testcase classname="t" name="a"><fail'),
     "junit-empty": ("--junit", ""),

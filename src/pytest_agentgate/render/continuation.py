@@ -98,7 +98,7 @@ def render_continuation(
     ``insufficient_context`` blocker: retry, gather the context), shown right after the head.
     """
     failed = sorted(
-        (g for g in verdict.gates if g.failed),
+        verdict.failed_gates,
         key=lambda g: (not g.blocking, KIND_ORDER.get(g.kind, 4)),
     )
     attempt = ""
