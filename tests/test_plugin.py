@@ -199,6 +199,41 @@ def test_p_pytest_agentgate_with_autoload_disabled(
     assert result.ret == 0 and verdict is not None
 
 
+RECORD_LOADERS = """
+import sys
+
+def pytest_unconfigure(config):
+    loaders = {
+        name: type(module.__loader__).__name__
+        for name, module in sys.modules.items()
+        if name.startswith("pytest_agentgate.") and module.__loader__ is not None
+    }
+    hook = config.pluginmanager.rewrite_hook
+    with open("loaders.txt", "w") as f:
+        f.write(f"hook in meta_path: {hook in sys.meta_path}\\n")
+        for name in ("pytest_agentgate.engine", "pytest_agentgate.config"):
+            f.write(f"{name}: {loaders.get(name)}\\n")
+"""
+
+
+def test_the_engine_is_imported_plainly_and_tests_are_still_rewritten(
+    pytester: pytest.Pytester,
+) -> None:
+    # pytest marks a pytest11 plugin's whole distribution for assertion rewriting, which made
+    # importing the engine a third of the gated session's start-up cost. Only the engine is
+    # spared: the tests' own asserts keep pytest's introspection.
+    pytester.makeconftest(RECORD_LOADERS)
+    pytester.makepyfile("def test_wrong():\n    x = 2\n    assert x == 3\n")
+    result = pytester.runpytest_subprocess("--agentgate=relaxed", "--agentgate-no-run")
+    result.stdout.fnmatch_lines(["*assert 2 == 3*", "agentgate: FAIL (profile relaxed)"])
+    lines = (pytester.path / "loaders.txt").read_text().splitlines()
+    assert lines == [
+        "hook in meta_path: True",
+        "pytest_agentgate.engine: SourceFileLoader",
+        "pytest_agentgate.config: SourceFileLoader",
+    ]
+
+
 # -- the test gate from in-process reports ----------------------------------------------------
 
 

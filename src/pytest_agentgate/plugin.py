@@ -28,7 +28,10 @@ internal errors; the verdict JSON (``--agentgate-json``) says ``"status": "escal
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -112,17 +115,44 @@ def pytest_configure(config: pytest.Config) -> None:
     profile = requested_profile(config)
     if profile is None:
         return
-    from . import plugin_session as gated
+    with _plain_imports(config):
+        from . import plugin_session as gated
 
-    if os.environ.get(RUNNING_ENV) == "1":
-        if not hasattr(config, "workerinput"):
-            config.pluginmanager.register(gated.Notice(NESTED_NOTICE), SESSION_PLUGIN)
+        if os.environ.get(RUNNING_ENV) == "1":
+            if not hasattr(config, "workerinput"):
+                config.pluginmanager.register(gated.Notice(NESTED_NOTICE), SESSION_PLUGIN)
+            return
+        if hasattr(config, "workerinput"):
+            config.pluginmanager.register(gated.WorkerAgent(config), SESSION_PLUGIN)
+            return
+        if config.getoption("collectonly", False):
+            notice = "agentgate: not gating a --collect-only run: it runs no tests"
+            config.pluginmanager.register(gated.Notice(notice), SESSION_PLUGIN)
+            return
+        session = gated.GateSession.create(config, profile)
+        from .render import terminal  # noqa: F401  (used at the end of the session)
+    config.pluginmanager.register(session, SESSION_PLUGIN)
+
+
+@contextlib.contextmanager
+def _plain_imports(config: pytest.Config) -> Iterator[None]:
+    """Import agentgate's engine with Python's importer rather than pytest's assertion rewriter.
+
+    pytest marks every package of a ``pytest11`` plugin's distribution for assertion rewriting,
+    so each of the engine's ~40 modules would be imported by pytest's hook: source read and
+    hashed, pytest's own cache unmarshalled from a file object. That was a third of the gated
+    session's start-up cost (``benchmarks/bench_plugin.py --instructions``), for modules that
+    hold no test assertions. The hook is off ``sys.meta_path`` only while the session object is
+    built, before any test module is collected.
+    """
+    hook = getattr(config.pluginmanager, "rewrite_hook", None)
+    try:
+        index = sys.meta_path.index(hook)  # type: ignore[arg-type]
+    except ValueError:  # --assert=plain, or not installed
+        yield
         return
-    if hasattr(config, "workerinput"):
-        config.pluginmanager.register(gated.WorkerAgent(config), SESSION_PLUGIN)
-        return
-    if config.getoption("collectonly", False):
-        notice = "agentgate: not gating a --collect-only run: it runs no tests"
-        config.pluginmanager.register(gated.Notice(notice), SESSION_PLUGIN)
-        return
-    config.pluginmanager.register(gated.GateSession.create(config, profile), SESSION_PLUGIN)
+    del sys.meta_path[index]
+    try:
+        yield
+    finally:
+        sys.meta_path.insert(index, hook)  # type: ignore[arg-type]
