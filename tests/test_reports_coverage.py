@@ -834,3 +834,11 @@ def test_data_shards_measured_differently_cannot_combine(tmp_path: Path) -> None
     empty_dir.mkdir()
     with pytest.raises(ReportError, match=r"holds no coverage\.py data file"):
         read_coverage(empty_dir)
+
+
+def test_the_package_loads_its_readers_on_first_use_and_names_what_it_lacks() -> None:
+    import pytest_agentgate.reports.coverage as package
+
+    assert package.read_lcov.__module__ == "pytest_agentgate.reports.coverage.lcov"
+    with pytest.raises(AttributeError, match="has no attribute 'read_clover'"):
+        package.read_clover  # noqa: B018

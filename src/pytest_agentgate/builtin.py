@@ -31,10 +31,12 @@ def agentgate_lint_formats() -> Sequence[LintFormat]:
 
 @hookimpl
 def agentgate_coverage_formats() -> Sequence[CoverageFormat]:
-    from .reports.coverage import COVERAGE_ALIASES, COVERAGE_FORMATS, read_coverage
+    from .reports.coverage import COVERAGE_ALIASES, COVERAGE_FORMATS
 
     def reader(fmt: str):  # type: ignore[no-untyped-def]
         def read(path: Path, root: Path) -> CoverageReport:
+            from .reports.coverage import read_coverage
+
             return read_coverage(path, format=fmt, root=root)
 
         return read

@@ -21,7 +21,6 @@ from .gates.base import UNMEASURED, GateConfig, GateInput, new_result, skipped
 from .ledger import TaskRef, settle
 from .process import CommandResult, CommandSpec, StatusReporter, run_commands
 from .registry import Registry
-from .render.continuation import render_continuation
 from .verdict import Attempt, GateResult, Verdict, overall_status
 
 NOTHING_VERIFIED = (
@@ -214,6 +213,8 @@ def conclude(
     # The ledger decides the attempt and any escalation once, before the text is written.
     instruction = settle(verdict, config, task, wall_s=wall_s)
     if verdict.status == "fail":  # an escalated task goes to a human, not back to the agent
+        from .render.continuation import render_continuation
+
         verdict.continuation = render_continuation(
             verdict, max_chars=config.max_chars, claim=claim, instruction=instruction
         )

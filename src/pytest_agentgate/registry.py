@@ -120,18 +120,26 @@ def build_registry(pm: pluggy.PluginManager) -> Registry:
         _register(registry.lint_formats, batch, "lint format")  # type: ignore[arg-type]
     for batch in reversed(pm.hook.agentgate_coverage_formats()):
         _register(registry.coverage_formats, batch, "coverage format")  # type: ignore[arg-type]
-    from .reports.coverage import (
-        COVERAGE_ALIASES,
-        COVERAGE_FORMATS,
-        detect_coverage_format,
-        read_coverage_files,
-    )
+    from .reports.coverage import COVERAGE_ALIASES, COVERAGE_FORMATS
     from .reports.lint import detect_lint_format
 
     BUILTIN_COVERAGE_FORMATS.update(COVERAGE_FORMATS, COVERAGE_ALIASES)
-    registry.detect_coverage = detect_coverage_format
+    registry.detect_coverage = _detect_coverage
     registry.detect_lint = detect_lint_format
-    registry.read_coverage_shards = lambda paths, fmt, root: read_coverage_files(
-        paths, format=fmt, root=root
-    )
+    registry.read_coverage_shards = _read_coverage_shards
     return registry
+
+
+# The coverage readers are imported when a coverage report is first read, not with the registry.
+
+
+def _detect_coverage(path: Path) -> str:
+    from .reports.coverage import detect_coverage_format
+
+    return detect_coverage_format(path)
+
+
+def _read_coverage_shards(paths: list[Path], fmt: str | None, root: Path) -> CoverageReport:
+    from .reports.coverage import read_coverage_files
+
+    return read_coverage_files(paths, format=fmt, root=root)

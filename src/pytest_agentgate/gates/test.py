@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..reports.junit import read_junit
 from ..reports.model import ReportError, TestCaseResult, TestRun
 from ..verdict import Finding, GateResult
 from .base import (
@@ -69,6 +68,8 @@ class TestGate:
             else "run the tests with a JUnit reporter first"
         )
         files = report_files(gate, "JUnit report", hint)
+        from ..reports.junit import read_junit  # only when a report is read, not in pytest
+
         return read_junit([str(p) for p in files])
 
     def _judge_run(self, gate: GateInput, run: TestRun, problem: str | None) -> GateResult:

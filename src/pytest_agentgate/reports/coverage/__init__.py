@@ -22,14 +22,46 @@ misconfigured ``--cov=`` must not pass the gate silently.
 
 from __future__ import annotations
 
-from ._common import COVERAGE_ALIASES, COVERAGE_FORMATS
-from .cobertura import read_cobertura
-from .coveragepy import parse_coverage_json, read_coverage_data, read_coverage_data_files
-from .detect import detect_coverage_format
-from .istanbul import parse_istanbul_summary
-from .lcov import parse_lcov, read_lcov
-from .merge import merge_coverage
-from .read import read_coverage, read_coverage_files
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._common import COVERAGE_ALIASES, COVERAGE_FORMATS
+    from .cobertura import read_cobertura
+    from .coveragepy import parse_coverage_json, read_coverage_data, read_coverage_data_files
+    from .detect import detect_coverage_format
+    from .istanbul import parse_istanbul_summary
+    from .lcov import parse_lcov, read_lcov
+    from .merge import merge_coverage
+    from .read import read_coverage, read_coverage_files
+
+# Each name's module, imported on first use: a run that reads no coverage report (most pytest
+# --agentgate runs) does not pay for six readers.
+_MODULES = {
+    "COVERAGE_ALIASES": "_common",
+    "COVERAGE_FORMATS": "_common",
+    "detect_coverage_format": "detect",
+    "merge_coverage": "merge",
+    "parse_coverage_json": "coveragepy",
+    "parse_istanbul_summary": "istanbul",
+    "parse_lcov": "lcov",
+    "read_cobertura": "cobertura",
+    "read_coverage": "read",
+    "read_coverage_data": "coveragepy",
+    "read_coverage_data_files": "coveragepy",
+    "read_coverage_files": "read",
+    "read_lcov": "lcov",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "COVERAGE_ALIASES",
