@@ -30,7 +30,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol, TextIO
@@ -486,25 +485,49 @@ def run_commands(
 
     if status is not None:
         status.begin([s.key for s in specs])
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentgate-cmd")
-    futures: dict[str, Future[CommandResult]] = {}
+    # Plain threads rather than concurrent.futures: importing it registers loggers, and pytest's
+    # logging plugin walks every logger three times per test, which made each test of a gated
+    # pytest session measurably slower (benchmarks/bench_plugin.py).
+    queue = deque(specs)
+    results: dict[str, CommandResult] = {}
+    finished = threading.Condition()
+
+    def worker() -> None:
+        while True:
+            try:
+                spec = queue.popleft()  # atomic: no two workers take the same command
+            except IndexError:
+                return
+            result = work(spec)
+            with finished:
+                results[spec.key] = result
+                finished.notify()
+
+    threads = [
+        threading.Thread(target=worker, name=f"agentgate-cmd-{i}", daemon=True)
+        for i in range(workers)
+    ]
+    tick = status.interval if status is not None else None
     try:
-        for spec in specs:
-            futures[spec.key] = pool.submit(work, spec)
-        pending: set[Future[CommandResult]] = set(futures.values())
-        tick = status.interval if status is not None else None
-        while pending:
-            _, pending = wait(pending, timeout=tick, return_when=FIRST_COMPLETED)
+        for thread in threads:
+            thread.start()
+        while True:
+            with finished:
+                if len(results) == len(specs):
+                    break
+                finished.wait(tick)
             if status is not None:
                 status.tick()
     except BaseException:
-        cancel.set()
+        cancel.set()  # the commands still queued return at once, cancelled
         raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        for thread in threads:
+            if thread.ident is not None:
+                thread.join()
         if status is not None:
             status.close()
-    return {key: future.result() for key, future in futures.items()}
+    return {spec.key: results[spec.key] for spec in specs}
 
 
 # -- live status line -------------------------------------------------------------------------
