@@ -1,28 +1,45 @@
 """Benchmark ``pytest --agentgate=standard`` against plain ``pytest`` on 5,000 trivial tests.
 
-Run from the repository root:  .venv/bin/python benchmarks/bench_plugin.py [--tests N] [--runs R]
+Run from the repository root:  .venv/bin/python benchmarks/bench_plugin.py [--tests N] [--rounds R]
 
 Generates a small Python project in a temporary directory: a ``pyproject.toml``, a package of
 one module, and N trivial tests (default 5,000, in files of 100), lint-clean so that the gated
 run passes. No agentgate configuration, so the plugin uses the zero-config gates: compileall and
 ruff run in the background while the tests run, and the tests are judged in-process.
 
-Then it times, in fresh subprocesses of this interpreter, with the two variants interleaved so
-that a slow spell of the machine hits both alike (R rounds, default 7, after one warm-up round):
+The two variants, each a fresh ``python -m pytest -q -p no:cacheprovider tests`` subprocess with
+bytecode caching on (the warm-up writes the caches a real installation has):
 
-- **plain**: ``python -m pytest -q -p no:cacheprovider tests``;
-- **agentgate**: the same plus ``--agentgate=standard`` (and the verdict must pass).
+- **plain**: that command;
+- **agentgate**: the same plus ``--agentgate=standard`` (its verdict must pass).
 
-Bytecode caching is on in the subprocesses (PYTHONDONTWRITEBYTECODE is removed from their
-environment), so the warm-up round writes the caches a real installation has. Each variant's
-time is the best of its R runs (wall clock, interpreter start included). Target:
-agentgate at most 1.03x plain. Prints both times, the ratio and PASS/FAIL; exits 1 on FAIL.
+Target: agentgate at most 1.03x plain. It is measured two ways.
+
+1. **Wall clock.** R rounds (default 15), each running both variants back to back, alternating
+   which goes first. Each round gives one ratio; the estimate is the median of those ratios with
+   its distribution-free 95% confidence interval (order statistics of the binomial). PASS when
+   the whole interval is at or under the target, FAIL when the whole interval is over it.
+   Otherwise the machine's run-to-run noise is wider than the difference being measured, and
+   the wall clock cannot decide.
+2. **Instructions** (when ``valgrind`` is on PATH): each variant runs once under
+   ``valgrind --tool=cachegrind --cache-sim=no --trace-children=yes`` with ``PYTHONHASHSEED=0``,
+   which counts the instructions every process executes. The same code gives the same count to
+   within a few parts in a million, whatever else the machine is doing. The ratio compared with
+   the target is the pytest process's, the one the developer waits for; the background gates'
+   processes run beside it (at a lower priority, on another core when there is one) and their
+   count is printed as well, as a share of the plain run.
+
+The benchmark's result is the wall clock's when that is conclusive, else the instruction
+count's. Exits 0 on PASS, 1 on FAIL, 2 when neither measure could decide.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -32,6 +49,8 @@ from pathlib import Path
 
 MAX_RATIO = 1.03
 PER_FILE = 100
+CONFIDENCE = 0.95
+VARIANTS = {"plain": [], "agentgate": ["--agentgate=standard"]}
 
 
 def make_project(root: Path, tests: int) -> None:
@@ -57,56 +76,190 @@ def make_project(root: Path, tests: int) -> None:
         )
 
 
-def run_once(root: Path, extra: list[str]) -> float:
+def pytest_command(extra: list[str]) -> list[str]:
+    return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra, "tests"]
+
+
+def child_env(**overrides: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTGATE_", "PYTEST_"))}
     # Bytecode caching on, as in any installation: without it every run recompiles agentgate's
     # modules and pytest re-rewrites every test file, which is not what a user pays.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra, "tests"]
-    start = time.perf_counter()
-    proc = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
-    elapsed = time.perf_counter() - start
+    env.update(overrides)
+    return env
+
+
+def check(proc: subprocess.CompletedProcess[str], command: list[str]) -> None:
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-2000:])
         raise SystemExit(f"`{' '.join(command)}` exited with {proc.returncode}")
+
+
+def run_once(root: Path, extra: list[str]) -> float:
+    command = pytest_command(extra)
+    start = time.perf_counter()
+    proc = subprocess.run(
+        command, cwd=root, env=child_env(), capture_output=True, text=True, check=False
+    )
+    elapsed = time.perf_counter() - start
+    check(proc, command)
     return elapsed
+
+
+# -- wall clock -------------------------------------------------------------------------------
+
+
+def time_rounds(root: Path, rounds: int) -> dict[str, list[float]]:
+    for extra in VARIANTS.values():  # warm-up: bytecode, file system caches, ruff's cache
+        run_once(root, extra)
+    times: dict[str, list[float]] = {name: [] for name in VARIANTS}
+    for round_no in range(rounds):
+        # Alternate which variant goes first, so neither always runs on a cooler machine.
+        order = list(VARIANTS.items())
+        if round_no % 2:
+            order.reverse()
+        for name, extra in order:
+            times[name].append(run_once(root, extra))
+    return times
+
+
+def median_interval(values: list[float], confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """A distribution-free confidence interval for the median of ``values``.
+
+    The number of values below the true median is Binomial(n, 1/2); the interval runs from the
+    k-th smallest value to the k-th largest, for the largest k whose two tails together hold at
+    most ``1 - confidence``. Needs n >= 6 for 95%.
+    """
+    ordered = sorted(values)
+    n = len(ordered)
+    tail = (1 - confidence) / 2
+    k = 0
+    cumulative = 0.0
+    while True:  # P(B <= k) for B ~ Binomial(n, 1/2)
+        cumulative += math.comb(n, k) / 2**n
+        if cumulative > tail:
+            break
+        k += 1
+    if k == 0:
+        raise SystemExit(f"{n} rounds are too few for a {confidence:.0%} interval; use 6 or more")
+    return ordered[k - 1], ordered[n - k]
+
+
+# -- instructions -----------------------------------------------------------------------------
+
+_REFS = re.compile(r"^==(\d+)== I\s+refs:\s+([\d,]+)", re.MULTILINE)
+
+
+def count_instructions(root: Path, extra: list[str]) -> tuple[int, int]:
+    """(the pytest process's instructions, its child processes' together), under cachegrind."""
+    with tempfile.TemporaryDirectory(prefix="agentgate-bench-valgrind-") as logs:
+        # One log per process: a child's own summary would otherwise go to its stderr, which
+        # the gate that ran it captures.
+        command = [
+            "valgrind",
+            "--tool=cachegrind",
+            "--cache-sim=no",
+            "--trace-children=yes",
+            "--cachegrind-out-file=/dev/null",
+            f"--log-file={logs}/%p.log",
+            *pytest_command(extra),
+        ]
+        proc = subprocess.Popen(
+            command,
+            cwd=root,
+            env=child_env(PYTHONHASHSEED="0"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        out, err = proc.communicate()
+        check(subprocess.CompletedProcess(command, proc.returncode, out, err), command)
+        counts: dict[int, int] = {}
+        for log in Path(logs).glob("*.log"):
+            counts.update(
+                (int(pid), int(refs.replace(",", "")))
+                for pid, refs in _REFS.findall(log.read_text(encoding="utf-8", errors="replace"))
+            )
+    if proc.pid not in counts:
+        raise SystemExit(f"valgrind wrote no instruction count for pytest (pid {proc.pid})")
+    main = counts.pop(proc.pid)
+    return main, sum(counts.values())
+
+
+def instruction_counts(root: Path) -> dict[str, tuple[int, int]]:
+    """Both variants at once: each count is of its own processes, so they can share the CPU."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(VARIANTS)) as pool:
+        futures = {name: pool.submit(count_instructions, root, x) for name, x in VARIANTS.items()}
+        return {name: future.result() for name, future in futures.items()}
+
+
+# -- report -----------------------------------------------------------------------------------
+
+
+def judge_interval(low: float, high: float) -> str:
+    if high <= MAX_RATIO:
+        return "PASS"
+    if low > MAX_RATIO:
+        return "FAIL"
+    return "INCONCLUSIVE"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tests", type=int, default=5000, help="number of generated tests")
-    parser.add_argument("--runs", type=int, default=11, help="timed rounds per variant")
+    parser.add_argument("--rounds", type=int, default=15, help="wall-clock rounds (>= 6)")
+    parser.add_argument(
+        "--no-instructions", action="store_true", help="skip the instruction count (valgrind)"
+    )
     args = parser.parse_args(argv)
-    variants = {"plain": [], "agentgate": ["--agentgate=standard"]}
+    valgrind = not args.no_instructions and shutil.which("valgrind") is not None
+
     with tempfile.TemporaryDirectory(prefix="agentgate-bench-plugin-") as tmp:
         root = Path(tmp)
         make_project(root, args.tests)
-        times: dict[str, list[float]] = {name: [] for name in variants}
-        for extra in variants.values():  # warm-up: file system caches, ruff's cache
-            run_once(root, extra)
-        for round_no in range(args.runs):
-            # Alternate which variant goes first, so neither always runs on a cooler machine.
-            order = list(variants.items())
-            if round_no % 2:
-                order.reverse()
-            for name, extra in order:
-                times[name].append(run_once(root, extra))
-    best = {name: min(values) for name, values in times.items()}
-    best_ratio = best["agentgate"] / best["plain"]
-    # Each round's two runs are back to back: their ratio cancels the machine's slow drifts,
-    # and the median of those ratios ignores the rounds a neighbour's load landed on.
-    rounds = zip(times["agentgate"], times["plain"], strict=True)
-    paired = statistics.median(a / p for a, p in rounds)
-    print(f"{args.tests} trivial tests, {args.runs} rounds (interleaved, order alternating)")
+        times = time_rounds(root, args.rounds)
+        counts = instruction_counts(root) if valgrind else None
+
+    ratios = [a / p for a, p in zip(times["agentgate"], times["plain"], strict=True)]
+    median = statistics.median(ratios)
+    low, high = median_interval(ratios)
+    by_time = judge_interval(low, high)
+    spread = (max(times["plain"]) - min(times["plain"])) / statistics.median(times["plain"])
+
+    target = f"--agentgate=standard at most {MAX_RATIO:.2f}x plain"
+    print(f"{args.tests} trivial tests; target: {target}")
+    print(f"wall clock, {args.rounds} rounds (variants back to back, order alternating):")
     for name, values in times.items():
-        shown = ", ".join(f"{v:.3f}" for v in values)
-        print(f"  {name:<10} best {best[name]:.3f} s   (runs: {shown})")
-    print(f"  ratio of the best runs        {best_ratio:.3f}x")
-    verdict = "PASS" if paired <= MAX_RATIO else "FAIL"
+        shown = ", ".join(f"{v:.2f}" for v in values)
+        print(f"  {name:<10} median {statistics.median(values):.3f} s   runs: {shown}")
+    print(f"  plain runs spread over {spread:.0%} of their median")
     print(
-        f"  median ratio within a round   {paired:.3f}x   (target <= {MAX_RATIO:.2f}x)   {verdict}"
+        f"  ratio per round: median {median:.3f}x, {CONFIDENCE:.0%} interval "
+        f"{low:.3f}x to {high:.3f}x   {by_time}"
     )
-    return 0 if verdict == "PASS" else 1
+    result = by_time
+    if counts is not None:
+        plain, plain_children = counts["plain"]
+        gated, gated_children = counts["agentgate"]
+        ratio = gated / plain
+        by_count = "PASS" if ratio <= MAX_RATIO else "FAIL"
+        print("instructions (cachegrind, PYTHONHASHSEED=0):")
+        print(f"  plain      pytest {plain:,}")
+        print(f"  agentgate  pytest {gated:,}   ({ratio:.4f}x)   {by_count}")
+        extra = gated_children - plain_children
+        print(
+            f"  background gates' processes: {extra:,} more ({extra / plain:.1%} of plain "
+            "pytest), run beside the tests"
+        )
+        if result == "INCONCLUSIVE":
+            result = by_count
+    elif result == "INCONCLUSIVE":
+        print("instructions: not counted (valgrind is not on PATH, or --no-instructions)")
+    how = "wall clock" if by_time != "INCONCLUSIVE" else "instruction count"
+    print(f"result: {result}" + (f" (decided by the {how})" if result != "INCONCLUSIVE" else ""))
+    return {"PASS": 0, "FAIL": 1}.get(result, 2)
 
 
 if __name__ == "__main__":
