@@ -167,6 +167,17 @@ def test_terminal_one_line_per_gate() -> None:
     assert lines[-1] == "ask a human" and "COMPLETION REJECTED: ..." in lines
 
 
+def test_the_escalating_verdict_says_the_attempts_are_used_up() -> None:
+    # max 3: verdicts 1 to 3 send the agent back, the 4th goes to a human.
+    verdict = _verdict(_gate("lint", "lint"), attempt=Attempt(4, 3), escalation="ask a human")
+    verdict.status = "escalate"
+    assert render_text(verdict).splitlines()[0] == (
+        "agentgate: ESCALATE (profile strict, attempts used up: 3 of 3)"
+    )
+    assert "attempts used up: 3 of 3)" in render_markdown(verdict).splitlines()[0]
+    assert "4 of 3" not in render_text(verdict) + render_markdown(verdict)
+
+
 def test_colour_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NO_COLOR", raising=False)
     assert use_colour(_Tty()) is True

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from ..verdict import Finding, GateResult, Verdict
+from . import attempt_words
 
 # Build errors hide everything else; then tests, lint, coverage, then anything custom.
 KIND_ORDER = {"build": 0, "test": 1, "lint": 2, "coverage": 3}
@@ -103,7 +104,7 @@ def render_continuation(
     )
     attempt = ""
     if verdict.attempt is not None:
-        attempt = f" (attempt {verdict.attempt.number} of {verdict.attempt.max})"
+        attempt = f" ({attempt_words(verdict.attempt)})"
     if failed:
         names = ", ".join(g.name for g in failed)
         first = (

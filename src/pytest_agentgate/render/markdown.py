@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ..verdict import Finding, GateResult, Verdict
+from . import attempt_words
 
 _ICONS = {"pass": "✅", "fail": "❌", "skipped": "⏭️", "escalate": "🛑"}
 MAX_FINDINGS = 50
@@ -60,7 +61,7 @@ def render_markdown(verdict: Verdict) -> str:
     icon = _ICONS.get(verdict.status, "")
     attempt = ""
     if verdict.attempt is not None:
-        attempt = f", attempt {verdict.attempt.number} of {verdict.attempt.max}"
+        attempt = f", {attempt_words(verdict.attempt)}"
     lines = [
         f"## agentgate: {icon} {verdict.status} ({verdict.profile} profile{attempt})",
         "",

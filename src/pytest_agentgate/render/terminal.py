@@ -6,6 +6,7 @@ import os
 from typing import TextIO
 
 from ..verdict import GateResult, Verdict
+from . import attempt_words
 
 _COLOURS = {"pass": "32", "fail": "31", "skipped": "33", "escalate": "35"}
 _LABELS = {"pass": "PASS", "fail": "FAIL", "skipped": "SKIP", "escalate": "ESCALATE"}
@@ -37,7 +38,7 @@ def render_text(verdict: Verdict, *, colour: bool = False) -> str:
     width = max((len(g.name) for g in verdict.gates), default=4)
     attempt = ""
     if verdict.attempt is not None:
-        attempt = f", attempt {verdict.attempt.number} of {verdict.attempt.max}"
+        attempt = f", {attempt_words(verdict.attempt)}"
     lines = [f"agentgate: {_label(verdict.status, colour)} (profile {verdict.profile}{attempt})"]
     lines.extend(_gate_line(g, colour, width) for g in verdict.gates)
     lines.extend(f"  note: {n}" for n in verdict.notices)
