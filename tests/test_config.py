@@ -829,7 +829,7 @@ def test_gate_shape_errors(data: dict[str, object], expected: str) -> None:
         ),
         (
             "gates:\n  coverage:\n    report: c.json\n    lines: .nan\n",
-            "4: gates.coverage.lines: expected a number, got a number (nan)",
+            "4: gates.coverage.lines: expected a number, got .nan (not a number)",
         ),
         (
             "gates:\n  build:\n    command: make\n    timeout: 0\n",
@@ -837,7 +837,11 @@ def test_gate_shape_errors(data: dict[str, object], expected: str) -> None:
         ),
         (
             "gates:\n  build:\n    command: make\n    timeout: .inf\n",
-            "4: gates.build.timeout: expected a number, got a number (inf)",
+            "4: gates.build.timeout: expected a number, got .inf (infinity)",
+        ),
+        (
+            "gates:\n  build:\n    command: make\n    timeout: -.inf\n",
+            "4: gates.build.timeout: expected a number, got -.inf (infinity)",
         ),
         (
             "gates:\n  build:\n    command: ''\n",

@@ -350,6 +350,10 @@ def _describe(value: Any) -> str:
         return "nothing (null)"
     if isinstance(value, bool):
         return f"a boolean ({str(value).lower()})"
+    if isinstance(value, float) and math.isnan(value):
+        return ".nan (not a number)"
+    if isinstance(value, float) and math.isinf(value):
+        return f"{'-' if value < 0 else ''}.inf (infinity)"
     if isinstance(value, (int, float)):
         return f"a number ({value})"
     if isinstance(value, str):
