@@ -596,6 +596,15 @@ def test_custom_severity(tmp_path: Path, gate_input: MakeInput, command_result: 
     assert judge({"results": []}, "low") == ("pass", "no findings (max severity low) | ")
     crashed = judge({"results": []}, "low", 2)
     assert crashed[0] == "fail" and "exited with code 2 but its report shows nothing" in crashed[1]
+    # Trivy's "UNKNOWN" (or any word not on the scale) cannot be ranked: it is never tolerated
+    # by accident, and the gate says why.
+    trivy = {"Results": [{"Vulnerabilities": [{"Severity": "UNKNOWN"}, {"Severity": "LOW"}]}]}
+    status, text = judge(trivy, "high", 1)
+    assert status == "fail" and text.startswith("1 unknown, 1 low (max severity high)")
+    assert "above the tolerated severity: 1 unknown" in text
+    assert "cannot rank the severity 'unknown', so it counts as the highest" in text
+    assert "lowest first: none, info, informational, note < low, minor < warning" in text
+    assert judge(trivy, "critical", 1) == ("pass", "1 unknown, 1 low (max severity critical) | ")
     deep: object = {"severity": "critical"}
     for _ in range(5000):
         deep = {"next": deep}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from ..reports.jsonvalue import SEVERITY_RANK, load_json, lookup, severities
+from ..reports.jsonvalue import SEVERITY_RANK, UNRANKED, load_json, lookup, severities
 from ..reports.model import ReportError
 from ..verdict import GateResult
 from .base import (
@@ -133,7 +133,9 @@ class CustomGate:
         cfg = gate.config
         allowed = str(cfg.thresholds["max_severity"])
         counts = Counter(severities(data))
-        over = {s: n for s, n in counts.items() if SEVERITY_RANK.get(s, 2) > SEVERITY_RANK[allowed]}
+        limit = SEVERITY_RANK[allowed]
+        over = {s: n for s, n in counts.items() if SEVERITY_RANK.get(s, UNRANKED) > limit}
+        unranked = sorted(s for s in counts if s not in SEVERITY_RANK)
         shown = ", ".join(f"{n} {s}" for s, n in counts.most_common()) or "no findings"
         result = new_result(gate, "fail" if over else "pass", f"{shown} (max severity {allowed})")
         result.actual = {"severities": dict(counts)}
@@ -141,7 +143,22 @@ class CustomGate:
             result.notes.append(
                 "above the tolerated severity: " + ", ".join(f"{n} {s}" for s, n in over.items())
             )
+        if unranked and over:
+            words = ", ".join(f"'{s}'" for s in unranked)
+            result.problems.append(
+                f"agentgate cannot rank the severity {words}, so it counts as the highest. "
+                f"Known severities, lowest first: {_scale()}. To tolerate every severity, set "
+                "max_severity: critical."
+            )
         elif not counts and (msg := exit_disagrees(gate)):
             result.status = "fail"
             result.problems.append(msg)
         return result
+
+
+def _scale() -> str:
+    """``none, info, … < low, minor < …``: the known words, lowest rank first."""
+    ranks: dict[int, list[str]] = {}
+    for word, rank in SEVERITY_RANK.items():
+        ranks.setdefault(rank, []).append(word)
+    return " < ".join(", ".join(words) for _, words in sorted(ranks.items()))

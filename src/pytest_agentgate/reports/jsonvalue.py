@@ -10,7 +10,8 @@ from typing import Any
 from ._io import load_json as _load_json
 from .model import ReportError
 
-# Severity words tools use, ranked. Unknown words rank as "warning" would: they are findings.
+# Severity words tools use, ranked. A word not here (Trivy's and GitLab's "unknown", a tool's own
+# scale) cannot be ranked, so it counts as the highest: tolerating it must be asked for.
 SEVERITY_RANK: dict[str, int] = {
     "none": 0,
     "info": 0,
@@ -28,6 +29,7 @@ SEVERITY_RANK: dict[str, int] = {
     "blocker": 4,
     "fatal": 4,
 }
+UNRANKED = max(SEVERITY_RANK.values())
 
 
 def load_json(text: str, source: str) -> Any:
