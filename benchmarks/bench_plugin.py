@@ -15,22 +15,23 @@ bytecode caching on (the warm-up writes the caches a real installation has):
 
 Target: agentgate at most 1.03x plain. It is measured two ways.
 
-1. **Wall clock.** R rounds (default 15), each running both variants back to back, alternating
-   which goes first. Each round gives one ratio; the estimate is the median of those ratios with
-   its distribution-free 95% confidence interval (order statistics of the binomial). PASS when
-   the whole interval is at or under the target, FAIL when the whole interval is over it.
-   Otherwise the machine's run-to-run noise is wider than the difference being measured, and
-   the wall clock cannot decide.
-2. **Instructions** (when ``valgrind`` is on PATH): each variant runs once under
-   ``valgrind --tool=cachegrind --cache-sim=no --trace-children=yes`` with ``PYTHONHASHSEED=0``,
-   which counts the instructions every process executes. The same code gives the same count to
-   within a few parts in a million, whatever else the machine is doing. The ratio compared with
-   the target is the pytest process's, the one the developer waits for; the background gates'
-   processes run beside it (at a lower priority, on another core when there is one) and their
-   count is printed as well, as a share of the plain run.
+1. **Wall clock**, which decides. R rounds (default 21), each running both variants back to
+   back, alternating which goes first. Each round gives one ratio; the estimate is the median of
+   those ratios with its distribution-free 95% confidence interval (order statistics of the
+   binomial). PASS when the whole interval is at or under the target, FAIL when the whole
+   interval is over it. Otherwise the machine's run-to-run noise is wider than the difference
+   being measured, and the result is INCONCLUSIVE.
+2. **Instructions** (when ``valgrind`` is on PATH), a cross-check that does not decide: each
+   variant runs once under ``valgrind --tool=cachegrind --cache-sim=no --trace-children=yes``
+   with ``PYTHONHASHSEED=0``, which counts the instructions every process executes. The same
+   code gives the same count to within a few parts in a million, whatever else the machine is
+   doing, so it shows what a change costs even when the wall clock cannot. It is not time:
+   agentgate's work (imports, class creation) runs fewer instructions per cycle than pytest's,
+   so its share of the time is larger than its share of the instructions (measured: 2.7% more
+   CPU time for 1.9% more instructions). The pytest process's ratio is printed; the background
+   gates' processes run beside it and are printed as a share of the plain run.
 
-The benchmark's result is the wall clock's when that is conclusive, else the instruction
-count's. Exits 0 on PASS, 1 on FAIL, 2 when neither measure could decide.
+Exits 0 when the wall clock says PASS, 1 on FAIL, 2 when it cannot decide.
 """
 
 from __future__ import annotations
@@ -209,7 +210,7 @@ def judge_interval(low: float, high: float) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tests", type=int, default=5000, help="number of generated tests")
-    parser.add_argument("--rounds", type=int, default=15, help="wall-clock rounds (>= 6)")
+    parser.add_argument("--rounds", type=int, default=21, help="wall-clock rounds (>= 6)")
     parser.add_argument(
         "--no-instructions", action="store_true", help="skip the instruction count (valgrind)"
     )
@@ -239,26 +240,27 @@ def main(argv: list[str] | None = None) -> int:
         f"  ratio per round: median {median:.3f}x, {CONFIDENCE:.0%} interval "
         f"{low:.3f}x to {high:.3f}x   {by_time}"
     )
-    result = by_time
     if counts is not None:
         plain, plain_children = counts["plain"]
         gated, gated_children = counts["agentgate"]
-        ratio = gated / plain
-        by_count = "PASS" if ratio <= MAX_RATIO else "FAIL"
-        print("instructions (cachegrind, PYTHONHASHSEED=0):")
+        print("instructions (cachegrind, PYTHONHASHSEED=0; a cross-check, not time):")
         print(f"  plain      pytest {plain:,}")
-        print(f"  agentgate  pytest {gated:,}   ({ratio:.4f}x)   {by_count}")
+        print(f"  agentgate  pytest {gated:,}   ({gated / plain:.4f}x)")
         extra = gated_children - plain_children
         print(
             f"  background gates' processes: {extra:,} more ({extra / plain:.1%} of plain "
             "pytest), run beside the tests"
         )
-        if result == "INCONCLUSIVE":
-            result = by_count
-    elif result == "INCONCLUSIVE":
+    else:
         print("instructions: not counted (valgrind is not on PATH, or --no-instructions)")
-    how = "wall clock" if by_time != "INCONCLUSIVE" else "instruction count"
-    print(f"result: {result}" + (f" (decided by the {how})" if result != "INCONCLUSIVE" else ""))
+    result = by_time
+    if result == "INCONCLUSIVE":
+        print(
+            f"result: INCONCLUSIVE: the {CONFIDENCE:.0%} interval straddles {MAX_RATIO:.2f}x; "
+            "run again on a quieter machine or with more --rounds"
+        )
+    else:
+        print(f"result: {result}")
     return {"PASS": 0, "FAIL": 1}.get(result, 2)
 
 
