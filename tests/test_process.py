@@ -319,6 +319,24 @@ def test_one_gate_failing_does_not_affect_the_others(tmp_path: Path) -> None:
     assert results["custom"].start_error is not None
 
 
+def test_a_bug_running_one_command_is_that_commands_start_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = process.run_command
+
+    def flaky_runner(spec: CommandSpec, **kwargs: object) -> CommandResult:
+        if spec.key == "lint":
+            raise RuntimeError("runner bug")
+        return real(spec, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(process, "run_command", flaky_runner)
+    results = run_commands(
+        [spec("true", tmp_path, key="build"), spec("true", tmp_path, key="lint")]
+    )
+    assert results["build"].exit_code == 0
+    assert results["lint"].start_error == "agentgate: RuntimeError('runner bug')"
+
+
 def test_duplicate_keys_are_a_programming_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="duplicate"):
         run_commands([spec("true", tmp_path, key="x"), spec("true", tmp_path, key="x")])

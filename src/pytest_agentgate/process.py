@@ -473,20 +473,20 @@ def run_commands(
     cancel = cancel if cancel is not None else threading.Event()
 
     def work(spec: CommandSpec) -> CommandResult:
-        if status is not None:
-            status.started(spec.key)
         try:
+            if status is not None:
+                status.started(spec.key)
             result = run_command(spec, cancel=cancel)
+            if status is not None:
+                status.finished(result)
         except Exception as exc:  # a bug here must not cost the other gates their results
             result = CommandResult(spec, None, 0.0, "", "", start_error=f"agentgate: {exc!r}")
-        if status is not None:
-            status.finished(result)
         return result
 
     if status is not None:
         status.begin([s.key for s in specs])
     # Plain threads rather than concurrent.futures: importing it registers loggers, and pytest's
-    # logging plugin walks every logger three times per test, which made each test of a gated
+    # logging plugin walks every logger several times per test, which made each test of a gated
     # pytest session measurably slower (benchmarks/bench_plugin.py).
     queue = deque(specs)
     results: dict[str, CommandResult] = {}
