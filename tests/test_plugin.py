@@ -8,7 +8,6 @@ and the same verdict with and without ``-n 2``.
 
 from __future__ import annotations
 
-import importlib
 import json
 import shutil
 import subprocess
@@ -21,7 +20,7 @@ from typing import Any
 import pytest
 from _helpers import DATA
 
-from pytest_agentgate import plugin_session
+from pytest_agentgate import plugin_helper, plugin_session
 from pytest_agentgate.api import resolve_config
 from pytest_agentgate.reports.junit import read_junit
 from pytest_agentgate.reports.model import CoverageReport, ReportError
@@ -137,12 +136,16 @@ def test_unknown_profile_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*--agentgate=tests: not a profile*--agentgate=strict tests/*"])
 
 
-def test_bad_configuration_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile("def test_ok():\n    pass\n")
+def test_bad_configuration_is_a_usage_error_before_any_test_runs(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile("def test_ok():\n    open('ran', 'w').close()\n")
     result, verdict = gated(pytester, "--agentgate", config="profil: strict\n")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*agentgate.yml*profil*did you mean 'profile'*"])
     assert verdict is None
+    assert not (pytester.path / "ran").exists()
+    assert "= agentgate =" not in result.stdout.str()
 
 
 def test_ini_option_gates_every_run_and_o_turns_it_off(pytester: pytest.Pytester) -> None:
@@ -211,17 +214,17 @@ def pytest_unconfigure(config):
     hook = config.pluginmanager.rewrite_hook
     with open("loaders.txt", "w") as f:
         f.write(f"hook in meta_path: {hook in sys.meta_path}\\n")
-        for name in ("pytest_agentgate.engine", "pytest_agentgate.config"):
+        for name in ("pytest_agentgate.plugin_session", "pytest_agentgate.engine"):
             f.write(f"{name}: {loaders.get(name)}\\n")
 """
 
 
-def test_the_engine_is_imported_plainly_and_tests_are_still_rewritten(
+def test_the_engine_stays_out_of_pytest_and_tests_are_still_rewritten(
     pytester: pytest.Pytester,
 ) -> None:
-    # pytest marks a pytest11 plugin's whole distribution for assertion rewriting, which made
-    # importing the engine a third of the gated session's start-up cost. Only the engine is
-    # spared: the tests' own asserts keep pytest's introspection.
+    # The engine runs in the gate process, so its start-up never delays the tests; the gated
+    # session's own module is imported plainly (pytest marks a pytest11 plugin's whole
+    # distribution for assertion rewriting), while the tests' asserts keep their introspection.
     pytester.makeconftest(RECORD_LOADERS)
     pytester.makepyfile("def test_wrong():\n    x = 2\n    assert x == 3\n")
     result = pytester.runpytest_subprocess("--agentgate=relaxed", "--agentgate-no-run")
@@ -229,8 +232,8 @@ def test_the_engine_is_imported_plainly_and_tests_are_still_rewritten(
     lines = (pytester.path / "loaders.txt").read_text().splitlines()
     assert lines == [
         "hook in meta_path: True",
-        "pytest_agentgate.engine: SourceFileLoader",
-        "pytest_agentgate.config: SourceFileLoader",
+        "pytest_agentgate.plugin_session: SourceFileLoader",
+        "pytest_agentgate.engine: None",
     ]
 
 
@@ -325,6 +328,18 @@ def test_nonzero_pytest_status_with_nothing_failing_fails_the_gate(
     test = gate(verdict, "test")
     assert test["status"] == "fail"
     assert "exited with code 1 but its report shows nothing wrong" in test["problems"][0]
+
+
+def test_bad_configuration_stops_an_xdist_run_before_its_workers_start(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile("def test_ok():\n    open('ran', 'w').close()\n")
+    pytester.makefile(".yml", agentgate="profil: strict\n")
+    result = pytester.runpytest_subprocess("--agentgate", "-p", "xdist", "-n", "2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*agentgate.yml*profil*did you mean 'profile'*"])
+    assert "created: 2/2 workers" not in result.stdout.str()
+    assert not (pytester.path / "ran").exists()
 
 
 def test_keyboard_interrupt_gives_no_verdict_and_cancels_the_gates(
@@ -439,7 +454,7 @@ def adapt(tmp_path: Path, text: str | None, cov_active: bool) -> tuple[Any, list
     if text is not None:
         tmp_path.joinpath("agentgate.yml").write_text(text)
     settings = resolve_config(tmp_path)
-    tests, covs = plugin_session.adapt_settings(settings, "pytest -q", cov_active)
+    tests, covs = plugin_helper.adapt_settings(settings, "pytest -q", cov_active)
     return settings, tests, covs
 
 
@@ -524,7 +539,7 @@ def test_ledger_reruns_count_once_with_their_last_outcome(tmp_path: Path) -> Non
     ledger.test_report(report_of("t.py::skip", "setup", "skipped", longrepr=("t.py", 1, "Skipped")))
     ledger.test_report(report_of("t.py::skip", "teardown", "passed"))
     ledger.test_report(report_of("t.py::late", "call", "passed"))  # no setup report seen
-    run = ledger.to_run()
+    run = plugin_helper.tests_evidence(ledger.summary())
     assert (run.total, run.passed, run.failed, run.errors, run.skipped) == (5, 3, 1, 0, 1)
     assert run.flaky == 2
     assert {t.name for t in run.flaky_tests} == {"t.py::flaky", "t.py::fixed"}
@@ -542,7 +557,7 @@ def test_ledger_worker_crashes(tmp_path: Path) -> None:
     ledger.worker_down("gw0", "Not properly terminated")
     ledger.worker_down("gw1", "segfault\nat 0x0")  # crashed between tests: an error of its own
     ledger.worker_down("gw2", None)  # finished normally
-    run = ledger.to_run()
+    run = plugin_helper.tests_evidence(ledger.summary())
     assert (run.total, run.errors) == (2, 2)
     assert [(t.name, t.message) for t in run.failures] == [
         ("t.py::a", crash),
@@ -558,7 +573,7 @@ def test_ledger_collection_skips_and_long_messages(tmp_path: Path) -> None:
     ledger.collect_report(skipped)
     ledger.test_report(report_of("u.py::x", "call", "failed", longrepr="\n  " + "x" * 900))
     ledger.test_report(report_of("u.py::y", "call", "failed", longrepr=None))
-    run = ledger.to_run()
+    run = plugin_helper.tests_evidence(ledger.summary())
     assert (run.total, run.skipped, run.failed) == (3, 1, 2)
     messages = [t.message for t in run.failures]
     assert len(messages[0] or "") == plugin_session.MAX_MESSAGE and messages[0].endswith("...")
@@ -612,12 +627,17 @@ def fake_config(cov_plugin: object) -> Any:
     return SimpleNamespace(pluginmanager=SimpleNamespace(get_plugin=lambda name: cov_plugin))
 
 
-def test_read_pytest_cov_reports_every_metric_from_covered_and_total(tmp_path: Path) -> None:
+def read_pytest_cov(tmp_path: Path, cov_plugin: object) -> CoverageReport | ReportError:
+    """What the two processes make of pytest-cov's data: exported here, read by the gate."""
+    payload = plugin_session.export_pytest_cov(fake_config(cov_plugin), tmp_path)
+    return plugin_helper.coverage_evidence(payload, cov_active=True)
+
+
+def test_pytest_cov_data_gives_every_metric_from_covered_and_total(tmp_path: Path) -> None:
     cov = FakeCoverage(COVERAGE_JSON)
     workers = [SimpleNamespace(gateway=SimpleNamespace(id="gw3"))]
     controller = SimpleNamespace(cov=cov, topdir=str(tmp_path), failed_workers=workers)
-    config = fake_config(SimpleNamespace(cov_controller=controller))
-    report = plugin_session.read_pytest_cov(config)
+    report = read_pytest_cov(tmp_path, SimpleNamespace(cov_controller=controller))
     assert isinstance(report, CoverageReport)
     assert cov.cwd == str(tmp_path)  # reported from where pytest-cov started
     assert (report.lines.covered, report.lines.total) == (3, 4)  # type: ignore[union-attr]
@@ -628,18 +648,20 @@ def test_read_pytest_cov_reports_every_metric_from_covered_and_total(tmp_path: P
     assert any("gw3 returned no coverage data" in n for n in report.notes)
 
 
-def test_read_pytest_cov_problems_are_report_errors(tmp_path: Path) -> None:
+def test_pytest_cov_problems_are_report_errors(tmp_path: Path) -> None:
     def read(cov: object) -> object:
         controller = SimpleNamespace(cov=cov, topdir=None)
-        config = fake_config(SimpleNamespace(cov_controller=controller))
-        return plugin_session.read_pytest_cov(config)
+        return read_pytest_cov(tmp_path, SimpleNamespace(cov_controller=controller))
 
     error = read(FakeCoverage(RuntimeError("No data to report.")))
     assert isinstance(error, ReportError) and "No data to report" in str(error)
+    assert "names your package" in str(error)
     error = read(FakeCoverage({"meta": {}, "totals": {"covered_lines": 0, "num_statements": 0}}))
     assert isinstance(error, ReportError) and "measured no files" in str(error)
     error = read(None)
     assert isinstance(error, ReportError) and "measured nothing" in str(error)
+    error = read_pytest_cov(tmp_path, None)
+    assert isinstance(error, ReportError) and "not active in this run" in str(error)
     assert not plugin_session.cov_plugin_active(fake_config(SimpleNamespace(_disabled=True)))
     assert not plugin_session.cov_plugin_active(fake_config(None))
 
@@ -649,15 +671,12 @@ def test_background_reports_an_engine_failure_as_start_errors(
 ) -> None:
     from pytest_agentgate.process import CommandSpec
 
-    # By name: pytester's in-process runs drop modules they imported from sys.modules.
-    engine = importlib.import_module("pytest_agentgate.engine")
-
     def broken(*args: object, **kwargs: object) -> None:
         raise OSError("read-only file system")
 
-    monkeypatch.setattr(engine, "execute", broken)
+    monkeypatch.setattr(plugin_helper, "execute", broken)
     spec = CommandSpec(key="build", command="true", cwd=tmp_path)
-    background = plugin_session.Background(SimpleNamespace(commands=[spec]))  # type: ignore[arg-type]
+    background = plugin_helper.Background(SimpleNamespace(commands=[spec]))  # type: ignore[arg-type]
     background.start()
     results, _ = background.collect()
     assert "read-only file system" in (results["build"].start_error or "")
@@ -671,14 +690,21 @@ def test_controller_hooks_for_xdist_and_coverage(
 ) -> None:
     """What the subprocess runs exercise, in-process: worker counts, crashes, coverage."""
     pytester.makefile(".yml", agentgate="gates:\n  coverage: {report: cov.json}\n")
-    config = pytester.parseconfigure("--agentgate=strict")
-    session = config.pluginmanager.get_plugin("agentgate-session")
-    assert isinstance(session, plugin_session.GateSession)
-    session.coverage_gates = ["coverage"]  # as if pytest-cov were active
-    report = plugin_session.coverage_from(
-        FakeCoverage(COVERAGE_JSON), str(pytester.path), source="pytest-cov"
+    config = pytester.parseconfigure("--agentgate-json=v.json")
+    request = {
+        "cwd": str(pytester.path),
+        "profile": "strict",
+        "command": "pytest",
+        "cov_active": True,  # as if pytest-cov were active
+        "run": True,
+    }
+    session = plugin_session.GateSession(config, plugin_session.GateProcess(request))
+    controller = SimpleNamespace(cov=FakeCoverage(COVERAGE_JSON), topdir=str(pytester.path))
+    cov_config = fake_config(SimpleNamespace(cov_controller=controller))
+    export = plugin_session.export_pytest_cov
+    monkeypatch.setattr(
+        plugin_session, "export_pytest_cov", lambda config, directory: export(cov_config, directory)
     )
-    monkeypatch.setattr(plugin_session, "read_pytest_cov", lambda config: report)
     session.pytest_xdist_node_collection_finished(None, ["t.py::a", "t.py::b"])
     node = SimpleNamespace(gateway=SimpleNamespace(id="gw0"), workeroutput={"x": 1})
     session.pytest_testnodedown(node, "crashed")
@@ -687,13 +713,109 @@ def test_controller_hooks_for_xdist_and_coverage(
     session.pytest_testnodedown(worker, None)
     session.ledger.test_report(report_of("t.py::a", "setup", "passed"))
     fake = SimpleNamespace(exitstatus=1, shouldfail=False, shouldstop=False)
-    verdict = session.make_verdict(fake)
-    test = next(g for g in verdict.gates if g.name == "test")
-    assert test.actual["errors"] == 1 and test.actual["passed"] == 1
-    assert "4 tests deselected" in test.summary
-    assert "stopped after 1 of 2 tests (-x, --maxfail or an abort)" in test.summary
-    coverage = next(g for g in verdict.gates if g.name == "coverage")
-    assert coverage.actual["functions"] == 50.0 and coverage.status == "fail"
+    answer = session.ask_verdict(fake)  # type: ignore[arg-type]
+    assert answer is not None and answer["status"] == "fail"
+    assert "FAIL  coverage" in answer["text"]
+    verdict = json.loads((pytester.path / "v.json").read_text())
+    test = gate(verdict, "test")
+    assert test["actual"]["errors"] == 1 and test["actual"]["passed"] == 1
+    assert "4 tests deselected" in test["summary"]
+    assert "stopped after 1 of 2 tests (-x, --maxfail or an abort)" in test["summary"]
+    coverage = gate(verdict, "coverage")
+    assert coverage["actual"]["functions"] == 50.0 and coverage["status"] == "fail"
+
+
+# -- the gate process -------------------------------------------------------------------------
+
+
+def converse(messages: list[dict[str, Any] | None]) -> list[dict[str, Any]]:
+    """Run the gate process's protocol in-process over these input lines; its answers."""
+    import io
+
+    lines = "".join(json.dumps(m) + "\n" if m is not None else "\n" for m in messages)
+    outgoing = io.StringIO()
+    assert plugin_helper.serve(plugin_helper.Channel(io.StringIO(lines), outgoing)) == 0
+    return [json.loads(line) for line in outgoing.getvalue().splitlines()]
+
+
+def test_the_gate_process_judges_the_evidence_it_is_sent(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "agentgate.yml").write_text(
+        f"gates:\n  test: {{command: pytest}}\n  build: {{command: {command('pass')}}}\n"
+    )
+    request = {"cwd": str(tmp_path), "profile": "", "command": "pytest -x", "run": True}
+    case = {"name": "t.py::b", "outcome": "failed", "file": "t.py", "line": 3, "message": "no"}
+    tests = {"counts": [1, 0, 1, 0], "cases": [case], "partial": ["stopped after 2 of 3 tests"]}
+    evidence = {"tests": tests, "exitstatus": 1, "duration": 0.5, "json": None, "colour": False}
+    ready, answer = converse([request, evidence])
+    assert ready == {"ready": True, "coverage": False}
+    assert answer["status"] == "fail" and answer["json_error"] is None
+    assert "PASS  build" in answer["text"]
+    assert "FAIL  test   1 of 2 tests passed" in answer["text"]
+    assert "t.py::b: no" in answer["text"]
+    assert "partial run: stopped after 2 of 3 tests" in answer["text"]
+
+
+def test_the_gate_process_refuses_a_bad_configuration_and_stops_without_evidence(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "agentgate.yml").write_text("gates:\n  test: {comand: pytest}\n")
+    request = {"cwd": str(tmp_path), "profile": "", "command": "pytest", "run": True}
+    (answer,) = converse([request])
+    assert "agentgate.yml" in answer["error"] and "comand" in answer["error"]
+    assert converse([]) == []  # the pytest process went away before asking anything
+    (tmp_path / "agentgate.yml").write_text(
+        "gates:\n  test: {command: pytest}\n"
+        f"  build: {{command: {command('import time; time.sleep(30)')}}}\n"
+    )
+    # Interrupted: the input ends instead of the evidence, and the build is stopped.
+    (ready,) = converse([request])
+    assert ready["ready"] is True
+
+
+def test_a_gate_process_that_fails_is_never_a_pass(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    monkeypatch.setattr(
+        plugin_session,
+        "HELPER_CODE",
+        "import sys; sys.stdin.readline(); sys.exit('agentgate internal: broken')",
+    )
+    result, verdict = gated(pytester, "--agentgate=standard")
+    assert verdict is None
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*agentgate: no verdict: agentgate's gate process ended before it was ready "
+            "(exit status 1):",
+            "agentgate internal: broken",
+        ]
+    )
+    # It can also fail after answering, while judging; a failing run keeps pytest's status.
+    pytester.makepyfile("def test_ok():\n    assert 0\n")
+    ready = json.dumps({"ready": True, "coverage": False})
+    monkeypatch.setattr(
+        plugin_session,
+        "HELPER_CODE",
+        f"import sys; sys.stdin.readline(); print({ready!r}, flush=True); "
+        "sys.stdin.readline(); sys.exit(7)",
+    )
+    result, verdict = gated(pytester, "--agentgate=standard")
+    assert verdict is None and result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*gate process ended without a verdict (exit status 7)"])
+
+
+def test_a_python_that_cannot_start_is_a_usage_error(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    monkeypatch.setattr(sys, "executable", str(pytester.path / "no-such-python"))
+    result, verdict = gated(pytester, "--agentgate=standard")
+    assert verdict is None and result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*cannot start its gate process (*no-such-python)*"])
 
 
 def test_engine_judges_in_process_evidence(tmp_path: Path) -> None:
@@ -723,8 +845,8 @@ def test_engine_judges_in_process_evidence(tmp_path: Path) -> None:
 
 
 def test_runs_pytest_reads_unbalanced_quotes() -> None:
-    assert plugin_session._runs_pytest("pytest -k 'unbalanced")
-    assert not plugin_session._runs_pytest("npm test")
+    assert plugin_helper._runs_pytest("pytest -k 'unbalanced")
+    assert not plugin_helper._runs_pytest("npm test")
 
 
 # -- subprocess runs: real pytest-cov and pytest-xdist -----------------------------------------

@@ -12,8 +12,10 @@ never judges anything itself.
   files are not read. Its evidence is every test report of the session folded per node id.
 - Coverage: with pytest-cov active, its combined data is reported by coverage.py in-process at
   the end of the session; otherwise the coverage gate reads its configured report.
-- The other gates' commands (build, lint, custom) start in a background thread when the session
-  starts and are collected at its end, so they overlap with the tests.
+- The engine runs in a gate process started when the session is configured
+  (:mod:`pytest_agentgate.plugin_helper`): it resolves the configuration while pytest collects,
+  runs the other gates' commands (build, lint, custom) while the tests run, and judges at the
+  end. A configuration error stops the run before its first test, as a usage error.
 - pytest-xdist: the controller makes the verdict from every worker's reports (xdist replays
   them on it); a crashed worker counts as an error. Workers only tell the controller how many
   items they deselected.
@@ -23,7 +25,8 @@ never judges anything itself.
 Exit status: a failing (or escalated) verdict turns pytest's 0 into 1. Any other status of
 pytest's own (1 tests failed, 2 interrupted or collection errors, 3 internal error, 4 usage
 error, 5 no tests collected) is kept. Escalation cannot use agentgate's 3, which pytest uses for
-internal errors; the verdict JSON (``--agentgate-json``) says ``"status": "escalate"``.
+internal errors; the verdict JSON (``--agentgate-json``) says ``"status": "escalate"``. When
+agentgate itself fails (its gate process ends without a verdict), pytest's 0 becomes 3.
 """
 
 from __future__ import annotations
@@ -130,20 +133,18 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(gated.Notice(notice), SESSION_PLUGIN)
             return
         session = gated.GateSession.create(config, profile)
-        from .render import terminal  # noqa: F401  (used at the end of the session)
     config.pluginmanager.register(session, SESSION_PLUGIN)
 
 
 @contextlib.contextmanager
 def _plain_imports(config: pytest.Config) -> Iterator[None]:
-    """Import agentgate's engine with Python's importer rather than pytest's assertion rewriter.
+    """Import the gated session with Python's importer rather than pytest's assertion rewriter.
 
     pytest marks every package of a ``pytest11`` plugin's distribution for assertion rewriting,
-    so each of the engine's ~40 modules would be imported by pytest's hook: source read and
-    hashed, pytest's own cache unmarshalled from a file object. That was a third of the gated
-    session's start-up cost (``benchmarks/bench_plugin.py --instructions``), for modules that
-    hold no test assertions. The hook is off ``sys.meta_path`` only while the session object is
-    built, before any test module is collected.
+    so the session's modules would be imported by pytest's hook: source read and hashed,
+    pytest's own cache unmarshalled from a file object, for modules that hold no test
+    assertions. The hook is off ``sys.meta_path`` only while the session object is built,
+    before any test module is collected.
     """
     hook = getattr(config.pluginmanager, "rewrite_hook", None)
     try:

@@ -3,36 +3,36 @@
 Imported only when a run is gated. :class:`GateSession` is the plugin object of a gated run on the
 controller (or without xdist), :class:`WorkerAgent` the one on an xdist worker, :class:`Notice`
 the one of a run that is not gated for a reason worth saying.
+
+This module holds only what must happen inside pytest: folding the test reports, noting what
+selected part of the suite, exporting pytest-cov's data. It imports nothing of the engine. The
+configuration, the other gates' commands and the verdict belong to the gate process
+(:mod:`pytest_agentgate.plugin_helper`), started with the session, so the engine's start-up runs
+on another core while pytest collects.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import shlex
+import subprocess
+import sys
 import tempfile
-import threading
 import time
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-if TYPE_CHECKING:
-    from .config import Config as GateSettings
-    from .engine import Plan
-    from .gates.base import GateConfig
-    from .process import CommandResult
-    from .registry import Registry
-    from .reports.model import CoverageReport, ReportError, TestRun
-    from .verdict import Verdict
-
 WORKER_OUTPUT_KEY = "agentgate_deselected"
 MAX_MESSAGE = 500
+COVERAGE_HINT = (
+    "check that --cov= (or [run] source) names your package and that the tests import it"
+)
 
 
 # -- small plugins ----------------------------------------------------------------------------
@@ -155,11 +155,11 @@ class TestLedger:
             what = f"error in {when}"
         return file, line, _message(report.longrepr, what)
 
-    def to_run(self) -> TestRun:
-        from .reports.model import TestCaseResult, TestRun
-
-        run = TestRun(files=["pytest session"])
+    def summary(self) -> dict[str, Any]:
+        """The fold for the gate process: counts (passed, skipped, failed, errors) and the
+        failing and flaky tests."""
         counts = [0, 0, 0, 0]
+        cases: list[dict[str, Any]] = []
         entries = [*self.states.items(), *self.collectors.items()]
         for nodeid, state in entries:
             rank = state & _RANK
@@ -168,32 +168,28 @@ class TestLedger:
             if rank < _FAILED and not flaky:
                 continue
             file, line, message = self.details.get(nodeid, (None, None, None))
-            result = TestCaseResult(
-                name=nodeid,
-                classname="",
-                outcome=_OUTCOMES[rank],  # type: ignore[arg-type]
-                file=file,
-                line=line,
-                message=message,
-                flaky=flaky,
+            cases.append(
+                {
+                    "name": nodeid,
+                    "outcome": _OUTCOMES[rank],
+                    "file": file,
+                    "line": line,
+                    "message": message,
+                    "flaky": flaky,
+                }
             )
-            (run.flaky_tests if flaky else run.failures).append(result)
         for worker, error in sorted(self.crashed_workers.items()):
             if worker in self.crash_reported:
                 continue
             counts[_ERROR] += 1
-            run.failures.append(
-                TestCaseResult(
-                    name=f"xdist worker {worker}",
-                    classname="",
-                    outcome="error",
-                    message=f"the worker crashed: {_first_line(error)}",
-                )
+            cases.append(
+                {
+                    "name": f"xdist worker {worker}",
+                    "outcome": "error",
+                    "message": f"the worker crashed: {_first_line(error)}",
+                }
             )
-        run.passed, run.skipped, run.failed, run.errors = counts
-        run.total = sum(counts)
-        run.flaky = len(run.flaky_tests)
-        return run
+        return {"counts": counts, "cases": cases}
 
 
 def _first_line(text: str) -> str:
@@ -222,118 +218,159 @@ def _message(longrepr: object, what: str) -> str | None:
 # -- the gated session ------------------------------------------------------------------------
 
 
-class Background:
-    """The other gates' commands, run by the engine in a thread while the tests run."""
+HELPER_CODE = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from pytest_agentgate.plugin_helper import main; main()"
+)
+STOP_TIMEOUT = 10.0  # seconds the gate process gets to stop its commands before it is killed
 
-    def __init__(self, plan: Plan) -> None:
-        self.plan = plan
-        self.cancel = threading.Event()
-        self.started_at = time.time()
-        self._thread: threading.Thread | None = None
-        self._results: dict[str, CommandResult] = {}
-        self._error: BaseException | None = None
 
-    def start(self) -> None:
-        if not self.plan.commands:
-            return
-        self._thread = threading.Thread(target=self._run, name="agentgate-gates", daemon=True)
-        self._thread.start()
+class GateProcess:
+    """The pytest process's end of the gate process (:mod:`pytest_agentgate.plugin_helper`).
 
-    def _run(self) -> None:
-        from .engine import execute
+    Started when the session is configured, so that it resolves the configuration and starts
+    the other gates' commands on another core while pytest collects and runs the tests.
+    """
 
+    def __init__(self, request: dict[str, Any]) -> None:
+        # The same agentgate as this process's, wherever it was imported from.
+        package_parent = str(Path(__file__).resolve().parent.parent)
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115  (closed in close())
         try:
-            self._results, self.started_at = execute(self.plan, cancel=self.cancel)
-        except BaseException as exc:  # reported as each command failing to start
-            self._error = exc
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", HELPER_CODE, package_parent],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.stderr,
+                encoding="utf-8",
+            )
+        except OSError as exc:
+            self.stderr.close()
+            raise pytest.UsageError(
+                f"agentgate: cannot start its gate process ({sys.executable or 'no Python'}): "
+                f"{exc.strerror or exc}"
+            ) from None
+        self.ready_message: dict[str, Any] | None = None
+        self.failure: str | None = None
+        self._send(request)
 
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+    def ready(self) -> dict[str, Any]:
+        """The gate process's answer to the request: ``ready``, or a configuration ``error``.
+        Waits for it (the configuration is resolved while pytest collects)."""
+        if self.ready_message is None:
+            self.ready_message = self._receive("before it was ready") or {}
+        return self.ready_message
 
-    def collect(self) -> tuple[dict[str, CommandResult], float]:
-        from .process import CommandResult
+    def verdict(self, evidence: dict[str, Any]) -> dict[str, Any] | None:
+        """The verdict for this evidence: ``status``, ``text`` and ``json_error``; None (with
+        :attr:`failure` set) when the gate process failed."""
+        return self._receive("without a verdict") if self._send(evidence) else None
 
-        if self._thread is not None:
-            self._thread.join()
-        if self._error is not None:
-            why = f"agentgate could not run the commands: {self._error!r}"
-            return {
-                spec.key: CommandResult(spec, None, 0.0, "", "", start_error=why)
-                for spec in self.plan.commands
-            }, self.started_at
-        return dict(self._results), self.started_at
+    def close(self) -> None:
+        """End the input: a gate process still waiting for evidence stops its commands."""
+        if self.process.returncode is None:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()  # type: ignore[union-attr]
+            try:
+                self.process.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+            with contextlib.suppress(OSError):
+                self.process.stdout.close()  # type: ignore[union-attr]
+        self.stderr.close()
 
-    def stop(self) -> None:
-        self.cancel.set()
-        if self._thread is not None:
-            self._thread.join()
+    def _send(self, message: dict[str, Any]) -> bool:
+        try:
+            self.process.stdin.write(json.dumps(message) + "\n")  # type: ignore[union-attr]
+            self.process.stdin.flush()  # type: ignore[union-attr]
+        except (OSError, ValueError):  # the gate process is gone
+            self._failed("before it had the evidence")
+            return False
+        return True
 
+    def _receive(self, when: str) -> dict[str, Any] | None:
+        if self.failure is not None:
+            return None
+        line = self.process.stdout.readline()  # type: ignore[union-attr]
+        try:
+            message = json.loads(line) if line.strip() else None
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            self._failed(when)
+            return None
+        return message
 
-BACKGROUND_NICENESS = 10
+    def _failed(self, when: str) -> None:
+        if self.failure is not None:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            self.process.stdin.close()  # type: ignore[union-attr]
+        try:
+            status = self.process.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            status = self.process.wait()
+        self.failure = f"agentgate's gate process ended {when} (exit status {status})"
+        with contextlib.suppress(OSError, ValueError):
+            self.stderr.seek(0)
+            lines = self.stderr.read().decode("utf-8", "replace").strip().splitlines()
+            if lines:
+                self.failure += ":\n" + "\n".join(lines[-20:])
 
 
 class GateSession:
     """The plugin of a gated session on the controller (or a run without xdist)."""
 
-    def __init__(
-        self,
-        config: pytest.Config,
-        settings: GateSettings,
-        registry: Registry,
-        test_gates: list[str],
-        coverage_gates: list[str],
-        run: bool,
-    ) -> None:
-        from .engine import make_plan
-
+    def __init__(self, config: pytest.Config, gate: GateProcess) -> None:
         self.config = config
-        self.settings = settings
-        self.registry = registry
-        self.test_gates = test_gates
-        self.coverage_gates = coverage_gates
+        self.gate = gate
         self.ledger = TestLedger(config.rootpath)
         # The ledger's method is the hook itself: one call less for each of 3 reports per test.
         self.pytest_runtest_logreport = self.ledger.test_report
-        in_process = test_gates + coverage_gates
-        self.plan = make_plan(settings, registry, run=run, in_process=in_process)
-        # The tests are what the developer waits for: the other gates run at a lower priority.
-        self.plan.commands[:] = [
-            dataclasses.replace(spec, niceness=BACKGROUND_NICENESS) for spec in self.plan.commands
-        ]
-        self.background = Background(self.plan)
         self.deselected = 0
         self.collected: int | None = None
         self.last_failed = _last_failed_active(config)
         self.interrupted = False
         self.stopped_because = ""
-        self.verdict: Verdict | None = None
-        self.json_error: str | None = None
+        self.answer: dict[str, Any] | None = None
         self.t0 = time.monotonic()
 
     @classmethod
     def create(cls, config: pytest.Config, profile: str) -> GateSession:
-        from .api import resolve_config
-        from .config import ConfigError
-        from .registry import RegistryError, get_registry
+        request = {
+            "cwd": str(config.invocation_params.dir),
+            "profile": profile,
+            "command": shlex.join(["pytest", *config.invocation_params.args]),
+            "cov_active": cov_plugin_active(config),
+            "run": not config.getoption("agentgate_no_run", False),
+        }
+        return cls(config, GateProcess(request))
 
-        cwd = config.invocation_params.dir
-        try:
-            registry = get_registry()
-            settings = resolve_config(cwd, profile=profile or None, registry=registry)
-        except (ConfigError, RegistryError) as exc:
-            raise pytest.UsageError(f"agentgate: {exc}") from None
-        cov_active = cov_plugin_active(config)
-        command = shlex.join(["pytest", *config.invocation_params.args])
-        tests, covs = adapt_settings(settings, command, cov_active)
-        run = not config.getoption("agentgate_no_run", False)
-        return cls(config, settings, registry, tests, covs, run)
+    @property
+    def config_error(self) -> str | None:
+        error = (self.gate.ready_message or {}).get("error")
+        return str(error) if error is not None else None
 
     # session lifecycle
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.t0 = time.monotonic()
-        self.background.start()
+        # Under xdist, before the workers start (after, stopping them takes seconds); else
+        # while pytest collects.
+        if self.config.pluginmanager.has_plugin("dsession"):
+            self.check_configuration()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Iterator[None]:
+        self.check_configuration()
+        yield
+
+    def check_configuration(self) -> None:
+        """A configuration the engine refuses stops the run before any test, as a usage error."""
+        if "error" in self.gate.ready():
+            raise pytest.UsageError(self.config_error)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if not report.passed:
@@ -365,63 +402,60 @@ class GateSession:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if self.interrupted:
-            self.background.stop()
+        if self.interrupted or "error" in self.gate.ready():
+            self.gate.close()
             return
-        self.verdict = self.make_verdict(session)
-        if self.verdict.status != "pass" and session.exitstatus == pytest.ExitCode.OK:
+        if self.gate.failure is None:
+            self.answer = self.ask_verdict(session)
+        if self.answer is None:  # no verdict is never a pass
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            return
+        if self.answer.get("status") != "pass" and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        path = self.config.getoption("agentgate_json", None)
-        if path:
-            self.json_error = write_json(self.config.invocation_params.dir / path, self.verdict)
-            if self.json_error is not None:
-                session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        if self.answer.get("json_error"):
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        if self.background.running:  # the session never finished (an early crash)
-            self.background.stop()
+        self.gate.close()  # the session never finished (an early crash), or it is done
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        from .render.terminal import render_text
-
+        if self.config_error is not None:  # pytest reports it as the usage error it is
+            return
         terminalreporter.write_sep("=", "agentgate")
-        if self.verdict is None:
+        if self.interrupted:
             terminalreporter.write_line(
                 "agentgate: no verdict: the run was interrupted", yellow=True
             )
             return
-        colour = self.config.get_terminal_writer().hasmarkup
-        for line in render_text(self.verdict, colour=colour).splitlines():
+        if self.answer is None:
+            terminalreporter.write_line(f"agentgate: no verdict: {self.gate.failure}", red=True)
+            return
+        for line in str(self.answer.get("text", "")).splitlines():
             terminalreporter.write_line(line)
-        if self.json_error is not None:
-            terminalreporter.write_line(f"agentgate: error: {self.json_error}", red=True)
+        if self.answer.get("json_error"):
+            terminalreporter.write_line(f"agentgate: error: {self.answer['json_error']}", red=True)
 
     # the verdict
 
-    def make_verdict(self, session: pytest.Session) -> Verdict:
-        from .engine import conclude, judge
-        from .process import CommandResult, CommandSpec
-
-        run = self.ledger.to_run()
-        run.partial = self.partial_reasons(session)
-        evidence: dict[str, object] = dict.fromkeys(self.test_gates, run)
-        if self.coverage_gates:
-            coverage = read_pytest_cov(self.config)
-            evidence.update(dict.fromkeys(self.coverage_gates, coverage))
-        results, started_at = self.background.collect()
-        duration = time.monotonic() - self.t0
-        for name in self.test_gates:
-            # The session is the test command: its exit status is part of the evidence, as a
-            # command's is (a non-zero status with no failing test is a problem).
-            gate = self.settings.gate(name)
-            spec = CommandSpec(
-                key=name,
-                command=gate.command or "pytest" if gate else "pytest",
-                cwd=self.settings.root,
-            )
-            results[name] = CommandResult(spec, int(session.exitstatus), duration, "", "")
-        gates = judge(self.plan, results, started_at, self.registry, evidence)
-        return conclude(self.settings, gates)
+    def ask_verdict(self, session: pytest.Session) -> dict[str, Any] | None:
+        tests = self.ledger.summary()
+        tests["partial"] = self.partial_reasons(session)
+        evidence: dict[str, Any] = {
+            "tests": tests,
+            "exitstatus": int(session.exitstatus),
+            "duration": time.monotonic() - self.t0,
+            "coverage": None,
+            "json": None,
+            "colour": self.config.get_terminal_writer().hasmarkup,
+        }
+        if path := self.config.getoption("agentgate_json", None):
+            evidence["json"] = str(self.config.invocation_params.dir / path)
+        if not self.gate.ready().get("coverage"):
+            return self.gate.verdict(evidence)
+        with tempfile.TemporaryDirectory(prefix="agentgate-cov-") as tmp:
+            evidence["coverage"] = export_pytest_cov(self.config, Path(tmp))
+            return self.gate.verdict(evidence)
 
     def partial_reasons(self, session: pytest.Session) -> list[str]:
         """Why this run covers only part of the suite; empty for a whole run."""
@@ -440,87 +474,7 @@ class GateSession:
         return reasons
 
 
-# -- configuration ----------------------------------------------------------------------------
-
-
-def _runs_pytest(command: str | None) -> bool:
-    if not command:
-        return False
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    return "-m pytest" in command or any(
-        Path(w).name in ("pytest", "py.test", "pytest.exe") for w in words
-    )
-
-
-_COVERAGE_PY_FORMATS = (None, "coverage-json", "coverage-data")
-
-
-def adapt_settings(
-    settings: GateSettings, command: str, cov_active: bool
-) -> tuple[list[str], list[str]]:
-    """Point the configuration at this session; return the test and coverage gates it feeds.
-
-    The test gate that runs pytest (else the one named ``test``; else a new one) is this
-    session: its command is not run and its reports are not read. With pytest-cov active, the
-    coverage.py coverage gates get this session's data instead of their report. Zero-config
-    gates coverage only with pytest-cov active, since nothing else measures this run.
-    """
-    from .gates.base import GateConfig, names_report
-    from .profiles import defaults_for
-
-    gates = settings.gates
-    tests = [g for g in gates if g.kind == "test" and _runs_pytest(g.command)]
-    if not tests:
-        tests = [g for g in gates if g.kind == "test" and g.name == "test"]
-    if not tests:  # a gate named "test" is always of kind test, so the name is free
-        added = GateConfig("test", "test", thresholds=defaults_for(settings.profile, "test"))
-        gates.insert(_insert_at(gates), added)
-        tests = [added]
-        settings.notices.append("the configuration has no test gate: gating this run as 'test'")
-    replaced = [g.command for g in tests if g.command]
-    for gate in tests:
-        gate.command = command
-        gate.reports = []
-    covs: list[GateConfig] = [
-        g
-        for g in gates
-        if g.kind == "coverage"
-        and g.format in _COVERAGE_PY_FORMATS
-        and not any("summary" in r or r.endswith(".info") for r in g.reports)
-    ]
-    zero_config = settings.path is None
-    if cov_active:
-        for gate in covs:
-            gate.command = None
-            gate.reports = []
-        settings.notices.append("tests and coverage judged from this pytest session (pytest-cov)")
-    else:
-        if zero_config:
-            settings.gates = [g for g in gates if g not in covs]
-            settings.notices.append(
-                "coverage is not gated: pytest-cov is not active in this run (add --cov=PACKAGE)"
-            )
-            covs = []
-        else:
-            # A report the replaced test command writes is not written by this session: it is
-            # the last run's. Those gates get this session's (missing) pytest-cov data instead.
-            covs = [
-                g
-                for g in covs
-                if not g.command and any(names_report(c, g.reports) for c in replaced)
-            ]
-            for gate in covs:
-                gate.reports = []
-        settings.notices.append("tests judged from this pytest session")
-    return [g.name for g in tests], [g.name for g in covs]
-
-
-def _insert_at(gates: list[GateConfig]) -> int:
-    """After build and lint, where the test gate sits in a configuration."""
-    return sum(1 for g in gates if g.kind in ("build", "lint"))
+# -- the selection ----------------------------------------------------------------------------
 
 
 def _last_failed_active(config: pytest.Config) -> bool:
@@ -587,64 +541,38 @@ def cov_plugin_active(config: pytest.Config) -> bool:
     return _pytest_cov(config) is not None
 
 
-def read_pytest_cov(config: pytest.Config) -> CoverageReport | ReportError:
-    """pytest-cov's combined data for this session, reported by coverage.py in-process.
+def export_pytest_cov(config: pytest.Config, directory: Path) -> dict[str, Any] | None:
+    """pytest-cov's combined data for this session, for the gate process: a coverage.py JSON
+    report written in ``directory`` with the warnings coverage.py gave, or the ``error`` that
+    stopped it. None when pytest-cov is not active.
 
     Not ``cov_total``: it mixes lines and branches, and is None unless a report was asked for.
     pytest-cov has stopped, saved and combined its data (every xdist worker's included) by the
-    time the session finishes; coverage.py writes its JSON report of that data, which is read
-    like any ``coverage json`` report.
+    time the session finishes; coverage.py reports it in-process, from where pytest-cov started.
     """
-    from .reports.model import ReportError
-
     plugin = _pytest_cov(config)
+    if plugin is None:
+        return None
     controller = getattr(plugin, "cov_controller", None)
     cov = getattr(controller, "cov", None)
-    if plugin is None:
-        return ReportError(
-            "pytest-cov",
-            "not active in this run, and the coverage report the test command "
-            "writes is not written by this session (the one there is from an earlier run)",
-            "run pytest with --cov=PACKAGE (pytest-cov) so this run's coverage is measured",
-        )
     if cov is None:
-        return ReportError("pytest-cov", "pytest-cov measured nothing in this session")
-    report = coverage_from(cov, getattr(controller, "topdir", None), source="pytest-cov")
-    failed = getattr(controller, "failed_workers", None)
-    if failed and not isinstance(report, ReportError):
-        names = ", ".join(str(getattr(getattr(n, "gateway", None), "id", n)) for n in failed)
-        report.notes.append(f"xdist workers {names} returned no coverage data")
-    return report
-
-
-def coverage_from(cov: Any, topdir: str | None, *, source: str) -> CoverageReport | ReportError:
-    """A coverage.py ``Coverage`` object's data as a CoverageReport (its JSON report, parsed)."""
-    from .reports.coverage.coveragepy import notes_from_warnings, parse_coverage_json
-    from .reports.model import ReportError
-
-    hint = "check that --cov= (or [run] source) names your package and that the tests import it"
-    with (
-        tempfile.TemporaryDirectory(prefix="agentgate-cov-") as tmp,
-        warnings.catch_warnings(record=True) as caught,
-        _working_directory(topdir),
-    ):
+        return {"error": ["pytest-cov", "pytest-cov measured nothing in this session", ""]}
+    topdir = getattr(controller, "topdir", None)
+    outfile = directory / "coverage.json"
+    with warnings.catch_warnings(record=True) as caught, _working_directory(topdir):
         warnings.simplefilter("always")
-        outfile = os.path.join(tmp, "coverage.json")
         try:
-            cov.json_report(outfile=outfile, ignore_errors=True)
-            document = json.loads(Path(outfile).read_text(encoding="utf-8"))
+            cov.json_report(outfile=str(outfile), ignore_errors=True)
         except Exception as exc:  # coverage.py's NoDataError and friends
-            return ReportError(
-                source, f"coverage.py could not report ({type(exc).__name__}: {exc})", hint
-            )
-    try:
-        report = parse_coverage_json(document, source, format="pytest-cov")
-    except ReportError as exc:
-        return exc
-    report.notes.extend(
-        notes_from_warnings([str(w.message) for w in caught], topdir or os.getcwd())
-    )
-    return report
+            problem = f"coverage.py could not report ({type(exc).__name__}: {exc})"
+            return {"error": ["pytest-cov", problem, COVERAGE_HINT]}
+    failed = getattr(controller, "failed_workers", None) or ()
+    return {
+        "json": str(outfile),
+        "warnings": [str(w.message) for w in caught],
+        "topdir": topdir,
+        "failed_workers": [str(getattr(getattr(n, "gateway", None), "id", n)) for n in failed],
+    }
 
 
 @contextlib.contextmanager
@@ -659,13 +587,3 @@ def _working_directory(path: str | None) -> Iterator[None]:
         yield
     finally:
         os.chdir(previous)
-
-
-def write_json(path: Path, verdict: Verdict) -> str | None:
-    """Write the verdict; the error message when it cannot be written."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(verdict.to_json() + "\n", encoding="utf-8")
-    except OSError as exc:
-        return f"--agentgate-json {path}: cannot write the verdict: {exc.strerror or exc}"
-    return None
