@@ -808,6 +808,24 @@ def test_a_gate_process_that_fails_is_never_a_pass(
     result.stdout.fnmatch_lines(["*gate process ended without a verdict (exit status 7)"])
 
 
+def test_output_before_the_gate_process_starts_is_not_a_message(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Python can print before the gate process takes stdout (a noisy .pth file, sitecustomize).
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    noisy = "print('hello from sitecustomize'); print('{}'[:1]); " + plugin_session.HELPER_CODE
+    monkeypatch.setattr(plugin_session, "HELPER_CODE", noisy)
+    result, verdict = gated(pytester, "--agentgate=standard")
+    assert result.ret == 0 and verdict is not None and verdict["status"] == "pass"
+    # ...and shown when no message follows.
+    monkeypatch.setattr(
+        plugin_session, "HELPER_CODE", "import os; print('only noise'); os.kill(os.getpid(), 9)"
+    )
+    result, verdict = gated(pytester, "--agentgate=standard")
+    assert verdict is None and result.ret == pytest.ExitCode.INTERNAL_ERROR
+    result.stdout.fnmatch_lines(["*before it was ready (killed by signal 9):", "only noise"])
+
+
 def test_a_python_that_cannot_start_is_a_usage_error(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

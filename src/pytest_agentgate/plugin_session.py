@@ -292,17 +292,21 @@ class GateProcess:
     def _receive(self, when: str) -> dict[str, Any] | None:
         if self.failure is not None:
             return None
-        line = self.process.stdout.readline()  # type: ignore[union-attr]
-        try:
-            message = json.loads(line) if line.strip() else None
-        except ValueError:
-            message = None
-        if not isinstance(message, dict):
-            self._failed(when)
-            return None
-        return message
+        # Lines that are not a message are skipped, and shown if no message follows: Python
+        # can print before the gate process takes stdout for the protocol (a noisy .pth file).
+        noise: list[str] = []
+        for line in self.process.stdout:  # type: ignore[union-attr]
+            try:
+                message = json.loads(line)
+            except ValueError:
+                message = None
+            if isinstance(message, dict):
+                return message
+            noise.append(line.rstrip("\n"))
+        self._failed(when, noise[-20:])
+        return None
 
-    def _failed(self, when: str) -> None:
+    def _failed(self, when: str, output: Sequence[str] = ()) -> None:
         if self.failure is not None:
             return
         with contextlib.suppress(OSError, ValueError):
@@ -312,11 +316,12 @@ class GateProcess:
         except subprocess.TimeoutExpired:
             self.process.kill()
             status = self.process.wait()
-        self.failure = f"agentgate's gate process ended {when} (exit status {status})"
+        how = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
+        self.failure = f"agentgate's gate process ended {when} ({how})"
         with contextlib.suppress(OSError, ValueError):
             self.stderr.seek(0)
-            lines = self.stderr.read().decode("utf-8", "replace").strip().splitlines()
-            if lines:
+            lines = [*output, *self.stderr.read().decode("utf-8", "replace").strip().splitlines()]
+            if lines := [line for line in lines if line.strip()]:
                 self.failure += ":\n" + "\n".join(lines[-20:])
 
 
