@@ -728,13 +728,16 @@ def test_controller_hooks_for_xdist_and_coverage(
 # -- the gate process -------------------------------------------------------------------------
 
 
-def converse(messages: list[dict[str, Any] | None]) -> list[dict[str, Any]]:
+def converse(
+    messages: list[dict[str, Any] | None], cancel: threading.Event | None = None
+) -> list[dict[str, Any]]:
     """Run the gate process's protocol in-process over these input lines; its answers."""
     import io
 
     lines = "".join(json.dumps(m) + "\n" if m is not None else "\n" for m in messages)
     outgoing = io.StringIO()
-    assert plugin_helper.serve(plugin_helper.Channel(io.StringIO(lines), outgoing)) == 0
+    channel = plugin_helper.Channel(io.StringIO(lines), outgoing)
+    assert plugin_helper.serve(channel, cancel) == 0
     return [json.loads(line) for line in outgoing.getvalue().splitlines()]
 
 
@@ -772,6 +775,39 @@ def test_the_gate_process_refuses_a_bad_configuration_and_stops_without_evidence
     # Interrupted: the input ends instead of the evidence, and the build is stopped.
     (ready,) = converse([request])
     assert ready["ready"] is True
+
+
+def test_ctrl_c_stops_the_gate_process_commands_even_at_the_end(tmp_path: Path) -> None:
+    # Ctrl-C while pytest waits for the verdict: the gate process's SIGINT handler sets the
+    # event, the slow build is stopped, and the answer comes at once instead of in 30 s.
+    (tmp_path / ".git").mkdir()
+    sleep = command("import time; time.sleep(30)")
+    (tmp_path / "agentgate.yml").write_text(
+        f"gates:\n  test: {{command: pytest}}\n  build: {{command: {sleep}}}\n"
+    )
+    request = {"cwd": str(tmp_path), "profile": "", "command": "pytest", "run": True}
+    tests = {"counts": [1, 0, 0, 0], "cases": []}
+    evidence = {"tests": tests, "exitstatus": 0, "duration": 0.1, "json": None, "colour": False}
+    cancel = threading.Event()
+    threading.Timer(0.5, cancel.set).start()
+    ready, answer = converse([request, evidence], cancel)
+    assert ready["ready"] is True
+    assert answer["status"] == "fail"
+    assert "FAIL  build" in answer["text"] and "PASS  test" in answer["text"]
+
+
+def test_ctrl_c_while_pytest_waits_for_the_verdict_is_an_interrupted_run(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile("def test_ok():\n    pass\n")
+
+    def interrupted(self: object, evidence: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(plugin_session.GateProcess, "verdict", interrupted)
+    result, verdict = gated(pytester, "--agentgate=standard")
+    assert verdict is None and result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*agentgate: no verdict: the run was interrupted*"])
 
 
 def test_a_gate_process_that_fails_is_never_a_pass(

@@ -77,32 +77,40 @@ def main() -> None:
     # process that inherits it) lands on stderr instead of in the protocol.
     outgoing = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
-    # Ctrl-C reaches the whole process group: the pytest process decides, by closing the input.
-    # A handler rather than SIG_IGN, so that the gates' commands do not inherit an ignored SIGINT.
-    signal.signal(signal.SIGINT, lambda signum, frame: None)
+    # Ctrl-C reaches the whole process group. pytest is interrupted and gives no verdict, so the
+    # commands stop now, even while pytest waits for them at the end; this process still answers
+    # (or sees the input end). A handler rather than SIG_IGN: the commands must not inherit an
+    # ignored SIGINT.
+    cancel = threading.Event()
+    signal.signal(signal.SIGINT, lambda signum, frame: cancel.set())
     stdin = open(sys.stdin.fileno(), encoding="utf-8", closefd=False)  # noqa: SIM115
-    status = serve(Channel(stdin, outgoing))
+    try:
+        status = serve(Channel(stdin, outgoing), cancel)
+    except BrokenPipeError:  # the pytest process is gone: nobody to answer
+        status = 0
     # Everything is written and closed; skip the interpreter's teardown (about 15 ms), since
     # pytest reaps this process before it exits.
     sys.stderr.flush()
     os._exit(status)
 
 
-def serve(channel: Channel) -> int:
+def serve(channel: Channel, cancel: threading.Event | None = None) -> int:
+    """Answer one gated session; ``cancel`` (set from a signal handler) stops the commands."""
     request = channel.receive()
     if request is None:
         return 0
     try:
-        gate = HelperSession.start(request)
+        gate = HelperSession.start(request, cancel)
     except (ConfigError, RegistryError) as exc:
         channel.send({"error": f"agentgate: {exc}"})
         return 0
-    channel.send({"ready": True, "coverage": bool(gate.coverage_gates)})
-    evidence = channel.receive()
-    if evidence is None:  # the session ended without a verdict
+    try:
+        channel.send({"ready": True, "coverage": bool(gate.coverage_gates)})
+        evidence = channel.receive()
+        if evidence is not None:  # else the session ended without a verdict
+            channel.send(gate.finish(evidence))
+    finally:  # whatever happened, no command outlives this process
         gate.background.stop()
-        return 0
-    channel.send(gate.finish(evidence))
     return 0
 
 
@@ -120,6 +128,7 @@ class HelperSession:
         coverage_gates: list[str],
         cov_active: bool,
         run: bool,
+        cancel: threading.Event | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
@@ -131,17 +140,18 @@ class HelperSession:
         self.plan.commands[:] = [
             dataclasses.replace(spec, niceness=BACKGROUND_NICENESS) for spec in self.plan.commands
         ]
-        self.background = Background(self.plan)
+        self.background = Background(self.plan, cancel)
         self.background.start()
 
     @classmethod
-    def start(cls, request: dict[str, Any]) -> HelperSession:
+    def start(cls, request: dict[str, Any], cancel: threading.Event | None = None) -> HelperSession:
         registry = get_registry()
         profile = request.get("profile") or None
         settings = resolve_config(Path(request["cwd"]), profile=profile, registry=registry)
         cov_active = bool(request.get("cov_active"))
         tests, covs = adapt_settings(settings, request["command"], cov_active)
-        return cls(settings, registry, tests, covs, cov_active, bool(request.get("run", True)))
+        run = bool(request.get("run", True))
+        return cls(settings, registry, tests, covs, cov_active, run, cancel)
 
     def finish(self, evidence: dict[str, Any]) -> dict[str, Any]:
         verdict = self.verdict(evidence)
@@ -182,9 +192,9 @@ class HelperSession:
 class Background:
     """The other gates' commands, run by the engine in a thread while the tests run."""
 
-    def __init__(self, plan: Plan) -> None:
+    def __init__(self, plan: Plan, cancel: threading.Event | None = None) -> None:
         self.plan = plan
-        self.cancel = threading.Event()
+        self.cancel = cancel or threading.Event()
         self.started_at = time.time()
         self._thread: threading.Thread | None = None
         self._results: dict[str, CommandResult] = {}

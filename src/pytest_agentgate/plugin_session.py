@@ -269,15 +269,15 @@ class GateProcess:
     def close(self) -> None:
         """End the input: a gate process still waiting for evidence stops its commands."""
         if self.process.returncode is None:
-            with contextlib.suppress(OSError):
-                self.process.stdin.close()  # type: ignore[union-attr]
+            # Both ends: an answer nobody will read must not block the gate process.
+            for stream in (self.process.stdin, self.process.stdout):
+                with contextlib.suppress(OSError):
+                    stream.close()  # type: ignore[union-attr]
             try:
                 self.process.wait(STOP_TIMEOUT)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-            with contextlib.suppress(OSError):
-                self.process.stdout.close()  # type: ignore[union-attr]
         self.stderr.close()
 
     def _send(self, message: dict[str, Any]) -> bool:
@@ -411,7 +411,13 @@ class GateSession:
             self.gate.close()
             return
         if self.gate.failure is None:
-            self.answer = self.ask_verdict(session)
+            try:
+                self.answer = self.ask_verdict(session)
+            except KeyboardInterrupt:  # Ctrl-C while the other gates finish; they are stopped
+                self.interrupted = True
+                self.gate.close()
+                session.exitstatus = pytest.ExitCode.INTERRUPTED
+                return
         if self.answer is None:  # no verdict is never a pass
             if session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
