@@ -777,6 +777,34 @@ def test_the_gate_process_refuses_a_bad_configuration_and_stops_without_evidence
     assert ready["ready"] is True
 
 
+def test_the_gate_process_fits_the_configuration_to_the_session(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "0"\n')
+    request = {"cwd": str(tmp_path), "profile": "strict", "command": "pytest", "run": False}
+    tests = {"counts": [2, 0, 0, 0], "cases": []}
+    out = tmp_path / "out" / "v.json"
+    evidence = {"tests": tests, "exitstatus": 0, "duration": 0.1, "json": str(out)}
+    # Zero-config without pytest-cov: coverage is not gated, and the verdict says why.
+    ready, answer = converse([request, evidence])
+    assert ready == {"ready": True, "coverage": False} and answer["json_error"] is None
+    verdict = json.loads(out.read_text())
+    assert "coverage" not in [g["name"] for g in verdict["gates"]]
+    assert any("pytest-cov is not active" in n for n in verdict["notices"])
+    # A configuration without a test gate gets one; with pytest-cov the coverage gate reads
+    # the session's exported data.
+    (tmp_path / "agentgate.yml").write_text("gates:\n  coverage: {report: cov.json}\n")
+    report = tmp_path / "session-coverage.json"
+    report.write_text(json.dumps(COVERAGE_JSON))
+    evidence["coverage"] = {"json": str(report), "warnings": [], "topdir": str(tmp_path)}
+    evidence["json"] = str(tmp_path / "agentgate.yml" / "v.json")  # not a directory
+    ready, answer = converse([{**request, "cov_active": True}, evidence])
+    assert ready["coverage"] is True
+    assert "cannot write the verdict" in answer["json_error"]
+    assert "FAIL  coverage  lines 75.00%" in answer["text"]
+    assert "PASS  test" in answer["text"]
+    assert "gating this run as 'test'" in answer["text"]
+
+
 def test_ctrl_c_stops_the_gate_process_commands_even_at_the_end(tmp_path: Path) -> None:
     # Ctrl-C while pytest waits for the verdict: the gate process's SIGINT handler sets the
     # event, the slow build is stopped, and the answer comes at once instead of in 30 s.
