@@ -890,6 +890,17 @@ def test_output_before_the_gate_process_starts_is_not_a_message(
     result.stdout.fnmatch_lines(["*before it was ready (killed by signal 9):", "only noise"])
 
 
+def test_the_projects_own_modules_do_not_shadow_the_gate_processs(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        yaml="raise ImportError('the project has a yaml.py of its own')",
+        test_ok="def test_ok():\n    pass\n",
+    )
+    result, verdict = gated(pytester, "--agentgate=standard")
+    assert result.ret == 0 and verdict is not None and verdict["status"] == "pass"
+
+
 def test_a_python_that_cannot_start_is_a_usage_error(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -218,8 +218,10 @@ def _message(longrepr: object, what: str) -> str | None:
 # -- the gated session ------------------------------------------------------------------------
 
 
+# The same agentgate as this process's, wherever it was imported from (argv[1]); not the
+# current directory, where `python -c` would otherwise find a project's own yaml.py first.
 HELPER_CODE = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "import sys; sys.path[:] = [sys.argv[1], *filter(None, sys.path)]; "
     "from pytest_agentgate.plugin_helper import main; main()"
 )
 STOP_TIMEOUT = 10.0  # seconds the gate process gets to stop its commands before it is killed
@@ -233,7 +235,6 @@ class GateProcess:
     """
 
     def __init__(self, request: dict[str, Any]) -> None:
-        # The same agentgate as this process's, wherever it was imported from.
         package_parent = str(Path(__file__).resolve().parent.parent)
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115  (closed in close())
         try:
