@@ -9,6 +9,7 @@ and the same verdict with and without ``-n 2``.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -328,6 +329,21 @@ def test_nonzero_pytest_status_with_nothing_failing_fails_the_gate(
     test = gate(verdict, "test")
     assert test["status"] == "fail"
     assert "exited with code 1 but its report shows nothing wrong" in test["problems"][0]
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="Linux scheduling classes")
+def test_the_other_gates_run_at_a_lower_priority_than_the_tests(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    probe = (
+        'import os, time; time.sleep(0.2); open("prio.txt", "w").write('
+        'f"{os.getpriority(os.PRIO_PROCESS, 0)} {os.sched_getscheduler(0)}")'
+    )
+    config = ONLY_TESTS + f"  build: {{command: {command(probe)}}}\n"
+    result, verdict = gated(pytester, "--agentgate=standard", config=config)
+    assert result.ret == 0 and verdict is not None
+    nice, policy = (pytester.path / "prio.txt").read_text().split()
+    assert int(nice) == min(os.getpriority(os.PRIO_PROCESS, 0) + 10, 19)
+    assert int(policy) == os.SCHED_IDLE
 
 
 def test_bad_configuration_stops_an_xdist_run_before_its_workers_start(
