@@ -32,7 +32,19 @@ Target: agentgate at most 1.03x plain. It is measured two ways.
    pytest process's ratio is printed; the background processes (the gate process, compileall,
    ruff) run beside it and are printed as a share of the plain run.
 
-Exits 0 when the wall clock says PASS, 1 on FAIL, 2 when it cannot decide.
+A second target: installed but not asked for (no ``--agentgate``), the plugin costs nothing
+measurable. What it does then is fixed per session (import the ``pytest11`` module, add the
+options, one ``pytest_configure`` call; it implements no per-test hook, which the tests check), so
+it is counted in instructions on a suite of one test, where nothing else moves, and set against
+the plain run of the benchmark suite. **off** is the plugin installed and not asked for,
+**unloaded** the same command with ``-p no:agentgate``; off passes ``-p no:`` with a name no
+plugin has, so that the option's own handling is the same on both sides. (Over a long run,
+instruction counts of two configurations also differ by when the garbage collector happens to
+run, by up to about 0.5% either way, which is why this is not measured on the 5,000 tests.)
+Target: at most 0.1% of the plain run.
+
+Exits 0 when the wall clock says PASS (and, when counted, the cost when off is within its
+target), 1 on FAIL, 2 when the wall clock cannot decide.
 """
 
 from __future__ import annotations
@@ -53,6 +65,12 @@ MAX_RATIO = 1.03
 PER_FILE = 100
 CONFIDENCE = 0.95
 VARIANTS = {"plain": [], "agentgate": ["--agentgate=standard"]}
+# The plugin's cost when installed and not asked for: counted under valgrind only.
+OFF_VARIANTS = {
+    "off": ["-p", "no:agentgate-bench-no-such-plugin"],
+    "unloaded": ["-p", "no:agentgate"],
+}
+MAX_OFF_SHARE = 0.001
 
 
 def make_project(root: Path, tests: int) -> None:
@@ -197,6 +215,24 @@ def instruction_counts(root: Path) -> dict[str, tuple[int, int]]:
         return {name: future.result() for name, future in futures.items()}
 
 
+def off_cost() -> tuple[int, int]:
+    """Instructions of a one-test session with the plugin off and unloaded, one after the other
+    (two counts taken at once can differ by a few hundred thousand instructions)."""
+    with tempfile.TemporaryDirectory(prefix="agentgate-bench-off-") as tmp:
+        root = Path(tmp)
+        make_project(root, 1)
+        for extra in OFF_VARIANTS.values():  # warm-up: bytecode
+            run_once(root, extra)
+        off = count_instructions(root, OFF_VARIANTS["off"])[0]
+        unloaded = count_instructions(root, OFF_VARIANTS["unloaded"])[0]
+    return off, unloaded
+
+
+def judge_off(extra: int, plain: int) -> str:
+    """PASS when the plugin off costs at most ``MAX_OFF_SHARE`` of the plain run."""
+    return "PASS" if extra <= MAX_OFF_SHARE * plain else "FAIL"
+
+
 # -- report -----------------------------------------------------------------------------------
 
 
@@ -223,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         make_project(root, args.tests)
         times = time_rounds(root, args.rounds)
         counts = instruction_counts(root) if valgrind else None
+    off = off_cost() if valgrind else None
 
     ratios = [a / p for a, p in zip(times["agentgate"], times["plain"], strict=True)]
     median = statistics.median(ratios)
@@ -254,7 +291,25 @@ def main(argv: list[str] | None = None) -> int:
         )
     else:
         print("instructions: not counted (valgrind is not on PATH, or --no-instructions)")
+    by_off = None
+    if counts is not None and off is not None:
+        plain = counts["plain"][0]
+        cost = off[0] - off[1]
+        by_off = judge_off(cost, plain)
+        # For scale only: this run's plain time per instruction.
+        ms = statistics.median(times["plain"]) / plain * cost * 1000
+        print(
+            f"without --agentgate (one-test session, off vs -p no:agentgate; "
+            f"target: at most {MAX_OFF_SHARE:.1%} of plain):"
+        )
+        print(
+            f"  {cost:+,} instructions per session, {cost / plain:.3%} of plain "
+            f"(about {ms:.1f} ms at its pace)   {by_off}"
+        )
     result = by_time
+    if by_off == "FAIL":
+        print("result: FAIL: the plugin costs something measurable when it is not asked for")
+        return 1
     if result == "INCONCLUSIVE":
         print(
             f"result: INCONCLUSIVE: the {CONFIDENCE:.0%} interval straddles {MAX_RATIO:.2f}x; "

@@ -48,3 +48,10 @@ def test_an_interval_decides_only_when_it_is_on_one_side(
     low: float, high: float, verdict: str
 ) -> None:
     assert bench.judge_interval(low, high) == verdict
+
+
+@pytest.mark.parametrize(
+    ("extra", "verdict"), [(-1_000, "PASS"), (1_000_000, "PASS"), (1_000_001, "FAIL")]
+)
+def test_the_plugin_off_may_cost_at_most_a_thousandth_of_the_run(extra: int, verdict: str) -> None:
+    assert bench.judge_off(extra, plain=1_000_000_000) == verdict

@@ -124,6 +124,32 @@ def test_without_the_option_the_plugin_does_nothing(pytester: pytest.Pytester) -
     assert result.ret == 0
 
 
+RECORD_OFF = """
+import sys
+
+def pytest_unconfigure(config):
+    pm = config.pluginmanager
+    hooks = sorted(caller.name for caller in pm.get_hookcallers(pm.get_plugin("agentgate")))
+    modules = sorted(name for name in sys.modules if name.startswith("pytest_agentgate"))
+    with open("off.txt", "w") as f:
+        f.write(f"hooks: {hooks}\\nmodules: {modules}\\n")
+        f.write(f"session: {pm.get_plugin('agentgate-session')}\\n")
+"""
+
+
+def test_without_the_option_the_plugin_has_no_per_test_cost(pytester: pytest.Pytester) -> None:
+    # What the plugin costs when it is not asked for is fixed per session (the benchmark counts
+    # it): no hook that runs per test, none of the gated session's or the engine's modules.
+    pytester.makeconftest(RECORD_OFF)
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    pytester.runpytest_subprocess().assert_outcomes(passed=1)
+    assert (pytester.path / "off.txt").read_text().splitlines() == [
+        "hooks: ['pytest_addoption', 'pytest_configure']",
+        "modules: ['pytest_agentgate', 'pytest_agentgate.plugin']",
+        "session: None",
+    ]
+
+
 def test_options_are_in_the_help(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--help", "--agentgate=nonsense")
     result.stdout.fnmatch_lines(["*--agentgate=[[]PROFILE[]]*", "*--agentgate-json=PATH*"])
