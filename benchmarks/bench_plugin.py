@@ -217,7 +217,7 @@ def instruction_counts(root: Path) -> dict[str, tuple[int, int]]:
 
 def off_cost() -> tuple[int, int]:
     """Instructions of a one-test session with the plugin off and unloaded, one after the other
-    (two counts taken at once can differ by a few hundred thousand instructions)."""
+    (two counts taken at once can differ by a few million instructions)."""
     with tempfile.TemporaryDirectory(prefix="agentgate-bench-off-") as tmp:
         root = Path(tmp)
         make_project(root, 1)
