@@ -27,7 +27,7 @@ from pathlib import Path
 try:
     from pytest_agentgate.process import CommandResult, CommandSpec, run_command, run_commands
 except ImportError:  # running from a checkout without an installed package
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from pytest_agentgate.process import CommandResult, CommandSpec, run_command, run_commands
 
 TARGET_RATIO = 1.15

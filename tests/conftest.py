@@ -21,7 +21,7 @@ from pytest_agentgate.registry import Registry, get_registry
 
 @pytest.fixture(scope="session")
 def verdict_schema() -> dict[str, Any]:
-    from pytest_agentgate.cli import schema_text
+    from pytest_agentgate.cli.main import schema_text
 
     schema: dict[str, Any] = json.loads(schema_text())
     return schema
@@ -74,7 +74,7 @@ def agentgate(
     capsys: pytest.CaptureFixture[str], check_verdict: Callable[[dict[str, Any]], dict[str, Any]]
 ) -> Callable[..., CliRun]:
     """Run ``agentgate ARGS`` in-process; a JSON verdict on stdout is checked against the schema."""
-    from pytest_agentgate.cli import main
+    from pytest_agentgate.cli.main import main
 
     def run(*args: str) -> CliRun:
         capsys.readouterr()

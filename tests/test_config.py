@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentgate.api import ReportFlags, resolve_config
-from pytest_agentgate.cli import main
+from pytest_agentgate.cli.main import main
 from pytest_agentgate.config import (
     Config,
     ConfigError,
@@ -22,6 +21,7 @@ from pytest_agentgate.config import (
     load_config,
     validate,
 )
+from pytest_agentgate.config.resolve import ReportFlags, resolve_config
 from pytest_agentgate.gates.base import DEFAULT_TIMEOUT
 from pytest_agentgate.registry import get_registry
 
@@ -1208,14 +1208,14 @@ def test_cli_verify_with_report_flags_only(
 
 def test_python_api_verify_with_report_flags(repo: Path) -> None:
     """`pytest_agentgate.verify()` resolves the project like the CLI and returns the verdict."""
-    from pytest_agentgate import api
+    import pytest_agentgate
 
     write(repo / "out" / "eslint.json", "[]")
-    verdict = api.verify(str(repo), run=False, lint="out/eslint.json")
+    verdict = pytest_agentgate.verify(str(repo), run=False, lint="out/eslint.json")
     assert [(g.name, g.status) for g in verdict.gates] == [("lint", "pass")]
     assert verdict.status == "pass"
     with pytest.raises(ConfigError, match="--lint-format: goes with --lint FILE"):
-        api.verify(str(repo), run=False, lint_format="ruff")
+        pytest_agentgate.verify(str(repo), run=False, lint_format="ruff")
 
 
 def test_misspelled_gate_kind_gets_a_suggestion() -> None:

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from pytest_agentgate.api import resolve_config
-from pytest_agentgate.cli import main
+from pytest_agentgate.cli.main import main
 from pytest_agentgate.config import ConfigError
-from pytest_agentgate.detect import (
+from pytest_agentgate.config.resolve import resolve_config
+from pytest_agentgate.project import (
     is_python_project,
     project_root,
     python_defaults,

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from pytest_agentgate.cli import main
+from pytest_agentgate.cli.main import main
 from pytest_agentgate.config import Config, ConfigError, load_config
+from pytest_agentgate.config.starter import starter_config
 from pytest_agentgate.registry import get_registry
-from pytest_agentgate.starter import starter_config
 
 
 @pytest.fixture

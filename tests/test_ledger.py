@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from _helpers import DATA, CliRun
 
-from pytest_agentgate import ledger
 from pytest_agentgate.config import Config, ConfigError, RawConfig, validate
 from pytest_agentgate.engine import conclude
-from pytest_agentgate.ledger import LedgerError, TaskRef
 from pytest_agentgate.registry import Registry
+from pytest_agentgate.state import ledger
+from pytest_agentgate.state.ledger import LedgerError, TaskRef
 from pytest_agentgate.verdict import GateResult, Verdict, overall_status
 
 Agentgate = Callable[..., CliRun]
@@ -406,7 +406,7 @@ WORKER = """
 import json, sys
 from pathlib import Path
 from pytest_agentgate.config import Config
-from pytest_agentgate.ledger import TaskRef, settle
+from pytest_agentgate.state.ledger import TaskRef, settle
 from pytest_agentgate.verdict import GateResult, Verdict
 
 gate = GateResult("test", "test", "fail", "1 of 2 tests passed",
@@ -655,7 +655,7 @@ def test_cli_block(project: Path, agentgate: Agentgate) -> None:
 def test_cli_usage_errors(
     project: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
 ) -> None:
-    from pytest_agentgate.cli import main
+    from pytest_agentgate.cli.main import main
 
     with pytest.raises(SystemExit) as info:
         main(argv)

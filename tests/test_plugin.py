@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 from _helpers import DATA
 
-from pytest_agentgate import plugin_helper, plugin_session
-from pytest_agentgate.api import resolve_config
+from pytest_agentgate.config.resolve import resolve_config
+from pytest_agentgate.pytest_plugin import gate_process as plugin_helper
+from pytest_agentgate.pytest_plugin import session as plugin_session
 from pytest_agentgate.reports.junit import read_junit
 from pytest_agentgate.reports.model import CoverageReport, ReportError
 
@@ -108,7 +109,7 @@ def gate(verdict: dict[str, Any], name: str) -> dict[str, Any]:
 def check_schema(verdict: dict[str, Any]) -> None:
     from jsonschema import Draft202012Validator
 
-    from pytest_agentgate.cli import schema_text
+    from pytest_agentgate.cli.main import schema_text
 
     Draft202012Validator(json.loads(schema_text())).validate(verdict)
 
@@ -145,7 +146,8 @@ def test_without_the_option_the_plugin_has_no_per_test_cost(pytester: pytest.Pyt
     pytester.runpytest_subprocess().assert_outcomes(passed=1)
     assert (pytester.path / "off.txt").read_text().splitlines() == [
         "hooks: ['pytest_addoption', 'pytest_configure']",
-        "modules: ['pytest_agentgate', 'pytest_agentgate.plugin']",
+        "modules: ['pytest_agentgate', 'pytest_agentgate.pytest_plugin', "
+        "'pytest_agentgate.pytest_plugin.entry']",
         "session: None",
     ]
 
@@ -241,7 +243,7 @@ def pytest_unconfigure(config):
     hook = config.pluginmanager.rewrite_hook
     with open("loaders.txt", "w") as f:
         f.write(f"hook in meta_path: {hook in sys.meta_path}\\n")
-        for name in ("pytest_agentgate.plugin_session", "pytest_agentgate.engine"):
+        for name in ("pytest_agentgate.pytest_plugin.session", "pytest_agentgate.engine"):
             f.write(f"{name}: {loaders.get(name)}\\n")
 """
 
@@ -259,7 +261,7 @@ def test_the_engine_stays_out_of_pytest_and_tests_are_still_rewritten(
     lines = (pytester.path / "loaders.txt").read_text().splitlines()
     assert lines == [
         "hook in meta_path: True",
-        "pytest_agentgate.plugin_session: SourceFileLoader",
+        "pytest_agentgate.pytest_plugin.session: SourceFileLoader",
         "pytest_agentgate.engine: None",
     ]
 

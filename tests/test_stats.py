@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from _helpers import DATA, CliRun
 
-from pytest_agentgate import ledger, stats
 from pytest_agentgate.config import Config
-from pytest_agentgate.ledger import LedgerError, TaskRef
+from pytest_agentgate.state import ledger, stats
+from pytest_agentgate.state.ledger import LedgerError, TaskRef
 from pytest_agentgate.verdict import GateResult, Verdict
 
 Agentgate = Callable[..., CliRun]

@@ -1,0 +1,313 @@
+"""Finding and reading configuration files: YAML, TOML, pyproject.toml and the "workspace quality
+gates" JSON shape. Reading only: :mod:`.validate` checks the document.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_agentgate.config.model import JSON_NAMES, YAML_NAMES, ConfigError, KeyPath
+
+# -- finding and reading --------------------------------------------------------------------
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest config file in ``start`` or its parents, stopping at the repository root."""
+    for directory in (start, *start.parents):
+        for name in (*YAML_NAMES, *JSON_NAMES):
+            if (directory / name).is_file():
+                return directory / name
+        pyproject = directory / "pyproject.toml"
+        if pyproject.is_file() and _has_tool_table(pyproject):
+            return pyproject
+        if (directory / ".git").exists():
+            break
+    return None
+
+
+def _has_tool_table(pyproject: Path) -> bool:
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if "agentgate" not in text:
+        return False
+    try:
+        data = _load_toml(text, str(pyproject))
+    except ConfigError:
+        # A broken pyproject.toml that looks configured is reported when it is read.
+        # The table header itself may be the broken part: `[tool.agentgate` with no `]`.
+        header = r"^\s*\[+\s*tool\s*\.\s*agentgate(?![\w-])"
+        return re.search(header, text, re.MULTILINE) is not None
+    tool = data.get("tool")
+    return isinstance(tool, dict) and "agentgate" in tool
+
+
+@dataclass
+class RawConfig:
+    """The parsed document before validation, with line numbers per key path when known."""
+
+    data: Any
+    source: str
+    lines: dict[KeyPath, int] = field(default_factory=dict)
+    # Key paths as the user wrote them, for configs translated from another shape.
+    display: dict[KeyPath, str] = field(default_factory=dict)
+    ms_timeouts: bool = False
+
+
+def read_raw(path: Path) -> RawConfig:
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(source, None, "no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(source, None, f"cannot be read: {exc}") from None
+    if path.name == "pyproject.toml":
+        return _read_pyproject(text, source)
+    if path.suffix == ".toml":
+        return RawConfig(_load_toml(text, source), source)
+    if path.suffix == ".json":
+        return _read_workspace_json(text, source)
+    return _read_yaml(text, source)
+
+
+def _load_toml(text: str, source: str) -> Any:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+        if found:
+            line: int | None = int(found.group(1))
+        else:  # "(at end of document)"
+            line = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
+        raise ConfigError(source, None, f"invalid TOML: {exc}", line) from None
+
+
+def _read_pyproject(text: str, source: str) -> RawConfig:
+    data = _load_toml(text, source)
+    tool = data.get("tool")
+    table = tool.get("agentgate") if isinstance(tool, dict) else None
+    if table is None:
+        raise ConfigError(source, None, "has no [tool.agentgate] table")
+    return RawConfig(table, f"{source} [tool.agentgate]")
+
+
+def _read_yaml(text: str, source: str) -> RawConfig:
+    import yaml
+
+    try:
+        loader = yaml.SafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = None if mark is None else mark.line + 1
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(source, None, f"invalid YAML: {problem}", line) from None
+    if node is None:
+        # Only comments, or nothing: almost always a file written by mistake or truncated.
+        raise ConfigError(
+            source, None, "the file is empty; configure `gates:` (`agentgate init` writes one)"
+        )
+    lines: dict[KeyPath, int] = {}
+    _yaml_lines(node, (), lines, set())
+    return RawConfig(data, source, lines)
+
+
+def _yaml_lines(node: Any, path: KeyPath, lines: dict[KeyPath, int], seen: set[int]) -> None:
+    import yaml
+
+    lines.setdefault(path, node.start_mark.line + 1)
+    if id(node) in seen:  # an alias back into itself (`&a [*a]`) must not recurse forever
+        return
+    seen.add(id(node))
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            # Construction has already refused keys that are not scalars (unhashable).
+            key = key_node.value
+            lines[(*path, key)] = key_node.start_mark.line + 1
+            _yaml_lines(value_node, (*path, key), lines, seen)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _yaml_lines(item, (*path, index), lines, seen)
+
+
+# -- the "workspace quality gates" JSON shape -----------------------------------------------
+
+_WS_TOP = ("enabled", "profile", "gates", "tokenBudget", "rejection", "$schema")
+_WS_GATE_KEYS: dict[str, dict[str, str]] = {
+    "build": {
+        "enabled": "enabled",
+        "command": "command",
+        "timeout": "timeout",
+        "maxErrors": "max_errors",
+    },
+    "lint": {
+        "enabled": "enabled",
+        "command": "command",
+        "timeout": "timeout",
+        "maxErrors": "max_errors",
+        "maxWarnings": "max_warnings",
+        "reportPath": "report",
+        "format": "format",
+    },
+    "test": {
+        "enabled": "enabled",
+        "command": "command",
+        "timeout": "timeout",
+        "minPassRate": "min_pass_rate",
+        "reportPath": "report",
+    },
+    "coverage": {
+        "enabled": "enabled",
+        "command": "command",
+        "timeout": "timeout",
+        "reportPath": "report",
+        "format": "format",
+        "thresholds": "thresholds",
+    },
+}
+_WS_CUSTOM_KEYS = {
+    "name": "name",
+    "enabled": "enabled",
+    "command": "command",
+    "timeout": "timeout",
+    "maxSeverity": "max_severity",
+    "reportPath": "report",
+    "metric": "metric",
+    "max": "max",
+    "min": "min",
+}
+_WS_REJECTION = ("maxRetries", "escalateToUser")
+
+
+def _read_workspace_json(text: str, source: str) -> RawConfig:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(source, None, f"invalid JSON: {exc.msg}", exc.lineno) from None
+    if not isinstance(data, dict):
+        raise ConfigError(source, None, "expected a JSON object at the top")
+    raw = RawConfig({}, source, ms_timeouts=True)
+    out: dict[str, Any] = raw.data
+    for key, value in data.items():
+        _check_key(key, _WS_TOP, "", source)
+        if key in ("enabled", "profile"):
+            out[key] = value
+            raw.display[(key,)] = key
+        elif key == "rejection":
+            _ws_rejection(value, out, raw)
+        elif key == "gates":
+            out["gates"] = _ws_gates(_expect_mapping(value, "gates", source), raw)
+    return raw
+
+
+def _ws_rejection(value: Any, out: dict[str, Any], raw: RawConfig) -> None:
+    for key, item in _expect_mapping(value, "rejection", raw.source).items():
+        _check_key(key, _WS_REJECTION, "rejection.", raw.source)
+        if key == "maxRetries":
+            out["attempts"] = {"max": item}
+            raw.display[("attempts", "max")] = "rejection.maxRetries"
+        elif not isinstance(item, bool):
+            raise ConfigError(raw.source, "rejection.escalateToUser", "expected true or false")
+
+
+def _ws_gates(gates: Mapping[str, Any], raw: RawConfig) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in gates.items():
+        _check_key(name, (*_WS_GATE_KEYS, "custom"), "gates.", raw.source)
+        if name == "custom":
+            items = value if isinstance(value, list) else None
+            if items is None:
+                raise ConfigError(raw.source, "gates.custom", "expected a list of gates")
+            out["custom"] = [
+                _ws_translate(item, _WS_CUSTOM_KEYS, ("gates", "custom", i), raw)
+                for i, item in enumerate(items)
+            ]
+            continue
+        gate = _ws_translate(value, _WS_GATE_KEYS[name], ("gates", name), raw)
+        thresholds = gate.pop("thresholds", None)
+        if thresholds is not None:
+            where = f"gates.{name}.thresholds"
+            for metric, number in _expect_mapping(thresholds, where, raw.source).items():
+                _check_key(
+                    metric,
+                    ("lines", "branches", "functions", "statements"),
+                    where + ".",
+                    raw.source,
+                )
+                gate[metric] = number
+                raw.display[("gates", name, metric)] = f"{where}.{metric}"
+        out[name] = gate
+    return out
+
+
+def _ws_translate(
+    value: Any, keys: dict[str, str], path: KeyPath, raw: RawConfig
+) -> dict[str, Any]:
+    where = ".".join(str(p) for p in path)
+    gate = {}
+    for key, item in _expect_mapping(value, where, raw.source).items():
+        _check_key(key, tuple(keys), where + ".", raw.source)
+        gate[keys[key]] = item
+        raw.display[(*path, keys[key])] = f"{where}.{key}"
+    return gate
+
+
+# -- validation -----------------------------------------------------------------------------
+
+
+def _check_key(
+    key: Any, valid: Sequence[str], prefix: str, source: str, line: int | None = None
+) -> None:
+    if key in valid:
+        return
+    close = difflib.get_close_matches(str(key), list(valid), n=1, cutoff=0.6)
+    hint = f"did you mean '{close[0]}'?" if close else "valid keys: " + ", ".join(valid)
+    raise ConfigError(source, f"{prefix}{key}", f"unknown key; {hint}", line)
+
+
+def _expect_mapping(
+    value: Any, where: str, source: str, line: int | None = None
+) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(
+            source, where, f"expected a mapping of keys, got {describe_value(value)}", line
+        )
+    return value
+
+
+def describe_value(value: Any) -> str:
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, float) and math.isnan(value):
+        return ".nan (not a number)"
+    if isinstance(value, float) and math.isinf(value):
+        return f"{'-' if value < 0 else ''}.inf (infinity)"
+    if isinstance(value, (int, float)):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        return f"a string ({value!r})"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    return f"a {type(value).__name__}"

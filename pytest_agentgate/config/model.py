@@ -1,0 +1,53 @@
+"""The validated configuration and the error every configuration mistake becomes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_agentgate.gates.base import GateConfig
+from pytest_agentgate.profiles import DEFAULT_PROFILE
+
+YAML_NAMES = ("agentgate.yml", ".agentgate.yml", "agentgate.yaml", ".agentgate.yaml")
+JSON_NAMES = ("agentgate.json", ".agentgate.json")
+BUILTIN_GATES = ("build", "lint", "test", "coverage")
+TOP_KEYS = ("profile", "gates", "attempts", "continuation", "enabled")
+ATTEMPT_KEYS = ("max", "global_max", "per_branch")
+CONTINUATION_KEYS = ("max_chars",)
+DEFAULT_MAX_CHARS = 4000
+STATE_DIR = ".agentgate"
+# The source name of a configuration made only of the report flags.
+FLAGS_SOURCE = "command line"
+
+KeyPath = tuple[str | int, ...]
+
+
+class ConfigError(Exception):
+    """A configuration mistake, worded for the person who made it."""
+
+    def __init__(self, source: str, key: str | None, message: str, line: int | None = None) -> None:
+        self.source = source
+        self.key = key
+        self.message = message
+        self.line = line
+        where = source if line is None else f"{source}:{line}"
+        super().__init__(f"{where}: {key}: {message}" if key else f"{where}: {message}")
+
+
+@dataclass
+class Config:
+    root: Path
+    path: Path | None = None
+    profile: str = DEFAULT_PROFILE
+    gates: list[GateConfig] = field(default_factory=list)
+    attempts_max: int = 3
+    # Rejections of one task across every source (CLI, hooks, Action) before a human.
+    attempts_global_max: int = 6
+    # Without --task, count the attempts of the current git branch.
+    attempts_per_branch: bool = False
+    max_chars: int = DEFAULT_MAX_CHARS
+    enabled: bool = True
+    notices: list[str] = field(default_factory=list)
+
+    def gate(self, name: str) -> GateConfig | None:
+        return next((g for g in self.gates if g.name == name), None)

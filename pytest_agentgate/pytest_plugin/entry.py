@@ -1,0 +1,159 @@
+"""``pytest --agentgate[=PROFILE]``: the completion gate inside a pytest run.
+
+A front door: it translates what this pytest session measured (its test reports, pytest-cov's
+data) into the engine's evidence types, lets the engine judge, and renders the one Verdict. It
+never judges anything itself.
+
+- Off unless ``--agentgate`` or the ``agentgate`` ini option asks for it. This module (the
+  ``pytest11`` entry point) only adds the options; the gated session lives in
+  :mod:`pytest_agentgate.pytest_plugin.session`, imported and registered only when asked for, so an
+  ungated run pays for nothing.
+- The session *is* the test run: the configured test gate's command is not run and its report
+  files are not read. Its evidence is every test report of the session folded per node id.
+- Coverage: with pytest-cov active, its combined data is reported by coverage.py in-process at
+  the end of the session; otherwise the coverage gate reads its configured report.
+- The engine runs in a gate process started when the session is configured
+  (:mod:`.gate_process`): it resolves the configuration while pytest collects,
+  runs the other gates' commands (build, lint, custom) while the tests run, and judges at the
+  end. A configuration error stops the run before its first test, as a usage error.
+- pytest-xdist: the controller makes the verdict from every worker's reports (xdist replays
+  them on it); a crashed worker counts as an error. Workers only tell the controller how many
+  items they deselected.
+- Under ``AGENTGATE_RUNNING=1`` (pytest started by an agentgate gate) nothing is gated: the
+  outer run judges this one.
+
+Exit status: a failing (or escalated) verdict turns pytest's 0 into 1. Any other status of
+pytest's own (1 tests failed, 2 interrupted or collection errors, 3 internal error, 4 usage
+error, 5 no tests collected) is kept. Escalation cannot use agentgate's 3, which pytest uses for
+internal errors; the verdict JSON (``--agentgate-json``) says ``"status": "escalate"``. When
+agentgate itself fails (its gate process ends without a verdict), pytest's 0 becomes 3.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+PROFILES = ("strict", "standard", "relaxed")
+RUNNING_ENV = "AGENTGATE_RUNNING"
+SESSION_PLUGIN = "agentgate-session"
+# ini values that switch the gate on with the configuration's own profile, or off.
+_INI_ON = ("config", "on", "true", "yes", "1")
+_INI_OFF = ("", "off", "false", "no", "0")
+
+NESTED_NOTICE = (
+    f"agentgate: not gating this run: pytest was started by an agentgate gate ({RUNNING_ENV}=1), "
+    "which judges it"
+)
+
+
+# -- options ----------------------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("agentgate", "agentgate: the completion gate for AI coding agents")
+    group.addoption(
+        "--agentgate",
+        action="store",
+        nargs="?",
+        const="",
+        default=None,
+        dest="agentgate",
+        metavar="PROFILE",
+        help="gate this run: tests, coverage (pytest-cov) and the configured build, lint and "
+        "custom gates, judged against PROFILE (strict, standard, relaxed; default: the "
+        "configuration's profile, else standard). Write --agentgate=PROFILE.",
+    )
+    group.addoption(
+        "--agentgate-json",
+        action="store",
+        default=None,
+        dest="agentgate_json",
+        metavar="PATH",
+        help="write the verdict (agentgate.verdict/1 JSON) to PATH",
+    )
+    group.addoption(
+        "--agentgate-no-run",
+        action="store_true",
+        default=False,
+        dest="agentgate_no_run",
+        help="run none of the other gates' commands (build, lint, custom): they are judged "
+        "from their report files if configured, else skipped",
+    )
+    parser.addini(
+        "agentgate",
+        "gate every run like --agentgate: a profile (strict, standard, relaxed), 'config' for "
+        "the configuration's profile, or 'off' (the default)",
+        default="",
+    )
+
+
+def requested_profile(config: pytest.Config) -> str | None:
+    """None: not gated. "": the configuration's profile. Otherwise the profile asked for."""
+    value = config.getoption("agentgate", None)
+    if value is None:
+        ini = str(config.getini("agentgate") or "").strip().lower()
+        if ini in _INI_OFF:
+            return None
+        value = "" if ini in _INI_ON else ini
+        where = f"ini option agentgate = {ini}"
+    else:
+        where = f"--agentgate={value}"
+    if value and value not in PROFILES:
+        raise pytest.UsageError(
+            f"{where}: not a profile; choose one of {', '.join(PROFILES)}. "
+            "(--agentgate takes its profile after '=': `--agentgate tests/` reads tests/ as "
+            "the profile; write `--agentgate=strict tests/` or put --agentgate last)"
+        )
+    return value
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("help", False) or config.getoption("version", False):
+        return
+    profile = requested_profile(config)
+    if profile is None:
+        return
+    with _plain_imports(config):
+        from pytest_agentgate.pytest_plugin import session as gated
+
+        if os.environ.get(RUNNING_ENV) == "1":
+            if not hasattr(config, "workerinput"):
+                config.pluginmanager.register(gated.Notice(NESTED_NOTICE), SESSION_PLUGIN)
+            return
+        if hasattr(config, "workerinput"):
+            config.pluginmanager.register(gated.WorkerAgent(config), SESSION_PLUGIN)
+            return
+        if config.getoption("collectonly", False):
+            notice = "agentgate: not gating a --collect-only run: it runs no tests"
+            config.pluginmanager.register(gated.Notice(notice), SESSION_PLUGIN)
+            return
+        session = gated.GateSession.create(config, profile)
+    config.pluginmanager.register(session, SESSION_PLUGIN)
+
+
+@contextlib.contextmanager
+def _plain_imports(config: pytest.Config) -> Iterator[None]:
+    """Import the gated session with Python's importer rather than pytest's assertion rewriter.
+
+    pytest marks every package of a ``pytest11`` plugin's distribution for assertion rewriting,
+    so the session's modules would be imported by pytest's hook: source read and hashed,
+    pytest's own cache unmarshalled from a file object, for modules that hold no test
+    assertions. The hook is off ``sys.meta_path`` only while the session object is built,
+    before any test module is collected.
+    """
+    hook = getattr(config.pluginmanager, "rewrite_hook", None)
+    try:
+        index = sys.meta_path.index(hook)  # type: ignore[arg-type]
+    except ValueError:  # --assert=plain, or not installed
+        yield
+        return
+    del sys.meta_path[index]
+    try:
+        yield
+    finally:
+        sys.meta_path.insert(index, hook)  # type: ignore[arg-type]

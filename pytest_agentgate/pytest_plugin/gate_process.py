@@ -1,0 +1,401 @@
+"""The gate process of ``pytest --agentgate``: the engine's half of a gated pytest session.
+
+The pytest process starts it when the session is configured (:mod:`.session`)
+and keeps only what must happen in pytest: folding the test reports and exporting pytest-cov's
+data. Everything else runs here, on another core, while the tests run: resolving the
+configuration, starting the other gates' commands (build, lint, custom), and at the end judging
+the evidence, writing the verdict and rendering it. So the engine's start-up never delays the
+tests, and the verdict is made by the same engine as ``agentgate verify``'s.
+
+The protocol is one JSON object per line, pytest process first:
+
+1. request ``{"cwd", "profile", "command", "cov_active", "run"}``;
+2. answer ``{"ready": true, "coverage": bool}`` (whether coverage gates want pytest-cov's data),
+   or ``{"error": message}`` for a configuration the engine refuses;
+3. evidence ``{"tests", "exitstatus", "duration", "coverage", "json", "colour"}``, or the end of
+   the input when the session ended without a verdict (interrupted): the commands are stopped;
+4. answer ``{"status", "text", "json_error"}``.
+
+Anything else the process writes (a traceback if agentgate itself fails) goes to stderr, which
+the pytest process shows when no answer comes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import shlex
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from pytest_agentgate.config import ConfigError
+from pytest_agentgate.config.resolve import resolve_config
+from pytest_agentgate.engine import conclude, execute, judge, make_plan
+from pytest_agentgate.gates.base import GateConfig, names_report
+from pytest_agentgate.process import CommandResult, CommandSpec
+from pytest_agentgate.profiles import defaults_for
+from pytest_agentgate.registry import RegistryError, get_registry
+from pytest_agentgate.reports.model import CoverageReport, ReportError, TestCaseResult, TestRun
+from pytest_agentgate.verdict import Verdict
+
+if TYPE_CHECKING:
+    from pytest_agentgate.config import Config as GateSettings
+    from pytest_agentgate.engine import Plan
+    from pytest_agentgate.registry import Registry
+
+# The tests are what the developer waits for: the other gates' commands run at a lower priority.
+BACKGROUND_NICENESS = 10
+# Linux keeps a nice value and a scheduling class per thread, and a thread or process inherits
+# them from the thread that starts it. Lowering the background thread's own priority covers every
+# command it starts, from its first instruction on. (Lowering a command's after it has started
+# misses what its shell has already started, such as `python -m ruff`.)
+PER_THREAD_PRIORITY = sys.platform.startswith("linux")
+
+
+# -- the protocol -----------------------------------------------------------------------------
+
+
+class Channel:
+    """JSON lines over a pair of text streams."""
+
+    def __init__(self, incoming: IO[str], outgoing: IO[str]) -> None:
+        self.incoming = incoming
+        self.outgoing = outgoing
+
+    def receive(self) -> dict[str, Any] | None:
+        """The next message; None at the end of the input."""
+        line = self.incoming.readline()
+        return json.loads(line) if line.strip() else None
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.outgoing.write(json.dumps(message) + "\n")
+        self.outgoing.flush()
+
+
+def main() -> None:
+    """The process's entry point (``python -c`` from the pytest process)."""
+    # The protocol gets stdout's file; anything else written to fd 1 (by agentgate or a child
+    # process that inherits it) lands on stderr instead of in the protocol.
+    outgoing = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    # Ctrl-C reaches the whole process group. pytest is interrupted and gives no verdict, so the
+    # commands stop now, even while pytest waits for them at the end; this process still answers
+    # (or sees the input end). A handler rather than SIG_IGN: the commands must not inherit an
+    # ignored SIGINT.
+    cancel = threading.Event()
+    signal.signal(signal.SIGINT, lambda signum, frame: cancel.set())
+    stdin = open(sys.stdin.fileno(), encoding="utf-8", closefd=False)  # noqa: SIM115
+    try:
+        status = serve(Channel(stdin, outgoing), cancel)
+    except BrokenPipeError:  # the pytest process is gone: nobody to answer
+        status = 0
+    # Everything is written and closed; skip the interpreter's teardown (about 15 ms), since
+    # pytest reaps this process before it exits.
+    sys.stderr.flush()
+    os._exit(status)
+
+
+def serve(channel: Channel, cancel: threading.Event | None = None) -> int:
+    """Answer one gated session; ``cancel`` (set from a signal handler) stops the commands."""
+    request = channel.receive()
+    if request is None:
+        return 0
+    try:
+        gate = HelperSession.start(request, cancel)
+    except (ConfigError, RegistryError) as exc:
+        channel.send({"error": f"agentgate: {exc}"})
+        return 0
+    try:
+        channel.send({"ready": True, "coverage": bool(gate.coverage_gates)})
+        evidence = channel.receive()
+        if evidence is not None:  # else the session ended without a verdict
+            channel.send(gate.finish(evidence))
+    finally:  # whatever happened, no command outlives this process
+        gate.background.stop()
+    return 0
+
+
+# -- the session ------------------------------------------------------------------------------
+
+
+class HelperSession:
+    """The configuration of one gated session, its background commands, and its verdict."""
+
+    def __init__(
+        self,
+        settings: GateSettings,
+        registry: Registry,
+        test_gates: list[str],
+        coverage_gates: list[str],
+        cov_active: bool,
+        run: bool,
+        cancel: threading.Event | None = None,
+    ) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.test_gates = test_gates
+        self.coverage_gates = coverage_gates
+        self.cov_active = cov_active
+        self.plan = make_plan(settings, registry, run=run, in_process=test_gates + coverage_gates)
+        if not PER_THREAD_PRIORITY:  # else the background thread lowers its own (and theirs)
+            self.plan.commands[:] = [
+                dataclasses.replace(spec, niceness=BACKGROUND_NICENESS)
+                for spec in self.plan.commands
+            ]
+        self.background = Background(self.plan, cancel)
+        self.background.start()
+
+    @classmethod
+    def start(cls, request: dict[str, Any], cancel: threading.Event | None = None) -> HelperSession:
+        registry = get_registry()
+        profile = request.get("profile") or None
+        settings = resolve_config(Path(request["cwd"]), profile=profile, registry=registry)
+        cov_active = bool(request.get("cov_active"))
+        tests, covs = adapt_settings(settings, request["command"], cov_active)
+        run = bool(request.get("run", True))
+        return cls(settings, registry, tests, covs, cov_active, run, cancel)
+
+    def finish(self, evidence: dict[str, Any]) -> dict[str, Any]:
+        verdict = self.verdict(evidence)
+        json_error = None
+        if evidence.get("json"):
+            json_error = write_json(Path(evidence["json"]), verdict)
+        from pytest_agentgate.render.terminal import render_text
+
+        return {
+            "status": verdict.status,
+            "text": render_text(verdict, colour=bool(evidence.get("colour"))),
+            "json_error": json_error,
+        }
+
+    def verdict(self, evidence: dict[str, Any]) -> Verdict:
+        run = tests_evidence(evidence["tests"])
+        measured: dict[str, object] = dict.fromkeys(self.test_gates, run)
+        if self.coverage_gates:
+            coverage = coverage_evidence(evidence.get("coverage"), self.cov_active)
+            measured.update(dict.fromkeys(self.coverage_gates, coverage))
+        results, started_at = self.background.collect()
+        for name in self.test_gates:
+            # The session is the test command: its exit status is part of the evidence, as a
+            # command's is (a non-zero status with no failing test is a problem).
+            gate = self.settings.gate(name)
+            spec = CommandSpec(
+                key=name,
+                command=gate.command or "pytest" if gate else "pytest",
+                cwd=self.settings.root,
+            )
+            results[name] = CommandResult(
+                spec, int(evidence["exitstatus"]), float(evidence["duration"]), "", ""
+            )
+        gates = judge(self.plan, results, started_at, self.registry, measured)
+        return conclude(self.settings, gates)
+
+
+class Background:
+    """The other gates' commands, run by the engine in a thread while the tests run."""
+
+    def __init__(self, plan: Plan, cancel: threading.Event | None = None) -> None:
+        self.plan = plan
+        self.cancel = cancel or threading.Event()
+        self.started_at = time.time()
+        self._thread: threading.Thread | None = None
+        self._results: dict[str, CommandResult] = {}
+        self._error: BaseException | None = None
+
+    def start(self) -> None:
+        if not self.plan.commands:
+            return
+        self._thread = threading.Thread(target=self._run, name="agentgate-gates", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        if PER_THREAD_PRIORITY:
+            lower_this_thread()
+        try:
+            self._results, self.started_at = execute(self.plan, cancel=self.cancel)
+        except BaseException as exc:  # reported as each command failing to start
+            self._error = exc
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def collect(self) -> tuple[dict[str, CommandResult], float]:
+        if self._thread is not None:
+            self._thread.join()
+        if self._error is not None:
+            why = f"agentgate could not run the commands: {self._error!r}"
+            return {
+                spec.key: CommandResult(spec, None, 0.0, "", "", start_error=why)
+                for spec in self.plan.commands
+            }, self.started_at
+        return dict(self._results), self.started_at
+
+    def stop(self) -> None:
+        self.cancel.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
+def lower_this_thread() -> None:
+    """Linux: nice +10 and the idle scheduling class for the calling thread only, so that the
+    commands run on CPU time the tests do not want (nice 19 alone still takes a share of a busy
+    core; an idle-class thread takes next to none)."""
+    thread = threading.get_native_id()
+    with contextlib.suppress(OSError):
+        nice = os.getpriority(os.PRIO_PROCESS, thread)
+        os.setpriority(os.PRIO_PROCESS, thread, nice + BACKGROUND_NICENESS)
+    with contextlib.suppress(OSError):
+        os.sched_setscheduler(thread, os.SCHED_IDLE, os.sched_param(0))
+
+
+# -- evidence from the pytest process ---------------------------------------------------------
+
+
+def tests_evidence(tests: dict[str, Any]) -> TestRun:
+    """The session's folded test reports (``TestLedger.summary()`` and the partial-run reasons)
+    as the test gate's evidence."""
+    run = TestRun(files=["pytest session"])
+    for case in tests["cases"]:
+        result = TestCaseResult(
+            name=case["name"],
+            classname="",
+            outcome=case["outcome"],
+            file=case.get("file"),
+            line=case.get("line"),
+            message=case.get("message"),
+            flaky=bool(case.get("flaky")),
+        )
+        (run.flaky_tests if result.flaky else run.failures).append(result)
+    run.passed, run.skipped, run.failed, run.errors = tests["counts"]
+    run.total = sum(tests["counts"])
+    run.flaky = len(run.flaky_tests)
+    run.partial = list(tests.get("partial", ()))
+    return run
+
+
+def coverage_evidence(
+    payload: dict[str, Any] | None, cov_active: bool
+) -> CoverageReport | ReportError:
+    """pytest-cov's data as the pytest process exported it (a ``coverage json`` report of this
+    session), or the reason there is none."""
+    from pytest_agentgate.reports.coverage.coveragepy import (
+        notes_from_warnings,
+        parse_coverage_json,
+    )
+
+    if payload is None or not cov_active:
+        return ReportError(
+            "pytest-cov",
+            "not active in this run, and the coverage report the test command "
+            "writes is not written by this session (the one there is from an earlier run)",
+            "run pytest with --cov=PACKAGE (pytest-cov) so this run's coverage is measured",
+        )
+    if "error" in payload:
+        return ReportError(*payload["error"])
+    document = json.loads(Path(payload["json"]).read_text(encoding="utf-8"))
+    try:
+        report = parse_coverage_json(document, "pytest-cov", format="pytest-cov")
+    except ReportError as exc:
+        return exc
+    topdir = payload.get("topdir") or os.getcwd()
+    report.notes.extend(notes_from_warnings(list(payload.get("warnings", ())), topdir))
+    if failed := payload.get("failed_workers"):
+        report.notes.append(f"xdist workers {', '.join(failed)} returned no coverage data")
+    return report
+
+
+def write_json(path: Path, verdict: Verdict) -> str | None:
+    """Write the verdict; the error message when it cannot be written."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(verdict.to_json() + "\n", encoding="utf-8")
+    except OSError as exc:
+        return f"--agentgate-json {path}: cannot write the verdict: {exc.strerror or exc}"
+    return None
+
+
+# -- configuration ----------------------------------------------------------------------------
+
+
+def _runs_pytest(command: str | None) -> bool:
+    if not command:
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    return "-m pytest" in command or any(
+        Path(w).name in ("pytest", "py.test", "pytest.exe") for w in words
+    )
+
+
+_COVERAGE_PY_FORMATS = (None, "coverage-json", "coverage-data")
+
+
+def adapt_settings(
+    settings: GateSettings, command: str, cov_active: bool
+) -> tuple[list[str], list[str]]:
+    """Point the configuration at this session; return the test and coverage gates it feeds.
+
+    The test gate that runs pytest (else the one named ``test``; else a new one) is this
+    session: its command is not run and its reports are not read. With pytest-cov active, the
+    coverage.py coverage gates get this session's data instead of their report. Zero-config
+    gates coverage only with pytest-cov active, since nothing else measures this run.
+    """
+    gates = settings.gates
+    tests = [g for g in gates if g.kind == "test" and _runs_pytest(g.command)]
+    if not tests:
+        tests = [g for g in gates if g.kind == "test" and g.name == "test"]
+    if not tests:  # a gate named "test" is always of kind test, so the name is free
+        added = GateConfig("test", "test", thresholds=defaults_for(settings.profile, "test"))
+        gates.insert(_insert_at(gates), added)
+        tests = [added]
+        settings.notices.append("the configuration has no test gate: gating this run as 'test'")
+    replaced = [g.command for g in tests if g.command]
+    for gate in tests:
+        gate.command = command
+        gate.reports = []
+    covs: list[GateConfig] = [
+        g
+        for g in gates
+        if g.kind == "coverage"
+        and g.format in _COVERAGE_PY_FORMATS
+        and not any("summary" in r or r.endswith(".info") for r in g.reports)
+    ]
+    zero_config = settings.path is None
+    if cov_active:
+        for gate in covs:
+            gate.command = None
+            gate.reports = []
+        settings.notices.append("tests and coverage judged from this pytest session (pytest-cov)")
+    else:
+        if zero_config:
+            settings.gates = [g for g in gates if g not in covs]
+            settings.notices.append(
+                "coverage is not gated: pytest-cov is not active in this run (add --cov=PACKAGE)"
+            )
+            covs = []
+        else:
+            # A report the replaced test command writes is not written by this session: it is
+            # the last run's. Those gates get this session's (missing) pytest-cov data instead.
+            covs = [
+                g
+                for g in covs
+                if not g.command and any(names_report(c, g.reports) for c in replaced)
+            ]
+            for gate in covs:
+                gate.reports = []
+        settings.notices.append("tests judged from this pytest session")
+    return [g.name for g in tests], [g.name for g in covs]
+
+
+def _insert_at(gates: list[GateConfig]) -> int:
+    """After build and lint, where the test gate sits in a configuration."""
+    return sum(1 for g in gates if g.kind in ("build", "lint"))

@@ -1,0 +1,601 @@
+"""The gated pytest session behind ``pytest --agentgate``: see :mod:`.entry`.
+
+Imported only when a run is gated. :class:`GateSession` is the plugin object of a gated run on the
+controller (or without xdist), :class:`WorkerAgent` the one on an xdist worker, :class:`Notice`
+the one of a run that is not gated for a reason worth saying.
+
+This module holds only what must happen inside pytest: folding the test reports, noting what
+selected part of the suite, exporting pytest-cov's data. It imports nothing of the engine. The
+configuration, the other gates' commands and the verdict belong to the gate process
+(:mod:`.gate_process`), started with the session, so the engine's start-up runs
+on another core while pytest collects.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+WORKER_OUTPUT_KEY = "agentgate_deselected"
+MAX_MESSAGE = 500
+COVERAGE_HINT = (
+    "check that --cov= (or [run] source) names your package and that the tests import it"
+)
+
+
+# -- small plugins ----------------------------------------------------------------------------
+
+
+class Notice:
+    """Says once, in the terminal summary, why this run is not gated."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        terminalreporter.write_line(self.text, yellow=True)
+
+
+class WorkerAgent:
+    """On an xdist worker: no gate work, only the count of deselected items for the controller
+    (xdist sends ``workeroutput`` back when the worker finishes)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.output: dict[str, Any] = config.workeroutput  # type: ignore[attr-defined]
+        self.output[WORKER_OUTPUT_KEY] = 0
+
+    def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
+        self.output[WORKER_OUTPUT_KEY] += len(items)
+
+
+# -- folding test reports ---------------------------------------------------------------------
+
+# Outcome rank of one test; a higher rank wins within one attempt (error > failure > skipped).
+_PASSED, _SKIPPED, _FAILED, _ERROR = 0, 1, 2, 3
+_RANK = 3
+_EVER_FAILED = 4  # some attempt of the test failed or errored (flaky if the last one passed)
+_OUTCOMES = ("passed", "skipped", "failed", "error")
+
+_Detail = tuple[str | None, int | None, str | None]  # file, line, first line of the message
+
+
+class TestLedger:
+    """Every report of the session folded per node id, with DESIGN.md's test semantics.
+
+    - setup or teardown failures are errors, a failed call a failure (strict XPASS included),
+      skips and xfails are skipped, passes (non-strict XPASS included) passed;
+    - a setup report starts a new attempt: a test run again (pytest-rerunfailures, whose failed
+      attempts report the outcome "rerun") counts once with its last outcome, and is flaky when
+      it passed after an earlier failure;
+    - failed collectors (collection errors) are errors, skipped ones (module-level skip) skipped;
+    - an xdist worker that crashed counts as an error: on the test it was running when xdist
+      names it, else on its own.
+    """
+
+    __test__ = False  # not a test class, whatever pytest's python_classes says
+
+    def __init__(self, rootpath: Path) -> None:
+        self.rootpath = rootpath
+        self.states: dict[str, int] = {}
+        self.details: dict[str, _Detail] = {}
+        self.collectors: dict[str, int] = {}
+        self.crashed_workers: dict[str, str] = {}
+        self.crash_reported: set[str] = set()
+
+    def test_report(self, report: pytest.TestReport) -> None:
+        # The hot path: three calls per test, so passes do as little as possible.
+        when = report.when
+        outcome = report.outcome
+        nodeid = report.nodeid
+        states = self.states
+        if when == "setup":
+            previous = states.get(nodeid, 0) & _EVER_FAILED
+            if outcome == "passed":
+                states[nodeid] = previous
+                return
+            if outcome == "skipped":
+                states[nodeid] = previous | _SKIPPED
+                return
+            states[nodeid] = previous | _ERROR | _EVER_FAILED
+        else:
+            if outcome == "passed":
+                if nodeid not in states:
+                    states[nodeid] = _PASSED
+                return
+            previous = states.get(nodeid, 0)
+            if outcome == "skipped":
+                rank = _SKIPPED
+            elif outcome == "failed":
+                rank = _FAILED if when == "call" else _ERROR
+            else:  # "rerun": this attempt failed and another one follows
+                rank = _FAILED
+            if rank >= _FAILED:
+                previous |= _EVER_FAILED
+            states[nodeid] = max(previous & _RANK, rank) | (previous & _EVER_FAILED)
+            if when == "???":  # xdist's report for the test a crashed worker was running
+                worker = getattr(getattr(report, "node", None), "gateway", None)
+                self.crash_reported.add(str(getattr(worker, "id", "")))
+        if outcome != "skipped":
+            self.details[nodeid] = self._detail(report)
+
+    def collect_report(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collectors[report.nodeid] = _ERROR
+            self.details[report.nodeid] = self._detail(report, "collection error")
+        elif report.skipped:
+            self.collectors.setdefault(report.nodeid, _SKIPPED)
+
+    def worker_down(self, worker: str, error: object) -> None:
+        if error is not None:
+            self.crashed_workers.setdefault(worker, str(error))
+
+    @property
+    def ran(self) -> int:
+        """Tests that started (a setup report), collectors excluded."""
+        return len(self.states)
+
+    def _detail(self, report: pytest.TestReport | pytest.CollectReport, what: str = "") -> _Detail:
+        fspath, lineno, _ = report.location
+        file = str(self.rootpath / fspath) if fspath else None
+        line = lineno + 1 if isinstance(lineno, int) else None
+        when = getattr(report, "when", None)
+        if not what and when in ("setup", "teardown"):
+            what = f"error in {when}"
+        return file, line, _message(report.longrepr, what)
+
+    def summary(self) -> dict[str, Any]:
+        """The fold for the gate process: counts (passed, skipped, failed, errors) and the
+        failing and flaky tests."""
+        counts = [0, 0, 0, 0]
+        cases: list[dict[str, Any]] = []
+        entries = [*self.states.items(), *self.collectors.items()]
+        for nodeid, state in entries:
+            rank = state & _RANK
+            counts[rank] += 1
+            flaky = rank == _PASSED and bool(state & _EVER_FAILED)
+            if rank < _FAILED and not flaky:
+                continue
+            file, line, message = self.details.get(nodeid, (None, None, None))
+            cases.append(
+                {
+                    "name": nodeid,
+                    "outcome": _OUTCOMES[rank],
+                    "file": file,
+                    "line": line,
+                    "message": message,
+                    "flaky": flaky,
+                }
+            )
+        for worker, error in sorted(self.crashed_workers.items()):
+            if worker in self.crash_reported:
+                continue
+            counts[_ERROR] += 1
+            cases.append(
+                {
+                    "name": f"xdist worker {worker}",
+                    "outcome": "error",
+                    "message": f"the worker crashed: {_first_line(error)}",
+                }
+            )
+        return {"counts": counts, "cases": cases}
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            line = line.strip()
+            return line if len(line) <= MAX_MESSAGE else line[: MAX_MESSAGE - 3] + "..."
+    return ""
+
+
+def _message(longrepr: object, what: str) -> str | None:
+    """The first line of a failure: the assertion or exception, not the traceback."""
+    crash = getattr(longrepr, "reprcrash", None)
+    if crash is not None:
+        text = str(getattr(crash, "message", ""))
+    elif isinstance(longrepr, tuple) and len(longrepr) == 3:
+        text = str(longrepr[2])
+    else:
+        text = "" if longrepr is None else str(longrepr)
+    first = _first_line(text)
+    if what:
+        return f"{what}: {first}" if first else what
+    return first or None
+
+
+# -- the gated session ------------------------------------------------------------------------
+
+
+# The same agentgate as this process's, wherever it was imported from (argv[1]); not the
+# current directory, where `python -c` would otherwise find a project's own yaml.py first.
+HELPER_CODE = (
+    "import sys; sys.path[:] = [sys.argv[1], *filter(None, sys.path)]; "
+    "from pytest_agentgate.pytest_plugin.gate_process import main; main()"
+)
+STOP_TIMEOUT = 10.0  # seconds the gate process gets to stop its commands before it is killed
+
+
+class GateProcess:
+    """The pytest process's end of the gate process (:mod:`.gate_process`).
+
+    Started when the session is configured, so that it resolves the configuration and starts
+    the other gates' commands on another core while pytest collects and runs the tests.
+    """
+
+    def __init__(self, request: dict[str, Any]) -> None:
+        package_parent = str(Path(__file__).resolve().parent.parent)
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115  (closed in close())
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", HELPER_CODE, package_parent],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.stderr,
+                encoding="utf-8",
+            )
+        except OSError as exc:
+            self.stderr.close()
+            raise pytest.UsageError(
+                f"agentgate: cannot start its gate process ({sys.executable or 'no Python'}): "
+                f"{exc.strerror or exc}"
+            ) from None
+        self.ready_message: dict[str, Any] | None = None
+        self.failure: str | None = None
+        self._send(request)
+
+    def ready(self) -> dict[str, Any]:
+        """The gate process's answer to the request: ``ready``, or a configuration ``error``.
+        Waits for it (the configuration is resolved while pytest collects)."""
+        if self.ready_message is None:
+            self.ready_message = self._receive("before it was ready") or {}
+        return self.ready_message
+
+    def verdict(self, evidence: dict[str, Any]) -> dict[str, Any] | None:
+        """The verdict for this evidence: ``status``, ``text`` and ``json_error``; None (with
+        :attr:`failure` set) when the gate process failed."""
+        return self._receive("without a verdict") if self._send(evidence) else None
+
+    def close(self) -> None:
+        """End the input: a gate process still waiting for evidence stops its commands."""
+        if self.process.returncode is None:
+            # Both ends: an answer nobody will read must not block the gate process.
+            for stream in (self.process.stdin, self.process.stdout):
+                with contextlib.suppress(OSError):
+                    stream.close()  # type: ignore[union-attr]
+            try:
+                self.process.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.stderr.close()
+
+    def _send(self, message: dict[str, Any]) -> bool:
+        try:
+            self.process.stdin.write(json.dumps(message) + "\n")  # type: ignore[union-attr]
+            self.process.stdin.flush()  # type: ignore[union-attr]
+        except (OSError, ValueError):  # the gate process is gone
+            self._failed("before it had the evidence")
+            return False
+        return True
+
+    def _receive(self, when: str) -> dict[str, Any] | None:
+        if self.failure is not None:
+            return None
+        # Lines that are not a message are skipped, and shown if no message follows: Python
+        # can print before the gate process takes stdout for the protocol (a noisy .pth file).
+        noise: list[str] = []
+        for line in self.process.stdout:  # type: ignore[union-attr]
+            try:
+                message = json.loads(line)
+            except ValueError:
+                message = None
+            if isinstance(message, dict):
+                return message
+            noise.append(line.rstrip("\n"))
+        self._failed(when, noise[-20:])
+        return None
+
+    def _failed(self, when: str, output: Sequence[str] = ()) -> None:
+        if self.failure is not None:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            self.process.stdin.close()  # type: ignore[union-attr]
+        try:
+            status = self.process.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            status = self.process.wait()
+        how = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
+        self.failure = f"agentgate's gate process ended {when} ({how})"
+        with contextlib.suppress(OSError, ValueError):
+            self.stderr.seek(0)
+            lines = [*output, *self.stderr.read().decode("utf-8", "replace").strip().splitlines()]
+            if lines := [line for line in lines if line.strip()]:
+                self.failure += ":\n" + "\n".join(lines[-20:])
+
+
+class GateSession:
+    """The plugin of a gated session on the controller (or a run without xdist)."""
+
+    def __init__(self, config: pytest.Config, gate: GateProcess) -> None:
+        self.config = config
+        self.gate = gate
+        self.ledger = TestLedger(config.rootpath)
+        # The ledger's method is the hook itself: one call less for each of 3 reports per test.
+        self.pytest_runtest_logreport = self.ledger.test_report
+        self.deselected = 0
+        self.collected: int | None = None
+        self.last_failed = _last_failed_active(config)
+        self.interrupted = False
+        self.stopped_because = ""
+        self.answer: dict[str, Any] | None = None
+        self.t0 = time.monotonic()
+
+    @classmethod
+    def create(cls, config: pytest.Config, profile: str) -> GateSession:
+        request = {
+            "cwd": str(config.invocation_params.dir),
+            "profile": profile,
+            "command": shlex.join(["pytest", *config.invocation_params.args]),
+            "cov_active": cov_plugin_active(config),
+            "run": not config.getoption("agentgate_no_run", False),
+        }
+        return cls(config, GateProcess(request))
+
+    @property
+    def config_error(self) -> str | None:
+        error = (self.gate.ready_message or {}).get("error")
+        return str(error) if error is not None else None
+
+    # session lifecycle
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.t0 = time.monotonic()
+        # Under xdist, before the workers start (after, stopping them takes seconds); else
+        # while pytest collects.
+        if self.config.pluginmanager.has_plugin("dsession"):
+            self.check_configuration()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Iterator[None]:
+        self.check_configuration()
+        yield
+
+    def check_configuration(self) -> None:
+        """A configuration the engine refuses stops the run before any test, as a usage error."""
+        if "error" in self.gate.ready():
+            raise pytest.UsageError(self.config_error)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if not report.passed:
+            self.ledger.collect_report(report)
+
+    def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
+        self.deselected += len(items)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.collected = len(session.items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
+        self.collected = max(self.collected or 0, len(ids))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        output = getattr(node, "workeroutput", None) or {}
+        # Every worker collects (and deselects from) the whole suite: the largest count is it.
+        self.deselected = max(self.deselected, int(output.get(WORKER_OUTPUT_KEY, 0)))
+        self.ledger.worker_down(str(getattr(getattr(node, "gateway", None), "id", node)), error)
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        # Ctrl-C or pytest.exit(); not pytest's own stop after collection errors, which is
+        # judged like any other run (the errors count).
+        self.interrupted = not isinstance(excinfo.value, pytest.Session.Interrupted)
+        if not self.interrupted:  # e.g. "1 error during collection": why the run stopped early
+            self.stopped_because = str(excinfo.value)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.interrupted or "error" in self.gate.ready():
+            self.gate.close()
+            return
+        if self.gate.failure is None:
+            try:
+                self.answer = self.ask_verdict(session)
+            except KeyboardInterrupt:  # Ctrl-C while the other gates finish; they are stopped
+                self.interrupted = True
+                self.gate.close()
+                session.exitstatus = pytest.ExitCode.INTERRUPTED
+                return
+        if self.answer is None:  # no verdict is never a pass
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            return
+        if self.answer.get("status") != "pass" and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.answer.get("json_error"):
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.gate.close()  # the session never finished (an early crash), or it is done
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self.config_error is not None:  # pytest reports it as the usage error it is
+            return
+        terminalreporter.write_sep("=", "agentgate")
+        if self.interrupted:
+            terminalreporter.write_line(
+                "agentgate: no verdict: the run was interrupted", yellow=True
+            )
+            return
+        if self.answer is None:
+            terminalreporter.write_line(f"agentgate: no verdict: {self.gate.failure}", red=True)
+            return
+        for line in str(self.answer.get("text", "")).splitlines():
+            terminalreporter.write_line(line)
+        if self.answer.get("json_error"):
+            terminalreporter.write_line(f"agentgate: error: {self.answer['json_error']}", red=True)
+
+    # the verdict
+
+    def ask_verdict(self, session: pytest.Session) -> dict[str, Any] | None:
+        tests = self.ledger.summary()
+        tests["partial"] = self.partial_reasons(session)
+        evidence: dict[str, Any] = {
+            "tests": tests,
+            "exitstatus": int(session.exitstatus),
+            "duration": time.monotonic() - self.t0,
+            "coverage": None,
+            "json": None,
+            "colour": self.config.get_terminal_writer().hasmarkup,
+        }
+        if path := self.config.getoption("agentgate_json", None):
+            evidence["json"] = str(self.config.invocation_params.dir / path)
+        if not self.gate.ready().get("coverage"):
+            return self.gate.verdict(evidence)
+        with tempfile.TemporaryDirectory(prefix="agentgate-cov-") as tmp:
+            evidence["coverage"] = export_pytest_cov(self.config, Path(tmp))
+            return self.gate.verdict(evidence)
+
+    def partial_reasons(self, session: pytest.Session) -> list[str]:
+        """Why this run covers only part of the suite; empty for a whole run."""
+        reasons = []
+        if self.last_failed:
+            reasons.append("--lf ran only the tests that failed last time")
+        if self.deselected:
+            reasons.append(f"{self.deselected} tests deselected (-k, -m, --lf or --deselect)")
+        if chosen := chosen_paths(self.config):
+            reasons.append(chosen)
+        ran = self.ledger.ran
+        if self.collected is not None and ran < self.collected:
+            why = session.shouldfail or session.shouldstop or self.stopped_because
+            how = why if isinstance(why, str) and why else "-x, --maxfail or an abort"
+            reasons.append(f"stopped after {ran} of {self.collected} tests ({how})")
+        return reasons
+
+
+# -- the selection ----------------------------------------------------------------------------
+
+
+def _last_failed_active(config: pytest.Config) -> bool:
+    """``--lf`` with failures recorded by the last run: only those tests run."""
+    if not config.getoption("lf", False):
+        return False
+    cache = getattr(config, "cache", None)
+    return bool(cache is not None and cache.get("cache/lastfailed", {}))
+
+
+def chosen_paths(config: pytest.Config) -> str | None:
+    """Test ids or paths on the command line that select less than the whole suite.
+
+    The suite is ``testpaths`` under pytest's rootdir, else the rootdir itself. Paths that
+    contain every part of it (``pytest tests`` with ``testpaths = tests``, ``pytest .``) are a
+    whole run.
+    """
+    source = config.args_source
+    if source == pytest.Config.ArgsSource.TESTPATHS or config.getoption("pyargs", False):
+        return None
+    here = config.invocation_params.dir
+    args = [str(here)] if source == pytest.Config.ArgsSource.INVOCATION_DIR else list(config.args)
+    shown = ", ".join(_display(a, config.rootpath) for a in args)
+    if any("::" in a for a in args):
+        return f"only {shown} ran, not the whole suite"
+    chosen = [(here / a).resolve() for a in args]
+    suite = _suite(config)
+    if all(any(c == part or c in part.parents for c in chosen) for part in suite):
+        return None
+    return f"only the tests in {shown} ran, not the whole suite"
+
+
+def _suite(config: pytest.Config) -> list[Path]:
+    root = config.rootpath
+    parts: list[Path] = []
+    for pattern in config.getini("testpaths") or ():
+        parts.extend(p.resolve() for p in sorted(root.glob(str(pattern))))
+    return parts or [root.resolve()]
+
+
+def _display(arg: str, root: Path) -> str:
+    path, sep, rest = arg.partition("::")
+    with contextlib.suppress(ValueError):
+        path = (
+            str(Path(path).resolve().relative_to(root.resolve()))
+            if Path(path).is_absolute()
+            else path
+        )
+    return path + sep + rest
+
+
+# -- coverage from pytest-cov -----------------------------------------------------------------
+
+
+def _pytest_cov(config: pytest.Config) -> Any:
+    plugin = config.pluginmanager.get_plugin("_cov")
+    if plugin is None or getattr(plugin, "_disabled", False):
+        return None
+    return plugin
+
+
+def cov_plugin_active(config: pytest.Config) -> bool:
+    """pytest-cov is measuring this session (``--cov`` given, no ``--no-cov``)."""
+    return _pytest_cov(config) is not None
+
+
+def export_pytest_cov(config: pytest.Config, directory: Path) -> dict[str, Any] | None:
+    """pytest-cov's combined data for this session, for the gate process: a coverage.py JSON
+    report written in ``directory`` with the warnings coverage.py gave, or the ``error`` that
+    stopped it. None when pytest-cov is not active.
+
+    Not ``cov_total``: it mixes lines and branches, and is None unless a report was asked for.
+    pytest-cov has stopped, saved and combined its data (every xdist worker's included) by the
+    time the session finishes; coverage.py reports it in-process, from where pytest-cov started.
+    """
+    plugin = _pytest_cov(config)
+    if plugin is None:
+        return None
+    controller = getattr(plugin, "cov_controller", None)
+    cov = getattr(controller, "cov", None)
+    if cov is None:
+        return {"error": ["pytest-cov", "pytest-cov measured nothing in this session", ""]}
+    topdir = getattr(controller, "topdir", None)
+    outfile = directory / "coverage.json"
+    with warnings.catch_warnings(record=True) as caught, _working_directory(topdir):
+        warnings.simplefilter("always")
+        try:
+            cov.json_report(outfile=str(outfile), ignore_errors=True)
+        except Exception as exc:  # coverage.py's NoDataError and friends
+            problem = f"coverage.py could not report ({type(exc).__name__}: {exc})"
+            return {"error": ["pytest-cov", problem, COVERAGE_HINT]}
+    failed = getattr(controller, "failed_workers", None) or ()
+    return {
+        "json": str(outfile),
+        "warnings": [str(w.message) for w in caught],
+        "topdir": topdir,
+        "failed_workers": [str(getattr(getattr(n, "gateway", None), "id", n)) for n in failed],
+    }
+
+
+@contextlib.contextmanager
+def _working_directory(path: str | None) -> Iterator[None]:
+    """pytest-cov reports from the directory it started in; so do we."""
+    if path is None or os.path.abspath(path) == os.getcwd():
+        yield
+        return
+    previous = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(previous)

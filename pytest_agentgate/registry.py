@@ -1,0 +1,145 @@
+"""The plugin registry: every gate kind and report format, built-in or third-party."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pluggy
+
+from pytest_agentgate import hookspecs
+from pytest_agentgate.gates.base import GateKind
+from pytest_agentgate.reports.model import CoverageReport, LintReport, ReportError
+
+BUILTIN_PLUGIN = "pytest_agentgate.builtin"
+# Filled when the registry is built: formats whose shards the built-in readers can merge.
+BUILTIN_COVERAGE_FORMATS: set[str] = set()
+
+
+@dataclass(frozen=True)
+class LintFormat:
+    name: str
+    parse: Callable[[str, str], LintReport]
+    # A few words on how to produce the report, for error messages.
+    how: str = ""
+
+
+@dataclass(frozen=True)
+class CoverageFormat:
+    name: str
+    read: Callable[[Path, Path], CoverageReport]
+    how: str = ""
+
+
+class RegistryError(Exception):
+    """Two plugins claim the same name, or a plugin returned something unusable."""
+
+
+@dataclass
+class Registry:
+    kinds: dict[str, GateKind] = field(default_factory=dict)
+    lint_formats: dict[str, LintFormat] = field(default_factory=dict)
+    coverage_formats: dict[str, CoverageFormat] = field(default_factory=dict)
+    # Detection by content, when `format` is not configured.
+    detect_coverage: Callable[[Path], str] | None = None
+    detect_lint: Callable[[str, str], str] | None = None
+    # Reads several coverage reports (CI shards) as one; built-in formats only.
+    read_coverage_shards: Callable[[list[Path], str | None, Path], CoverageReport] | None = None
+
+    def parse_lint(self, text: str, source: str, fmt: str | None) -> LintReport:
+        """Parse one lint report, recognising its format from the content when not given."""
+        if fmt is None:
+            if self.detect_lint is None:  # pragma: no cover - the built-ins always set it
+                raise ReportError(source, "no lint format given and none can be detected")
+            fmt = self.detect_lint(text, source)
+        return self.lint_parser(fmt)(text, source)
+
+    def read_coverage_many(self, paths: list[Path], fmt: str | None, root: Path) -> CoverageReport:
+        """One report from one or more files; several are merged as shards of one run."""
+        if len(paths) == 1:
+            return self.read_coverage(paths[0], fmt, root)
+        if self.read_coverage_shards is None or (
+            fmt is not None and fmt not in BUILTIN_COVERAGE_FORMATS
+        ):
+            raise ReportError(
+                ", ".join(map(str, paths)), f"several {fmt} reports cannot be merged; name one"
+            )
+        return self.read_coverage_shards(paths, fmt, root)
+
+    def lint_parser(self, name: str | None) -> Callable[[str, str], LintReport]:
+        if name is None or name not in self.lint_formats:
+            known = ", ".join(sorted(self.lint_formats))
+            raise ReportError("lint", f"unknown lint format {name!r}", f"agentgate reads: {known}")
+        return self.lint_formats[name].parse
+
+    def read_coverage(self, path: Path, fmt: str | None, root: Path) -> CoverageReport:
+        if fmt is None:
+            if self.detect_coverage is None:  # pragma: no cover - the built-ins always set it
+                raise ReportError(str(path), "no coverage format given and none can be detected")
+            fmt = self.detect_coverage(path)
+        if fmt not in self.coverage_formats:
+            known = ", ".join(sorted(self.coverage_formats))
+            raise ReportError(
+                str(path), f"unknown coverage format {fmt!r}", f"agentgate reads: {known}"
+            )
+        return self.coverage_formats[fmt].read(path, root)
+
+
+def _register(table: dict[str, object], items: object, what: str) -> None:
+    for item in items or ():  # type: ignore[attr-defined]
+        name = getattr(item, "name", None)
+        if not isinstance(name, str) or not name:
+            raise RegistryError(f"a plugin returned a {what} without a name: {item!r}")
+        if name in table:
+            raise RegistryError(f"two plugins register the {what} {name!r}")
+        table[name] = item
+
+
+@functools.lru_cache(maxsize=1)
+def get_registry() -> Registry:
+    """Load every plugin of the ``agentgate`` entry-point group once per process."""
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    pm.load_setuptools_entrypoints(hookspecs.PROJECT)
+    if not any(getattr(p, "__name__", "") == BUILTIN_PLUGIN for p in pm.get_plugins()):
+        # Running from a source tree without installed metadata: the built-ins still load.
+        from pytest_agentgate import builtin
+
+        pm.register(builtin)
+    return build_registry(pm)
+
+
+def build_registry(pm: pluggy.PluginManager) -> Registry:
+    registry = Registry()
+    # pluggy calls the newest registration first; reverse so built-ins claim their names first.
+    for batch in reversed(pm.hook.agentgate_gate_kinds()):
+        _register(registry.kinds, batch, "gate kind")  # type: ignore[arg-type]
+    for batch in reversed(pm.hook.agentgate_lint_formats()):
+        _register(registry.lint_formats, batch, "lint format")  # type: ignore[arg-type]
+    for batch in reversed(pm.hook.agentgate_coverage_formats()):
+        _register(registry.coverage_formats, batch, "coverage format")  # type: ignore[arg-type]
+    from pytest_agentgate.reports.coverage import COVERAGE_ALIASES, COVERAGE_FORMATS
+    from pytest_agentgate.reports.lint import detect_lint_format
+
+    BUILTIN_COVERAGE_FORMATS.update(COVERAGE_FORMATS, COVERAGE_ALIASES)
+    registry.detect_coverage = _detect_coverage
+    registry.detect_lint = detect_lint_format
+    registry.read_coverage_shards = _read_coverage_shards
+    return registry
+
+
+# The coverage readers are imported when a coverage report is first read, not with the registry.
+
+
+def _detect_coverage(path: Path) -> str:
+    from pytest_agentgate.reports.coverage import detect_coverage_format
+
+    return detect_coverage_format(path)
+
+
+def _read_coverage_shards(paths: list[Path], fmt: str | None, root: Path) -> CoverageReport:
+    from pytest_agentgate.reports.coverage import read_coverage_files
+
+    return read_coverage_files(paths, format=fmt, root=root)

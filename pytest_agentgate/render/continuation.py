@@ -1,0 +1,185 @@
+"""Continuation text: written to the agent, not to a human.
+
+First line: the completion is rejected. Then, per failed gate in order of importance, expected
+versus actual and the specifics. It names the attempt, forbids deferral, stays within a character
+budget and says how many items it left out.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pytest_agentgate.render import attempt_words
+from pytest_agentgate.verdict import Finding, GateResult, Verdict
+
+# Build errors hide everything else; then tests, lint, coverage, then anything custom.
+KIND_ORDER = {"build": 0, "test": 1, "lint": 2, "coverage": 3}
+MAX_LINE = 300
+
+CLAIM_PATTERN = re.compile(
+    r"\b(all (the )?tests (now )?pass(ing|ed)?|tests (are )?(all )?(now )?passing|"
+    r"(everything|it) (is )?(done|complete|working|fixed)|task (is )?(done|complete)|"
+    r"lint(ing)? (is )?clean|no (lint )?errors|ready (for|to) (review|merge)|"
+    r"successfully (completed|fixed|implemented)|all (checks|gates) pass(ed)?)\b",
+    re.IGNORECASE,
+)
+
+RULES = (
+    "Fix every item above, then run the checks again. The gate passes only when every gate "
+    "passes. Do not stop, do not defer any of it to a follow-up PR or a later task, do not "
+    "address it incrementally, and do not weaken tests, thresholds, lint rules or coverage "
+    "settings to get there."
+)
+
+# What is left of RULES when the budget is tiny.
+SHORT_RULES = (
+    "Fix every item now: no deferral to a follow-up PR or a later task, no incremental fixes, "
+    "no weakened checks."
+)
+
+
+def find_claim(message: str | None) -> str | None:
+    """The sentence of the agent's final message that claims success, if any."""
+    if not message:
+        return None
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", message):
+        if CLAIM_PATTERN.search(sentence):
+            return _clip(sentence.strip(), 200)
+    return None
+
+
+def _clip(text: str, limit: int = MAX_LINE) -> str:
+    """One line of at most ``limit`` characters; leading indentation is kept."""
+    indent = text[: len(text) - len(text.lstrip(" "))]
+    text = indent + " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _finding_line(f: Finding) -> str:
+    parts = []
+    if f.name:
+        parts.append(f.name)
+    if f.location() and (not f.name or f.path not in (f.name or "")):
+        parts.append(f"({f.location()})" if f.name else f.location())
+    if f.code and f.code not in ("error", "flaky"):
+        parts.append(f.code)
+    head = " ".join(parts)
+    return _clip(f"  - {head}: {f.message}" if head else f"  - {f.message}")
+
+
+def _gate_header(gate: GateResult) -> str:
+    label = gate.name if gate.name == gate.kind else f"{gate.name} ({gate.kind})"
+    return _clip(f"{label} FAILED: {gate.summary}", 600)
+
+
+def _gate_details(gate: GateResult) -> list[str]:
+    lines = []
+    for problem in gate.problems:
+        first, *rest = problem.splitlines() or [""]
+        lines.append(_clip(f"  ! {first}", 600))
+        lines.extend(_clip(f"    {r}") for r in rest[-15:] if r.strip())
+    for note in gate.notes:
+        first, *rest = note.splitlines() or [""]
+        lines.append(_clip(f"  * {first}", 600))
+        lines.extend(_clip(f"    {r}") for r in rest[-15:] if r.strip())
+    lines.extend(_finding_line(f) for f in gate.findings)
+    return lines
+
+
+def render_continuation(
+    verdict: Verdict,
+    *,
+    max_chars: int = 4000,
+    claim: str | None = None,
+    instruction: str | None = None,
+) -> str:
+    """The text that sends the agent back to work. Never longer than ``max_chars``.
+
+    ``instruction`` is one extra short paragraph from the ledger (a ``transient`` or
+    ``insufficient_context`` blocker: retry, gather the context), shown right after the head.
+    """
+    failed = sorted(
+        verdict.failed_gates,
+        key=lambda g: (not g.blocking, KIND_ORDER.get(g.kind, 4)),
+    )
+    attempt = ""
+    if verdict.attempt is not None:
+        attempt = f" ({attempt_words(verdict.attempt)})"
+    if failed:
+        names = ", ".join(g.name for g in failed)
+        first = (
+            f"COMPLETION REJECTED{attempt}: the work is not done. "
+            f"{len(failed)} of {len(verdict.gates)} gates failed under the {verdict.profile} "
+            f"profile: {names}."
+        )
+    else:  # nothing failed, yet no pass: nothing was measured (the notices say why)
+        first = (
+            f"COMPLETION REJECTED{attempt}: the work is not verified. No gate measured anything "
+            f"under the {verdict.profile} profile."
+        )
+    head = [first]
+    said = find_claim(claim)
+    if said and failed:
+        facts = "; ".join(f"{g.name}: {g.summary}" for g in failed)
+        head.append(_clip(f'You said: "{said}" The gate measured otherwise: {facts}.', 800))
+    head.extend(_clip(n, 600) for n in verdict.notices if not failed)
+    if instruction:
+        head.append(_clip(instruction, 600))
+    tail = [RULES]
+    # Every failed gate's header is always shown; details fill what budget remains, in order.
+    headers = [_gate_header(g) for g in failed]
+    details = [_gate_details(g) for g in failed]
+    budget = max_chars - _size(head) - _size(tail) - _size(headers) - 2 * (len(failed) + 2) - 80
+    body: list[str] = []
+    left_out = 0
+    for header, lines in zip(headers, details, strict=True):
+        body.append("")
+        body.append(header)
+        for line in lines:
+            cost = len(line) + 1
+            if cost <= budget:
+                body.append(line)
+                budget -= cost
+            else:
+                left_out += 1
+    if left_out:
+        tail.insert(0, _left_out_line(left_out))
+    text = "\n".join([*head, *body, "", *tail])
+    if len(text) > max_chars:  # small budgets: the headers alone did not fit
+        text = _squeeze(head, body, left_out, max_chars)
+    return text
+
+
+def _left_out_line(count: int) -> str:
+    return (
+        f"({count} more items left out for length; "
+        "`agentgate verify --format json` lists them all.)"
+    )
+
+
+def _squeeze(head: list[str], body: list[str], left_out: int, max_chars: int) -> str:
+    """The text for a budget too small for every header: the first line and the rules stay
+    whole (what is rejected, and that deferring is not allowed); whole lines fill between."""
+    first = head[0]
+    middle = [line for line in [*head[1:], *body] if line]
+    worst = _left_out_line(left_out + len(middle))
+    rules = RULES
+    if len(first) + len(rules) + len(worst) + 2 > max_chars:
+        rules = SHORT_RULES
+    room = max_chars - len(first) - len(rules) - len(worst) - 2
+    if room < 0:  # the tiniest budgets: the first line, clipped, and the short rules
+        text = _clip(first, max(40, max_chars - len(rules) - 1)) + "\n" + rules
+        return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
+    kept: list[str] = []
+    for line in middle:
+        if len(line) + 1 <= room:
+            kept.append(line)
+            room -= len(line) + 1
+        else:
+            left_out += 1
+    tail = [_left_out_line(left_out), rules] if left_out else [rules]
+    return "\n".join([first, *kept, *tail])
+
+
+def _size(lines: list[str]) -> int:
+    return sum(len(line) + 1 for line in lines)

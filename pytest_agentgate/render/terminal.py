@@ -1,0 +1,49 @@
+"""Plain text for a terminal or a log: one line per gate, then the continuation text."""
+
+from __future__ import annotations
+
+import os
+from typing import TextIO
+
+from pytest_agentgate.render import attempt_words
+from pytest_agentgate.verdict import GateResult, Verdict
+
+_COLOURS = {"pass": "32", "fail": "31", "skipped": "33", "escalate": "35"}
+_LABELS = {"pass": "PASS", "fail": "FAIL", "skipped": "SKIP", "escalate": "ESCALATE"}
+
+
+def use_colour(stream: TextIO) -> bool:
+    """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _label(status: str, colour: bool) -> str:
+    text = _LABELS.get(status, status.upper())
+    return f"\x1b[{_COLOURS[status]}m{text}\x1b[0m" if colour and status in _COLOURS else text
+
+
+def _gate_line(gate: GateResult, colour: bool, width: int) -> str:
+    label = _label(gate.status, colour)
+    pad = " " * (4 - len(_LABELS.get(gate.status, gate.status)))
+    duration = "" if gate.duration_s is None else f"  ({gate.duration_s:.2f}s)"
+    advisory = "" if gate.blocking else " [advisory]"
+    summary = " ".join(gate.summary.split())  # one line per gate, whatever a gate kind wrote
+    return f"  {label}{pad}  {gate.name:<{width}}  {summary}{advisory}{duration}"
+
+
+def render_text(verdict: Verdict, *, colour: bool = False) -> str:
+    width = max((len(g.name) for g in verdict.gates), default=4)
+    attempt = ""
+    if verdict.attempt is not None:
+        attempt = f", {attempt_words(verdict.attempt)}"
+    lines = [f"agentgate: {_label(verdict.status, colour)} (profile {verdict.profile}{attempt})"]
+    lines.extend(_gate_line(g, colour, width) for g in verdict.gates)
+    lines.extend(f"  note: {n}" for n in verdict.notices)
+    if verdict.continuation:
+        lines.extend(["", verdict.continuation])
+    if verdict.escalation:
+        lines.extend(["", verdict.escalation])
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,198 @@
+"""Cobertura XML (``coverage xml``, istanbul/c8, coverlet, gcovr, ...), streamed with expat."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+from xml.parsers import expat
+
+from pytest_agentgate.reports._io import XmlRejected, display_path, hardened_expat, read_bytes
+from pytest_agentgate.reports.coverage._common import HINTS
+from pytest_agentgate.reports.coverage._totals import report_from_details
+from pytest_agentgate.reports.model import CoverageDetail, CoverageReport, ReportError
+
+_CONDITION = re.compile(r"\((\d+)\s*/\s*(\d+)\)")
+_COBERTURA_NAMES = ("coverage", "sources", "source", "class", "method", "line", "lines")
+
+
+def _cobertura_handlers(
+    parser: Any, details: dict[str, CoverageDetail], sources: list[str]
+) -> dict[str, bool]:
+    """Install handlers that fold every ``<line>`` into ``details``; returns the flags they set."""
+    flags = {"root": False, "branches": False, "functions": False}
+    detail: CoverageDetail | None = None
+    class_name = ""
+    method: str | None = None
+    method_lines = method_ran = False
+    text: list[str] = []
+
+    def number(attrs: dict[str, str], key: str) -> int:
+        raw = attrs.get(key)
+        try:
+            value = int(raw) if raw is not None else -1
+        except ValueError:
+            try:  # some tools write hits as "1.0"
+                value = int(float(raw))  # type: ignore[arg-type]
+            except ValueError:
+                value = -1
+        if value < 0:
+            raise XmlRejected(
+                f"line {parser.CurrentLineNumber}: <line> {key}={raw!r} is not a whole number "
+                "0 or more",
+                HINTS["cobertura"],
+            )
+        return value
+
+    def start(tag: str, attrs: dict[str, str]) -> None:
+        nonlocal detail, class_name, method, method_lines, method_ran
+        if tag == "line":
+            if detail is None:
+                return  # a <line> outside any <class>: not tied to a file
+            ran = number(attrs, "hits") > 0
+            if method is not None:
+                method_lines = True
+                method_ran = method_ran or ran
+                return
+            line = number(attrs, "number")
+            detail.lines[line] = detail.lines.get(line, False) or ran
+            condition = attrs.get("condition-coverage")
+            if condition is not None and attrs.get("branch", "true") != "false":
+                found = _CONDITION.search(condition)
+                if found is None:
+                    return
+                covered, total = int(found.group(1)), int(found.group(2))
+                if covered > total:
+                    raise XmlRejected(
+                        f"line {parser.CurrentLineNumber}: condition-coverage {condition!r} "
+                        "covers more than its total",
+                        HINTS["cobertura"],
+                    )
+                flags["branches"] = True
+                if detail.line_branches is None:
+                    detail.line_branches = {}
+                previous = detail.line_branches.get(line)
+                if previous is None or (covered, total) > previous:
+                    detail.line_branches[line] = (covered, total)
+        elif tag == "class":
+            filename = attrs.get("filename")
+            if not filename:
+                raise XmlRejected(
+                    f"line {parser.CurrentLineNumber}: <class> without a filename",
+                    HINTS["cobertura"],
+                )
+            detail = details.setdefault(filename, CoverageDetail())
+            class_name = attrs.get("name", "")
+        elif tag == "method" and detail is not None:
+            method = f"{class_name}.{attrs.get('name', '')}{attrs.get('signature', '')}"
+            method_lines = method_ran = False
+        elif tag == "source":
+            text.clear()
+            parser.CharacterDataHandler = text.append
+        elif tag == "coverage" and not flags["root"]:
+            flags["root"] = True
+
+    def end(tag: str) -> None:
+        nonlocal detail, method
+        if tag == "method" and method is not None and detail is not None:
+            if method_lines:  # a method without lines says nothing about whether it ran
+                flags["functions"] = True
+                if detail.functions is None:
+                    detail.functions = {}
+                detail.functions[method] = detail.functions.get(method, False) or method_ran
+            method = None
+        elif tag == "class":
+            detail = None
+        elif tag == "source":
+            parser.CharacterDataHandler = None
+            sources.append("".join(text).strip())
+
+    def start_root(tag: str, attrs: dict[str, str]) -> None:
+        if tag != "coverage":
+            raise XmlRejected(
+                f"not a Cobertura report: the root element is <{tag}>, expected <coverage>",
+                HINTS["cobertura"],
+            )
+        parser.StartElementHandler = start
+        start(tag, attrs)
+
+    parser.StartElementHandler = start_root
+    parser.EndElementHandler = end
+    return flags
+
+
+def _resolve(filename: str, sources: list[str], root: str | os.PathLike[str] | None) -> str:
+    """A Cobertura filename as a project path: joined to the ``<source>`` where it exists."""
+    if os.path.isabs(filename):
+        return display_path(filename, root)
+    for base in sources:
+        if base and os.path.exists(os.path.join(base, filename)):
+            return display_path(os.path.join(base, filename), root)
+    return filename
+
+
+def read_cobertura(
+    path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None = None
+) -> CoverageReport:
+    """Cobertura XML (``coverage xml``, istanbul/c8, coverlet, gcovr, ...), streamed with expat.
+
+    The ``line-rate``/``branch-rate`` and ``lines-valid`` attributes are never read: lines are
+    counted from the ``<line>`` elements of each ``<class>`` (one per file and line, covered when
+    any occurrence has hits > 0), branches from ``condition-coverage="50% (1/2)"``. Functions
+    come from ``<method>`` elements that carry ``<line>``s (istanbul, coverlet), covered when one
+    of their lines ran; a report without them (coverage.py writes ``<methods/>``) has no function
+    data: None. A report with no ``condition-coverage`` at all has no branch data: None. A bare
+    DOCTYPE reference (istanbul writes one) is tolerated, never fetched; entities are refused.
+    """
+    source = os.fspath(path)
+    hint = HINTS["cobertura"]
+    details: dict[str, CoverageDetail] = {}
+    sources: list[str] = []
+    parser = hardened_expat(names=_COBERTURA_NAMES, allow_doctype=True)
+    parser.buffer_text = True
+    flags = _cobertura_handlers(parser, details, sources)
+    got = False
+    final = False
+    try:
+        handle = open(source, "rb")  # noqa: SIM115 - closed by the `with` below
+    except OSError:
+        read_bytes(source, hint=hint)  # raises the right ReportError
+        raise  # pragma: no cover - read_bytes raised
+    try:
+        with handle:
+            while chunk := handle.read(1 << 20):
+                got = got or bool(chunk.strip())
+                parser.Parse(chunk, False)
+            if not got:
+                raise ReportError(source, "is empty", f"did the coverage step crash? {hint}")
+            final = True
+            parser.Parse(b"", True)
+    except XmlRejected as exc:
+        raise ReportError(source, exc.problem, exc.hint) from None
+    except expat.ExpatError as exc:
+        what = expat.errors.messages.get(exc.code, str(exc))
+        problem = "is truncated XML" if final and flags["root"] else "is not well-formed XML"
+        raise ReportError(source, f"{problem} ({what} at line {exc.lineno})", hint) from None
+    except (LookupError, ValueError) as exc:
+        raise ReportError(source, f"cannot be decoded: {exc}", hint) from None
+    except OSError as exc:
+        raise ReportError(source, f"cannot be read: {exc.strerror or exc}", hint) from None
+    finally:
+        parser.StartElementHandler = parser.EndElementHandler = None
+        parser.CharacterDataHandler = None
+    resolved: dict[str, CoverageDetail] = {}
+    for filename, detail in details.items():
+        name = _resolve(filename, sources, root)
+        if name in resolved:  # two spellings of one file
+            other = resolved[name]
+            for line, ran in detail.lines.items():
+                other.lines[line] = other.lines.get(line, False) or ran
+        else:
+            resolved[name] = detail
+    return report_from_details(
+        source,
+        "cobertura",
+        resolved,
+        branches=flags["branches"],
+        functions=flags["functions"],
+    )

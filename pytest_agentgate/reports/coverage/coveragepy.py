@@ -1,0 +1,403 @@
+"""coverage.py's formats: the ``coverage json`` report, and ``.coverage`` data files.
+
+A data file is never parsed here: coverage.py itself turns it into the JSON report, in a child
+process run from the project root (see ``_EXPORT_SCRIPT``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_agentgate.reports._io import count, display_path, load_json, read_bytes, shape_error
+from pytest_agentgate.reports.coverage._common import (
+    HINTS,
+    SQLITE_MAGIC,
+    expect_object,
+    ratio_of,
+    unique_paths,
+)
+from pytest_agentgate.reports.model import (
+    CoverageDetail,
+    CoverageReport,
+    FileCoverage,
+    Ratio,
+    ReportError,
+)
+
+# Long enough for a large data file; a report step that hangs longer is broken, not slow.
+_DATA_TIMEOUT_S = 300
+
+# Environment variables that would make the child process measure itself and write data files
+# into the user's project (pytest-cov's subprocess hook, coverage's process_startup and patch).
+_MEASURING_ENV_PREFIXES = ("COV_CORE_",)
+_MEASURING_ENV = ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG", "COVERAGE_FILE")
+
+
+# --- coverage.py JSON ---------------------------------------------------------------------------
+
+
+def _python_functions(files: dict[str, Any], source: str, hint: str) -> Ratio | None:
+    """Functions from the per-file "functions" regions (coverage.py >= 7.5, JSON format 3).
+
+    A function counts when it has statements; it is covered when any of them ran. The "" region
+    is the module-level code outside every function, not a function. Older reports have no regions,
+    so functions are not measured (None), never 100%.
+    """
+    measured = False
+    covered = total = 0
+    for path, entry in files.items():
+        regions = entry.get("functions")
+        if regions is None:
+            continue
+        measured = True
+        regions = expect_object(regions, source, f'file {path!r} "functions"', hint)
+        for name, region in regions.items():
+            if name == "":
+                continue
+            where = f"file {path!r} function {name!r}"
+            summary = expect_object(
+                expect_object(region, source, where, hint).get("summary"),
+                source,
+                f"{where} summary",
+                hint,
+            )
+            ratio = ratio_of(
+                summary.get("covered_lines"), summary.get("num_statements"), source, where, hint
+            )
+            if ratio.total > 0:
+                total += 1
+                covered += ratio.covered > 0
+    return Ratio(covered, total) if measured else None
+
+
+def _json_detail(
+    entry: dict[str, Any], missing: list[int], branches: bool
+) -> CoverageDetail | None:
+    """Per-line evidence of one coverage.py JSON file entry, for merging shards; None when the
+    entry lacks ``executed_lines`` (then it cannot be merged)."""
+    executed = entry.get("executed_lines")
+    if not isinstance(executed, list):
+        return None
+    detail = CoverageDetail(lines=dict.fromkeys(missing, False))
+    for n in executed:
+        if isinstance(n, int):
+            detail.lines[n] = True
+    if branches:
+        ran, missed = entry.get("executed_branches"), entry.get("missing_branches")
+        if not isinstance(ran, list) or not isinstance(missed, list):
+            return None
+        detail.branches = {}
+        for arcs, taken in ((missed, False), (ran, True)):
+            for arc in arcs:
+                if isinstance(arc, list) and len(arc) == 2:
+                    detail.branches[f"{arc[0]}->{arc[1]}"] = taken
+    regions = entry.get("functions")
+    if isinstance(regions, dict):
+        detail.functions = {}
+        for name, region in regions.items():
+            summary = region.get("summary") if isinstance(region, dict) else None
+            if name and isinstance(summary, dict) and summary.get("num_statements"):
+                detail.functions[name] = bool(summary.get("covered_lines"))
+    return detail
+
+
+def parse_coverage_json(
+    data: object, source: str, *, format: str = "coverage-json"
+) -> CoverageReport:
+    """A parsed ``coverage json`` document -> CoverageReport.
+
+    Lines and statements are the same ratio (coverage.py measures Python statements as lines).
+    Branches exist only when the run measured them (``meta.branch_coverage``).
+    """
+    hint = HINTS["coverage-json"]
+    document = expect_object(data, source, "the top level", hint)
+    meta = document.get("meta", {})
+    meta = expect_object(meta, source, '"meta"', hint)
+    totals = expect_object(document.get("totals"), source, '"totals"', hint)
+    files = expect_object(document.get("files", {}), source, '"files"', hint)
+
+    lines = ratio_of(
+        totals.get("covered_lines"), totals.get("num_statements"), source, "totals lines", hint
+    )
+    branches = None
+    if meta.get("branch_coverage") is True:
+        branches = ratio_of(
+            totals.get("covered_branches"),
+            totals.get("num_branches"),
+            source,
+            "totals branches",
+            hint,
+        )
+
+    file_reports = []
+    for path, entry in files.items():
+        where = f"file {path!r}"
+        entry = expect_object(entry, source, where, hint)
+        summary = expect_object(entry.get("summary"), source, f"{where} summary", hint)
+        file_lines = ratio_of(
+            summary.get("covered_lines"), summary.get("num_statements"), source, where, hint
+        )
+        missing = entry.get("missing_lines", [])
+        if not isinstance(missing, list):
+            raise shape_error(source, f"{where} missing_lines", "a list", missing, hint)
+        numbers = sorted(count(n, source, f"{where} missing line", hint) for n in missing)
+        file_reports.append(
+            FileCoverage(
+                path=path,
+                lines=file_lines,
+                missing_lines=numbers,
+                detail=_json_detail(entry, numbers, branches is not None),
+            )
+        )
+
+    if not file_reports:
+        raise ReportError(
+            source,
+            "measured no files",
+            "coverage found no measured source: check `[run] source` / `--cov=` names your "
+            "package and that the tests ran under coverage",
+        )
+    return CoverageReport(
+        source=source,
+        format=format,
+        lines=lines,
+        branches=branches,
+        functions=_python_functions(files, source, hint),
+        statements=lines,
+        files=file_reports,
+    )
+
+
+# --- coverage.py data file ----------------------------------------------------------------------
+
+# Runs in a child process whose working directory is the project root, so that coverage.py reads
+# that root's configuration (.coveragerc, setup.cfg, tox.ini, pyproject.toml), resolves relative
+# paths from there and reports paths relative to it, exactly as `coverage json` would. In-process
+# use would have to chdir (global, racy with parallel gates) and would reset coverage.py's
+# module-global relative directory under any coverage that is measuring this process (pytest-cov).
+_EXPORT_SCRIPT = r"""
+import json, sys, warnings
+# Never import a project's own module named "coverage" from the working directory.
+if sys.path and sys.path[0] in ("", "."):
+    del sys.path[0]
+data_file, outfile, result_file = sys.argv[1:4]
+shards = sys.argv[4:]  # copies of parallel data files to combine into data_file first
+result = {"error": None, "no_data": False, "measured": 0, "warnings": [], "stage": "config"}
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    try:
+        import coverage
+        from coverage.exceptions import NoDataError
+        cov = coverage.Coverage(data_file=data_file, data_suffix=False, messages=False)
+        if shards:
+            result["stage"] = "combine"
+            cov.combine(data_paths=shards, strict=True, keep=True)
+            cov.save()
+        result["stage"] = "load"
+        cov.load()
+        result["measured"] = len(cov.get_data().measured_files())
+        result["stage"] = "report"
+        cov.json_report(outfile=outfile, ignore_errors=True)
+    except Exception as exc:
+        if type(exc).__name__ == "ConfigError" or isinstance(exc, ImportError):
+            result["stage"] = "config"  # a bad setting, or a configured plugin that is missing
+        result["no_data"] = type(exc).__name__ == "NoDataError"
+        result["error"] = f"{type(exc).__name__}: {exc}"
+result["warnings"] = [str(w.message) for w in caught]
+with open(result_file, "w", encoding="utf-8") as f:
+    json.dump(result, f)
+"""
+
+
+def _child_env() -> dict[str, str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in _MEASURING_ENV and not key.startswith(_MEASURING_ENV_PREFIXES)
+    }
+    env["PYTHONIOENCODING"] = "utf-8"
+    return env
+
+
+_NO_SOURCE = re.compile(r"No source for code: '(?P<path>.+)'")
+
+
+def notes_from_warnings(messages: list[str], root: str) -> list[str]:
+    """Turn coverage.py's warnings into notes; files without source are listed together."""
+    missing: list[str] = []
+    notes: list[str] = []
+    for message in messages:
+        found = _NO_SOURCE.search(message)
+        if found:
+            missing.append(display_path(found["path"], root))
+        else:
+            notes.append(f"coverage.py: {message.split(' (couldnt-parse)')[0]}")
+    if missing:
+        shown = ", ".join(missing[:5]) + (
+            f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        )
+        notes.insert(
+            0,
+            f"{len(missing)} measured file(s) left out of the totals because their source was not "
+            f"found (reported from {root}): {shown}",
+        )
+    return notes
+
+
+def data_files(path: str) -> list[str]:
+    """A data file, or the ``.coverage`` and ``.coverage.*`` data files in a directory."""
+    if not os.path.isdir(path):
+        return [path]
+    try:
+        names = sorted(os.listdir(path))
+    except OSError as exc:
+        raise ReportError(path, f"cannot be listed: {exc.strerror or exc}") from None
+    found = []
+    for name in names:
+        full = os.path.join(path, name)
+        if (name == ".coverage" or name.startswith(".coverage.")) and os.path.isfile(full):
+            with open(full, "rb") as handle:
+                if handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC:
+                    found.append(full)
+    if not found:
+        raise ReportError(
+            path,
+            "holds no coverage.py data file (.coverage or .coverage.*)",
+            HINTS["coverage-data"],
+        )
+    return found
+
+
+def read_coverage_data(
+    path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None = None
+) -> CoverageReport:
+    """Read a coverage.py data file by having coverage.py write its JSON report to a temp dir.
+
+    ``path`` may also be a directory: its ``.coverage`` and parallel ``.coverage.*`` files are
+    combined (see :func:`read_coverage_data_files`). The user's data files are copied first and
+    never opened in place; nothing is written next to the user's files. Measured files whose
+    source cannot be found are left out with a note (like ``coverage json -i``); if nothing can
+    be reported, a ReportError says how to produce the data.
+    """
+    return read_coverage_data_files(data_files(os.fspath(path)), root=root)
+
+
+def read_coverage_data_files(
+    paths: Sequence[str | os.PathLike[str]], *, root: str | os.PathLike[str] | None = None
+) -> CoverageReport:
+    """Combine several coverage.py data files (``parallel = true``, or one per CI shard).
+
+    They are copied into a temporary directory and combined there by coverage.py's own
+    ``Coverage.combine`` (which applies the project's ``[paths]`` remapping), in a child process
+    run from ``root``; the user's files are neither changed nor deleted. One path is read as is.
+    """
+    names = unique_paths(paths)
+    if not names:
+        raise ReportError("coverage", "no coverage.py data files given", HINTS["coverage-data"])
+    source = names[0] if len(names) == 1 else ", ".join(names)
+    hint = HINTS["coverage-data"]
+    for name in names:
+        head = read_bytes(name, hint=hint)[: len(SQLITE_MAGIC)]
+        if not head:
+            raise ReportError(name, "is empty", f"did the test run crash? {hint}")
+        if head != SQLITE_MAGIC:
+            raise ReportError(name, "is not a coverage.py data file (not SQLite)", hint)
+    root_dir = os.path.abspath(os.getcwd() if root is None else os.fspath(root))
+    if not os.path.isdir(root_dir):
+        raise ReportError(source, f"project root {root_dir} is not a directory")
+
+    with tempfile.TemporaryDirectory(prefix="agentgate-coverage-") as tmp:
+        data_copy = os.path.join(tmp, ".coverage")
+        outfile = os.path.join(tmp, "coverage.json")
+        result_file = os.path.join(tmp, "result.json")
+        copies: dict[str, str] = {}
+        if len(names) == 1:
+            copies[data_copy] = names[0]
+        else:
+            os.mkdir(os.path.join(tmp, "shards"))
+            for index, name in enumerate(names):
+                copies[os.path.join(tmp, "shards", f".coverage.shard{index}")] = name
+        for copy, name in copies.items():
+            try:
+                shutil.copyfile(name, copy)
+            except OSError as exc:
+                raise ReportError(name, f"cannot be read: {exc.strerror or exc}", hint) from None
+        shards = [] if len(names) == 1 else list(copies)
+        try:
+            process = subprocess.run(
+                [sys.executable, "-c", _EXPORT_SCRIPT, data_copy, outfile, result_file, *shards],
+                cwd=root_dir,
+                env=_child_env(),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=_DATA_TIMEOUT_S,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise ReportError(
+                source, f"coverage.py took over {_DATA_TIMEOUT_S}s to report on it"
+            ) from None
+        except OSError as exc:
+            raise ReportError(source, f"cannot start coverage.py: {exc}") from None
+        try:
+            result = json.loads(Path(result_file).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            tail = process.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
+            raise ReportError(
+                source,
+                "coverage.py could not report on it" + (f": {' '.join(tail)}" if tail else ""),
+                "is coverage.py installed in the Python that runs agentgate?",
+            ) from None
+
+        if result["error"]:
+            for copy, name in copies.items():
+                result["error"] = result["error"].replace(copy, name)
+            result["error"] = result["error"].replace(data_copy, source)
+            if result["stage"] == "combine":
+                raise ReportError(
+                    source,
+                    f"coverage.py could not combine these data files ({result['error']})",
+                    "they must all be measured the same way (all with or all without --branch); "
+                    "shards from other machines need a `[paths]` remapping in the coverage "
+                    "configuration",
+                )
+            if result["stage"] == "config":
+                raise ReportError(
+                    source,
+                    f"coverage.py could not start with the configuration in {root_dir} "
+                    f"({result['error']})",
+                    "fix the coverage configuration (.coveragerc, setup.cfg, tox.ini or "
+                    "pyproject.toml) or point the gate's root at the project",
+                )
+            if result["stage"] == "load":
+                raise ReportError(
+                    source, f"cannot be loaded by coverage.py ({result['error']})", hint
+                )
+            if result["no_data"] or result["measured"] == 0:
+                raise ReportError(
+                    source,
+                    f"has no coverage data to report ({result['error']})",
+                    f"{hint}, with `[run] source` (or `--cov=`) naming your code",
+                )
+            raise ReportError(source, f"coverage.py could not report on it: {result['error']}")
+        notes = notes_from_warnings(result["warnings"], root_dir)
+        document = load_json(Path(outfile).read_text(encoding="utf-8"), source)
+        if isinstance(document, dict) and not document.get("files"):
+            raise ReportError(
+                source,
+                f"measured {result['measured']} file(s) but none could be reported from {root_dir}",
+                "run agentgate from the project root (or set its root) so coverage.py finds "
+                "the sources" + "".join(f"; {note}" for note in notes),
+            )
+        report = parse_coverage_json(document, source, format="coverage-data")
+        report.notes.extend(notes)
+        return report

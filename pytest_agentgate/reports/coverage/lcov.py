@@ -1,0 +1,161 @@
+"""lcov tracefiles (``coverage lcov``, c8/nyc ``lcovonly``, jest, ``geninfo``, ``grcov``)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from pytest_agentgate.reports._io import decode_text, display_path, read_bytes
+from pytest_agentgate.reports.coverage._common import HINTS, ratio_of
+from pytest_agentgate.reports.coverage._totals import report_from_details
+from pytest_agentgate.reports.model import CoverageDetail, CoverageReport, Ratio, ReportError
+
+
+class _LcovFile:
+    __slots__ = ("detail", "summary")
+
+    def __init__(self) -> None:
+        self.detail = CoverageDetail()
+        self.summary: dict[str, int] = {}
+
+
+def _lcov_int(value: str, source: str, number: int, hint: str) -> int:
+    try:
+        result = int(value) if value.strip() != "-" else 0
+    except ValueError:
+        try:
+            result = int(float(value))
+        except ValueError:
+            raise ReportError(
+                source, f"line {number}: {value.strip()!r} is not a number", hint
+            ) from None
+    return result
+
+
+def _lcov_summary(
+    summary: dict[str, int], total_key: str, hit_key: str, where: str, source: str
+) -> Ratio | None:
+    if total_key not in summary:
+        return None
+    return ratio_of(summary.get(hit_key, 0), summary[total_key], source, where, HINTS["lcov"])
+
+
+def parse_lcov(
+    text: str, source: str, *, root: str | os.PathLike[str] | None = None
+) -> CoverageReport:
+    """An lcov tracefile: ``SF:`` records closed by ``end_of_record``.
+
+    Counted from the detail lines (``DA:line,hits``, ``BRDA:line,block,branch,taken``,
+    ``FN``/``FNDA`` and lcov 2's ``FNA``), a file that appears in several records once (a line,
+    branch or function is covered when any record covered it). The summary lines ``LF/LH``,
+    ``BRF/BRH`` and ``FNF/FNH`` are used only for a record that has no detail lines of that kind.
+    Branches (functions) are None when no record has any branch (function) data.
+    """
+    hint = HINTS["lcov"]
+    if not text.strip():
+        raise ReportError(source, "is empty", f"did the coverage step crash? {hint}")
+    first = text.lstrip().partition("\n")[0]
+    if not re.match(r"(?:TN|SF|VER):", first):
+        raise ReportError(source, f"is not an lcov tracefile (it starts with {first[:40]!r})", hint)
+    files: dict[str, _LcovFile] = {}
+    current: _LcovFile | None = None
+    current_name = ""
+    has_branches = has_functions = False
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line == "end_of_record":
+            if current is None:
+                raise ReportError(source, f"line {number}: end_of_record outside a record", hint)
+            current = None
+            continue
+        tag, sep, value = line.partition(":")
+        if not sep:
+            raise ReportError(source, f"line {number}: {line[:60]!r} is not an lcov line", hint)
+        if tag == "SF":
+            if current is not None:
+                raise ReportError(
+                    source, f"line {number}: record {current_name!r} has no end_of_record", hint
+                )
+            current_name = value
+            current = files.setdefault(value, _LcovFile())
+            continue
+        if tag in ("TN", "VER"):
+            continue
+        if current is None:
+            raise ReportError(source, f"line {number}: {tag} outside an SF record", hint)
+        detail = current.detail
+        if tag == "DA":
+            parts = value.split(",")
+            if len(parts) < 2:
+                raise ReportError(source, f"line {number}: DA needs line,hits", hint)
+            at = _lcov_int(parts[0], source, number, hint)
+            ran = _lcov_int(parts[1], source, number, hint) > 0
+            detail.lines[at] = detail.lines.get(at, False) or ran
+        elif tag == "BRDA":
+            parts = value.split(",")
+            if len(parts) < 4:
+                raise ReportError(
+                    source, f"line {number}: BRDA needs line,block,branch,taken", hint
+                )
+            has_branches = True
+            key = ",".join(parts[:-1])
+            taken = _lcov_int(parts[-1], source, number, hint) > 0
+            if detail.branches is None:
+                detail.branches = {}
+            detail.branches[key] = detail.branches.get(key, False) or taken
+        elif tag in ("FN", "FNDA", "FNA"):
+            has_functions = True
+            if detail.functions is None:
+                detail.functions = {}
+            parts = value.split(",")
+            if tag == "FN":  # FN:line,name or lcov 2's FN:start,end,name
+                name = parts[-1]
+                detail.functions.setdefault(name, False)
+            else:  # FNDA:hits,name  /  FNA:index,hits,name
+                if len(parts) < (3 if tag == "FNA" else 2):
+                    raise ReportError(source, f"line {number}: {tag} is incomplete", hint)
+                hits = _lcov_int(parts[-2], source, number, hint)
+                name = parts[-1]
+                detail.functions[name] = detail.functions.get(name, False) or hits > 0
+        elif tag in ("LF", "LH", "BRF", "BRH", "FNF", "FNH"):
+            current.summary[tag] = _lcov_int(value, source, number, hint)
+            if tag in ("BRF", "BRH"):
+                has_branches = True
+            elif tag in ("FNF", "FNH"):
+                has_functions = True
+        # Other tags (FNL, LN, checksums, MCDC, ...) carry nothing counted here.
+    if current is not None:
+        raise ReportError(
+            source,
+            f"is truncated: record {current_name!r} has no end_of_record",
+            f"the coverage step may have been killed while writing it; {hint}",
+        )
+    if not files:
+        raise ReportError(source, "has no SF record: not an lcov tracefile", hint)
+
+    details: dict[str, CoverageDetail] = {}
+    fallback: dict[str, tuple[Ratio | None, Ratio | None, Ratio | None]] = {}
+    for name, entry in files.items():
+        path = display_path(name, root)
+        details[path] = entry.detail
+        fallback[path] = tuple(  # type: ignore[assignment]
+            _lcov_summary(entry.summary, total, hit, f"{name!r} {what}", source)
+            for total, hit, what in (
+                ("LF", "LH", "lines"),
+                ("BRF", "BRH", "branches"),
+                ("FNF", "FNH", "functions"),
+            )
+        )
+    return report_from_details(
+        source, "lcov", details, branches=has_branches, functions=has_functions, fallback=fallback
+    )
+
+
+def read_lcov(
+    path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None = None
+) -> CoverageReport:
+    source = os.fspath(path)
+    data = read_bytes(path, hint=HINTS["lcov"])
+    return parse_lcov(decode_text(data, source), source, root=root)

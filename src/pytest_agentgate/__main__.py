@@ -1,7 +1,0 @@
-from __future__ import annotations
-
-import sys
-
-from .cli import main
-
-sys.exit(main())
