@@ -6,6 +6,7 @@ the engine is imported only when :func:`verify` is called.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -21,22 +22,46 @@ def verify(
     config: str | None = None,
     profile: str | None = None,
     run: bool = True,
-    **reports: Any,
+    junit: Sequence[str] = (),
+    coverage: str | None = None,
+    lint: Sequence[str] | str = (),
+    lint_format: str | None = None,
+    task: str | None = None,
+    claim: str | None = None,
+    record: bool = False,
 ) -> Verdict:
     """Gate the project at ``path`` (default: the current directory) and return the Verdict.
 
-    ``reports`` takes the CLI's report options: ``junit=[globs]``, ``coverage=path``,
-    ``lint=path``, ``lint_format=name``. Raises :class:`pytest_agentgate.config.ConfigError`
-    for configuration mistakes.
+    The report options are the CLI's: ``junit=[globs]``, ``coverage=path``, ``lint=path``,
+    ``lint_format=name``. Nothing is recorded (no attempt counted, no history line) unless
+    ``record`` is true; ``task`` and ``claim`` are the CLI's ``--task`` and ``--claim``.
+    Raises :class:`pytest_agentgate.config.ConfigError` for configuration mistakes.
     """
-    from pytest_agentgate.config.resolve import verify as _verify
+    from pathlib import Path
 
-    return _verify(path, config=config, profile=profile, run=run, **reports)
+    from pytest_agentgate.config.resolve import ReportFlags, resolve_config
+    from pytest_agentgate.engine import Request
+    from pytest_agentgate.engine import run as run_pipeline
+    from pytest_agentgate.registry import get_registry
+
+    registry = get_registry()
+    flags = ReportFlags(
+        junit=list(junit),
+        coverage=coverage,
+        lint=[lint] if isinstance(lint, str) else list(lint),
+        lint_format=lint_format,
+    )
+    cwd = Path(path or ".").resolve()
+    settings = resolve_config(
+        cwd, config_path=config, profile=profile, flags=flags, registry=registry
+    )
+    request = Request(settings, door="library", task=task, claim=claim, run=run, record=record)
+    return run_pipeline(request, registry)
 
 
 def __getattr__(name: str) -> Any:
     if name == "hookimpl":
-        from pytest_agentgate.hookspecs import hookimpl
+        from pytest_agentgate.plugin_api import hookimpl
 
         return hookimpl
     raise AttributeError(name)

@@ -1,7 +1,13 @@
-"""The pipeline: config -> plan -> run commands -> read reports -> judge -> Verdict.
+"""The pipeline: config -> plan -> run commands -> collect evidence -> judge -> conclude -> Verdict.
 
-It knows no front door: the CLI, the pytest plugin, the harness hooks and the Action all call
-:func:`run_verdict` and render what it returns.
+Every door calls it the same way, with its own name, task and claim (a :class:`Request`), and
+renders the one Verdict it returns; it knows no door. docs/ARCHITECTURE.md draws it.
+
+- :meth:`Pipeline.run_commands` runs the gates' commands (a door may run them in the
+  background, as the pytest plugin does while the tests run);
+- :meth:`Pipeline.verdict` collects each gate's evidence (the I/O), judges it (pure), and
+  concludes the Verdict (pure); a door that records (every door but the library call) has the
+  attempts ledger count it and the history keep it.
 """
 
 from __future__ import annotations
@@ -13,20 +19,48 @@ import threading
 import time
 import traceback
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
+from typing import Any
 
-from pytest_agentgate.config import STATE_DIR, Config
-from pytest_agentgate.gates.base import UNMEASURED, GateConfig, GateInput, new_result, skipped
+from pytest_agentgate.config.model import Config
+from pytest_agentgate.gates.base import CollectContext, Evidence, GateConfig
+from pytest_agentgate.gates.judging import UNMEASURED, new_result, skipped
 from pytest_agentgate.process import CommandResult, CommandSpec, StatusReporter, run_commands
-from pytest_agentgate.registry import Registry
-from pytest_agentgate.state.ledger import TaskRef, settle
-from pytest_agentgate.verdict import Attempt, GateResult, Verdict, overall_status
+from pytest_agentgate.registry import Registry, get_registry
+from pytest_agentgate.render.continuation import render_continuation
+from pytest_agentgate.state import ledger
+from pytest_agentgate.state.ledger import Decision
+from pytest_agentgate.state.storage import LocalStorage, Storage
+from pytest_agentgate.state.task import TaskRef
+from pytest_agentgate.verdict import GateResult, Verdict, overall_status
 
 NOTHING_VERIFIED = (
     "no gate produced any evidence, so nothing was verified: configure at least one gate "
     "with a command or a report"
 )
+
+
+@dataclass
+class Request:
+    """One door's call: the project's configuration, and who asks.
+
+    ``door`` names the front door (``cli``, ``pytest``, ``hook:claude``, ``action``,
+    ``library``); attempts are counted per door. ``task`` is what they count against (``--task``,
+    the harness session, the pull request); ``claim`` is the agent's final message, quoted when
+    the gate disproves it. ``door_evidence`` names the gates whose evidence the door measures
+    itself (the pytest session is the test run): their commands are not run and their reports
+    not read. ``record``: count the attempt and keep the verdict in the history (every door does;
+    the library call ``verify()`` does not unless asked).
+    """
+
+    config: Config
+    door: str = "library"
+    task: str | None = None
+    claim: str | None = None
+    run: bool = True
+    door_evidence: Collection[str] = ()
+    record: bool = False
+    storage: Storage | None = None
 
 
 @dataclass(frozen=True)
@@ -36,6 +70,76 @@ class Plan:
     config: Config
     commands: list[CommandSpec]
     run: bool
+
+
+@dataclass
+class Pipeline:
+    """One run of the pipeline for one request."""
+
+    request: Request
+    registry: Registry = field(default_factory=get_registry)
+    plan: Plan = field(init=False)
+    results: dict[str, CommandResult] = field(default_factory=dict)
+    started_at: float = field(default_factory=time.time)
+    _clock: float = field(default_factory=time.monotonic)
+
+    def __post_init__(self) -> None:
+        self.plan = make_plan(
+            self.request.config,
+            self.registry,
+            run=self.request.run,
+            door_evidence=self.request.door_evidence,
+        )
+
+    def run_commands(
+        self, status: StatusReporter | None = None, *, cancel: threading.Event | None = None
+    ) -> dict[str, CommandResult]:
+        """Run the plan's commands; ``cancel`` (set from another thread) ends them early."""
+        self.started_at = time.time()
+        if self.plan.commands:
+            with contextlib.suppress(OSError):
+                # A read-only project can still be gated; a command that needs the folder says so.
+                LocalStorage(self.plan.config.root).ensure()
+            self.results = run_commands(self.plan.commands, status=status, cancel=cancel)
+        return self.results
+
+    def verdict(self, evidence: Mapping[str, Evidence] | None = None) -> Verdict:
+        """Collect, judge and conclude; record the verdict when the request says so.
+
+        ``evidence``: per gate name, what the door measured itself (see ``door_evidence``).
+        """
+        config = self.request.config
+        found = collect(self.plan, self.results, self.started_at, self.registry, evidence or {})
+        gates = judge(config, found, self.registry)
+        claim = self.request.claim
+
+        def final(decision: Decision | None) -> Verdict:
+            return conclude(config, gates, claim=claim, decision=decision)
+
+        if not self.request.record:
+            return final(None)
+        task = TaskRef(self.request.task, self.request.door) if self.request.task else None
+        return ledger.record(
+            config,
+            task,
+            assemble(config, gates),
+            final,
+            wall_s=time.monotonic() - self._clock,
+            storage=self.request.storage,
+            source=self.request.door,
+        )
+
+
+def run(
+    request: Request, registry: Registry | None = None, status: StatusReporter | None = None
+) -> Verdict:
+    """The whole pipeline once: run the commands, then the verdict."""
+    pipeline = Pipeline(request, registry or get_registry())
+    pipeline.run_commands(status)
+    return pipeline.verdict()
+
+
+# -- plan -------------------------------------------------------------------------------------
 
 
 def command_environment() -> dict[str, str]:
@@ -55,15 +159,14 @@ def command_environment() -> dict[str, str]:
 
 
 def make_plan(
-    config: Config, registry: Registry, *, run: bool = True, in_process: Collection[str] = ()
+    config: Config, registry: Registry, *, run: bool = True, door_evidence: Collection[str] = ()
 ) -> Plan:
-    """``in_process``: gates whose evidence the front door supplies (the pytest plugin's own
-    session is the test run); their commands are not run."""
+    """The commands to run: every enabled gate's, except those whose evidence the door has."""
     commands = []
     base_env = command_environment()
-    if run:
+    if run and config.enabled:
         for gate in config.gates:
-            if gate.enabled and gate.command and config.enabled and gate.name not in in_process:
+            if gate.enabled and gate.command and gate.name not in door_evidence:
                 stdout_report = registry.kinds[gate.kind].stdout_report and not gate.reports
                 commands.append(
                     CommandSpec(
@@ -79,129 +182,96 @@ def make_plan(
     return Plan(config, commands, run)
 
 
-def ensure_state_dir(root: Path) -> Path:
-    """``.agentgate/`` in the project, with a .gitignore so nothing in it is ever committed."""
-    state = root / STATE_DIR
-    state.mkdir(exist_ok=True)
-    ignore = state / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("# Written by agentgate: its reports and state are never committed.\n*\n")
-    return state
+# -- collect ----------------------------------------------------------------------------------
 
 
-def execute(
-    plan: Plan,
-    status: StatusReporter | None = None,
-    *,
-    cancel: threading.Event | None = None,
-) -> tuple[dict[str, CommandResult], float]:
-    """Run the plan's commands; ``cancel`` (set from another thread) ends them early."""
-    started = time.time()
-    if not plan.commands:
-        return {}, started
-    with contextlib.suppress(OSError):
-        # A read-only project can still be gated; a command that needs the folder says so.
-        ensure_state_dir(plan.config.root)
-    return run_commands(plan.commands, status=status, cancel=cancel), started
-
-
-def judge(
+def collect(
     plan: Plan,
     results: Mapping[str, CommandResult],
     started_at: float,
     registry: Registry,
-    evidence: Mapping[str, object] | None = None,
-) -> list[GateResult]:
-    """``evidence``: per gate name, what a front door measured in-process (a TestRun, a
-    CoverageReport, or the ReportError that stopped it); the gate kind judges it instead of
-    reading its reports."""
-    evidence = evidence or {}
-    gates = []
+    door: Mapping[str, Evidence],
+) -> dict[str, Evidence | GateResult]:
+    """Each enabled gate's evidence: the door's, else what its kind's collector finds.
+
+    A collector that fails (a bug, never a user mistake: those are ReportErrors in the
+    evidence) gives a failed GateResult in place of evidence.
+    """
+    config = plan.config
     commands_run = tuple(spec.command for spec in plan.commands if spec.key in results)
-    for gate in plan.config.gates:
-        if not plan.config.enabled or not gate.enabled:
-            gates.append(_disabled(gate, registry, plan, started_at))
+    found: dict[str, Evidence | GateResult] = {}
+    for gate in config.gates:
+        if not config.enabled or not gate.enabled:
             continue
-        gate_input = GateInput(
+        if gate.name in door:
+            found[gate.name] = door[gate.name]
+            continue
+        context = CollectContext(
             config=gate,
-            root=plan.config.root,
+            root=config.root,
             result=results.get(gate.name),
             ran_commands=plan.run,
             started_at=started_at,
             registry=registry,
             commands_run=commands_run,
-            evidence=evidence.get(gate.name),
         )
-        gates.append(_judge_one(gate_input, registry))
-    return gates
+        try:
+            found[gate.name] = registry.kinds[gate.kind].collect(context)
+        except Exception as exc:  # a bug in a gate kind must never turn into a pass
+            found[gate.name] = _internal_error(gate, Evidence(config.root, context.result), exc)
+    return found
 
 
-def _disabled(gate: GateConfig, registry: Registry, plan: Plan, started_at: float) -> GateResult:
-    gate_input = GateInput(gate, plan.config.root, None, plan.run, started_at, registry)
-    return skipped(gate_input, "disabled in the configuration")
+# -- judge ------------------------------------------------------------------------------------
 
 
-def _judge_one(gate: GateInput, registry: Registry) -> GateResult:
+def judge(
+    config: Config, evidence: Mapping[str, Evidence | GateResult], registry: Registry
+) -> list[GateResult]:
+    """Every gate's result, in configuration order. Pure: no file is touched."""
+    results = []
+    for gate in config.gates:
+        found = evidence.get(gate.name)
+        if not config.enabled or not gate.enabled or found is None:
+            results.append(skipped(gate, Evidence(config.root), "disabled in the configuration"))
+        elif isinstance(found, GateResult):
+            results.append(found)
+        else:
+            results.append(_judge_one(gate, found, registry))
+    return results
+
+
+def _judge_one(gate: GateConfig, evidence: Evidence, registry: Registry) -> GateResult:
     try:
-        return registry.kinds[gate.config.kind].judge(gate)
+        result: GateResult = registry.kinds[gate.kind].judge(gate, evidence)
     except Exception as exc:  # a bug in a gate kind must never turn into a pass
-        result = new_result(gate, "fail", f"agentgate could not judge this gate ({exc!r})")
-        # The verdict must still validate: the built-in kinds' `actual` keys, none measured.
-        result.actual = dict(UNMEASURED.get(gate.config.kind, {}))
-        if "exit_code" in result.actual and gate.result is not None:
-            result.actual["exit_code"] = gate.result.exit_code
-        result.problems.append(
-            "internal error in the gate kind; please report it with this trace:\n"
-            + "".join(traceback.format_exception(exc)[-3:])
-        )
-        return result
+        return _internal_error(gate, evidence, exc)
+    return result
 
 
-def run_verdict(
-    config: Config,
-    registry: Registry,
-    *,
-    run: bool = True,
-    status: StatusReporter | None = None,
-    attempt: Attempt | None = None,
-    claim: str | None = None,
-    evidence: Mapping[str, object] | None = None,
-    task: TaskRef | None = None,
-) -> Verdict:
-    """Run the whole pipeline once and return the one Verdict every surface renders.
-
-    ``task`` names the task the verdict counts against (see ledger.py); without one, nothing is
-    counted (unless ``attempts.per_branch``) but the verdict still goes into the history.
-    """
-    wall_started = time.monotonic()
-    plan = make_plan(config, registry, run=run, in_process=tuple(evidence or ()))
-    results, started_at = execute(plan, status)
-    gates = judge(plan, results, started_at, registry, evidence)
-    return conclude(
-        config,
-        gates,
-        attempt=attempt,
-        claim=claim,
-        task=task,
-        wall_s=time.monotonic() - wall_started,
+def _internal_error(gate: GateConfig, evidence: Evidence, exc: Exception) -> GateResult:
+    result = new_result(gate, evidence, "fail", f"agentgate could not judge this gate ({exc!r})")
+    # The verdict must still validate: the built-in kinds' `actual` keys, none measured.
+    actual: dict[str, Any] = dict(UNMEASURED.get(gate.kind, {}))
+    if "exit_code" in actual and evidence.command is not None:
+        actual["exit_code"] = evidence.command.exit_code
+    result.actual = actual
+    result.problems.append(
+        "internal error in the gate kind; please report it with this trace:\n"
+        + "".join(traceback.format_exception(exc)[-3:])
     )
+    return result
 
 
-def conclude(
-    config: Config,
-    gates: list[GateResult],
-    *,
-    attempt: Attempt | None = None,
-    claim: str | None = None,
-    task: TaskRef | None = None,
-    wall_s: float | None = None,
-) -> Verdict:
-    """The Verdict of judged gates: overall status, attempt, escalation, continuation text."""
+# -- conclude ---------------------------------------------------------------------------------
+
+
+def assemble(config: Config, gates: list[GateResult]) -> Verdict:
+    """The Verdict of judged gates before any attempt is counted: overall status and notices."""
     verdict = Verdict(
         status=overall_status(gates),
         profile=config.profile,
         gates=gates,
-        attempt=attempt,
         notices=list(config.notices),
     )
     if not config.enabled:
@@ -210,11 +280,34 @@ def conclude(
         # Nothing was measured, so nothing was verified: that is never a pass.
         verdict.status = "fail"
         verdict.notices.append(NOTHING_VERIFIED)
-    # The ledger decides the attempt and any escalation once, before the text is written.
-    instruction = settle(verdict, config, task, wall_s=wall_s)
-    if verdict.status == "fail":  # an escalated task goes to a human, not back to the agent
-        from pytest_agentgate.render.continuation import render_continuation
+    return verdict
 
+
+def conclude(
+    config: Config,
+    gates: list[GateResult],
+    *,
+    claim: str | None = None,
+    decision: Decision | None = None,
+) -> Verdict:
+    """The final Verdict: status, the ledger's decision (attempt, escalation), continuation.
+
+    Pure: the decision was made by the ledger from the recorded state; nothing is written here.
+    """
+    verdict = assemble(config, gates)
+    instruction = None
+    if decision is not None:
+        verdict.attempt = decision.attempt
+        if decision.escalate:
+            verdict.status = "escalate"
+            verdict.escalation = decision.report
+            if decision.report_location:
+                verdict.notices.append(
+                    f"escalated to a human: the report is in {decision.report_location}"
+                )
+        elif verdict.status == "fail":
+            instruction = decision.instruction
+    if verdict.status == "fail":  # an escalated task goes to a human, not back to the agent
         verdict.continuation = render_continuation(
             verdict, max_chars=config.max_chars, claim=claim, instruction=instruction
         )

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_agentgate.config import STATE_DIR
+from pytest_agentgate.state.storage import STATE_DIR
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "tox.ini")
 SKIP_DIRS = {"node_modules", "build", "dist", "site-packages", "__pycache__", "htmlcov"}

@@ -6,31 +6,17 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pluggy
 
-from pytest_agentgate import hookspecs
-from pytest_agentgate.gates.base import GateKind
+from pytest_agentgate import plugin_api
+from pytest_agentgate.plugin_api import CoverageFormat, GateKind, LintFormat
 from pytest_agentgate.reports.model import CoverageReport, LintReport, ReportError
 
 BUILTIN_PLUGIN = "pytest_agentgate.builtin"
 # Filled when the registry is built: formats whose shards the built-in readers can merge.
 BUILTIN_COVERAGE_FORMATS: set[str] = set()
-
-
-@dataclass(frozen=True)
-class LintFormat:
-    name: str
-    parse: Callable[[str, str], LintReport]
-    # A few words on how to produce the report, for error messages.
-    how: str = ""
-
-
-@dataclass(frozen=True)
-class CoverageFormat:
-    name: str
-    read: Callable[[Path, Path], CoverageReport]
-    how: str = ""
 
 
 class RegistryError(Exception):
@@ -39,7 +25,7 @@ class RegistryError(Exception):
 
 @dataclass
 class Registry:
-    kinds: dict[str, GateKind] = field(default_factory=dict)
+    kinds: dict[str, GateKind[Any]] = field(default_factory=dict)
     lint_formats: dict[str, LintFormat] = field(default_factory=dict)
     coverage_formats: dict[str, CoverageFormat] = field(default_factory=dict)
     # Detection by content, when `format` is not configured.
@@ -100,14 +86,19 @@ def _register(table: dict[str, object], items: object, what: str) -> None:
 @functools.lru_cache(maxsize=1)
 def get_registry() -> Registry:
     """Load every plugin of the ``agentgate`` entry-point group once per process."""
-    pm = pluggy.PluginManager(hookspecs.PROJECT)
-    pm.add_hookspecs(hookspecs)
-    pm.load_setuptools_entrypoints(hookspecs.PROJECT)
-    if not any(getattr(p, "__name__", "") == BUILTIN_PLUGIN for p in pm.get_plugins()):
-        # Running from a source tree without installed metadata: the built-ins still load.
-        from pytest_agentgate import builtin
+    pm = pluggy.PluginManager(plugin_api.PROJECT)
+    pm.add_hookspecs(plugin_api)
+    try:
+        pm.load_setuptools_entrypoints(plugin_api.PROJECT)
+        if not any(getattr(p, "__name__", "") == BUILTIN_PLUGIN for p in pm.get_plugins()):
+            # Running from a source tree without installed metadata: the built-ins still load.
+            from pytest_agentgate import builtin
 
-        pm.register(builtin)
+            pm.register(builtin)
+        # A hook implementation whose name is not a hook (a typo) would never be called.
+        pm.check_pending()
+    except pluggy.PluginValidationError as exc:
+        raise RegistryError(f"the agentgate plugin {exc.plugin_name!r} is invalid: {exc}") from None
     return build_registry(pm)
 
 

@@ -88,3 +88,20 @@ BILLION_LAUGHS = """<?xml version="1.0"?>
 ]>
 <testsuite><testcase classname="m" name="&lol9;"><failure message="&lol9;"/></testcase></testsuite>
 """
+
+
+def assess(kind: Any, context: Any) -> Any:
+    """A gate kind's two steps on one context: collect the evidence, then judge it."""
+    return kind.judge(context.config, kind.collect(context))
+
+
+def record(config: Any, task: Any, verdict: Any, **kwargs: Any) -> Any:
+    """The recording step of a door's call, for a Verdict a test built by hand: the ledger
+    decides the attempt and the engine concludes the verdict from the same gates."""
+    from pytest_agentgate.engine import conclude
+    from pytest_agentgate.state.ledger import record as ledger_record
+
+    kwargs.setdefault("wall_s", 3.0)
+    return ledger_record(
+        config, task, verdict, lambda d: conclude(config, verdict.gates, decision=d), **kwargs
+    )

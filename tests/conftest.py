@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from _helpers import PY, CliRun
 
-from pytest_agentgate.gates.base import GateConfig, GateInput
+from pytest_agentgate.gates.base import CollectContext, GateConfig
 from pytest_agentgate.process import CommandResult, CommandSpec
 from pytest_agentgate.profiles import defaults_for
 from pytest_agentgate.registry import Registry, get_registry
@@ -116,8 +116,8 @@ def command_result(tmp_path: Path) -> Callable[..., CommandResult]:
 
 
 @pytest.fixture
-def gate_input(tmp_path: Path, registry: Registry) -> Callable[..., GateInput]:
-    """A GateInput for one gate rooted at tmp_path; thresholds start from the profile."""
+def gate_input(tmp_path: Path, registry: Registry) -> Callable[..., CollectContext]:
+    """A CollectContext for one gate rooted at tmp_path; thresholds start from the profile."""
 
     def make(
         kind: str,
@@ -134,7 +134,7 @@ def gate_input(tmp_path: Path, registry: Registry) -> Callable[..., GateInput]:
         commands_run: tuple[str, ...] = (),
         name: str | None = None,
         timeout: float = 600.0,
-    ) -> GateInput:
+    ) -> CollectContext:
         if result is not None and command is None:
             command = result.spec.command
         config = GateConfig(
@@ -147,7 +147,7 @@ def gate_input(tmp_path: Path, registry: Registry) -> Callable[..., GateInput]:
             thresholds={**defaults_for(profile, kind), **(thresholds or {})},
             options=dict(options or {}),
         )
-        return GateInput(
+        return CollectContext(
             config=config,
             root=tmp_path,
             result=result,

@@ -275,7 +275,7 @@ def test_interrupt_and_module_entry(
         raise KeyboardInterrupt
 
     with monkeypatch.context() as patch:
-        patch.setattr(engine, "run_verdict", interrupted)
+        patch.setattr(engine, "run", interrupted)
         run = agentgate("verify")
     assert run.code == 130 and "interrupted" in run.err
     monkeypatch.setattr(sys, "argv", ["agentgate", "--version"])

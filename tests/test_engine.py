@@ -14,9 +14,10 @@ from _helpers import DATA, CliRun
 
 from pytest_agentgate import engine
 from pytest_agentgate.config import Config
-from pytest_agentgate.gates.base import GateConfig, GateInput, Option
+from pytest_agentgate.gates.base import CollectContext, Evidence, GateConfig, Option
 from pytest_agentgate.registry import Registry
-from pytest_agentgate.verdict import Attempt, GateResult
+from pytest_agentgate.state.storage import ensure_state_dir
+from pytest_agentgate.verdict import GateResult, Verdict
 
 Agentgate = Callable[..., CliRun]
 WriteConfig = Callable[[str], Path]
@@ -25,6 +26,14 @@ JUNIT = DATA / "junit"
 
 def _config(root: Path, *gates: GateConfig, **extra: Any) -> Config:
     return Config(root=root, profile="standard", gates=list(gates), **extra)
+
+
+def run_verdict(
+    config: Config, registry: Registry, *, run: bool = True, task: str | None = None
+) -> Verdict:
+    """The pipeline as a door calls it: run, collect, judge, conclude, record."""
+    request = engine.Request(config, door="cli", task=task, run=run, record=True)
+    return engine.run(request, registry)
 
 
 # -- plan and environment ---------------------------------------------------------------------
@@ -66,11 +75,11 @@ def test_command_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_state_dir_is_git_ignored(tmp_path: Path) -> None:
-    state = engine.ensure_state_dir(tmp_path)
+    state = ensure_state_dir(tmp_path)
     ignore = state / ".gitignore"
     assert ignore.read_text().splitlines()[-1] == "*"
     ignore.write_text("custom\n")
-    engine.ensure_state_dir(tmp_path)
+    ensure_state_dir(tmp_path)
     assert ignore.read_text() == "custom\n"
 
 
@@ -78,25 +87,37 @@ def test_state_dir_is_git_ignored(tmp_path: Path) -> None:
 
 
 class Exploding:
+    """A gate kind with a bug in its judge (or, with ``in_collect``, in its collector)."""
+
     name = "exploding"
     options: tuple[Option, ...] = ()
     stdout_report = False
 
-    def judge(self, gate: GateInput) -> GateResult:
+    def __init__(self, in_collect: bool = False) -> None:
+        self.in_collect = in_collect
+
+    def collect(self, context: CollectContext) -> Evidence:
+        if self.in_collect:
+            raise KeyError("boom")
+        return Evidence(context.root, command=context.result)
+
+    def judge(self, config: GateConfig, evidence: Evidence) -> GateResult:
         raise KeyError("boom")
 
 
+@pytest.mark.parametrize("in_collect", [False, True], ids=["judge", "collect"])
 @pytest.mark.parametrize("kind", ["build", "lint", "test", "coverage", "custom"])
 def test_a_gate_kind_that_raises_fails_the_gate(
     kind: str,
+    in_collect: bool,
     tmp_path: Path,
     registry: Registry,
     check_verdict: Callable[[dict[str, Any]], dict[str, Any]],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(registry.kinds, kind, Exploding())  # type: ignore[arg-type]
+    monkeypatch.setitem(registry.kinds, kind, Exploding(in_collect))
     config = _config(tmp_path, GateConfig("g", kind, command="true"))
-    verdict = engine.run_verdict(config, registry)
+    verdict = run_verdict(config, registry)
     (gate,) = verdict.gates
     assert gate.status == "fail"
     assert verdict.status == "fail"
@@ -109,25 +130,25 @@ def test_a_gate_kind_that_raises_fails_the_gate(
 
 def test_nothing_verified_is_a_failure(tmp_path: Path, registry: Registry) -> None:
     config = _config(tmp_path, GateConfig("build", "build", command="true"))
-    verdict = engine.run_verdict(config, registry, run=False, attempt=Attempt(2, 3))
+    verdict = run_verdict(config, registry, run=False, task="T")
     assert verdict.gates[0].status == "skipped"
     assert verdict.status == "fail"
     assert engine.NOTHING_VERIFIED in verdict.notices
     assert verdict.continuation is not None
     first = verdict.continuation.splitlines()[0]
-    assert first.startswith("COMPLETION REJECTED (attempt 2 of 3)")
+    assert first.startswith("COMPLETION REJECTED (attempt 1 of 3)")
     assert engine.NOTHING_VERIFIED in verdict.continuation
 
 
 def test_no_gates_at_all_is_a_failure(tmp_path: Path, registry: Registry) -> None:
-    verdict = engine.run_verdict(_config(tmp_path), registry)
+    verdict = run_verdict(_config(tmp_path), registry)
     assert verdict.status == "fail"
     assert verdict.notices == [engine.NOTHING_VERIFIED]
 
 
 def test_disabled_configuration_passes_and_says_so(tmp_path: Path, registry: Registry) -> None:
     config = _config(tmp_path, GateConfig("build", "build", command="false"), enabled=False)
-    verdict = engine.run_verdict(config, registry)
+    verdict = run_verdict(config, registry)
     assert verdict.status == "pass"
     assert verdict.gates[0].summary == "disabled in the configuration"
     assert any("enabled: false" in n for n in verdict.notices)
@@ -140,7 +161,7 @@ def test_disabled_gate_is_skipped(tmp_path: Path, registry: Registry) -> None:
         GateConfig("off", "build", command="false", enabled=False),
         GateConfig("on", "build", command="true"),
     )
-    verdict = engine.run_verdict(config, registry)
+    verdict = run_verdict(config, registry)
     assert [g.status for g in verdict.gates] == ["skipped", "pass"]
     assert verdict.status == "pass"
     assert verdict.continuation is None
@@ -154,7 +175,7 @@ def test_advisory_gate_failure_does_not_fail_the_verdict(
         GateConfig("advice", "build", command="false", blocking=False),
         GateConfig("build", "build", command="true"),
     )
-    verdict = engine.run_verdict(config, registry)
+    verdict = run_verdict(config, registry)
     assert verdict.gates[0].status == "fail"
     assert verdict.status == "pass"
 

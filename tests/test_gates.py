@@ -1,4 +1,4 @@
-"""Gate kinds, one evidence shape at a time: GateInput in, GateResult out."""
+"""Gate kinds, one evidence shape at a time: a context in, evidence collected, a GateResult out."""
 
 from __future__ import annotations
 
@@ -9,20 +9,21 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _helpers import DATA, PY
+from _helpers import DATA, PY, assess
 
-from pytest_agentgate.gates import base
+from pytest_agentgate.gates import base, collect, judging
 from pytest_agentgate.gates import test as test_kind
 from pytest_agentgate.gates.build import BuildGate
-from pytest_agentgate.gates.coverage import CoverageGate, line_ranges
+from pytest_agentgate.gates.coverage import CoverageEvidence, CoverageGate, line_ranges
 from pytest_agentgate.gates.custom import CustomGate
 from pytest_agentgate.gates.lint import LintGate
 from pytest_agentgate.process import CommandResult, CommandSpec, run_command
 from pytest_agentgate.reports import jsonvalue, model
+from pytest_agentgate.reports._io import display_path
 from pytest_agentgate.reports.build import extract_errors, tail_lines
 from pytest_agentgate.verdict import Finding
 
-MakeInput = Callable[..., base.GateInput]
+MakeInput = Callable[..., base.CollectContext]
 MakeResult = Callable[..., CommandResult]
 OLD = time.time() - 3600
 
@@ -39,13 +40,13 @@ def _write(path: Path, text: str, *, old: bool = False) -> Path:
 
 
 def test_pct_and_needed_to_reach() -> None:
-    assert base.pct(None) == "n/a"
-    assert base.pct(84.996) == "85.00%"
-    assert base.pct(84.996, 85) == "84.99%" and base.pct(84.996, 84.99) == "85.00%"
-    assert base.pct(66.666, 95) == "66.67%"  # far below: rounded as usual
-    assert base.needed_to_reach(85, 21249, 25000) == 1
-    assert base.needed_to_reach(85, 85, 100) == 0
-    assert base.needed_to_reach(50, 9, 10) == 0
+    assert judging.pct(None) == "n/a"
+    assert judging.pct(84.996) == "85.00%"
+    assert judging.pct(84.996, 85) == "84.99%" and judging.pct(84.996, 84.99) == "85.00%"
+    assert judging.pct(66.666, 95) == "66.67%"  # far below: rounded as usual
+    assert judging.needed_to_reach(85, 21249, 25000) == 1
+    assert judging.needed_to_reach(85, 85, 100) == 0
+    assert judging.needed_to_reach(50, 9, 10) == 0
 
 
 def test_expand_reports(tmp_path: Path, gate_input: MakeInput) -> None:
@@ -53,16 +54,16 @@ def test_expand_reports(tmp_path: Path, gate_input: MakeInput) -> None:
     b = _write(tmp_path / "r" / "sub" / "b.xml", "")
     outside = _write(tmp_path.parent / f"{tmp_path.name}-out.xml", "")
     gate = gate_input("test", reports=["r/**/*.xml", "r/a.xml", str(outside), "nope/*.xml", "x"])
-    files, unmatched = base.expand_reports(gate)
+    files, unmatched = collect.expand_reports(gate)
     assert files == [a, b, outside]
     assert unmatched == ["nope/*.xml", "x"]
-    assert base.display_path(outside, tmp_path) == str(outside)
-    assert base.display_path(b, tmp_path) == "r/sub/b.xml"
+    assert display_path(str(outside), tmp_path) == str(outside)
+    assert display_path(str(b), tmp_path) == "r/sub/b.xml"
 
 
 def test_written_this_run_matches_whole_paths(gate_input: MakeInput) -> None:
     def named(report: str, command: str) -> bool:
-        return base.written_this_run(
+        return collect.written_this_run(
             gate_input("coverage", reports=[report], commands_run=(command,))
         )
 
@@ -73,12 +74,16 @@ def test_written_this_run_matches_whole_paths(gate_input: MakeInput) -> None:
     assert not named("cov.json", "coverage json -o cov.json.bak")
 
 
+def problem(context: base.CollectContext) -> str | None:
+    return judging.command_problem(context.config, base.Evidence(context.root, context.result))
+
+
 def test_command_problem(gate_input: MakeInput, command_result: MakeResult) -> None:
-    assert base.command_problem(gate_input("build")) is None
+    assert problem(gate_input("build")) is None
     timed_out = gate_input("build", result=command_result("slow", None, timed_out=True), timeout=2)
-    assert "killed after its 2 s timeout" in str(base.command_problem(timed_out))
+    assert "killed after its 2 s timeout" in str(problem(timed_out))
     broken = gate_input("build", result=command_result("x", None, start_error="no shell"))
-    assert base.command_problem(broken) == "`x` could not start: no shell"
+    assert problem(broken) == "`x` could not start: no shell"
 
 
 # -- build --------------------------------------------------------------------------------------
@@ -138,7 +143,7 @@ def test_real_compileall_syntax_error(tmp_path: Path, gate_input: MakeInput) -> 
     _write(tmp_path / "pkg" / "broken.py", "x = 1\n\ndef f(:\n    pass\n")
     command = f"{PY} -m compileall -q pkg"
     spec = CommandSpec(key="build", command=command, cwd=tmp_path, timeout=30)
-    result = BuildGate().judge(gate_input("build", result=run_command(spec)))
+    result = assess(BuildGate(), gate_input("build", result=run_command(spec)))
     assert result.status == "fail"
     assert result.actual == {"exit_code": 1, "errors": 1}
     (finding,) = result.findings
@@ -151,27 +156,27 @@ def test_build_says_when_its_output_was_cut(
 ) -> None:
     # Error lines in dropped output cannot be counted: the verdict must say output was dropped.
     cut = command_result("make", 0, stdout="ok\n", stdout_dropped=5_000_000, stderr_dropped=7)
-    passed = BuildGate().judge(gate_input("build", result=cut))
+    passed = assess(BuildGate(), gate_input("build", result=cut))
     assert passed.status == "pass"
     assert passed.summary == "build succeeded (first 5000007 bytes of output dropped)"
     assert passed.notes == [
         "the first 5000007 bytes of the output were dropped (capture limit); "
         "only error lines in the rest were found"
     ]
-    failed = BuildGate().judge(gate_input("build", result=command_result("make", 2, "x\n")))
+    failed = assess(BuildGate(), gate_input("build", result=command_result("make", 2, "x\n")))
     assert failed.status == "fail" and failed.notes == []
-    failed = BuildGate().judge(
-        gate_input("build", result=command_result("make", 2, "x\n", stdout_dropped=3))
+    failed = assess(
+        BuildGate(), gate_input("build", result=command_result("make", 2, "x\n", stdout_dropped=3))
     )
     assert "the first 3 bytes" in failed.notes[0]
 
 
 def test_build_outcomes(gate_input: MakeInput, command_result: MakeResult) -> None:
     gate = BuildGate()
-    assert gate.judge(gate_input("build")).summary == "no build command configured"
-    assert gate.judge(gate_input("build", command="make")).status == "skipped"
+    assert assess(gate, gate_input("build")).summary == "no build command configured"
+    assert assess(gate, gate_input("build", command="make")).status == "skipped"
 
-    ok = gate.judge(gate_input("build", result=command_result("make", 0, "built\n")))
+    ok = assess(gate, gate_input("build", result=command_result("make", 0, "built\n")))
     assert (ok.status, ok.summary, ok.actual) == (
         "pass",
         "build succeeded",
@@ -179,22 +184,22 @@ def test_build_outcomes(gate_input: MakeInput, command_result: MakeResult) -> No
     )
 
     noisy = command_result("make", 0, GCC + GCC)
-    over = gate.judge(gate_input("build", result=noisy))
+    over = assess(gate, gate_input("build", result=noisy))
     assert over.status == "fail" and over.summary == "build exited 0 but printed 2 errors (max 0)"
-    tolerated = gate.judge(gate_input("build", result=noisy, thresholds={"max_errors": None}))
+    tolerated = assess(gate, gate_input("build", result=noisy, thresholds={"max_errors": None}))
     assert tolerated.status == "pass"
     assert tolerated.summary == "build succeeded with 2 error lines"
 
-    failed = gate.judge(gate_input("build", result=command_result("make", 2, stderr=GCC)))
+    failed = assess(gate, gate_input("build", result=command_result("make", 2, stderr=GCC)))
     assert failed.summary == "build failed: exit code 2, 1 error line"
-    unknown = gate.judge(gate_input("build", result=command_result("make", 2, "a\nb\nboom\n")))
+    unknown = assess(gate, gate_input("build", result=command_result("make", 2, "a\nb\nboom\n")))
     assert unknown.summary == "build failed: exit code 2, 0 error lines"
     assert [f.message for f in unknown.findings] == ["a", "b", "boom"]
-    silent = gate.judge(gate_input("build", result=command_result("make", 2)))
+    silent = assess(gate, gate_input("build", result=command_result("make", 2)))
     assert silent.problems == ["the command printed nothing"]
 
     slow = command_result("make", None, "half", timed_out=True)
-    timed_out = gate.judge(gate_input("build", result=slow, timeout=1))
+    timed_out = assess(gate, gate_input("build", result=slow, timeout=1))
     assert timed_out.status == "fail" and timed_out.summary == "build did not finish"
     assert "killed after its 1 s timeout" in timed_out.problems[0]
     assert timed_out.actual == {"exit_code": None, "errors": 0}
@@ -221,58 +226,58 @@ RUFF_ONE = json.dumps(
 def test_lint_from_stdout(gate_input: MakeInput, command_result: MakeResult) -> None:
     gate = LintGate()
     out = command_result("ruff check", 1, RUFF_ONE)
-    strict = gate.judge(gate_input("lint", result=out, fmt="ruff", profile="strict"))
+    strict = assess(gate, gate_input("lint", result=out, fmt="ruff", profile="strict"))
     assert strict.status == "fail"
     assert strict.summary == "1 error (max 0), 0 warnings (max 0)"
     assert strict.findings[0].code == "F401"
-    relaxed = gate.judge(gate_input("lint", result=out, fmt="ruff", profile="relaxed"))
+    relaxed = assess(gate, gate_input("lint", result=out, fmt="ruff", profile="relaxed"))
     assert relaxed.status == "pass"  # ruff's exit 1 is explained by the finding it reports
 
-    clean = gate.judge(gate_input("lint", result=command_result("ruff", 0, "[]"), fmt="ruff"))
+    clean = assess(gate, gate_input("lint", result=command_result("ruff", 0, "[]"), fmt="ruff"))
     assert clean.status == "pass" and clean.actual == {"errors": 0, "warnings": 0}
 
-    crashed = gate.judge(gate_input("lint", result=command_result("ruff", 2, "[]"), fmt="ruff"))
+    crashed = assess(gate, gate_input("lint", result=command_result("ruff", 2, "[]"), fmt="ruff"))
     assert crashed.status == "fail" and crashed.summary == "lint command exited 2"
 
     garbage = command_result("ruff", 2, "ruff: error: unknown option\n")
-    unreadable = gate.judge(gate_input("lint", result=garbage, fmt="ruff"))
+    unreadable = assess(gate, gate_input("lint", result=garbage, fmt="ruff"))
     assert unreadable.status == "fail" and unreadable.summary == "lint report could not be read"
     assert any("exited with code 2" in p for p in unreadable.problems)
 
     dropped = command_result("ruff", 1, RUFF_ONE, stdout_dropped=10)
-    too_big = gate.judge(gate_input("lint", result=dropped, fmt="ruff"))
+    too_big = assess(gate, gate_input("lint", result=dropped, fmt="ruff"))
     assert too_big.status == "fail" and "capture limit" in too_big.problems[0]
 
     slow = command_result("ruff", None, timed_out=True)
-    timed_out = gate.judge(gate_input("lint", result=slow, fmt="ruff"))
+    timed_out = assess(gate, gate_input("lint", result=slow, fmt="ruff"))
     assert timed_out.summary == "lint did not finish"
     assert timed_out.actual == {"errors": None, "warnings": None}
 
-    assert gate.judge(gate_input("lint", command="ruff", fmt="ruff")).status == "skipped"
-    unknown = gate.judge(gate_input("lint", result=out, fmt="nosuchlinter"))
+    assert assess(gate, gate_input("lint", command="ruff", fmt="ruff")).status == "skipped"
+    unknown = assess(gate, gate_input("lint", result=out, fmt="nosuchlinter"))
     assert unknown.status == "fail" and "unknown lint format" in unknown.problems[0]
 
 
 def test_lint_from_files(tmp_path: Path, gate_input: MakeInput, command_result: MakeResult) -> None:
     gate = LintGate()
     eslint = str(DATA / "js" / "eslint.json")
-    result = gate.judge(gate_input("lint", reports=[eslint], fmt="eslint", ran=False))
+    result = assess(gate, gate_input("lint", reports=[eslint], fmt="eslint", ran=False))
     assert result.actual == {"errors": 3, "warnings": 1}
     assert [f.severity for f in result.findings] == ["error", "error", "error", "warning"]
-    relaxed = gate.judge(
-        gate_input("lint", reports=[eslint], fmt="eslint", ran=False, profile="relaxed")
+    relaxed = assess(
+        gate, gate_input("lint", reports=[eslint], fmt="eslint", ran=False, profile="relaxed")
     )
     assert relaxed.status == "pass"
 
-    missing = gate.judge(gate_input("lint", reports=["nope.json"], fmt="ruff", ran=False))
+    missing = assess(gate, gate_input("lint", reports=["nope.json"], fmt="ruff", ran=False))
     assert missing.status == "fail" and "nope.json: no lint report found" in missing.problems[0]
     (tmp_path / "dir.json").mkdir()
-    folder = gate.judge(gate_input("lint", reports=["dir.json"], fmt="ruff", ran=False))
+    folder = assess(gate, gate_input("lint", reports=["dir.json"], fmt="ruff", ran=False))
     assert "is a directory" in folder.problems[0]
 
     _write(tmp_path / "old.json", "[]", old=True)
     ran = command_result("ruff check -o old.json", 0)
-    stale = gate.judge(gate_input("lint", result=ran, reports=["old.json"], fmt="ruff"))
+    stale = assess(gate, gate_input("lint", result=ran, reports=["old.json"], fmt="ruff"))
     assert stale.status == "fail" and "older than the run" in stale.problems[0]
 
 
@@ -284,8 +289,8 @@ PASSING = (
 
 
 def test_test_gate_with_sample_reports(gate_input: MakeInput) -> None:
-    gate = test_kind.TestGate()
-    xunit1 = gate.judge(gate_input("test", reports=[str(DATA / "junit" / "pytest-xunit1.xml")]))
+    gate = test_kind.SuiteGate()
+    xunit1 = assess(gate, gate_input("test", reports=[str(DATA / "junit" / "pytest-xunit1.xml")]))
     assert (xunit1.actual["passed"], xunit1.actual["failed"], xunit1.actual["errors"]) == (3, 2, 2)
     assert xunit1.actual["skipped"] == 2
     assert xunit1.status == "fail"
@@ -293,11 +298,11 @@ def test_test_gate_with_sample_reports(gate_input: MakeInput) -> None:
     assert all(f.name and "::" in f.name for f in xunit1.findings)
 
     report = [str(DATA / "junit" / "gotestsum.xml")]
-    flaky_fail = gate.judge(gate_input("test", reports=report, profile="strict"))
+    flaky_fail = assess(gate, gate_input("test", reports=report, profile="strict"))
     assert "1 flaky (flaky tests are not allowed)" in flaky_fail.summary
     assert any(f.code == "flaky" and f.severity == "warning" for f in flaky_fail.findings)
-    lenient = gate.judge(
-        gate_input("test", reports=report, thresholds={"min_pass_rate": 50, "flaky": "allow"})
+    lenient = assess(
+        gate, gate_input("test", reports=report, thresholds={"min_pass_rate": 50, "flaky": "allow"})
     )
     assert lenient.status == "pass"
     assert lenient.notes == ["1 failing tests are within the profile's tolerance"]
@@ -306,12 +311,12 @@ def test_test_gate_with_sample_reports(gate_input: MakeInput) -> None:
 def test_test_gate_outcomes(
     tmp_path: Path, gate_input: MakeInput, command_result: MakeResult
 ) -> None:
-    gate = test_kind.TestGate()
-    assert gate.judge(gate_input("test")).summary == "no JUnit report configured"
+    gate = test_kind.SuiteGate()
+    assert assess(gate, gate_input("test")).summary == "no JUnit report configured"
 
-    no_cmd = gate.judge(gate_input("test", reports=["junit.xml"], ran=False))
+    no_cmd = assess(gate, gate_input("test", reports=["junit.xml"], ran=False))
     assert "run the tests with a JUnit reporter first" in no_cmd.problems[0]
-    with_cmd = gate.judge(gate_input("test", reports=["j.xml"], result=command_result("tox", 1)))
+    with_cmd = assess(gate, gate_input("test", reports=["j.xml"], result=command_result("tox", 1)))
     assert (
         "`tox` must write it (pytest: --junitxml=PATH; jest: the jest-junit reporter)"
         in (with_cmd.problems[0])
@@ -319,22 +324,22 @@ def test_test_gate_outcomes(
     assert any("exited with code 1" in p for p in with_cmd.problems)
 
     _write(tmp_path / "pass.xml", PASSING)
-    ok = gate.judge(gate_input("test", reports=["pass.xml"], result=command_result("t", 0)))
+    ok = assess(gate, gate_input("test", reports=["pass.xml"], result=command_result("t", 0)))
     assert ok.status == "pass" and ok.summary == "2 of 2 tests passed (100.00%, need 95.00%)"
-    no_min = gate.judge(
-        gate_input("test", reports=["pass.xml"], thresholds={"min_pass_rate": None})
+    no_min = assess(
+        gate, gate_input("test", reports=["pass.xml"], thresholds={"min_pass_rate": None})
     )
     assert no_min.summary == "2 of 2 tests passed (100.00%)"
 
     late = command_result("t", None, timed_out=True)
-    killed = gate.judge(gate_input("test", reports=["pass.xml"], result=late, timeout=5))
+    killed = assess(gate, gate_input("test", reports=["pass.xml"], result=late, timeout=5))
     assert killed.status == "fail" and "killed after its 5 s timeout" in killed.problems[0]
 
     _write(
         tmp_path / "skips.xml",
         '<testsuite><testcase classname="t" name="a"><skipped/></testcase></testsuite>',
     )
-    skipped_only = gate.judge(gate_input("test", reports=["skips.xml"]))
+    skipped_only = assess(gate, gate_input("test", reports=["skips.xml"]))
     assert skipped_only.status == "fail"
     assert skipped_only.summary == (
         "no tests executed (1 skipped): zero executed tests is a failure"
@@ -343,9 +348,8 @@ def test_test_gate_outcomes(
 
 def test_pass_rate_rounding(gate_input: MakeInput) -> None:
     run = model.TestRun(total=25000, passed=21249, failed=3751)
-    result = test_kind.TestGate()._judge_run(
-        gate_input("test", reports=["x"], thresholds={"min_pass_rate": 85}), run, None
-    )
+    gate = gate_input("test", reports=["x"], thresholds={"min_pass_rate": 85})
+    result = test_kind._judge_run(gate.config, test_kind.SuiteEvidence(gate.root, run=run), run)
     assert result.status == "fail"
     # 84.996 is below 85, and the display must not round it up to a failing "85.00%, need
     # 85.00%": below the threshold it is cut to two decimals instead.
@@ -359,12 +363,12 @@ def test_a_missing_coverage_report_says_how_its_own_format_is_written(
     # A jest project's missing coverage-summary.json must not be told to run coverage.py.
     gate = gate_input("coverage", reports=["coverage/coverage-summary.json"], ran=False)
     gate.config.format = "istanbul-summary"
-    result = CoverageGate().judge(gate)
+    result = assess(CoverageGate(), gate)
     assert result.status == "fail"
     assert "--coverageReporters=json-summary" in result.problems[0]
     assert "coverage.py" not in result.problems[0]
-    unnamed = CoverageGate().judge(gate_input("coverage", reports=["c.json"], ran=False))
-    assert "coverage json -o PATH" in unnamed.problems[0]
+    unnamed = assess(CoverageGate(), gate_input("coverage", reports=["c.json"], ran=False))
+    assert "coverage json -o FILE" in unnamed.problems[0]
     assert "json-summary" in unnamed.problems[0]
 
 
@@ -373,8 +377,9 @@ def test_coverage_below_its_threshold_never_displays_as_reaching_it(
 ) -> None:
     _write(tmp_path / "cov.info", "SF:a.js\nLF:200000\nLH:169993\nend_of_record\n")
     thresholds = {"branches": None, "functions": None, "statements": None}
-    result = CoverageGate().judge(
-        gate_input("coverage", reports=["cov.info"], ran=False, thresholds=thresholds)
+    result = assess(
+        CoverageGate(),
+        gate_input("coverage", reports=["cov.info"], ran=False, thresholds=thresholds),
     )
     assert result.status == "fail" and result.actual["lines"] == pytest.approx(84.9965)
     assert result.summary.startswith("lines 84.99% (need 85.00%)")
@@ -387,7 +392,7 @@ def test_node_ids(tmp_path: Path, gate_input: MakeInput) -> None:
 
     def nid(classname: str, file: str | None = path) -> str:
         return test_kind.node_id(
-            model.TestCaseResult("test_a", classname, "failed", file=file), gate
+            model.TestCaseResult("test_a", classname, "failed", file=file), base.Evidence(gate.root)
         )
 
     assert nid("tests.test_x") == "tests/test_x.py::test_a"
@@ -403,7 +408,7 @@ def test_node_ids(tmp_path: Path, gate_input: MakeInput) -> None:
 def test_coverage_gate_on_coverage_json(gate_input: MakeInput) -> None:
     gate = CoverageGate()
     partial = str(DATA / "python" / "coverage-partial.json")
-    result = gate.judge(gate_input("coverage", reports=[partial], ran=False))
+    result = assess(gate, gate_input("coverage", reports=[partial], ran=False))
     assert result.status == "fail"
     assert result.actual["lines"] == pytest.approx(28 * 100 / 39)
     assert result.actual["branches"] == pytest.approx(50.0)
@@ -420,13 +425,14 @@ def test_coverage_gate_on_coverage_json(gate_input: MakeInput) -> None:
         n.startswith("lines: 71.79% < 85.00%: cover 6 more of 39 lines") for n in result.notes
     )
 
-    off = gate.judge(
+    off = assess(
+        gate,
         gate_input(
             "coverage",
             reports=[partial],
             ran=False,
             thresholds={m: None for m in ("lines", "branches", "functions", "statements")},
-        )
+        ),
     )
     assert off.status == "pass" and off.summary.startswith("lines 71.79%, branches 50.00%")
 
@@ -452,8 +458,9 @@ def test_coverage_metric_not_measured(tmp_path: Path, gate_input: MakeInput) -> 
             part.pop("executed_branches", None)
             part.pop("missing_branches", None)
     _write(tmp_path / "nobranch.json", json.dumps(document))
-    result = CoverageGate().judge(
-        gate_input("coverage", reports=["nobranch.json"], ran=False, profile="relaxed")
+    result = assess(
+        CoverageGate(),
+        gate_input("coverage", reports=["nobranch.json"], ran=False, profile="relaxed"),
     )
     assert result.actual["branches"] is None
     assert result.status == "fail"
@@ -465,25 +472,25 @@ def test_coverage_report_problems(
     tmp_path: Path, gate_input: MakeInput, command_result: MakeResult
 ) -> None:
     gate = CoverageGate()
-    nothing = gate.judge(gate_input("coverage", ran=False))
+    nothing = assess(gate, gate_input("coverage", ran=False))
     assert nothing.status == "fail" and "no coverage report configured" in nothing.problems[0]
-    missing = gate.judge(gate_input("coverage", reports=["cov.json"], ran=False))
+    missing = assess(gate, gate_input("coverage", reports=["cov.json"], ran=False))
     assert "cov.json: no coverage report found" in missing.problems[0]
     summary = (DATA / "js" / "coverage-summary.json").read_text()
     _write(tmp_path / "a" / "s.json", summary)
     _write(tmp_path / "b" / "s.json", summary)
-    several = gate.judge(gate_input("coverage", reports=["*/s.json"], ran=False))
+    several = assess(gate, gate_input("coverage", reports=["*/s.json"], ran=False))
     # istanbul summaries have no per-line data, so two shards of them cannot be merged.
     assert several.status == "fail"
     assert "cannot be merged" in " ".join(several.problems)
     _write(tmp_path / "old.json", summary, old=True)
     writer = command_result("npx c8 report", 0)
-    stale = gate.judge(gate_input("coverage", reports=["old.json"], result=writer))
+    stale = assess(gate, gate_input("coverage", reports=["old.json"], result=writer))
     assert "older than the run" in stale.problems[0]
     late = command_result("npx c8 report", None, timed_out=True)
     fresh = _write(tmp_path / "new.json", summary)
-    killed = gate.judge(
-        gate_input("coverage", reports=[fresh.name], result=late, thresholds={"branches": 50})
+    killed = assess(
+        gate, gate_input("coverage", reports=[fresh.name], result=late, thresholds={"branches": 50})
     )
     assert killed.status == "fail" and "timeout" in killed.problems[0]
 
@@ -516,15 +523,15 @@ BANDIT = {
 
 def test_custom_exit_code_only(gate_input: MakeInput, command_result: MakeResult) -> None:
     gate = CustomGate()
-    assert gate.judge(gate_input("custom", name="c")).status == "skipped"
-    assert gate.judge(gate_input("custom", command="x")).summary == "not run (--no-run)"
-    ok = gate.judge(gate_input("custom", result=command_result("x", 0)))
+    assert assess(gate, gate_input("custom", name="c")).status == "skipped"
+    assert assess(gate, gate_input("custom", command="x")).summary == "not run (--no-run)"
+    ok = assess(gate, gate_input("custom", result=command_result("x", 0)))
     assert (ok.status, ok.actual) == ("pass", {"exit_code": 0})
-    bad = gate.judge(gate_input("custom", result=command_result("x", 3, "why it failed")))
+    bad = assess(gate, gate_input("custom", result=command_result("x", 3, "why it failed")))
     assert bad.status == "fail" and bad.summary == "exit code 3"
     assert "why it failed" in bad.notes[0]
-    slow = gate.judge(
-        gate_input("custom", name="scan", result=command_result("x", None, timed_out=True))
+    slow = assess(
+        gate, gate_input("custom", name="scan", result=command_result("x", None, timed_out=True))
     )
     assert slow.status == "fail" and slow.summary == "scan did not finish"
 
@@ -533,13 +540,14 @@ def test_custom_metric(tmp_path: Path, gate_input: MakeInput, command_result: Ma
     gate = CustomGate()
 
     def judge(stdout: str, exit_code: int = 0, **limits: float) -> tuple[str, str]:
-        result = gate.judge(
+        result = assess(
+            gate,
             gate_input(
                 "custom",
                 result=command_result("scan", exit_code, stdout),
                 options={"metric": "summary.items.1.score"},
                 thresholds=limits,
-            )
+            ),
         )
         return result.status, result.summary + " | " + " ".join(result.problems)
 
@@ -561,14 +569,15 @@ def test_custom_metric(tmp_path: Path, gate_input: MakeInput, command_result: Ma
     assert status == "fail" and "is empty" in text
 
     _write(tmp_path / "score.json", doc)
-    from_file = gate.judge(
+    from_file = assess(
+        gate,
         gate_input(
             "custom",
             reports=["score.json"],
             ran=False,
             options={"metric": "summary.items.0.score"},
             thresholds={"min": 1},
-        )
+        ),
     )
     assert from_file.status == "pass" and from_file.actual == {"value": 1.0, "exit_code": None}
 
@@ -577,12 +586,13 @@ def test_custom_severity(tmp_path: Path, gate_input: MakeInput, command_result: 
     gate = CustomGate()
 
     def judge(document: object, allowed: str, exit_code: int = 0) -> tuple[str, str]:
-        result = gate.judge(
+        result = assess(
+            gate,
             gate_input(
                 "custom",
                 result=command_result("audit", exit_code, json.dumps(document)),
                 thresholds={"max_severity": allowed},
-            )
+            ),
         )
         return result.status, result.summary + " | " + " ".join(result.problems + result.notes)
 
@@ -616,36 +626,42 @@ def test_custom_report_problems(
 ) -> None:
     gate = CustomGate()
     options = {"metric": "n"}
-    missing = gate.judge(
-        gate_input("custom", reports=["r.json"], ran=False, options=options, thresholds={"max": 1})
+    missing = assess(
+        gate,
+        gate_input("custom", reports=["r.json"], ran=False, options=options, thresholds={"max": 1}),
     )
     assert missing.status == "fail" and "r.json: no JSON report found" in missing.problems[0]
     _write(tmp_path / "r1.json", "{}")
     _write(tmp_path / "r2.json", "{}")
-    several = gate.judge(
-        gate_input("custom", reports=["r*.json"], ran=False, options=options, thresholds={"max": 1})
+    several = assess(
+        gate,
+        gate_input(
+            "custom", reports=["r*.json"], ran=False, options=options, thresholds={"max": 1}
+        ),
     )
     assert several.status == "fail"
     _write(tmp_path / "old.json", '{"n": 0}', old=True)
-    stale = gate.judge(
+    stale = assess(
+        gate,
         gate_input(
             "custom",
             reports=["old.json"],
             result=command_result("scan -o old.json", 0),
             options=options,
             thresholds={"max": 1},
-        )
+        ),
     )
     assert stale.status == "fail" and "older than the run" in stale.problems[0]
     (tmp_path / "dir.json").mkdir()
-    folder = gate.judge(
+    folder = assess(
+        gate,
         gate_input(
             "custom", reports=["dir.json"], ran=False, options=options, thresholds={"max": 1}
-        )
+        ),
     )
-    assert folder.status == "fail" and "cannot be read" in folder.problems[0]
-    no_run = gate.judge(
-        gate_input("custom", command="scan", ran=False, thresholds={"max_severity": "low"})
+    assert folder.status == "fail" and "dir.json: is a directory" in folder.problems[0]
+    no_run = assess(
+        gate, gate_input("custom", command="scan", ran=False, thresholds={"max_severity": "low"})
     )
     assert no_run.status == "skipped"
 
@@ -669,12 +685,14 @@ def test_rare_evidence_problems(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     late = command_result("pytest", None, timed_out=True)
-    missing = test_kind.TestGate().judge(gate_input("test", reports=["j.xml"], result=late))
+    missing = assess(test_kind.SuiteGate(), gate_input("test", reports=["j.xml"], result=late))
     assert "timeout" in missing.problems[0] and "no JUnit report found" in missing.problems[1]
 
     (tmp_path / "dangling.xml").symlink_to(tmp_path / "nowhere.xml")
     ran = command_result("pytest", 0)
-    dangling = test_kind.TestGate().judge(gate_input("test", reports=["dangling.xml"], result=ran))
+    dangling = assess(
+        test_kind.SuiteGate(), gate_input("test", reports=["dangling.xml"], result=ran)
+    )
     assert dangling.status == "fail" and "not found" in dangling.problems[0]
 
     _write(tmp_path / "r.json", "[]")
@@ -683,7 +701,7 @@ def test_rare_evidence_problems(
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(Path, "read_text", refuse)
-    locked = LintGate().judge(gate_input("lint", reports=["r.json"], fmt="ruff", ran=False))
+    locked = assess(LintGate(), gate_input("lint", reports=["r.json"], fmt="ruff", ran=False))
     assert "r.json: cannot be read: Permission denied" in locked.problems[0]
 
 
@@ -706,8 +724,8 @@ def test_unmeasured_metric_without_threshold_is_left_out(
             part.pop("missing_branches", None)
     _write(tmp_path / "c.json", json.dumps(document))
     thresholds = {"lines": 10, "branches": None, "functions": None, "statements": None}
-    result = CoverageGate().judge(
-        gate_input("coverage", reports=["c.json"], ran=False, thresholds=thresholds)
+    result = assess(
+        CoverageGate(), gate_input("coverage", reports=["c.json"], ran=False, thresholds=thresholds)
     )
     assert result.status == "pass"
     assert "branches" not in result.summary and result.actual["branches"] is None
@@ -723,24 +741,27 @@ def test_error_shapes_cut_short() -> None:
     assert (compiled.path, compiled.message) == ("a.py", "could not be compiled")
 
 
-def test_in_process_evidence_and_partial_runs(gate_input: MakeInput) -> None:
+def test_evidence_a_door_measured_and_partial_runs(gate_input: MakeInput) -> None:
     partial = model.TestRun(total=2, passed=2, partial=["-k smoke"])
+    suite = test_kind.SuiteGate()
     strict = gate_input("test", profile="strict")
-    strict.evidence = partial
-    result = test_kind.TestGate().judge(strict)
+    result = suite.judge(strict.config, test_kind.SuiteEvidence(strict.root, run=partial))
     assert result.status == "fail" and "; partial run: -k smoke" in result.summary
     assert "only part of the suite ran" in result.problems[0]
     standard = gate_input("test")
-    standard.evidence = partial
-    allowed = test_kind.TestGate().judge(standard)
+    allowed = suite.judge(standard.config, test_kind.SuiteEvidence(standard.root, run=partial))
     assert allowed.status == "pass"
     assert allowed.notes == ["judged only the tests that ran: -k smoke"]
 
     coverage = gate_input("coverage", thresholds={"branches": None})
-    coverage.evidence = model.CoverageReport(
+    report = model.CoverageReport(
         "pytest-cov", "coverage-data", lines=model.Ratio(9, 10), statements=model.Ratio(9, 10)
     )
-    assert CoverageGate().judge(coverage).summary.startswith("lines 90.00% (need 85.00%)")
-    coverage.evidence = model.ReportError("pytest-cov", "no data collected")
-    broken = CoverageGate().judge(coverage)
+    measured = CoverageEvidence(coverage.root, report=report, measured_as="data")
+    judged = CoverageGate().judge(coverage.config, measured)
+    assert judged.summary.startswith("lines 90.00% (need 85.00%)")
+    error = model.ReportError("pytest-cov", "no data collected")
+    missing = CoverageEvidence(coverage.root, error=error, measured_as="data")
+    broken = CoverageGate().judge(coverage.config, missing)
     assert broken.status == "fail" and broken.problems == ["pytest-cov: no data collected"]
+    assert broken.summary == "no usable coverage data"

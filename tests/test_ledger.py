@@ -12,13 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import DATA, CliRun
+from _helpers import DATA, CliRun, record
 
 from pytest_agentgate.config import Config, ConfigError, RawConfig, validate
-from pytest_agentgate.engine import conclude
 from pytest_agentgate.registry import Registry
-from pytest_agentgate.state import ledger
-from pytest_agentgate.state.ledger import LedgerError, TaskRef
+from pytest_agentgate.state import escalation, history, ledger, storage
+from pytest_agentgate.state.task import LedgerError, TaskRef
 from pytest_agentgate.verdict import GateResult, Verdict, overall_status
 
 Agentgate = Callable[..., CliRun]
@@ -77,8 +76,7 @@ def settle(
     v: Verdict, root: Path, task: str | None = "T1", source: str = "cli", **config: Any
 ) -> Verdict:
     cfg = Config(root=root, **config)
-    ledger.settle(v, cfg, None if task is None else TaskRef(task, source), wall_s=3.0, now=T0)
-    return v
+    return record(cfg, None if task is None else TaskRef(task, source), v, now=T0, source=source)
 
 
 def history_lines(root: Path) -> list[dict[str, Any]]:
@@ -172,10 +170,10 @@ def test_the_attempt_shown_is_the_budget_closer_to_running_out(tmp_path: Path) -
 
 def test_continuation_names_the_attempt_and_escalation_has_none(tmp_path: Path) -> None:
     config = Config(root=tmp_path, attempts_max=1)
-    first = conclude(config, [test_gate(15)], task=TaskRef("T1"), wall_s=1.0)
+    first = record(config, TaskRef("T1"), verdict(test_gate(15)), wall_s=1.0)
     assert first.status == "fail"
     assert first.continuation and "(attempt 1 of 1)" in first.continuation
-    second = conclude(config, [test_gate(15)], task=TaskRef("T1"), wall_s=1.0)
+    second = record(config, TaskRef("T1"), verdict(test_gate(15)), wall_s=1.0)
     assert second.status == "escalate" and second.continuation is None
     assert second.escalation
 
@@ -219,7 +217,7 @@ def test_describe_change() -> None:
     def snap(status: str, summary: str = "s", **numbers: Any) -> dict[str, Any]:
         return {"status": status, "summary": summary, "numbers": numbers}
 
-    change = ledger.describe_change
+    change = escalation.describe_change
     assert (
         change(
             "test", "test", snap("fail", passed=3, executed=5), snap("fail", passed=4, executed=6)
@@ -279,7 +277,7 @@ def test_failure_reasons_are_normalised() -> None:
             problems=problems or [],
         )
 
-    reason = ledger.failure_reason
+    reason = history.failure_reason
     assert reason(g("test", {"passed": 0, "failed": 0, "errors": 0})) == "test: no tests executed"
     assert (
         reason(
@@ -317,15 +315,15 @@ def test_failure_reasons_are_normalised() -> None:
 
 def test_key_numbers_of_other_kinds() -> None:
     gate = GateResult("audit", "custom", "fail", "s", actual={"value": 3, "ok": True, "x": "y"})
-    assert ledger.key_numbers(gate) == {"value": 3}
+    assert history.key_numbers(gate) == {"value": 3}
 
 
 def test_report_names_are_safe_and_distinct() -> None:
-    assert ledger.report_name("T1") == "T1.md"
-    a, b = ledger.report_name("a/b"), ledger.report_name("a:b")
+    assert storage.report_name("T1") == "T1.md"
+    a, b = storage.report_name("a/b"), storage.report_name("a:b")
     assert a != b and a.startswith("a_b-") and "/" not in a
-    assert ledger.report_name("../..").endswith(".md") and "/" not in ledger.report_name("../..")
-    assert len(ledger.report_name("x" * 200)) < 100
+    assert storage.report_name("../..").endswith(".md") and "/" not in storage.report_name("../..")
+    assert len(storage.report_name("x" * 200)) < 100
 
 
 # -- blockers -------------------------------------------------------------------------------
@@ -359,11 +357,11 @@ def test_human_only_blocker_with_failing_gates(tmp_path: Path) -> None:
 def test_retry_blockers_keep_the_agent_working(tmp_path: Path, reason: str, words: str) -> None:
     assert not ledger.block(tmp_path, TaskRef("T1"), reason, "registry returned 503")
     config = Config(root=tmp_path)
-    v = conclude(config, [test_gate(15)], task=TaskRef("T1"))
+    v = record(config, TaskRef("T1"), verdict(test_gate(15)))
     assert v.status == "fail" and v.continuation
     assert words in v.continuation and "(registry returned 503)" in v.continuation
     # Used once: the next failing verdict is the ordinary continuation.
-    again = conclude(config, [test_gate(15)], task=TaskRef("T1"))
+    again = record(config, TaskRef("T1"), verdict(test_gate(15)))
     assert again.continuation and words not in again.continuation
 
 
@@ -406,7 +404,9 @@ WORKER = """
 import json, sys
 from pathlib import Path
 from pytest_agentgate.config import Config
-from pytest_agentgate.state.ledger import TaskRef, settle
+from pytest_agentgate.engine import conclude
+from pytest_agentgate.state.ledger import record
+from pytest_agentgate.state.task import TaskRef
 from pytest_agentgate.verdict import GateResult, Verdict
 
 gate = GateResult("test", "test", "fail", "1 of 2 tests passed",
@@ -415,7 +415,8 @@ verdict = Verdict("fail", "standard", [gate])
 config = Config(root=Path(sys.argv[1]), attempts_max=3, attempts_global_max=100)
 print("ready", flush=True)
 sys.stdin.readline()
-settle(verdict, config, TaskRef("shared", "cli"), wall_s=0.1)
+verdict = record(config, TaskRef("shared", "cli"), verdict,
+                 lambda d: conclude(config, verdict.gates, decision=d), wall_s=0.1)
 print(json.dumps([verdict.status, verdict.attempt.number]), flush=True)
 """
 
@@ -512,7 +513,7 @@ def test_state_of_the_wrong_shape_is_corrupt(
     directory.mkdir()
     (directory / "state.json").write_text(json.dumps(doc))
     (directory / "state.json.corrupt-20250101T000000Z").write_text("older")
-    assert ledger.read_state(directory) == ledger.empty_state()
+    assert storage.read_state(directory) == storage.empty_state()
     assert "is corrupt" in capsys.readouterr().err
     assert len(list(directory.glob("state.json.corrupt-*"))) == 2
 
@@ -529,7 +530,7 @@ def test_an_interrupted_state_write_leaves_the_old_state(
 
     monkeypatch.setattr(os, "replace", killed)
     with pytest.raises(OSError, match="killed"):
-        ledger.write_state(state.parent, ledger.empty_state())
+        storage.write_state(state.parent, storage.empty_state())
     assert state.read_text() == before
     assert [p.name for p in state.parent.iterdir() if p.name.endswith(".tmp")] == []
 

@@ -674,7 +674,11 @@ def fake_config(cov_plugin: object) -> Any:
 def read_pytest_cov(tmp_path: Path, cov_plugin: object) -> CoverageReport | ReportError:
     """What the two processes make of pytest-cov's data: exported here, read by the gate."""
     payload = plugin_session.export_pytest_cov(fake_config(cov_plugin), tmp_path)
-    return plugin_helper.coverage_evidence(payload, cov_active=True)
+    evidence = plugin_helper.coverage_evidence(payload, cov_active=True, root=tmp_path)
+    assert evidence.measured_as == "data"
+    found = evidence.report or evidence.error
+    assert found is not None
+    return found
 
 
 def test_pytest_cov_data_gives_every_metric_from_covered_and_total(tmp_path: Path) -> None:
@@ -718,11 +722,11 @@ def test_background_reports_an_engine_failure_as_start_errors(
     def broken(*args: object, **kwargs: object) -> None:
         raise OSError("read-only file system")
 
-    monkeypatch.setattr(plugin_helper, "execute", broken)
     spec = CommandSpec(key="build", command="true", cwd=tmp_path)
-    background = plugin_helper.Background(SimpleNamespace(commands=[spec]))  # type: ignore[arg-type]
+    pipeline = SimpleNamespace(plan=SimpleNamespace(commands=[spec]), run_commands=broken)
+    background = plugin_helper.Background(pipeline)  # type: ignore[arg-type]
     background.start()
-    results, _ = background.collect()
+    results = background.collect()
     assert "read-only file system" in (results["build"].start_error or "")
     assert not background.running
     background.stop()  # idempotent after the end
@@ -955,8 +959,10 @@ def test_a_python_that_cannot_start_is_a_usage_error(
     result.stderr.fnmatch_lines(["*cannot start its gate process (*no-such-python)*"])
 
 
-def test_engine_judges_in_process_evidence(tmp_path: Path) -> None:
-    from pytest_agentgate.engine import run_verdict
+def test_engine_judges_evidence_the_door_measured(tmp_path: Path) -> None:
+    from pytest_agentgate.engine import Pipeline, Request
+    from pytest_agentgate.gates.coverage import CoverageEvidence
+    from pytest_agentgate.gates.test import SuiteEvidence
     from pytest_agentgate.registry import get_registry
     from pytest_agentgate.reports.model import Ratio, TestRun
 
@@ -966,17 +972,16 @@ def test_engine_judges_in_process_evidence(tmp_path: Path) -> None:
         "functions: null, statements: null}\n"
     )
     settings = resolve_config(tmp_path, profile="relaxed")
-    run = TestRun(total=2, passed=2, partial=["-k picked 2"])
-    cov = CoverageReport("pytest-cov", "pytest-cov", lines=Ratio(1, 2))
-    verdict = run_verdict(
-        settings, get_registry(), run=False, evidence={"test": run, "coverage": cov}
-    )
+    run = SuiteEvidence(tmp_path, run=TestRun(total=2, passed=2, partial=["-k picked 2"]))
+    report = CoverageReport("pytest-cov", "pytest-cov", lines=Ratio(1, 2))
+    cov = CoverageEvidence(tmp_path, report=report, measured_as="data")
+    request = Request(settings, door="pytest", run=False, door_evidence=("test", "coverage"))
+    verdict = Pipeline(request, get_registry()).verdict({"test": run, "coverage": cov})
     assert [g.status for g in verdict.gates] == ["pass", "pass"]
     assert verdict.gates[0].notes == ["judged only the tests that ran: -k picked 2"]
-    missing = ReportError("pytest-cov", "measured nothing")
-    verdict = run_verdict(
-        settings, get_registry(), run=False, evidence={"test": run, "coverage": missing}
-    )
+    error = ReportError("pytest-cov", "measured nothing")
+    missing = CoverageEvidence(tmp_path, error=error, measured_as="data")
+    verdict = Pipeline(request, get_registry()).verdict({"test": run, "coverage": missing})
     assert verdict.gates[1].status == "fail"
     assert "measured nothing" in verdict.gates[1].problems[-1]
 

@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 from _helpers import DATA, CliRun
+from _helpers import record as record_verdict
 
 from pytest_agentgate.config import Config
 from pytest_agentgate.state import ledger, stats
-from pytest_agentgate.state.ledger import LedgerError, TaskRef
+from pytest_agentgate.state.task import LedgerError, TaskRef
 from pytest_agentgate.verdict import GateResult, Verdict
 
 Agentgate = Callable[..., CliRun]
@@ -205,8 +206,9 @@ def test_stats_from_a_real_ledger(tmp_path: Path) -> None:
     )
     for _ in range(4):
         v = Verdict("fail", "standard", [failing])
-        ledger.settle(v, config, TaskRef("T"), wall_s=2.0, now=T0)
-    ledger.settle(Verdict("pass", "standard", []), config, TaskRef("U"), wall_s=1.0, now=T0)
+        record_verdict(config, TaskRef("T"), v, wall_s=2.0, now=T0)
+    passing = GateResult("test", "test", "pass", "2 of 2 tests passed")
+    record_verdict(config, TaskRef("U"), Verdict("pass", "standard", [passing]), wall_s=1.0, now=T0)
     s = stats.compute(ledger.read_history(tmp_path), now=T0)
     assert s["tasks"] == 2 and s["escalated_tasks"] == 1
     assert s["rejections_per_task"] == {"0": 1, "1": 0, "2": 0, "3+": 1}
@@ -240,7 +242,7 @@ def test_cli_stats_with_a_config_elsewhere(
     (tmp_path / "agentgate.yml").write_text("gates:\n  test: {report: junit.xml}\n")
     sub = tmp_path / "src"
     sub.mkdir()
-    ledger.settle(Verdict("pass", "standard", []), Config(root=tmp_path), None, now=T0)
+    record_verdict(Config(root=tmp_path), None, Verdict("pass", "standard", []), now=T0)
     monkeypatch.chdir(sub)
     run = agentgate("stats", "--format=json")
     assert json.loads(run.out)["verdicts"] == 1

@@ -17,7 +17,7 @@ from pytest_agentgate import __version__
 
 if TYPE_CHECKING:
     from pytest_agentgate.config import Config
-    from pytest_agentgate.state.ledger import TaskRef
+    from pytest_agentgate.state.task import TaskRef
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_ESCALATE = 0, 1, 2, 3
 EXIT_BY_STATUS = {"pass": EXIT_PASS, "fail": EXIT_FAIL, "escalate": EXIT_ESCALATE}
@@ -149,7 +149,7 @@ def _silence_stdout() -> None:
 def _verify(args: argparse.Namespace) -> int:
     from pytest_agentgate.config import ConfigError
     from pytest_agentgate.config.resolve import ReportFlags, resolve_config
-    from pytest_agentgate.engine import run_verdict
+    from pytest_agentgate.engine import Request, run
     from pytest_agentgate.process import StatusReporter
     from pytest_agentgate.registry import get_registry
 
@@ -165,14 +165,10 @@ def _verify(args: argparse.Namespace) -> int:
     if args.output and Path(args.output).is_dir():  # before any command runs or attempt counts
         raise ConfigError(args.output, "--output", "is a folder; name the file to write")
     status = StatusReporter.for_stream(sys.stderr)
-    verdict = run_verdict(
-        config,
-        registry,
-        run=not args.no_run,
-        status=status,
-        claim=args.claim,
-        task=_task_ref(args.task),
+    request = Request(
+        config, door="cli", task=args.task, claim=args.claim, run=not args.no_run, record=True
     )
+    verdict = run(request, registry, status)
     try:
         _emit(verdict, args.format, sys.stdout)
         sys.stdout.flush()
@@ -358,7 +354,7 @@ def _ledger_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _task_id(text: str) -> str:
-    from pytest_agentgate.state.ledger import LedgerError, check_task_id
+    from pytest_agentgate.state.task import LedgerError, check_task_id
 
     try:
         return check_task_id(text)
@@ -367,7 +363,7 @@ def _task_id(text: str) -> str:
 
 
 def _task_ref(task_id: str | None) -> TaskRef | None:
-    from pytest_agentgate.state.ledger import TaskRef
+    from pytest_agentgate.state.task import TaskRef
 
     return None if task_id is None else TaskRef(task_id, "cli")
 
@@ -423,8 +419,9 @@ def _reset(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from pytest_agentgate.state.ledger import LedgerError, read_history
+    from pytest_agentgate.state.ledger import read_history
     from pytest_agentgate.state.stats import RENDERERS, compute
+    from pytest_agentgate.state.task import LedgerError
 
     root, _ = _ledger_project(args)
     try:

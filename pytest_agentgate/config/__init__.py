@@ -9,7 +9,6 @@ line when known, the key and, for a misspelling, the nearest valid key.
 from pytest_agentgate.config.files import RawConfig, find_config, read_raw
 from pytest_agentgate.config.model import (
     FLAGS_SOURCE,
-    STATE_DIR,
     Config,
     ConfigError,
 )
@@ -17,7 +16,6 @@ from pytest_agentgate.config.validate import load_config, validate
 
 __all__ = [
     "FLAGS_SOURCE",
-    "STATE_DIR",
     "Config",
     "ConfigError",
     "RawConfig",

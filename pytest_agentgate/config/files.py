@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_agentgate.config.model import JSON_NAMES, YAML_NAMES, ConfigError, KeyPath
+from pytest_agentgate.reports.model import METRICS
 
 # -- finding and reading --------------------------------------------------------------------
 
@@ -246,12 +247,7 @@ def _ws_gates(gates: Mapping[str, Any], raw: RawConfig) -> dict[str, Any]:
         if thresholds is not None:
             where = f"gates.{name}.thresholds"
             for metric, number in _expect_mapping(thresholds, where, raw.source).items():
-                _check_key(
-                    metric,
-                    ("lines", "branches", "functions", "statements"),
-                    where + ".",
-                    raw.source,
-                )
+                _check_key(metric, METRICS, where + ".", raw.source)
                 gate[metric] = number
                 raw.display[("gates", name, metric)] = f"{where}.{metric}"
         out[name] = gate

@@ -15,7 +15,6 @@ TOP_KEYS = ("profile", "gates", "attempts", "continuation", "enabled")
 ATTEMPT_KEYS = ("max", "global_max", "per_branch")
 CONTINUATION_KEYS = ("max_chars",)
 DEFAULT_MAX_CHARS = 4000
-STATE_DIR = ".agentgate"
 # The source name of a configuration made only of the report flags.
 FLAGS_SOURCE = "command line"
 

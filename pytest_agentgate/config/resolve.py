@@ -7,7 +7,6 @@ pytest plugin resolve the same project the same way.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,6 @@ from pytest_agentgate.config import (
 )
 from pytest_agentgate.project import project_root, zero_config
 from pytest_agentgate.registry import Registry, get_registry
-from pytest_agentgate.verdict import Verdict
 
 
 @dataclass
@@ -113,28 +111,3 @@ def resolve_config(
     config = validate(raw, registry, root=root, path=path, profile_override=profile)
     config.notices[:0] = notices
     return config
-
-
-def verify(
-    path: str | None = None,
-    *,
-    config: str | None = None,
-    profile: str | None = None,
-    run: bool = True,
-    junit: Sequence[str] = (),
-    coverage: str | None = None,
-    lint: Sequence[str] | str = (),
-    lint_format: str | None = None,
-) -> Verdict:
-    from pytest_agentgate.engine import run_verdict
-
-    registry = get_registry()
-    flags = ReportFlags(
-        junit=list(junit),
-        coverage=coverage,
-        lint=[lint] if isinstance(lint, str) else list(lint),
-        lint_format=lint_format,
-    )
-    cwd = Path(path or ".").resolve()
-    cfg = resolve_config(cwd, config_path=config, profile=profile, flags=flags, registry=registry)
-    return run_verdict(cfg, registry, run=run)

@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pytest_agentgate.config import STATE_DIR, ConfigError
+from pytest_agentgate.config.model import ConfigError
 from pytest_agentgate.project import is_python_project, python_defaults
+from pytest_agentgate.state.storage import STATE_DIR
 
 HEADER = """\
 # agentgate: the completion gate. `agentgate verify` runs these gates and judges them against

@@ -19,7 +19,6 @@ from pytest_agentgate.config.model import (
     ATTEMPT_KEYS,
     BUILTIN_GATES,
     CONTINUATION_KEYS,
-    STATE_DIR,
     TOP_KEYS,
     Config,
     ConfigError,
@@ -28,6 +27,7 @@ from pytest_agentgate.config.model import (
 from pytest_agentgate.gates.base import DEFAULT_TIMEOUT, GateConfig, Option
 from pytest_agentgate.profiles import DEFAULT_PROFILE, PROFILE_NAMES, defaults_for
 from pytest_agentgate.registry import Registry
+from pytest_agentgate.state.storage import STATE_DIR
 
 
 class _Validator:

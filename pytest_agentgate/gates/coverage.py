@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pytest_agentgate.gates.base import (
     COMMON_OPTIONS,
     REPORT_OPTIONS,
     SHARD_OPTIONS,
-    GateInput,
+    CollectContext,
+    Evidence,
+    GateConfig,
     Option,
+)
+from pytest_agentgate.gates.collect import report_files
+from pytest_agentgate.gates.judging import (
     command_problem,
-    display_path,
     exit_disagrees,
     needed_to_reach,
     new_result,
     pct,
-    report_files,
     unreadable,
 )
-from pytest_agentgate.reports.model import CoverageReport, FileCoverage, ReportError
+from pytest_agentgate.reports._io import display_path
+from pytest_agentgate.reports.hints import missing_hint
+from pytest_agentgate.reports.model import METRICS, CoverageReport, FileCoverage, ReportError
 from pytest_agentgate.verdict import Finding, GateResult
-
-METRICS: tuple[str, ...] = ("lines", "branches", "functions", "statements")
 
 # How to produce each metric when the report lacks it.
 HOW_TO_MEASURE = {
@@ -36,18 +41,15 @@ HOW_TO_MEASURE = {
     "statements": "use a format with statement data, or set `statements: null`",
 }
 MAX_FILE_FINDINGS = 10
-# How a test command writes a report of each format, for a report that is missing.
-WRITE_REPORT = {
-    "": "coverage.py: `coverage json -o PATH`; jest, c8, nyc: the json-summary reporter",
-    "coverage-json": "coverage.py: `coverage json -o PATH`",
-    "coverage-data": "coverage.py: `coverage run --data-file=PATH`",
-    "istanbul-summary": (
-        "jest: `--coverageReporters=json-summary`; c8, nyc: `--reporter=json-summary`"
-    ),
-    "lcov": "jest: `--coverageReporters=lcov`; c8, nyc: `--reporter=lcov`",
-    "cobertura": "coverage.py: `coverage xml -o PATH`; jest, c8, nyc: the cobertura reporter",
-    "coverage-xml": "coverage.py: `coverage xml -o PATH`",
-}
+
+
+@dataclass
+class CoverageEvidence(Evidence):
+    """The coverage measured by this run: read from reports, or handed in by the pytest door."""
+
+    report: CoverageReport | None = None
+    # "report" when read from files; "data" when a door measured it in-process (pytest-cov).
+    measured_as: str = "report"
 
 
 class CoverageGate:
@@ -60,32 +62,28 @@ class CoverageGate:
     )
     stdout_report = False
 
-    def judge(self, gate: GateInput) -> GateResult:
-        actual: dict[str, float | None] = dict.fromkeys(METRICS)
-        problem = command_problem(gate)
-        # Measured in-process by the pytest plugin (pytest-cov's data), or why that failed.
-        if isinstance(gate.evidence, CoverageReport):
-            return self._judge_report(gate, gate.evidence, problem)
-        if isinstance(gate.evidence, ReportError):
-            return unreadable(gate, "no usable coverage data", gate.evidence, actual)
+    def collect(self, context: CollectContext) -> CoverageEvidence:
+        evidence = CoverageEvidence(context.root, command=context.result)
+        cfg = context.config
         try:
-            report = self._read(gate)
+            if not cfg.reports:
+                raise ReportError("coverage", "no coverage report configured", "set `report:`")
+            how = missing_hint(cfg.reports[0], cfg.format)
+            files = report_files(
+                context, "coverage report", f"the test command must write it ({how})"
+            )
+            evidence.report = context.registry.read_coverage_many(files, cfg.format, context.root)
         except ReportError as exc:
-            return unreadable(gate, "no usable coverage report", exc, actual)
-        return self._judge_report(gate, report, problem)
+            evidence.error = exc
+        return evidence
 
-    def _read(self, gate: GateInput) -> CoverageReport:
-        cfg = gate.config
-        if not cfg.reports:
-            raise ReportError("coverage", "no coverage report configured", "set `report:`")
-        how = WRITE_REPORT.get(cfg.format or "", WRITE_REPORT[""])
-        files = report_files(gate, "coverage report", f"the test command must write it ({how})")
-        return gate.registry.read_coverage_many(files, cfg.format, gate.root)
-
-    def _judge_report(
-        self, gate: GateInput, report: CoverageReport, problem: str | None
-    ) -> GateResult:
-        cfg = gate.config
+    def judge(self, config: GateConfig, evidence: CoverageEvidence) -> GateResult:
+        report = evidence.report
+        if report is None:
+            error = evidence.error or ReportError("coverage", "no coverage data")
+            summary = f"no usable coverage {evidence.measured_as}"
+            return unreadable(config, evidence, summary, error, dict.fromkeys(METRICS))
+        problem = command_problem(config, evidence)
         actual: dict[str, float | None] = {}
         parts: list[str] = []
         failed_metrics: list[str] = []
@@ -94,7 +92,7 @@ class CoverageGate:
         for metric in METRICS:
             ratio = report.metric(metric)
             actual[metric] = None if ratio is None else ratio.percent
-            threshold = cfg.thresholds.get(metric)
+            threshold = config.thresholds.get(metric)
             if threshold is None:
                 if ratio is not None:
                     parts.append(f"{metric} {pct(ratio.percent)}")
@@ -115,21 +113,23 @@ class CoverageGate:
                     f"{metric}: {pct(ratio.percent, threshold)} < {pct(threshold)}: "
                     f"cover {more} more of {ratio.total} {metric} ({ratio.covered} covered now)"
                 )
-        if not failed_metrics and not problem and (msg := exit_disagrees(gate)):
+        if not failed_metrics and not problem and (msg := exit_disagrees(config, evidence)):
             # The gate's own command (`coverage json`, a fail-under check) failed: a report that
             # looks fine does not outweigh it.
             problems.append(msg)
         status = "fail" if failed_metrics or problems else "pass"
-        result = new_result(gate, status, ", ".join(parts) or "no coverage thresholds set")
+        result = new_result(
+            config, evidence, status, ", ".join(parts) or "no coverage thresholds set"
+        )
         result.actual = actual
         result.problems = problems
         result.notes = notes + report.notes
         if failed_metrics:
-            result.findings = _worst_files(report.files, gate)
+            result.findings = _worst_files(report.files, evidence)
         return result
 
 
-def _worst_files(files: list[FileCoverage], gate: GateInput) -> list[Finding]:
+def _worst_files(files: list[FileCoverage], evidence: Evidence) -> list[Finding]:
     ranked = sorted((f for f in files if f.missed > 0), key=lambda f: (-f.missed, f.path))
     findings = []
     for file in ranked[:MAX_FILE_FINDINGS]:
@@ -139,7 +139,7 @@ def _worst_files(files: list[FileCoverage], gate: GateInput) -> list[Finding]:
         findings.append(
             Finding(
                 f"{file.missed} line{'s' if file.missed != 1 else ''} not covered{where}",
-                path=display_path(file.path, gate.root),
+                path=display_path(file.path, evidence.root, follow_links=False),
                 line=file.missing_lines[0] if file.missing_lines else None,
                 severity="error",
             )
@@ -152,7 +152,7 @@ def line_ranges(lines: list[int], limit: int = 12) -> str:
     ranges: list[str] = []
     start = prev = None
     for n in sorted(lines):
-        if start is None:
+        if start is None or prev is None:
             start = prev = n
         elif n == prev + 1:
             prev = n

@@ -2,23 +2,35 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import dataclass, field
 
 from pytest_agentgate.gates.base import (
     COMMON_OPTIONS,
     REPORT_OPTIONS,
-    GateInput,
+    CollectContext,
+    Evidence,
+    GateConfig,
     Option,
+)
+from pytest_agentgate.gates.collect import read_report_text, report_files
+from pytest_agentgate.gates.judging import (
     command_problem,
-    display_path,
+    count,
     exit_disagrees,
     new_result,
-    report_files,
     skipped,
     unreadable,
 )
+from pytest_agentgate.reports._io import display_path
 from pytest_agentgate.reports.model import LintReport, ReportError
 from pytest_agentgate.verdict import GateResult
+
+NOT_MEASURED = {"errors": None, "warnings": None}
+
+
+@dataclass
+class LintEvidence(Evidence):
+    reports: list[LintReport] = field(default_factory=list)
 
 
 class LintGate:
@@ -31,77 +43,78 @@ class LintGate:
     )
     stdout_report = True
 
-    def judge(self, gate: GateInput) -> GateResult:
-        cfg = gate.config
-        problem = command_problem(gate)
-        if problem is not None:
-            result = new_result(gate, "fail", "lint did not finish")
-            result.problems.append(problem)
-            result.actual = {"errors": None, "warnings": None}
-            return result
+    def collect(self, context: CollectContext) -> LintEvidence:
+        evidence = LintEvidence(context.root, command=context.result)
+        cfg = context.config
+        res = context.result
+        if res is not None and (res.timed_out or res.start_error):
+            return evidence  # the judge says why the command's run cannot be trusted
         try:
-            reports = self._read(gate)
+            if cfg.reports:
+                files = report_files(
+                    context,
+                    "lint report",
+                    "the lint command must write it, or fix the `report` path",
+                )
+                evidence.reports = [
+                    context.registry.parse_lint(
+                        read_report_text(p, "lint report"),
+                        display_path(str(p), context.root),
+                        cfg.format,
+                    )
+                    for p in files
+                ]
+            elif res is None:
+                evidence.missing = "not run (--no-run) and no lint report configured"
+            elif res.stdout_dropped:
+                raise ReportError(
+                    f"stdout of `{cfg.command}`",
+                    f"the report was larger than the capture limit ({res.stdout_dropped} "
+                    "bytes dropped)",
+                    "write the report to a file and set `report:`",
+                )
+            else:
+                source = f"stdout of `{cfg.command}`"
+                evidence.reports = [context.registry.parse_lint(res.stdout, source, cfg.format)]
         except ReportError as exc:
+            evidence.error = exc
+        return evidence
+
+    def judge(self, config: GateConfig, evidence: LintEvidence) -> GateResult:
+        problem = command_problem(config, evidence)
+        if problem is not None:
+            result = new_result(config, evidence, "fail", "lint did not finish")
+            result.problems.append(problem)
+            result.actual = dict(NOT_MEASURED)
+            return result
+        if evidence.error is not None:
             return unreadable(
-                gate, "lint report could not be read", exc, {"errors": None, "warnings": None}
+                config, evidence, "lint report could not be read", evidence.error, NOT_MEASURED
             )
-        if reports is None:
-            return skipped(gate, "not run (--no-run) and no lint report configured")
+        if evidence.missing is not None:
+            return skipped(config, evidence, evidence.missing)
+        reports = evidence.reports
         findings = [f for report in reports for f in report.findings]
         errors = sum(r.errors for r in reports)
         warnings = sum(r.warnings for r in reports)
-        max_errors = cfg.thresholds.get("max_errors")
-        max_warnings = cfg.thresholds.get("max_warnings")
+        max_errors = config.thresholds.get("max_errors")
+        max_warnings = config.thresholds.get("max_warnings")
         over = (max_errors is not None and errors > max_errors) or (
             max_warnings is not None and warnings > max_warnings
         )
-        summary = f"{_count(errors, 'error')} (max {_limit(max_errors)}), " + (
-            f"{_count(warnings, 'warning')} (max {_limit(max_warnings)})"
+        summary = f"{count(errors, 'error')} (max {_limit(max_errors)}), " + (
+            f"{count(warnings, 'warning')} (max {_limit(max_warnings)})"
         )
-        result = new_result(gate, "fail" if over else "pass", summary)
+        result = new_result(config, evidence, "fail" if over else "pass", summary)
         result.actual = {"errors": errors, "warnings": warnings}
         # Errors first: they are what blocks; warnings follow in report order.
         result.findings = sorted(findings, key=lambda f: f.severity != "error")
-        if not over and errors == 0 and warnings == 0 and (msg := exit_disagrees(gate)):
+        if not over and errors == 0 and warnings == 0 and (msg := exit_disagrees(config, evidence)):
+            code = evidence.command.exit_code if evidence.command else ""
             result.status = "fail"
-            result.summary = f"lint command exited {gate.result.exit_code if gate.result else ''}"
+            result.summary = f"lint command exited {code}"
             result.problems.append(msg)
         return result
-
-    def _read(self, gate: GateInput) -> list[LintReport] | None:
-        cfg = gate.config
-        fmt = cfg.format
-        if cfg.reports:
-            files = report_files(
-                gate, "lint report", "the lint command must write it, or fix the `report` path"
-            )
-            return [
-                gate.registry.parse_lint(_read_text(p), display_path(p, gate.root), fmt)
-                for p in files
-            ]
-        if gate.result is None:
-            return None
-        if gate.result.stdout_dropped:
-            raise ReportError(
-                f"stdout of `{cfg.command}`",
-                f"the report was larger than the capture limit ({gate.result.stdout_dropped} "
-                "bytes dropped)",
-                "write the report to a file and set `report:`",
-            )
-        return [gate.registry.parse_lint(gate.result.stdout, f"stdout of `{cfg.command}`", fmt)]
-
-
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except IsADirectoryError:
-        raise ReportError(str(path), "is a directory, not a lint report") from None
-    except OSError as exc:
-        raise ReportError(str(path), f"cannot be read: {exc.strerror}") from None
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _limit(value: int | None) -> str:

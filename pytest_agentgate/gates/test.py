@@ -2,26 +2,42 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pytest_agentgate.gates.base import (
     COMMON_OPTIONS,
     SHARD_OPTIONS,
-    UNMEASURED,
-    GateInput,
+    CollectContext,
+    Evidence,
+    GateConfig,
     Option,
+)
+from pytest_agentgate.gates.collect import report_files
+from pytest_agentgate.gates.judging import (
+    UNMEASURED,
     command_problem,
-    display_path,
     exit_disagrees,
     new_result,
     pct,
-    report_files,
     skipped,
     unreadable,
 )
+from pytest_agentgate.reports._io import display_path
+from pytest_agentgate.reports.hints import JUNIT_HINT
 from pytest_agentgate.reports.model import ReportError, TestCaseResult, TestRun
 from pytest_agentgate.verdict import Finding, GateResult
 
 
-class TestGate:
+@dataclass
+class SuiteEvidence(Evidence):
+    """The tests that ran: read from JUnit XML, or handed in by the pytest door."""
+
+    run: TestRun | None = None
+
+
+class SuiteGate:
+    """The ``test`` gate kind."""
+
     name = "test"
     options: tuple[Option, ...] = (
         *COMMON_OPTIONS,
@@ -48,134 +64,142 @@ class TestGate:
     )
     stdout_report = False
 
-    def judge(self, gate: GateInput) -> GateResult:
-        if isinstance(gate.evidence, TestRun):  # measured in-process by the pytest plugin
-            return self._judge_run(gate, gate.evidence, command_problem(gate))
-        if not gate.config.reports:
-            return skipped(gate, "no JUnit report configured")
-        problem = command_problem(gate)
-        try:
-            run = self._read(gate)
-        except ReportError as exc:
-            return unreadable(gate, "no usable test report", exc, UNMEASURED["test"])
-        return self._judge_run(gate, run, problem)
-
-    def _read(self, gate: GateInput) -> TestRun:
-        cmd = gate.config.command
+    def collect(self, context: CollectContext) -> SuiteEvidence:
+        evidence = SuiteEvidence(context.root, command=context.result)
+        cfg = context.config
+        if not cfg.reports:
+            evidence.missing = "no JUnit report configured"
+            return evidence
         hint = (
-            f"`{cmd}` must write it (pytest: --junitxml=PATH; jest: the jest-junit reporter)"
-            if cmd
+            f"`{cfg.command}` must write it ({JUNIT_HINT})"
+            if cfg.command
             else "run the tests with a JUnit reporter first"
         )
-        files = report_files(gate, "JUnit report", hint)
-        from pytest_agentgate.reports.junit import (
-            read_junit,  # only when a report is read, not in pytest
-        )
+        try:
+            files = report_files(context, "JUnit report", hint)
+            from pytest_agentgate.reports.junit import read_junit  # not imported in pytest
 
-        return read_junit([str(p) for p in files])
+            evidence.run = read_junit([str(p) for p in files])
+        except ReportError as exc:
+            evidence.error = exc
+        return evidence
 
-    def _judge_run(self, gate: GateInput, run: TestRun, problem: str | None) -> GateResult:
-        cfg = gate.config
-        executed = run.executed
-        rate = run.passed * 100.0 / executed if executed else None
-        actual = {
-            "total": run.total,
-            "passed": run.passed,
-            "failed": run.failed,
-            "errors": run.errors,
-            "skipped": run.skipped,
-            "flaky": run.flaky,
-            "pass_rate": rate,
-        }
-        min_rate = cfg.thresholds.get("min_pass_rate")
-        need = "" if min_rate is None else f", need {pct(min_rate)}"
-        failing = run.failed + run.errors
-        findings = [_failure_finding(t, gate) for t in run.failures]
-        findings += [_flaky_finding(t, gate) for t in run.flaky_tests]
-        fail = False
-        if executed == 0:
-            fail = True
-            summary = f"no tests executed ({run.skipped} skipped): zero executed tests is a failure"
-        else:
-            summary = f"{run.passed} of {executed} tests passed ({pct(rate, min_rate)}{need})"
-            if min_rate is not None and rate is not None and rate < min_rate:
-                fail = True
-        if run.skipped and executed:
-            summary += f", {run.skipped} skipped"
-        if run.flaky:
-            summary += f", {run.flaky} flaky"
-            if cfg.thresholds.get("flaky") == "fail":
-                fail = True
-                summary += " (flaky tests are not allowed)"
-        partial_problem = None
-        if run.partial:
-            summary += "; partial run: " + "; ".join(run.partial)
-            if cfg.thresholds.get("partial") == "fail":
-                fail = True
-                partial_problem = (
-                    "only part of the suite ran (" + "; ".join(run.partial) + "): a partial run "
-                    "cannot pass this profile, because the code the other tests cover is not "
-                    "verified; run the whole suite"
+    def judge(self, config: GateConfig, evidence: SuiteEvidence) -> GateResult:
+        if evidence.run is None:
+            if evidence.error is not None:
+                return unreadable(
+                    config, evidence, "no usable test report", evidence.error, UNMEASURED["test"]
                 )
-        result = new_result(gate, "fail" if fail else "pass", summary)
-        result.actual = actual
-        result.findings = findings
-        if partial_problem is not None:
-            result.problems.append(partial_problem)
-        elif run.partial:
-            result.notes.append("judged only the tests that ran: " + "; ".join(run.partial))
-        if problem is not None:
-            result.status = "fail"
-            result.problems.append(problem)
-        elif not failing and executed and (msg := exit_disagrees(gate)):
-            result.status = "fail"
-            result.problems.append(msg)
-        if failing and not fail and result.status == "pass":
-            result.notes.append(f"{failing} failing tests are within the profile's tolerance")
-        return result
+            return skipped(config, evidence, evidence.missing or "no test results")
+        return _judge_run(config, evidence, evidence.run)
 
 
-def node_id(test: TestCaseResult, gate: GateInput) -> str:
+def _judge_run(config: GateConfig, evidence: SuiteEvidence, run: TestRun) -> GateResult:
+    problem = command_problem(config, evidence)
+    executed = run.executed
+    rate = run.passed * 100.0 / executed if executed else None
+    actual = {
+        "total": run.total,
+        "passed": run.passed,
+        "failed": run.failed,
+        "errors": run.errors,
+        "skipped": run.skipped,
+        "flaky": run.flaky,
+        "pass_rate": rate,
+    }
+    min_rate = config.thresholds.get("min_pass_rate")
+    need = "" if min_rate is None else f", need {pct(min_rate)}"
+    failing = run.failed + run.errors
+    findings = [_failure_finding(t, evidence) for t in run.failures]
+    findings += [_flaky_finding(t, evidence) for t in run.flaky_tests]
+    fail = False
+    if executed == 0:
+        fail = True
+        summary = f"no tests executed ({run.skipped} skipped): zero executed tests is a failure"
+    else:
+        summary = f"{run.passed} of {executed} tests passed ({pct(rate, min_rate)}{need})"
+        if min_rate is not None and rate is not None and rate < min_rate:
+            fail = True
+    if run.skipped and executed:
+        summary += f", {run.skipped} skipped"
+    if run.flaky:
+        summary += f", {run.flaky} flaky"
+        if config.thresholds.get("flaky") == "fail":
+            fail = True
+            summary += " (flaky tests are not allowed)"
+    partial_problem = None
+    if run.partial:
+        summary += "; partial run: " + "; ".join(run.partial)
+        if config.thresholds.get("partial") == "fail":
+            fail = True
+            partial_problem = (
+                "only part of the suite ran (" + "; ".join(run.partial) + "): a partial run "
+                "cannot pass this profile, because the code the other tests cover is not "
+                "verified; run the whole suite"
+            )
+    result = new_result(config, evidence, "fail" if fail else "pass", summary)
+    result.actual = actual
+    result.findings = findings
+    if partial_problem is not None:
+        result.problems.append(partial_problem)
+    elif run.partial:
+        result.notes.append("judged only the tests that ran: " + "; ".join(run.partial))
+    if problem is not None:
+        result.status = "fail"
+        result.problems.append(problem)
+    elif not failing and executed and (msg := exit_disagrees(config, evidence)):
+        result.status = "fail"
+        result.problems.append(msg)
+    if failing and not fail and result.status == "pass":
+        result.notes.append(f"{failing} failing tests are within the profile's tolerance")
+    return result
+
+
+def _project_path(path: str, evidence: Evidence) -> str:
+    return display_path(path, evidence.root, follow_links=False)
+
+
+def node_id(test: TestCaseResult, evidence: Evidence) -> str:
     """``tests/test_x.py::TestClass::test_name`` when the report says which file, as pytest
     prints it; otherwise the report's own ``classname::name``."""
     if test.file and test.classname:
-        path = display_path(test.file, gate.root)
+        path = _project_path(test.file, evidence)
         module = path.removesuffix(".py").replace("/", ".").replace("\\", ".")
         classname = test.classname
         # xunit1 classnames are the dotted module path, maybe with a prefix, then the class.
         if module and (classname == module or classname.endswith("." + module)):
             return f"{path}::{test.name}"
-        for sep in (module + ".",):
-            if sep in classname + ".":
-                rest = (classname + ".").split(sep, 1)[1].rstrip(".")
-                return (
-                    f"{path}::{rest.replace('.', '::')}::{test.name}"
-                    if rest
-                    else f"{path}::{test.name}"
-                )
+        sep = module + "."
+        if sep in classname + ".":
+            rest = (classname + ".").split(sep, 1)[1].rstrip(".")
+            return (
+                f"{path}::{rest.replace('.', '::')}::{test.name}"
+                if rest
+                else f"{path}::{test.name}"
+            )
     return test.display_name
 
 
-def _failure_finding(test: TestCaseResult, gate: GateInput) -> Finding:
+def _failure_finding(test: TestCaseResult, evidence: Evidence) -> Finding:
     kind = "error" if test.outcome == "error" else "failed"
     message = test.message or kind
     return Finding(
         message=message,
-        path=None if test.file is None else display_path(test.file, gate.root),
+        path=None if test.file is None else _project_path(test.file, evidence),
         line=test.line,
-        name=node_id(test, gate),
+        name=node_id(test, evidence),
         code=None if kind == "failed" else "error",
         severity="error",
     )
 
 
-def _flaky_finding(test: TestCaseResult, gate: GateInput) -> Finding:
+def _flaky_finding(test: TestCaseResult, evidence: Evidence) -> Finding:
     return Finding(
         message="flaky: failed, then passed on a rerun"
         + (f" ({test.message})" if test.message else ""),
-        path=None if test.file is None else display_path(test.file, gate.root),
+        path=None if test.file is None else _project_path(test.file, evidence),
         line=test.line,
-        name=node_id(test, gate),
+        name=node_id(test, evidence),
         code="flaky",
         severity="warning",
     )

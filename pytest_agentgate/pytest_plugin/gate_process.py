@@ -30,23 +30,24 @@ import shlex
 import signal
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from pytest_agentgate.config import ConfigError
 from pytest_agentgate.config.resolve import resolve_config
-from pytest_agentgate.engine import conclude, execute, judge, make_plan
-from pytest_agentgate.gates.base import GateConfig, names_report
+from pytest_agentgate.engine import Pipeline, Request
+from pytest_agentgate.gates.base import Evidence, GateConfig
+from pytest_agentgate.gates.collect import names_report
+from pytest_agentgate.gates.coverage import CoverageEvidence
+from pytest_agentgate.gates.test import SuiteEvidence
 from pytest_agentgate.process import CommandResult, CommandSpec
 from pytest_agentgate.profiles import defaults_for
 from pytest_agentgate.registry import RegistryError, get_registry
-from pytest_agentgate.reports.model import CoverageReport, ReportError, TestCaseResult, TestRun
+from pytest_agentgate.reports.model import ReportError, TestCaseResult, TestRun
 from pytest_agentgate.verdict import Verdict
 
 if TYPE_CHECKING:
     from pytest_agentgate.config import Config as GateSettings
-    from pytest_agentgate.engine import Plan
     from pytest_agentgate.registry import Registry
 
 # The tests are what the developer waits for: the other gates' commands run at a lower priority.
@@ -142,13 +143,20 @@ class HelperSession:
         self.test_gates = test_gates
         self.coverage_gates = coverage_gates
         self.cov_active = cov_active
-        self.plan = make_plan(settings, registry, run=run, in_process=test_gates + coverage_gates)
+        request = Request(
+            settings,
+            door="pytest",
+            run=run,
+            door_evidence=(*test_gates, *coverage_gates),
+            record=True,
+        )
+        self.pipeline = Pipeline(request, registry)
         if not PER_THREAD_PRIORITY:  # else the background thread lowers its own (and theirs)
-            self.plan.commands[:] = [
+            self.pipeline.plan.commands[:] = [
                 dataclasses.replace(spec, niceness=BACKGROUND_NICENESS)
-                for spec in self.plan.commands
+                for spec in self.pipeline.plan.commands
             ]
-        self.background = Background(self.plan, cancel)
+        self.background = Background(self.pipeline, cancel)
         self.background.start()
 
     @classmethod
@@ -175,41 +183,40 @@ class HelperSession:
         }
 
     def verdict(self, evidence: dict[str, Any]) -> Verdict:
+        """The one pipeline's verdict, with this session's tests (and pytest-cov's data) as the
+        evidence of the gates the session measured."""
+        root = self.settings.root
         run = tests_evidence(evidence["tests"])
-        measured: dict[str, object] = dict.fromkeys(self.test_gates, run)
-        if self.coverage_gates:
-            coverage = coverage_evidence(evidence.get("coverage"), self.cov_active)
-            measured.update(dict.fromkeys(self.coverage_gates, coverage))
-        results, started_at = self.background.collect()
+        measured: dict[str, Evidence] = {}
         for name in self.test_gates:
             # The session is the test command: its exit status is part of the evidence, as a
             # command's is (a non-zero status with no failing test is a problem).
             gate = self.settings.gate(name)
             spec = CommandSpec(
-                key=name,
-                command=gate.command or "pytest" if gate else "pytest",
-                cwd=self.settings.root,
+                key=name, command=gate.command or "pytest" if gate else "pytest", cwd=root
             )
-            results[name] = CommandResult(
+            session = CommandResult(
                 spec, int(evidence["exitstatus"]), float(evidence["duration"]), "", ""
             )
-        gates = judge(self.plan, results, started_at, self.registry, measured)
-        return conclude(self.settings, gates)
+            measured[name] = SuiteEvidence(root, command=session, run=run)
+        if self.coverage_gates:
+            coverage = coverage_evidence(evidence.get("coverage"), self.cov_active, root)
+            measured.update(dict.fromkeys(self.coverage_gates, coverage))
+        self.background.collect()
+        return self.pipeline.verdict(measured)
 
 
 class Background:
-    """The other gates' commands, run by the engine in a thread while the tests run."""
+    """The other gates' commands, run by the pipeline in a thread while the tests run."""
 
-    def __init__(self, plan: Plan, cancel: threading.Event | None = None) -> None:
-        self.plan = plan
+    def __init__(self, pipeline: Pipeline, cancel: threading.Event | None = None) -> None:
+        self.pipeline = pipeline
         self.cancel = cancel or threading.Event()
-        self.started_at = time.time()
         self._thread: threading.Thread | None = None
-        self._results: dict[str, CommandResult] = {}
         self._error: BaseException | None = None
 
     def start(self) -> None:
-        if not self.plan.commands:
+        if not self.pipeline.plan.commands:
             return
         self._thread = threading.Thread(target=self._run, name="agentgate-gates", daemon=True)
         self._thread.start()
@@ -218,7 +225,7 @@ class Background:
         if PER_THREAD_PRIORITY:
             lower_this_thread()
         try:
-            self._results, self.started_at = execute(self.plan, cancel=self.cancel)
+            self.pipeline.run_commands(cancel=self.cancel)
         except BaseException as exc:  # reported as each command failing to start
             self._error = exc
 
@@ -226,16 +233,17 @@ class Background:
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def collect(self) -> tuple[dict[str, CommandResult], float]:
+    def collect(self) -> dict[str, CommandResult]:
+        """Wait for the commands; their results are the pipeline's."""
         if self._thread is not None:
             self._thread.join()
         if self._error is not None:
             why = f"agentgate could not run the commands: {self._error!r}"
-            return {
+            self.pipeline.results = {
                 spec.key: CommandResult(spec, None, 0.0, "", "", start_error=why)
-                for spec in self.plan.commands
-            }, self.started_at
-        return dict(self._results), self.started_at
+                for spec in self.pipeline.plan.commands
+            }
+        return self.pipeline.results
 
     def stop(self) -> None:
         self.cancel.set()
@@ -281,8 +289,8 @@ def tests_evidence(tests: dict[str, Any]) -> TestRun:
 
 
 def coverage_evidence(
-    payload: dict[str, Any] | None, cov_active: bool
-) -> CoverageReport | ReportError:
+    payload: dict[str, Any] | None, cov_active: bool, root: Path
+) -> CoverageEvidence:
     """pytest-cov's data as the pytest process exported it (a ``coverage json`` report of this
     session), or the reason there is none."""
     from pytest_agentgate.reports.coverage.coveragepy import (
@@ -290,25 +298,30 @@ def coverage_evidence(
         parse_coverage_json,
     )
 
+    evidence = CoverageEvidence(root, measured_as="data")
     if payload is None or not cov_active:
-        return ReportError(
+        evidence.error = ReportError(
             "pytest-cov",
             "not active in this run, and the coverage report the test command "
             "writes is not written by this session (the one there is from an earlier run)",
             "run pytest with --cov=PACKAGE (pytest-cov) so this run's coverage is measured",
         )
+        return evidence
     if "error" in payload:
-        return ReportError(*payload["error"])
+        evidence.error = ReportError(*payload["error"])
+        return evidence
     document = json.loads(Path(payload["json"]).read_text(encoding="utf-8"))
     try:
         report = parse_coverage_json(document, "pytest-cov", format="pytest-cov")
     except ReportError as exc:
-        return exc
+        evidence.error = exc
+        return evidence
     topdir = payload.get("topdir") or os.getcwd()
     report.notes.extend(notes_from_warnings(list(payload.get("warnings", ())), topdir))
     if failed := payload.get("failed_workers"):
         report.notes.append(f"xdist workers {', '.join(failed)} returned no coverage data")
-    return report
+    evidence.report = report
+    return evidence
 
 
 def write_json(path: Path, verdict: Verdict) -> str | None:

@@ -114,19 +114,24 @@ def optional_int(value: object) -> int | None:
     return value
 
 
-def display_path(path: str, base: str | os.PathLike[str] | None = None) -> str:
+def display_path(
+    path: str, base: str | os.PathLike[str] | None = None, *, follow_links: bool = True
+) -> str:
     """``path`` relative to ``base`` (default: the working directory) when it lies under it.
 
     Tools write absolute paths; findings read better, and match across machines, relative to the
-    project. Paths outside ``base``, and relative paths, are returned unchanged.
+    project. Paths outside ``base``, and relative paths, are returned unchanged. With
+    ``follow_links`` false the answer is computed from the strings alone (no file is looked at),
+    as the judges need.
     """
     if not path or not os.path.isabs(path):
         return path
     base_path = Path(os.getcwd() if base is None else base)
     candidates = [(Path(path), base_path)]
     # A symlinked working directory (macOS /tmp, bind mounts) against a tool's resolved path.
-    with contextlib.suppress(OSError):
-        candidates.append((Path(path).resolve(), base_path.resolve()))
+    if follow_links:
+        with contextlib.suppress(OSError):
+            candidates.append((Path(path).resolve(), base_path.resolve()))
     for absolute, root in candidates:
         try:
             relative = absolute.relative_to(root)

@@ -25,33 +25,21 @@ from pytest_agentgate.reports._io import (
     read_text,
     shape_error,
 )
+from pytest_agentgate.reports.hints import LINT_COMMANDS, lint_hint
 from pytest_agentgate.reports.model import LintReport, ReportError
 from pytest_agentgate.verdict import Finding, Severity
 
 LintParser = Callable[[str, str], LintReport]
 
-# How to produce each format, for error messages.
-_COMMANDS: dict[str, str] = {
-    "ruff": "ruff check --output-format json",
-    "eslint": "eslint -f json",
-    "pylint": "pylint --output-format=json2",
-    "mypy": "mypy --output json",
-    "flake8": "flake8 --format=json (flake8-json plugin)",
-    "sarif": "a linter's SARIF output (e.g. `ruff check --output-format sarif`)",
-}
-
-
-def _hint(tool: str) -> str:
-    command = _COMMANDS[tool]
-    return command if command.startswith("a ") else f"run `{command}`"
-
 
 def _empty_hint(tool: str, source: str) -> str:
     if _is_stdout(source):
-        command = _COMMANDS[tool]
+        command = LINT_COMMANDS[tool]
         expected = command if command.startswith("a ") else f"the output of `{command}`"
         return f"the lint command printed no JSON; did it crash? expected {expected}"
-    return f"the report file is empty; did the lint command crash before writing it? {_hint(tool)}"
+    return (
+        f"the report file is empty; did the lint command crash before writing it? {lint_hint(tool)}"
+    )
 
 
 def _is_stdout(source: str) -> bool:
@@ -60,19 +48,19 @@ def _is_stdout(source: str) -> bool:
 
 def _expect_list(data: object, source: str, where: str, tool: str) -> list[Any]:
     if not isinstance(data, list):
-        raise shape_error(source, where, "a list", data, _hint(tool))
+        raise shape_error(source, where, "a list", data, lint_hint(tool))
     return data
 
 
 def _expect_dict(data: object, source: str, where: str, tool: str) -> dict[str, Any]:
     if not isinstance(data, dict):
-        raise shape_error(source, where, "an object", data, _hint(tool))
+        raise shape_error(source, where, "an object", data, lint_hint(tool))
     return data
 
 
 def _expect_str(data: object, source: str, where: str, tool: str) -> str:
     if not isinstance(data, str):
-        raise shape_error(source, where, "a string", data, _hint(tool))
+        raise shape_error(source, where, "a string", data, lint_hint(tool))
     return data
 
 
@@ -83,7 +71,7 @@ def _optional_str(data: object, source: str, where: str, tool: str) -> str | Non
 
 
 def _load(text: str, source: str, tool: str) -> Any:
-    return load_json(text, source, empty_hint=_empty_hint(tool, source), hint=_hint(tool))
+    return load_json(text, source, empty_hint=_empty_hint(tool, source), hint=lint_hint(tool))
 
 
 # --- ruff ---------------------------------------------------------------------------------------
@@ -616,7 +604,8 @@ def read_lint(path: str | os.PathLike[str], *, format: str | None = None) -> Lin
     if format is not None:
         parser = _parser(format, source)
         hint = (
-            f"the lint command did not write it; {_hint(format)} with its output sent to this file"
+            f"the lint command did not write it; {lint_hint(format)} "
+            "with its output sent to this file"
         )
     else:
         hint = "the lint command did not write it; send its JSON output to this file"

@@ -8,6 +8,8 @@ from typing import Literal
 from pytest_agentgate.verdict import Finding
 
 Outcome = Literal["passed", "failed", "error", "skipped"]
+# The coverage metrics, in the order every output lists them.
+METRICS: tuple[str, ...] = ("lines", "branches", "functions", "statements")
 
 
 class ReportError(Exception):

@@ -24,43 +24,27 @@ How attempts are counted (the interpretation of ``attempts.max``):
   cannot finish, and gates do not measure that. ``transient`` and ``insufficient_context``
   are used once: the next failing verdict tells the agent to retry or to gather the context.
 
-Files under ``.agentgate/`` (git-ignored): ``state.json`` (counters, replaced atomically),
-``history.jsonl`` (one line per verdict, appended), ``escalations/<task>.md`` and
-``ledger.lock``. Every read-modify-write holds an OS lock on ``ledger.lock``, so concurrent
-verifies of one project neither lose nor duplicate an attempt.
+Where the state is kept: :mod:`pytest_agentgate.state.storage`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import itertools
-import json
-import os
-import re
 import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_agentgate.config import STATE_DIR, Config
-from pytest_agentgate.verdict import Attempt, GateResult, Verdict
+from pytest_agentgate.config.model import Config
+from pytest_agentgate.state.escalation import escalation_report, stalled
+from pytest_agentgate.state.history import history_record, key_numbers
+from pytest_agentgate.state.storage import LocalStorage, Storage, warn
+from pytest_agentgate.state.task import LedgerError, Limits, TaskRef
+from pytest_agentgate.verdict import Attempt, Verdict
 
-STATE_FILE = "state.json"
-HISTORY_FILE = "history.jsonl"
-LOCK_FILE = "ledger.lock"
-ESCALATIONS_DIR = "escalations"
-STATE_SCHEMA = "agentgate.state/1"
-HISTORY_VERSION = 1
-DEFAULT_GLOBAL_MAX = 6
 # Attempts kept per task for the escalation report; older ones are counted, not described.
 KEPT_ATTEMPTS = 12
-MAX_TASK_ID = 200
 
 # The one list of blocker reasons: reason -> what it means, for the report and for `--help`.
 HUMAN_ONLY_REASONS: dict[str, str] = {
@@ -81,47 +65,6 @@ RETRY_REASONS: dict[str, str] = {
     ),
 }
 BLOCK_REASONS: tuple[str, ...] = (*HUMAN_ONLY_REASONS, *RETRY_REASONS)
-
-
-class LedgerError(ValueError):
-    """A usage mistake: an empty task id, an unknown blocker reason, a bad --since."""
-
-
-def warn(message: str) -> None:
-    """Ledger trouble is reported, never raised: a verdict must not die on its bookkeeping."""
-    print(f"agentgate: warning: {message}", file=sys.stderr)
-
-
-@dataclass(frozen=True)
-class TaskRef:
-    """Which task a verdict belongs to, and through which door it came."""
-
-    id: str
-    source: str = "cli"
-
-    def __post_init__(self) -> None:
-        check_task_id(self.id)
-
-
-def check_task_id(task_id: str) -> str:
-    if not task_id or not task_id.strip():
-        raise LedgerError("a task id cannot be empty")
-    if len(task_id) > MAX_TASK_ID or any(ch in task_id for ch in "\r\n\0"):
-        raise LedgerError(f"a task id is one line of at most {MAX_TASK_ID} characters")
-    return task_id
-
-
-@dataclass(frozen=True)
-class Limits:
-    max: int = 3
-    global_max: int = DEFAULT_GLOBAL_MAX
-
-    @classmethod
-    def of(cls, config: Config) -> Limits:
-        return cls(
-            max=config.attempts_max,
-            global_max=getattr(config, "attempts_global_max", DEFAULT_GLOBAL_MAX),
-        )
 
 
 # -- the task of a run ----------------------------------------------------------------------
@@ -155,300 +98,8 @@ def resolve_task(config: Config, task: TaskRef | None, source: str = "cli") -> T
     return None
 
 
-# -- files, locks and atomic writes ---------------------------------------------------------
-
-
-def state_dir(root: Path) -> Path:
-    from pytest_agentgate.engine import (
-        ensure_state_dir,  # the engine owns the directory and its .gitignore
-    )
-
-    return ensure_state_dir(root)
-
-
-@contextlib.contextmanager
-def locked(directory: Path) -> Iterator[None]:
-    """An exclusive OS lock on ``directory/ledger.lock`` for one read-modify-write."""
-    fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        _lock(fd)
-        try:
-            yield
-        finally:
-            _unlock(fd)
-    finally:
-        os.close(fd)
-
-
-if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-    import msvcrt
-
-    def _lock(fd: int) -> None:
-        while True:
-            try:
-                msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # retries for ~10 s, then raises
-                return
-            except OSError:
-                continue
-
-    def _unlock(fd: int) -> None:
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-
-else:
-    import fcntl
-
-    def _lock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-
-    def _unlock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a temp file next to ``path`` and rename it over: a reader sees old or new, whole."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; these files are for the team to read
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def append_line(path: Path, record: Mapping[str, Any]) -> None:
-    """Append one JSON line with a single ``write()`` on an O_APPEND descriptor.
-
-    Called under the lock. A line torn by a killed process is ended first, so the new line
-    never glues onto it.
-    """
-    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            line = "\n" + line
-        os.write(fd, line.encode("utf-8"))
-    finally:
-        os.close(fd)
-
-
-def empty_state() -> dict[str, Any]:
-    return {"schema": STATE_SCHEMA, "tasks": {}}
-
-
-def read_state(directory: Path) -> dict[str, Any]:
-    """The state, or an empty one; a corrupt file is set aside and reported, never raised."""
-    path = directory / STATE_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return empty_state()
-    try:
-        data = json.loads(text)
-        problem = _state_problem(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        problem = f"invalid JSON ({exc})"
-    if problem is None:
-        return data  # type: ignore[no-any-return]
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    aside = directory / f"{STATE_FILE}.corrupt-{stamp}"
-    counter = 1
-    while aside.exists():
-        counter += 1
-        aside = directory / f"{STATE_FILE}.corrupt-{stamp}-{counter}"
-    os.replace(path, aside)
-    warn(
-        f"{path} is corrupt: {problem}; set aside as {aside.name}, "
-        "starting with no recorded attempts"
-    )
-    return empty_state()
-
-
-def _state_problem(data: Any) -> str | None:
-    if not isinstance(data, dict) or data.get("schema") != STATE_SCHEMA:
-        return f"not an {STATE_SCHEMA} document"
-    tasks = data.get("tasks")
-    if not isinstance(tasks, dict):
-        return "'tasks' is not a mapping"
-    for name, entry in tasks.items():
-        if not (
-            isinstance(entry, dict)
-            and _is_count(entry.get("total"))
-            and _is_count(entry.get("verifies"))
-            and isinstance(entry.get("sources"), dict)
-            and all(_is_count(v) for v in entry["sources"].values())
-            and isinstance(entry.get("attempts"), list)
-            and all(isinstance(a, dict) for a in entry["attempts"])
-            and isinstance(entry.get("blockers"), list)
-            and all(isinstance(b, dict) for b in entry["blockers"])
-        ):
-            return f"task {name!r} is malformed"
-    return None
-
-
-def _is_count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def write_state(directory: Path, state: Mapping[str, Any]) -> None:
-    write_atomic(directory / STATE_FILE, json.dumps(state, indent=1, ensure_ascii=False) + "\n")
-
-
-def _new_entry() -> dict[str, Any]:
+def new_entry() -> dict[str, Any]:
     return {"total": 0, "verifies": 0, "sources": {}, "attempts": [], "blockers": []}
-
-
-@contextlib.contextmanager
-def transaction(root: Path) -> Iterator[dict[str, Any]]:
-    """Lock, read the state, let the caller change it, write it back atomically."""
-    directory = state_dir(root)
-    with locked(directory):
-        state = read_state(directory)
-        yield state
-        write_state(directory, state)
-
-
-# -- numbers and changes, for history and the escalation report -----------------------------
-
-_COVERAGE = ("lines", "branches", "functions", "statements")
-
-
-def key_numbers(gate: GateResult) -> dict[str, float | int]:
-    """The few numbers that say how far a gate is from passing."""
-    actual = gate.actual
-    if gate.kind == "test":
-        keys: tuple[str, ...] = ("passed", "failed", "errors", "skipped", "pass_rate")
-    elif gate.kind == "lint":
-        keys = ("errors", "warnings")
-    elif gate.kind == "build":
-        keys = ("errors", "exit_code")
-    elif gate.kind == "coverage":
-        keys = _COVERAGE
-    else:
-        keys = tuple(actual)
-    out: dict[str, float | int] = {}
-    for key in keys:
-        value = actual.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            out[key] = round(value, 4) if isinstance(value, float) else value
-    if gate.kind == "test" and {"passed", "failed", "errors"} <= out.keys():
-        out["executed"] = int(out["passed"] + out["failed"] + out["errors"])
-    return out
-
-
-def failure_reason(gate: GateResult) -> str:
-    """A failing gate's kind of problem, normalised so that repeats can be counted."""
-    return f"{gate.name}: {_problem_kind(gate)}"
-
-
-def _problem_kind(gate: GateResult) -> str:
-    numbers = key_numbers(gate)
-    expected = gate.expected
-    if gate.problems:
-        text = gate.problems[0].lower()
-        for needle, kind in (
-            ("timed out", "command timed out"),
-            ("timeout", "command timed out"),
-            ("not found", "command or report not found"),
-            ("no such", "command or report not found"),
-            ("no report", "report missing"),
-            ("missing", "report missing"),
-            ("exited", "command failed"),
-        ):
-            if needle in text:
-                return kind
-    if gate.kind == "test":
-        if numbers.get("executed") == 0:
-            return "no tests executed"
-        if numbers.get("failed", 0) or numbers.get("errors", 0):
-            return "failing tests"
-    if gate.kind in ("lint", "build"):
-        errors, limit = numbers.get("errors"), expected.get("max_errors")
-        if errors is not None and limit is not None and errors > limit:
-            return f"{gate.kind} errors"
-        warnings, wlimit = numbers.get("warnings"), expected.get("max_warnings")
-        if warnings is not None and wlimit is not None and warnings > wlimit:
-            return "too many warnings"
-    if gate.kind == "coverage":
-        below = [
-            m
-            for m in _COVERAGE
-            if isinstance(expected.get(m), (int, float))
-            and (m not in numbers or numbers[m] < expected[m])
-        ]
-        if below:
-            return f"{'/'.join(below)} coverage below threshold"
-    # Anything else: the summary with its numbers taken out.
-    return re.sub(r"\d+(\.\d+)?", "N", gate.summary)[:80] or "failed"
-
-
-def _fmt(value: float | int | None, percent: bool = False) -> str:
-    if value is None:
-        return "?"
-    if percent:
-        return f"{value:.2f}%"
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def describe_change(
-    name: str, kind: str, before: Mapping[str, Any], after: Mapping[str, Any]
-) -> str:
-    """One gate between two attempts: ``test: 15 -> 17 of 20 passed``, ``lint: 4 errors,
-    unchanged``."""
-    old, new = before.get("numbers") or {}, after.get("numbers") or {}
-    flip = ""
-    if before.get("status") != after.get("status"):
-        flip = " (now passing)" if after.get("status") == "pass" else " (now failing)"
-    if kind == "test" and "executed" in old and "executed" in new:
-        p1, e1, p2, e2 = old["passed"], old["executed"], new["passed"], new["executed"]
-        if (p1, e1) == (p2, e2):
-            return f"{name}: {p2} of {e2} passed, unchanged{flip}"
-        if e1 == e2:
-            return f"{name}: {p1} -> {p2} of {e2} passed{flip}"
-        return f"{name}: {p1} of {e1} -> {p2} of {e2} passed{flip}"
-    parts, moved = _metric_parts(kind, old, new)
-    if not parts:
-        if before.get("summary") == after.get("summary"):
-            return f"{name}: unchanged ({after.get('summary')}){flip}"
-        return f"{name}: {after.get('summary')}{flip}"
-    tail = "" if moved else ", unchanged"
-    return f"{name}: {', '.join(parts)}{tail}{flip}"
-
-
-def _metric_parts(
-    kind: str, old: Mapping[str, Any], new: Mapping[str, Any]
-) -> tuple[list[str], bool]:
-    if kind in ("lint", "build"):
-        keys: tuple[str, ...] = ("errors", "warnings")
-    elif kind == "coverage":
-        keys = _COVERAGE
-    else:
-        keys = tuple(dict.fromkeys([*old, *new]))
-    parts: list[str] = []
-    moved = False
-    for key in keys:
-        a, b = old.get(key), new.get(key)
-        if a is None and b is None:
-            continue
-        if kind in ("lint", "build") and key != "errors" and not a and not b:
-            continue  # "4 errors" reads better than "4 errors, 0 warnings"
-        percent = kind == "coverage"
-        if a == b:
-            value = _fmt(b, percent)
-        else:
-            moved = True
-            value = f"{_fmt(a, percent)} -> {_fmt(b, percent)}"
-        label_first = percent or kind not in ("lint", "build")
-        if not label_first and a == b == 1:
-            key = key.removesuffix("s")  # "1 error", not "1 errors"
-        parts.append(f"{key} {value}" if label_first else f"{value} {key}")
-    return parts, moved
 
 
 # -- deciding the attempt -------------------------------------------------------------------
@@ -465,7 +116,7 @@ class Decision:
     instruction: str | None = None
     blocker: str | None = None
     report: str | None = None
-    report_path: Path | None = None
+    report_location: str | None = None
 
 
 def _snapshot(verdict: Verdict, source: str, number: int, now: float) -> dict[str, Any]:
@@ -500,7 +151,7 @@ def decide(
 ) -> Decision:
     """Count this verdict against the task in ``state`` (changed in place)."""
     tasks: dict[str, Any] = state["tasks"]
-    entry = tasks.get(task.id) or _new_entry()
+    entry = tasks.get(task.id) or new_entry()
     decision = Decision(task)
     human = [b for b in entry["blockers"] if b.get("reason") in HUMAN_ONLY_REASONS]
     retry = [b for b in entry["blockers"] if b.get("reason") in RETRY_REASONS]
@@ -548,181 +199,59 @@ def decide(
         decision.blocker = human[-1]["reason"]
     decision.escalate = bool(decision.reasons)
     if decision.escalate:
-        decision.reasons.extend(_stalled(entry["attempts"]))
+        decision.reasons.extend(stalled(entry["attempts"]))
         entry["escalated_at"] = now
         decision.report = escalation_report(task, entry, decision.reasons, limits)
     tasks[task.id] = entry
     return decision
 
 
-def _stalled(attempts: list[dict[str, Any]]) -> list[str]:
-    """Failing gates whose numbers did not move over the last attempts."""
-    if len(attempts) < 2:
-        return []
-    last = {g["name"]: g for g in attempts[-1]["gates"] if g["status"] == "fail"}
-    out = []
-    for name, gate in last.items():
-        streak = 1
-        for earlier in reversed(attempts[:-1]):
-            same = next((g for g in earlier["gates"] if g["name"] == name), None)
-            if same is None or same["numbers"] != gate["numbers"] or not gate["numbers"]:
-                break
-            streak += 1
-        if streak >= 2:
-            out.append(f"{name} has not moved over the last {streak} attempts.")
-    return out
+# -- recording a verdict --------------------------------------------------------------------
 
 
-# -- the escalation report ------------------------------------------------------------------
-
-
-def _when(ts: float) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-
-
-def escalation_report(
-    task: TaskRef, entry: Mapping[str, Any], reasons: list[str], limits: Limits
-) -> str:
-    """Markdown for a human: why, what failed on each attempt, what changed between them."""
-    attempts: list[dict[str, Any]] = entry["attempts"]
-    lines = [
-        f"# agentgate: task {task.id} needs a human",
-        "",
-        f"{entry['total']} rejections so far (limits: {limits.max} per source, "
-        f"{limits.global_max} across sources).",
-        "",
-        "## Why",
-        "",
-        *(f"- {r}" for r in reasons),
-        "",
-        "## What failed on each attempt",
-        "",
-    ]
-    if attempts and attempts[0]["n"] > 1:
-        lines.append(f"({attempts[0]['n'] - 1} earlier attempts not shown.)")
-    for attempt in attempts:
-        failed = [g for g in attempt["gates"] if g["status"] == "fail"]
-        what = "; ".join(f"{g['name']}: {g['summary']}" for g in failed) or "every gate passed"
-        lines.append(f"{attempt['n']}. {_when(attempt['time'])}, via {attempt['source']}: {what}")
-    changes = _changes(attempts)
-    if changes:
-        lines.extend(["", "## What changed between attempts", "", *changes])
-    lines.extend(
-        [
-            "",
-            f"When you have taken over or removed the blocker, `agentgate reset --task "
-            f"{task.id}` gives the agent a fresh count.",
-        ]
-    )
-    return "\n".join(lines) + "\n"
-
-
-def _changes(attempts: list[dict[str, Any]]) -> list[str]:
-    out = []
-    for before, after in itertools.pairwise(attempts):
-        old = {g["name"]: g for g in before["gates"]}
-        parts = [
-            describe_change(g["name"], g["kind"], old[g["name"]], g)
-            for g in after["gates"]
-            if g["name"] in old and "fail" in (g["status"], old[g["name"]]["status"])
-        ]
-        if parts:
-            out.append(f"- {before['n']} -> {after['n']}: " + "; ".join(parts))
-    return out
-
-
-def report_name(task_id: str) -> str:
-    """A safe file name for a task id; ids that had to be altered get a hash to stay unique."""
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", task_id).strip("._")[:80]
-    if safe != task_id:
-        digest = hashlib.sha1(task_id.encode("utf-8")).hexdigest()[:8]
-        safe = f"{safe}-{digest}" if safe else digest
-    return f"{safe}.md"
-
-
-# -- the one entry point of the engine -----------------------------------------------------
-
-
-def history_record(
-    verdict: Verdict,
-    task: TaskRef | None,
-    wall_s: float | None,
-    now: float,
-    blocker: str | None,
-) -> dict[str, Any]:
-    gates = []
-    for g in verdict.gates:
-        item: dict[str, Any] = {
-            "name": g.name,
-            "kind": g.kind,
-            "status": g.status,
-            "duration_s": None if g.duration_s is None else round(g.duration_s, 3),
-            "numbers": key_numbers(g),
-        }
-        if g.failed:
-            item["reason"] = failure_reason(g)
-        gates.append(item)
-    return {
-        "v": HISTORY_VERSION,
-        "time": datetime.fromtimestamp(now, timezone.utc).isoformat(timespec="seconds"),
-        "ts": round(now, 3),
-        "task": None if task is None else task.id,
-        "source": None if task is None else task.source,
-        "status": verdict.status,
-        "attempt": None if verdict.attempt is None else verdict.attempt.to_dict(),
-        "profile": verdict.profile,
-        "wall_s": None if wall_s is None else round(wall_s, 3),
-        "blocker": blocker,
-        "gates": gates,
-    }
-
-
-def settle(
-    verdict: Verdict,
+def record(
     config: Config,
     task: TaskRef | None,
+    judged: Verdict,
+    conclude: Callable[[Decision | None], Verdict],
     *,
     wall_s: float | None = None,
     now: float | None = None,
-) -> str | None:
-    """Decide the attempt and the escalation of ``verdict`` once, and record it.
+    storage: Storage | None = None,
+    source: str = "cli",
+) -> Verdict:
+    """Count ``judged`` against its task, let ``conclude`` make the final Verdict, and keep it.
 
-    Sets ``verdict.attempt``, and on escalation ``verdict.status = "escalate"`` and
-    ``verdict.escalation``; writes the escalation report; appends the history line. Returns an
-    extra instruction for the continuation text (a ``transient`` or ``insufficient_context``
-    blocker), or None. Trouble with the files is a warning, never an exception.
+    Under the storage's lock: read the task's state, decide the attempt and any escalation
+    (:func:`decide`), call ``conclude(decision)`` (pure: it applies the decision and writes the
+    continuation text), then write the state, the escalation report and the history line.
+    Trouble with the storage is a warning, never an exception: the verdict is then concluded
+    without a decision.
     """
     now = time.time() if now is None else now
-    task = resolve_task(config, task)
-    decision = Decision(task)
+    task = resolve_task(config, task, source)
+    store = storage or LocalStorage(config.root)
     try:
-        directory = state_dir(config.root)
-        with locked(directory):
+        with store.locked():
+            decision: Decision | None = None
+            state: dict[str, Any] = {}
             if task is not None:
-                state = read_state(directory)
-                decision = decide(state, verdict, task, Limits.of(config), now)
-                write_state(directory, state)
-                _apply(decision, verdict, directory)
-            record = history_record(verdict, task, wall_s, now, decision.blocker)
-            append_line(directory / HISTORY_FILE, record)
+                state = store.read_state()
+                decision = decide(state, judged, task, Limits.of(config), now)
+                if decision.escalate:
+                    decision.report_location = store.escalation_location(task.id)
+            verdict = conclude(decision)
+            if task is not None and decision is not None:
+                store.write_state(state)
+                if decision.escalate and decision.report is not None:
+                    store.write_escalation(task.id, decision.report)
+            blocker = decision.blocker if decision else None
+            store.append_history(history_record(verdict, task, wall_s, now, blocker))
+            return verdict
     except OSError as exc:
-        warn(f"could not record the verdict under {STATE_DIR}/: {exc}")
-    return decision.instruction if verdict.status == "fail" else None
-
-
-def _apply(decision: Decision, verdict: Verdict, directory: Path) -> None:
-    verdict.attempt = decision.attempt
-    if not decision.escalate or decision.task is None:
-        return
-    verdict.status = "escalate"
-    verdict.escalation = decision.report
-    path = directory / ESCALATIONS_DIR / report_name(decision.task.id)
-    path.parent.mkdir(exist_ok=True)
-    write_atomic(path, decision.report or "")
-    decision.report_path = path
-    verdict.notices.append(
-        f"escalated to a human: the report is in {STATE_DIR}/{ESCALATIONS_DIR}/{path.name}"
-    )
+        where = getattr(store, "directory", "its storage")
+        warn(f"could not record the verdict under {where}: {exc}")
+    return conclude(None)
 
 
 # -- blockers and reset ---------------------------------------------------------------------
@@ -735,8 +264,8 @@ def block(
     if reason not in BLOCK_REASONS:
         raise LedgerError(f"unknown reason {reason!r}; valid reasons: " + ", ".join(BLOCK_REASONS))
     now = time.time() if now is None else now
-    with transaction(root) as state:
-        entry = state["tasks"].setdefault(task.id, _new_entry())
+    with LocalStorage(root).transaction() as state:
+        entry = state["tasks"].setdefault(task.id, new_entry())
         entry["blockers"].append(
             {"reason": reason, "detail": detail.strip(), "time": now, "source": task.source}
         )
@@ -745,9 +274,10 @@ def block(
 
 def reset(root: Path, task_id: str | None = None) -> int:
     """Forget the attempts and blockers of one task, or of every task. How many were cleared."""
-    if not (root / STATE_DIR / STATE_FILE).exists():
+    storage = LocalStorage(root)
+    if not storage.has_state():
         return 0
-    with transaction(root) as state:
+    with storage.transaction() as state:
         tasks: dict[str, Any] = state["tasks"]
         if task_id is None:
             count = len(tasks)
@@ -758,35 +288,12 @@ def reset(root: Path, task_id: str | None = None) -> int:
 
 def task_state(root: Path, task_id: str) -> dict[str, Any] | None:
     """The recorded state of one task (for tests and tools), read under the lock."""
-    directory = state_dir(root)
-    with locked(directory):
-        entry = read_state(directory)["tasks"].get(task_id)
+    storage = LocalStorage(root)
+    with storage.locked():
+        entry = storage.read_state()["tasks"].get(task_id)
     return entry if isinstance(entry, dict) else None
 
 
-# -- reading the history --------------------------------------------------------------------
-
-
 def read_history(root: Path) -> list[dict[str, Any]]:
-    """Every readable history line. A torn or corrupt line is skipped with a warning."""
-    path = root / STATE_DIR / HISTORY_FILE
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return []
-    lines = data.split(b"\n")
-    records = []
-    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
-    for index, raw in enumerate(lines):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            record = None
-        if isinstance(record, dict) and isinstance(record.get("ts"), (int, float)):
-            records.append(record)
-            continue
-        where = "its last line is torn" if index == last else f"line {index + 1} is unreadable"
-        warn(f"{path}: {where} (an interrupted write?); skipped it")
-    return records
+    """Every readable history line of the project at ``root``."""
+    return LocalStorage(root).read_history()

@@ -24,7 +24,7 @@ from datetime import date, datetime, timedelta, timezone
 from typing import Any
 from xml.sax.saxutils import escape
 
-from pytest_agentgate.state.ledger import LedgerError
+from pytest_agentgate.state.task import LedgerError
 
 STATS_SCHEMA = "agentgate.stats/1"
 TOP_REASONS = 5

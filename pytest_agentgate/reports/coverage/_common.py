@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from pytest_agentgate.reports._io import count, shape_error
@@ -21,45 +20,6 @@ COVERAGE_FORMATS: tuple[str, ...] = (
 COVERAGE_ALIASES: dict[str, str] = {"coverage-xml": "cobertura"}
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-
-HINTS: dict[str, str] = {
-    "coverage-json": (
-        "`coverage json -o FILE` writes it (or `pytest --cov --cov-report=json:FILE`)"
-    ),
-    "coverage-data": (
-        "run the tests under coverage.py to write it: `coverage run -m pytest` or `pytest --cov`"
-    ),
-    "istanbul-summary": (
-        "the json-summary reporter writes it: `nyc --reporter=json-summary`, "
-        "`c8 --reporter=json-summary`, `jest --coverageReporters=json-summary`, "
-        "or vitest `coverage.reporter: ['json-summary']`"
-    ),
-    "cobertura": (
-        "`coverage xml -o FILE` (or `pytest --cov --cov-report=xml:FILE`) writes it; other "
-        "languages: the tool's Cobertura reporter (c8/nyc `--reporter=cobertura`, coverlet, "
-        "gcovr `--cobertura`)"
-    ),
-    "lcov": (
-        "`coverage lcov -o FILE`, `c8 --reporter=lcovonly`, `nyc --reporter=lcovonly`, jest "
-        "`--coverageReporters=lcov`, `geninfo`/`lcov --capture` or `grcov -t lcov` write it"
-    ),
-}
-
-
-def missing_hint(path: str, format: str | None) -> str:
-    """How to write the report at ``path``: by its format, else guessed from its file name."""
-    if format in HINTS:
-        return HINTS[format]
-    name = Path(path).name
-    if name.startswith(".coverage"):
-        return HINTS["coverage-data"]
-    if "summary" in name:
-        return HINTS["istanbul-summary"]
-    if name.endswith(".xml"):
-        return HINTS["cobertura"]
-    if name.endswith((".info", ".lcov")):
-        return HINTS["lcov"]
-    return f"{HINTS['coverage-json']}; for JavaScript, {HINTS['istanbul-summary']}"
 
 
 def ratio_of(covered: object, total: object, source: str, where: str, hint: str) -> Ratio:

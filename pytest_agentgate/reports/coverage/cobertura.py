@@ -8,8 +8,8 @@ from typing import Any
 from xml.parsers import expat
 
 from pytest_agentgate.reports._io import XmlRejected, display_path, hardened_expat, read_bytes
-from pytest_agentgate.reports.coverage._common import HINTS
 from pytest_agentgate.reports.coverage._totals import report_from_details
+from pytest_agentgate.reports.hints import COVERAGE_HINTS
 from pytest_agentgate.reports.model import CoverageDetail, CoverageReport, ReportError
 
 _CONDITION = re.compile(r"\((\d+)\s*/\s*(\d+)\)")
@@ -40,7 +40,7 @@ def _cobertura_handlers(
             raise XmlRejected(
                 f"line {parser.CurrentLineNumber}: <line> {key}={raw!r} is not a whole number "
                 "0 or more",
-                HINTS["cobertura"],
+                COVERAGE_HINTS["cobertura"],
             )
         return value
 
@@ -66,7 +66,7 @@ def _cobertura_handlers(
                     raise XmlRejected(
                         f"line {parser.CurrentLineNumber}: condition-coverage {condition!r} "
                         "covers more than its total",
-                        HINTS["cobertura"],
+                        COVERAGE_HINTS["cobertura"],
                     )
                 flags["branches"] = True
                 if detail.line_branches is None:
@@ -79,7 +79,7 @@ def _cobertura_handlers(
             if not filename:
                 raise XmlRejected(
                     f"line {parser.CurrentLineNumber}: <class> without a filename",
-                    HINTS["cobertura"],
+                    COVERAGE_HINTS["cobertura"],
                 )
             detail = details.setdefault(filename, CoverageDetail())
             class_name = attrs.get("name", "")
@@ -111,7 +111,7 @@ def _cobertura_handlers(
         if tag != "coverage":
             raise XmlRejected(
                 f"not a Cobertura report: the root element is <{tag}>, expected <coverage>",
-                HINTS["cobertura"],
+                COVERAGE_HINTS["cobertura"],
             )
         parser.StartElementHandler = start
         start(tag, attrs)
@@ -145,7 +145,7 @@ def read_cobertura(
     DOCTYPE reference (istanbul writes one) is tolerated, never fetched; entities are refused.
     """
     source = os.fspath(path)
-    hint = HINTS["cobertura"]
+    hint = COVERAGE_HINTS["cobertura"]
     details: dict[str, CoverageDetail] = {}
     sources: list[str] = []
     parser = hardened_expat(names=_COBERTURA_NAMES, allow_doctype=True)

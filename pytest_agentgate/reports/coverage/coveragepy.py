@@ -19,12 +19,12 @@ from typing import Any
 
 from pytest_agentgate.reports._io import count, display_path, load_json, read_bytes, shape_error
 from pytest_agentgate.reports.coverage._common import (
-    HINTS,
     SQLITE_MAGIC,
     expect_object,
     ratio_of,
     unique_paths,
 )
+from pytest_agentgate.reports.hints import COVERAGE_HINTS
 from pytest_agentgate.reports.model import (
     CoverageDetail,
     CoverageReport,
@@ -118,7 +118,7 @@ def parse_coverage_json(
     Lines and statements are the same ratio (coverage.py measures Python statements as lines).
     Branches exist only when the run measured them (``meta.branch_coverage``).
     """
-    hint = HINTS["coverage-json"]
+    hint = COVERAGE_HINTS["coverage-json"]
     document = expect_object(data, source, "the top level", hint)
     meta = document.get("meta", {})
     meta = expect_object(meta, source, '"meta"', hint)
@@ -272,7 +272,7 @@ def data_files(path: str) -> list[str]:
         raise ReportError(
             path,
             "holds no coverage.py data file (.coverage or .coverage.*)",
-            HINTS["coverage-data"],
+            COVERAGE_HINTS["coverage-data"],
         )
     return found
 
@@ -302,9 +302,11 @@ def read_coverage_data_files(
     """
     names = unique_paths(paths)
     if not names:
-        raise ReportError("coverage", "no coverage.py data files given", HINTS["coverage-data"])
+        raise ReportError(
+            "coverage", "no coverage.py data files given", COVERAGE_HINTS["coverage-data"]
+        )
     source = names[0] if len(names) == 1 else ", ".join(names)
-    hint = HINTS["coverage-data"]
+    hint = COVERAGE_HINTS["coverage-data"]
     for name in names:
         head = read_bytes(name, hint=hint)[: len(SQLITE_MAGIC)]
         if not head:

@@ -6,14 +6,15 @@ import os
 from typing import Any
 
 from pytest_agentgate.reports._io import display_path
-from pytest_agentgate.reports.coverage._common import HINTS, expect_object, ratio_of
+from pytest_agentgate.reports.coverage._common import expect_object, ratio_of
+from pytest_agentgate.reports.hints import COVERAGE_HINTS
 from pytest_agentgate.reports.model import CoverageReport, FileCoverage, Ratio, ReportError
 
 _ISTANBUL_METRICS = ("lines", "statements", "functions", "branches")
 
 
 def _istanbul_metric(entry: dict[str, Any], name: str, source: str, where: str) -> Ratio:
-    hint = HINTS["istanbul-summary"]
+    hint = COVERAGE_HINTS["istanbul-summary"]
     metric = expect_object(entry.get(name), source, f"{where} {name}", hint)
     # "pct" is ignored: rounded, or "Unknown" when total is 0 (Ratio makes that 100%).
     return ratio_of(metric.get("covered"), metric.get("total"), source, f"{where} {name}", hint)
@@ -23,7 +24,7 @@ def parse_istanbul_summary(
     data: object, source: str, *, root: str | os.PathLike[str] | None = None
 ) -> CoverageReport:
     """A parsed istanbul ``coverage-summary.json`` -> CoverageReport (no line numbers in it)."""
-    hint = HINTS["istanbul-summary"]
+    hint = COVERAGE_HINTS["istanbul-summary"]
     document = expect_object(data, source, "the top level", hint)
     total = expect_object(document.get("total"), source, '"total"', hint)
     metrics = {name: _istanbul_metric(total, name, source, "total") for name in _ISTANBUL_METRICS}

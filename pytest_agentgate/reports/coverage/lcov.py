@@ -6,8 +6,9 @@ import os
 import re
 
 from pytest_agentgate.reports._io import decode_text, display_path, read_bytes
-from pytest_agentgate.reports.coverage._common import HINTS, ratio_of
+from pytest_agentgate.reports.coverage._common import ratio_of
 from pytest_agentgate.reports.coverage._totals import report_from_details
+from pytest_agentgate.reports.hints import COVERAGE_HINTS
 from pytest_agentgate.reports.model import CoverageDetail, CoverageReport, Ratio, ReportError
 
 
@@ -37,7 +38,9 @@ def _lcov_summary(
 ) -> Ratio | None:
     if total_key not in summary:
         return None
-    return ratio_of(summary.get(hit_key, 0), summary[total_key], source, where, HINTS["lcov"])
+    return ratio_of(
+        summary.get(hit_key, 0), summary[total_key], source, where, COVERAGE_HINTS["lcov"]
+    )
 
 
 def parse_lcov(
@@ -51,7 +54,7 @@ def parse_lcov(
     ``BRF/BRH`` and ``FNF/FNH`` are used only for a record that has no detail lines of that kind.
     Branches (functions) are None when no record has any branch (function) data.
     """
-    hint = HINTS["lcov"]
+    hint = COVERAGE_HINTS["lcov"]
     if not text.strip():
         raise ReportError(source, "is empty", f"did the coverage step crash? {hint}")
     first = text.lstrip().partition("\n")[0]
@@ -157,5 +160,5 @@ def read_lcov(
     path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None = None
 ) -> CoverageReport:
     source = os.fspath(path)
-    data = read_bytes(path, hint=HINTS["lcov"])
+    data = read_bytes(path, hint=COVERAGE_HINTS["lcov"])
     return parse_lcov(decode_text(data, source), source, root=root)

@@ -10,9 +10,7 @@ from pytest_agentgate.reports._io import decode_text, load_json, read_bytes
 from pytest_agentgate.reports.coverage._common import (
     COVERAGE_ALIASES,
     COVERAGE_FORMATS,
-    HINTS,
     SQLITE_MAGIC,
-    missing_hint,
     unique_paths,
 )
 from pytest_agentgate.reports.coverage.cobertura import read_cobertura
@@ -26,6 +24,7 @@ from pytest_agentgate.reports.coverage.istanbul import parse_istanbul_summary
 from pytest_agentgate.reports.coverage.lcov import parse_lcov
 from pytest_agentgate.reports.coverage.merge import merge_coverage
 from pytest_agentgate.reports.coverage.sniff import detect_coverage_format, sniff
+from pytest_agentgate.reports.hints import COVERAGE_HINTS, missing_hint
 from pytest_agentgate.reports.model import CoverageReport, ReportError
 
 
@@ -80,8 +79,8 @@ def read_coverage(
         document = load_json(
             decode_text(data, source),
             source,
-            empty_hint=f"did the coverage step crash? {HINTS[format]}",
-            hint=HINTS[format],
+            empty_hint=f"did the coverage step crash? {COVERAGE_HINTS[format]}",
+            hint=COVERAGE_HINTS[format],
         )
     if format == "coverage-json":
         return parse_coverage_json(document, source)

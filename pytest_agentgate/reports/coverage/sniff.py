@@ -7,7 +7,8 @@ import re
 from typing import Any
 
 from pytest_agentgate.reports._io import decode_text, load_json, read_bytes
-from pytest_agentgate.reports.coverage._common import COVERAGE_FORMATS, SQLITE_MAGIC, missing_hint
+from pytest_agentgate.reports.coverage._common import COVERAGE_FORMATS, SQLITE_MAGIC
+from pytest_agentgate.reports.hints import missing_hint
 from pytest_agentgate.reports.model import ReportError
 
 
