@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_agentgate.config import STATE_DIR, Config
+from pytest_agentgate.errors import AgentgateError
 from pytest_agentgate.verdict import Attempt, GateResult, Verdict
 
 STATE_FILE = "state.json"
@@ -83,7 +84,7 @@ RETRY_REASONS: dict[str, str] = {
 BLOCK_REASONS: tuple[str, ...] = (*HUMAN_ONLY_REASONS, *RETRY_REASONS)
 
 
-class LedgerError(ValueError):
+class LedgerError(AgentgateError, ValueError):
     """A usage mistake: an empty task id, an unknown blocker reason, a bad --since."""
 
 
