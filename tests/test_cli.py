@@ -14,7 +14,8 @@ import pytest
 from _helpers import DATA, CliRun
 
 from pytest_agentgate import __version__
-from pytest_agentgate.cli.main import main, schema_text
+from pytest_agentgate.cli.main import main
+from pytest_agentgate.cli.schema import schema_text
 
 Agentgate = Callable[..., CliRun]
 WriteConfig = Callable[[str], Path]
