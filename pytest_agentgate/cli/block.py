@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING
 
 from pytest_agentgate.cli._args import add_config, ledger_project, task_id, task_ref
-from pytest_agentgate.cli._exit import EXIT_PASS, EXIT_USAGE
+from pytest_agentgate.cli._exit import EXIT_PASS
+from pytest_agentgate.errors import AgentgateError
 
 if TYPE_CHECKING:
     from pytest_agentgate.cli._args import Parser, Subparsers
@@ -45,12 +45,9 @@ def run(args: argparse.Namespace) -> int:
     if task is None and config is not None:
         task = resolve_task(config, None)
     if task is None:
-        print(
-            "agentgate: error: block needs --task ID "
-            "(or `attempts: {per_branch: true}` on a git branch)",
-            file=sys.stderr,
+        raise AgentgateError(
+            "block needs --task ID (or `attempts: {per_branch: true}` on a git branch)"
         )
-        return EXIT_USAGE
     human = block(root, task, args.reason, args.detail)
     then = (
         "the next verify escalates to a human"

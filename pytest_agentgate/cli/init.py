@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_agentgate.cli._exit import EXIT_PASS, EXIT_USAGE
+from pytest_agentgate.errors import AgentgateError
 from pytest_agentgate.profiles import DEFAULT_PROFILE, PROFILE_NAMES
 
 if TYPE_CHECKING:
@@ -35,12 +36,10 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     text = starter_config(cwd, args.profile)
     if text is None:
-        print(
-            "agentgate: error: no Python or JavaScript project detected here "
-            "(no pyproject.toml, setup.py, *.py or package.json)",
-            file=sys.stderr,
+        raise AgentgateError(
+            "no Python or JavaScript project detected here "
+            "(no pyproject.toml, setup.py, *.py or package.json)"
         )
-        return EXIT_USAGE
     target = cwd / "agentgate.yml"
     # O_EXCL: never overwrite, even if the file appeared since the check above.
     try:

@@ -17,9 +17,11 @@ from pytest_agentgate.cli import block, explain, init, reset, schema, stats, ver
 from pytest_agentgate.cli._args import Parser
 from pytest_agentgate.cli._exit import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_USAGE
 from pytest_agentgate.cli._output import silence_stdout
+from pytest_agentgate.errors import AgentgateError
 
 if TYPE_CHECKING:
     from pytest_agentgate.cli._args import Subparsers
+    from pytest_agentgate.registry import RegistryError
 
 
 class Command(Protocol):
@@ -52,17 +54,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     run: Callable[[argparse.Namespace], int] = args.run
-    from pytest_agentgate.config import ConfigError
+    # RegistryError is not an AgentgateError yet; drop it here once registry.py makes it one.
     from pytest_agentgate.registry import RegistryError
 
     try:
         return run(args)
-    except (ConfigError, RegistryError) as exc:
-        print(f"agentgate: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    except (AgentgateError, RegistryError) as exc:
+        return error_exit(exc)
     except KeyboardInterrupt:
         print("agentgate: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # `agentgate explain | head`: the reader left; no traceback
         silence_stdout()
         return EXIT_FAIL
+
+
+def error_exit(exc: AgentgateError | RegistryError) -> int:
+    """The one place an error agentgate raised on purpose becomes what the user sees: its
+    message on stderr, no traceback, and its exit code (2, usage or configuration, by default)."""
+    print(f"agentgate: error: {exc}", file=sys.stderr)
+    return exc.exit_code if isinstance(exc, AgentgateError) else EXIT_USAGE

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_agentgate.cli._args import add_config, ledger_project
-from pytest_agentgate.cli._exit import EXIT_PASS, EXIT_USAGE
+from pytest_agentgate.cli._exit import EXIT_PASS
 from pytest_agentgate.cli._output import write_output
 
 if TYPE_CHECKING:
@@ -27,18 +27,14 @@ def add_parser(subparsers: Subparsers) -> Parser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_agentgate.state.ledger import LedgerError, read_history
+    from pytest_agentgate.state.ledger import read_history
     from pytest_agentgate.state.stats import RENDERERS, compute
 
     root, _ = ledger_project(args)
-    try:
-        stats = compute(read_history(root), since=args.since)
-    except LedgerError as exc:
-        print(f"agentgate: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    stats = compute(read_history(root), since=args.since)  # a bad --since: a LedgerError
     text = RENDERERS[args.format](stats)
     if args.output:
-        write_output(Path(args.output), text.rstrip("\n"))
+        write_output(Path(args.output), text.rstrip("\n"), "the stats")
         print(f"agentgate: wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)

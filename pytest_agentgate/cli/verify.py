@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from pytest_agentgate.cli._args import add_config_and_profile, task_id, task_ref
 from pytest_agentgate.cli._exit import EXIT_BY_STATUS
-from pytest_agentgate.cli._output import silence_stdout, write_output
+from pytest_agentgate.cli._output import refuse_folder, silence_stdout, write_output
 
 if TYPE_CHECKING:
     from pytest_agentgate.cli._args import Parser, Subparsers
@@ -78,7 +78,6 @@ def _max_chars(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_agentgate.config import ConfigError
     from pytest_agentgate.config.resolve import ReportFlags, resolve_config
     from pytest_agentgate.engine import run_verdict
     from pytest_agentgate.process import StatusReporter
@@ -93,8 +92,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.max_chars:
         config.max_chars = args.max_chars
-    if args.output and Path(args.output).is_dir():  # before any command runs or attempt counts
-        raise ConfigError(args.output, "--output", "is a folder; name the file to write")
+    refuse_folder(args.output, "the verdict")  # before any command runs or attempt counts
     status = StatusReporter.for_stream(sys.stderr)
     verdict = run_verdict(
         config,
@@ -110,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `agentgate verify | head`: the verdict's status still counts
         silence_stdout()
     if args.output:  # after the verdict is shown: a file that cannot be written does not hide it
-        write_output(Path(args.output), verdict.to_json())
+        write_output(Path(args.output), verdict.to_json(), "the verdict")
     return EXIT_BY_STATUS[verdict.status]
 
 
