@@ -11,6 +11,7 @@ from typing import Any
 import pluggy
 
 from pytest_agentgate import plugin_api
+from pytest_agentgate.errors import AgentgateError
 from pytest_agentgate.plugin_api import CoverageFormat, GateKind, LintFormat
 from pytest_agentgate.reports.model import CoverageReport, LintReport, ReportError
 
@@ -19,7 +20,7 @@ BUILTIN_PLUGIN = "pytest_agentgate.builtin"
 BUILTIN_COVERAGE_FORMATS: set[str] = set()
 
 
-class RegistryError(Exception):
+class RegistryError(AgentgateError):
     """Two plugins claim the same name, or a plugin returned something unusable."""
 
 

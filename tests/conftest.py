@@ -21,7 +21,7 @@ from pytest_agentgate.registry import Registry, get_registry
 
 @pytest.fixture(scope="session")
 def verdict_schema() -> dict[str, Any]:
-    from pytest_agentgate.cli.main import schema_text
+    from pytest_agentgate.cli.schema import schema_text
 
     schema: dict[str, Any] = json.loads(schema_text())
     return schema

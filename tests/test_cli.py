@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -14,7 +15,12 @@ import pytest
 from _helpers import DATA, CliRun
 
 from pytest_agentgate import __version__
-from pytest_agentgate.cli.main import main, schema_text
+from pytest_agentgate.cli.main import main
+from pytest_agentgate.cli.schema import schema_text
+from pytest_agentgate.errors import AgentgateError
+from pytest_agentgate.profiles import PROFILE_NAMES
+from pytest_agentgate.registry import RegistryError
+from pytest_agentgate.state.task import LedgerError
 
 Agentgate = Callable[..., CliRun]
 WriteConfig = Callable[[str], Path]
@@ -120,13 +126,18 @@ def test_exit_codes_for_usage_and_config_errors(
     assert exc.value.code == 2
 
 
-def test_output_that_cannot_be_written_is_a_usage_error(
+def test_output_that_cannot_be_written_is_an_output_error(
     passing: Path, agentgate: Agentgate
 ) -> None:
     (passing / "blocker").write_text("a file, not a directory")
     run = agentgate("verify", "--output", "blocker/verdict.json")
     assert run.code == 2
-    assert "cannot write the verdict" in run.err
+    # It names the file and what is in the way, says what to do, and blames no configuration.
+    assert run.err == (
+        "agentgate: error: --output blocker/verdict.json: cannot write the verdict: "
+        "blocker is a file, not a folder; choose another path\n"
+    )
+    assert "config" not in run.err
     # The verdict was made: it is still shown, not lost with the file.
     assert run.out.startswith("agentgate: PASS")
     # A folder is refused before anything runs (no command, no attempt counted).
@@ -135,7 +146,7 @@ def test_output_that_cannot_be_written_is_a_usage_error(
     (passing / "out").mkdir()
     run = agentgate("verify", "--output", "out", "--task", "T")
     assert run.code == 2 and run.out == ""
-    assert "out: --output: is a folder; name the file to write" in run.err
+    assert "--output out: is a folder; name the file to write the verdict to" in run.err
     assert history.read_text().count("\n") == verdicts
 
 
@@ -284,3 +295,94 @@ def test_interrupt_and_module_entry(
         importlib.import_module("pytest_agentgate.__main__")
     assert exc.value.code == 0
     assert capsys.readouterr().out.strip() == f"agentgate {__version__}"
+
+
+def test_stats_output_that_cannot_be_written(project: Path, agentgate: Agentgate) -> None:
+    (project / "blocker").write_text("a file")
+    run = agentgate("stats", "--output", "blocker/stats.md", "--format", "markdown")
+    assert run.code == 2 and run.out == ""
+    assert "--output blocker/stats.md: cannot write the stats: blocker is a file" in run.err
+
+
+def test_no_command_prints_the_help_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("usage: agentgate [-h] [--version] COMMAND ...")
+    # Every subcommand is listed, in the order of COMMANDS.
+    listed = [line.split()[0] for line in err.splitlines() if line.startswith("    ")]
+    assert listed == ["verify", "block", "reset", "stats", "schema", "explain", "init"]
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    out, err = capsys.readouterr()
+    assert err == "" and out.startswith("usage: agentgate") and "COMMAND" in out
+
+
+def test_every_subcommand_module_is_assembled() -> None:
+    from pytest_agentgate.cli import block, explain, init, reset, schema, stats, verify
+    from pytest_agentgate.cli.main import COMMANDS, build_parser
+
+    assert (verify, block, reset, stats, schema, explain, init) == COMMANDS
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(sub.choices) == ["verify", "block", "reset", "stats", "schema", "explain", "init"]
+    for name in ("verify", "explain", "init"):
+        profile = next(a for a in sub.choices[name]._actions if a.dest == "profile")
+        assert profile.choices is PROFILE_NAMES
+
+
+class _Unavailable(AgentgateError):
+    exit_code = 4
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (AgentgateError("plain"), 2),
+        (LedgerError("a ledger mistake"), 2),
+        (_Unavailable("its own code"), 4),
+        (RegistryError("two plugins claim 'ruff'"), 2),
+    ],
+    ids=lambda value: type(value).__name__ if isinstance(value, Exception) else str(value),
+)
+def test_an_agentgate_error_is_its_message_and_its_exit_code(
+    error: Exception, code: int, monkeypatch: pytest.MonkeyPatch, agentgate: Agentgate
+) -> None:
+    from pytest_agentgate.cli import schema
+
+    def fail(args: object) -> int:
+        raise error
+
+    monkeypatch.setattr(schema, "run", fail)
+    run = agentgate("schema")
+    assert run.code == code
+    assert run.err == f"agentgate: error: {error}\n" and run.out == ""
+
+
+def test_a_bug_keeps_its_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_agentgate.cli import schema
+
+    def fail(args: object) -> int:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(schema, "run", fail)
+    with pytest.raises(RuntimeError, match="a bug"):
+        main(["schema"])
+
+
+def test_version_stays_import_light() -> None:
+    code = (
+        "import sys\n"
+        "from pytest_agentgate.cli.main import main\n"
+        "try:\n"
+        "    main(['--version'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = ['yaml', 'pytest', 'pytest_agentgate.engine', 'pytest_agentgate.render',\n"
+        "         'pytest_agentgate.config.resolve', 'pytest_agentgate.process']\n"
+        "print(sorted(name for name in heavy if name in sys.modules))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert proc.stdout.splitlines() == [f"agentgate {__version__}", "[]"]

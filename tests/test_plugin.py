@@ -109,7 +109,7 @@ def gate(verdict: dict[str, Any], name: str) -> dict[str, Any]:
 def check_schema(verdict: dict[str, Any]) -> None:
     from jsonschema import Draft202012Validator
 
-    from pytest_agentgate.cli.main import schema_text
+    from pytest_agentgate.cli.schema import schema_text
 
     Draft202012Validator(json.loads(schema_text())).validate(verdict)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_agentgate.errors import AgentgateError
 from pytest_agentgate.gates.base import GateConfig
 from pytest_agentgate.profiles import DEFAULT_PROFILE
 
@@ -21,7 +22,7 @@ FLAGS_SOURCE = "command line"
 KeyPath = tuple[str | int, ...]
 
 
-class ConfigError(Exception):
+class ConfigError(AgentgateError):
     """A configuration mistake, worded for the person who made it."""
 
     def __init__(self, source: str, key: str | None, message: str, line: int | None = None) -> None:

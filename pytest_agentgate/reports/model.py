@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from pytest_agentgate.errors import AgentgateError
 from pytest_agentgate.verdict import Finding
 
 Outcome = Literal["passed", "failed", "error", "skipped"]
@@ -12,7 +13,7 @@ Outcome = Literal["passed", "failed", "error", "skipped"]
 METRICS: tuple[str, ...] = ("lines", "branches", "functions", "statements")
 
 
-class ReportError(Exception):
+class ReportError(AgentgateError):
     """A report that cannot be read. The message names the file and says what to do."""
 
     def __init__(self, path: str, problem: str, hint: str = "") -> None:

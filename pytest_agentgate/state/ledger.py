@@ -39,32 +39,13 @@ from typing import Any
 from pytest_agentgate.config.model import Config
 from pytest_agentgate.state.escalation import escalation_report, stalled
 from pytest_agentgate.state.history import history_record, key_numbers
+from pytest_agentgate.state.reasons import BLOCK_REASONS, HUMAN_ONLY_REASONS, RETRY_REASONS
 from pytest_agentgate.state.storage import LocalStorage, Storage, warn
 from pytest_agentgate.state.task import LedgerError, Limits, TaskRef
 from pytest_agentgate.verdict import Attempt, Verdict
 
 # Attempts kept per task for the escalation report; older ones are counted, not described.
 KEPT_ATTEMPTS = 12
-
-# The one list of blocker reasons: reason -> what it means, for the report and for `--help`.
-HUMAN_ONLY_REASONS: dict[str, str] = {
-    "needs_credentials": "needs credentials or secrets the agent does not have",
-    "needs_permissions": "needs permissions the agent does not have",
-    "needs_human_decision": "needs a decision only a human can make",
-    "unsafe": "the agent judged the next step unsafe to take on its own",
-}
-RETRY_REASONS: dict[str, str] = {
-    "transient": (
-        "You reported a transient problem{detail}. Transient failures are not a reason to "
-        "stop: retry the failing step now, and work around the problem if it persists."
-    ),
-    "insufficient_context": (
-        "You reported missing context{detail}. Missing context is not a reason to stop: "
-        "gather it yourself from the code, the tests, the documentation and the error output, "
-        "then fix the failures."
-    ),
-}
-BLOCK_REASONS: tuple[str, ...] = (*HUMAN_ONLY_REASONS, *RETRY_REASONS)
 
 
 # -- the task of a run ----------------------------------------------------------------------

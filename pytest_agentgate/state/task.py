@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytest_agentgate.config.model import Config
+from pytest_agentgate.errors import AgentgateError
 
 DEFAULT_GLOBAL_MAX = 6
 MAX_TASK_ID = 200
 
 
-class LedgerError(ValueError):
+class LedgerError(AgentgateError, ValueError):
     """A usage mistake: an empty task id, an unknown blocker reason, a bad --since."""
 
 

@@ -1,0 +1,120 @@
+"""``agentgate verify``: run the gates and print the verdict; exit with its status."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from pytest_agentgate.cli._args import add_config_and_profile, task_id
+from pytest_agentgate.cli._exit import EXIT_BY_STATUS
+from pytest_agentgate.cli._output import refuse_folder, silence_stdout, write_output
+
+if TYPE_CHECKING:
+    from pytest_agentgate.cli._args import Parser, Subparsers
+    from pytest_agentgate.verdict import Verdict
+
+
+def add_parser(subparsers: Subparsers) -> Parser:
+    parser = subparsers.add_parser("verify", help="run the gates and print the verdict")
+    add_config_and_profile(parser)
+    parser.add_argument(
+        "--format",
+        choices=("text", "json", "markdown"),
+        default="text",
+        help="what to print on stdout (default: text)",
+    )
+    parser.add_argument("--output", metavar="FILE", help="also write the verdict JSON to FILE")
+    parser.add_argument(
+        "--no-run",
+        action="store_true",
+        help="run no command; read the reports that are already there",
+    )
+    parser.add_argument(
+        "--junit",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="JUnit XML report(s) for the test gate (repeatable)",
+    )
+    parser.add_argument("--coverage", metavar="FILE", help="coverage report for the coverage gate")
+    parser.add_argument(
+        "--lint",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="lint report for the lint gate (repeatable)",
+    )
+    parser.add_argument("--lint-format", metavar="FORMAT", help="format of the --lint report(s)")
+    parser.add_argument(
+        "--max-chars",
+        type=_max_chars,
+        metavar="N",
+        help="bound of the continuation text (default 4000)",
+    )
+    parser.add_argument(
+        "--claim",
+        metavar="TEXT",
+        help="the agent's final message; a success claim the gate disproves is quoted",
+    )
+    parser.add_argument(
+        "--task",
+        type=task_id,
+        metavar="ID",
+        help="count the attempts of this task; escalate to a human when they run out",
+    )
+    return parser
+
+
+def _max_chars(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 200:
+        raise argparse.ArgumentTypeError("must be at least 200")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    from pytest_agentgate.config.resolve import ReportFlags, resolve_config
+    from pytest_agentgate.engine import Request, run
+    from pytest_agentgate.process import StatusReporter
+    from pytest_agentgate.registry import get_registry
+
+    registry = get_registry()
+    flags = ReportFlags(
+        junit=args.junit, coverage=args.coverage, lint=args.lint, lint_format=args.lint_format
+    )
+    config = resolve_config(
+        Path.cwd(), config_path=args.config, profile=args.profile, flags=flags, registry=registry
+    )
+    if args.max_chars:
+        config.max_chars = args.max_chars
+    refuse_folder(args.output, "the verdict")  # before any command runs or attempt counts
+    status = StatusReporter.for_stream(sys.stderr)
+    request = Request(
+        config, door="cli", task=args.task, claim=args.claim, run=not args.no_run, record=True
+    )
+    verdict = run(request, registry, status)
+    try:
+        _emit(verdict, args.format, sys.stdout)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `agentgate verify | head`: the verdict's status still counts
+        silence_stdout()
+    if args.output:  # after the verdict is shown: a file that cannot be written does not hide it
+        write_output(Path(args.output), verdict.to_json(), "the verdict")
+    return EXIT_BY_STATUS[verdict.status]
+
+
+def _emit(verdict: Verdict, fmt: str, stream: TextIO) -> None:
+    from pytest_agentgate.render.markdown import render_markdown
+    from pytest_agentgate.render.terminal import render_text, use_colour
+
+    if fmt == "json":
+        stream.write(verdict.to_json() + "\n")
+    elif fmt == "markdown":
+        stream.write(render_markdown(verdict) + "\n")
+    else:
+        stream.write(render_text(verdict, colour=use_colour(stream)))
