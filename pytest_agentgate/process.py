@@ -1,7 +1,7 @@
 """Run gate commands: timeouts that kill the whole process group, bounded output capture,
 parallel runs and a live status line.
 
-Rules this module keeps (DESIGN.md, "Rules that hold for every gate"):
+Rules this module keeps (docs/ARCHITECTURE.md, "Rules for every gate"):
 
 * Every command runs in its own session/process group with stdin closed. On timeout the whole
   group gets SIGTERM, then SIGKILL after a short grace, so grandchildren die with the command.

@@ -7,7 +7,7 @@ from typing import Any
 PROFILE_NAMES: tuple[str, ...] = ("strict", "standard", "relaxed")
 DEFAULT_PROFILE = "standard"
 
-# kind -> threshold key -> value, per profile. DESIGN.md's table, verbatim.
+# kind -> threshold key -> value, per profile: the profile table of README.md, verbatim.
 PROFILES: dict[str, dict[str, dict[str, Any]]] = {
     "strict": {
         "build": {"max_errors": 0},

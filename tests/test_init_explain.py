@@ -143,7 +143,7 @@ def test_init_never_overwrites_a_file_that_appears_meanwhile(
     repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The write itself refuses to replace a file, even one discovery did not see."""
-    import pytest_agentgate.config as config_module
+    import pytest_agentgate.config.files as config_module
 
     write(repo / "app.py", "x = 1\n")
     target = write(repo / "agentgate.yml", "mine\n")

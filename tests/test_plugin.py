@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from _helpers import DATA
 
+from pytest_agentgate.commands import runs_pytest
 from pytest_agentgate.config.resolve import resolve_config
 from pytest_agentgate.pytest_plugin import gate_process as plugin_helper
 from pytest_agentgate.pytest_plugin import session as plugin_session
@@ -146,8 +147,8 @@ def test_without_the_option_the_plugin_has_no_per_test_cost(pytester: pytest.Pyt
     pytester.runpytest_subprocess().assert_outcomes(passed=1)
     assert (pytester.path / "off.txt").read_text().splitlines() == [
         "hooks: ['pytest_addoption', 'pytest_configure']",
-        "modules: ['pytest_agentgate', 'pytest_agentgate.pytest_plugin', "
-        "'pytest_agentgate.pytest_plugin.entry']",
+        "modules: ['pytest_agentgate', 'pytest_agentgate.profiles', "
+        "'pytest_agentgate.pytest_plugin', 'pytest_agentgate.pytest_plugin.entry']",
         "session: None",
     ]
 
@@ -288,7 +289,7 @@ def test_outcomes_count_like_the_junit_report_of_the_same_run(pytester: pytest.P
         "flaky": 0,
         "pass_rate": pytest.approx(200 / 7),
     }
-    # Exactly what the same session's JUnit report says under DESIGN.md's reading of it.
+    # Exactly what the same session's JUnit report says under the test gate's reading of it.
     run = read_junit([junit])
     assert (run.total, run.passed, run.failed, run.errors, run.skipped) == (9, 2, 2, 3, 2)
     findings = {f["name"]: f for f in gate(verdict, "test")["findings"]}
@@ -987,8 +988,9 @@ def test_engine_judges_evidence_the_door_measured(tmp_path: Path) -> None:
 
 
 def test_runs_pytest_reads_unbalanced_quotes() -> None:
-    assert plugin_helper._runs_pytest("pytest -k 'unbalanced")
-    assert not plugin_helper._runs_pytest("npm test")
+    assert runs_pytest("pytest -k 'unbalanced")
+    assert runs_pytest("python -m pytest -q") and runs_pytest("/opt/venv/bin/py.test")
+    assert not runs_pytest("npm test") and not runs_pytest(None)
 
 
 # -- subprocess runs: real pytest-cov and pytest-xdist -----------------------------------------

@@ -18,7 +18,7 @@ from pytest_agentgate.profiles import PROFILE_NAMES
 if TYPE_CHECKING:
     from typing import TypeAlias
 
-    from pytest_agentgate.config import Config
+    from pytest_agentgate.config.model import Config
     from pytest_agentgate.state.task import TaskRef
 
 
@@ -61,7 +61,8 @@ def task_ref(task: str | None) -> TaskRef | None:
 
 def ledger_project(args: argparse.Namespace) -> tuple[Path, Config | None]:
     """The project root whose ``.agentgate/`` holds the ledger, and its config if any."""
-    from pytest_agentgate.config import find_config, load_config
+    from pytest_agentgate.config.files import find_config
+    from pytest_agentgate.config.validate import load_config
     from pytest_agentgate.registry import get_registry
 
     cwd = Path.cwd()

@@ -23,7 +23,7 @@ def add_parser(subparsers: Subparsers) -> Parser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_agentgate.config import find_config
+    from pytest_agentgate.config.files import find_config
     from pytest_agentgate.config.starter import starter_config
 
     cwd = Path.cwd()

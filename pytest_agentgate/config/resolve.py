@@ -11,15 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_agentgate.config import (
-    FLAGS_SOURCE,
-    Config,
-    ConfigError,
-    RawConfig,
-    find_config,
-    read_raw,
-    validate,
-)
+from pytest_agentgate.config.files import RawConfig, find_config, read_raw
+from pytest_agentgate.config.model import FLAGS_SOURCE, Config, ConfigError
+from pytest_agentgate.config.validate import validate
 from pytest_agentgate.project import project_root, zero_config
 from pytest_agentgate.registry import Registry, get_registry
 

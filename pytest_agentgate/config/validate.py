@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_agentgate.commands import junit_in_command, runs_pytest
 from pytest_agentgate.config.files import RawConfig, describe_value, read_raw
 from pytest_agentgate.config.model import (
     ATTEMPT_KEYS,
@@ -272,10 +273,10 @@ def _complete(gate: GateConfig, config: Config, v: _Validator) -> None:
     """Fill what the user may leave out, and refuse gates that cannot produce evidence."""
     path: KeyPath = v.paths.get(gate.name, ("gates", gate.name))
     if gate.kind == "test" and not gate.reports and gate.command:
-        if written := _junit_in_command(gate.command):
+        if written := junit_in_command(gate.command):
             gate.reports = [written]
             config.notices.append(f"{gate.name}: reading {written}, the command's --junitxml")
-        elif _runs_pytest(gate.command):
+        elif _can_add_junit(gate.command):
             junit = f"{STATE_DIR}/junit-{gate.name}.xml"
             gate.command += f" --junitxml={junit} -o junit_family=xunit1"
             gate.reports = [junit]
@@ -330,35 +331,20 @@ def _complete(gate: GateConfig, config: Config, v: _Validator) -> None:
         )
 
 
-def _junit_in_command(command: str) -> str | None:
-    """The path a command's own ``--junitxml`` / ``--junit-xml`` option writes, if any."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
-    for index, word in enumerate(words):
-        for option in ("--junitxml", "--junit-xml"):
-            if word.startswith(option + "="):
-                return word.split("=", 1)[1] or None
-            if word == option and index + 1 < len(words):
-                return words[index + 1]
-    return None
-
-
 def _suggest(value: object, valid: Iterable[str]) -> str:
     """``did you mean 'ruff'? `` for a near miss, else nothing."""
     close = difflib.get_close_matches(str(value), sorted(valid), n=1, cutoff=0.75)
     return f"did you mean '{close[0]}'? " if close else ""
 
 
-def _runs_pytest(command: str) -> bool:
+def _can_add_junit(command: str) -> bool:
+    """A pytest command that names no JUnit file and that the shell can read: agentgate adds
+    ``--junitxml``. A bare ``--junitxml`` or unbalanced quotes are left for the error."""
     try:
-        words = shlex.split(command)
+        shlex.split(command)
     except ValueError:
         return False
-    if "--junitxml" in command or "--junit-xml" in command:
-        return False
-    return any(Path(w).name in ("pytest", "py.test") for w in words)
+    return runs_pytest(command) and "--junitxml" not in command and "--junit-xml" not in command
 
 
 def _infer_lint_format(gate: GateConfig, registry: Registry) -> str | None:

@@ -38,7 +38,8 @@ from collections.abc import Iterator
 
 import pytest
 
-PROFILES = ("strict", "standard", "relaxed")
+from pytest_agentgate.profiles import PROFILE_NAMES
+
 RUNNING_ENV = "AGENTGATE_RUNNING"
 SESSION_PLUGIN = "agentgate-session"
 # ini values that switch the gate on with the configuration's own profile, or off.
@@ -103,9 +104,9 @@ def requested_profile(config: pytest.Config) -> str | None:
         where = f"ini option agentgate = {ini}"
     else:
         where = f"--agentgate={value}"
-    if value and value not in PROFILES:
+    if value and value not in PROFILE_NAMES:
         raise pytest.UsageError(
-            f"{where}: not a profile; choose one of {', '.join(PROFILES)}. "
+            f"{where}: not a profile; choose one of {', '.join(PROFILE_NAMES)}. "
             "(--agentgate takes its profile after '=': `--agentgate tests/` reads tests/ as "
             "the profile; write `--agentgate=strict tests/` or put --agentgate last)"
         )

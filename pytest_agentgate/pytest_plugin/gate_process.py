@@ -26,14 +26,14 @@ import contextlib
 import dataclasses
 import json
 import os
-import shlex
 import signal
 import sys
 import threading
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from pytest_agentgate.config import ConfigError
+from pytest_agentgate.commands import runs_pytest
+from pytest_agentgate.config.model import ConfigError
 from pytest_agentgate.config.resolve import resolve_config
 from pytest_agentgate.engine import Pipeline, Request
 from pytest_agentgate.gates.base import Evidence, GateConfig
@@ -47,7 +47,7 @@ from pytest_agentgate.reports.model import ReportError, TestCaseResult, TestRun
 from pytest_agentgate.verdict import Verdict
 
 if TYPE_CHECKING:
-    from pytest_agentgate.config import Config as GateSettings
+    from pytest_agentgate.config.model import Config as GateSettings
     from pytest_agentgate.registry import Registry
 
 # The tests are what the developer waits for: the other gates' commands run at a lower priority.
@@ -337,18 +337,6 @@ def write_json(path: Path, verdict: Verdict) -> str | None:
 # -- configuration ----------------------------------------------------------------------------
 
 
-def _runs_pytest(command: str | None) -> bool:
-    if not command:
-        return False
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    return "-m pytest" in command or any(
-        Path(w).name in ("pytest", "py.test", "pytest.exe") for w in words
-    )
-
-
 _COVERAGE_PY_FORMATS = (None, "coverage-json", "coverage-data")
 
 
@@ -363,7 +351,7 @@ def adapt_settings(
     gates coverage only with pytest-cov active, since nothing else measures this run.
     """
     gates = settings.gates
-    tests = [g for g in gates if g.kind == "test" and _runs_pytest(g.command)]
+    tests = [g for g in gates if g.kind == "test" and runs_pytest(g.command)]
     if not tests:
         tests = [g for g in gates if g.kind == "test" and g.name == "test"]
     if not tests:  # a gate named "test" is always of kind test, so the name is free
