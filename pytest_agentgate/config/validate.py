@@ -251,8 +251,8 @@ def _gates_named(v: _Validator, name: str, body: Any, profile: str) -> list[Gate
                 f"{given!r} another name",
             )
     else:
-        kind = body.get("kind") if isinstance(body, Mapping) else None
-        if kind is None:
+        given_kind = body.get("kind") if isinstance(body, Mapping) else None
+        if given_kind is None:
             close = difflib.get_close_matches(name, [*BUILTIN_GATES, "custom"], n=1, cutoff=0.6)
             hint = (
                 f"did you mean '{close[0]}'?"
@@ -260,12 +260,13 @@ def _gates_named(v: _Validator, name: str, body: Any, profile: str) -> list[Gate
                 else "name a built-in gate (build, lint, test, coverage, custom) or set `kind:`"
             )
             raise v.error(path, f"unknown gate; {hint}")
-        if not isinstance(kind, str) or kind not in v.registry.kinds:
+        if not isinstance(given_kind, str) or given_kind not in v.registry.kinds:
             raise v.error(
                 (*path, "kind"),
-                f"unknown gate kind {kind!r}; {_suggest(kind, v.registry.kinds)}known kinds: "
-                + ", ".join(sorted(v.registry.kinds)),
+                f"unknown gate kind {given_kind!r}; {_suggest(given_kind, v.registry.kinds)}"
+                "known kinds: " + ", ".join(sorted(v.registry.kinds)),
             )
+        kind = given_kind
     return [v.gate(name, kind, body if body is not None else {}, path, profile)]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from pytest_agentgate.gates.base import (
     COMMON_OPTIONS,
@@ -117,7 +118,7 @@ class CoverageGate:
             # The gate's own command (`coverage json`, a fail-under check) failed: a report that
             # looks fine does not outweigh it.
             problems.append(msg)
-        status = "fail" if failed_metrics or problems else "pass"
+        status: Literal["pass", "fail"] = "fail" if failed_metrics or problems else "pass"
         result = new_result(
             config, evidence, status, ", ".join(parts) or "no coverage thresholds set"
         )

@@ -95,7 +95,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def requested_profile(config: pytest.Config) -> str | None:
     """None: not gated. "": the configuration's profile. Otherwise the profile asked for."""
-    value = config.getoption("agentgate", None)
+    value: str | None = config.getoption("agentgate", None)
     if value is None:
         ini = str(config.getini("agentgate") or "").strip().lower()
         if ini in _INI_OFF:

@@ -59,7 +59,7 @@ def _finding_line(f: Finding) -> str:
     parts = []
     if f.name:
         parts.append(f.name)
-    if f.location() and (not f.name or f.path not in (f.name or "")):
+    if f.location() and (not f.name or (f.path or "") not in f.name):
         parts.append(f"({f.location()})" if f.name else f.location())
     if f.code and f.code not in ("error", "flaky"):
         parts.append(f.code)

@@ -194,5 +194,6 @@ def hardened_expat(*, names: tuple[str, ...] = (), allow_doctype: bool = False) 
     parser.StartDoctypeDeclHandler = _doctype_without_subset if allow_doctype else _refuse_doctype
     parser.EntityDeclHandler = _refuse_entities
     parser.UnparsedEntityDeclHandler = _refuse_entities
-    parser.ExternalEntityRefHandler = _refuse_entities
+    # typeshed types this handler as returning int; it never returns here, it raises.
+    parser.ExternalEntityRefHandler = _refuse_entities  # type: ignore[assignment]
     return parser

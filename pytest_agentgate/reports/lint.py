@@ -260,7 +260,8 @@ def parse_flake8(text: str, source: str) -> LintReport:
             at = f"{path!r} item {index}"
             raw = _expect_dict(raw, source, at, "flake8")
             message = _expect_str(raw.get("text"), source, f'{at} "text"', "flake8")
-            filename = raw.get("filename") if isinstance(raw.get("filename"), str) else path
+            named = raw.get("filename")
+            filename = named if isinstance(named, str) else str(path)
             findings.append(
                 Finding(
                     message=message,

@@ -27,7 +27,9 @@ def parse_istanbul_summary(
     hint = COVERAGE_HINTS["istanbul-summary"]
     document = expect_object(data, source, "the top level", hint)
     total = expect_object(document.get("total"), source, '"total"', hint)
-    metrics = {name: _istanbul_metric(total, name, source, "total") for name in _ISTANBUL_METRICS}
+    lines, statements, functions, branches = (
+        _istanbul_metric(total, name, source, "total") for name in _ISTANBUL_METRICS
+    )
     files = []
     for path, entry in document.items():
         if path == "total":
@@ -41,4 +43,12 @@ def parse_istanbul_summary(
             "measured no files",
             "check the coverage `include`/`all` settings and that the tests ran with coverage on",
         )
-    return CoverageReport(source=source, format="istanbul-summary", files=files, **metrics)
+    return CoverageReport(
+        source=source,
+        format="istanbul-summary",
+        files=files,
+        lines=lines,
+        statements=statements,
+        functions=functions,
+        branches=branches,
+    )
