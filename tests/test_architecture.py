@@ -8,8 +8,8 @@
 from __future__ import annotations
 
 import ast
-import json
 import builtins
+import json
 import os
 import sys
 from pathlib import Path

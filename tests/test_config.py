@@ -1216,6 +1216,14 @@ def test_python_api_verify_with_report_flags(repo: Path) -> None:
     assert verdict.status == "pass"
     with pytest.raises(ConfigError, match="--lint-format: goes with --lint FILE"):
         pytest_agentgate.verify(str(repo), run=False, lint_format="ruff")
+    # The library call records nothing unless asked: no attempt, no history line.
+    assert not (repo / ".agentgate" / "history.jsonl").exists()
+    recorded = pytest_agentgate.verify(
+        str(repo), run=False, lint="out/eslint.json", task="T1", record=True
+    )
+    assert recorded.attempt is not None and recorded.attempt.number == 1
+    history = (repo / ".agentgate" / "history.jsonl").read_text().splitlines()
+    assert len(history) == 1 and json.loads(history[0])["source"] == "library"
 
 
 def test_misspelled_gate_kind_gets_a_suggestion() -> None:

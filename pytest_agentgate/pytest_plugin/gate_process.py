@@ -33,16 +33,16 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from pytest_agentgate.commands import runs_pytest
-from pytest_agentgate.config.model import ConfigError
 from pytest_agentgate.config.resolve import resolve_config
 from pytest_agentgate.engine import Pipeline, Request
+from pytest_agentgate.errors import AgentgateError
 from pytest_agentgate.gates.base import Evidence, GateConfig
 from pytest_agentgate.gates.collect import names_report
 from pytest_agentgate.gates.coverage import CoverageEvidence
 from pytest_agentgate.gates.test import SuiteEvidence
 from pytest_agentgate.process import CommandResult, CommandSpec
 from pytest_agentgate.profiles import defaults_for
-from pytest_agentgate.registry import RegistryError, get_registry
+from pytest_agentgate.registry import get_registry
 from pytest_agentgate.reports.model import ReportError, TestCaseResult, TestRun
 from pytest_agentgate.verdict import Verdict
 
@@ -109,7 +109,7 @@ def serve(channel: Channel, cancel: threading.Event | None = None) -> int:
         return 0
     try:
         gate = HelperSession.start(request, cancel)
-    except (ConfigError, RegistryError) as exc:
+    except AgentgateError as exc:
         channel.send({"error": f"agentgate: {exc}"})
         return 0
     try:
