@@ -50,7 +50,7 @@ from pytest_agentgate.reports.model import (
     Ratio,
     ReportError,
 )
-from pytest_agentgate.verdict import Finding, GateResult
+from pytest_agentgate.verdict import Finding, GateResult, GateStatus, Severity
 
 PROJECT = "agentgate"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -108,11 +108,13 @@ __all__ = [
     "GateConfig",
     "GateKind",
     "GateResult",
+    "GateStatus",
     "LintFormat",
     "LintReport",
     "Option",
     "Ratio",
     "ReportError",
+    "Severity",
     "command_problem",
     "exit_disagrees",
     "hookimpl",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -99,8 +100,34 @@ def get_registry() -> Registry:
         # A hook implementation whose name is not a hook (a typo) would never be called.
         pm.check_pending()
     except pluggy.PluginValidationError as exc:
-        raise RegistryError(f"the agentgate plugin {exc.plugin_name!r} is invalid: {exc}") from None
+        raise RegistryError(_invalid_plugin(pm, exc)) from None
     return build_registry(pm)
+
+
+def _invalid_plugin(pm: pluggy.PluginManager, exc: pluggy.PluginValidationError) -> str:
+    """One line naming the plugin (entry point and module) and what is wrong with it."""
+    plugin = exc.plugin
+    module = getattr(plugin, "__name__", None)
+    name = pm.get_name(plugin) or module or repr(plugin)
+    who = repr(name) + (f" ({module})" if module and module != name else "")
+    hooks = sorted(n for n in vars(plugin_api) if n.startswith(f"{plugin_api.PROJECT}_"))
+    unknown = [
+        hook
+        for hook, caller in vars(pm.hook).items()
+        if not hook.startswith("_")
+        and not caller.has_spec()
+        and any(impl.plugin is plugin for impl in caller.get_hookimpls())
+    ]
+    if unknown:
+        problems = []
+        for hook in sorted(unknown):
+            close = difflib.get_close_matches(hook, hooks, n=1)
+            hint = f"did you mean {close[0]!r}?" if close else "the hooks are " + ", ".join(hooks)
+            problems.append(f"@hookimpl {hook!r} is not an agentgate hook; {hint}")
+        detail = "; ".join(problems)
+    else:  # pluggy's own words (a hook implementation with arguments the hook does not have)
+        detail = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    return f"the agentgate plugin {who} is invalid: {detail}"
 
 
 def build_registry(pm: pluggy.PluginManager) -> Registry:
