@@ -35,7 +35,8 @@ def verify(
     The report options are the CLI's: ``junit=[globs]``, ``coverage=path``, ``lint=path``,
     ``lint_format=name``. Nothing is recorded (no attempt counted, no history line) unless
     ``record`` is true; ``task`` and ``claim`` are the CLI's ``--task`` and ``--claim``.
-    Raises :class:`pytest_agentgate.config.ConfigError` for configuration mistakes.
+    Raises :class:`pytest_agentgate.errors.AgentgateError` (a ``ConfigError`` for a configuration
+    mistake, a ``RegistryError`` for a broken plugin) with a message that says what to do.
     """
     from pathlib import Path
 

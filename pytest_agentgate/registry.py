@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,7 +102,25 @@ def get_registry() -> Registry:
         pm.check_pending()
     except pluggy.PluginValidationError as exc:
         raise RegistryError(_invalid_plugin(pm, exc)) from None
-    return build_registry(pm)
+    except Exception as exc:  # a plugin that cannot even be imported
+        raise RegistryError(f"an agentgate plugin could not be loaded: {_oneline(exc)}") from None
+    try:
+        return build_registry(pm)
+    except RegistryError:
+        raise
+    except Exception as exc:  # a plugin's hook raised
+        raise RegistryError(
+            f"an agentgate plugin failed while registering: {_oneline(exc)}"
+        ) from None
+
+
+def _oneline(exc: BaseException) -> str:
+    where = ""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if frames:
+        where = f" (in {frames[-1].filename}, line {frames[-1].lineno})"
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}{where}"
 
 
 def _invalid_plugin(pm: pluggy.PluginManager, exc: pluggy.PluginValidationError) -> str:

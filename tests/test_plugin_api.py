@@ -142,6 +142,16 @@ def agentgate_lint_formats(config):
     return []
 """
 
+# A hook that raises while the plugins register.
+RAISING_PLUGIN = """
+from pytest_agentgate.plugin_api import hookimpl
+
+
+@hookimpl
+def agentgate_lint_formats():
+    return [1 / 0]
+"""
+
 # Another package that claims the demo-lint format.
 CLASH_PLUGIN = """
 from pytest_agentgate.plugin_api import LintFormat, LintReport, hookimpl
@@ -260,12 +270,11 @@ def agentgate(root: Path, *args: str, site: Path) -> subprocess.CompletedProcess
     )
 
 
-# A kind that reads the files itself still needs a `command` to pass validation; `true` is one.
+# A plugin's kind that reads the files itself needs neither a command nor a report.
 CONFIG = """\
 gates:
   todos:
     kind: todo-count
-    command: "true"
     max_todos: 1
   lint:
     report: demo-lint.json
@@ -316,7 +325,7 @@ def test_an_installed_plugin_gate_kind_and_lint_format_fail_the_verdict(
         finding("pass  # TODO: step 1", "app.py", 2, "warning"),
         finding("pass  # TODO: step 2", "app.py", 3, "warning"),
     ]
-    assert (todos["command"], todos["exit_code"]) == ("true", 0)
+    assert (todos["command"], todos["exit_code"]) == (None, None)  # it needs no command
     assert (lint["name"], lint["kind"], lint["status"]) == ("lint", "lint", "fail")
     assert lint["summary"] == "1 error (max 0), 1 warning (max 50)"
     assert lint["actual"] == {"errors": 1, "warnings": 1}
@@ -419,6 +428,33 @@ def test_a_hook_with_an_argument_the_hook_lacks_is_named_on_one_line(
     assert message.startswith("the agentgate plugin 'agentgate_args' is invalid: ")
     assert "\n" not in message
     assert "'agentgate_lint_formats'" in message and "'config'" in message  # pluggy's words
+
+
+def test_a_plugin_that_cannot_be_imported_or_whose_hook_raises_is_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken_import(pm: pluggy.PluginManager, group: str, name: str | None = None) -> int:
+        raise ImportError("cannot import name 'Gone' from 'pytest_agentgate.plugin_api'")
+
+    monkeypatch.setattr(pluggy.PluginManager, "load_setuptools_entrypoints", broken_import)
+    with pytest.raises(RegistryError) as raised:
+        get_registry.__wrapped__()
+    message = str(raised.value)
+    assert message.startswith("an agentgate plugin could not be loaded: ImportError: cannot")
+    assert "\n" not in message
+
+    plugin = plugin_module("agentgate_raises", RAISING_PLUGIN)
+
+    def load_raising(pm: pluggy.PluginManager, group: str, name: str | None = None) -> int:
+        pm.register(plugin, "raises")
+        return 1
+
+    monkeypatch.setattr(pluggy.PluginManager, "load_setuptools_entrypoints", load_raising)
+    with pytest.raises(RegistryError) as raised:
+        get_registry.__wrapped__()
+    message = str(raised.value)
+    assert message.startswith("an agentgate plugin failed while registering: ZeroDivisionError")
+    assert "\n" not in message
 
 
 # -- two plugins, one name --------------------------------------------------------------------

@@ -12,6 +12,8 @@ from pytest_agentgate.profiles import DEFAULT_PROFILE
 YAML_NAMES = ("agentgate.yml", ".agentgate.yml", "agentgate.yaml", ".agentgate.yaml")
 JSON_NAMES = ("agentgate.json", ".agentgate.json")
 BUILTIN_GATES = ("build", "lint", "test", "coverage")
+# The gate kinds agentgate ships; third-party kinds come from plugins.
+BUILT_IN_KINDS = (*BUILTIN_GATES, "custom")
 TOP_KEYS = ("profile", "gates", "attempts", "continuation", "enabled")
 ATTEMPT_KEYS = ("max", "global_max", "per_branch")
 CONTINUATION_KEYS = ("max_chars",)

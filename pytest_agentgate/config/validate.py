@@ -18,6 +18,7 @@ from pytest_agentgate.commands import junit_in_command, runs_pytest
 from pytest_agentgate.config.files import RawConfig, describe_value, read_raw
 from pytest_agentgate.config.model import (
     ATTEMPT_KEYS,
+    BUILT_IN_KINDS,
     BUILTIN_GATES,
     CONTINUATION_KEYS,
     TOP_KEYS,
@@ -317,7 +318,8 @@ def _complete(gate: GateConfig, config: Config, v: _Validator) -> None:
         )
     if gate.kind == "lint" and gate.command and not gate.reports:
         gate.command = _json_lint_command(gate.command, gate.format or "", config, gate.name)
-    if gate.enabled and gate.command is None and not gate.reports:
+    if gate.enabled and gate.command is None and not gate.reports and gate.kind in BUILT_IN_KINDS:
+        # A plugin's kind may collect its evidence without either (its collector says so).
         takes_report = any(o.name == "report" for o in v.registry.kinds[gate.kind].options)
         raise v.error(
             path, "needs a `command` or a `report` to read" if takes_report else "needs a `command`"
