@@ -35,8 +35,10 @@ def parse_istanbul_summary(
         if path == "total":
             continue
         where = f"file {path!r}"
-        lines = _istanbul_metric(expect_object(entry, source, where, hint), "lines", source, where)
-        files.append(FileCoverage(path=display_path(path, root), lines=lines))
+        file_lines = _istanbul_metric(
+            expect_object(entry, source, where, hint), "lines", source, where
+        )
+        files.append(FileCoverage(path=display_path(path, root), lines=file_lines))
     if not files:
         raise ReportError(
             source,
