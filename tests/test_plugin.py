@@ -270,7 +270,8 @@ def test_the_engine_stays_out_of_pytest_and_tests_are_still_rewritten(
 
 
 def test_outcomes_count_like_the_junit_report_of_the_same_run(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_outcomes=OUTCOMES, test_broken="import not_a_module\n")
+    # Not test_outcomes: in-process, it would clash with tests/test_outcomes.py's module.
+    pytester.makepyfile(test_mixed=OUTCOMES, test_broken="import not_a_module\n")
     junit = pytester.path / "junit.xml"
     result, verdict = gated(
         pytester, "--agentgate=standard", "--continue-on-collection-errors", f"--junitxml={junit}"
@@ -292,14 +293,14 @@ def test_outcomes_count_like_the_junit_report_of_the_same_run(pytester: pytest.P
     run = read_junit([junit])
     assert (run.total, run.passed, run.failed, run.errors, run.skipped) == (9, 2, 2, 3, 2)
     findings = {f["name"]: f for f in gate(verdict, "test")["findings"]}
-    assert findings["test_outcomes.py::test_fail"]["message"] == "assert 1 == 2"
-    assert findings["test_outcomes.py::test_fail"]["path"] == "test_outcomes.py"
-    assert findings["test_outcomes.py::test_setup_error"]["message"].startswith(
+    assert findings["test_mixed.py::test_fail"]["message"] == "assert 1 == 2"
+    assert findings["test_mixed.py::test_fail"]["path"] == "test_mixed.py"
+    assert findings["test_mixed.py::test_setup_error"]["message"].startswith(
         "error in setup: RuntimeError: setup boom"
     )
-    assert "error in teardown" in findings["test_outcomes.py::test_teardown_error"]["message"]
+    assert "error in teardown" in findings["test_mixed.py::test_teardown_error"]["message"]
     assert findings["test_broken.py"]["message"].startswith("collection error: ")
-    assert "[XPASS(strict)]" in findings["test_outcomes.py::test_xpass_strict"]["message"]
+    assert "[XPASS(strict)]" in findings["test_mixed.py::test_xpass_strict"]["message"]
     assert verdict["status"] == "fail" and result.ret == 1
     assert "COMPLETION REJECTED" in result.stdout.str()
 
