@@ -243,7 +243,11 @@ def pytest_unconfigure(config):
     hook = config.pluginmanager.rewrite_hook
     with open("loaders.txt", "w") as f:
         f.write(f"hook in meta_path: {hook in sys.meta_path}\\n")
-        for name in ("pytest_agentgate.pytest_plugin.session", "pytest_agentgate.engine"):
+        for name in (
+            "pytest_agentgate.pytest_plugin.session",
+            "pytest_agentgate.reports.outcomes",
+            "pytest_agentgate.engine",
+        ):
             f.write(f"{name}: {loaders.get(name)}\\n")
 """
 
@@ -262,6 +266,7 @@ def test_the_engine_stays_out_of_pytest_and_tests_are_still_rewritten(
     assert lines == [
         "hook in meta_path: True",
         "pytest_agentgate.pytest_plugin.session: SourceFileLoader",
+        "pytest_agentgate.reports.outcomes: SourceFileLoader",  # the fold rules, plainly too
         "pytest_agentgate.engine: None",
     ]
 
