@@ -573,13 +573,13 @@ def report_of(nodeid: str, when: str, outcome: str, longrepr: object = None, **e
     )
 
 
-def attempt(ledger: plugin_session.TestLedger, nodeid: str, call: str) -> None:
+def attempt(ledger: plugin_session.OutcomeLedger, nodeid: str, call: str) -> None:
     for when, outcome in (("setup", "passed"), ("call", call), ("teardown", "passed")):
         ledger.test_report(report_of(nodeid, when, outcome, longrepr="AssertionError: no\nmore"))
 
 
 def test_ledger_reruns_count_once_with_their_last_outcome(tmp_path: Path) -> None:
-    ledger = plugin_session.TestLedger(tmp_path)
+    ledger = plugin_session.OutcomeLedger(tmp_path)
     attempt(ledger, "t.py::flaky", "rerun")  # pytest-rerunfailures' failed attempt
     attempt(ledger, "t.py::flaky", "passed")
     attempt(ledger, "t.py::broken", "rerun")
@@ -599,7 +599,7 @@ def test_ledger_reruns_count_once_with_their_last_outcome(tmp_path: Path) -> Non
 
 
 def test_ledger_worker_crashes(tmp_path: Path) -> None:
-    ledger = plugin_session.TestLedger(tmp_path)
+    ledger = plugin_session.OutcomeLedger(tmp_path)
     gw0 = SimpleNamespace(gateway=SimpleNamespace(id="gw0"))
     crash = "worker 'gw0' crashed while running 't.py::a'"
     ledger.test_report(report_of("t.py::a", "setup", "passed"))
@@ -616,7 +616,7 @@ def test_ledger_worker_crashes(tmp_path: Path) -> None:
 
 
 def test_ledger_collection_skips_and_long_messages(tmp_path: Path) -> None:
-    ledger = plugin_session.TestLedger(tmp_path)
+    ledger = plugin_session.OutcomeLedger(tmp_path)
     skipped = SimpleNamespace(
         nodeid="t.py", failed=False, skipped=True, location=("t.py", None, "t.py")
     )

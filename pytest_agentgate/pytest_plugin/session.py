@@ -77,7 +77,7 @@ class WorkerAgent:
 _Detail = tuple[str | None, int | None, str | None]  # file, line, first line of the message
 
 
-class TestLedger:
+class OutcomeLedger:
     """Every report of the session folded per node id, by :mod:`pytest_agentgate.reports.outcomes`.
 
     - setup or teardown failures are errors, a failed call a failure (strict XPASS included),
@@ -89,8 +89,6 @@ class TestLedger:
     - an xdist worker that crashed counts as an error: on the test it was running when xdist
       names it, else on its own.
     """
-
-    __test__ = False  # not a test class, whatever pytest's python_classes says
 
     def __init__(self, rootpath: Path) -> None:
         self.rootpath = rootpath
@@ -339,7 +337,7 @@ class GateSession:
     def __init__(self, config: pytest.Config, gate: GateProcess) -> None:
         self.config = config
         self.gate = gate
-        self.ledger = TestLedger(config.rootpath)
+        self.ledger = OutcomeLedger(config.rootpath)
         # The ledger's method is the hook itself: one call less for each of 3 reports per test.
         self.pytest_runtest_logreport = self.ledger.test_report
         self.deselected = 0
