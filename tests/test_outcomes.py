@@ -1,11 +1,15 @@
-"""The fold rules of reports/outcomes.py."""
+"""The fold rules of reports/outcomes.py, and the two readers that count by them."""
 
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from pytest_agentgate.pytest_plugin.session import OutcomeLedger
+from pytest_agentgate.reports.junit import read_junit
 from pytest_agentgate.reports.outcomes import (
     ERROR,
     EVER_FAILED,
@@ -121,3 +125,86 @@ def test_the_identities_the_readers_inline(state: int) -> None:
     assert fold(state, PASSED, False) == state
     assert rank_of(state) == state & RANK_MASK
     assert is_flaky(state) == (state == PASSED | EVER_FAILED)
+
+
+# -- both readers count alike -----------------------------------------------------------------
+
+# One attempt of a test, as pytest reports it (when, outcome) and as pytest's JUnit report
+# writes it (the children of each <testcase> element it writes for that attempt).
+KINDS: dict[str, tuple[list[tuple[str, str]], list[str]]] = {
+    "pass": ([("setup", "passed"), ("call", "passed"), ("teardown", "passed")], [""]),
+    "skip": ([("setup", "skipped"), ("teardown", "passed")], ["<skipped/>"]),
+    "xfail": ([("setup", "passed"), ("call", "skipped"), ("teardown", "passed")], ["<skipped/>"]),
+    "fail": ([("setup", "passed"), ("call", "failed"), ("teardown", "passed")], ["<failure/>"]),
+    "setup error": ([("setup", "failed"), ("teardown", "passed")], ["<error/>"]),
+    "teardown error": (
+        [("setup", "passed"), ("call", "passed"), ("teardown", "failed")],
+        ["<error/>"],
+    ),
+    # pytest writes a second <testcase> for a teardown error after a failed call.
+    "fail, teardown error": (
+        [("setup", "passed"), ("call", "failed"), ("teardown", "failed")],
+        ["<failure/>", "<error/>"],
+    ),
+}
+# The same attempts by the rules alone: the rank of each report, the first starting the attempt.
+RULES = {
+    "pass": attempt(PASSED, PASSED, PASSED),
+    "skip": attempt(SKIPPED, PASSED),
+    "xfail": attempt(PASSED, SKIPPED, PASSED),
+    "fail": attempt(PASSED, FAILED, PASSED),
+    "setup error": attempt(ERROR, PASSED),
+    "teardown error": attempt(PASSED, PASSED, ERROR),
+    "fail, teardown error": attempt(PASSED, FAILED, ERROR),
+}
+SEQUENCES = [seq for size in (1, 2, 3) for seq in itertools.product(KINDS, repeat=size)]
+
+
+def _report(nodeid: str, when: str, outcome: str) -> pytest.TestReport:
+    longrepr = ("t.py", 1, "Skipped: no") if outcome == "skipped" else None
+    if outcome == "failed":
+        longrepr = "AssertionError: no"
+    return pytest.TestReport(nodeid, ("t.py", 0, nodeid), {}, outcome, longrepr, when)
+
+
+def _tally(counts: list[int], listed: list[tuple[str, str, bool]]) -> dict[str, Any]:
+    return {"counts": counts, "listed": sorted(listed)}
+
+
+def test_the_junit_reader_and_the_plugin_count_alike(tmp_path: Path) -> None:
+    ledger = OutcomeLedger(tmp_path)
+    elements: list[str] = []
+    expected_counts = [0, 0, 0, 0]
+    expected_listed: list[tuple[str, str, bool]] = []
+    for number, sequence in enumerate(SEQUENCES):
+        name = f"test_{number}"
+        for kind in sequence:
+            reports, children = KINDS[kind]
+            for when, outcome in reports:
+                ledger.test_report(_report(f"t.py::{name}", when, outcome))
+            elements += [f'<testcase classname="t" name="{name}">{c}</testcase>' for c in children]
+        state = fold_all(*(report for kind in sequence for report in RULES[kind]))
+        expected_counts[rank_of(state)] += 1
+        if rank_of(state) >= FAILED or is_flaky(state):
+            expected_listed.append((name, OUTCOMES[rank_of(state)], is_flaky(state)))
+    # Split over two files, as shards or a rerun's own report would be.
+    half = len(elements) // 2
+    paths = [tmp_path / "a.xml", tmp_path / "b.xml"]
+    for path, part in zip(paths, (elements[:half], elements[half:]), strict=True):
+        path.write_text(f"<testsuite>{''.join(part)}</testsuite>", encoding="utf-8")
+
+    run = read_junit(paths)
+    summary = ledger.summary()
+    from_junit = _tally(
+        [run.passed, run.skipped, run.failed, run.errors],
+        [(t.name, t.outcome, t.flaky) for t in [*run.failures, *run.flaky_tests]],
+    )
+    from_plugin = _tally(
+        summary["counts"],
+        [(c["name"].split("::")[1], c["outcome"], c["flaky"]) for c in summary["cases"]],
+    )
+    expected = _tally(expected_counts, expected_listed)
+    assert from_junit == from_plugin == expected
+    assert run.total == len(SEQUENCES) == sum(summary["counts"])
+    # The sequences reach every outcome, flaky passes and skips after failures included.
+    assert all(expected_counts) and any(flaky for *_, flaky in expected_listed)
