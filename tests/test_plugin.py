@@ -244,7 +244,11 @@ def pytest_unconfigure(config):
     hook = config.pluginmanager.rewrite_hook
     with open("loaders.txt", "w") as f:
         f.write(f"hook in meta_path: {hook in sys.meta_path}\\n")
-        for name in ("pytest_agentgate.pytest_plugin.session", "pytest_agentgate.engine"):
+        for name in (
+            "pytest_agentgate.pytest_plugin.session",
+            "pytest_agentgate.reports.outcomes",
+            "pytest_agentgate.engine",
+        ):
             f.write(f"{name}: {loaders.get(name)}\\n")
 """
 
@@ -263,6 +267,7 @@ def test_the_engine_stays_out_of_pytest_and_tests_are_still_rewritten(
     assert lines == [
         "hook in meta_path: True",
         "pytest_agentgate.pytest_plugin.session: SourceFileLoader",
+        "pytest_agentgate.reports.outcomes: SourceFileLoader",  # the fold rules, plainly too
         "pytest_agentgate.engine: None",
     ]
 
@@ -271,7 +276,8 @@ def test_the_engine_stays_out_of_pytest_and_tests_are_still_rewritten(
 
 
 def test_outcomes_count_like_the_junit_report_of_the_same_run(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_outcomes=OUTCOMES, test_broken="import not_a_module\n")
+    # Not test_outcomes: in-process, it would clash with tests/test_outcomes.py's module.
+    pytester.makepyfile(test_mixed=OUTCOMES, test_broken="import not_a_module\n")
     junit = pytester.path / "junit.xml"
     result, verdict = gated(
         pytester, "--agentgate=standard", "--continue-on-collection-errors", f"--junitxml={junit}"
@@ -293,14 +299,14 @@ def test_outcomes_count_like_the_junit_report_of_the_same_run(pytester: pytest.P
     run = read_junit([junit])
     assert (run.total, run.passed, run.failed, run.errors, run.skipped) == (9, 2, 2, 3, 2)
     findings = {f["name"]: f for f in gate(verdict, "test")["findings"]}
-    assert findings["test_outcomes.py::test_fail"]["message"] == "assert 1 == 2"
-    assert findings["test_outcomes.py::test_fail"]["path"] == "test_outcomes.py"
-    assert findings["test_outcomes.py::test_setup_error"]["message"].startswith(
+    assert findings["test_mixed.py::test_fail"]["message"] == "assert 1 == 2"
+    assert findings["test_mixed.py::test_fail"]["path"] == "test_mixed.py"
+    assert findings["test_mixed.py::test_setup_error"]["message"].startswith(
         "error in setup: RuntimeError: setup boom"
     )
-    assert "error in teardown" in findings["test_outcomes.py::test_teardown_error"]["message"]
+    assert "error in teardown" in findings["test_mixed.py::test_teardown_error"]["message"]
     assert findings["test_broken.py"]["message"].startswith("collection error: ")
-    assert "[XPASS(strict)]" in findings["test_outcomes.py::test_xpass_strict"]["message"]
+    assert "[XPASS(strict)]" in findings["test_mixed.py::test_xpass_strict"]["message"]
     assert verdict["status"] == "fail" and result.ret == 1
     assert "COMPLETION REJECTED" in result.stdout.str()
 
@@ -568,13 +574,13 @@ def report_of(nodeid: str, when: str, outcome: str, longrepr: object = None, **e
     )
 
 
-def attempt(ledger: plugin_session.TestLedger, nodeid: str, call: str) -> None:
+def attempt(ledger: plugin_session.OutcomeLedger, nodeid: str, call: str) -> None:
     for when, outcome in (("setup", "passed"), ("call", call), ("teardown", "passed")):
         ledger.test_report(report_of(nodeid, when, outcome, longrepr="AssertionError: no\nmore"))
 
 
 def test_ledger_reruns_count_once_with_their_last_outcome(tmp_path: Path) -> None:
-    ledger = plugin_session.TestLedger(tmp_path)
+    ledger = plugin_session.OutcomeLedger(tmp_path)
     attempt(ledger, "t.py::flaky", "rerun")  # pytest-rerunfailures' failed attempt
     attempt(ledger, "t.py::flaky", "passed")
     attempt(ledger, "t.py::broken", "rerun")
@@ -594,7 +600,7 @@ def test_ledger_reruns_count_once_with_their_last_outcome(tmp_path: Path) -> Non
 
 
 def test_ledger_worker_crashes(tmp_path: Path) -> None:
-    ledger = plugin_session.TestLedger(tmp_path)
+    ledger = plugin_session.OutcomeLedger(tmp_path)
     gw0 = SimpleNamespace(gateway=SimpleNamespace(id="gw0"))
     crash = "worker 'gw0' crashed while running 't.py::a'"
     ledger.test_report(report_of("t.py::a", "setup", "passed"))
@@ -611,7 +617,7 @@ def test_ledger_worker_crashes(tmp_path: Path) -> None:
 
 
 def test_ledger_collection_skips_and_long_messages(tmp_path: Path) -> None:
-    ledger = plugin_session.TestLedger(tmp_path)
+    ledger = plugin_session.OutcomeLedger(tmp_path)
     skipped = SimpleNamespace(
         nodeid="t.py", failed=False, skipped=True, location=("t.py", None, "t.py")
     )

@@ -788,18 +788,19 @@ def test_compact_fold_table_gives_the_same_run(
 
 def test_fold_table_grows_and_finds_zero_hash_keys() -> None:
     from pytest_agentgate.reports.junit import _FoldTable
+    from pytest_agentgate.reports.outcomes import EVER_FAILED, FAILED, PASSED, SKIPPED
 
     table = _FoldTable()
     table._compact({})
     for key in (0, 1, -1, 2**63 - 1, -(2**63)):
-        table.add(key, 2 | 8)  # failed once
-        table.add(key, 0)  # then passed
+        table.add(key, FAILED | EVER_FAILED)  # failed once
+        table.add(key, PASSED)  # then passed
     for key in range(2, 1000):
-        table.add(key * 7919, 1)
+        table.add(key * 7919, SKIPPED)
     assert len(table) == 4 + 998  # keys 0 and 1 share a slot: 0 marks an empty slot
-    assert table.get(-1) == 8 and table.get(7919 * 5) == 1
+    assert table.get(-1) == EVER_FAILED and table.get(7919 * 5) == SKIPPED
     counts = table.counts()
-    assert counts[8] == 4 and counts[1] == 998
+    assert counts[EVER_FAILED] == 4 and counts[SKIPPED] == 998
 
 
 def test_system_out_over_ten_megabytes(tmp_path: Path) -> None:

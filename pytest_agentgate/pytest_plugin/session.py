@@ -28,6 +28,18 @@ from typing import Any
 
 import pytest
 
+from pytest_agentgate.reports.outcomes import (
+    ERROR,
+    EVER_FAILED,
+    FAILED,
+    OUTCOMES,
+    PASSED,
+    RANK_MASK,
+    SKIPPED,
+    fold,
+    is_flaky,
+)
+
 WORKER_OUTPUT_KEY = "agentgate_deselected"
 MAX_MESSAGE = 500
 COVERAGE_HINT = (
@@ -62,29 +74,21 @@ class WorkerAgent:
 
 # -- folding test reports ---------------------------------------------------------------------
 
-# Outcome rank of one test; a higher rank wins within one attempt (error > failure > skipped).
-_PASSED, _SKIPPED, _FAILED, _ERROR = 0, 1, 2, 3
-_RANK = 3
-_EVER_FAILED = 4  # some attempt of the test failed or errored (flaky if the last one passed)
-_OUTCOMES = ("passed", "skipped", "failed", "error")
-
 _Detail = tuple[str | None, int | None, str | None]  # file, line, first line of the message
 
 
-class TestLedger:
-    """Every report of the session folded per node id, with DESIGN.md's test semantics.
+class OutcomeLedger:
+    """Every report of the session folded per node id, by :mod:`pytest_agentgate.reports.outcomes`.
 
     - setup or teardown failures are errors, a failed call a failure (strict XPASS included),
       skips and xfails are skipped, passes (non-strict XPASS included) passed;
     - a setup report starts a new attempt: a test run again (pytest-rerunfailures, whose failed
       attempts report the outcome "rerun") counts once with its last outcome, and is flaky when
-      it passed after an earlier failure;
+      it passed after an earlier failure; its call and teardown reports fold into that attempt;
     - failed collectors (collection errors) are errors, skipped ones (module-level skip) skipped;
     - an xdist worker that crashed counts as an error: on the test it was running when xdist
       names it, else on its own.
     """
-
-    __test__ = False  # not a test class, whatever pytest's python_classes says
 
     def __init__(self, rootpath: Path) -> None:
         self.rootpath = rootpath
@@ -95,35 +99,34 @@ class TestLedger:
         self.crash_reported: set[str] = set()
 
     def test_report(self, report: pytest.TestReport) -> None:
-        # The hot path: three calls per test, so passes do as little as possible.
+        # The hot path: three calls per test, so passes do as little as possible. A pass is
+        # outcomes.fold inlined: a passing setup starts an attempt, keeping only EVER_FAILED
+        # (fold(previous, PASSED, True)); a passing call or teardown changes nothing
+        # (fold(previous, PASSED, False) is previous). The rest call fold().
         when = report.when
         outcome = report.outcome
         nodeid = report.nodeid
         states = self.states
         if when == "setup":
-            previous = states.get(nodeid, 0) & _EVER_FAILED
             if outcome == "passed":
-                states[nodeid] = previous
+                states[nodeid] = states.get(nodeid, 0) & EVER_FAILED
                 return
             if outcome == "skipped":
-                states[nodeid] = previous | _SKIPPED
+                states[nodeid] = fold(states.get(nodeid, 0), SKIPPED, True)
                 return
-            states[nodeid] = previous | _ERROR | _EVER_FAILED
+            states[nodeid] = fold(states.get(nodeid, 0), ERROR, True)
         else:
             if outcome == "passed":
                 if nodeid not in states:
-                    states[nodeid] = _PASSED
+                    states[nodeid] = PASSED
                 return
-            previous = states.get(nodeid, 0)
             if outcome == "skipped":
-                rank = _SKIPPED
+                rank = SKIPPED
             elif outcome == "failed":
-                rank = _FAILED if when == "call" else _ERROR
+                rank = FAILED if when == "call" else ERROR
             else:  # "rerun": this attempt failed and another one follows
-                rank = _FAILED
-            if rank >= _FAILED:
-                previous |= _EVER_FAILED
-            states[nodeid] = max(previous & _RANK, rank) | (previous & _EVER_FAILED)
+                rank = FAILED
+            states[nodeid] = fold(states.get(nodeid, 0), rank, False)
             if when == "???":  # xdist's report for the test a crashed worker was running
                 worker = getattr(getattr(report, "node", None), "gateway", None)
                 self.crash_reported.add(str(getattr(worker, "id", "")))
@@ -132,10 +135,10 @@ class TestLedger:
 
     def collect_report(self, report: pytest.CollectReport) -> None:
         if report.failed:
-            self.collectors[report.nodeid] = _ERROR
+            self.collectors[report.nodeid] = fold(PASSED, ERROR, True)
             self.details[report.nodeid] = self._detail(report, "collection error")
         elif report.skipped:
-            self.collectors.setdefault(report.nodeid, _SKIPPED)
+            self.collectors.setdefault(report.nodeid, fold(PASSED, SKIPPED, True))
 
     def worker_down(self, worker: str, error: object) -> None:
         if error is not None:
@@ -162,16 +165,18 @@ class TestLedger:
         cases: list[dict[str, Any]] = []
         entries = [*self.states.items(), *self.collectors.items()]
         for nodeid, state in entries:
-            rank = state & _RANK
+            rank = state & RANK_MASK  # outcomes.rank_of, inlined: once per test
             counts[rank] += 1
-            flaky = rank == _PASSED and bool(state & _EVER_FAILED)
-            if rank < _FAILED and not flaky:
-                continue
+            if state == PASSED:
+                continue  # passed, never failed: the common case
+            flaky = is_flaky(state)
+            if rank < FAILED and not flaky:
+                continue  # skipped (perhaps after a failure: its last outcome)
             file, line, message = self.details.get(nodeid, (None, None, None))
             cases.append(
                 {
                     "name": nodeid,
-                    "outcome": _OUTCOMES[rank],
+                    "outcome": OUTCOMES[rank],
                     "file": file,
                     "line": line,
                     "message": message,
@@ -181,7 +186,7 @@ class TestLedger:
         for worker, error in sorted(self.crashed_workers.items()):
             if worker in self.crash_reported:
                 continue
-            counts[_ERROR] += 1
+            counts[ERROR] += 1
             cases.append(
                 {
                     "name": f"xdist worker {worker}",
@@ -332,7 +337,7 @@ class GateSession:
     def __init__(self, config: pytest.Config, gate: GateProcess) -> None:
         self.config = config
         self.gate = gate
-        self.ledger = TestLedger(config.rootpath)
+        self.ledger = OutcomeLedger(config.rootpath)
         # The ledger's method is the hook itself: one call less for each of 3 reports per test.
         self.pytest_runtest_logreport = self.ledger.test_report
         self.deselected = 0
