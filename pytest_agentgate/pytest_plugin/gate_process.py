@@ -267,7 +267,7 @@ def lower_this_thread() -> None:
 
 
 def tests_evidence(tests: dict[str, Any]) -> TestRun:
-    """The session's folded test reports (``TestLedger.summary()`` and the partial-run reasons)
+    """The session's folded test reports (``OutcomeLedger.summary()`` and the partial-run reasons)
     as the test gate's evidence."""
     run = TestRun(files=["pytest session"])
     for case in tests["cases"]:

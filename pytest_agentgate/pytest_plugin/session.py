@@ -103,7 +103,7 @@ class OutcomeLedger:
         # outcomes.fold inlined: a passing setup starts an attempt, keeping only EVER_FAILED
         # (fold(previous, PASSED, True)); a passing call or teardown changes nothing
         # (fold(previous, PASSED, False) is previous). The rest call fold().
-        when = report.when
+        when: str = report.when  # xdist also sends "???" for a crashed worker
         outcome = report.outcome
         nodeid = report.nodeid
         states = self.states
@@ -150,7 +150,7 @@ class OutcomeLedger:
         return len(self.states)
 
     def _detail(self, report: pytest.TestReport | pytest.CollectReport, what: str = "") -> _Detail:
-        fspath, lineno, _ = report.location
+        fspath, lineno, _ = report.location or ("", None, "")
         file = str(self.rootpath / fspath) if fspath else None
         line = lineno + 1 if isinstance(lineno, int) else None
         when = getattr(report, "when", None)

@@ -5,7 +5,7 @@ bounded memory: no tree is built, ``<system-out>``/``<system-err>`` text is neve
 character-data handler is installed while it streams past), and failure text is kept only up to
 its first line.
 
-What counts (the "test" row of the gate semantics in DESIGN.md):
+What counts (the "test" row of the gate semantics in docs/ARCHITECTURE.md):
 
 - only ``<testcase>`` elements; the ``tests``/``failures``/``errors`` attributes of a testsuite are
   never read (pytest counts a teardown error twice, Surefire counts reruns, some tools omit them);

@@ -1,6 +1,6 @@
 """How the reports of one test fold into its outcome: the test gate's counting rules, once.
 
-The rules (the "test" row of the gate semantics in DESIGN.md):
+The rules (the "test" row of the gate semantics in docs/ARCHITECTURE.md):
 
 - Only test cases count. Each report of one says passed, skipped, failed or error, ranked
   **error > failure > skipped > passed**.
