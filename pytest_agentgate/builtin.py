@@ -16,10 +16,11 @@ def agentgate_gate_kinds() -> Sequence[GateKind[Any]]:
     from pytest_agentgate.gates.build import BuildGate
     from pytest_agentgate.gates.coverage import CoverageGate
     from pytest_agentgate.gates.custom import CustomGate
+    from pytest_agentgate.gates.integrity import IntegrityGate
     from pytest_agentgate.gates.lint import LintGate
     from pytest_agentgate.gates.test import SuiteGate
 
-    return [BuildGate(), LintGate(), SuiteGate(), CoverageGate(), CustomGate()]
+    return [BuildGate(), LintGate(), SuiteGate(), CoverageGate(), CustomGate(), IntegrityGate()]
 
 
 @hookimpl

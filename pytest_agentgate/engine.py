@@ -22,9 +22,10 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_agentgate.config.model import Config
-from pytest_agentgate.gates.base import CollectContext, Evidence, GateConfig
+from pytest_agentgate.config.model import Config, GateConfig
+from pytest_agentgate.gates.base import CollectContext, Evidence
 from pytest_agentgate.gates.judging import UNMEASURED, new_result, skipped
+from pytest_agentgate.git import BaseMissing, Change, GitError, Repo
 from pytest_agentgate.process import CommandResult, CommandSpec, StatusReporter, run_commands
 from pytest_agentgate.registry import Registry, get_registry
 from pytest_agentgate.render.continuation import render_continuation
@@ -55,6 +56,8 @@ class Request:
 
     config: Config
     door: str = "library"
+    # The base of the change, when the door knows it (``--base``, the pull request's base).
+    base: str | None = None
     task: str | None = None
     claim: str | None = None
     run: bool = True
@@ -109,7 +112,10 @@ class Pipeline:
         ``evidence``: per gate name, what the door measured itself (see ``door_evidence``).
         """
         config = self.request.config
-        found = collect(self.plan, self.results, self.started_at, self.registry, evidence or {})
+        change = find_change(config, self.request.base)
+        found = collect(
+            self.plan, self.results, self.started_at, self.registry, evidence or {}, change
+        )
         gates = judge(config, found, self.registry)
         claim = self.request.claim
 
@@ -185,12 +191,32 @@ def make_plan(
 # -- collect ----------------------------------------------------------------------------------
 
 
+def find_change(
+    config: Config, explicit_base: str | None
+) -> tuple[Repo, Change] | BaseMissing | None:
+    """The change being gated: from its base to the working tree (see git.py). None outside a
+    git repository, or when no gate looks at the change."""
+    if not any(g.kind == "integrity" and g.enabled for g in config.gates):
+        return None
+    repo = Repo.find(config.root)
+    if repo is None:
+        return None
+    try:
+        base = repo.resolve_base(explicit=explicit_base, configured=config.base)
+        if isinstance(base, BaseMissing):
+            return base
+        return repo, repo.change(base)
+    except GitError as exc:
+        return BaseMissing(f"git could not read the change ({exc})", "check that git works here")
+
+
 def collect(
     plan: Plan,
     results: Mapping[str, CommandResult],
     started_at: float,
     registry: Registry,
     door: Mapping[str, Evidence],
+    change: tuple[Repo, Change] | BaseMissing | None = None,
 ) -> dict[str, Evidence | GateResult]:
     """Each enabled gate's evidence: the door's, else what its kind's collector finds.
 
@@ -214,6 +240,8 @@ def collect(
             started_at=started_at,
             registry=registry,
             commands_run=commands_run,
+            change=change,
+            project=config,
         )
         try:
             found[gate.name] = registry.kinds[gate.kind].collect(context)

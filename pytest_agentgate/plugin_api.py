@@ -23,13 +23,13 @@ from typing import Any
 
 import pluggy
 
+from pytest_agentgate.config.model import GateConfig
 from pytest_agentgate.gates.base import (
     COMMON_OPTIONS,
     REPORT_OPTIONS,
     SHARD_OPTIONS,
     CollectContext,
     Evidence,
-    GateConfig,
     GateKind,
     Option,
 )

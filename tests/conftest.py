@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from _helpers import PY, CliRun
 
-from pytest_agentgate.gates.base import CollectContext, GateConfig
+from pytest_agentgate.config.model import GateConfig
+from pytest_agentgate.gates.base import CollectContext
 from pytest_agentgate.process import CommandResult, CommandSpec
 from pytest_agentgate.profiles import defaults_for
 from pytest_agentgate.registry import Registry, get_registry

@@ -19,7 +19,8 @@ import pytest
 from _helpers import DATA
 
 import pytest_agentgate
-from pytest_agentgate.gates.base import CollectContext, GateConfig
+from pytest_agentgate.config.model import GateConfig
+from pytest_agentgate.gates.base import CollectContext
 from pytest_agentgate.process import CommandResult, CommandSpec
 from pytest_agentgate.profiles import defaults_for
 from pytest_agentgate.registry import Registry

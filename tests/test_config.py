@@ -21,8 +21,8 @@ from pytest_agentgate.config import (
     load_config,
     validate,
 )
+from pytest_agentgate.config.model import DEFAULT_TIMEOUT
 from pytest_agentgate.config.resolve import ReportFlags, resolve_config
-from pytest_agentgate.gates.base import DEFAULT_TIMEOUT
 from pytest_agentgate.registry import get_registry
 
 RUFF = "ruff check --output-format json ."
@@ -755,7 +755,7 @@ def test_extra_named_gate_of_a_builtin_kind() -> None:
         (
             {"gates": {"security": {"kind": "scanner", "command": "x"}}},
             "gates.security.kind: unknown gate kind 'scanner'; known kinds: build, coverage, "
-            "custom, lint, test",
+            "custom, integrity, lint, test",
         ),
         (
             {"gates": {"security": {"kind": ["custom"], "command": "x"}}},

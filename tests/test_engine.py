@@ -14,7 +14,8 @@ from _helpers import DATA, CliRun
 
 from pytest_agentgate import engine
 from pytest_agentgate.config import Config
-from pytest_agentgate.gates.base import CollectContext, Evidence, GateConfig, Option
+from pytest_agentgate.config.model import GateConfig
+from pytest_agentgate.gates.base import CollectContext, Evidence, Option
 from pytest_agentgate.registry import Registry
 from pytest_agentgate.state.storage import ensure_state_dir
 from pytest_agentgate.verdict import GateResult, Verdict

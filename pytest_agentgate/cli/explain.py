@@ -12,7 +12,7 @@ from pytest_agentgate.cli._exit import EXIT_PASS
 
 if TYPE_CHECKING:
     from pytest_agentgate.cli._args import Parser, Subparsers
-    from pytest_agentgate.gates.base import GateConfig
+    from pytest_agentgate.config.model import GateConfig
 
 
 def add_parser(subparsers: Subparsers) -> Parser:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pytest_agentgate.errors import AgentgateError
-from pytest_agentgate.gates.base import GateConfig
 from pytest_agentgate.profiles import DEFAULT_PROFILE
 
 YAML_NAMES = ("agentgate.yml", ".agentgate.yml", "agentgate.yaml", ".agentgate.yaml")
@@ -14,7 +14,9 @@ JSON_NAMES = ("agentgate.json", ".agentgate.json")
 BUILTIN_GATES = ("build", "lint", "test", "coverage")
 # The gate kinds agentgate ships; third-party kinds come from plugins.
 BUILT_IN_KINDS = (*BUILTIN_GATES, "custom")
-TOP_KEYS = ("profile", "gates", "attempts", "continuation", "enabled")
+TOP_KEYS = ("profile", "gates", "attempts", "continuation", "enabled", "base", "integrity")
+INTEGRITY_KEYS = ("allow",)
+ALLOW_KEYS = ("rule", "path", "reason")
 ATTEMPT_KEYS = ("max", "global_max", "per_branch")
 CONTINUATION_KEYS = ("max_chars",)
 DEFAULT_MAX_CHARS = 4000
@@ -36,6 +38,35 @@ class ConfigError(AgentgateError):
         super().__init__(f"{where}: {key}: {message}" if key else f"{where}: {message}")
 
 
+DEFAULT_TIMEOUT = 600.0
+
+
+@dataclass
+class GateConfig:
+    """One gate as configured, after profile defaults were merged under the overrides."""
+
+    name: str
+    kind: str
+    command: str | None = None
+    timeout: float | None = DEFAULT_TIMEOUT
+    reports: list[str] = field(default_factory=list)
+    format: str | None = None
+    thresholds: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    enabled: bool = True
+    blocking: bool = True
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AllowRule:
+    """``integrity: {allow: [{rule, path, reason}]}``: an integrity finding a human approved."""
+
+    rule: str
+    path: str  # a glob over project-relative paths
+    reason: str
+
+
 @dataclass
 class Config:
     root: Path
@@ -49,6 +80,10 @@ class Config:
     attempts_per_branch: bool = False
     max_chars: int = DEFAULT_MAX_CHARS
     enabled: bool = True
+    # The commit the change is judged against (``base:``); see pytest_agentgate/git.py.
+    base: str | None = None
+    # Integrity findings a human approved, in the base's configuration (never the change's).
+    integrity_allow: list[AllowRule] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
 
     def gate(self, name: str) -> GateConfig | None:

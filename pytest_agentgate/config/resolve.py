@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from pytest_agentgate.config.files import RawConfig, find_config, read_raw
-from pytest_agentgate.config.model import FLAGS_SOURCE, Config, ConfigError
+from pytest_agentgate.config.model import FLAGS_SOURCE, Config, ConfigError, GateConfig
 from pytest_agentgate.config.validate import validate
+from pytest_agentgate.git import Repo
+from pytest_agentgate.profiles import defaults_for
 from pytest_agentgate.project import project_root, zero_config
 from pytest_agentgate.registry import Registry, get_registry
 
@@ -104,4 +106,15 @@ def resolve_config(
         _apply_flags(raw.data, flags)
     config = validate(raw, registry, root=root, path=path, profile_override=profile)
     config.notices[:0] = notices
+    add_integrity_gate(config)
     return config
+
+
+def add_integrity_gate(config: Config) -> None:
+    """Every project in a git repository gets the integrity gate: the change cannot remove it."""
+    if any(g.kind == "integrity" for g in config.gates) or Repo.find(config.root) is None:
+        return
+    thresholds = defaults_for(config.profile, "integrity")
+    config.gates.insert(
+        0, GateConfig("integrity", "integrity", command=None, thresholds=thresholds)
+    )

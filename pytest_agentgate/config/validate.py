@@ -17,16 +17,21 @@ from typing import Any
 from pytest_agentgate.commands import junit_in_command, runs_pytest
 from pytest_agentgate.config.files import RawConfig, describe_value, read_raw
 from pytest_agentgate.config.model import (
+    ALLOW_KEYS,
     ATTEMPT_KEYS,
     BUILT_IN_KINDS,
     BUILTIN_GATES,
     CONTINUATION_KEYS,
+    DEFAULT_TIMEOUT,
+    INTEGRITY_KEYS,
     TOP_KEYS,
+    AllowRule,
     Config,
     ConfigError,
+    GateConfig,
     KeyPath,
 )
-from pytest_agentgate.gates.base import DEFAULT_TIMEOUT, GateConfig, Option
+from pytest_agentgate.gates.base import Option
 from pytest_agentgate.profiles import DEFAULT_PROFILE, PROFILE_NAMES, defaults_for
 from pytest_agentgate.registry import Registry
 from pytest_agentgate.state.storage import STATE_DIR
@@ -194,6 +199,10 @@ def validate(
         if "max" in attempts:
             config.attempts_max = v.integer(attempts["max"], ("attempts", "max"), 1)
         _attempt_options(v, attempts, config)
+    if "base" in data:
+        config.base = v.option(Option("base", "str", ""), data["base"], ("base",))
+    if "integrity" in data:
+        config.integrity_allow = _integrity_allow(v, data["integrity"])
     if "continuation" in data:
         cont = v.mapping(data["continuation"], ("continuation",))
         v.check_keys(cont, CONTINUATION_KEYS, ("continuation",))
@@ -208,6 +217,28 @@ def validate(
     for gate in config.gates:
         _complete(gate, config, v)
     return config
+
+
+def _integrity_allow(v: _Validator, value: Any) -> list[AllowRule]:
+    integrity = v.mapping(value, ("integrity",))
+    v.check_keys(integrity, INTEGRITY_KEYS, ("integrity",))
+    items = integrity.get("allow", [])
+    if not isinstance(items, list):
+        raise v.error(("integrity", "allow"), "expected a list of {rule, path, reason}")
+    rules = []
+    for index, item in enumerate(items):
+        where: KeyPath = ("integrity", "allow", index)
+        entry = v.mapping(item, where)
+        v.check_keys(entry, ALLOW_KEYS, where)
+        texts = {}
+        for key in ALLOW_KEYS:
+            text = entry.get(key)
+            if not isinstance(text, str) or not text.strip():
+                what = "why a human approved it" if key == "reason" else f"the finding's {key}"
+                raise v.error((*where, key), f"needs `{key}`: {what}")
+            texts[key] = text.strip()
+        rules.append(AllowRule(texts["rule"], texts["path"], texts["reason"]))
+    return rules
 
 
 def _not_a_profile(profile: Any) -> str:

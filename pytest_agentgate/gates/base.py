@@ -10,10 +10,12 @@ A gate kind has two parts (docs/ARCHITECTURE.md, "Collect, then judge"):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Literal, Protocol, TypeVar
 
+from pytest_agentgate.config.model import Config, GateConfig
+from pytest_agentgate.git import BaseMissing, Change, Repo
 from pytest_agentgate.process import CommandResult
 from pytest_agentgate.reports.model import CoverageReport, LintReport, ReportError
 from pytest_agentgate.verdict import GateResult
@@ -52,25 +54,6 @@ SHARD_OPTIONS: tuple[Option, ...] = (
     Option("min_files", "int", "at least this many report files must match"),
 )
 
-DEFAULT_TIMEOUT = 600.0
-
-
-@dataclass
-class GateConfig:
-    """One gate as configured, after profile defaults were merged under the overrides."""
-
-    name: str
-    kind: str
-    command: str | None = None
-    timeout: float | None = DEFAULT_TIMEOUT
-    reports: list[str] = field(default_factory=list)
-    format: str | None = None
-    thresholds: dict[str, Any] = field(default_factory=dict)
-    options: dict[str, Any] = field(default_factory=dict)
-    enabled: bool = True
-    blocking: bool = True
-    env: dict[str, str] = field(default_factory=dict)
-
 
 class ReportReaders(Protocol):
     """The report parsers of every registered format (the registry), as collectors use them."""
@@ -97,6 +80,11 @@ class CollectContext:
     # Every command that ran this run (all gates): a report named in one of them must be fresh
     # even when the gate reading it has no command of its own (coverage written by the tests).
     commands_run: tuple[str, ...] = ()
+    # The change being gated (the repository and what changed since the base), why there is
+    # no base, or None outside a git repository. Computed once per run by the engine.
+    change: tuple[Repo, Change] | BaseMissing | None = None
+    # The whole configuration, for gates that look beyond their own (integrity).
+    project: Config | None = None
 
 
 @dataclass

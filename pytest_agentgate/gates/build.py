@@ -4,13 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pytest_agentgate.gates.base import (
-    COMMON_OPTIONS,
-    CollectContext,
-    Evidence,
-    GateConfig,
-    Option,
-)
+from pytest_agentgate.config.model import GateConfig
+from pytest_agentgate.gates.base import COMMON_OPTIONS, CollectContext, Evidence, Option
 from pytest_agentgate.gates.judging import command_problem, new_result, skipped
 from pytest_agentgate.verdict import Finding, GateResult
 

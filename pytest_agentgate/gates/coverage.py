@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from pytest_agentgate.config.model import GateConfig
 from pytest_agentgate.gates.base import (
     COMMON_OPTIONS,
     REPORT_OPTIONS,
     SHARD_OPTIONS,
     CollectContext,
     Evidence,
-    GateConfig,
     Option,
 )
 from pytest_agentgate.gates.collect import report_files

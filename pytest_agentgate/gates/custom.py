@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from pytest_agentgate.gates.base import COMMON_OPTIONS, CollectContext, Evidence, GateConfig, Option
+from pytest_agentgate.config.model import GateConfig
+from pytest_agentgate.gates.base import COMMON_OPTIONS, CollectContext, Evidence, Option
 from pytest_agentgate.gates.collect import read_report_text, report_files
 from pytest_agentgate.gates.judging import (
     command_problem,

@@ -6,7 +6,8 @@ import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pytest_agentgate.gates.base import Evidence, GateConfig
+from pytest_agentgate.config.model import GateConfig
+from pytest_agentgate.gates.base import Evidence
 from pytest_agentgate.reports.model import METRICS, ReportError
 from pytest_agentgate.verdict import GateResult
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pytest_agentgate.config.model import GateConfig
 from pytest_agentgate.gates.base import (
     COMMON_OPTIONS,
     SHARD_OPTIONS,
     CollectContext,
     Evidence,
-    GateConfig,
     Option,
 )
 from pytest_agentgate.gates.collect import report_files

@@ -33,10 +33,11 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from pytest_agentgate.commands import runs_pytest
+from pytest_agentgate.config.model import GateConfig
 from pytest_agentgate.config.resolve import resolve_config
 from pytest_agentgate.engine import Pipeline, Request
 from pytest_agentgate.errors import AgentgateError
-from pytest_agentgate.gates.base import Evidence, GateConfig
+from pytest_agentgate.gates.base import Evidence
 from pytest_agentgate.gates.collect import names_report
 from pytest_agentgate.gates.coverage import CoverageEvidence
 from pytest_agentgate.gates.test import SuiteEvidence

@@ -1,0 +1,6 @@
+"""The analyzers the integrity gate runs, one module per family of finding."""
+
+from __future__ import annotations
+
+# Each module has ``analyze(scan: Scan) -> Iterable[IntegrityFinding]``.
+ANALYZERS: tuple[str, ...] = ()

@@ -1,0 +1,76 @@
+"""Integrity findings, the rules they break, and what one scan of a change can look at.
+
+An agent under the gate takes the cheapest way past it: skip the failing test, add ``# noqa``,
+lower a threshold, hand-write a report, disarm the door. Each such move breaks a :class:`Rule`;
+an analyzer (one module per family, listed in :mod:`pytest_agentgate.integrity.analyzers`) finds
+them in the change and reports each at ``file:line`` with a short reason.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+from pytest_agentgate.config.model import AllowRule, Config
+from pytest_agentgate.git import Change, Repo
+
+# "tampering" always blocks; "weakening" blocks under strict and warns under the others.
+Weight = Literal["tampering", "weakening"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    weight: Weight
+    what: str  # one line, for the README and `agentgate explain`
+    restore: str  # what the agent must do instead
+
+
+@dataclass
+class IntegrityFinding:
+    rule: str
+    message: str
+    path: str | None = None  # project-relative
+    line: int | None = None
+    # Set by the judge from the base's allowlist.
+    allowed_because: str | None = None
+
+
+class Sources(Protocol):
+    """Text of files at the base and in the working tree, read once and cached."""
+
+    def at_base(self, path: str) -> str | None: ...
+
+    def now(self, path: str) -> str | None: ...
+
+
+@dataclass
+class Scan:
+    """What an analyzer looks at: the change, the project, and both sides of each file.
+
+    Paths are project-relative (``root``), with ``/``.
+    """
+
+    root: Path
+    repo: Repo
+    change: Change
+    config: Config
+    sources: Sources
+    # Project-relative paths the change touches: added, modified, renamed (new path) or deleted.
+    touched: dict[str, str] = field(default_factory=dict)  # path -> status
+    renamed_from: dict[str, str] = field(default_factory=dict)  # new path -> old path
+
+
+class Analyzer(Protocol):
+    def __call__(self, scan: Scan) -> Iterable[IntegrityFinding]: ...
+
+
+def allowed(finding: IntegrityFinding, rules: Iterable[AllowRule]) -> AllowRule | None:
+    """The base's allowlist entry that approves ``finding``, if any."""
+    for rule in rules:
+        if rule.rule in (finding.rule, "*") and fnmatch.fnmatch(finding.path or "", rule.path):
+            return rule
+    return None

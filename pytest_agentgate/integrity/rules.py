@@ -1,0 +1,99 @@
+"""Every integrity rule, in one place: its name, its weight, and what to restore.
+
+"tampering" changes what is measured or how results are reported: it always blocks. "weakening"
+lowers the bar without hiding it: it blocks under strict and is reported under the other
+profiles. A human approves an exception in the base's configuration
+(``integrity: {allow: [{rule, path, reason}]}``), never in the change itself.
+"""
+
+from __future__ import annotations
+
+from pytest_agentgate.integrity.model import Rule
+
+_RULES = (
+    # -- the tests ---------------------------------------------------------------------------
+    Rule(
+        "test-removed",
+        "tampering",
+        "a test that exists at the base is gone (not renamed or moved)",
+        "restore the test; fix the code it tests instead of deleting it",
+    ),
+    Rule(
+        "tests-fewer",
+        "tampering",
+        "fewer tests are collected or executed than at the base",
+        "run the whole suite: restore the tests or the selection that was narrowed",
+    ),
+    Rule(
+        "skip-added",
+        "weakening",
+        "a new skip, skipif, xfail or pytest.skip() (JS: .skip, xit, xdescribe)",
+        "remove the skip and make the test pass",
+    ),
+    Rule(
+        "only-added",
+        "tampering",
+        "a new .only / fit / fdescribe, which runs one test and silently drops the rest",
+        "remove .only",
+    ),
+    Rule(
+        "rerun-added",
+        "weakening",
+        "new reruns or flaky markers (--reruns, @flaky, jest.retryTimes)",
+        "fix the flaky test instead of rerunning it until it passes",
+    ),
+    Rule(
+        "assertion-removed",
+        "tampering",
+        "a test that asserted something now asserts nothing (or swallows AssertionError)",
+        "restore the test's assertions; change the expectation only with the behaviour",
+    ),
+    # -- what reports the results ------------------------------------------------------------
+    Rule(
+        "result-rewritten",
+        "tampering",
+        "conftest or plugin code that alters test reports or outcomes",
+        "remove the hook; a test's result is what the test did",
+    ),
+    Rule(
+        "selection-narrowed",
+        "tampering",
+        "tests deselected by -k, --deselect, -m or a collection hook the base did not have",
+        "run the whole suite the base runs",
+    ),
+    Rule(
+        "exit-forced",
+        "tampering",
+        "pytest.exit, os._exit or sys.exit in conftest, plugin or hook code",
+        "remove the forced exit; let the run end on its own",
+    ),
+    Rule(
+        "guard-forged",
+        "tampering",
+        "the change sets an AGENTGATE_* variable or otherwise disarms the gate",
+        "remove it; the gate decides when it runs",
+    ),
+    # -- suppressions --------------------------------------------------------------------------
+    Rule(
+        "suppression-added",
+        "weakening",
+        "a new noqa, type: ignore, pragma: no cover, nosec, eslint-disable or @ts-ignore",
+        "fix the finding instead of silencing it",
+    ),
+    # -- configuration -------------------------------------------------------------------------
+    Rule(
+        "gate-config-loosened",
+        "tampering",
+        "agentgate's configuration was weakened: a gate removed, disabled, made non-blocking, "
+        "a threshold lowered or its command changed",
+        "restore the configuration; the base's is the one that counts",
+    ),
+    Rule(
+        "tool-config-loosened",
+        "tampering",
+        "a linter, coverage or pytest setting that decides what is measured was loosened",
+        "restore the setting",
+    ),
+)
+
+RULES: dict[str, Rule] = {rule.name: rule for rule in _RULES}

@@ -1,0 +1,127 @@
+"""The change being gated, read from real git repositories the tests build."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pytest_agentgate.git import EMPTY_TREE, Base, BaseMissing, Repo
+
+
+def git(root: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    }
+    proc = subprocess.run(
+        ["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True
+    )
+    return proc.stdout
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root / "pkg" / "a.py", "one = 1\ntwo = 2\nthree = 3\n")
+    write(root / "tests" / "test_a.py", "def test_one():\n    assert 1\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+def test_no_repository_is_none(tmp_path: Path) -> None:
+    assert Repo.find(tmp_path) is None
+
+
+def test_the_change_from_the_merge_base_to_the_working_tree(repo: Path) -> None:
+    base_sha = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "-b", "feature")
+    write(repo / "pkg" / "a.py", "one = 1\ntwo = 22\nthree = 3\nfour = 4\n")
+    git(repo, "commit", "-qam", "edit")
+    git(repo, "mv", "tests/test_a.py", "tests/test_b.py")  # staged rename, uncommitted
+    write(repo / "new file.py", "x = 1\ny = 2\n")  # untracked, with a space in its name
+    found = Repo.find(repo / "pkg")
+    assert found is not None and found.toplevel == repo.resolve()
+    base = found.resolve_base()
+    assert isinstance(base, Base)
+    assert (base.sha, base.ref, base.how) == (base_sha, "main", "merge-base of HEAD with main")
+    change = found.change(base)
+    assert change.files["pkg/a.py"].status == "modified"
+    assert change.added_lines("pkg/a.py") == {2, 4}
+    renamed = change.files["tests/test_b.py"]
+    assert (renamed.status, renamed.old_path) == ("renamed", "tests/test_a.py")
+    assert change.files["new file.py"].status == "added"
+    assert change.added_lines("new file.py") == {1, 2}
+    texts = found.read_at(base, ["tests/test_a.py", "pkg/a.py", "nope.py"])
+    assert texts["tests/test_a.py"] == "def test_one():\n    assert 1\n"
+    assert texts["nope.py"] is None
+    assert sorted(found.tracked_at(base)) == ["pkg/a.py", "tests/test_a.py"]
+    assert change.relative("pkg/a.py", repo / "pkg") == "a.py"
+    assert change.relative("tests/test_b.py", repo / "pkg") is None
+
+
+def test_deleted_files_and_an_explicit_base(repo: Path) -> None:
+    first = git(repo, "rev-parse", "HEAD").strip()
+    (repo / "tests" / "test_a.py").unlink()
+    found = Repo.find(repo)
+    assert found is not None
+    base = found.resolve_base(explicit="HEAD", configured="main")
+    assert isinstance(base, Base) and base.how == "--base" and base.sha == first
+    assert found.change(base).files["tests/test_a.py"].status == "deleted"
+    configured = found.resolve_base(configured="main")
+    assert isinstance(configured, Base) and configured.how == "base: in the configuration"
+    missing = found.resolve_base(explicit="origin/nope")
+    assert isinstance(missing, BaseMissing)
+    assert "'origin/nope'" in missing.problem and "git fetch origin nope" in missing.fix
+
+
+def test_origin_head_names_the_default_branch(repo: Path, tmp_path: Path) -> None:
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    git(clone, "checkout", "-q", "-b", "work")
+    found = Repo.find(clone)
+    assert found is not None and found.default_branch() == "origin/main"
+
+
+def test_a_shallow_clone_says_how_to_fetch_the_base(repo: Path, tmp_path: Path) -> None:
+    for n in range(3):
+        write(repo / "pkg" / "a.py", f"n = {n}\n")
+        git(repo, "commit", "-qam", f"c{n}")
+    git(repo, "checkout", "-q", "-b", "side", "HEAD~3")
+    write(repo / "side.py", "s = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "side")
+    git(repo, "checkout", "-q", "main")
+    clone = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth=1", "--branch", "side", f"file://{repo}", str(clone))
+    git(clone, "fetch", "-q", "--depth=1", "origin", "main:refs/remotes/origin/main")
+    found = Repo.find(clone)
+    assert found is not None and found.is_shallow()
+    missing = found.resolve_base()
+    assert isinstance(missing, BaseMissing)
+    assert "no common commit" in missing.problem and "git fetch --unshallow" in missing.fix
+
+
+def test_a_repository_without_commits_has_the_empty_tree_as_base(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    write(tmp_path / "a.py", "a = 1\n")
+    found = Repo.find(tmp_path)
+    assert found is not None
+    base = found.resolve_base()
+    assert isinstance(base, Base) and base.sha == EMPTY_TREE
+    change = found.change(base)
+    assert change.files["a.py"].status == "added" and change.added_lines("a.py") == {1}
+    assert found.read_at(base, ["a.py"]) == {"a.py": None}
