@@ -3,10 +3,17 @@ where it writes its report. One home, so the CLI and the pytest plugin read a co
 
 from __future__ import annotations
 
+import os
 import shlex
+import shutil
+import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 PYTEST_NAMES = ("pytest", "py.test", "pytest.exe")
+# Every command agentgate runs gets this run's id in this variable; agentgate's pytest plugin
+# writes it into the JUnit report (pytest_plugin/witness.py), which the test gate checks.
+RUN_ID_ENV = "AGENTGATE_RUN_ID"
 
 
 def words(command: str) -> list[str]:
@@ -23,6 +30,24 @@ def runs_pytest(command: str | None) -> bool:
     if not command:
         return False
     return "-m pytest" in command or any(Path(w).name in PYTEST_NAMES for w in words(command))
+
+
+def runs_this_interpreter(command: str, env: Mapping[str, str] | None = None) -> bool:
+    """Whether ``command`` runs pytest with the Python agentgate runs in (so agentgate's own
+    pytest plugin is loaded in it): ``python -m pytest`` or ``pytest`` from this environment."""
+    split = words(command)
+    if not split:
+        return False
+    search = (env or {}).get("PATH", os.environ.get("PATH", ""))
+    found = shutil.which(split[0], path=search) if os.sep not in split[0] else split[0]
+    if found is None:
+        return False
+    here = Path(sys.executable).parent.resolve()
+    try:
+        program = Path(found).resolve()
+    except OSError:
+        return False
+    return program.parent == here or Path(found).absolute().parent == Path(sys.executable).parent
 
 
 def junit_in_command(command: str) -> str | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import sys
 import threading
 import time
@@ -22,6 +23,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_agentgate.commands import RUN_ID_ENV
 from pytest_agentgate.config.model import Config, GateConfig
 from pytest_agentgate.gates.base import CollectContext, Evidence
 from pytest_agentgate.gates.judging import UNMEASURED, new_result, skipped
@@ -84,6 +86,8 @@ class Pipeline:
     plan: Plan = field(init=False)
     results: dict[str, CommandResult] = field(default_factory=dict)
     started_at: float = field(default_factory=time.time)
+    # Given to every command as AGENTGATE_RUN_ID: a report carrying it was written by this run.
+    run_id: str = field(default_factory=lambda: secrets.token_hex(12))
     _clock: float = field(default_factory=time.monotonic)
 
     def __post_init__(self) -> None:
@@ -92,6 +96,7 @@ class Pipeline:
             self.registry,
             run=self.request.run,
             door_evidence=self.request.door_evidence,
+            run_id=self.run_id,
         )
 
     def run_commands(
@@ -114,7 +119,13 @@ class Pipeline:
         config = self.request.config
         change = find_change(config, self.request.base)
         found = collect(
-            self.plan, self.results, self.started_at, self.registry, evidence or {}, change
+            self.plan,
+            self.results,
+            self.started_at,
+            self.registry,
+            evidence or {},
+            change,
+            run_id=self.run_id,
         )
         gates = judge(config, found, self.registry)
         claim = self.request.claim
@@ -165,11 +176,18 @@ def command_environment() -> dict[str, str]:
 
 
 def make_plan(
-    config: Config, registry: Registry, *, run: bool = True, door_evidence: Collection[str] = ()
+    config: Config,
+    registry: Registry,
+    *,
+    run: bool = True,
+    door_evidence: Collection[str] = (),
+    run_id: str | None = None,
 ) -> Plan:
     """The commands to run: every enabled gate's, except those whose evidence the door has."""
     commands = []
     base_env = command_environment()
+    if run_id is not None:
+        base_env[RUN_ID_ENV] = run_id
     if run and config.enabled:
         for gate in config.gates:
             if gate.enabled and gate.command and gate.name not in door_evidence:
@@ -217,6 +235,8 @@ def collect(
     registry: Registry,
     door: Mapping[str, Evidence],
     change: tuple[Repo, Change] | BaseMissing | None = None,
+    *,
+    run_id: str | None = None,
 ) -> dict[str, Evidence | GateResult]:
     """Each enabled gate's evidence: the door's, else what its kind's collector finds.
 
@@ -242,6 +262,8 @@ def collect(
             commands_run=commands_run,
             change=change,
             project=config,
+            run_id=run_id,
+            command_env=command_environment(),
         )
         try:
             found[gate.name] = registry.kinds[gate.kind].collect(context)

@@ -17,6 +17,14 @@ from pytest_agentgate.process import CommandResult, CommandSpec
 from pytest_agentgate.profiles import defaults_for
 from pytest_agentgate.registry import Registry, get_registry
 
+
+@pytest.fixture(autouse=True)
+def _not_inside_an_agentgate_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When agentgate gates this suite, its run id is in the environment (and this session's
+    JUnit report carries it, which is the point); the runs the tests make are their own."""
+    monkeypatch.delenv("AGENTGATE_RUN_ID", raising=False)
+
+
 # -- the verdict schema ---------------------------------------------------------------------
 
 

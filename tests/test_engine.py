@@ -234,8 +234,29 @@ def test_stale_reports_fail(project: Path, write_config: WriteConfig, agentgate:
         gate = run.gate(name)
         assert gate["status"] == "fail", name
         assert any("older than the run" in p for p in gate["problems"]), name
-    # Nobody in this run writes ci-made.json: an earlier CI step did, so its age is fine.
-    assert run.gate("old-ci-report")["status"] == "pass"
+    # Nobody in this run writes ci-made.json, but agentgate ran the gates' commands: a report
+    # counts only from the run that made it (an hour-old one is not evidence of this work).
+    old_ci = run.gate("old-ci-report")
+    assert old_ci["status"] == "fail"
+    assert "not written in this run" in old_ci["problems"][-1]
+    assert "agentgate verify --no-run" in old_ci["problems"][-1]
+    # Reports an earlier CI step wrote are read with --no-run, where nothing is stale.
+    report_only = agentgate("verify", "--format", "json", "--no-run")
+    assert report_only.gate("old-ci-report")["status"] == "pass"
+
+
+def test_a_report_dated_in_the_future_is_not_evidence(
+    project: Path, write_config: WriteConfig, agentgate: Agentgate
+) -> None:
+    summary = project / "summary.json"
+    summary.write_bytes((DATA / "js" / "coverage-summary.json").read_bytes())
+    ahead = time.time() + 86400
+    os.utime(summary, (ahead, ahead))
+    write_config("gates:\n  coverage:\n    report: summary.json\n    branches: null\n")
+    for args in ((), ("--no-run",)):
+        gate = agentgate("verify", "--format", "json", *args).gate("coverage")
+        assert gate["status"] == "fail"
+        assert "summary.json: is dated in the future" in gate["problems"][-1]
 
 
 EXIT_BUT_CLEAN = {

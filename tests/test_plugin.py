@@ -147,7 +147,7 @@ def test_without_the_option_the_plugin_has_no_per_test_cost(pytester: pytest.Pyt
     pytester.runpytest_subprocess().assert_outcomes(passed=1)
     assert (pytester.path / "off.txt").read_text().splitlines() == [
         "hooks: ['pytest_addoption', 'pytest_configure']",
-        "modules: ['pytest_agentgate', 'pytest_agentgate.profiles', "
+        "modules: ['pytest_agentgate', 'pytest_agentgate.commands', 'pytest_agentgate.profiles', "
         "'pytest_agentgate.pytest_plugin', 'pytest_agentgate.pytest_plugin.entry']",
         "session: None",
     ]

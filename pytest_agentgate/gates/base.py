@@ -85,6 +85,10 @@ class CollectContext:
     change: tuple[Repo, Change] | BaseMissing | None = None
     # The whole configuration, for gates that look beyond their own (integrity).
     project: Config | None = None
+    # This run's id, given to every command as AGENTGATE_RUN_ID (pytest_plugin/witness.py).
+    run_id: str | None = None
+    # The environment the commands ran with, on top of the caller's (PATH of a virtualenv).
+    command_env: dict[str, str] | None = None
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import time
 from pathlib import Path
 
 from pytest_agentgate.gates.base import CollectContext
@@ -35,12 +36,22 @@ def report_files(context: CollectContext, what: str, missing_hint: str) -> list[
     if unmatched:
         raise ReportError(", ".join(unmatched), f"no {what} found", missing_hint)
     check_file_count(context, files)
-    if stale := stale_reports(context, files):
+    if future := future_reports(files, context.root):
         raise ReportError(
-            ", ".join(stale),
-            f"not written by this run's {context.config.name} command (it is older than the run)",
-            "the command probably failed before writing it",
+            ", ".join(future),
+            "is dated in the future, so nothing can tell when it was written",
+            "let the command write it in this run; a report is evidence only from its own run",
         )
+    if stale := stale_reports(context, files):
+        if context.result is not None or written_this_run(context):
+            problem = f"not written by this run's {context.config.name} command (it is older "
+            problem += "than the run)"
+            hint = "the command probably failed before writing it"
+        else:
+            problem = "not written in this run (it is older than the run, and agentgate ran "
+            problem += "the gates' commands): a report counts only from the run that made it"
+            hint = "gate reports an earlier CI step wrote with `agentgate verify --no-run`"
+        raise ReportError(", ".join(stale), problem, hint)
     return files
 
 
@@ -65,16 +76,32 @@ def check_file_count(context: CollectContext, files: list[Path]) -> None:
         )
 
 
-def stale_reports(context: CollectContext, files: list[Path]) -> list[str]:
-    """Report files a command of this run should have written but did not touch.
+# Seconds a report's time may lie ahead of the clock (a file system on another host).
+FUTURE_SLACK_S = 5.0
 
-    That is the gate's own command, or, for a gate without one (a coverage gate reading what the
-    test command wrote), any command of this run that names the report. A report nobody in this
-    run writes (made by an earlier CI step) may be older than the run.
+
+def future_reports(files: list[Path], root: Path) -> list[str]:
+    """Report files whose modification time lies in the future: not evidence of anything."""
+    now = time.time()
+    future = []
+    for path in files:
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            continue
+        if mtime > now + FUTURE_SLACK_S:
+            future.append(display_path(str(path), root))
+    return future
+
+
+def stale_reports(context: CollectContext, files: list[Path]) -> list[str]:
+    """Report files older than this run, when agentgate ran the gates' commands.
+
+    In that mode every report must come from this run: the gate's own command, the command that
+    names it (coverage written by the tests), or any other command of the run. Reports that an
+    earlier CI step wrote are read with ``--no-run``, where nothing ran and nothing is stale.
     """
-    if not context.ran_commands:
-        return []
-    if context.result is None and not written_this_run(context):
+    if not context.ran_commands or (context.result is None and not context.commands_run):
         return []
     stale = []
     for path in files:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
+from pytest_agentgate.commands import runs_pytest, runs_this_interpreter
 from pytest_agentgate.config.model import GateConfig
 from pytest_agentgate.gates.base import (
     COMMON_OPTIONS,
@@ -33,6 +35,10 @@ class SuiteEvidence(Evidence):
     """The tests that ran: read from JUnit XML, or handed in by the pytest door."""
 
     run: TestRun | None = None
+    # What agentgate's pytest plugin witnessed (pytest_plugin/witness.py): items collected
+    # that disappeared without being deselected, and items selected that never reported.
+    dropped: int = 0
+    never_ran: int = 0
 
 
 class SuiteGate:
@@ -80,18 +86,48 @@ class SuiteGate:
             from pytest_agentgate.reports.junit import read_junit  # not imported in pytest
 
             evidence.run = read_junit([str(p) for p in files])
+            if context.result is not None and context.run_id and runs_pytest(cfg.command):
+                _check_witness(context, evidence, evidence.run, files)
         except ReportError as exc:
             evidence.error = exc
         return evidence
 
     def judge(self, config: GateConfig, evidence: SuiteEvidence) -> GateResult:
+        if evidence.error is not None:
+            return unreadable(
+                config, evidence, "no usable test report", evidence.error, UNMEASURED["test"]
+            )
         if evidence.run is None:
-            if evidence.error is not None:
-                return unreadable(
-                    config, evidence, "no usable test report", evidence.error, UNMEASURED["test"]
-                )
             return skipped(config, evidence, evidence.missing or "no test results")
         return _judge_run(config, evidence, evidence.run)
+
+
+def _check_witness(
+    context: CollectContext, evidence: SuiteEvidence, run: TestRun, files: list[Path]
+) -> None:
+    """A pytest report of a run agentgate started carries that run's id (and what pytest
+    collected); one that does not was not written by this run. Raises ReportError."""
+    names = ", ".join(display_path(str(p), context.root) for p in files)
+    witnessed = run.properties.get("agentgate_run", [])
+    command = str(context.config.command)
+    if any(value != context.run_id for value in witnessed) or (
+        len(witnessed) < len(files) and runs_this_interpreter(command, context.command_env)
+    ):
+        raise ReportError(
+            names,
+            "not written by this run's pytest: it lacks this run's id (agentgate_run), so it "
+            "was copied in, hand-made, or left by another run",
+            "let the test command's pytest write the report itself, in this run",
+        )
+    numbers = {
+        key: sum(int(v) for v in run.properties.get(f"agentgate_{key}", []) if v.isdigit())
+        for key in ("collected", "deselected", "selected")
+    }
+    if "agentgate_collected" in run.properties:
+        evidence.dropped = max(
+            0, numbers["collected"] - numbers["deselected"] - numbers["selected"]
+        )
+        evidence.never_ran = max(0, numbers["selected"] - run.total)
 
 
 def _judge_run(config: GateConfig, evidence: SuiteEvidence, run: TestRun) -> GateResult:
@@ -127,23 +163,36 @@ def _judge_run(config: GateConfig, evidence: SuiteEvidence, run: TestRun) -> Gat
         if config.thresholds.get("flaky") == "fail":
             fail = True
             summary += " (flaky tests are not allowed)"
+    partial = list(run.partial)
+    if evidence.never_ran:
+        partial.append(f"{evidence.never_ran} selected tests never ran (-x, --maxfail, a crash)")
+    run_partial = partial
     partial_problem = None
-    if run.partial:
-        summary += "; partial run: " + "; ".join(run.partial)
+    if evidence.dropped:
+        fail = True
+        summary += f"; {evidence.dropped} collected tests dropped"
+    if run_partial:
+        summary += "; partial run: " + "; ".join(run_partial)
         if config.thresholds.get("partial") == "fail":
             fail = True
             partial_problem = (
-                "only part of the suite ran (" + "; ".join(run.partial) + "): a partial run "
+                "only part of the suite ran (" + "; ".join(run_partial) + "): a partial run "
                 "cannot pass this profile, because the code the other tests cover is not "
                 "verified; run the whole suite"
             )
     result = new_result(config, evidence, "fail" if fail else "pass", summary)
     result.actual = actual
     result.findings = findings
+    if evidence.dropped:
+        result.problems.append(
+            f"{evidence.dropped} of the tests pytest collected were removed from the run "
+            "without being deselected (a pytest_collection_modifyitems hook or a plugin): "
+            "every collected test must run"
+        )
     if partial_problem is not None:
         result.problems.append(partial_problem)
-    elif run.partial:
-        result.notes.append("judged only the tests that ran: " + "; ".join(run.partial))
+    elif run_partial:
+        result.notes.append("judged only the tests that ran: " + "; ".join(run_partial))
     if problem is not None:
         result.status = "fail"
         result.problems.append(problem)

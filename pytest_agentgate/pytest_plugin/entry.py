@@ -38,9 +38,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from pytest_agentgate.commands import RUN_ID_ENV
 from pytest_agentgate.profiles import PROFILE_NAMES
 
 RUNNING_ENV = "AGENTGATE_RUNNING"
+
 SESSION_PLUGIN = "agentgate-session"
 # ini values that switch the gate on with the configuration's own profile, or off.
 _INI_ON = ("config", "on", "true", "yes", "1")
@@ -116,6 +118,11 @@ def requested_profile(config: pytest.Config) -> str | None:
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("help", False) or config.getoption("version", False):
         return
+    if RUN_ID_ENV in os.environ and not hasattr(config, "workerinput"):
+        # A run agentgate started: what it collects is part of the test gate's evidence.
+        from pytest_agentgate.pytest_plugin.witness import PLUGIN_NAME, Witness
+
+        config.pluginmanager.register(Witness(os.environ[RUN_ID_ENV]), PLUGIN_NAME)
     profile = requested_profile(config)
     if profile is None:
         return

@@ -221,6 +221,7 @@ def read_junit(paths: Sequence[str | os.PathLike[str]]) -> TestRun:
         paths = [paths]  # a lone path is a Sequence of characters: never iterate it
     seen = _FoldTable()
     details: dict[int, _Detail] = {}
+    properties: dict[str, list[str]] = {}
     files: list[str] = []
     read: set[str] = set()
     for path in paths:
@@ -229,9 +230,11 @@ def read_junit(paths: Sequence[str | os.PathLike[str]]) -> TestRun:
         if real in read:
             continue
         read.add(real)
-        _read_file(name, seen, details)
+        _read_file(name, seen, details, properties)
         files.append(name)
-    return _summarise(files, seen, details)
+    run = _summarise(files, seen, details)
+    run.properties = properties
+    return run
 
 
 def _summarise(files: list[str], seen: _FoldTable, details: dict[int, _Detail]) -> TestRun:
@@ -262,7 +265,12 @@ def _summarise(files: list[str], seen: _FoldTable, details: dict[int, _Detail]) 
     return run
 
 
-def _read_file(path: str, seen: _FoldTable, details: dict[int, _Detail]) -> None:
+def _read_file(
+    path: str,
+    seen: _FoldTable,
+    details: dict[int, _Detail],
+    properties: dict[str, list[str]] | None = None,
+) -> None:
     """Stream one file into ``seen``/``details``; raise ReportError naming it if it can't."""
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed by the `with` below
@@ -280,7 +288,7 @@ def _read_file(path: str, seen: _FoldTable, details: dict[int, _Detail]) -> None
     except OSError as exc:
         raise ReportError(path, f"cannot open the JUnit report: {exc.strerror or exc}") from None
 
-    parser, root_seen = _new_parser(seen, details)
+    parser, root_seen = _new_parser(seen, details, properties)
     got_bytes = False
     final = False
     try:
@@ -379,7 +387,9 @@ def _to_int(text: str | None) -> int | None:
         return None
 
 
-def _new_parser(seen: _FoldTable, details: dict[int, _Detail]) -> tuple[Any, Callable[[], bool]]:
+def _new_parser(
+    seen: _FoldTable, details: dict[int, _Detail], properties: dict[str, list[str]] | None = None
+) -> tuple[Any, Callable[[], bool]]:
     """An expat parser whose handlers fold every <testcase> into ``seen`` and ``details``.
 
     The handlers are closures over plain locals: this is the hot loop (one call per element),
@@ -465,6 +475,11 @@ def _new_parser(seen: _FoldTable, details: dict[int, _Detail]) -> tuple[Any, Cal
                 collect_text(tag)
         elif tag == "testsuite":
             suite_files.append(attrs.get("file") or suite_files[-1])
+        elif tag == "property" and properties is not None:
+            # What agentgate's pytest plugin witnessed of this run (WITNESS_PREFIX).
+            name = attrs.get("name", "")
+            if name.startswith("agentgate_"):
+                properties.setdefault(name, []).append(attrs.get("value", ""))
 
     def end_case() -> None:
         nonlocal message, message_rank, unnamed

@@ -80,6 +80,10 @@ class TestRun:
     # Why the run covers only part of the suite (-k, --lf, -x, ...), when the front door can
     # tell (the pytest plugin); empty for a whole run and for reports read from files.
     partial: list[str] = field(default_factory=list)
+    # The reports' ``agentgate_*`` properties (what agentgate's pytest plugin witnessed of the
+    # run that wrote them: its run id, the items collected and selected), name -> one value per
+    # file that has it.
+    properties: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def executed(self) -> int:

@@ -1,0 +1,56 @@
+"""What agentgate's pytest plugin witnesses of a test run that agentgate started.
+
+When agentgate runs a gate's command it sets ``AGENTGATE_RUN_ID`` (``commands.RUN_ID_ENV``: a
+fresh random id per run)
+in the command's environment. A pytest run in that environment that writes a JUnit report
+records, as the report's ``agentgate_*`` properties:
+
+- ``agentgate_run``: the run id, so the test gate knows the report was written by this run's
+  pytest (a report copied in, or hand-made, does not have it);
+- ``agentgate_collected``: the items pytest collected before any plugin or conftest modified the
+  list, ``agentgate_deselected``: the items deselected in the open (``-k``, ``-m``,
+  ``--deselect``: ``pytest_deselected``), and ``agentgate_selected``: the items left to run. An
+  item that disappeared without being deselected was dropped by a hook.
+
+Under pytest-xdist the items are collected on the workers: only the run id is recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from typing import Any
+
+import pytest
+
+PLUGIN_NAME = "agentgate-witness"
+
+
+class Witness:
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.collected: int | None = None
+        self.selected: int | None = None
+        self.deselected = 0
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Generator[None, Any, None]:
+        before = len(items)
+        yield
+        self.collected = (self.collected or 0) + before
+        self.selected = (self.selected or 0) + len(items)
+
+    def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
+        self.deselected += len(items)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        from _pytest.junitxml import xml_key
+
+        xml = session.config.stash.get(xml_key, None)
+        if xml is None:
+            return
+        xml.add_global_property("agentgate_run", self.run_id)
+        if self.collected is not None and not hasattr(session.config, "workerinput"):
+            xml.add_global_property("agentgate_collected", str(self.collected))
+            xml.add_global_property("agentgate_deselected", str(self.deselected))
+            xml.add_global_property("agentgate_selected", str(self.selected))

@@ -1,0 +1,126 @@
+"""Evidence the gate made itself: a report counts only when this run's pytest wrote it, and every
+test pytest collected either ran or was deselected in the open."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from _helpers import CliRun
+
+Agentgate = Callable[..., CliRun]
+WriteConfig = Callable[[str], Path]
+
+TESTS = """\
+def test_one():
+    assert 1 + 1 == 2
+
+
+def test_two():
+    assert 2 * 2 == 4
+
+
+def test_broken():
+    assert 2 - 2 == 1
+"""
+
+HAND_MADE = (
+    '<testsuites><testsuite name="pytest" tests="3">'
+    '<testcase classname="test_calc" name="test_one"/>'
+    '<testcase classname="test_calc" name="test_two"/>'
+    '<testcase classname="test_calc" name="test_broken"/>'
+    "</testsuite></testsuites>"
+)
+
+
+def config(command: str) -> str:
+    return f"gates:\n  test:\n    command: {command}\n    report: junit.xml\n"
+
+
+@pytest.fixture
+def suite(project: Path) -> Path:
+    (project / "test_calc.py").write_text(TESTS)
+    return project
+
+
+def properties(report: Path) -> dict[str, str]:
+    root = ET.parse(report).getroot()
+    return {p.get("name", ""): p.get("value", "") for p in root.iter("property")}
+
+
+def test_this_runs_pytest_signs_the_report_and_an_honest_run_is_judged(
+    suite: Path, write_config: WriteConfig, agentgate: Agentgate
+) -> None:
+    write_config(config('"{py} -m pytest -q -p no:cacheprovider --junitxml=junit.xml"'))
+    run = agentgate("verify", "--format", "json")
+    gate = run.gate("test")
+    assert (gate["actual"]["passed"], gate["actual"]["failed"]) == (2, 1)
+    assert not any("not written by this run" in p for p in gate["problems"])
+    signed = properties(suite / "junit.xml")
+    assert len(signed["agentgate_run"]) == 24
+    assert (signed["agentgate_collected"], signed["agentgate_selected"]) == ("3", "3")
+    assert signed["agentgate_deselected"] == "0"
+
+
+def test_a_report_copied_over_the_one_pytest_wrote_is_not_evidence(
+    suite: Path, write_config: WriteConfig, agentgate: Agentgate
+) -> None:
+    (suite / "hand.xml").write_text(HAND_MADE)
+    write_config(
+        config(
+            '"{py} -m pytest -q -p no:cacheprovider --junitxml=junit.xml; cp hand.xml junit.xml"'
+        )
+    )
+    run = agentgate("verify", "--format", "json")
+    gate = run.gate("test")
+    assert run.code == 1 and gate["status"] == "fail"
+    assert "junit.xml: not written by this run's pytest" in gate["problems"][-1]
+
+
+def test_a_report_from_an_earlier_run_is_not_this_runs(
+    suite: Path, write_config: WriteConfig, agentgate: Agentgate
+) -> None:
+    (suite / "test_calc.py").write_text(TESTS.replace("== 1", "== 0"))
+    write_config(config('"{py} -m pytest -q -p no:cacheprovider --junitxml=junit.xml"'))
+    assert agentgate("verify", "--format", "json").code == 0
+    (suite / "earlier.xml").write_bytes((suite / "junit.xml").read_bytes())
+    (suite / "test_calc.py").write_text(TESTS)  # broken again
+    write_config(
+        config(
+            '"{py} -m pytest -q -p no:cacheprovider --junitxml=junit.xml; cp earlier.xml junit.xml"'
+        )
+    )
+    gate = agentgate("verify", "--format", "json").gate("test")
+    assert gate["status"] == "fail" and "not written by this run's pytest" in gate["problems"][-1]
+
+
+def test_tests_a_hook_drops_without_deselecting_them_fail_the_gate(
+    suite: Path, write_config: WriteConfig, agentgate: Agentgate
+) -> None:
+    (suite / "conftest.py").write_text(
+        "def pytest_collection_modifyitems(items):\n"
+        "    items[:] = [i for i in items if 'broken' not in i.name]\n"
+    )
+    write_config(config('"{py} -m pytest -q -p no:cacheprovider --junitxml=junit.xml"'))
+    run = agentgate("verify", "--format", "json", "--profile", "relaxed")
+    gate = run.gate("test")
+    assert gate["actual"]["failed"] == 0 and gate["status"] == "fail"
+    assert "1 collected tests dropped" in gate["summary"]
+    assert "removed from the run without being deselected" in gate["problems"][0]
+
+
+def test_deselection_in_the_open_is_a_partial_run_not_a_drop(
+    suite: Path, write_config: WriteConfig, agentgate: Agentgate
+) -> None:
+    write_config(
+        config('"{py} -m pytest -q -p no:cacheprovider -x --junitxml=junit.xml test_calc.py"')
+    )
+    (suite / "test_calc.py").write_text(
+        "def test_broken():\n    assert 0\n\n\n" + TESTS.replace("def test_broken", "def test_b")
+    )
+    strict = agentgate("verify", "--format", "json", "--profile", "strict").gate("test")
+    assert "dropped" not in strict["summary"]
+    assert "3 selected tests never ran" in strict["summary"]  # of 4: -x stopped at the first
+    assert strict["status"] == "fail" and "only part of the suite ran" in strict["problems"][0]
