@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol, TextIO
 
+from pytest_agentgate.signals import HURRY
+
 __all__ = [
     "CommandResult",
     "CommandSpec",
@@ -308,7 +310,7 @@ def _terminate_group(proc: subprocess.Popen[bytes], pump: _Pump, grace: float) -
         if proc.poll() is not None and not _group_alive(pgid):
             return
         remaining = end - time.monotonic()
-        if remaining <= 0:
+        if remaining <= 0 or HURRY.is_set():  # a second signal: no more grace
             break
         _wait_a_little(proc, pump, min(_POLL_S, remaining))
     _signal_group(pgid, signal.SIGKILL)

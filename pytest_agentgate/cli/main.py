@@ -18,6 +18,7 @@ from pytest_agentgate.cli._args import Parser
 from pytest_agentgate.cli._exit import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_USAGE
 from pytest_agentgate.cli._output import silence_stdout
 from pytest_agentgate.errors import AgentgateError
+from pytest_agentgate.signals import Terminated, ending_signals, exit_code, name_of
 
 if TYPE_CHECKING:
     from pytest_agentgate.cli._args import Subparsers
@@ -54,12 +55,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     run: Callable[[argparse.Namespace], int] = args.run
     try:
-        return run(args)
+        with ending_signals():
+            return run(args)
     except AgentgateError as exc:
         return error_exit(exc)
     except KeyboardInterrupt:
         print("agentgate: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Terminated as stop:
+        print(
+            f"agentgate: stopped by {name_of(stop.signum)}; every gate command was stopped first",
+            file=sys.stderr,
+        )
+        return exit_code(stop.signum)
     except BrokenPipeError:  # `agentgate explain | head`: the reader left; no traceback
         silence_stdout()
         return EXIT_FAIL
