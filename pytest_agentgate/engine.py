@@ -29,6 +29,7 @@ from pytest_agentgate.gates.base import CollectContext, Evidence
 from pytest_agentgate.gates.judging import UNMEASURED, new_result, skipped
 from pytest_agentgate.git import BaseMissing, Change, GitError, Repo
 from pytest_agentgate.process import CommandResult, CommandSpec, StatusReporter, run_commands
+from pytest_agentgate.redact import Cleaner, secret_values
 from pytest_agentgate.registry import Registry, get_registry
 from pytest_agentgate.render.continuation import render_continuation
 from pytest_agentgate.state import ledger
@@ -127,8 +128,12 @@ class Pipeline:
             change,
             run_id=self.run_id,
         )
-        gates = judge(config, found, self.registry)
-        claim = self.request.claim
+        # What leaves agentgate is cleaned once, here: secrets masked, control characters made
+        # visible, messages bounded (redact.py).
+        cleaner = Cleaner(secret_values(os.environ))
+        gates = [cleaner.gate(g) for g in judge(config, found, self.registry)]
+        config.notices[:] = [cleaner.text(n) for n in config.notices]
+        claim = cleaner.maybe(self.request.claim)
 
         def final(decision: Decision | None) -> Verdict:
             return conclude(config, gates, claim=claim, decision=decision)
