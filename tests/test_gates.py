@@ -273,7 +273,7 @@ def test_lint_from_files(tmp_path: Path, gate_input: MakeInput, command_result: 
     assert missing.status == "fail" and "nope.json: no lint report found" in missing.problems[0]
     (tmp_path / "dir.json").mkdir()
     folder = assess(gate, gate_input("lint", reports=["dir.json"], fmt="ruff", ran=False))
-    assert "is a directory" in folder.problems[0]
+    assert "dir.json: is a folder" in folder.problems[0]
 
     _write(tmp_path / "old.json", "[]", old=True)
     ran = command_result("ruff check -o old.json", 0)
@@ -659,7 +659,7 @@ def test_custom_report_problems(
             "custom", reports=["dir.json"], ran=False, options=options, thresholds={"max": 1}
         ),
     )
-    assert folder.status == "fail" and "dir.json: is a directory" in folder.problems[0]
+    assert folder.status == "fail" and "dir.json: is a folder" in folder.problems[0]
     no_run = assess(
         gate, gate_input("custom", command="scan", ran=False, thresholds={"max_severity": "low"})
     )

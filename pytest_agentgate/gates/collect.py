@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 import re
+import stat
 import time
 from pathlib import Path
 
@@ -12,21 +14,108 @@ from pytest_agentgate.gates.base import CollectContext
 from pytest_agentgate.reports._io import display_path
 from pytest_agentgate.reports.model import ReportError
 
+# The largest report file agentgate reads (a million JUnit test cases is about 120 MiB).
+MAX_REPORT_BYTES = 256 * 1024 * 1024
+
 
 def expand_reports(context: CollectContext) -> tuple[list[Path], list[str]]:
-    """Expand the configured report globs under the root; also the patterns that matched nothing."""
+    """Expand the configured report globs under the root; also the patterns that matched nothing.
+
+    Linear in the files below the pattern's fixed part, and safe from symlink loops: ``**``
+    walks real folders only, never a link to a folder.
+    """
     files: list[Path] = []
+    seen: set[Path] = set()
     unmatched: list[str] = []
     for pattern in context.config.reports:
         full = pattern if os.path.isabs(pattern) else str(context.root / pattern)
         if glob.has_magic(pattern):
-            matches = sorted(Path(p) for p in glob.glob(full, recursive=True))
+            matches = sorted(Path(p) for p in _glob(full))
         else:
             matches = [Path(full)] if os.path.lexists(full) else []
         if not matches:
             unmatched.append(pattern)
-        files.extend(m for m in matches if m not in files)
+        for match in matches:
+            if match not in seen:
+                seen.add(match)
+                files.append(match)
     return files, unmatched
+
+
+def _glob(pattern: str) -> list[str]:
+    parts = Path(pattern).parts
+    fixed = next(i for i, part in enumerate(parts) if glob.has_magic(part))
+    if "**" not in parts[fixed:]:
+        return glob.glob(pattern)  # one level per pattern part: no recursion, no loop
+    base = Path(*parts[:fixed])
+    wanted = parts[fixed:]
+    found = []
+    for folder, _dirs, names in os.walk(base, followlinks=False):
+        rel = Path(folder).relative_to(base).parts
+        for name in names:
+            if _match((*rel, name), wanted):
+                found.append(os.path.join(folder, name))
+    return found
+
+
+def _match(path: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
+    """Glob semantics over path parts: ``**`` is any number of folders (never a hidden one), and
+    a ``*`` does not match a hidden name unless the pattern part starts with a dot."""
+    if not pattern:
+        return not path
+    head, rest = pattern[0], pattern[1:]
+    if head == "**":
+        for skip in range(len(path) + 1):
+            if skip and path[skip - 1].startswith("."):
+                return False
+            if _match(path[skip:], rest):
+                return True
+        return False
+    if not path or (path[0].startswith(".") and not head.startswith(".")):
+        return False
+    return fnmatch.fnmatchcase(path[0], head) and _match(path[1:], rest)
+
+
+def check_readable(context: CollectContext, files: list[Path]) -> None:
+    """Only regular files, of a size agentgate reads, and never a link out of the project: a
+    report that links to ``/dev/zero`` or another user's file, a FIFO, a folder is refused
+    before anything is read. (A report the configuration names outside the project is read:
+    it was named there on purpose.)"""
+    root = os.path.realpath(context.root)
+    for path in files:
+        name = display_path(str(path), context.root)
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            raise ReportError(name, "not found (a link to nothing?)") from None
+        except OSError as exc:
+            raise ReportError(name, f"cannot be read: {exc.strerror}") from None
+        if stat.S_ISDIR(info.st_mode):
+            raise ReportError(name, "is a folder, not a report", "name the file the tool writes")
+        if not stat.S_ISREG(info.st_mode):
+            raise ReportError(
+                name,
+                "is not a regular file (a FIFO, socket or device): nothing to read",
+                "point the gate at the file the tool writes",
+            )
+        if info.st_size > MAX_REPORT_BYTES:
+            raise ReportError(
+                name,
+                f"is {info.st_size / 2**20:.0f} MiB, more than agentgate reads "
+                f"({MAX_REPORT_BYTES // 2**20} MiB)",
+                "split the report into shards, or make the tool report less",
+            )
+        named_inside = _inside(os.path.abspath(path), os.path.abspath(context.root))
+        if named_inside and not _inside(os.path.realpath(path), root):
+            raise ReportError(
+                name,
+                "is a link to a file outside the project; agentgate reads reports inside it",
+                "write the report inside the project, or name its real path in the configuration",
+            )
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def report_files(context: CollectContext, what: str, missing_hint: str) -> list[Path]:
@@ -36,6 +125,7 @@ def report_files(context: CollectContext, what: str, missing_hint: str) -> list[
     if unmatched:
         raise ReportError(", ".join(unmatched), f"no {what} found", missing_hint)
     check_file_count(context, files)
+    check_readable(context, files)
     if future := future_reports(files, context.root):
         raise ReportError(
             ", ".join(future),
