@@ -359,13 +359,22 @@ def test_an_agentgate_error_is_its_message_and_its_exit_code(
     assert run.err == f"agentgate: error: {error}\n" and run.out == ""
 
 
-def test_a_bug_keeps_its_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bug_is_one_paragraph_with_the_version_and_what_to_do(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from pytest_agentgate.cli import schema
 
     def fail(args: object) -> int:
-        raise RuntimeError("a bug")
+        raise RuntimeError("a bug\nover two lines")
 
     monkeypatch.setattr(schema, "run", fail)
+    monkeypatch.delenv("AGENTGATE_DEBUG", raising=False)
+    assert main(["schema"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("agentgate: internal error: RuntimeError at test_cli.py:")
+    assert ": a bug over two lines. This is a bug in agentgate " + __version__ in err
+    assert "AGENTGATE_DEBUG=1" in err and "Traceback" not in err and err.count("\n") == 1
+    monkeypatch.setenv("AGENTGATE_DEBUG", "1")
     with pytest.raises(RuntimeError, match="a bug"):
         main(["schema"])
 

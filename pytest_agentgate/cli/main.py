@@ -8,8 +8,11 @@ This module assembles the parser from the subcommand modules (each has ``add_par
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from pytest_agentgate import __version__
@@ -30,6 +33,9 @@ class Command(Protocol):
     def add_parser(self, subparsers: Subparsers) -> Parser: ...
     def run(self, args: argparse.Namespace) -> int: ...
 
+
+# Set to show the traceback of an internal error instead of the one-paragraph message.
+DEBUG_ENV = "AGENTGATE_DEBUG"
 
 # In the order `agentgate --help` lists them.
 COMMANDS: tuple[Command, ...] = (verify, block, reset, stats, schema, explain, init)
@@ -71,6 +77,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `agentgate explain | head`: the reader left; no traceback
         silence_stdout()
         return EXIT_FAIL
+    except Exception as exc:  # a bug of agentgate's: one paragraph, never a traceback
+        if os.environ.get(DEBUG_ENV):
+            raise
+        print(internal_error(exc), file=sys.stderr)
+        return EXIT_USAGE
+
+
+def internal_error(exc: BaseException) -> str:
+    """What a user sees of a bug in agentgate: what broke, where, and what to do about it."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    what = " ".join(str(exc).split())[:300] or "(no message)"
+    return (
+        f"agentgate: internal error: {type(exc).__name__}{where}: {what}. This is a bug in "
+        f"agentgate {__version__}, not in your project: nothing was judged. Please report it "
+        "with the command you ran; run it again with AGENTGATE_DEBUG=1 to see the traceback."
+    )
 
 
 def error_exit(exc: AgentgateError) -> int:
