@@ -19,8 +19,10 @@ never judges anything itself.
 - pytest-xdist: the controller makes the verdict from every worker's reports (xdist replays
   them on it); a crashed worker counts as an error. Workers only tell the controller how many
   items they deselected.
-- Under ``AGENTGATE_RUNNING=1`` (pytest started by an agentgate gate) nothing is gated: the
-  outer run judges this one.
+- Started by an agentgate gate, nothing is gated: the outer run judges this one. The gate's
+  commands get ``AGENTGATE_RUNNING=<pid>:<nonce>``, honoured only when that pid is an
+  ancestor of this pytest running agentgate (:func:`.session.agentgate_ancestor`), so a value set
+  in a shell or by a conftest.py is reported and gated anyway.
 
 Exit status: a failing (or escalated) verdict turns pytest's 0 into 1. Any other status of
 pytest's own (1 tests failed, 2 interrupted or collection errors, 3 internal error, 4 usage
@@ -34,28 +36,38 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import weakref
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from pytest_agentgate.profiles import PROFILE_NAMES
 
+# pytest_agentgate.process.RUNNING_ENV; not imported, so that an ungated run imports no more.
 RUNNING_ENV = "AGENTGATE_RUNNING"
 SESSION_PLUGIN = "agentgate-session"
+NOTICE_PLUGIN = "agentgate-notice"
 # ini values that switch the gate on with the configuration's own profile, or off.
 _INI_ON = ("config", "on", "true", "yes", "1")
 _INI_OFF = ("", "off", "false", "no", "0")
 
 NESTED_NOTICE = (
-    f"agentgate: not gating this run: pytest was started by an agentgate gate ({RUNNING_ENV}=1), "
-    "which judges it"
+    "agentgate: not gating this run: pytest was started by agentgate (pid {pid}), which judges it"
 )
+FORGED_GUARD_NOTICE = (
+    f"agentgate: {RUNNING_ENV} is set but no agentgate process started this run: gating anyway"
+)
+# The guard as each session's pytest started (its plugin manager is the key), before any
+# conftest.py could change os.environ.
+_GUARD_AT_START: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
 
 
 # -- options ----------------------------------------------------------------------------------
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    _GUARD_AT_START[pluginmanager] = os.environ.get(RUNNING_ENV)
     group = parser.getgroup("agentgate", "agentgate: the completion gate for AI coding agents")
     group.addoption(
         "--agentgate",
@@ -119,16 +131,24 @@ def pytest_configure(config: pytest.Config) -> None:
     profile = requested_profile(config)
     if profile is None:
         return
+    notices: list[str] = []
     with _plain_imports(config):
         from pytest_agentgate.pytest_plugin import session as gated
 
-        if os.environ.get(RUNNING_ENV) == "1":
-            if not hasattr(config, "workerinput"):
-                config.pluginmanager.register(gated.Notice(NESTED_NOTICE), SESSION_PLUGIN)
-            return
+        guard = _GUARD_AT_START.get(config.pluginmanager, os.environ.get(RUNNING_ENV))
+        if guard is not None or os.environ.get(RUNNING_ENV) is not None:
+            outer = gated.agentgate_ancestor(guard)
+            if outer is not None:
+                if not hasattr(config, "workerinput"):
+                    nested = gated.Notice(NESTED_NOTICE.format(pid=outer))
+                    config.pluginmanager.register(nested, SESSION_PLUGIN)
+                return
+            notices.append(FORGED_GUARD_NOTICE)
         if hasattr(config, "workerinput"):
             config.pluginmanager.register(gated.WorkerAgent(config), SESSION_PLUGIN)
             return
+        if notices:
+            config.pluginmanager.register(gated.Notice("\n".join(notices)), NOTICE_PLUGIN)
         if config.getoption("collectonly", False):
             notice = "agentgate: not gating a --collect-only run: it runs no tests"
             config.pluginmanager.register(gated.Notice(notice), SESSION_PLUGIN)

@@ -1,0 +1,204 @@
+"""The gate cannot be gamed through its doors.
+
+Each test plays an agent's cheap way past the gate on a real project (a git repository in
+tmp_path, real pytest and agentgate processes), shows that it does not get past any more, and
+checks that honest use still works:
+
+1. the re-entrancy guard (``AGENTGATE_RUNNING``) cannot be forged from a shell or a conftest.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _helpers import PY, CliRun
+
+from pytest_agentgate.pytest_plugin import entry
+from pytest_agentgate.pytest_plugin.session import (
+    HELPER_CODE,
+    agentgate_ancestor,
+    is_agentgate_command,
+)
+
+pytest_plugins = ["pytester"]
+
+Agentgate = Callable[..., CliRun]
+GIT = shutil.which("git")
+SCRIPT = Path(sys.executable).with_name("agentgate")
+MODULE = [sys.executable, "-m", "pytest_agentgate"]
+NOT_INHERITED = ("AGENTGATE_RUNNING", "PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    # This suite may itself run under agentgate, whose guard would be honoured here.
+    for name in NOT_INHERITED:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+
+
+def shell(command: str) -> str:
+    """A YAML string: ``command`` run with this interpreter (``{py}``)."""
+    return json.dumps(command.replace("{py}", PY))
+
+
+def repository(root: Path, config: str, **files: str) -> Path:
+    """A real git repository at ``root`` with ``agentgate.yml`` and ``files``."""
+    root.mkdir(parents=True)
+    if GIT:
+        subprocess.run([GIT, "init", "-q", str(root)], check=True)
+    else:  # pragma: no cover - git is on every machine the suite runs on
+        (root / ".git").mkdir()
+    (root / "agentgate.yml").write_text(config, encoding="utf-8")
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def run(
+    root: Path, *command: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if k not in NOT_INHERITED}
+    full_env.update(env or {})
+    return subprocess.run(
+        list(command), cwd=root, env=full_env, capture_output=True, text=True, timeout=120
+    )
+
+
+def pytest_in(
+    root: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return run(root, sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args, env=env)
+
+
+def verdict_in(root: Path, name: str = "v.json") -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((root / name).read_text(encoding="utf-8"))
+    return doc
+
+
+# The tests pass, a custom gate fails: only a run that is not gated (or runs no command) passes.
+EXIT_1 = shell("{py} -c 'raise SystemExit(1)'")
+FAILING_GATE = f"""\
+gates:
+  test: {{command: pytest}}
+  custom:
+    - {{name: must-fail, command: {EXIT_1}}}
+"""
+PASSING_TEST = "def test_ok():\n    pass\n"
+
+
+# -- 1. the re-entrancy guard -----------------------------------------------------------------
+
+# A value of the guard's shape naming a real ancestor of the pytest run (the process that starts
+# it) which is not agentgate: only its command line tells it apart.
+ANCESTOR_NOT_AGENTGATE = f"{os.getpid()}:{'0' * 16}"
+
+
+@pytest.mark.parametrize("value", ["1", ANCESTOR_NOT_AGENTGATE], ids=["one", "an-ancestor"])
+def test_a_guard_set_in_the_shell_does_not_disarm_the_gate(tmp_path: Path, value: str) -> None:
+    # The trick: `AGENTGATE_RUNNING=1 pytest --agentgate=strict` made the plugin believe an
+    # outer agentgate judged the run, so nothing did, and pytest exited 0.
+    root = repository(tmp_path / "proj", FAILING_GATE, **{"test_a.py": PASSING_TEST})
+    proc = pytest_in(
+        root, "--agentgate=strict", "--agentgate-json=v.json", env={"AGENTGATE_RUNNING": value}
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert verdict_in(root)["status"] == "fail"
+    assert entry.FORGED_GUARD_NOTICE in proc.stdout
+    assert "not gating this run" not in proc.stdout
+
+
+FORGING_CONFTEST = """\
+import os
+
+os.environ["AGENTGATE_RUNNING"] = {value}
+"""
+
+
+@pytest.mark.parametrize(
+    "value", ['"1"', 'f"{os.getppid()}:{0:016d}"'], ids=["one", "the-parent-pid"]
+)
+def test_a_guard_set_by_a_conftest_does_not_disarm_the_gate(tmp_path: Path, value: str) -> None:
+    # The trick: a conftest.py sets the variable at import time, before the plugin looks.
+    root = repository(
+        tmp_path / "proj",
+        FAILING_GATE,
+        **{"test_a.py": PASSING_TEST, "conftest.py": FORGING_CONFTEST.format(value=value)},
+    )
+    proc = pytest_in(root, "--agentgate=strict", "--agentgate-json=v.json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert verdict_in(root)["status"] == "fail"
+    assert entry.FORGED_GUARD_NOTICE in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param([str(SCRIPT)], id="console-script"),
+        pytest.param(MODULE, id="python-m"),
+    ],
+)
+def test_agentgate_running_a_gated_pytest_does_not_gate_it_twice(
+    tmp_path: Path, command: list[str]
+) -> None:
+    # Honest nesting: the project's addopts gate every pytest run, and agentgate's own test
+    # command is such a run (under a shell that stays, so the guard's process is a grandparent).
+    if command[0] == str(SCRIPT) and not SCRIPT.exists():  # pragma: no cover
+        pytest.skip("no agentgate console script next to this interpreter")
+    root = repository(
+        tmp_path / "proj",
+        f"gates:\n  test: {{command: {shell('cd . && {py} -m pytest -p no:cacheprovider')}}}\n",
+        **{
+            "test_a.py": PASSING_TEST,
+            "pytest.ini": "[pytest]\naddopts = --agentgate=strict --agentgate-json=nested.json\n",
+        },
+    )
+    proc = run(root, *command, "verify", "--format", "json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["status"] == "pass"
+    assert not (root / "nested.json").exists()  # the inner pytest made no verdict of its own
+
+
+def test_the_guard_names_a_running_agentgate_ancestor() -> None:
+    assert agentgate_ancestor(None) is None
+    assert agentgate_ancestor("1") is None
+    assert agentgate_ancestor(f"{os.getpid()}:{'0' * 16}") is None  # this process: no ancestor
+    assert agentgate_ancestor(f"{os.getppid()}:{'0' * 16}") is None  # an ancestor, not agentgate
+    assert agentgate_ancestor(f"{os.getppid()}:short") is None
+
+
+def test_what_counts_as_an_agentgate_command_line(tmp_path: Path) -> None:
+    here = tmp_path
+    assert is_agentgate_command([sys.executable, "-m", "pytest_agentgate", "verify"], here)
+    assert is_agentgate_command(["python3", "-I", "-X", "dev", "-m", "pytest_agentgate"], here)
+    assert is_agentgate_command(["python3.12", "-Bmpytest_agentgate"], here)
+    assert is_agentgate_command(["python", "-c", HELPER_CODE, "/site"], here)  # the gate process
+    # Not agentgate: the module named after a program's own arguments, other code, other
+    # programs, a script named agentgate that is not agentgate's.
+    assert not is_agentgate_command(["python", "-c", "print(1)", "-m", "pytest_agentgate"], here)
+    assert not is_agentgate_command(["python", "-m", "pytest", "-m", "pytest_agentgate"], here)
+    assert not is_agentgate_command(["bash", "-c", "agentgate verify"], here)
+    assert not is_agentgate_command(["/bin/sh", "./agentgate"], here)
+    assert not is_agentgate_command([], here)
+    (here / "agentgate").write_text("import os\nos.system('pytest')\n")
+    assert not is_agentgate_command(["python3", "./agentgate", "verify"], here)
+    (here / "agentgate").write_text(
+        "import sys\nfrom pytest_agentgate.cli.main import main\nsys.exit(main())\n"
+    )
+    assert is_agentgate_command(["/venv/bin/python", str(here / "agentgate"), "verify"], here)
+
+
+def test_the_plugin_and_the_process_runner_name_the_same_variable() -> None:
+    from pytest_agentgate.process import RUNNING_ENV
+
+    assert entry.RUNNING_ENV == RUNNING_ENV
