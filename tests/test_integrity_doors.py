@@ -4,7 +4,8 @@ Each test plays an agent's cheap way past the gate on a real project (a git repo
 tmp_path, real pytest and agentgate processes), shows that it does not get past any more, and
 checks that honest use still works:
 
-1. the re-entrancy guard (``AGENTGATE_RUNNING``) cannot be forged from a shell or a conftest.py.
+1. the re-entrancy guard (``AGENTGATE_RUNNING``) cannot be forged from a shell or a conftest.py;
+2. the options that weaken the gate cannot come from the project's own configuration (addopts).
 """
 
 from __future__ import annotations
@@ -202,3 +203,98 @@ def test_the_plugin_and_the_process_runner_name_the_same_variable() -> None:
     from pytest_agentgate.process import RUNNING_ENV
 
     assert entry.RUNNING_ENV == RUNNING_ENV
+
+
+# -- 2. the gate's options are the caller's ---------------------------------------------------
+
+
+def gated_run(
+    pytester: pytest.Pytester, *args: str, config: str = FAILING_GATE
+) -> tuple[pytest.RunResult, dict[str, Any] | None]:
+    """pytest in-process in a real project; the result and the verdict, if one was written."""
+    (pytester.path / "agentgate.yml").write_text(config, encoding="utf-8")
+    pytester.makepyfile(test_a=PASSING_TEST)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--agentgate-json=v.json", *args)
+    written = pytester.path / "v.json"
+    return result, json.loads(written.read_text()) if written.exists() else None
+
+
+NO_RUN_IN = {
+    "pytest.ini": "[pytest]\naddopts = --agentgate-no-run\n",
+    "pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-q --agentgate-no-run"\n',
+    "setup.cfg": "[tool:pytest]\naddopts = --agentgate-no-run\n",
+    "tox.ini": "[pytest]\naddopts =\n    -ra\n    --agentgate-no-run\n",
+}
+
+
+@pytest.mark.parametrize("where", [*NO_RUN_IN, "PYTEST_ADDOPTS"])
+def test_no_run_from_the_projects_configuration_is_refused(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    # The trick: `addopts = --agentgate-no-run` skips every build, lint and custom command of
+    # the caller's `pytest --agentgate=strict`: those gates are skipped and the verdict passes.
+    if where == "PYTEST_ADDOPTS":
+        monkeypatch.setenv("PYTEST_ADDOPTS", "--agentgate-no-run")
+    else:
+        (pytester.path / where).write_text(NO_RUN_IN[where], encoding="utf-8")
+    result, verdict = gated_run(pytester, "--agentgate=strict")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and verdict is None
+    source = where if where == "PYTEST_ADDOPTS" else f"addopts ({where})"
+    result.stderr.fnmatch_lines(
+        [f"ERROR: --agentgate-no-run in {source}: the gate's options are the caller's; remove it*"]
+    )
+    assert "Traceback" not in result.stderr.str()
+
+
+def test_no_run_set_by_a_conftest_is_refused(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest("def pytest_configure(config):\n    config.option.agentgate_no_run = 1\n")
+    result, verdict = gated_run(pytester, "--agentgate=strict")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and verdict is None
+    result.stderr.fnmatch_lines(["ERROR: --agentgate-no-run in the project's own code*"])
+
+
+def test_the_callers_no_run_still_works(pytester: pytest.Pytester) -> None:
+    # Honest: the caller asks for it on the command line (the addopts may say it too).
+    result, verdict = gated_run(pytester, "--agentgate=strict", "--agentgate-no-run")
+    assert result.ret == 0 and verdict is not None and verdict["status"] == "pass"
+    (pytester.path / "pytest.ini").write_text(NO_RUN_IN["pytest.ini"], encoding="utf-8")
+    result, verdict = gated_run(pytester, "--agentgate=strict", "--agentgate-no-run")
+    assert result.ret == 0 and verdict is not None and verdict["status"] == "pass"
+
+
+def test_a_profile_from_addopts_may_only_be_strict(pytester: pytest.Pytester) -> None:
+    # The trick: `addopts = --agentgate=relaxed` under a configuration whose profile is strict.
+    tests_only = "gates:\n  test: {command: pytest}\n"
+    config = "profile: strict\n" + tests_only
+    (pytester.path / "pytest.ini").write_text("[pytest]\naddopts = --agentgate=relaxed\n")
+    result, verdict = gated_run(pytester, config=config)
+    assert verdict is not None and verdict["profile"] == "strict"
+    result.stdout.fnmatch_lines(
+        ["agentgate: --agentgate=relaxed in addopts (pytest.ini) ignored: the gate's options*"]
+    )
+    # The caller's command line chooses; strict from addopts is honoured (nothing is stricter).
+    result, verdict = gated_run(pytester, "--agentgate=relaxed", config=config)
+    assert verdict is not None and verdict["profile"] == "relaxed"
+    assert "ignored" not in result.stdout.str()
+    (pytester.path / "pytest.ini").write_text("[pytest]\naddopts = --agentgate=strict\n")
+    result, verdict = gated_run(pytester, config="profile: relaxed\n" + tests_only)
+    assert verdict is not None and verdict["profile"] == "strict"
+    assert "ignored" not in result.stdout.str()
+
+
+def test_a_conftest_cannot_switch_the_callers_gate_off(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest("def pytest_configure(config):\n    config.option.agentgate = None\n")
+    result, verdict = gated_run(pytester, "--agentgate=strict")
+    assert result.ret == 1 and verdict is not None and verdict["status"] == "fail"
+
+
+def test_reading_the_gates_options_from_arguments() -> None:
+    read = entry.agentgate_options
+    assert read(["--agentgate", "-q"]) == [("profile", "")]
+    assert read(["--agentgate", "tests/"]) == [("profile", "tests/")]
+    assert read(["--agentgate=strict", "--agentgate-no-run", "--agentgate-json", "v.json"]) == [
+        ("profile", "strict"),
+        ("no_run", ""),
+    ]
+    assert read(["--", "--agentgate-no-run"]) == []
+    assert read(["--agentgate"]) == [("profile", "")]
