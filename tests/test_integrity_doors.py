@@ -6,7 +6,8 @@ checks that honest use still works:
 
 1. the re-entrancy guard (``AGENTGATE_RUNNING``) cannot be forged from a shell or a conftest.py;
 2. the options that weaken the gate cannot come from the project's own configuration (addopts);
-3. a ``*.dist-info`` folder in the project cannot register a plugin that rewrites the verdict.
+3. a ``*.dist-info`` folder in the project cannot register a plugin that rewrites the verdict;
+4. attempts survive deleting ``.agentgate/``, and ``agentgate reset`` is never silent.
 """
 
 from __future__ import annotations
@@ -398,3 +399,162 @@ def test_the_projects_own_plugin_installed_in_the_environment_still_loads(
     proc = run(root, *MODULE, "verify", env={"PYTHONPATH": os.pathsep.join([str(site), str(root)])})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "PASS  lint" in proc.stdout and "warning" not in proc.stderr
+
+
+# -- 4. attempts survive the agent ------------------------------------------------------------
+
+
+@pytest.fixture
+def state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "user-state"
+    monkeypatch.setenv("AGENTGATE_STATE_HOME", str(home))
+    monkeypatch.delenv("AGENTGATE_ACTOR", raising=False)
+    return home
+
+
+@pytest.fixture
+def failing_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, state_home: Path) -> Path:
+    root = repository(tmp_path / "proj", FAILING_BUILD)
+    monkeypatch.chdir(root)
+    return root
+
+
+def verify(agentgate: Agentgate, task: str = "T") -> dict[str, Any]:
+    result = agentgate("verify", "--task", task, "--format", "json")
+    verdict = result.verdict()
+    assert result.code == {"fail": 1, "escalate": 3, "pass": 0}[verdict["status"]], result.err
+    return verdict
+
+
+def attempt(verdict: dict[str, Any]) -> tuple[int, int]:
+    return verdict["attempt"]["number"], verdict["attempt"]["max"]
+
+
+def copy_of(home: Path) -> Path:
+    (path,) = home.glob("projects/*/state.json")
+    return path
+
+
+def test_deleting_the_state_folder_does_not_give_a_fresh_attempt(
+    failing_repo: Path, state_home: Path, agentgate: Agentgate
+) -> None:
+    # The trick: two rejections, `rm -rf .agentgate`, and the next verdict was attempt 1 of 3.
+    assert attempt(verify(agentgate)) == (1, 3)
+    assert attempt(verify(agentgate)) == (2, 3)
+    shutil.rmtree(failing_repo / ".agentgate")
+    verdict = verify(agentgate)
+    assert attempt(verdict) == (3, 3)
+    assert (
+        "the project's attempt state was missing; restored task T's 2 rejections from "
+        f"{copy_of(state_home)}"
+    ) in verdict["notices"]
+    assert json.loads(copy_of(state_home).read_text())["root"] == str(failing_repo.resolve())
+    # Said once; and the attempts go on to the escalation they were heading for.
+    verdict = verify(agentgate)
+    assert verdict["status"] == "escalate"
+    assert not any("restored" in n for n in verdict["notices"])
+
+
+def test_a_state_file_edited_to_fewer_rejections_is_restored(
+    failing_repo: Path, state_home: Path, agentgate: Agentgate
+) -> None:
+    verify(agentgate)
+    verify(agentgate)
+    state = failing_repo / ".agentgate" / "state.json"
+    doc = json.loads(state.read_text())
+    doc["tasks"]["T"].update(total=0, sources={})
+    state.write_text(json.dumps(doc))
+    verdict = verify(agentgate)
+    assert attempt(verdict) == (3, 3)
+    assert any("showed task T with 0 rejections, fewer than" in n for n in verdict["notices"])
+
+
+def test_a_reset_is_recorded_and_said_by_the_next_verdict(
+    failing_repo: Path,
+    state_home: Path,
+    agentgate: Agentgate,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import getpass
+
+    verify(agentgate)
+    verify(agentgate)
+    monkeypatch.setenv("AGENTGATE_ACTOR", "reviewer-bot")
+    reset = agentgate("reset", "--task", "T")
+    assert reset.code == 0 and "cleared task T" in reset.out
+    verdict = verify(agentgate)
+    assert attempt(verdict) == (1, 3)  # the counts were cleared ...
+    (notice,) = [n for n in verdict["notices"] if "reset" in n]  # ... and it is said
+    user = getpass.getuser()
+    assert notice.startswith(f"attempts were reset by {user} (AGENTGATE_ACTOR=reviewer-bot) at ")
+    assert notice.endswith(" UTC (agentgate reset)")
+    (entry_,) = json.loads(copy_of(state_home).read_text())["resets"]
+    assert entry_["task"] == "T" and entry_["user"] == user and entry_["actor"] == "reviewer-bot"
+    # Said once, and the task counts again from there.
+    verdict = verify(agentgate)
+    assert attempt(verdict) == (2, 3) and not any("reset" in n for n in verdict["notices"])
+
+
+def test_a_reset_after_deleting_the_state_folder_clears_the_copy_too(
+    failing_repo: Path, state_home: Path, agentgate: Agentgate
+) -> None:
+    verify(agentgate, "A")
+    verify(agentgate, "B")
+    shutil.rmtree(failing_repo / ".agentgate")
+    reset = agentgate("reset")
+    assert reset.code == 0 and "cleared 2 tasks" in reset.out
+    verdict = verify(agentgate, "A")
+    assert attempt(verdict) == (1, 3)
+    assert any(n.startswith("attempts were reset by ") for n in verdict["notices"])
+    assert not any("restored" in n for n in verdict["notices"])
+
+
+def test_a_pass_closes_the_task_in_the_copy_too(
+    failing_repo: Path, state_home: Path, agentgate: Agentgate
+) -> None:
+    verify(agentgate)
+    (failing_repo / "agentgate.yml").write_text(f"gates:\n  build: {{command: {shell('true')}}}\n")
+    assert verify(agentgate)["status"] == "pass"
+    assert json.loads(copy_of(state_home).read_text())["tasks"] == {}
+    (failing_repo / "agentgate.yml").write_text(FAILING_BUILD)
+    shutil.rmtree(failing_repo / ".agentgate")
+    verdict = verify(agentgate)
+    assert attempt(verdict) == (1, 3) and not any("restored" in n for n in verdict["notices"])
+
+
+def test_an_unwritable_state_home_is_a_warning(
+    failing_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agentgate: Agentgate
+) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    monkeypatch.setenv("AGENTGATE_STATE_HOME", str(blocked / "agentgate"))  # not a folder
+    verdict = verify(agentgate)
+    assert attempt(verdict) == (1, 3)
+    result = agentgate("verify", "--task", "T")
+    assert result.code == 1 and "attempt 2 of 3" in result.out
+    assert "warning: could not keep the attempts outside the project in" in result.err
+    assert "AGENTGATE_STATE_HOME" in result.err and "Traceback" not in result.err
+    reset = agentgate("reset", "--task", "T")
+    assert reset.code == 0 and "the reset is recorded in the project only" in reset.err
+
+
+def test_the_user_state_directory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from pytest_agentgate.state.storage import user_state_home
+
+    monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "x"))
+    assert user_state_home() == tmp_path / "x"
+    monkeypatch.delenv("AGENTGATE_STATE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    if sys.platform.startswith("linux"):
+        monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+        assert user_state_home() == tmp_path / "xdg" / "agentgate"
+        monkeypatch.setenv("XDG_STATE_HOME", "relative/is/ignored")
+        assert user_state_home() == tmp_path / "home" / ".local" / "state" / "agentgate"
+
+
+def test_no_test_writes_to_the_real_user_state_directory(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # tests/conftest.py points it at a folder of the session's own, for every process it starts.
+    home = Path(os.environ["AGENTGATE_STATE_HOME"])
+    assert home.is_relative_to(tmp_path_factory.getbasetemp())
