@@ -354,7 +354,7 @@ def parse_running_marker(value: str | None) -> int | None:
     pid, sep, nonce = (value or "").partition(":")
     if not sep or not pid.isdigit() or len(nonce) != len(_NONCE) or not nonce.isalnum():
         return None
-    return int(pid) if int(pid) > 1 else None
+    return int(pid) if int(pid) > 0 else None  # pid 1: agentgate as a container's init
 
 
 def _child_env(spec: CommandSpec) -> dict[str, str]:

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from _helpers import PY, CliRun
 
-from pytest_agentgate.pytest_plugin import entry
+from pytest_agentgate.pytest_plugin import entry, session
 from pytest_agentgate.pytest_plugin.session import (
     HELPER_CODE,
     agentgate_ancestor,
@@ -172,12 +172,26 @@ def test_agentgate_running_a_gated_pytest_does_not_gate_it_twice(
     assert not (root / "nested.json").exists()  # the inner pytest made no verdict of its own
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="walks /proc")
 def test_the_guard_names_a_running_agentgate_ancestor() -> None:
+    def named(pid: int) -> str | None:
+        return f"{pid}:{'0' * 16}"
+
     assert agentgate_ancestor(None) is None
     assert agentgate_ancestor("1") is None
-    assert agentgate_ancestor(f"{os.getpid()}:{'0' * 16}") is None  # this process: no ancestor
-    assert agentgate_ancestor(f"{os.getppid()}:{'0' * 16}") is None  # an ancestor, not agentgate
     assert agentgate_ancestor(f"{os.getppid()}:short") is None
+    assert agentgate_ancestor(named(os.getpid())) is None  # this process: not its own ancestor
+    assert agentgate_ancestor(named(os.getppid())) is None  # an ancestor, not agentgate
+    grandparent = session._linux_parent(os.getppid())
+    assert grandparent is not None and agentgate_ancestor(named(grandparent)) is None
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"]) as child:
+        try:  # a running process that is no ancestor: the walk ends at the top
+            assert agentgate_ancestor(named(child.pid)) is None
+        finally:
+            child.kill()
+    gone = child.pid  # reaped: nothing to read
+    assert session._linux_parent(gone) is None and not session.runs_agentgate(gone)
+    assert not session.runs_agentgate(os.getpid())  # pytest
 
 
 def test_what_counts_as_an_agentgate_command_line(tmp_path: Path) -> None:
@@ -384,6 +398,36 @@ def agentgate_lint_formats():
 """
 
 
+def test_the_registry_ignores_the_projects_dist_info_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pluggy
+
+    from pytest_agentgate import plugin_api
+    from pytest_agentgate.registry import load_entry_points
+
+    root = repository(tmp_path / "proj", FAILING_BUILD)
+    # Never imported: the module does not exist, so loading it would fail the test loudly.
+    info = dist_info(root, "evil", "agentgate_no_such_module")
+    dist_info(root, "pytest-agentgate", "agentgate_no_such_module")  # `pip install -e` leftovers
+    site = tmp_path / "site"  # a PYTHONPATH folder outside the project: installed
+    dist_info(site, "outside", "agentgate_outside_plugin")
+    (site / "agentgate_outside_plugin.py").write_text("")
+    monkeypatch.chdir(root)
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.delitem(sys.modules, "agentgate_outside_plugin", raising=False)
+    pm = pluggy.PluginManager(plugin_api.PROJECT)
+    pm.add_hookspecs(plugin_api)
+    pm.set_blocked("builtin")
+    assert load_entry_points(pm, plugin_api.PROJECT) == 1
+    assert pm.has_plugin("outside") and not pm.has_plugin("evil")
+    assert load_entry_points(pm, plugin_api.PROJECT) == 0  # one registration per name
+    err = capsys.readouterr().err
+    assert err.count("ignored the agentgate plugin") == 2  # once per call, for evil only
+    assert f"ignored the agentgate plugin 'evil' of {info}: it is in the project's own" in err
+
+
 def test_the_projects_own_plugin_installed_in_the_environment_still_loads(
     tmp_path: Path,
 ) -> None:
@@ -536,6 +580,21 @@ def test_an_unwritable_state_home_is_a_warning(
     assert "AGENTGATE_STATE_HOME" in result.err and "Traceback" not in result.err
     reset = agentgate("reset", "--task", "T")
     assert reset.code == 0 and "the reset is recorded in the project only" in reset.err
+
+
+def test_a_copy_that_belongs_to_another_project_is_not_used(
+    failing_repo: Path, state_home: Path, agentgate: Agentgate
+) -> None:
+    verify(agentgate)
+    copy = copy_of(state_home)
+    doc = json.loads(copy.read_text())
+    doc["root"] = "/somewhere/else"
+    copy.write_text(json.dumps(doc))
+    shutil.rmtree(failing_repo / ".agentgate")
+    result = agentgate("verify", "--task", "T")
+    assert "attempt 1 of 3" in result.out
+    assert f"belongs to /somewhere/else, not to {failing_repo.resolve()}" in result.err
+    assert "Traceback" not in result.err
 
 
 def test_the_user_state_directory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
