@@ -223,23 +223,31 @@ class MirroredStorage:
         self.root = local.root
         self.directory = local.directory
         self._doc: dict[str, Any] | None = None  # the copy, read under the lock
+        self._stack: contextlib.ExitStack | None = None  # the lock held, while it is
+        self._opened = False
         self._seen: set[str] = set()  # the tasks of the state last read
         self._warned = False
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         with self.local.locked(), contextlib.ExitStack() as stack:
-            self._doc = None
-            if self.mirror is not None:
-                try:
-                    stack.enter_context(self.mirror.locked())
-                    self._doc = self.mirror.read()
-                except OSError as exc:
-                    self._trouble(exc)
+            self._doc, self._stack, self._opened = None, stack, False
             try:
                 yield
             finally:
-                self._doc = None
+                self._doc, self._stack = None, None
+
+    def _copy(self) -> dict[str, Any] | None:
+        """The copy, locked (after the project's lock) and read when first needed: a verdict
+        that counts no task never touches the user's state directory."""
+        if not self._opened and self._stack is not None and self.mirror is not None:
+            self._opened = True
+            try:
+                self._stack.enter_context(self.mirror.locked())
+                self._doc = self.mirror.read()
+            except OSError as exc:
+                self._trouble(exc)
+        return self._doc
 
     def has_state(self) -> bool:
         if self.local.has_state():
@@ -253,7 +261,7 @@ class MirroredStorage:
 
     def read_state(self) -> dict[str, Any]:
         state = self.local.read_state()
-        doc = self._doc
+        doc = self._copy()
         if doc is not None and self.mirror is not None:
             tasks: dict[str, Any] = state["tasks"]
             for task_id, entry in doc["tasks"].items():
