@@ -34,7 +34,7 @@ from pytest_agentgate.registry import Registry, get_registry
 from pytest_agentgate.render.continuation import render_continuation
 from pytest_agentgate.state import ledger
 from pytest_agentgate.state.ledger import Decision
-from pytest_agentgate.state.storage import LocalStorage, Storage
+from pytest_agentgate.state.storage import LocalStorage, Storage, default_storage
 from pytest_agentgate.state.task import TaskRef
 from pytest_agentgate.verdict import GateResult, Verdict, overall_status
 
@@ -147,7 +147,7 @@ class Pipeline:
             assemble(config, gates),
             final,
             wall_s=time.monotonic() - self._clock,
-            storage=self.request.storage,
+            storage=self.request.storage or default_storage(config.root),
             source=self.request.door,
         )
 
@@ -353,6 +353,7 @@ def conclude(
     instruction = None
     if decision is not None:
         verdict.attempt = decision.attempt
+        verdict.notices.extend(decision.notices)
         if decision.escalate:
             verdict.status = "escalate"
             verdict.escalation = decision.report

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import selectors
 import signal
 import subprocess
@@ -37,12 +38,15 @@ from typing import IO, Protocol, TextIO
 from pytest_agentgate.signals import HURRY
 
 __all__ = [
+    "RUNNING_ENV",
     "CommandResult",
     "CommandSpec",
     "StatusReporter",
     "default_max_workers",
+    "parse_running_marker",
     "run_command",
     "run_commands",
+    "running_marker",
 ]
 
 _POSIX = os.name == "posix"
@@ -331,12 +335,37 @@ def _wait_a_little(proc: subprocess.Popen[bytes], pump: _Pump, seconds: float) -
 # -- running one command ----------------------------------------------------------------------
 
 
+# -- the re-entrancy guard --------------------------------------------------------------------
+
+# Every gate command gets RUNNING_ENV=running_marker(): the pytest plugin inside a gate command
+# then leaves the judging to the agentgate process that started it. The value names that
+# process, "<pid>:<nonce>", and the plugin honours it only when that pid is one of its own
+# ancestors running agentgate (pytest_plugin/session.py, started_by_agentgate): a value typed
+# into a shell or set by a conftest.py names no such process, and gates anyway.
+RUNNING_ENV = "AGENTGATE_RUNNING"
+_NONCE = secrets.token_hex(8)
+
+
+def running_marker() -> str:
+    """The guard's value for the commands this process starts: its pid and a random nonce."""
+    return f"{os.getpid()}:{_NONCE}"
+
+
+def parse_running_marker(value: str | None) -> int | None:
+    """The pid a guard value names; None for anything :func:`running_marker` does not write."""
+    pid, sep, nonce = (value or "").partition(":")
+    if not sep or not pid.isdigit() or len(nonce) != len(_NONCE) or not nonce.isalnum():
+        return None
+    return int(pid) if int(pid) > 0 else None  # pid 1: agentgate as a container's init
+
+
 def _child_env(spec: CommandSpec) -> dict[str, str]:
     env = dict(os.environ)
-    # Lets a nested agentgate or the pytest plugin inside a gate command know it is nested.
-    env["AGENTGATE_RUNNING"] = "1"
     if spec.env:
-        env.update(spec.env)  # the gate's own settings win, AGENTGATE_RUNNING included
+        env.update(spec.env)
+    # Lets a nested agentgate or the pytest plugin inside a gate command know it is nested.
+    # Set last: no gate's `env` can forge or unset it.
+    env[RUNNING_ENV] = running_marker()
     return env
 
 

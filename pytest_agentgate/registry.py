@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
+import re
+import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -16,6 +19,9 @@ from pytest_agentgate import plugin_api
 from pytest_agentgate.errors import AgentgateError
 from pytest_agentgate.plugin_api import CoverageFormat, GateKind, LintFormat
 from pytest_agentgate.reports.model import CoverageReport, LintReport, ReportError
+
+if TYPE_CHECKING:
+    import importlib.metadata
 
 BUILTIN_PLUGIN = "pytest_agentgate.builtin"
 # Filled when the registry is built: formats whose shards the built-in readers can merge.
@@ -92,7 +98,7 @@ def get_registry() -> Registry:
     pm = pluggy.PluginManager(plugin_api.PROJECT)
     pm.add_hookspecs(plugin_api)
     try:
-        pm.load_setuptools_entrypoints(plugin_api.PROJECT)
+        load_entry_points(pm, plugin_api.PROJECT)
         if not any(getattr(p, "__name__", "") == BUILTIN_PLUGIN for p in pm.get_plugins()):
             # Running from a source tree without installed metadata: the built-ins still load.
             from pytest_agentgate import builtin
@@ -112,6 +118,114 @@ def get_registry() -> Registry:
         raise RegistryError(
             f"an agentgate plugin failed while registering: {_oneline(exc)}"
         ) from None
+
+
+# -- which distributions' plugins load ------------------------------------------------------
+
+
+def load_entry_points(pm: pluggy.PluginManager, group: str) -> int:
+    """Register every ``group`` entry point of the installed distributions, as pluggy's
+    ``load_setuptools_entrypoints`` does (one registration per name; blocked names skipped),
+    except those of a distribution that sits in the project's own folder.
+
+    ``python -m`` (or ``PYTHONPATH=.``) puts the current directory on ``sys.path``, and a
+    ``*.dist-info`` folder there is a distribution to ``importlib.metadata``: the project's
+    files would register a plugin that runs inside the gate. A distribution counts as installed
+    when it sits in one of the interpreter's site-packages folders, wherever that is (a
+    ``.venv`` inside the project is fine); one found elsewhere inside the project is ignored,
+    with a warning naming it. Returns the number of plugins registered.
+    """
+    import importlib.metadata
+
+    project = _project_folders()
+    installed = _installed_folders()
+    found = []
+    for dist in importlib.metadata.distributions():
+        entry_points = [ep for ep in dist.entry_points if ep.group == group]
+        if entry_points:
+            location = _location(dist)
+            outside = location is None or location in installed or not _inside(location, project)
+            found.append((dist, entry_points, outside))
+    # The project's own build metadata (the `*.egg-info` of `pip install -e .`) next to the
+    # installed copy of the same distribution is ignored without a word.
+    allowed = {_name(dist) for dist, _, outside in found if outside}
+    count = 0
+    for dist, entry_points, outside in found:
+        if not outside:
+            if _name(dist) not in allowed:
+                names = ", ".join(repr(ep.name) for ep in entry_points)
+                print(
+                    f"agentgate: warning: ignored the agentgate plugin {names} of "
+                    f"{_metadata(dist)}: it is in the project's own folder, not installed; "
+                    "install it into the environment (pip install) to use it",
+                    file=sys.stderr,
+                )
+            continue
+        for ep in entry_points:
+            if pm.has_plugin(ep.name) or pm.is_blocked(ep.name):
+                continue
+            pm.register(ep.load(), name=ep.name)
+            count += 1
+    return count
+
+
+def _name(dist: importlib.metadata.Distribution) -> str:
+    try:
+        name = dist.metadata["Name"]
+    except KeyError:  # metadata without a name
+        name = None
+    return re.sub(r"[-_.]+", "-", str(name or "")).lower()
+
+
+def _metadata(dist: importlib.metadata.Distribution) -> str:
+    path = getattr(dist, "_path", None)
+    return str(path) if path is not None else repr(_name(dist))
+
+
+def _location(dist: importlib.metadata.Distribution) -> Path | None:
+    """The ``sys.path`` folder a distribution was found in (its metadata folder's parent)."""
+    path = getattr(dist, "_path", None)
+    try:
+        folder = Path(path).parent if path is not None else Path(str(dist.locate_file("")))
+        return folder.resolve()
+    except (OSError, TypeError, ValueError):
+        return None
+
+
+def _installed_folders() -> set[Path]:
+    """The interpreter's site-packages folders: where an installed distribution sits."""
+    import site
+    import sysconfig
+
+    folders = [sysconfig.get_paths().get(key) for key in ("purelib", "platlib")]
+    with contextlib.suppress(AttributeError):  # old virtualenvs' site module
+        folders.extend(site.getsitepackages())
+    with contextlib.suppress(AttributeError):
+        folders.append(site.getusersitepackages())
+    resolved = set()
+    for folder in folders:
+        if folder:
+            with contextlib.suppress(OSError):
+                resolved.add(Path(folder).resolve())
+    return resolved
+
+
+def _project_folders() -> list[Path]:
+    """The current directory and the repository (the nearest folder up with ``.git``) it is in."""
+    try:
+        cwd = Path.cwd().resolve()
+    except OSError:
+        return []
+    folders = [cwd]
+    for folder in (cwd, *cwd.parents):
+        if (folder / ".git").exists():
+            folders.append(folder)
+            break
+    return folders
+
+
+def _inside(path: Path, folders: list[Path]) -> bool:
+    return any(path == folder or folder in path.parents for folder in folders)
 
 
 def _oneline(exc: BaseException) -> str:

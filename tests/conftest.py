@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,18 @@ from pytest_agentgate.gates.base import CollectContext
 from pytest_agentgate.process import CommandResult, CommandSpec
 from pytest_agentgate.profiles import defaults_for
 from pytest_agentgate.registry import Registry, get_registry
+
+# -- the user's state directory --------------------------------------------------------------
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _user_state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """agentgate keeps a copy of the attempts in the user's state directory: never the real one
+    in a test. Every process the tests start (pytester, subprocess) inherits it too."""
+    home = tmp_path_factory.mktemp("user-state")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AGENTGATE_STATE_HOME", str(home))
+        yield home
 
 
 @pytest.fixture(autouse=True)

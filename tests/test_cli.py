@@ -290,6 +290,7 @@ def test_interrupt_and_module_entry(
         run = agentgate("verify")
     assert run.code == 130 and "interrupted" in run.err
     monkeypatch.setattr(sys, "argv", ["agentgate", "--version"])
+    monkeypatch.setattr(sys, "path", list(sys.path))  # __main__ drops the current directory
     monkeypatch.delitem(sys.modules, "pytest_agentgate.__main__", raising=False)
     with pytest.raises(SystemExit) as exc:  # `python -m pytest_agentgate`, in-process
         importlib.import_module("pytest_agentgate.__main__")

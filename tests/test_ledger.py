@@ -477,12 +477,14 @@ def test_corrupt_state_is_set_aside_and_reported(
     state = tmp_path / ".agentgate" / "state.json"
     state.write_text('{"schema": "agentgate.state/1", "tasks": {"T1": {"tot')
     v = settle(failing(), tmp_path)
-    assert v.status == "fail" and v.attempt and v.attempt.number == 1
+    # The task's entry comes back from agentgate's copy outside the project (the user's state).
+    assert v.status == "fail" and v.attempt and v.attempt.number == 2
+    assert any("restored task T1's 1 rejection from" in n for n in v.notices)
     err = capsys.readouterr().err
     assert "is corrupt: invalid JSON" in err and "set aside as state.json.corrupt-" in err
     aside = list(state.parent.glob("state.json.corrupt-*"))
     assert len(aside) == 1 and aside[0].read_text().endswith('"tot')
-    assert json.loads(state.read_text())["tasks"]["T1"]["total"] == 1
+    assert json.loads(state.read_text())["tasks"]["T1"]["total"] == 2
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,7 @@ import pluggy
 import pytest
 
 from pytest_agentgate import plugin_api
+from pytest_agentgate import registry as registry_module
 from pytest_agentgate.plugin_api import LintFormat, LintReport, hookimpl
 from pytest_agentgate.registry import RegistryError, build_registry, get_registry
 
@@ -419,7 +420,7 @@ def test_a_hook_with_an_argument_the_hook_lacks_is_named_on_one_line(
         pm.register(plugin, "args")  # what pluggy does with the entry point `args`
         return 1
 
-    monkeypatch.setattr(pluggy.PluginManager, "load_setuptools_entrypoints", load_entry_points)
+    monkeypatch.setattr(registry_module, "load_entry_points", load_entry_points)
 
     with pytest.raises(RegistryError) as raised:
         get_registry.__wrapped__()
@@ -436,7 +437,7 @@ def test_a_plugin_that_cannot_be_imported_or_whose_hook_raises_is_one_line(
     def broken_import(pm: pluggy.PluginManager, group: str, name: str | None = None) -> int:
         raise ImportError("cannot import name 'Gone' from 'pytest_agentgate.plugin_api'")
 
-    monkeypatch.setattr(pluggy.PluginManager, "load_setuptools_entrypoints", broken_import)
+    monkeypatch.setattr(registry_module, "load_entry_points", broken_import)
     with pytest.raises(RegistryError) as raised:
         get_registry.__wrapped__()
     message = str(raised.value)
@@ -449,7 +450,7 @@ def test_a_plugin_that_cannot_be_imported_or_whose_hook_raises_is_one_line(
         pm.register(plugin, "raises")
         return 1
 
-    monkeypatch.setattr(pluggy.PluginManager, "load_setuptools_entrypoints", load_raising)
+    monkeypatch.setattr(registry_module, "load_entry_points", load_raising)
     with pytest.raises(RegistryError) as raised:
         get_registry.__wrapped__()
     message = str(raised.value)

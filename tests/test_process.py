@@ -19,6 +19,7 @@ from pytest_agentgate.process import (
     CommandResult,
     CommandSpec,
     StatusReporter,
+    parse_running_marker,
     run_command,
     run_commands,
 )
@@ -74,7 +75,8 @@ def test_success_runs_in_cwd_with_env(tmp_path: Path) -> None:
     assert result.exit_code == 0
     cwd, env_line, stdin_line = result.stdout.splitlines()
     assert Path(cwd).resolve() == tmp_path.resolve()
-    assert env_line == "1 x y"
+    marker, extra = env_line.split(" ", 1)
+    assert parse_running_marker(marker) == os.getpid() and extra == "x y"
     assert stdin_line == "stdin closed"
 
 

@@ -1,4 +1,8 @@
-"""``agentgate reset``: clear a task's attempts, or every task's."""
+"""``agentgate reset``: clear a task's attempts, or every task's.
+
+The reset is recorded outside the project (who, when, which task: see
+:class:`pytest_agentgate.state.storage.MirroredStorage`) and the task's next verdict says so.
+"""
 
 from __future__ import annotations
 
@@ -30,5 +34,7 @@ def run(args: argparse.Namespace) -> int:
         what = f"cleared task {args.task}" if cleared else f"task {args.task} had no attempts"
     else:
         what = f"cleared {cleared} task{'' if cleared == 1 else 's'}"
+    if cleared:  # a reset is never silent: the task's next verdict names who reset it, and when
+        what += " (recorded: the next verdict says who reset it and when)"
     print(f"agentgate: {what}")
     return EXIT_PASS

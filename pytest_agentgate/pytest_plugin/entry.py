@@ -19,8 +19,13 @@ never judges anything itself.
 - pytest-xdist: the controller makes the verdict from every worker's reports (xdist replays
   them on it); a crashed worker counts as an error. Workers only tell the controller how many
   items they deselected.
-- Under ``AGENTGATE_RUNNING=1`` (pytest started by an agentgate gate) nothing is gated: the
-  outer run judges this one.
+- Started by an agentgate gate, nothing is gated: the outer run judges this one. The gate's
+  commands get ``AGENTGATE_RUNNING=<pid>:<nonce>``, honoured only when that pid is an
+  ancestor of this pytest running agentgate (:func:`.session.agentgate_ancestor`), so a value set
+  in a shell or by a conftest.py is reported and gated anyway.
+- The options that weaken the gate are the caller's: ``--agentgate-no-run`` from ``addopts``,
+  ``PYTEST_ADDOPTS`` or the project's own code is a usage error, and a profile from them other
+  than strict is ignored (the configuration's profile is used) with a notice.
 
 Exit status: a failing (or escalated) verdict turns pytest's 0 into 1. Any other status of
 pytest's own (1 tests failed, 2 interrupted or collection errors, 3 internal error, 4 usage
@@ -34,30 +39,40 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterator
+import weakref
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pytest
 
 from pytest_agentgate.commands import RUN_ID_ENV
 from pytest_agentgate.profiles import PROFILE_NAMES
 
+# pytest_agentgate.process.RUNNING_ENV; not imported, so that an ungated run imports no more.
 RUNNING_ENV = "AGENTGATE_RUNNING"
 
 SESSION_PLUGIN = "agentgate-session"
+NOTICE_PLUGIN = "agentgate-notice"
 # ini values that switch the gate on with the configuration's own profile, or off.
 _INI_ON = ("config", "on", "true", "yes", "1")
 _INI_OFF = ("", "off", "false", "no", "0")
 
 NESTED_NOTICE = (
-    f"agentgate: not gating this run: pytest was started by an agentgate gate ({RUNNING_ENV}=1), "
-    "which judges it"
+    "agentgate: not gating this run: pytest was started by agentgate (pid {pid}), which judges it"
 )
+FORGED_GUARD_NOTICE = (
+    f"agentgate: {RUNNING_ENV} is set but no agentgate process started this run: gating anyway"
+)
+# The guard as each session's pytest started (its plugin manager is the key), before any
+# conftest.py could change os.environ.
+_GUARD_AT_START: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
 
 
 # -- options ----------------------------------------------------------------------------------
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    _GUARD_AT_START[pluginmanager] = os.environ.get(RUNNING_ENV)
     group = parser.getgroup("agentgate", "agentgate: the completion gate for AI coding agents")
     group.addoption(
         "--agentgate",
@@ -98,6 +113,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def requested_profile(config: pytest.Config) -> str | None:
     """None: not gated. "": the configuration's profile. Otherwise the profile asked for."""
     value: str | None = config.getoption("agentgate", None)
+    if value is None:  # the caller's --agentgate stands, even if a conftest.py reset the option
+        value = _command_line_profile(config)
     if value is None:
         ini = str(config.getini("agentgate") or "").strip().lower()
         if ini in _INI_OFF:
@@ -126,22 +143,123 @@ def pytest_configure(config: pytest.Config) -> None:
     profile = requested_profile(config)
     if profile is None:
         return
+    notices: list[str] = []
     with _plain_imports(config):
         from pytest_agentgate.pytest_plugin import session as gated
 
-        if os.environ.get(RUNNING_ENV) == "1":
-            if not hasattr(config, "workerinput"):
-                config.pluginmanager.register(gated.Notice(NESTED_NOTICE), SESSION_PLUGIN)
-            return
+        guard = _GUARD_AT_START.get(config.pluginmanager, os.environ.get(RUNNING_ENV))
+        if guard is not None or os.environ.get(RUNNING_ENV) is not None:
+            outer = gated.agentgate_ancestor(guard)
+            if outer is not None:
+                if not hasattr(config, "workerinput"):
+                    nested = gated.Notice(NESTED_NOTICE.format(pid=outer))
+                    config.pluginmanager.register(nested, SESSION_PLUGIN)
+                return
+            notices.append(FORGED_GUARD_NOTICE)
         if hasattr(config, "workerinput"):
             config.pluginmanager.register(gated.WorkerAgent(config), SESSION_PLUGIN)
             return
+        profile = callers_profile(config, profile, notices)
+        if notices:
+            config.pluginmanager.register(gated.Notice("\n".join(notices)), NOTICE_PLUGIN)
         if config.getoption("collectonly", False):
             notice = "agentgate: not gating a --collect-only run: it runs no tests"
             config.pluginmanager.register(gated.Notice(notice), SESSION_PLUGIN)
             return
         session = gated.GateSession.create(config, profile)
     config.pluginmanager.register(session, SESSION_PLUGIN)
+
+
+# -- the caller's options ---------------------------------------------------------------------
+
+COMMAND_LINE = "pytest's command line"
+PROJECT_CODE = "the project's own code (a conftest.py or plugin set it)"
+
+
+def option_sources(config: pytest.Config) -> list[tuple[str, list[str]]]:
+    """Where pytest's arguments came from, in the order pytest put them together: the ini
+    file's ``addopts``, ``PYTEST_ADDOPTS``, then the command line (the caller's)."""
+    import shlex
+
+    sources = []
+    if addopts := list(config.getini("addopts") or ()):
+        where = "the configuration"
+        if config.inipath is not None:
+            where = os.path.relpath(config.inipath, config.invocation_params.dir)
+            if where.startswith(".."):
+                where = str(config.inipath)
+        sources.append((f"addopts ({where})", addopts))
+    with contextlib.suppress(ValueError):
+        if env := shlex.split(os.environ.get("PYTEST_ADDOPTS", "")):
+            sources.append(("PYTEST_ADDOPTS", env))
+    sources.append((COMMAND_LINE, [str(arg) for arg in config.invocation_params.args]))
+    return sources
+
+
+def agentgate_options(args: Sequence[str]) -> list[tuple[str, str]]:
+    """The gate's options in ``args`` as argparse reads them: ``("no_run", "")`` and
+    ``("profile", value)``, in order."""
+    found = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--":
+            break
+        if arg == "--agentgate-no-run":
+            found.append(("no_run", ""))
+        elif arg.startswith("--agentgate="):
+            found.append(("profile", arg.partition("=")[2]))
+        elif arg == "--agentgate":
+            value = args[index + 1] if index + 1 < len(args) else "-"
+            if value.startswith("-"):  # nargs="?": a following argument is the profile
+                value = ""
+            else:
+                index += 1
+            found.append(("profile", value))
+        index += 1
+    return found
+
+
+def callers_profile(config: pytest.Config, profile: str, notices: list[str]) -> str:
+    """The profile to gate with, once the options that weaken the gate are the caller's.
+
+    ``--agentgate-no-run`` anywhere but pytest's command line (``addopts``, ``PYTEST_ADDOPTS``,
+    a conftest.py setting it) is a usage error. A profile from there other than strict (nothing
+    is stricter) is ignored with a notice: the configuration's profile is used instead.
+    """
+    sources = option_sources(config)
+    seen = [(where, *option) for where, args in sources for option in agentgate_options(args)]
+    if config.getoption("agentgate_no_run", False) and not any(
+        where == COMMAND_LINE and name == "no_run" for where, name, _ in seen
+    ):
+        where = next(
+            (where for where, name, _ in seen if name == "no_run"),
+            PROJECT_CODE,
+        )
+        raise pytest.UsageError(
+            f"--agentgate-no-run in {where}: the gate's options are the caller's; remove it "
+            "(to skip the other gates' commands, pass --agentgate-no-run on pytest's command line)"
+        )
+    if config.getoption("agentgate", None) is None and _command_line_profile(config) is None:
+        return profile  # the ini option `agentgate` asked for the gate
+    given = [(where, value) for where, name, value in seen if name == "profile"]
+    where, value = given[-1] if given else ("", None)
+    if value != profile:
+        where = PROJECT_CODE
+    if where == COMMAND_LINE or profile in ("", "strict"):
+        return profile
+    notices.append(
+        f"agentgate: --agentgate={profile} in {where} ignored: the gate's options are the "
+        "caller's, and a profile from elsewhere may only be strict; gating with the "
+        f"configuration's profile (pass --agentgate={profile} on pytest's command line for it)"
+    )
+    return ""
+
+
+def _command_line_profile(config: pytest.Config) -> str | None:
+    args = [str(arg) for arg in config.invocation_params.args]
+    given = [value for name, value in agentgate_options(args) if name == "profile"]
+    return given[-1] if given else None
 
 
 @contextlib.contextmanager

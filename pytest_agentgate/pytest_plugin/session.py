@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -230,6 +231,103 @@ HELPER_CODE = (
     "from pytest_agentgate.pytest_plugin.gate_process import main; main()"
 )
 STOP_TIMEOUT = 10.0  # seconds the gate process gets to stop its commands before it is killed
+
+
+# -- nested under agentgate -------------------------------------------------------------------
+
+# How far up the process tree the agentgate process that started this pytest may be: the gate
+# command's shell, `coverage run`, a wrapper script, pytest itself with xdist workers.
+MAX_ANCESTORS = 32
+# What an agentgate process looks like on the command line (the console script's body).
+CONSOLE_SCRIPT_IMPORT = "from pytest_agentgate.cli.main import main"
+_PYTHON_NAME = re.compile(r"(python|pypy)[0-9.]*[dmt]?(\.exe)?", re.IGNORECASE)
+
+
+def agentgate_ancestor(value: str | None) -> int | None:
+    """The pid of the agentgate process that started this pytest, or None.
+
+    ``value`` is the re-entrancy guard (``AGENTGATE_RUNNING``) as pytest started. It is
+    honoured only when the pid it names (:func:`pytest_agentgate.process.running_marker`) is an
+    ancestor of this process and that ancestor runs agentgate: the ``agentgate`` console script,
+    ``python -m pytest_agentgate``, or a ``pytest --agentgate`` session's gate process. A value
+    typed into a shell or set by a conftest.py names no such process. On Linux the whole parent
+    chain is walked in /proc; elsewhere only the direct parent is honoured, its command line
+    unread.
+    """
+    from pytest_agentgate.process import parse_running_marker
+
+    pid = parse_running_marker(value)
+    if pid is None or pid == os.getpid():
+        return None
+    if not sys.platform.startswith("linux"):  # pragma: no cover - no /proc to read
+        return pid if pid == os.getppid() else None
+    ancestor = os.getppid()
+    for _ in range(MAX_ANCESTORS):
+        if ancestor == pid:
+            return pid if runs_agentgate(pid) else None
+        parent = _linux_parent(ancestor)
+        if parent is None or parent == ancestor or ancestor <= 1:
+            return None
+        ancestor = parent
+    return None
+
+
+def _linux_parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # "pid (comm) state ppid ..."; comm may contain spaces and parentheses.
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
+
+
+def runs_agentgate(pid: int) -> bool:
+    """Whether the Linux process ``pid`` runs agentgate, judged by its command line."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return False
+    argv = [a.decode("utf-8", "surrogateescape") for a in raw.split(b"\0")[:-1]]
+    return is_agentgate_command(argv, Path(f"/proc/{pid}/cwd"))
+
+
+def is_agentgate_command(argv: Sequence[str], cwd: Path) -> bool:
+    """Whether ``argv`` is a Python interpreter running agentgate (see :func:`agentgate_ancestor`).
+
+    The interpreter's own options are skipped as Python reads them; then ``-m pytest_agentgate``,
+    ``-c`` with the gate process's code, or a script named ``agentgate`` that is the console
+    script (it imports ``pytest_agentgate.cli.main``).
+    """
+    if not argv or not _PYTHON_NAME.fullmatch(os.path.basename(argv[0])):
+        return False
+    args = iter(argv[1:])
+    for arg in args:
+        if arg == "-" or not arg.startswith("-"):  # the script, or stdin
+            return os.path.basename(arg) == "agentgate" and _is_console_script(cwd / arg)
+        if arg.startswith("--"):  # --check-hash-based-pycs takes a value
+            if arg == "--check-hash-based-pycs":
+                next(args, None)
+            continue
+        for index, letter in enumerate(arg[1:], start=1):
+            if letter in "mcXW":
+                value = arg[index + 1 :] or next(args, "")
+                if letter == "m":
+                    return value == "pytest_agentgate"
+                if letter == "c":
+                    return value == HELPER_CODE
+                break  # -X opt, -W arg
+    return False
+
+
+def _is_console_script(path: Path) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return CONSOLE_SCRIPT_IMPORT in f.read(4096)
+    except OSError:
+        return False
 
 
 class GateProcess:

@@ -24,7 +24,10 @@ How attempts are counted (the interpretation of ``attempts.max``):
   cannot finish, and gates do not measure that. ``transient`` and ``insufficient_context``
   are used once: the next failing verdict tells the agent to retry or to gather the context.
 
-Where the state is kept: :mod:`pytest_agentgate.state.storage`.
+Where the state is kept: :mod:`pytest_agentgate.state.storage`. Every task's entry is also kept
+outside the project (:func:`~pytest_agentgate.state.storage.default_storage`): deleting
+``.agentgate/`` restores it with a notice, and a reset is recorded and stated by the task's next
+verdict.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from pytest_agentgate.config.model import Config
 from pytest_agentgate.state.escalation import escalation_report, stalled
 from pytest_agentgate.state.history import history_record, key_numbers
 from pytest_agentgate.state.reasons import BLOCK_REASONS, HUMAN_ONLY_REASONS, RETRY_REASONS
-from pytest_agentgate.state.storage import LocalStorage, Storage, warn
+from pytest_agentgate.state.storage import LocalStorage, Storage, default_storage, warn
 from pytest_agentgate.state.task import LedgerError, Limits, TaskRef
 from pytest_agentgate.verdict import Attempt, Verdict
 
@@ -98,6 +101,8 @@ class Decision:
     blocker: str | None = None
     report: str | None = None
     report_location: str | None = None
+    # What the verdict must say about the task's recorded state (restored, reset by a person).
+    notices: list[str] = field(default_factory=list)
 
 
 def _snapshot(verdict: Verdict, source: str, number: int, now: float) -> dict[str, Any]:
@@ -211,7 +216,7 @@ def record(
     """
     now = time.time() if now is None else now
     task = resolve_task(config, task, source)
-    store = storage or LocalStorage(config.root)
+    store = storage or default_storage(config.root)
     try:
         with store.locked():
             decision: Decision | None = None
@@ -219,6 +224,7 @@ def record(
             if task is not None:
                 state = store.read_state()
                 decision = decide(state, judged, task, Limits.of(config), now)
+                decision.notices = store.take_notices(task.id)
                 if decision.escalate:
                     decision.report_location = store.escalation_location(task.id)
             verdict = conclude(decision)
@@ -245,7 +251,7 @@ def block(
     if reason not in BLOCK_REASONS:
         raise LedgerError(f"unknown reason {reason!r}; valid reasons: " + ", ".join(BLOCK_REASONS))
     now = time.time() if now is None else now
-    with LocalStorage(root).transaction() as state:
+    with default_storage(root).transaction() as state:
         entry = state["tasks"].setdefault(task.id, new_entry())
         entry["blockers"].append(
             {"reason": reason, "detail": detail.strip(), "time": now, "source": task.source}
@@ -253,23 +259,31 @@ def block(
     return reason in HUMAN_ONLY_REASONS
 
 
-def reset(root: Path, task_id: str | None = None) -> int:
-    """Forget the attempts and blockers of one task, or of every task. How many were cleared."""
-    storage = LocalStorage(root)
+def reset(root: Path, task_id: str | None = None, now: float | None = None) -> int:
+    """Forget the attempts and blockers of one task, or of every task. How many were cleared.
+
+    The reset is recorded outside the project (who, when, which task), and the task's next
+    verdict says so: a reset is never silent.
+    """
+    now = time.time() if now is None else now
+    storage = default_storage(root)
     if not storage.has_state():
         return 0
-    with storage.transaction() as state:
+    with storage.locked():
+        state = storage.read_state()
         tasks: dict[str, Any] = state["tasks"]
-        if task_id is None:
-            count = len(tasks)
-            tasks.clear()
-            return count
-        return 1 if tasks.pop(task_id, None) is not None else 0
+        cleared = list(tasks) if task_id is None else [t for t in (task_id,) if t in tasks]
+        for name in cleared:
+            del tasks[name]
+        if cleared:
+            storage.note_reset(cleared, now)
+            storage.write_state(state)
+    return len(cleared)
 
 
 def task_state(root: Path, task_id: str) -> dict[str, Any] | None:
     """The recorded state of one task (for tests and tools), read under the lock."""
-    storage = LocalStorage(root)
+    storage = default_storage(root)
     with storage.locked():
         entry = storage.read_state()["tasks"].get(task_id)
     return entry if isinstance(entry, dict) else None

@@ -1,18 +1,26 @@
 """Where agentgate keeps what it remembers: the storage behind the attempts ledger and the history.
 
 :class:`Storage` is the small interface the ledger needs; :class:`LocalStorage` keeps it in the
-project's ``.agentgate/`` folder (git-ignored), which is what every door uses today. The GitHub
-Action will keep a pull request's attempts in its comment, behind the same interface.
+project's ``.agentgate/`` folder (git-ignored). The doors use :func:`default_storage`, a
+:class:`MirroredStorage`: the project's folder, with every task's entry also kept in the user's
+state directory (:func:`user_state_home`), so that attempts survive the agent: deleting
+``.agentgate/`` restores them from the copy, with a notice, and ``agentgate reset`` leaves a
+record there that the task's next verdict states. The GitHub Action will keep a pull request's
+attempts in its comment, behind the same interface.
 
 Files under ``.agentgate/``: ``state.json`` (counters, replaced atomically), ``history.jsonl``
 (one line per verdict, appended), ``escalations/<task>.md`` and ``ledger.lock``. Every
 read-modify-write holds an OS lock on ``ledger.lock``, so concurrent verifies of one project
-neither lose nor duplicate an attempt.
+neither lose nor duplicate an attempt. The copy is ``<state home>/projects/<hash of the
+project's absolute path>/state.json``, under a ``ledger.lock`` of its own, taken after the
+project's.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
+import getpass
 import hashlib
 import json
 import os
@@ -30,6 +38,12 @@ HISTORY_FILE = "history.jsonl"
 LOCK_FILE = "ledger.lock"
 ESCALATIONS_DIR = "escalations"
 STATE_SCHEMA = "agentgate.state/1"
+# The user's state directory: overrides the platform's default (tests point it at a tmp folder).
+STATE_HOME_ENV = "AGENTGATE_STATE_HOME"
+# Who ran `agentgate reset`, besides the OS user: a harness or a person may name themselves.
+ACTOR_ENV = "AGENTGATE_ACTOR"
+MIRROR_PROJECTS = "projects"
+KEPT_RESETS = 100
 
 
 def warn(message: str) -> None:
@@ -59,6 +73,15 @@ class Storage(Protocol):
         ...
 
     def write_escalation(self, task_id: str, report: str) -> None: ...
+
+    def take_notices(self, task_id: str) -> list[str]:
+        """What the task's next verdict must say about its state (a restore, a reset); said once.
+        Called under the lock, between ``read_state`` and ``write_state``."""
+        ...
+
+    def note_reset(self, task_ids: list[str], now: float) -> None:
+        """Record that a person cleared these tasks (agentgate reset); before ``write_state``."""
+        ...
 
 
 class LocalStorage:
@@ -102,6 +125,12 @@ class LocalStorage:
         folder.mkdir(exist_ok=True)
         write_atomic(folder / report_name(task_id), report)
 
+    def take_notices(self, task_id: str) -> list[str]:
+        return []
+
+    def note_reset(self, task_ids: list[str], now: float) -> None:
+        pass
+
     @contextlib.contextmanager
     def transaction(self) -> Iterator[dict[str, Any]]:
         """Lock, read the state, let the caller change it, write it back atomically."""
@@ -109,6 +138,244 @@ class LocalStorage:
             state = self.read_state()
             yield state
             self.write_state(state)
+
+
+# -- the copy outside the project -------------------------------------------------------------
+
+
+def user_state_home() -> Path:
+    """agentgate's folder in the user's state directory: ``$AGENTGATE_STATE_HOME``, else
+    ``$XDG_STATE_HOME/agentgate`` or ``~/.local/state/agentgate``; macOS
+    ``~/Library/Application Support/agentgate``; Windows ``%LOCALAPPDATA%\\agentgate``."""
+    override = os.environ.get(STATE_HOME_ENV)
+    if override:
+        return Path(override).expanduser()
+    if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+        local = os.environ.get("LOCALAPPDATA")
+        return (Path(local) if local else Path.home() / "AppData" / "Local") / "agentgate"
+    if sys.platform == "darwin":  # pragma: no cover - exercised on macOS only
+        return Path.home() / "Library" / "Application Support" / "agentgate"
+    xdg = os.environ.get("XDG_STATE_HOME")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "state"
+    return base / "agentgate"
+
+
+class UserMirror:
+    """A project's copy of its tasks in the user's state directory, keyed by the project's path.
+
+    The document is an ``agentgate.state/1`` with three more keys: ``root`` (the project),
+    ``pending`` (per task, what its next verdict must say) and ``resets`` (who cleared which
+    task, when).
+    """
+
+    def __init__(self, root: Path, home: Path) -> None:
+        self.root = str(root.resolve())
+        key = hashlib.sha256(self.root.encode("utf-8")).hexdigest()[:20]
+        self.directory = home / MIRROR_PROJECTS / key
+
+    @property
+    def path(self) -> Path:
+        return self.directory / STATE_FILE
+
+    def ensure(self) -> Path:
+        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return self.directory
+
+    def locked(self) -> contextlib.AbstractContextManager[None]:
+        return locked(self.ensure())
+
+    def read(self) -> dict[str, Any]:
+        """The document; an empty one for a new project. Raises OSError when unreadable."""
+        doc = read_state(self.directory) if self.path.exists() else empty_state()
+        root = doc.setdefault("root", self.root)
+        if root != self.root:
+            raise OSError(f"{self.path} belongs to {root}, not to {self.root}")
+        pending = doc.get("pending")
+        if not isinstance(pending, dict) or not all(
+            isinstance(v, list) and all(isinstance(n, str) for n in v) for v in pending.values()
+        ):
+            doc["pending"] = {}
+        resets = doc.get("resets")
+        if not isinstance(resets, list) or not all(isinstance(r, dict) for r in resets):
+            doc["resets"] = []
+        return doc
+
+    def write(self, doc: Mapping[str, Any]) -> None:
+        write_state(self.ensure(), doc)
+
+
+class MirroredStorage:
+    """The project's ``.agentgate/`` (:class:`LocalStorage`), with every task's entry also kept
+    in a :class:`UserMirror`.
+
+    - Reading the state, a task the project lacks (``.agentgate/`` deleted) or shows with fewer
+      rejections than the copy is restored from the copy, and the task's next verdict says so.
+    - Writing it, the copy follows: a task the ledger closed or a person reset is dropped, every
+      other task's entry replaced.
+    - :meth:`note_reset` records who reset which task, and the task's next verdict says so.
+    - The copy failing (a read-only home) is a warning, never an error: the project's state is
+      kept as before.
+    """
+
+    def __init__(self, local: LocalStorage, mirror: UserMirror | None) -> None:
+        self.local = local
+        self.mirror = mirror
+        self.root = local.root
+        self.directory = local.directory
+        self._doc: dict[str, Any] | None = None  # the copy, read under the lock
+        self._stack: contextlib.ExitStack | None = None  # the lock held, while it is
+        self._opened = False
+        self._seen: set[str] = set()  # the tasks of the state last read
+        self._warned = False
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        with self.local.locked(), contextlib.ExitStack() as stack:
+            self._doc, self._stack, self._opened = None, stack, False
+            try:
+                yield
+            finally:
+                self._doc, self._stack = None, None
+
+    def _copy(self) -> dict[str, Any] | None:
+        """The copy, locked (after the project's lock) and read when first needed: a verdict
+        that counts no task never touches the user's state directory."""
+        if not self._opened and self._stack is not None and self.mirror is not None:
+            self._opened = True
+            try:
+                self._stack.enter_context(self.mirror.locked())
+                self._doc = self.mirror.read()
+            except OSError as exc:
+                self._trouble(exc)
+        return self._doc
+
+    def has_state(self) -> bool:
+        if self.local.has_state():
+            return True
+        if self.mirror is None:
+            return False
+        try:
+            return bool(self.mirror.path.exists() and self.mirror.read()["tasks"])
+        except OSError:
+            return False
+
+    def read_state(self) -> dict[str, Any]:
+        state = self.local.read_state()
+        doc = self._copy()
+        if doc is not None and self.mirror is not None:
+            tasks: dict[str, Any] = state["tasks"]
+            for task_id, entry in doc["tasks"].items():
+                mine = tasks.get(task_id)
+                if mine is not None and mine["total"] >= entry["total"]:
+                    continue
+                tasks[task_id] = copy.deepcopy(entry)
+                count = _rejections(entry["total"])
+                if mine is None:
+                    text = (
+                        f"the project's attempt state was missing; restored task {task_id}'s "
+                        f"{count} from {self.mirror.path}"
+                    )
+                else:
+                    text = (
+                        f"the project's attempt state showed task {task_id} with "
+                        f"{_rejections(mine['total'])}, fewer than agentgate's copy; restored "
+                        f"its {count} from {self.mirror.path}"
+                    )
+                doc["pending"].setdefault(task_id, []).append(text)
+        self._seen = set(state["tasks"])
+        return state
+
+    def write_state(self, state: Mapping[str, Any]) -> None:
+        self.local.write_state(state)
+        doc = self._doc
+        if doc is None or self.mirror is None:
+            return
+        tasks: Mapping[str, Any] = state["tasks"]
+        for task_id in self._seen - set(tasks):
+            doc["tasks"].pop(task_id, None)
+        doc["tasks"].update(copy.deepcopy(dict(tasks)))
+        self._seen = set(tasks)
+        try:
+            self.mirror.write(doc)
+        except OSError as exc:
+            self._trouble(exc)
+
+    def take_notices(self, task_id: str) -> list[str]:
+        if self._doc is None:
+            return []
+        notices: list[str] = self._doc["pending"].pop(task_id, [])
+        return notices
+
+    def note_reset(self, task_ids: list[str], now: float) -> None:
+        if self._doc is None:
+            warn(
+                "the reset is recorded in the project only: agentgate's copy outside it "
+                "could not be written"
+            )
+            return
+        user, actor = reset_actor()
+        who = f"{user} (AGENTGATE_ACTOR={actor})" if actor else user
+        when = datetime.fromtimestamp(now, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        for task_id in task_ids:
+            self._doc["resets"].append({"task": task_id, "user": user, "actor": actor, "time": now})
+            self._doc["pending"][task_id] = [
+                f"attempts were reset by {who} at {when} (agentgate reset)"
+            ]
+        self._doc["resets"] = self._doc["resets"][-KEPT_RESETS:]
+
+    def append_history(self, record: Mapping[str, Any]) -> None:
+        self.local.append_history(record)
+
+    def read_history(self) -> list[dict[str, Any]]:
+        return self.local.read_history()
+
+    def escalation_location(self, task_id: str) -> str:
+        return self.local.escalation_location(task_id)
+
+    def write_escalation(self, task_id: str, report: str) -> None:
+        self.local.write_escalation(task_id, report)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[dict[str, Any]]:
+        """Lock, read the state, let the caller change it, write it back."""
+        with self.locked():
+            state = self.read_state()
+            yield state
+            self.write_state(state)
+
+    def _trouble(self, exc: OSError) -> None:
+        self._doc = None
+        if not self._warned:
+            self._warned = True
+            where = self.mirror.directory if self.mirror is not None else "the user's state"
+            warn(
+                f"could not keep the attempts outside the project in {where}: {exc}; "
+                f"only the project's {STATE_DIR}/ holds them (set {STATE_HOME_ENV} to a "
+                "writable folder)"
+            )
+
+
+def _rejections(count: int) -> str:
+    return f"{count} rejection{'' if count == 1 else 's'}"
+
+
+def reset_actor() -> tuple[str, str | None]:
+    """Who is resetting: the OS user, and ``$AGENTGATE_ACTOR`` when set."""
+    try:
+        user = getpass.getuser()
+    except (OSError, KeyError, ImportError):  # no user name for this uid
+        user = f"uid {os.getuid()}" if hasattr(os, "getuid") else "an unknown user"
+    return user, os.environ.get(ACTOR_ENV) or None
+
+
+def default_storage(root: Path) -> MirroredStorage:
+    """The storage every door records through: the project's ``.agentgate/``, mirrored."""
+    try:
+        mirror: UserMirror | None = UserMirror(root, user_state_home())
+    except (OSError, RuntimeError) as exc:  # no home directory to find
+        warn(f"could not find the user's state directory ({exc}); set {STATE_HOME_ENV}")
+        mirror = None
+    return MirroredStorage(LocalStorage(root), mirror)
 
 
 def ensure_state_dir(root: Path) -> Path:
