@@ -396,3 +396,25 @@ def test_version_stays_import_light() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert proc.stdout.splitlines() == [f"agentgate {__version__}", "[]"]
+
+
+def test_an_output_file_is_written_atomically(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk while writing --output leaves the old file whole and no temporary file."""
+    import errno
+
+    from pytest_agentgate.cli._output import write_output
+    from pytest_agentgate.errors import OutputError
+
+    target = tmp_path / "verdict.json"
+    target.write_text('{"old": true}\n')
+
+    def disk_full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", disk_full)
+    with pytest.raises(OutputError, match="No space left on device"):
+        write_output(target, '{"new": true}', "the verdict")
+    assert target.read_text() == '{"old": true}\n'
+    assert [p.name for p in tmp_path.iterdir()] == ["verdict.json"]

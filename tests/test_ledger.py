@@ -537,14 +537,33 @@ def test_an_interrupted_state_write_leaves_the_old_state(
     assert [p.name for p in state.parent.iterdir() if p.name.endswith(".tmp")] == []
 
 
-def test_a_ledger_that_cannot_be_written_is_a_warning(
+def test_a_ledger_that_cannot_be_written_fails_closed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Attempts that cannot be counted cannot run out: a failing task goes to a human at once
+    instead of looping forever; the verdict says why. Without a task nothing escalates."""
     root = tmp_path / "file"
     root.write_text("not a directory")
     v = settle(failing(), root)
-    assert v.status == "fail" and v.attempt is None
+    assert v.status == "escalate" and v.attempt is None and v.continuation is None
+    assert v.escalation and "without a count of the attempts" in v.escalation
+    assert any(n.startswith("attempts could not be recorded in") for n in v.notices)
     assert "could not record the verdict" in capsys.readouterr().err
+    untasked = settle(failing(), root, task=None)
+    assert untasked.status == "fail" and untasked.continuation
+    assert settle(passing(), root).status == "pass"
+
+
+def test_a_dead_writers_temporary_files_are_cleaned_under_the_lock(tmp_path: Path) -> None:
+    settle(failing(), tmp_path)
+    state = tmp_path / ".agentgate"
+    leftovers = [state / ".state.json.abc123.tmp", state / "escalations" / ".T1.md.x.tmp"]
+    leftovers[1].parent.mkdir(exist_ok=True)
+    for path in leftovers:
+        path.write_text("half written")
+    settle(failing(), tmp_path)
+    assert not [p for p in leftovers if p.exists()]
+    assert (state / "state.json").exists()
 
 
 # -- per-branch tasks -----------------------------------------------------------------------

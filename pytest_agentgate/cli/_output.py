@@ -18,9 +18,12 @@ def refuse_folder(output: str | None, what: str) -> None:
 def write_output(path: Path, text: str, what: str) -> None:
     """Write ``text`` (``what`` it is, for the message) to ``path``, or raise an OutputError
     that names the file, what went wrong and what to do."""
+    from pytest_agentgate.state.storage import write_atomic
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text + "\n", encoding="utf-8")
+        # Atomic: a full disk or a kill leaves the old file (or none), never a truncated one.
+        write_atomic(path, text + "\n")
     except OSError as exc:
         blocker = _file_in_the_way(path)
         if blocker is not None:

@@ -211,8 +211,9 @@ def record(
     Under the storage's lock: read the task's state, decide the attempt and any escalation
     (:func:`decide`), call ``conclude(decision)`` (pure: it applies the decision and writes the
     continuation text), then write the state, the escalation report and the history line.
-    Trouble with the storage is a warning, never an exception: the verdict is then concluded
-    without a decision.
+    Trouble with the storage never raises, and never fails open: the verdict says attempts
+    could not be recorded, and a failing verdict of a task escalates (without a count, sending
+    the agent back could go on forever).
     """
     now = time.time() if now is None else now
     task = resolve_task(config, task, source)
@@ -238,7 +239,34 @@ def record(
     except OSError as exc:
         where = getattr(store, "directory", "its storage")
         warn(f"could not record the verdict under {where}: {exc}")
-    return conclude(None)
+        return conclude(unrecorded(task, judged, f"{where}", exc))
+    return conclude(None)  # pragma: no cover - the `with` returns or raises
+
+
+def unrecorded(task: TaskRef | None, judged: Verdict, where: str, exc: OSError) -> Decision:
+    """The decision when the state cannot be written: say so; a failing task goes to a human."""
+    why = f"attempts could not be recorded in {where} ({exc.strerror or exc})"
+    decision = Decision(task, notices=[why])
+    if task is not None and judged.status != "pass":
+        decision.escalate = True
+        decision.reasons.append(
+            f"agentgate {why}: without a count of the attempts, sending the agent back could go "
+            "on forever, so a human takes over. Make the folder writable (or free the disk), "
+            f"then `agentgate reset --task {task.id}`."
+        )
+        decision.report = (
+            "\n".join(
+                [
+                    f"# agentgate: task {task.id} needs a human",
+                    "",
+                    "## Why",
+                    "",
+                    *(f"- {r}" for r in decision.reasons),
+                ]
+            )
+            + "\n"
+        )
+    return decision
 
 
 # -- blockers and reset ---------------------------------------------------------------------

@@ -97,7 +97,9 @@ class LocalStorage:
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
-        with locked(self.ensure()):
+        directory = self.ensure()
+        with locked(directory):
+            remove_stale_temporaries(directory)
             yield
 
     def has_state(self) -> bool:
@@ -386,6 +388,16 @@ def ensure_state_dir(root: Path) -> Path:
     if not ignore.exists():
         ignore.write_text("# Written by agentgate: its reports and state are never committed.\n*\n")
     return state
+
+
+def remove_stale_temporaries(directory: Path) -> None:
+    """Remove what an interrupted atomic write left (``.NAME.XXXX.tmp``). Called under the
+    lock, which every writer of these files holds: any such file is a dead writer's."""
+    for folder in (directory, directory / ESCALATIONS_DIR):
+        with contextlib.suppress(OSError):
+            for path in folder.glob(".*.tmp"):
+                with contextlib.suppress(OSError):
+                    path.unlink()
 
 
 def report_name(task_id: str) -> str:
