@@ -37,10 +37,10 @@ class CliRun:
         return next(g for g in self.verdict()["gates"] if g["name"] == name)
 
 
-# The samples under tests/data were produced in a checkout at this path, and the tools wrote
-# absolute paths into some of them (see the READMEs there). A checkout anywhere else reads a
-# copy with that prefix replaced by its own root, so paths relative to the project still work.
-RECORDED_ROOT = "/work/main"
+# The tools wrote absolute paths into some samples under tests/data (see the READMEs there).
+# Those paths are stored under this neutral root, never the machine's real checkout. A checkout
+# reads a copy with that prefix replaced by its own root, so paths relative to the project work.
+RECORDED_ROOT = "/home/user/project"
 REPO = Path(__file__).resolve().parent.parent
 _relocated: Path | None = None
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _helpers import BILLION_LAUGHS, DATA, CliRun
+from _helpers import BILLION_LAUGHS, CliRun, sample
 
 Agentgate = Callable[..., CliRun]
 WriteConfig = Callable[[str], Path]
@@ -159,14 +159,14 @@ def test_branch_coverage_is_not_percent_covered(
 
 
 def test_branch_coverage_from_sample_reports(agentgate: Agentgate, project: Path) -> None:
-    for sample in ("coverage-branches.json", "coverage-branches.data"):
-        run = agentgate(
-            "verify", "--no-run", "--coverage", str(DATA / "python" / sample), "--format", "json"
-        )
+    # sample() relocates the data file's absolute paths to this checkout, so the sources are found.
+    for name in ("coverage-branches.json", "coverage-branches.data"):
+        report = sample(f"python/{name}")
+        run = agentgate("verify", "--no-run", "--coverage", str(report), "--format", "json")
         actual = run.gate("coverage")["actual"]
-        assert actual["lines"] == 100.0, sample
-        assert actual["branches"] == pytest.approx(78.57142857142857), sample
-        assert run.code == 1, sample  # standard wants 80% of branches
+        assert actual["lines"] == 100.0, name
+        assert actual["branches"] == pytest.approx(78.57142857142857), name
+        assert run.code == 1, name  # standard wants 80% of branches
 
 
 # -- evidence that cannot be trusted fails fast, naming the file -------------------------------
