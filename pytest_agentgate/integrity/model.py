@@ -63,6 +63,15 @@ class Scan:
     touched: dict[str, str] = field(default_factory=dict)  # path -> status
     renamed_from: dict[str, str] = field(default_factory=dict)  # new path -> old path
 
+    def repo_path(self, path: str) -> str:
+        """A project-relative path as the repository names it."""
+        prefix = self.root.resolve().relative_to(self.change.toplevel).as_posix()
+        return path if prefix == "." else f"{prefix}/{path}"
+
+    def added_lines(self, path: str) -> set[int]:
+        """The lines of ``path`` (project-relative) that the change adds or modifies."""
+        return self.change.added_lines(self.repo_path(path))
+
 
 class Analyzer(Protocol):
     def __call__(self, scan: Scan) -> Iterable[IntegrityFinding]: ...

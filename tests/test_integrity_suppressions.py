@@ -1,0 +1,119 @@
+"""suppression-added, on real git repositories: the change's new noqa, type: ignore, pragma,
+nosec, eslint-disable and @ts-ignore comments block strict; moved or existing ones do not."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _helpers import CliRun
+
+from pytest_agentgate.integrity.suppressions import suppressions
+
+Agentgate = Callable[..., CliRun]
+
+BASE = {
+    "agentgate.yml": "gates:\n  integrity: {kind: integrity}\n",
+    "pkg/calc.py": (
+        "import os  # noqa: F401\n\n\ndef add(a, b):\n    return a + b\n\n\n"
+        "def label(x):\n    return 'noqa' + str(x)\n"
+    ),
+    "web/app.ts": "export const one: number = 1;\n",
+}
+
+
+def git(root: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@example.invalid"}
+    env |= {"GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@example.invalid"}
+    subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "repo"
+    for name, text in BASE.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    git(root, "checkout", "-qb", "agent")
+    monkeypatch.chdir(root)
+    return root
+
+
+def integrity(agentgate: Agentgate, profile: str = "strict") -> dict[str, Any]:
+    run = agentgate("verify", "--format", "json", "--no-run", "--profile", profile)
+    return run.gate("integrity")
+
+
+def test_new_suppressions_block_strict_at_their_lines(repo: Path, agentgate: Agentgate) -> None:
+    (repo / "pkg" / "calc.py").write_text(
+        BASE["pkg/calc.py"].replace("    return a + b\n", "    return a + b  # noqa: E501\n")
+        + "\n\ndef untested():  # pragma: no cover\n    x: int = 'a'  # type: ignore[assignment]\n"
+        "    return eval(x)  # nosec B307\n"
+    )
+    (repo / "pkg" / "extra.py").write_text("# ruff: noqa\nimport sys\n")
+    (repo / "web" / "app.ts").write_text(
+        "// @ts-ignore\nexport const one: number = 'x';\n/* eslint-disable no-console */\n"
+    )
+    gate = integrity(agentgate)
+    found = {(f["path"], f["line"], f["message"].split("`")[1]) for f in gate["findings"]}
+    assert found == {
+        ("pkg/calc.py", 5, "noqa E501"),
+        ("pkg/calc.py", 12, "pragma: no cover"),
+        ("pkg/calc.py", 13, "type: ignore assignment"),
+        ("pkg/calc.py", 14, "nosec B307"),
+        ("pkg/extra.py", 1, "noqa"),
+        ("web/app.ts", 1, "@ts-ignore"),
+        ("web/app.ts", 3, "eslint-disable no-console"),
+    }
+    assert gate["status"] == "fail" and {f["code"] for f in gate["findings"]} == {
+        "suppression-added"
+    }
+    # Weakening, not tampering: reported but not blocking under standard.
+    standard = integrity(agentgate, "standard")
+    assert standard["status"] == "pass" and len(standard["findings"]) == 7
+    assert {f["severity"] for f in standard["findings"]} == {"warning"}
+
+
+def test_moved_reformatted_and_string_noqa_are_not_new(repo: Path, agentgate: Agentgate) -> None:
+    text = BASE["pkg/calc.py"]
+    moved = (
+        "\n\ndef add(a, b):\n    return a + b\n\n\nimport os  # noqa: F401\n"
+        + text.split("return a + b\n", 1)[1]
+    )
+    (repo / "pkg" / "calc.py").write_text(moved + "\nNOTE = 'type: ignore # noqa'\n")
+    git(repo, "mv", "web/app.ts", "web/main.ts")
+    gate = integrity(agentgate)
+    assert gate["status"] == "pass" and gate["findings"] == []
+
+
+def test_the_base_config_can_approve_a_suppression(repo: Path, agentgate: Agentgate) -> None:
+    (repo / "agentgate.yml").write_text(
+        BASE["agentgate.yml"]
+        + "integrity:\n  allow:\n    - rule: suppression-added\n      path: web/*.ts\n"
+        "      reason: generated bindings the type checker cannot read\n"
+    )
+    git(repo, "commit", "-qam", "a human approves ts suppressions")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "agent")
+    git(repo, "checkout", "-qb", "agent2")
+    (repo / "web" / "app.ts").write_text("// @ts-ignore\nexport const one: number = 'x';\n")
+    gate = integrity(agentgate)
+    assert gate["status"] == "pass"
+    (finding,) = gate["findings"]
+    assert "allowed by the base's configuration: generated bindings" in finding["message"]
+
+
+def test_suppressions_are_read_from_comments_only() -> None:
+    source = "x = 1  # noqa\ny = '# noqa'\nz = 2  # NOQA:E501,W291\n"
+    assert list(suppressions("a.py", source)) == [(1, ("noqa", "")), (3, ("noqa", "E501,W291"))]
+    broken = "def f(:\n    pass  # type: ignore\n"
+    assert list(suppressions("b.py", broken)) == [(2, ("type: ignore", ""))]
+    js = "const s = '// eslint-disable';\nconst u = \"http://x\"; /* istanbul ignore next */\n"
+    assert list(suppressions("c.js", js)) == [(2, ("istanbul ignore", "next"))]
