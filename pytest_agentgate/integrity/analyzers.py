@@ -3,4 +3,7 @@
 from __future__ import annotations
 
 # Each module has ``analyze(scan: Scan) -> Iterable[IntegrityFinding]``.
-ANALYZERS: tuple[str, ...] = ("pytest_agentgate.integrity.suppressions",)
+ANALYZERS: tuple[str, ...] = (
+    "pytest_agentgate.integrity.hooks",
+    "pytest_agentgate.integrity.suppressions",
+)

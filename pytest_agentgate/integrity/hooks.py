@@ -1,0 +1,458 @@
+"""Code and settings the change adds that alter results, selection or the exit, or disarm the gate.
+
+- **result-rewritten**: a new or changed ``pytest_runtest_makereport``,
+  ``pytest_report_teststatus``, ``pytest_runtest_call``/``pytest_pyfunc_call``, a
+  ``pytest_runtest_logreport`` or ``pytest_terminal_summary`` that writes to the report or the
+  stats, a ``pytest_sessionfinish`` that sets the exit status: in a conftest or a plugin module.
+- **selection-narrowed**: a ``pytest_collection_modifyitems`` that removes items, a new
+  ``pytest_ignore_collect``/``pytest_collect_file``/``pytest_deselected`` hook, ``collect_ignore``
+  gaining entries; ``-k``, ``-m``, ``--deselect``, ``--ignore``, ``-x``, ``--lf``... new in
+  the pytest configuration's ``addopts`` (the base's own selection is the suite).
+- **exit-forced**: ``pytest.exit``, ``os._exit``, ``sys.exit``, ``exit``/``quit``,
+  ``os.kill``/``signal``, ``atexit.register`` new in conftest or plugin code.
+- **guard-forged**: an ``AGENTGATE_*`` variable set in code or configuration, ``-p
+  no:agentgate`` or ``--agentgate-no-run`` in a configuration file.
+- **rerun-added**: ``--reruns``/``--only-rerun``/``reruns =`` new in the pytest configuration.
+
+Compared with the base by AST (a hook whose body did not change is not a finding; reformatting is
+not a finding) and, for settings, by the options they hold.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import re
+import shlex
+import sys
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from pathlib import PurePosixPath
+
+from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+RESULT_HOOKS = {"pytest_runtest_makereport", "pytest_report_teststatus"}
+CALL_HOOKS = {"pytest_runtest_call", "pytest_pyfunc_call"}
+REPORT_WRITERS = {"pytest_runtest_logreport", "pytest_terminal_summary"}
+SELECTION_HOOKS = {"pytest_ignore_collect", "pytest_collect_file", "pytest_deselected"}
+EXIT_CALLS = {
+    "pytest.exit",
+    "os._exit",
+    "sys.exit",
+    "exit",
+    "quit",
+    "os.kill",
+    "os.abort",
+    "signal.signal",
+    "atexit.register",
+}
+SELECTION_OPTIONS = (
+    "-k",
+    "-m",
+    "--deselect",
+    "--ignore",
+    "--ignore-glob",
+    "-x",
+    "--exitfirst",
+    "--maxfail",
+    "--lf",
+    "--last-failed",
+    "--sw",
+    "--stepwise",
+    "--co",
+    "--collect-only",
+)
+RERUN_OPTIONS = ("--reruns", "--only-rerun", "--reruns-delay")
+GUARD_WORDS = re.compile(r"AGENTGATE_\w+|no:agentgate|--agentgate-no-run|no:pytest_agentgate")
+SETTINGS_FILES = ("pyproject.toml", "pytest.ini", "setup.cfg", "tox.ini", ".pytest.ini")
+
+
+def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
+    for path, status in sorted(scan.touched.items()):
+        if status == "deleted":
+            continue
+        now = scan.sources.now(path)
+        if now is None:
+            continue
+        before = scan.sources.at_base(scan.renamed_from.get(path, path)) or ""
+        name = PurePosixPath(path).name
+        if path.endswith(".py"):
+            now_tree, before_tree = _parse(now), _parse(before)
+            if now_tree is None:
+                continue
+            if name == "conftest.py" or _defines_hooks(now_tree):
+                yield from _hook_findings(path, now_tree, before_tree)
+                yield from _exit_findings(path, now_tree, before_tree)
+            yield from _guard_in_code(path, now_tree, before_tree)
+        elif name in SETTINGS_FILES:
+            yield from _settings_findings(path, name, now, before)
+        elif name.endswith((".ini", ".cfg", ".toml", ".yml", ".yaml", ".env", ".json")):
+            yield from _guard_in_text(path, now, before)
+
+
+# -- hooks -----------------------------------------------------------------------------------
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _defines_hooks(tree: ast.Module) -> bool:
+    return any(
+        isinstance(n, ast.FunctionDef) and n.name.startswith("pytest_") for n in ast.walk(tree)
+    )
+
+
+def _hooks(tree: ast.Module | None) -> dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]:
+    found: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith(
+            "pytest_"
+        ):
+            found.setdefault(node.name, []).append(node)
+    return found
+
+
+def _shape(node: ast.AST) -> str:
+    return ast.dump(node, annotate_fields=False, include_attributes=False)
+
+
+def _hook_findings(
+    path: str, now: ast.Module, before: ast.Module | None
+) -> Iterator[IntegrityFinding]:
+    old = {name: Counter(_shape(f) for f in funcs) for name, funcs in _hooks(before).items()}
+    for name, funcs in sorted(_hooks(now).items()):
+        unchanged = Counter(old.get(name, Counter()))
+        for func in funcs:
+            shape = _shape(func)
+            if unchanged[shape] > 0:
+                unchanged[shape] -= 1
+                continue
+            finding = _judge_hook(path, name, func)
+            if finding is not None:
+                yield finding
+    yield from _collect_ignore(path, now, before)
+
+
+def _judge_hook(
+    path: str, name: str, func: ast.FunctionDef | ast.AsyncFunctionDef
+) -> IntegrityFinding | None:
+    where = f"{name} in {PurePosixPath(path).name}"
+    if name in RESULT_HOOKS or name in CALL_HOOKS:
+        return IntegrityFinding(
+            "result-rewritten", f"new or changed {where} can alter test outcomes", path, func.lineno
+        )
+    if name in REPORT_WRITERS and _writes_attributes(func):
+        return IntegrityFinding(
+            "result-rewritten", f"{where} writes to reports or stats", path, func.lineno
+        )
+    if name == "pytest_sessionfinish" and _assigns(
+        func, {"exitstatus", "testsfailed", "testscollected"}
+    ):
+        return IntegrityFinding(
+            "result-rewritten", f"{where} sets the session's exit status", path, func.lineno
+        )
+    if name == "pytest_collection_modifyitems" and _removes_items(func):
+        return IntegrityFinding(
+            "selection-narrowed", f"{where} removes collected tests from the run", path, func.lineno
+        )
+    if name in SELECTION_HOOKS:
+        return IntegrityFinding(
+            "selection-narrowed",
+            f"new or changed {where} decides what is collected",
+            path,
+            func.lineno,
+        )
+    if name == "pytest_runtest_setup" and _calls(func, {"pytest.skip", "skip"}):
+        return IntegrityFinding(
+            "selection-narrowed", f"{where} skips tests as they start", path, func.lineno
+        )
+    return None
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
+
+
+def _calls(node: ast.AST, names: set[str]) -> list[ast.Call]:
+    return [n for n in ast.walk(node) if isinstance(n, ast.Call) and _dotted(n.func) in names]
+
+
+def _writes_attributes(func: ast.AST) -> bool:
+    for node in ast.walk(func):
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign))
+            else []
+        )
+        if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets):
+            return True
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("pop", "clear", "remove", "update", "__setitem__")
+        ):
+            return True
+    return False
+
+
+def _assigns(func: ast.AST, attrs: set[str]) -> bool:
+    for node in ast.walk(func):
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign))
+            else []
+        )
+        if any(isinstance(t, ast.Attribute) and t.attr in attrs for t in targets):
+            return True
+    return False
+
+
+def _removes_items(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Subscript) and _dotted(t.value) == "items" for t in node.targets
+        ):
+            return True
+        if isinstance(node, ast.Delete) and any(
+            isinstance(t, ast.Subscript) and _dotted(t.value) == "items" for t in node.targets
+        ):
+            return True
+        if isinstance(node, ast.Call):
+            name = _dotted(node.func)
+            if name in ("items.remove", "items.pop", "items.clear") or name.endswith(
+                "pytest_deselected"
+            ):
+                return True
+    return False
+
+
+def _collect_ignore(
+    path: str, now: ast.Module, before: ast.Module | None
+) -> Iterator[IntegrityFinding]:
+    def entries(tree: ast.Module | None) -> Counter[str]:
+        found: Counter[str] = Counter()
+        for node in tree.body if tree is not None else ():
+            if isinstance(node, (ast.Assign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(_dotted(t) in ("collect_ignore", "collect_ignore_glob") for t in targets):
+                    found.update(
+                        _shape(e) for e in ast.walk(node.value) if isinstance(e, ast.Constant)
+                    )
+        return found
+
+    added = entries(now) - entries(before)
+    if added:
+        line = next(
+            node.lineno
+            for node in now.body
+            if isinstance(node, (ast.Assign, ast.AugAssign))
+            and any(
+                _dotted(t) in ("collect_ignore", "collect_ignore_glob")
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            )
+        )
+        yield IntegrityFinding(
+            "selection-narrowed",
+            f"collect_ignore gained {sum(added.values())} entries: those tests are never collected",
+            path,
+            line,
+        )
+
+
+def _exit_findings(
+    path: str, now: ast.Module, before: ast.Module | None
+) -> Iterator[IntegrityFinding]:
+    def exits(tree: ast.Module | None) -> list[ast.Call]:
+        if tree is None:
+            return []
+        return [c for c in _calls(tree, EXIT_CALLS) if not _under_main_guard(tree, c)]
+
+    calls = exits(now)
+    excess = Counter(_dotted(c.func) for c in calls) - Counter(
+        _dotted(c.func) for c in exits(before)
+    )
+    for call in sorted(calls, key=lambda c: c.lineno):
+        name = _dotted(call.func)
+        if excess[name] > 0:
+            excess[name] -= 1
+            yield IntegrityFinding(
+                "exit-forced",
+                f"{name}() in {PurePosixPath(path).name} can end the run before its verdict",
+                path,
+                call.lineno,
+            )
+
+
+def _under_main_guard(tree: ast.Module, call: ast.Call) -> bool:
+    for node in tree.body:
+        if (
+            isinstance(node, ast.If)
+            and isinstance(node.test, ast.Compare)
+            and _dotted(node.test.left) == "__name__"
+            and node.lineno <= call.lineno <= (node.end_lineno or node.lineno)
+        ):
+            return True
+    return False
+
+
+# -- the guard -------------------------------------------------------------------------------
+
+
+def _guard_in_code(
+    path: str, now: ast.Module, before: ast.Module | None
+) -> Iterator[IntegrityFinding]:
+    def settings(tree: ast.Module | None) -> list[tuple[int, str]]:
+        found = []
+        for node in ast.walk(tree) if tree is not None else ():
+            for name in _agentgate_vars(node):
+                found.append((getattr(node, "lineno", 0), name))
+        return found
+
+    current = settings(now)
+    excess = Counter(n for _, n in current) - Counter(n for _, n in settings(before))
+    for line, name in sorted(current):
+        if excess[name] > 0:
+            excess[name] -= 1
+            yield IntegrityFinding(
+                "guard-forged",
+                f"sets {name}: agentgate decides when it runs and where it counts",
+                path,
+                line,
+            )
+
+
+def _agentgate_vars(node: ast.AST) -> Iterator[str]:
+    """Names of AGENTGATE_* variables ``node`` sets in the environment."""
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            if isinstance(target, ast.Subscript) and _dotted(target.value) in (
+                "os.environ",
+                "environ",
+            ):
+                yield from _literal_names(target.slice)
+    elif isinstance(node, ast.Call):
+        name = _dotted(node.func)
+        if name.endswith(("environ.setdefault", "putenv", ".setenv")) and node.args:
+            yield from _literal_names(node.args[0])
+        elif name.endswith("environ.update"):
+            for arg in node.args:
+                if isinstance(arg, ast.Dict):
+                    for key in arg.keys:
+                        if key is not None:
+                            yield from _literal_names(key)
+            for keyword in node.keywords:
+                if keyword.arg and keyword.arg.startswith("AGENTGATE_"):
+                    yield keyword.arg
+
+
+def _literal_names(node: ast.AST) -> Iterator[str]:
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and node.value.startswith("AGENTGATE_")
+    ):
+        yield node.value
+
+
+def _guard_in_text(path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
+    excess = Counter(GUARD_WORDS.findall(now)) - Counter(GUARD_WORDS.findall(before))
+    for word, count in sorted(excess.items()):
+        line = _line_of(now, word)
+        for _ in range(count):
+            yield IntegrityFinding(
+                "guard-forged",
+                f"{word} in {PurePosixPath(path).name} disarms or redirects the gate",
+                path,
+                line,
+            )
+
+
+def _line_of(text: str, needle: str) -> int | None:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if needle in line:
+            return number
+    return None
+
+
+# -- pytest settings --------------------------------------------------------------------------
+
+
+def _settings_findings(path: str, name: str, now: str, before: str) -> Iterator[IntegrityFinding]:
+    yield from _guard_in_text(path, now, before)
+    new, old = _pytest_settings(name, now), _pytest_settings(name, before)
+    if new is None:
+        return
+    old = old or {}
+    added = Counter(_options(new.get("addopts", ""))) - Counter(_options(old.get("addopts", "")))
+    line = _line_of(now, "addopts")
+    for option in sorted(added):
+        if option in SELECTION_OPTIONS:
+            yield IntegrityFinding(
+                "selection-narrowed",
+                f"addopts gained {option}: the base's whole suite must run",
+                path,
+                line,
+            )
+        elif option in RERUN_OPTIONS:
+            yield IntegrityFinding(
+                "rerun-added",
+                f"addopts gained {option}: failures are retried until they pass",
+                path,
+                line,
+            )
+    if "reruns" in new and new.get("reruns") != old.get("reruns"):
+        yield IntegrityFinding(
+            "rerun-added", "reruns set in the pytest configuration", path, _line_of(now, "reruns")
+        )
+
+
+def _options(addopts: str) -> list[str]:
+    try:
+        words = shlex.split(addopts)
+    except ValueError:
+        words = addopts.split()
+    return [w.split("=", 1)[0] for w in words if w.startswith("-")]
+
+
+def _pytest_settings(name: str, text: str) -> dict[str, str] | None:
+    """The pytest ini options a configuration file holds (None: it holds none, or is broken)."""
+    if not text:
+        return None
+    if name == "pyproject.toml":
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return None
+        table = data.get("tool", {}).get("pytest", {}).get("ini_options")
+        if not isinstance(table, dict):
+            return None
+        out = {}
+        for key, value in table.items():
+            out[key] = " ".join(map(str, value)) if isinstance(value, list) else str(value)
+        return out
+    section = {"setup.cfg": "tool:pytest"}.get(name, "pytest")
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    if not parser.has_section(section):
+        return None
+    return {key: " ".join(value.split()) for key, value in parser.items(section)}

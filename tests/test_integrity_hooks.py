@@ -1,0 +1,186 @@
+"""Result tampering, selection, forced exits and a forged guard in the change, on real git
+repositories: each is found at file:line through `agentgate verify` and `pytest --agentgate`;
+plain fixtures, markers and settings the base already had are honest."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _helpers import CliRun
+
+Agentgate = Callable[..., CliRun]
+
+TESTS = "def test_ok():\n    assert 1 + 1 == 2\n\n\ndef test_broken():\n    assert 2 - 2 == 1\n"
+CONFIG = "profile: strict\ngates:\n  test:\n    command: python -m pytest -q -p no:cacheprovider\n"
+
+TRICKS: dict[str, tuple[str, str, str, int]] = {
+    # name: (file, text, rule, line)
+    "makereport rewrites failed to passed": (
+        "conftest.py",
+        "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
+        "    report = outcome.get_result()\n    report.outcome = 'passed'\n",
+        "result-rewritten",
+        5,
+    ),
+    "report_teststatus hides the failure": (
+        "conftest.py",
+        "def pytest_report_teststatus(report, config):\n"
+        "    if report.failed:\n        return 'passed', '.', 'PASSED'\n",
+        "result-rewritten",
+        1,
+    ),
+    "modifyitems drops the failing test": (
+        "conftest.py",
+        "def pytest_collection_modifyitems(items):\n"
+        "    items[:] = [i for i in items if 'broken' not in i.name]\n",
+        "selection-narrowed",
+        1,
+    ),
+    "pytest.exit in a hook": (
+        "conftest.py",
+        "import pytest\n\n\ndef pytest_runtest_setup(item):\n"
+        "    if 'broken' in item.name:\n        pytest.exit('done', returncode=0)\n",
+        "exit-forced",
+        6,
+    ),
+    "os._exit in a hook": (
+        "conftest.py",
+        "import os\n\n\ndef pytest_sessionfinish(session):\n    os._exit(0)\n",
+        "exit-forced",
+        5,
+    ),
+    "AGENTGATE_RUNNING set by a conftest": (
+        "conftest.py",
+        "import os\n\nos.environ['AGENTGATE_RUNNING'] = '1'\n",
+        "guard-forged",
+        3,
+    ),
+    "-k in addopts": (
+        "pytest.ini",
+        "[pytest]\naddopts = -k 'not broken'\n",
+        "selection-narrowed",
+        2,
+    ),
+    "--deselect in pyproject addopts": (
+        "pyproject.toml",
+        "[tool.pytest.ini_options]\naddopts = '--deselect test_calc.py::test_broken'\n",
+        "selection-narrowed",
+        2,
+    ),
+    "reruns in addopts": (
+        "setup.cfg",
+        "[tool:pytest]\naddopts = --reruns 5\n",
+        "rerun-added",
+        2,
+    ),
+    "-p no:agentgate in tox.ini": (
+        "tox.ini",
+        "[pytest]\naddopts = -p no:agentgate\n",
+        "guard-forged",
+        2,
+    ),
+}
+
+
+def git(root: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@example.invalid"}
+    env |= {"GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@example.invalid"}
+    subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+
+
+def project(root: Path, extra: dict[str, str] | None = None) -> Path:
+    root.mkdir()
+    files = {"test_calc.py": TESTS, "agentgate.yml": CONFIG, **(extra or {})}
+    for name, text in files.items():
+        (root / name).write_text(text)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base: one test fails")
+    return root
+
+
+def integrity(agentgate: Agentgate) -> dict[str, Any]:
+    return agentgate("verify", "--format", "json", "--no-run").gate("integrity")
+
+
+@pytest.mark.parametrize("trick", sorted(TRICKS))
+def test_each_trick_is_found_at_its_line(
+    trick: str, tmp_path: Path, agentgate: Agentgate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = project(tmp_path / "p")
+    name, text, rule, line = TRICKS[trick]
+    (root / name).write_text(text)
+    monkeypatch.chdir(root)
+    gate = integrity(agentgate)
+    assert gate["status"] == "fail", gate
+    assert (rule, name, line) in {(f["code"], f["path"], f["line"]) for f in gate["findings"]}
+
+
+@pytest.mark.parametrize(
+    "trick",
+    [
+        "makereport rewrites failed to passed",
+        "modifyitems drops the failing test",
+        "AGENTGATE_RUNNING set by a conftest",
+        "-k in addopts",
+    ],
+)
+def test_the_pytest_door_does_not_pass_them_either(trick: str, tmp_path: Path) -> None:
+    root = project(tmp_path / "p")
+    name, text, rule, _ = TRICKS[trick]
+    (root / name).write_text(text)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTGATE_")}
+    env["AGENTGATE_STATE_HOME"] = str(tmp_path / "state")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--agentgate=strict", "-p", "no:cacheprovider"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode != 0, proc.stdout
+    assert rule in proc.stdout and name in proc.stdout
+
+
+def test_honest_conftests_and_the_bases_own_settings_are_not_findings(
+    tmp_path: Path, agentgate: Agentgate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = project(
+        tmp_path / "p",
+        {"pytest.ini": "[pytest]\naddopts = -m 'not slow'\nmarkers =\n    slow: slow tests\n"},
+    )
+    (root / "conftest.py").write_text(
+        "import pytest\n\n\n@pytest.fixture\ndef numbers():\n    return [1, 2]\n\n\n"
+        "def pytest_configure(config):\n    config.addinivalue_line('markers', 'db: database')\n"
+    )
+    # Reformatting the ini and keeping the base's -m is not a change of selection.
+    (root / "pytest.ini").write_text(
+        "[pytest]\naddopts =\n    -m 'not slow'\nmarkers =\n    slow: slow tests\n"
+    )
+    (root / "tool.py").write_text("import sys\n\n\nif __name__ == '__main__':\n    sys.exit(0)\n")
+    monkeypatch.chdir(root)
+    gate = integrity(agentgate)
+    assert gate["status"] == "pass" and gate["findings"] == []
+
+
+def test_an_unchanged_hook_is_not_a_finding_but_a_changed_one_is(
+    tmp_path: Path, agentgate: Agentgate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hook = "def pytest_report_teststatus(report, config):\n    return None\n"
+    root = project(tmp_path / "p", {"conftest.py": hook})
+    monkeypatch.chdir(root)
+    (root / "conftest.py").write_text(
+        "# a comment\n" + hook.replace("    return None", "    return  None")
+    )
+    assert integrity(agentgate)["status"] == "pass"  # reformatted: the same hook
+    (root / "conftest.py").write_text(hook.replace("return None", "return 'passed', '.', 'ok'"))
+    gate = integrity(agentgate)
+    assert [(f["code"], f["line"]) for f in gate["findings"]] == [("result-rewritten", 1)]
