@@ -117,3 +117,29 @@ def test_suppressions_are_read_from_comments_only() -> None:
     assert list(suppressions("b.py", broken)) == [(2, ("type: ignore", ""))]
     js = "const s = '// eslint-disable';\nconst u = \"http://x\"; /* istanbul ignore next */\n"
     assert list(suppressions("c.js", js)) == [(2, ("istanbul ignore", "next"))]
+
+
+def test_the_pytest_door_blocks_a_new_suppression_too(repo: Path, tmp_path: Path) -> None:
+    import sys
+
+    (repo / "test_calc.py").write_text(
+        "from pkg.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    )
+    (repo / "pkg" / "__init__.py").write_text("")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a passing test")
+    (repo / "pkg" / "calc.py").write_text(
+        BASE["pkg/calc.py"].replace("return a + b", "return a + b  # type: ignore")
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTGATE_")}
+    env["AGENTGATE_STATE_HOME"] = str(tmp_path / "state")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--agentgate=strict", "-p", "no:cacheprovider"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1, proc.stdout
+    assert "FAIL  integrity" in proc.stdout and "pkg/calc.py:5" in proc.stdout
