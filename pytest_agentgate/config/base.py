@@ -242,6 +242,18 @@ class Side:
             probe = probe[:-1]
         return _search_line(self.text, self.raw, path) if self.text else None
 
+    def written_value(self, gate: str, key: str) -> Any:
+        """The value of a gate's ``key`` as the document writes it (None when it does not)."""
+        node: Any = self.raw.data
+        for part in (*self.gate_path(gate), key):
+            if isinstance(node, Mapping):
+                node = node.get(part)
+            elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+                node = node[part]
+            else:
+                return None
+        return node
+
     def gate_path(self, name: str) -> KeyPath:
         return self.written[name][0] if name in self.written else ("gates", name)
 
@@ -324,7 +336,7 @@ def govern(base: Config, base_side: Side, now: Config | None, now_side: Side | N
                 now_side.key_line(gate.name, "kind"),
             )
         else:
-            _tighten(gate, other, now_side, report)
+            _tighten(gate, other, base_side, now_side, report)
     for gate in now.gates:
         if law.gate(gate.name) is None:  # a gate the change adds: more is checked
             added = copy.deepcopy(gate)
@@ -405,7 +417,9 @@ def _top(
 _MEASURED = ("command", "reports", "format", "env")
 
 
-def _tighten(gate: GateConfig, other: GateConfig, now_side: Side, report: _Report) -> None:
+def _tighten(
+    gate: GateConfig, other: GateConfig, base_side: Side, now_side: Side, report: _Report
+) -> None:
     """``gate`` (a copy of the base's) with what the change's ``other`` tightens."""
     name = gate.name
     written = _explicit(now_side, name)
@@ -435,6 +449,9 @@ def _tighten(gate: GateConfig, other: GateConfig, now_side: Side, report: _Repor
         old, new = getattr(gate, attr), getattr(other, attr)
         if old != new:
             key = "report" if attr == "reports" else attr
+            # As the files write them: agentgate's additions (--junitxml, JSON output) aside.
+            old = _or(base_side.written_value(name, key), old)
+            new = _or(now_side.written_value(name, key), new)
             shown = (
                 f"`{show(old)}` -> `{show(new)}`"
                 if attr == "command"
@@ -455,6 +472,10 @@ def _tighten(gate: GateConfig, other: GateConfig, now_side: Side, report: _Repor
             report.changed(f"gates.{name}.{key}", old, new, now_side.key_line(name, key))
     if other.timeout != gate.timeout:
         report.unapplied.append(f"gates.{name}.timeout")
+
+
+def _or(written: Any, value: Any) -> Any:
+    return value if written is None else written
 
 
 def hold_to_profile(config: Config) -> None:

@@ -80,7 +80,7 @@ def _words(value: Any, *, commas: bool = True) -> list[str]:
     if value is None:
         return []
     if isinstance(value, (list, tuple)):
-        return [str(v).strip() for v in value if str(v).strip()]
+        return [str(v) for v in value if str(v).strip()]
     text = str(value)
     parts = re.split(r"[\n,]" if commas else r"\n", text)
     return [p.strip() for p in parts if p.strip()]
@@ -113,8 +113,9 @@ def _line_of(text: str | None, section: str | None, key: str) -> int | None:
         start = next((i for i, line in enumerate(lines) if header.match(line)), 0)
     spelled = "[-_]".join(re.escape(part) for part in re.split(r"[-_]", key))
     pattern = re.compile(rf"^\s*[\"']?(?:lint\.)?{spelled}[\"']?\s*[=:]")
+    table = re.compile(rf"^\s*\[+[^\]]*[.\s]{spelled}\s*\]")  # [tool.ruff.lint.KEY]
     for index in range(start, len(lines)):
-        if pattern.match(lines[index]):
+        if pattern.match(lines[index]) or table.match(lines[index]):
             return index + 1
     return None
 
@@ -152,8 +153,11 @@ class Settings:
     values: dict[str, Any] = field(default_factory=dict)
     section: str | None = None  # the table or section header, for line numbers
 
-    def line(self, key: str) -> int | None:
-        return _line_of(self.text, self.section, key)
+    def line(self, *keys: str) -> int | None:
+        """The line of the first of ``keys`` found."""
+        return next(
+            (n for key in keys if (n := _line_of(self.text, self.section, key)) is not None), None
+        )
 
 
 class _Tools:
@@ -182,11 +186,11 @@ class _Tools:
         return self._files
 
     def finding(
-        self, message: str, now: Settings | None, base: Settings | None, key: str
+        self, message: str, now: Settings | None, base: Settings | None, *keys: str
     ) -> IntegrityFinding:
         where = now or base
         path = where.path if where else None
-        line = now.line(key) if now is not None else None
+        line = now.line(*keys) if now is not None else None
         return IntegrityFinding(TOOL_RULE, message, path, line)
 
     # -- ruff ------------------------------------------------------------------------------------
@@ -266,6 +270,7 @@ class _Tools:
                 f"ruff: per-file-ignores gained {shown}, rules the base enforces",
                 now,
                 base,
+                *sorted(widened),
                 "per-file-ignores",
             )
         old_exclude, new_exclude = _ruff_exclude(old), _ruff_exclude(new)

@@ -43,7 +43,7 @@ def _origin(gate: GateResult) -> str:
         if " at " in source:  # "agentgate.yml at main (abc123)": the base's file
             source = "base " + source.split(" at ", 1)[0]
         elif "(this change" in source:
-            source = "this change"
+            source = "this change, tightened"
         if source not in shown:
             shown.append(source)
     return f" (thresholds: {', '.join(shown)})" if shown else ""
