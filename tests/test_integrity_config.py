@@ -611,6 +611,92 @@ def test_a_new_configuration_cannot_pick_its_base_or_approve_itself(
     assert "against main" in gate(run, "integrity")["summary"]
 
 
+def test_the_integrity_gate_and_a_custom_gate(
+    repo_from: Callable[[str], Path], verify: Any
+) -> None:
+    root = repo_from("cheap")
+    edit(
+        root / "agentgate.yml",
+        "gates:\n",
+        "gates:\n  custom:\n    - {name: audit, command: 'true'}\n",
+    )
+    git(root, "commit", "-qam", "audit")
+    git(root, "branch", "-q", "-f", "main")
+    text = edit(
+        root / "agentgate.yml",
+        "  custom:\n    - {name: audit, command: 'true'}\n",
+        "  integrity: {kind: integrity, enabled: false}\n",
+    )
+    run = verify("--profile", "strict")
+    assert run.code == 1
+    assert gate(run, "integrity")["status"] == "fail"
+    assert gate(run, "audit")["status"] == "pass"
+    assert sorted(loosened(run)) == [
+        (
+            "agentgate.yml",
+            line_of(text, "gates:"),
+            "gates.audit: the audit gate was removed; the base's audit gate is in force",
+        ),
+        (
+            "agentgate.yml",
+            line_of(text, "integrity"),
+            "gates.integrity.enabled: true -> false; the base's gate runs",
+        ),
+    ]
+
+
+def test_the_workspace_json_shape(repo_from: Callable[[str], Path], verify: Any) -> None:
+    root = repo_from("cheap")
+    git(root, "rm", "-q", "agentgate.yml")
+    text = json.dumps(
+        {"profile": "strict", "gates": {"build": {"command": f"{PY} -c pass", "maxErrors": 3}}},
+        indent=2,
+    )
+    write(root / "agentgate.json", text)
+    run = verify("--profile", "strict")
+    assert gate(run, "build")["expected"] == {"max_errors": 0}
+    assert loosened(run) == [
+        (
+            "agentgate.json",
+            line_of(text, "maxErrors"),
+            "gates.build.maxErrors: 0 -> 3; the base's 0 is in force",
+        )
+    ]
+
+
+def test_a_new_configuration_cannot_switch_off_the_gate(
+    repo_from: Callable[[str], Path], verify: Any
+) -> None:
+    root = repo_from("bare")
+    text = CHEAP.replace("gates:\n", "enabled: false\ngates:\n") + (
+        "  integrity: {kind: integrity, blocking: false, block: tampering}\n"
+    )
+    write(root / "agentgate.yml", text)
+    run = verify("--profile", "strict")
+    assert run.code == 1
+    integrity = gate(run, "integrity")
+    assert integrity["status"] == "fail" and integrity["blocking"] is True
+    assert integrity["expected"] == {"block": "all"}
+    here = line_of(text, "integrity")
+    assert sorted(loosened(run)) == [
+        (
+            "agentgate.yml",
+            line_of(text, "enabled"),
+            "enabled: true -> false; gating stays on, as at the base",
+        ),
+        (
+            "agentgate.yml",
+            here,
+            "gates.integrity.block: all -> tampering; the base's all is in force",
+        ),
+        (
+            "agentgate.yml",
+            here,
+            "gates.integrity.blocking: true -> false; the integrity gate judges every change",
+        ),
+    ]
+
+
 # -- the tools' settings ---------------------------------------------------------------------------
 
 

@@ -254,6 +254,11 @@ class Side:
                 return None
         return node
 
+    def shown(self, gate: str, key: str) -> str:
+        """A gate's ``key`` as the document spells it (``gates.lint.maxErrors`` in the
+        workspace JSON shape), else ``gates.GATE.KEY``."""
+        return self.raw.display.get((*self.gate_path(gate), key)) or f"gates.{gate}.{key}"
+
     def gate_path(self, name: str) -> KeyPath:
         return self.written[name][0] if name in self.written else ("gates", name)
 
@@ -427,7 +432,7 @@ def _tighten(
         old, new = getattr(gate, flag), getattr(other, flag)
         if old and not new:
             report.loosened(
-                f"gates.{name}.{flag}", f"true -> false; {word}", now_side.key_line(name, flag)
+                now_side.shown(name, flag), f"true -> false; {word}", now_side.key_line(name, flag)
             )
         setattr(gate, flag, old or new)
     for key in dict.fromkeys([*gate.thresholds, *other.thresholds]):
@@ -442,7 +447,7 @@ def _tighten(
                 if key in written
                 else now_side.line(now_side.gate_path(name))
             )
-            report.changed(f"gates.{name}.{key}", old, new, line)
+            report.changed(now_side.shown(name, key), old, new, line)
         elif order is None:
             report.unapplied.append(f"gates.{name}.{key}")
     for attr in _MEASURED:
@@ -458,7 +463,7 @@ def _tighten(
                 else (f"{show(old)} -> {show(new)}")
             )
             report.loosened(
-                f"gates.{name}.{key}",
+                now_side.shown(name, key),
                 f"{shown}; the base's {key} is what counts",
                 now_side.key_line(name, key),
             )
@@ -469,9 +474,41 @@ def _tighten(
         if key == "min_files" and isinstance(old, int) and isinstance(new, int) and new > old:
             report.unapplied.append(f"gates.{name}.{key}")
         else:
-            report.changed(f"gates.{name}.{key}", old, new, now_side.key_line(name, key))
+            report.changed(now_side.shown(name, key), old, new, now_side.key_line(name, key))
     if other.timeout != gate.timeout:
         report.unapplied.append(f"gates.{name}.timeout")
+
+
+def guard_new(config: Config, side: Side) -> None:
+    """A configuration new in the change stands (a reviewer approves it by merging it), but it
+    cannot switch off the gate that judges it: gating stays on, and the integrity gate runs and
+    blocks as the profile says, as they did at the base without a configuration."""
+    report = _Report(side)
+    if not config.enabled:
+        report.loosened(
+            "enabled", "true -> false; gating stays on, as at the base", side.line(("enabled",))
+        )
+        config.enabled = True
+    for gate in config.gates:
+        if gate.kind != "integrity":
+            continue
+        for flag in ("enabled", "blocking"):
+            if not getattr(gate, flag):
+                report.loosened(
+                    side.shown(gate.name, flag),
+                    "true -> false; the integrity gate judges every change",
+                    side.key_line(gate.name, flag),
+                )
+                setattr(gate, flag, True)
+        for key, need in defaults_for(config.profile, gate.kind).items():
+            have = gate.thresholds.get(key)
+            if compare(key, have, need) == -1:
+                report.changed(
+                    side.shown(gate.name, key), need, have, side.key_line(gate.name, key)
+                )
+                gate.thresholds[key] = need
+                gate.sources[key] = f"profile {config.profile}"
+    config.loosened.extend(report.changes)
 
 
 def _or(written: Any, value: Any) -> Any:

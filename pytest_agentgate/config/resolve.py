@@ -17,6 +17,7 @@ from pytest_agentgate.config.base import (
     Side,
     at_base,
     govern,
+    guard_new,
     hold_to_profile,
     label_sources,
     profile_of,
@@ -151,7 +152,7 @@ def _stand_alone(
     side: Side | None = None
     if path is not None and raw is not None:
         root = path.resolve().parent
-        side = Side(raw, None, path.name, raw.source.replace(str(path), path.name, 1))
+        side = Side(raw, _text(path), path.name, raw.source.replace(str(path), path.name, 1))
     elif flags.any():
         raw = RawConfig({}, FLAGS_SOURCE)
         root = cwd
@@ -190,6 +191,8 @@ def _stand_alone(
                 f"{new} is new in this change: it is not yet the law; a reviewer approves it by "
                 "merging it"
             )
+            if side is not None:
+                guard_new(config, side)
             if config.integrity_allow:
                 # Approvals are a reviewer's, on the base: a change cannot approve itself.
                 config.notices.append(
@@ -255,13 +258,16 @@ def _governed(
         _with_flags(now_raw, flags), registry, root=root, path=path, profile_override=in_force
     )
     add_integrity_gate(now_config, True)
-    try:
-        text: str | None = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        text = None
-    label = f"{path.name} (this change)"
-    now_side = Side(now_raw, text, path.name, label)
+    now_side = Side(now_raw, _text(path), path.name, f"{path.name} (this change)")
     return govern(base_config, base_side, now_config, now_side)
+
+
+def _text(path: Path) -> str | None:
+    """The file's text, for line numbers the parser does not give (TOML)."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _shown(path: Path, root: Path) -> str:
