@@ -599,8 +599,8 @@ def test_a_new_configuration_cannot_pick_its_base_or_approve_itself(
     git(root, "commit", "-qm", "adopt agentgate, drop a test")
     run = verify("--profile", "strict")
     notices = run.verdict()["notices"]
-    assert any(n.startswith("base: HEAD is new in this change and not used") for n in notices)
-    assert any("integrity.allow in agentgate.yml is not in force" in n for n in notices)
+    assert any(n.startswith("base: HEAD in agentgate.yml is not used until") for n in notices)
+    assert "integrity.allow in agentgate.yml is not in force until it is merged" in notices
     # Judged against main, not against the change's own commit; no approval of its own.
     assert "against main" in gate(run, "integrity")["summary"]
 
@@ -875,6 +875,7 @@ def test_a_broken_base_configuration_lets_the_change_fix_it(
     config = resolve_config(root)
     assert [g.name for g in config.gates] == ["integrity", "build"]
     assert any("cannot be used" in n and "comand" in n for n in config.notices)
+    assert not any("is new in this change" in n for n in config.notices)
 
 
 def test_outside_a_repository_the_configuration_stands(tmp_path: Path) -> None:

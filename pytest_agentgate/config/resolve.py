@@ -123,9 +123,10 @@ def _base_key(raw: RawConfig | None) -> str | None:
 
 
 def _not_the_law(label: str, error: ConfigError) -> str:
+    where = "" if error.source.startswith(label) else f"{label}: "
     return (
-        f"{label} cannot be used ({error}): this change's configuration stands until a "
-        "reviewer merges it"
+        f"{where}{error}; the base's configuration cannot be used, so this change's stands "
+        "until a reviewer merges it"
     )
 
 
@@ -185,32 +186,40 @@ def _stand_alone(
     add_integrity_gate(config, found.repo is not None)
     label_sources(config, side)
     if found.repo is not None and isinstance(found.base, Base) and path is not None:
-        new = _new_file(found.repo, path)
-        if new is not None:
-            config.notices.append(
-                f"{new} is new in this change: it is not yet the law; a reviewer approves it by "
-                "merging it"
-            )
-            if side is not None:
-                guard_new(config, side)
-            if config.integrity_allow:
-                # Approvals are a reviewer's, on the base: a change cannot approve itself.
-                config.notices.append(
-                    f"integrity.allow in {new} is not in force until the file is merged"
-                )
-                config.integrity_allow = []
-        if config.base is not None and found.base.how != "base: in the configuration":
-            # Only a reviewed configuration chooses the commit a change is judged against.
-            config.notices.append(
-                f"base: {config.base} is new in this change and not used: the change is judged "
-                f"against {found.base.describe()}"
-            )
-            config.base = None
+        _unreviewed(config, found, found.base, path, side)
     return config
 
 
-def _new_file(repo: Repo, path: Path) -> str | None:
-    """``path`` relative to the repository, when it is in it (it is not at the base)."""
+def _unreviewed(config: Config, found: AtBase, base: Base, path: Path, side: Side | None) -> None:
+    """A configuration in the repository that is not the base's (new in the change, or the
+    base's cannot be used) stands, but it cannot switch the gate off, approve its own
+    findings, or choose the commit it is judged against."""
+    name = _in_repository(found.repo, path)
+    if name is None:
+        return  # a --config file outside the repository is the door's choice
+    if found.file is None:
+        config.notices.append(
+            f"{name} is new in this change: it is not yet the law; a reviewer approves it by "
+            "merging it"
+        )
+    if side is not None:
+        guard_new(config, side)
+    if config.integrity_allow:
+        # Approvals are a reviewer's, on the base: a change cannot approve itself.
+        config.notices.append(f"integrity.allow in {name} is not in force until it is merged")
+        config.integrity_allow = []
+    if config.base is not None and base.how != "base: in the configuration":
+        config.notices.append(
+            f"base: {config.base} in {name} is not used until it is merged: the change is "
+            f"judged against {base.describe()}"
+        )
+        config.base = None
+
+
+def _in_repository(repo: Repo | None, path: Path) -> str | None:
+    """``path`` relative to the repository, when it is in it."""
+    if repo is None:
+        return None
     try:
         return path.resolve().relative_to(repo.toplevel).as_posix()
     except ValueError:
