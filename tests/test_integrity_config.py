@@ -860,6 +860,18 @@ def test_an_honest_tool_setting(
     assert gate(run, "integrity")["findings"] == []
 
 
+def test_settings_that_follow_a_move(repo_from: Callable[[str], Path], verify: Any) -> None:
+    root = repo_from("cheap")
+    git(root, "mv", "tests", "test")  # the tests move, and pytest is told where
+    git(root, "mv", "pkg", "src")  # the package moves, and coverage follows it
+    edit(root / "pyproject.toml", 'testpaths = ["tests"]\n', 'testpaths = ["test"]\n')
+    edit(root / "pyproject.toml", 'source = ["pkg"]\n', 'source = ["src"]\nomit = ["test/*"]\n')
+    git(root, "commit", "-qam", "src layout")
+    run = verify("--profile", "strict")
+    assert run.code == 0, run.out
+    assert tool_findings(run) == []
+
+
 # -- resolve_config directly -----------------------------------------------------------------------
 
 

@@ -169,21 +169,25 @@ class _Tools:
     def read(self, side: str, path: str) -> str | None:
         return self.scan.sources.at_base(path) if side == "base" else self.scan.sources.now(path)
 
-    def files(self) -> list[str]:
-        """Python files at the base and those the change adds, relative to the project."""
+    def base_files(self) -> list[str]:
+        """The project's Python files at the base, relative to the project."""
         if self._files is None:
-            found: set[str] = set()
             try:
                 tracked = self.scan.repo.tracked_at(self.scan.change.base)
             except (GitError, OSError):
                 tracked = []
-            for repo_path in tracked:
-                path = self.scan.change.relative(repo_path, self.scan.root)
-                if path is not None:
-                    found.add(path)
-            found.update(p for p, status in self.touched.items() if status != "deleted")
-            self._files = sorted(p for p in found if p.endswith((".py", ".pyi")))
+            found = {self.scan.change.relative(p, self.scan.root) for p in tracked}
+            self._files = sorted(p for p in found if p is not None and _is_python(p))
         return self._files
+
+    def files(self) -> list[str]:
+        """The project's Python files now: the base's, less those the change deletes or moves,
+        and those it adds."""
+        gone = {p for p, status in self.touched.items() if status == "deleted"}
+        gone.update(self.scan.renamed_from.values())
+        found = {p for p in self.base_files() if p not in gone}
+        found.update(p for p, s in self.touched.items() if s != "deleted" and _is_python(p))
+        return sorted(found)
 
     def finding(
         self, message: str, now: Settings | None, base: Settings | None, *keys: str
@@ -363,7 +367,14 @@ class _Tools:
         old_omit = set(_words(old.get("run.omit"))) | set(_words(old.get("report.omit")))
         new_omit = set(_words(new.get("run.omit"))) | set(_words(new.get("report.omit")))
         if added := new_omit - old_omit:
-            files = [f for f in self.files() if _omitted(f, added) and not _omitted(f, old_omit)]
+            sources = _words(old.get("run.source"))
+            files = [
+                f
+                for f in self.files()
+                if (not sources or _within(f, sources, files=True))
+                and _omitted(f, added)
+                and not _omitted(f, old_omit)
+            ]
             if files:
                 yield self.finding(
                     f"coverage: omit gained {_show(added)}: {len(files)} files are no longer "
@@ -374,7 +385,13 @@ class _Tools:
                 )
         for key in ("run.source", "run.source_pkgs"):
             old_source, new_source = _words(old.get(key)), _words(new.get(key))
-            lost = [s for s in old_source if not _within(s, new_source)]
+            files = self.files()
+            lost = [
+                s
+                for s in old_source
+                if not _within(s, new_source)
+                and any(_within(f, [s], files=True) for f in files)  # still there to measure
+            ]
             if lost:
                 name = key.split(".", 1)[1]
                 yield self.finding(
@@ -410,8 +427,14 @@ class _Tools:
         changed = [k for k in _COLLECTION if _split(old.get(k)) != _split(new.get(k))]
         if not changed:
             return
-        tests = [f for f in self.files() if self.scan.touched.get(f) != "added"]
-        lost = _collected(tests, old) - _collected(tests, new)
+        now_files = self.files()
+        collected = _collected(now_files, new)
+        moved = {old_path: new_path for new_path, old_path in self.scan.renamed_from.items()}
+        lost = set()
+        for path in _collected(self.base_files(), old):
+            path = moved.get(path, path)
+            if path in now_files and path not in collected:  # a test gone is another rule's
+                lost.add(path)
         file_keys = [k for k in changed if k in ("testpaths", "python_files", "norecursedirs")]
         if lost and file_keys:
             shown = ", ".join(
@@ -592,16 +615,23 @@ def _omitted(path: str, patterns: Iterable[str]) -> bool:
     )
 
 
-def _within(source: str, sources: Iterable[str]) -> bool:
-    """Whether ``source`` (a folder or package) is still measured under ``sources``."""
+def _within(source: str, sources: Iterable[str], *, files: bool = False) -> bool:
+    """Whether ``source`` (a folder or package; a file's path with ``files``) is measured
+    under ``sources`` (folders or dotted packages)."""
     source = source.strip("/").removeprefix("./")
     for other in sources:
         other = other.strip("/").removeprefix("./")
         if other in (".", "") or source == other:
             return True
-        if source.startswith(other + "/") or source.startswith(other + "."):
+        if files:
+            other = other.replace(".", "/") if "/" not in other else other
+        if source.startswith(other + "/") or (not files and source.startswith(other + ".")):
             return True
     return False
+
+
+def _is_python(path: str) -> bool:
+    return path.endswith((".py", ".pyi"))
 
 
 def _exclusions(settings: Mapping[str, Any]) -> set[str]:
