@@ -200,7 +200,17 @@ def findings(run: CliRun, rule: str) -> list[tuple[str | None, int | None, str]]
 
 
 def loosened(run: CliRun) -> list[tuple[str | None, int | None, str]]:
-    return findings(run, "gate-config-loosened")
+    """The gate-config-loosened findings; each message names its place (`` at FILE:LINE``),
+    which is checked here and left out of what is returned."""
+    out = []
+    for path, line, message in findings(run, "gate-config-loosened"):
+        where = f" at {path}" if line is None else f" at {path}:{line}"
+        if where in message:
+            message = message.replace(where, "", 1)
+        else:
+            assert line is None, f"{message!r} does not say{where}"
+        out.append((path, line, message))
+    return out
 
 
 def base_label(root: Path) -> str:
@@ -227,6 +237,10 @@ def test_a_lowered_threshold_is_the_bases(repo_from: Callable[[str], Path], veri
             "gates.lint.max_errors: 0 -> 10; the base's 0 is in force",
         )
     ]
+    at = line_of(text, "max_errors")
+    assert findings(run, "gate-config-loosened")[0][2] == (
+        f"gates.lint.max_errors: 0 -> 10 at agentgate.yml:{at}; the base's 0 is in force"
+    )
     assert gate(run, "integrity")["status"] == "fail"
 
 
@@ -416,8 +430,8 @@ def test_the_change_cannot_approve_itself(repo_from: Callable[[str], Path], veri
     assert (
         "agentgate.yml",
         line_of(text, "- {rule"),
-        "integrity.allow: gained {rule: gate-config-loosened, path: agentgate.yml}: a change "
-        "cannot approve its own findings; a reviewer adds the entry on the base branch",
+        "integrity.allow: gained {rule: gate-config-loosened, path: agentgate.yml}; a change "
+        "cannot approve its own findings: a reviewer adds the entry on the base branch",
     ) in loosened(run)
 
 

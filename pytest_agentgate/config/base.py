@@ -372,7 +372,11 @@ class _Report:
         self.unapplied: list[str] = []
 
     def loosened(self, key: str, message: str, line: int | None) -> None:
-        self.changes.append(ConfigChange(key, f"{key}: {message}", self.side.file, line))
+        """``message`` is "what changed; what is in force instead"."""
+        change, _, consequence = message.partition("; ")
+        where = self.side.file if line is None else f"{self.side.file}:{line}"
+        text = f"{key}: {change} at {where}" + (f"; {consequence}" if consequence else "")
+        self.changes.append(ConfigChange(key, text, self.side.file, line))
 
     def changed(self, key: str, old: Any, new: Any, line: int | None) -> None:
         self.loosened(key, f"{show(old)} -> {show(new)}; the base's {show(old)} is in force", line)
@@ -410,8 +414,8 @@ def _top(
         if (rule.rule, rule.path) not in approved:
             report.loosened(
                 "integrity.allow",
-                f"gained {{rule: {rule.rule}, path: {rule.path}}}: a change cannot approve its "
-                "own findings; a reviewer adds the entry on the base branch",
+                f"gained {{rule: {rule.rule}, path: {rule.path}}}; a change cannot approve its "
+                "own findings: a reviewer adds the entry on the base branch",
                 now_side.line(("integrity", "allow", index)),
             )
     if {(r.rule, r.path) for r in now.integrity_allow} < approved:
