@@ -313,7 +313,7 @@ def test_a_gate_removed(repo_from: Callable[[str], Path], verify: Any) -> None:
         (
             "agentgate.yml",
             line_of(text, "gates:"),
-            "gates.coverage: the coverage gate was removed; the base's coverage gate is in force",
+            "gates.coverage: removed; the base's coverage gate is in force",
         )
     ]
 
@@ -643,7 +643,7 @@ def test_the_integrity_gate_and_a_custom_gate(
         (
             "agentgate.yml",
             line_of(text, "gates:"),
-            "gates.audit: the audit gate was removed; the base's audit gate is in force",
+            "gates.audit: removed; the base's audit gate is in force",
         ),
         (
             "agentgate.yml",

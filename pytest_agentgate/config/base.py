@@ -331,7 +331,7 @@ def govern(base: Config, base_side: Side, now: Config | None, now_side: Side | N
         if other is None:
             report.loosened(
                 f"gates.{gate.name}",
-                f"the {gate.name} gate was removed; the base's {gate.name} gate is in force",
+                f"removed; the base's {gate.name} gate is in force",
                 now_side.line(("gates",)),
             )
         elif other.kind != gate.kind:
