@@ -73,13 +73,16 @@ class GateResult:
     problems: list[str] = field(default_factory=list)
     # Extra lines for the continuation text that are not findings (coverage gaps, output tail).
     notes: list[str] = field(default_factory=list)
+    # Where each threshold came from: "profile strict", "agentgate.yml at main (abc123)",
+    # "agentgate.yml (this change, tightened)", "raised to strict's" (config/base.py).
+    threshold_sources: dict[str, str] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
         return self.status == "fail"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "name": self.name,
             "kind": self.kind,
             "status": self.status,
@@ -93,6 +96,9 @@ class GateResult:
             "exit_code": self.exit_code,
             "duration_s": None if self.duration_s is None else round(self.duration_s, 3),
         }
+        if self.threshold_sources:
+            data["threshold_sources"] = dict(self.threshold_sources)
+        return data
 
 
 @dataclass(frozen=True)

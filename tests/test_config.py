@@ -145,7 +145,7 @@ def test_pyproject_tool_table(repo: Path) -> None:
         name = "demo"
 
         [tool.agentgate]
-        profile = "strict"
+        profile = "standard"
 
         [tool.agentgate.gates.lint]
         command = "ruff check --output-format json ."
@@ -159,7 +159,7 @@ def test_pyproject_tool_table(repo: Path) -> None:
     )
     assert find_config(repo) == repo / "pyproject.toml"
     config = resolve_config(repo)
-    assert config.profile == "strict"
+    assert config.profile == "standard"
     lint = config.gate("lint")
     assert lint is not None and lint.format == "ruff"
     assert lint.thresholds == {"max_errors": 0, "max_warnings": 3}
@@ -227,7 +227,7 @@ def test_invalid_toml_names_file_and_line(repo: Path) -> None:
 WORKSPACE = {
     "$schema": "https://example.invalid/schema.json",
     "enabled": True,
-    "profile": "strict",
+    "profile": "standard",
     "gates": {
         "build": {"enabled": True, "command": "npm run build", "timeout": 120000, "maxErrors": 0},
         "lint": {
@@ -267,7 +267,7 @@ def test_workspace_json_shape(repo: Path) -> None:
     write(repo / "agentgate.json", json.dumps(WORKSPACE))
     config = resolve_config(repo)
     assert config.path == repo / "agentgate.json"
-    assert config.profile == "strict"
+    assert config.profile == "standard"
     assert config.enabled is True
     assert config.attempts_max == 4  # rejection.maxRetries
     build = config.gate("build")
@@ -1043,7 +1043,7 @@ def test_report_flags_override_the_config_reports(repo: Path) -> None:
     write(
         repo / "agentgate.yml",
         """\
-        profile: strict
+        profile: standard
         gates:
           test: {command: "pytest", report: old.xml, min_pass_rate: 90}
           lint: {command: "ruff check .", format: ruff}

@@ -545,7 +545,7 @@ def test_a_coverage_report_the_replaced_test_command_writes_is_not_trusted(
         "  test: {command: 'pytest --cov --cov-report=json:cov.json'}\n"
         "  coverage: {report: cov.json, branches: null}\n"
     )
-    result, verdict = gated(pytester, "--agentgate=strict", config=config)
+    result, verdict = gated(pytester, "--agentgate=standard", config=config)
     assert verdict is not None and verdict["status"] == "fail"
     cov = gate(verdict, "coverage")
     assert cov["status"] == "fail" and cov["actual"]["lines"] is None
@@ -554,7 +554,7 @@ def test_a_coverage_report_the_replaced_test_command_writes_is_not_trusted(
     # A report nothing in this run writes (an earlier CI step's) is still read as configured.
     config = "gates:\n  test: {command: pytest}\n  coverage: {report: cov.json, branches: null}\n"
     (pytester.path / "agentgate.yml").write_text(config)
-    _, verdict = gated(pytester, "--agentgate=strict")
+    _, verdict = gated(pytester, "--agentgate=standard")
     assert verdict is not None and gate(verdict, "coverage")["status"] == "pass"
 
 

@@ -27,6 +27,12 @@ def add_parser(subparsers: Subparsers) -> Parser:
     )
     parser.add_argument("--output", metavar="FILE", help="also write the verdict JSON to FILE")
     parser.add_argument(
+        "--base",
+        metavar="REF",
+        help="judge the change against this commit (default: `base:` in the base's configuration,"
+        " else the merge-base with the default branch); its configuration is the one in force",
+    )
+    parser.add_argument(
         "--no-run",
         action="store_true",
         help="run no command; read the reports that are already there",
@@ -88,14 +94,25 @@ def run(args: argparse.Namespace) -> int:
         junit=args.junit, coverage=args.coverage, lint=args.lint, lint_format=args.lint_format
     )
     config = resolve_config(
-        Path.cwd(), config_path=args.config, profile=args.profile, flags=flags, registry=registry
+        Path.cwd(),
+        config_path=args.config,
+        profile=args.profile,
+        flags=flags,
+        registry=registry,
+        base=args.base,
     )
     if args.max_chars:
         config.max_chars = args.max_chars
     refuse_folder(args.output, "the verdict")  # before any command runs or attempt counts
     status = StatusReporter.for_stream(sys.stderr)
     request = Request(
-        config, door="cli", task=args.task, claim=args.claim, run=not args.no_run, record=True
+        config,
+        door="cli",
+        base=args.base,
+        task=args.task,
+        claim=args.claim,
+        run=not args.no_run,
+        record=True,
     )
     verdict = run(request, registry, status)
     try:

@@ -11,7 +11,7 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pytest_agentgate.config.model import JSON_NAMES, YAML_NAMES, ConfigError, KeyPath
@@ -20,29 +20,37 @@ from pytest_agentgate.reports.model import METRICS
 # -- finding and reading --------------------------------------------------------------------
 
 
+# The files a directory's configuration may be in, first found wins. ``pyproject.toml`` counts
+# only with a ``[tool.agentgate]`` table (:func:`has_tool_table`).
+CONFIG_NAMES = (*YAML_NAMES, *JSON_NAMES, "pyproject.toml")
+
+
 def find_config(start: Path) -> Path | None:
     """The nearest config file in ``start`` or its parents, stopping at the repository root."""
     for directory in (start, *start.parents):
-        for name in (*YAML_NAMES, *JSON_NAMES):
-            if (directory / name).is_file():
-                return directory / name
-        pyproject = directory / "pyproject.toml"
-        if pyproject.is_file() and _has_tool_table(pyproject):
-            return pyproject
+        for name in CONFIG_NAMES:
+            candidate = directory / name
+            if candidate.is_file() and (name != "pyproject.toml" or _has_tool_file(candidate)):
+                return candidate
         if (directory / ".git").exists():
             break
     return None
 
 
-def _has_tool_table(pyproject: Path) -> bool:
+def _has_tool_file(pyproject: Path) -> bool:
     try:
         text = pyproject.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return False
+    return has_tool_table(text, str(pyproject))
+
+
+def has_tool_table(text: str, source: str) -> bool:
+    """Whether a ``pyproject.toml``'s ``text`` configures agentgate (``[tool.agentgate]``)."""
     if "agentgate" not in text:
         return False
     try:
-        data = _load_toml(text, str(pyproject))
+        data = _load_toml(text, source)
     except ConfigError:
         # A broken pyproject.toml that looks configured is reported when it is read.
         # The table header itself may be the broken part: `[tool.agentgate` with no `]`.
@@ -72,11 +80,18 @@ def read_raw(path: Path) -> RawConfig:
         raise ConfigError(source, None, "no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(source, None, f"cannot be read: {exc}") from None
-    if path.name == "pyproject.toml":
+    return parse_raw(text, path.name, source)
+
+
+def parse_raw(text: str, name: str, source: str) -> RawConfig:
+    """``text`` read as a config file called ``name`` is read; ``source`` names it in errors
+    (a path, or ``agentgate.yml at main (abc123)`` for the base's copy)."""
+    suffix = PurePosixPath(name).suffix
+    if name == "pyproject.toml":
         return _read_pyproject(text, source)
-    if path.suffix == ".toml":
+    if suffix == ".toml":
         return RawConfig(_load_toml(text, source), source)
-    if path.suffix == ".json":
+    if suffix == ".json":
         return _read_workspace_json(text, source)
     return _read_yaml(text, source)
 

@@ -56,6 +56,9 @@ class GateConfig:
     enabled: bool = True
     blocking: bool = True
     env: dict[str, str] = field(default_factory=dict)
+    # Where each threshold in force came from ("profile strict", "agentgate.yml at main
+    # (abc123)", ...): filled by config/base.py, shown in the verdict.
+    sources: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,19 @@ class AllowRule:
     rule: str
     path: str  # a glob over project-relative paths
     reason: str
+
+
+@dataclass(frozen=True)
+class ConfigChange:
+    """A setting the change weakened in agentgate's configuration; the base's value is in force.
+
+    ``path`` is the config file, relative to the project; ``line`` where the setting is (or was).
+    """
+
+    key: str
+    message: str
+    path: str
+    line: int | None = None
 
 
 @dataclass
@@ -85,6 +101,9 @@ class Config:
     # Integrity findings a human approved, in the base's configuration (never the change's).
     integrity_allow: list[AllowRule] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    # What the change weakened in this configuration against the base's (config/base.py); the
+    # integrity gate reports each as gate-config-loosened.
+    loosened: list[ConfigChange] = field(default_factory=list)
 
     def gate(self, name: str) -> GateConfig | None:
         return next((g for g in self.gates if g.name == name), None)

@@ -8,14 +8,32 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
+from pytest_agentgate.config.base import (
+    AtBase,
+    BaseFile,
+    Side,
+    at_base,
+    govern,
+    guard_new,
+    hold_to_profile,
+    label_sources,
+    profile_of,
+    stricter_profile,
+)
 from pytest_agentgate.config.files import RawConfig, find_config, read_raw
-from pytest_agentgate.config.model import FLAGS_SOURCE, Config, ConfigError, GateConfig
+from pytest_agentgate.config.model import (
+    FLAGS_SOURCE,
+    Config,
+    ConfigChange,
+    ConfigError,
+    GateConfig,
+)
 from pytest_agentgate.config.validate import validate
-from pytest_agentgate.git import Repo
-from pytest_agentgate.profiles import defaults_for
+from pytest_agentgate.git import Base, Repo
+from pytest_agentgate.profiles import DEFAULT_PROFILE, defaults_for
 from pytest_agentgate.project import project_root, zero_config
 from pytest_agentgate.registry import Registry, get_registry
 
@@ -60,22 +78,82 @@ def resolve_config(
     profile: str | None = None,
     flags: ReportFlags | None = None,
     registry: Registry | None = None,
+    base: str | None = None,
 ) -> Config:
-    """The validated configuration for a run started in ``cwd``."""
+    """The validated configuration for a run started in ``cwd``.
+
+    In a git repository the configuration in force is the base's, tightened (never loosened) by
+    the change (config/base.py); ``base`` is the door's ``--base REF``. A run called strict is
+    never judged on thresholds weaker than strict's.
+    """
     registry = registry or get_registry()
     flags = flags or ReportFlags()
     if flags.lint_format and not flags.lint:
         raise ConfigError(FLAGS_SOURCE, "--lint-format", "goes with --lint FILE")
-    notices: list[str] = []
+    explicit: Path | None = None
     if config_path is not None:
-        path: Path | None = (
-            (cwd / config_path) if not Path(config_path).is_absolute() else Path(config_path)
-        )
-    else:
-        path = find_config(cwd)
-    if path is not None:
-        raw = read_raw(path)
+        explicit = Path(config_path) if Path(config_path).is_absolute() else cwd / config_path
+    path = explicit if explicit is not None else find_config(cwd)
+    now_raw = None
+    if path is not None and (explicit is None or path.exists()):
+        now_raw = read_raw(path)
+    found = at_base(cwd, config_path=explicit, explicit=base, now_key=_base_key(now_raw))
+    law = found.file
+    notices: list[str] = []
+    config: Config | None = None
+    if law is not None and law.raw is not None:
+        try:
+            config = _governed(law, law.raw, path, now_raw, flags, profile, registry)
+        except ConfigError as exc:
+            notices.append(_not_the_law(law.label, exc))
+    elif law is not None and law.error is not None:
+        notices.append(_not_the_law(law.label, law.error))
+    if config is None:
+        if path is not None and now_raw is None:
+            read_raw(path)  # the file named by --config is not there: say so
+        config = _stand_alone(cwd, path, now_raw, flags, profile, registry, found)
+    config.notices[:0] = notices
+    hold_to_profile(config)
+    return config
+
+
+def _base_key(raw: RawConfig | None) -> str | None:
+    key = raw.data.get("base") if raw is not None and isinstance(raw.data, dict) else None
+    return key if isinstance(key, str) and key.strip() else None
+
+
+def _not_the_law(label: str, error: ConfigError) -> str:
+    where = "" if error.source.startswith(label) else f"{label}: "
+    return (
+        f"{where}{error}; the base's configuration cannot be used, so this change's stands "
+        "until a reviewer merges it"
+    )
+
+
+def _with_flags(raw: RawConfig, flags: ReportFlags) -> RawConfig:
+    """A copy of ``raw`` with the report flags applied (the cached document stays as read)."""
+    out = copy.copy(raw)
+    if isinstance(raw.data, dict):
+        out.data = copy.deepcopy(raw.data)
+        _apply_flags(out.data, flags)
+    return out
+
+
+def _stand_alone(
+    cwd: Path,
+    path: Path | None,
+    raw: RawConfig | None,
+    flags: ReportFlags,
+    profile: str | None,
+    registry: Registry,
+    found: AtBase,
+) -> Config:
+    """The configuration now, when there is no base's to hold it to."""
+    notices: list[str] = []
+    side: Side | None = None
+    if path is not None and raw is not None:
         root = path.resolve().parent
+        side = Side(raw, _text(path), path.name, raw.source.replace(str(path), path.name, 1))
     elif flags.any():
         raw = RawConfig({}, FLAGS_SOURCE)
         root = cwd
@@ -101,20 +179,127 @@ def resolve_config(
             f"no configuration: detected a Python project{where} ({marker}) and gated it with "
             "compileall, ruff, pytest and coverage; `agentgate init` writes this as agentgate.yml"
         )
-    if isinstance(raw.data, dict):
-        raw.data = copy.deepcopy(raw.data)  # the flags must not leak into a cached document
-        _apply_flags(raw.data, flags)
-    config = validate(raw, registry, root=root, path=path, profile_override=profile)
+    config = validate(
+        _with_flags(raw, flags), registry, root=root, path=path, profile_override=profile
+    )
     config.notices[:0] = notices
-    add_integrity_gate(config)
+    add_integrity_gate(config, found.repo is not None)
+    label_sources(config, side)
+    if found.repo is not None and isinstance(found.base, Base) and path is not None:
+        _unreviewed(config, found, found.base, path, side)
     return config
 
 
-def add_integrity_gate(config: Config) -> None:
+def _unreviewed(config: Config, found: AtBase, base: Base, path: Path, side: Side | None) -> None:
+    """A configuration in the repository that is not the base's (new in the change, or the
+    base's cannot be used) stands, but it cannot switch the gate off, approve its own
+    findings, or choose the commit it is judged against."""
+    name = _in_repository(found.repo, path)
+    if name is None:
+        return  # a --config file outside the repository is the door's choice
+    if found.file is None:
+        config.notices.append(
+            f"{name} is new in this change: it is not yet the law; a reviewer approves it by "
+            "merging it"
+        )
+    if side is not None:
+        guard_new(config, side)
+    if config.integrity_allow:
+        # Approvals are a reviewer's, on the base: a change cannot approve itself.
+        config.notices.append(f"integrity.allow in {name} is not in force until it is merged")
+        config.integrity_allow = []
+    if config.base is not None and base.how != "base: in the configuration":
+        config.notices.append(
+            f"base: {config.base} in {name} is not used until it is merged: the change is "
+            f"judged against {base.describe()}"
+        )
+        config.base = None
+
+
+def _in_repository(repo: Repo | None, path: Path) -> str | None:
+    """``path`` relative to the repository, when it is in it."""
+    if repo is None:
+        return None
+    try:
+        return path.resolve().relative_to(repo.toplevel).as_posix()
+    except ValueError:
+        return None
+
+
+def _governed(
+    law: BaseFile,
+    law_raw: RawConfig,
+    path: Path | None,
+    now_raw: RawConfig | None,
+    flags: ReportFlags,
+    profile: str | None,
+    registry: Registry,
+) -> Config:
+    """The base's configuration, tightened by the change's when it is the same project's."""
+    root = law.path.parent
+    in_place = now_raw is not None and path is not None and path.resolve().parent == root
+    base_profile = profile_of(law_raw) or DEFAULT_PROFILE
+    now_profile = (profile_of(now_raw) or DEFAULT_PROFILE) if in_place else None
+    in_force = profile or stricter_profile(base_profile, now_profile)
+    base_config = validate(
+        _with_flags(law_raw, flags), registry, root=root, path=law.path, profile_override=in_force
+    )
+    add_integrity_gate(base_config, True)
+    name = PurePosixPath(law.repo_path).name
+    base_side = Side(law_raw, law.text, name, law.label)
+    if not in_place or now_raw is None or path is None:
+        config = govern(base_config, base_side, None, None)
+        if not law.path.exists():
+            config.loosened.append(
+                ConfigChange(
+                    "config",
+                    f"{name} was deleted by this change; the base's configuration is in force",
+                    name,
+                )
+            )
+        elif path is not None:
+            config.notices.append(
+                f"{_shown(path, root)} is new in this change: it is not yet the law; "
+                f"{law.label} is in force"
+            )
+        return config
+    now_config = validate(
+        _with_flags(now_raw, flags), registry, root=root, path=path, profile_override=in_force
+    )
+    add_integrity_gate(now_config, True)
+    now_side = Side(now_raw, _text(path), path.name, f"{path.name} (this change)")
+    return govern(base_config, base_side, now_config, now_side)
+
+
+def _text(path: Path) -> str | None:
+    """The file's text, for line numbers the parser does not give (TOML)."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def add_integrity_gate(config: Config, in_repository: bool | None = None) -> None:
     """Every project in a git repository gets the integrity gate: the change cannot remove it."""
-    if any(g.kind == "integrity" for g in config.gates) or Repo.find(config.root) is None:
+    if in_repository is None:
+        in_repository = Repo.find(config.root) is not None
+    if any(g.kind == "integrity" for g in config.gates) or not in_repository:
         return
     thresholds = defaults_for(config.profile, "integrity")
     config.gates.insert(
-        0, GateConfig("integrity", "integrity", command=None, thresholds=thresholds)
+        0,
+        GateConfig(
+            "integrity",
+            "integrity",
+            command=None,
+            thresholds=thresholds,
+            sources=dict.fromkeys(thresholds, f"profile {config.profile}"),
+        ),
     )

@@ -63,6 +63,7 @@ def new_result(
         command=config.command,
         exit_code=None if res is None else res.exit_code,
         duration_s=None if res is None else res.duration_s,
+        threshold_sources=dict(config.sources),
     )
 
 

@@ -5,5 +5,6 @@ from __future__ import annotations
 # Each module has ``analyze(scan: Scan) -> Iterable[IntegrityFinding]``.
 ANALYZERS: tuple[str, ...] = (
     "pytest_agentgate.integrity.hooks",
+    "pytest_agentgate.integrity.settings",
     "pytest_agentgate.integrity.suppressions",
 )

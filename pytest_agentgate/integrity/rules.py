@@ -89,6 +89,13 @@ _RULES = (
         "restore the configuration; the base's is the one that counts",
     ),
     Rule(
+        "threshold",
+        "tampering",
+        "a threshold weaker than the profile's (a run called strict is judged on strict's)",
+        "meet the profile's threshold; an exception is a reviewer's: integrity: {allow: [{rule: "
+        "threshold, path: gates.GATE.KEY, reason}]} in the base's configuration",
+    ),
+    Rule(
         "tool-config-loosened",
         "tampering",
         "a linter, coverage or pytest setting that decides what is measured was loosened",

@@ -31,7 +31,22 @@ def _gate_line(gate: GateResult, colour: bool, width: int) -> str:
     duration = "" if gate.duration_s is None else f"  ({gate.duration_s:.2f}s)"
     advisory = "" if gate.blocking else " [advisory]"
     summary = " ".join(gate.summary.split())  # one line per gate, whatever a gate kind wrote
-    return f"  {label}{pad}  {gate.name:<{width}}  {summary}{advisory}{duration}"
+    return f"  {label}{pad}  {gate.name:<{width}}  {summary}{_origin(gate)}{advisory}{duration}"
+
+
+def _origin(gate: GateResult) -> str:
+    """`` (thresholds: base agentgate.yml)`` when a threshold does not come from the profile."""
+    shown: list[str] = []
+    for source in gate.threshold_sources.values():
+        if source.startswith("profile "):
+            continue
+        if " at " in source:  # "agentgate.yml at main (abc123)": the base's file
+            source = "base " + source.split(" at ", 1)[0]
+        elif "(this change" in source:
+            source = "this change, tightened"
+        if source not in shown:
+            shown.append(source)
+    return f" (thresholds: {', '.join(shown)})" if shown else ""
 
 
 def render_text(verdict: Verdict, *, colour: bool = False) -> str:

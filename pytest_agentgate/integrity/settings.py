@@ -1,0 +1,686 @@
+"""Configuration the change weakened: agentgate's own, and the tools' that decide what is measured.
+
+- ``gate-config-loosened``: what config/base.py found the change weakened in agentgate's
+  configuration (``Config.loosened``). The base's values are in force anyway; the finding blocks so
+  that the weakening does not stay in the pull request.
+- ``tool-config-loosened``: ruff, coverage.py and pytest settings, compared as each tool reads
+  them (the file that tool would use, at the base and now), never as text: reordering,
+  reformatting and comments change nothing, and tightening is welcome. Loosened is what makes the
+  tool look at less: a rule that was active is ignored or no longer selected, a file that was
+  linted, measured or collected no longer is, a coverage floor is lowered, branch coverage is off.
+
+Test selection by ``-k``, ``--deselect``, ``-m`` or ``addopts`` is another analyzer's
+(``selection-narrowed``); this one looks at ``testpaths``, ``python_files``, ``python_classes``,
+``python_functions`` and ``norecursedirs``.
+"""
+
+from __future__ import annotations
+
+import configparser
+import fnmatch
+import re
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from pytest_agentgate.git import GitError
+from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+
+GATE_RULE = "gate-config-loosened"
+TOOL_RULE = "tool-config-loosened"
+_SHOWN = 5  # files or entries named in one finding
+
+# -- agentgate's own configuration ------------------------------------------------------------
+
+
+def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
+    for change in scan.config.loosened:
+        yield IntegrityFinding(GATE_RULE, change.message, change.path, change.line)
+    tools = _Tools(scan)
+    yield from tools.ruff()
+    yield from tools.coverage()
+    yield from tools.pytest()
+
+
+# -- reading the tools' settings ------------------------------------------------------------------
+
+
+def _toml(text: str) -> dict[str, Any] | None:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
+
+
+def _ini(text: str) -> configparser.ConfigParser | None:
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    return parser
+
+
+def _table(data: Mapping[str, Any] | None, *keys: str) -> dict[str, Any] | None:
+    for key in keys:
+        if not isinstance(data, Mapping):
+            return None
+        data = data.get(key)
+    return dict(data) if isinstance(data, Mapping) else None
+
+
+def _words(value: Any, *, commas: bool = True) -> list[str]:
+    """A list setting, from TOML (a list or a string) or INI (lines, commas, or spaces)."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value if str(v).strip()]
+    text = str(value)
+    parts = re.split(r"[\n,]" if commas else r"\n", text)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _flag(value: Any) -> bool | None:
+    if isinstance(value, bool) or value is None:
+        return value
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _line_of(text: str | None, section: str | None, key: str) -> int | None:
+    """The line of ``key`` (``key =``, ``key:``, ``"key":``) in ``text``, after ``section``'s
+    header when there is one."""
+    if not text:
+        return None
+    lines = text.splitlines()
+    start = 0
+    if section is not None:
+        header = re.compile(rf"^\s*\[+\s*{re.escape(section)}\s*[\].]")
+        start = next((i for i, line in enumerate(lines) if header.match(line)), 0)
+    spelled = "[-_]".join(re.escape(part) for part in re.split(r"[-_]", key))
+    pattern = re.compile(rf"^\s*[\"']?(?:lint\.)?{spelled}[\"']?\s*[=:]")
+    table = re.compile(rf"^\s*\[+[^\]]*[.\s]{spelled}\s*\]")  # [tool.ruff.lint.KEY]
+    for index in range(start, len(lines)):
+        if pattern.match(lines[index]) or table.match(lines[index]):
+            return index + 1
+    return None
+
+
+def _show(items: Iterable[str]) -> str:
+    items = sorted(items)
+    shown = ", ".join(items[:_SHOWN])
+    return shown + (f" and {len(items) - _SHOWN} more" if len(items) > _SHOWN else "")
+
+
+def _join(directory: str, name: str) -> str:
+    return name if directory in ("", ".") else f"{directory}/{name}"
+
+
+def _folder(path: str) -> str:
+    parent = str(PurePosixPath(path).parent)
+    return "" if parent == "." else parent
+
+
+def _parents(directory: str) -> list[str]:
+    """``a/b`` -> ``["a/b", "a", ""]``."""
+    out = [directory]
+    while directory not in ("", "."):
+        directory = str(PurePosixPath(directory).parent)
+        out.append("" if directory == "." else directory)
+    return out
+
+
+@dataclass
+class Settings:
+    """One tool's settings as the tool reads them, and the file they are in."""
+
+    path: str
+    text: str
+    values: dict[str, Any] = field(default_factory=dict)
+    section: str | None = None  # the table or section header, for line numbers
+
+    def line(self, *keys: str) -> int | None:
+        """The line of the first of ``keys`` found."""
+        return next(
+            (n for key in keys if (n := _line_of(self.text, self.section, key)) is not None), None
+        )
+
+
+class _Tools:
+    def __init__(self, scan: Scan) -> None:
+        self.scan = scan
+        self.touched = scan.touched
+        self._files: list[str] | None = None
+
+    def read(self, side: str, path: str) -> str | None:
+        return self.scan.sources.at_base(path) if side == "base" else self.scan.sources.now(path)
+
+    def base_files(self) -> list[str]:
+        """The project's Python files at the base, relative to the project."""
+        if self._files is None:
+            try:
+                tracked = self.scan.repo.tracked_at(self.scan.change.base)
+            except (GitError, OSError):
+                tracked = []
+            found = {self.scan.change.relative(p, self.scan.root) for p in tracked}
+            self._files = sorted(p for p in found if p is not None and _is_python(p))
+        return self._files
+
+    def files(self) -> list[str]:
+        """The project's Python files now: the base's, less those the change deletes or moves,
+        and those it adds."""
+        gone = {p for p, status in self.touched.items() if status == "deleted"}
+        gone.update(self.scan.renamed_from.values())
+        found = {p for p in self.base_files() if p not in gone}
+        found.update(p for p, s in self.touched.items() if s != "deleted" and _is_python(p))
+        return sorted(found)
+
+    def finding(
+        self, message: str, now: Settings | None, base: Settings | None, *keys: str
+    ) -> IntegrityFinding:
+        where = now or base
+        path = where.path if where else None
+        line = now.line(*keys) if now is not None else None
+        return IntegrityFinding(TOOL_RULE, message, path, line)
+
+    # -- ruff ------------------------------------------------------------------------------------
+
+    def ruff(self) -> Iterator[IntegrityFinding]:
+        directories = sorted(
+            {_folder(path) for path in self.touched if PurePosixPath(path).name in _RUFF_FILES}
+        )
+        for directory in directories:
+            base = self._ruff_at("base", directory)
+            now = self._ruff_at("now", directory)
+            if base is None and now is None:
+                continue
+            yield from self._ruff_compare(base, now, directory)
+
+    def _ruff_at(self, side: str, directory: str) -> Settings | None:
+        for folder in _parents(directory):
+            for name in _RUFF_FILES:
+                path = _join(folder, name)
+                text = self.read(side, path)
+                if text is None:
+                    continue
+                data = _toml(text)
+                if data is None:
+                    continue
+                table = _table(data, "tool", "ruff") if name == "pyproject.toml" else data
+                if table is None:
+                    continue  # a pyproject.toml without [tool.ruff]: ruff looks further up
+                section = "tool.ruff" if name == "pyproject.toml" else None
+                settings = Settings(path, text, _ruff_values(table), section)
+                extend = table.get("extend")
+                if isinstance(extend, str):
+                    parent = self._ruff_file(side, _join(folder, extend))
+                    if parent is not None:
+                        settings.values = _ruff_extend(parent, settings.values)
+                return settings
+        return None
+
+    def _ruff_file(self, side: str, path: str) -> dict[str, Any] | None:
+        path = str(PurePosixPath(path))
+        text = self.read(side, path)
+        data = None if text is None else _toml(text)
+        if data is None:
+            return None
+        table = _table(data, "tool", "ruff") if path.endswith("pyproject.toml") else data
+        return None if table is None else _ruff_values(table)
+
+    def _ruff_compare(
+        self, base: Settings | None, now: Settings | None, directory: str
+    ) -> Iterator[IntegrityFinding]:
+        old = base.values if base else {}
+        new = now.values if now else {}
+        old_select, new_select = _selected(old), _selected(new)
+        lost = [code for code in old_select if not _covers(new_select, code)]
+        if lost:
+            yield self.finding(
+                f"ruff: select narrowed: {_show(lost)} no longer selected", now, base, "select"
+            )
+        old_ignore = set(_words(old.get("ignore"))) | set(_words(old.get("extend-ignore")))
+        new_ignore = set(_words(new.get("ignore"))) | set(_words(new.get("extend-ignore")))
+        gained = [c for c in new_ignore - old_ignore if _active(old, c)]
+        if gained:
+            key = "extend-ignore" if "extend-ignore" in new else "ignore"
+            yield self.finding(
+                f"ruff: {key} gained {_show(gained)}, rules the base enforces", now, base, key
+            )
+        old_files, new_files = _per_file(old), _per_file(new)
+        widened = {}
+        for pattern, codes in new_files.items():
+            fresh = codes - old_files.get(pattern, set())
+            more = [c for c in fresh if _active(old, c, old_files, pattern)]
+            if more:
+                widened[pattern] = more
+        if widened:
+            shown = "; ".join(f"{p!r}: {_show(c)}" for p, c in sorted(widened.items()))
+            yield self.finding(
+                f"ruff: per-file-ignores gained {shown}, rules the base enforces",
+                now,
+                base,
+                *sorted(widened),
+                "per-file-ignores",
+            )
+        old_exclude, new_exclude = _ruff_exclude(old), _ruff_exclude(new)
+        added = new_exclude - old_exclude
+        if added:
+            files = [
+                f
+                for f in self._under(directory)
+                if _excluded(f, added) and not _excluded(f, old_exclude)
+            ]
+            if files:
+                key = "extend-exclude" if "extend-exclude" in new else "exclude"
+                yield self.finding(
+                    f"ruff: {key} gained {_show(added)}: {len(files)} files are no longer "
+                    f"linted ({_show(files)})",
+                    now,
+                    base,
+                    key,
+                )
+
+    def _under(self, directory: str) -> list[str]:
+        """The project's Python files under ``directory``, relative to it."""
+        if directory in ("", "."):
+            return self.files()
+        prefix = directory + "/"
+        return [f[len(prefix) :] for f in self.files() if f.startswith(prefix)]
+
+    # -- coverage.py -----------------------------------------------------------------------------
+
+    def coverage(self) -> Iterator[IntegrityFinding]:
+        if not any(path in _COVERAGE_FILES for path in self.touched):
+            return
+        base, now = self._coverage_at("base"), self._coverage_at("now")
+        if base is None and now is None:
+            return
+        old = base.values if base else {}
+        new = now.values if now else {}
+        yield from self._coverage_compare(old, new, base, now)
+
+    def _coverage_at(self, side: str) -> Settings | None:
+        """The file coverage.py reads: .coveragerc, else the first of setup.cfg, tox.ini and
+        pyproject.toml with coverage settings."""
+        for name in _COVERAGE_FILES:
+            text = self.read(side, name)
+            if text is None:
+                continue
+            if name == "pyproject.toml":
+                table = _table(_toml(text), "tool", "coverage")
+                if table is None:
+                    continue
+                values = {
+                    f"{section}.{key}": value
+                    for section in ("run", "report")
+                    for key, value in (_table(table, section) or {}).items()
+                }
+                return Settings(name, text, values, "tool.coverage")
+            parser = _ini(text)
+            if parser is None:
+                continue
+            prefix = "" if name == ".coveragerc" else "coverage:"
+            sections = [s for s in parser.sections() if s.startswith("coverage:")]
+            if name != ".coveragerc" and not sections:
+                continue
+            values = {}
+            for section in ("run", "report"):
+                for header in (prefix + section, "coverage:" + section):
+                    if parser.has_section(header):
+                        for key, value in parser.items(header):
+                            values[f"{section}.{key}"] = value
+            return Settings(name, text, values)
+        return None
+
+    def _coverage_compare(
+        self,
+        old: dict[str, Any],
+        new: dict[str, Any],
+        base: Settings | None,
+        now: Settings | None,
+    ) -> Iterator[IntegrityFinding]:
+        patterns = _exclusions(new) - _exclusions(old)
+        if patterns:
+            key = "exclude_also" if "report.exclude_also" in new else "exclude_lines"
+            yield self.finding(
+                f"coverage: {key} gained {_show(repr(p) for p in patterns)}: lines matching it "
+                "are no longer measured",
+                now,
+                base,
+                key,
+            )
+        old_omit = set(_words(old.get("run.omit"))) | set(_words(old.get("report.omit")))
+        new_omit = set(_words(new.get("run.omit"))) | set(_words(new.get("report.omit")))
+        if added := new_omit - old_omit:
+            sources = _words(old.get("run.source"))
+            files = [
+                f
+                for f in self.files()
+                if (not sources or _within(f, sources, files=True))
+                and _omitted(f, added)
+                and not _omitted(f, old_omit)
+            ]
+            if files:
+                yield self.finding(
+                    f"coverage: omit gained {_show(added)}: {len(files)} files are no longer "
+                    f"measured ({_show(files)})",
+                    now,
+                    base,
+                    "omit",
+                )
+        for key in ("run.source", "run.source_pkgs"):
+            old_source, new_source = _words(old.get(key)), _words(new.get(key))
+            files = self.files()
+            lost = [
+                s
+                for s in old_source
+                if not _within(s, new_source)
+                and any(_within(f, [s], files=True) for f in files)  # still there to measure
+            ]
+            if lost:
+                name = key.split(".", 1)[1]
+                yield self.finding(
+                    f"coverage: {name} narrowed: {_show(lost)} no longer measured",
+                    now,
+                    base,
+                    name,
+                )
+        old_floor = _number(old.get("report.fail_under")) or 0.0
+        new_floor = _number(new.get("report.fail_under")) or 0.0
+        if new_floor < old_floor:
+            yield self.finding(
+                f"coverage: fail_under {old_floor:g} -> {new_floor:g}", now, base, "fail_under"
+            )
+        if _flag(old.get("run.branch")) and not _flag(new.get("run.branch")):
+            yield self.finding(
+                "coverage: branch true -> false: branches are no longer measured",
+                now,
+                base,
+                "branch",
+            )
+
+    # -- pytest ------------------------------------------------------------------------------------
+
+    def pytest(self) -> Iterator[IntegrityFinding]:
+        if not any(path in _PYTEST_FILES for path in self.touched):
+            return
+        base, now = self._pytest_at("base"), self._pytest_at("now")
+        if base is None and now is None:
+            return
+        old = base.values if base else {}
+        new = now.values if now else {}
+        changed = [k for k in _COLLECTION if _split(old.get(k)) != _split(new.get(k))]
+        if not changed:
+            return
+        now_files = self.files()
+        collected = _collected(now_files, new)
+        moved = {old_path: new_path for new_path, old_path in self.scan.renamed_from.items()}
+        lost = set()
+        for path in _collected(self.base_files(), old):
+            path = moved.get(path, path)
+            if path in now_files and path not in collected:  # a test gone is another rule's
+                lost.add(path)
+        file_keys = [k for k in changed if k in ("testpaths", "python_files", "norecursedirs")]
+        if lost and file_keys:
+            shown = ", ".join(
+                f"{k} {_show_list(old.get(k))} -> {_show_list(new.get(k))}" for k in file_keys
+            )
+            yield self.finding(
+                f"pytest: {shown}: {len(lost)} test files at the base are no longer collected "
+                f"({_show(lost)})",
+                now,
+                base,
+                file_keys[0],
+            )
+        for key, default in (("python_classes", ["Test"]), ("python_functions", ["test"])):
+            old_patterns = _split(old.get(key)) or default
+            new_patterns = _split(new.get(key)) or default
+            dropped = [p for p in old_patterns if not _name_covered(p, new_patterns)]
+            if dropped:
+                yield self.finding(
+                    f"pytest: {key} {' '.join(old_patterns)} -> {' '.join(new_patterns)}: "
+                    f"tests named {_show(dropped)} are no longer collected",
+                    now,
+                    base,
+                    key,
+                )
+
+    def _pytest_at(self, side: str) -> Settings | None:
+        """The file pytest takes its settings from, in pytest's order."""
+        for name in _PYTEST_FILES:
+            text = self.read(side, name)
+            if text is None:
+                continue
+            if name == "pyproject.toml":
+                table = _table(_toml(text), "tool", "pytest", "ini_options")
+                if table is not None:
+                    return Settings(name, text, table, "tool.pytest.ini_options")
+                continue
+            parser = _ini(text)
+            section = {"tox.ini": "pytest", "setup.cfg": "tool:pytest"}.get(name, "pytest")
+            if parser is None or not parser.has_section(section):
+                if name in ("pytest.ini", ".pytest.ini"):  # the file counts even when empty
+                    return Settings(name, text, {}, section)
+                continue
+            return Settings(name, text, dict(parser.items(section)), section)
+        return None
+
+
+_RUFF_FILES = (".ruff.toml", "ruff.toml", "pyproject.toml")
+_COVERAGE_FILES = (".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml")
+_PYTEST_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+_COLLECTION = ("testpaths", "python_files", "norecursedirs", "python_classes", "python_functions")
+# ruff's defaults (https://docs.astral.sh/ruff/settings/).
+_RUFF_SELECT = ("E4", "E7", "E9", "F")
+_RUFF_EXCLUDE = (
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".git-rewrite",
+    ".hg",
+    ".ipynb_checkpoints",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pyenv",
+    ".pytest_cache",
+    ".pytype",
+    ".ruff_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    ".vscode",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
+)
+# coverage.py's default exclusion, and pytest's default norecursedirs and python_files.
+_COVERAGE_EXCLUDE = r"#\s*(pragma|PRAGMA)[:\s]?\s*(no|NO)\s*(cover|COVER)"
+_NORECURSE = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")
+_PYTHON_FILES = ("test_*.py", "*_test.py")
+
+
+def _ruff_values(table: Mapping[str, Any]) -> dict[str, Any]:
+    """ruff's settings with ``[lint]`` merged in (lists from both), keys in kebab-case."""
+    out: dict[str, Any] = {}
+    lint = table.get("lint")
+    for source in (table, lint if isinstance(lint, Mapping) else {}):
+        for key, value in source.items():
+            if key == "lint":
+                continue
+            name = str(key).replace("_", "-")
+            if name in ("per-file-ignores", "extend-per-file-ignores") and isinstance(
+                value, Mapping
+            ):
+                merged = dict(out.get(name, {}))
+                merged.update(value)
+                out[name] = merged
+            elif name in out and name != "select" and isinstance(value, list):
+                out[name] = [*_words(out[name]), *value]
+            else:
+                out[name] = value
+    return out
+
+
+def _ruff_extend(parent: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
+    """``extend = "..."``: the parent's settings, this file's on top; ``extend-*`` lists add up."""
+    out = dict(parent)
+    for key, value in own.items():
+        if key.startswith("extend-") and isinstance(value, list):
+            out[key] = [*_words(parent.get(key)), *value]
+        else:
+            out[key] = value
+    return out
+
+
+def _selected(settings: Mapping[str, Any]) -> list[str]:
+    select = _words(settings["select"]) if "select" in settings else list(_RUFF_SELECT)
+    return select + _words(settings.get("extend-select"))
+
+
+def _covers(selectors: Iterable[str], code: str) -> bool:
+    """Whether a selector (``ALL``, a prefix such as ``E`` or ``E50``) selects ``code``."""
+    return any(s == "ALL" or code.startswith(s) for s in selectors)
+
+
+def _active(
+    settings: Mapping[str, Any],
+    code: str,
+    per_file: Mapping[str, set[str]] | None = None,
+    pattern: str | None = None,
+) -> bool:
+    """Whether rule ``code`` is enforced under ``settings`` (for files of ``pattern``)."""
+    ignored = _words(settings.get("ignore")) + _words(settings.get("extend-ignore"))
+    if pattern is not None and per_file is not None:
+        ignored += sorted(per_file.get(pattern, set()))
+    if code == "ALL":
+        return bool(_selected(settings))
+    return _covers(_selected(settings), code) and not _covers(ignored, code)
+
+
+def _per_file(settings: Mapping[str, Any]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for key in ("per-file-ignores", "extend-per-file-ignores"):
+        table = settings.get(key)
+        if isinstance(table, Mapping):
+            for pattern, codes in table.items():
+                out.setdefault(str(pattern), set()).update(_words(codes))
+    return out
+
+
+def _ruff_exclude(settings: Mapping[str, Any]) -> set[str]:
+    exclude = _words(settings["exclude"]) if "exclude" in settings else list(_RUFF_EXCLUDE)
+    return set(exclude) | set(_words(settings.get("extend-exclude")))
+
+
+def _excluded(path: str, patterns: Iterable[str]) -> bool:
+    """Whether ruff's ``exclude`` patterns skip ``path`` (relative to the config's folder)."""
+    parts = path.split("/")
+    for pattern in patterns:
+        pattern = pattern.strip().rstrip("/").removeprefix("./")
+        if fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(path, pattern + "/*"):
+            return True
+        if any(fnmatch.fnmatch(part, pattern) for part in parts):
+            return True
+    return False
+
+
+def _omitted(path: str, patterns: Iterable[str]) -> bool:
+    """Whether coverage.py's ``omit`` patterns skip ``path`` (relative to the project)."""
+    absolute = "/project/" + path
+    return any(
+        fnmatch.fnmatch(path, p.removeprefix("./")) or fnmatch.fnmatch(absolute, p)
+        for p in patterns
+    )
+
+
+def _within(source: str, sources: Iterable[str], *, files: bool = False) -> bool:
+    """Whether ``source`` (a folder or package; a file's path with ``files``) is measured
+    under ``sources`` (folders or dotted packages)."""
+    source = source.strip("/").removeprefix("./")
+    for other in sources:
+        other = other.strip("/").removeprefix("./")
+        if other in (".", "") or source == other:
+            return True
+        if files:
+            other = other.replace(".", "/") if "/" not in other else other
+        if source.startswith(other + "/") or (not files and source.startswith(other + ".")):
+            return True
+    return False
+
+
+def _is_python(path: str) -> bool:
+    return path.endswith((".py", ".pyi"))
+
+
+def _exclusions(settings: Mapping[str, Any]) -> set[str]:
+    lines = settings.get("report.exclude_lines")
+    base = _words(lines, commas=False) if lines is not None else [_COVERAGE_EXCLUDE]
+    return set(base) | set(_words(settings.get("report.exclude_also"), commas=False))
+
+
+def _split(value: Any) -> list[str]:
+    return [w for item in _words(value, commas=False) for w in item.split()]
+
+
+def _collected(files: Iterable[str], settings: Mapping[str, Any]) -> set[str]:
+    """The test files pytest would collect from ``files`` under ``settings`` (no arguments)."""
+    testpaths = [p.strip("/").removeprefix("./") for p in _split(settings.get("testpaths"))]
+    patterns = _split(settings.get("python_files")) or list(_PYTHON_FILES)
+    norecurse = _split(settings.get("norecursedirs")) or list(_NORECURSE)
+    out = set()
+    for path in files:
+        if testpaths and not any(_under_path(path, p) for p in testpaths):
+            continue
+        parts = path.split("/")
+        if any(fnmatch.fnmatch(d, n) for d in parts[:-1] for n in norecurse):
+            continue
+        if any(fnmatch.fnmatch(parts[-1], p) for p in patterns):
+            out.add(path)
+    return out
+
+
+def _under_path(path: str, testpath: str) -> bool:
+    if testpath in ("", "."):
+        return True
+    if any(ch in testpath for ch in "*?["):
+        return fnmatch.fnmatch(path, testpath) or fnmatch.fnmatch(path, testpath + "/*")
+    return path == testpath or path.startswith(testpath + "/")
+
+
+def _name_covered(pattern: str, patterns: Iterable[str]) -> bool:
+    """Whether names ``pattern`` selects are still selected by one of ``patterns`` (a pattern
+    without glob characters is a prefix, as pytest reads it)."""
+    for other in patterns:
+        globbed = any(ch in other for ch in "*?[")
+        if other == pattern or (not globbed and pattern.startswith(other)):
+            return True
+        if globbed and fnmatch.fnmatch(pattern, other):
+            return True
+    return False
+
+
+def _show_list(value: Any) -> str:
+    words = _split(value)
+    return "[" + ", ".join(words) + "]" if words else "(default)"

@@ -1,0 +1,992 @@
+"""The base's configuration is the law: a change may tighten agentgate's configuration, never
+loosen it; and the tools' settings that decide what is measured may not be loosened either.
+
+Every test builds a real git repository: a base commit on ``main`` with ``agentgate.yml`` (the
+templates are built once per module and copied), then the change on a branch or in the working
+tree, and runs the real ``agentgate verify`` in-process (some through the real
+``pytest --agentgate=strict`` in a subprocess).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _helpers import PY, CliRun
+
+from pytest_agentgate.config.resolve import resolve_config
+
+# -- building repositories ----------------------------------------------------------------------
+
+GIT_ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+}
+
+
+def git(root: Path, *args: str) -> str:
+    proc = subprocess.run(
+        ["git", *args], cwd=root, env=GIT_ENV, capture_output=True, text=True, check=True
+    )
+    return proc.stdout
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def edit(path: Path, old: str, new: str) -> str:
+    """Replace ``old`` (which must be there) by ``new`` in ``path``; the new text."""
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} not in {path.name}"
+    text = text.replace(old, new, 1)
+    path.write_text(text, encoding="utf-8")
+    return text
+
+
+def line_of(text: str, needle: str) -> int:
+    """The 1-based line of the first line of ``text`` containing ``needle``."""
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+CLEAN = {
+    ".gitignore": ".agentgate/\n.coverage\n",
+    "pkg/__init__.py": ("def add(a, b):\n    if a:\n        return a + b\n    return b\n"),
+    "tests/test_pkg.py": (
+        "from pkg import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+        "    assert add(0, 2) == 2\n"
+    ),
+    "pyproject.toml": """\
+[project]
+name = "pkg"
+version = "0"
+
+[tool.ruff.lint]
+select = ["E", "F", "W"]
+
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+
+[tool.coverage.run]
+branch = true
+source = ["pkg"]
+
+[tool.coverage.report]
+fail_under = 80
+exclude_also = ["if TYPE_CHECKING:"]
+""",
+}
+# The base's defects, one per gate: two lint errors, a failing test, coverage below strict's.
+LINT_DEFECT = {"tools/bad.py": "import os\nimport sys\n"}
+TEST_DEFECT = {"tests/test_defect.py": "def test_defect():\n    assert 1 + 1 == 3\n"}
+COVERAGE_DEFECT = {
+    "pkg/uncovered.py": "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(8))
+}
+
+TEST_COMMAND = (
+    f"{PY} -m pytest -q -p no:cacheprovider --cov=pkg --cov-branch "
+    "--cov-report=json:.agentgate/cov.json tests"
+)
+GATED = f"""\
+# The project's gate: the strict profile.
+profile: strict
+gates:
+  lint:
+    command: {PY} -m ruff check --no-cache .
+  test:
+    command: {TEST_COMMAND}
+  coverage:
+    report: .agentgate/cov.json
+attempts:
+  max: 3
+"""
+# Most tricks weaken the lint gate: ruff is quick, so these runs are.
+LINT_ONLY = f"""\
+# The project's gate: the strict profile.
+profile: strict
+gates:
+  lint:
+    command: {PY} -m ruff check --no-cache .
+attempts:
+  max: 3
+"""
+# For the settings of the tools, where only the integrity gate is of interest.
+CHEAP = f"""\
+profile: strict
+gates:
+  build:
+    command: {PY} -c pass
+"""
+# The pytest plugin's projects: lint and the session's tests.
+LINT_AND_TESTS = f"""\
+profile: strict
+gates:
+  lint:
+    command: {PY} -m ruff check --no-cache .
+  test:
+    command: {PY} -m pytest
+"""
+
+
+def build(root: Path, files: dict[str, str]) -> Path:
+    root.mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    for name, text in files.items():
+        write(root / name, text)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+@pytest.fixture(scope="module")
+def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    top = tmp_path_factory.mktemp("templates")
+    defects = {**CLEAN, **LINT_DEFECT, **TEST_DEFECT, **COVERAGE_DEFECT}
+    return {
+        "defects": build(top / "defects", {**defects, "agentgate.yml": GATED}),
+        "clean": build(top / "clean", {**CLEAN, "agentgate.yml": GATED}),
+        "lint-defect": build(
+            top / "lint-defect", {**CLEAN, **LINT_DEFECT, "agentgate.yml": LINT_ONLY}
+        ),
+        "lint-clean": build(top / "lint-clean", {**CLEAN, "agentgate.yml": LINT_ONLY}),
+        "cheap": build(top / "cheap", {**CLEAN, "agentgate.yml": CHEAP}),
+        "lint": build(top / "lint", {**CLEAN, **LINT_DEFECT, "agentgate.yml": LINT_AND_TESTS}),
+        "bare": build(top / "bare", CLEAN),  # no agentgate configuration at the base
+    }
+
+
+@pytest.fixture
+def repo_from(
+    templates: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Callable[[str], Path]:
+    """A fresh copy of a template, on a new branch ``change``, as the working directory."""
+
+    def make(name: str) -> Path:
+        root = tmp_path / "repo"
+        shutil.copytree(templates[name], root, symlinks=True)
+        git(root, "checkout", "-q", "-b", "change")
+        monkeypatch.chdir(root)
+        return root
+
+    return make
+
+
+@pytest.fixture
+def verify(agentgate: Callable[..., CliRun]) -> Callable[..., CliRun]:
+    def run(*args: str) -> CliRun:
+        return agentgate("verify", "--format", "json", *args)
+
+    return run
+
+
+def gate(run: CliRun, name: str) -> dict[str, Any]:
+    return run.gate(name)
+
+
+def findings(run: CliRun, rule: str) -> list[tuple[str | None, int | None, str]]:
+    found = gate(run, "integrity")["findings"]
+    return [(f["path"], f["line"], f["message"]) for f in found if f["code"] == rule]
+
+
+def loosened(run: CliRun) -> list[tuple[str | None, int | None, str]]:
+    """The gate-config-loosened findings; each message names its place (`` at FILE:LINE``),
+    which is checked here and left out of what is returned."""
+    out = []
+    for path, line, message in findings(run, "gate-config-loosened"):
+        where = f" at {path}" if line is None else f" at {path}:{line}"
+        if where in message:
+            message = message.replace(where, "", 1)
+        else:
+            assert line is None, f"{message!r} does not say{where}"
+        out.append((path, line, message))
+    return out
+
+
+def base_label(root: Path) -> str:
+    return f"agentgate.yml at main ({git(root, 'rev-parse', 'main').strip()[:12]})"
+
+
+# -- the tricks: the base's configuration is used, and the weakening is reported ----------------
+
+
+def test_a_lowered_threshold_is_the_bases(repo_from: Callable[[str], Path], verify: Any) -> None:
+    root = repo_from("lint-defect")
+    text = edit(root / "agentgate.yml", "  lint:\n", "  lint:\n    max_errors: 10\n")
+    git(root, "commit", "-qam", "tolerate lint")
+    run = verify("--profile", "strict")
+    assert run.code == 1
+    lint = gate(run, "lint")
+    assert lint["status"] == "fail" and lint["actual"]["errors"] == 2
+    assert lint["expected"]["max_errors"] == 0
+    assert lint["threshold_sources"]["max_errors"] == "profile strict"
+    assert loosened(run) == [
+        (
+            "agentgate.yml",
+            line_of(text, "max_errors"),
+            "gates.lint.max_errors: 0 -> 10; the base's 0 is in force",
+        )
+    ]
+    at = line_of(text, "max_errors")
+    assert findings(run, "gate-config-loosened")[0][2] == (
+        f"gates.lint.max_errors: 0 -> 10 at agentgate.yml:{at}; the base's 0 is in force"
+    )
+    assert gate(run, "integrity")["status"] == "fail"
+
+
+def test_a_threshold_switched_off_with_null(repo_from: Callable[[str], Path], verify: Any) -> None:
+    root = repo_from("defects")
+    text = edit(root / "agentgate.yml", "  test:\n", "  test:\n    min_pass_rate: null\n")
+    run = verify("--profile", "strict")  # the change is in the working tree
+    assert run.code == 1
+    test = gate(run, "test")
+    assert test["status"] == "fail" and test["expected"]["min_pass_rate"] == 100.0
+    assert loosened(run) == [
+        (
+            "agentgate.yml",
+            line_of(text, "min_pass_rate"),
+            "gates.test.min_pass_rate: 100 -> null; the base's 100 is in force",
+        )
+    ]
+
+
+def test_a_coverage_threshold_lowered(repo_from: Callable[[str], Path], verify: Any) -> None:
+    root = repo_from("defects")
+    text = edit(
+        root / "agentgate.yml",
+        "    report: .agentgate/cov.json\n",
+        "    report: .agentgate/cov.json\n    lines: 10\n    branches: 10\n",
+    )
+    run = verify("--profile", "strict")
+    coverage = gate(run, "coverage")
+    assert coverage["status"] == "fail"
+    assert coverage["expected"]["lines"] == 90.0 and coverage["actual"]["lines"] < 90
+    assert {(p, line, m.split(":")[0]) for p, line, m in loosened(run)} == {
+        ("agentgate.yml", line_of(text, "lines: 10"), "gates.coverage.lines"),
+        ("agentgate.yml", line_of(text, "branches: 10"), "gates.coverage.branches"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("insert", "key", "message"),
+    [
+        (
+            "    enabled: false\n",
+            "enabled",
+            "gates.lint.enabled: true -> false; the base's gate runs",
+        ),
+        (
+            "    blocking: false\n",
+            "blocking",
+            "gates.lint.blocking: true -> false; the base's gate blocks",
+        ),
+    ],
+    ids=["disabled", "advisory"],
+)
+def test_a_gate_disabled_or_made_advisory(
+    repo_from: Callable[[str], Path], verify: Any, insert: str, key: str, message: str
+) -> None:
+    root = repo_from("lint-defect")
+    text = edit(root / "agentgate.yml", "  lint:\n", "  lint:\n" + insert)
+    run = verify("--profile", "strict")
+    lint = gate(run, "lint")
+    assert lint["status"] == "fail" and lint["blocking"] is True
+    assert loosened(run) == [("agentgate.yml", line_of(text, f"{key}: false"), message)]
+
+
+def test_a_gate_removed(repo_from: Callable[[str], Path], verify: Any) -> None:
+    root = repo_from("defects")
+    text = edit(root / "agentgate.yml", "  coverage:\n    report: .agentgate/cov.json\n", "")
+    run = verify("--profile", "strict")
+    assert gate(run, "coverage")["status"] == "fail"
+    assert loosened(run) == [
+        (
+            "agentgate.yml",
+            line_of(text, "gates:"),
+            "gates.coverage: removed; the base's coverage gate is in force",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [f"{PY} -m ruff check --no-cache tests", "echo '[]'"],
+    ids=["narrowed", "echo"],
+)
+def test_a_lint_command_changed(
+    repo_from: Callable[[str], Path], verify: Any, command: str
+) -> None:
+    root = repo_from("lint-defect")
+    text = edit(
+        root / "agentgate.yml",
+        f"    command: {PY} -m ruff check --no-cache .\n",
+        f"    command: {command}\n    format: ruff\n",
+    )
+    run = verify("--profile", "strict")
+    lint = gate(run, "lint")
+    assert lint["status"] == "fail" and lint["actual"]["errors"] == 2
+    assert "ruff check --no-cache ." in lint["command"]
+    assert loosened(run) == [
+        (
+            "agentgate.yml",
+            line_of(text, command),
+            f"gates.lint.command: `{PY} -m ruff check --no-cache .` -> `{command}`; the base's "
+            "command is what counts",
+        )
+    ]
+
+
+def test_flaky_and_partial_allowed(repo_from: Callable[[str], Path], verify: Any) -> None:
+    root = repo_from("defects")
+    text = edit(
+        root / "agentgate.yml", "  test:\n", "  test:\n    flaky: allow\n    partial: allow\n"
+    )
+    run = verify("--profile", "strict")
+    test = gate(run, "test")
+    assert test["status"] == "fail"
+    assert (test["expected"]["flaky"], test["expected"]["partial"]) == ("fail", "fail")
+    assert sorted(loosened(run)) == [
+        (
+            "agentgate.yml",
+            line_of(text, "flaky"),
+            "gates.test.flaky: fail -> allow; the base's fail is in force",
+        ),
+        (
+            "agentgate.yml",
+            line_of(text, "partial"),
+            "gates.test.partial: fail -> allow; the base's fail is in force",
+        ),
+    ]
+
+
+def test_gating_disabled_at_the_top(repo_from: Callable[[str], Path], verify: Any) -> None:
+    root = repo_from("lint-defect")
+    text = edit(root / "agentgate.yml", "profile: strict\n", "profile: strict\nenabled: false\n")
+    run = verify("--profile", "strict")
+    assert run.code == 1
+    assert gate(run, "lint")["status"] == "fail"
+    assert loosened(run) == [
+        (
+            "agentgate.yml",
+            line_of(text, "enabled"),
+            "enabled: true -> false; gating stays on, as at the base",
+        )
+    ]
+
+
+def test_fewer_attempts(repo_from: Callable[[str], Path], verify: Any) -> None:
+    root = repo_from("lint-defect")
+    text = edit(root / "agentgate.yml", "  max: 3\n", "  max: 1\n")
+    run = verify("--profile", "strict", "--task", "t1")
+    assert run.code == 1
+    assert run.verdict()["attempt"] == {"number": 1, "max": 3}
+    assert loosened(run) == [
+        ("agentgate.yml", line_of(text, "max: 1"), "attempts.max: 3 -> 1; the base's 3 is in force")
+    ]
+
+
+def test_a_relaxed_profile(repo_from: Callable[[str], Path], verify: Any) -> None:
+    root = repo_from("lint-defect")
+    text = edit(root / "agentgate.yml", "profile: strict\n", "profile: relaxed\n")
+    git(root, "commit", "-qam", "relax")
+    run = verify()  # no --profile: the configuration's
+    assert run.verdict()["profile"] == "strict"
+    lint = gate(run, "lint")
+    assert lint["status"] == "fail" and lint["expected"]["max_errors"] == 0  # relaxed allows 5
+    assert loosened(run) == [
+        (
+            "agentgate.yml",
+            line_of(text, "profile: relaxed"),
+            "profile: strict -> relaxed; the base's strict is in force",
+        )
+    ]
+
+
+def test_the_change_cannot_approve_itself(repo_from: Callable[[str], Path], verify: Any) -> None:
+    root = repo_from("lint-defect")
+    edit(root / "agentgate.yml", "  lint:\n", "  lint:\n    max_errors: 10\n")
+    text = edit(
+        root / "agentgate.yml",
+        "attempts:\n",
+        "integrity:\n  allow:\n"
+        "    - {rule: gate-config-loosened, path: agentgate.yml, reason: agreed}\n"
+        "attempts:\n",
+    )
+    run = verify("--profile", "strict")
+    integrity = gate(run, "integrity")
+    assert integrity["status"] == "fail"
+    assert all(f["severity"] == "error" for f in integrity["findings"])
+    assert gate(run, "lint")["status"] == "fail"
+    assert (
+        "agentgate.yml",
+        line_of(text, "- {rule"),
+        "integrity.allow: gained {rule: gate-config-loosened, path: agentgate.yml}; a change "
+        "cannot approve its own findings: a reviewer adds the entry on the base branch",
+    ) in loosened(run)
+
+
+def test_a_deleted_configuration(repo_from: Callable[[str], Path], verify: Any) -> None:
+    root = repo_from("lint-defect")
+    git(root, "rm", "-q", "agentgate.yml")  # now zero-config would gate the project
+    run = verify("--profile", "strict")
+    assert [g["name"] for g in run.verdict()["gates"]] == ["integrity", "lint"]
+    assert gate(run, "lint")["status"] == "fail"
+    assert loosened(run) == [
+        (
+            "agentgate.yml",
+            None,
+            "agentgate.yml was deleted by this change; the base's configuration is in force",
+        )
+    ]
+
+
+def test_the_configuration_moved_into_pyproject(
+    repo_from: Callable[[str], Path], verify: Any
+) -> None:
+    root = repo_from("lint-defect")
+    git(root, "rm", "-q", "agentgate.yml")
+    pyproject = (root / "pyproject.toml").read_text() + (
+        f'\n[tool.agentgate]\nprofile = "strict"\n\n[tool.agentgate.gates.lint]\n'
+        f'command = "{PY} -m ruff check --no-cache ."\nmax_errors = 9\n'
+    )
+    write(root / "pyproject.toml", pyproject)
+    run = verify("--profile", "strict")
+    assert gate(run, "lint")["status"] == "fail"
+    assert loosened(run) == [
+        (
+            "pyproject.toml",
+            line_of(pyproject, "max_errors"),
+            "gates.lint.max_errors: 0 -> 9; the base's 0 is in force",
+        )
+    ]
+
+
+def test_an_explicit_base(repo_from: Callable[[str], Path], verify: Any) -> None:
+    root = repo_from("lint-defect")
+    first = git(root, "rev-parse", "HEAD").strip()
+    edit(root / "agentgate.yml", "  lint:\n", "  lint:\n    enabled: false\n")
+    git(root, "commit", "-qam", "no lint")
+    git(root, "branch", "-q", "-f", "main")  # main has the weakening too: nothing changed since
+    run = verify("--profile", "strict")
+    assert gate(run, "lint")["status"] == "skipped" and loosened(run) == []
+    run = verify("--profile", "strict", "--base", first)
+    assert gate(run, "lint")["status"] == "fail"
+    assert [m for _, _, m in loosened(run)] == [
+        "gates.lint.enabled: true -> false; the base's gate runs"
+    ]
+
+
+def test_a_run_called_strict_is_judged_on_stricts_thresholds(
+    repo_from: Callable[[str], Path], verify: Any
+) -> None:
+    root = repo_from("lint-defect")
+    # The base's own configuration says standard with a lenient lint gate: reviewed, but not strict.
+    edit(root / "agentgate.yml", "profile: strict\n", "profile: standard\n")
+    edit(root / "agentgate.yml", "  lint:\n", "  lint:\n    max_errors: 5\n")
+    git(root, "commit", "-qam", "standard")
+    git(root, "branch", "-q", "-f", "main")
+    run = verify("--profile", "strict")
+    lint = gate(run, "lint")
+    assert lint["status"] == "fail" and lint["expected"]["max_errors"] == 0
+    assert lint["threshold_sources"]["max_errors"] == "raised to strict's"
+    assert any("judged on strict's thresholds" in n for n in run.verdict()["notices"])
+    assert loosened(run) == []
+    # A reviewer approves the exception in the base's configuration.
+    edit(
+        root / "agentgate.yml",
+        "attempts:\n",
+        "integrity:\n  allow:\n"
+        "    - {rule: threshold, path: gates.lint.max_errors, reason: legacy tools/ folder}\n"
+        "attempts:\n",
+    )
+    git(root, "commit", "-qam", "approve")
+    git(root, "branch", "-q", "-f", "main")
+    run = verify("--profile", "strict")
+    lint = gate(run, "lint")
+    assert lint["status"] == "pass" and lint["expected"]["max_errors"] == 5
+    assert lint["threshold_sources"]["max_errors"] == base_label(root)
+
+
+# -- honest changes pass ---------------------------------------------------------------------------
+
+
+def test_tightening_and_where_thresholds_came_from(
+    repo_from: Callable[[str], Path], agentgate: Callable[..., CliRun]
+) -> None:
+    root = repo_from("clean")
+    edit(root / "agentgate.yml", "  lint:\n", "  lint:\n    max_errors: 0\n")
+    git(root, "commit", "-qam", "explicit")
+    git(root, "branch", "-q", "-f", "main")
+    edit(root / "agentgate.yml", "cov.json\n", "cov.json\n    lines: 95\n")  # tightened
+    run = agentgate("verify", "--profile", "strict")
+    assert run.code == 0, run.out
+    lines = {line.split()[1]: line for line in run.out.splitlines() if line.startswith("  ")}
+    assert "0 warnings (max 0) (thresholds: base agentgate.yml)" in lines["lint"]
+    assert "(thresholds: this change, tightened)" in lines["coverage"]
+    assert "(thresholds:" not in lines["test"]  # every one the profile's
+    run = agentgate("verify", "--profile", "strict", "--no-run", "--format", "json")
+    coverage = gate(run, "coverage")
+    assert coverage["expected"]["lines"] == 95.0
+    assert coverage["threshold_sources"]["lines"] == "agentgate.yml (this change, tightened)"
+    assert coverage["threshold_sources"]["branches"] == "profile strict"
+    assert gate(run, "lint")["threshold_sources"]["max_errors"] == base_label(root)
+    assert gate(run, "integrity")["findings"] == []
+
+
+def test_an_untouched_configuration(repo_from: Callable[[str], Path], verify: Any) -> None:
+    root = repo_from("lint-clean")
+    write(
+        root / "pkg/__init__.py", "def add(a, b):\n    if a:\n        return b + a\n    return b\n"
+    )
+    git(root, "commit", "-qam", "refactor")
+    run = verify("--profile", "strict")
+    assert run.code == 0, run.out
+    assert gate(run, "integrity")["findings"] == []
+    sources = {s for g in run.verdict()["gates"] for s in g["threshold_sources"].values()}
+    assert sources == {"profile strict"}
+
+
+def test_adding_a_gate(repo_from: Callable[[str], Path], verify: Any) -> None:
+    root = repo_from("lint-clean")
+    edit(
+        root / "agentgate.yml",
+        "gates:\n",
+        f"gates:\n  build:\n    command: {PY} -m compileall -q pkg\n",
+    )
+    git(root, "commit", "-qam", "build gate")
+    run = verify("--profile", "strict")
+    assert run.code == 0, run.out
+    assert gate(run, "build")["status"] == "pass"
+    assert gate(run, "integrity")["findings"] == []
+
+
+def test_reformatting_the_yaml(repo_from: Callable[[str], Path], verify: Any) -> None:
+    root = repo_from("lint-clean")
+    write(
+        root / "agentgate.yml",
+        f"""\
+attempts: {{max: 3}}   # the same values, in another order and style
+gates: {{lint: {{command: "{PY} -m ruff check --no-cache ."}}}}
+profile: "strict"
+""",
+    )
+    run = verify("--profile", "strict")
+    assert run.code == 0, run.out
+    assert gate(run, "integrity")["findings"] == []
+    assert not any("not in force" in n for n in run.verdict()["notices"])
+
+
+def test_a_configuration_new_in_the_change(repo_from: Callable[[str], Path], verify: Any) -> None:
+    root = repo_from("bare")
+    write(root / "agentgate.yml", LINT_ONLY)
+    git(root, "add", "agentgate.yml")
+    git(root, "commit", "-qm", "adopt agentgate")
+    run = verify("--profile", "strict")
+    assert run.code == 0, run.out
+    assert (
+        "agentgate.yml is new in this change: it is not yet the law; a reviewer approves it by "
+        "merging it"
+    ) in run.verdict()["notices"]
+    assert gate(run, "integrity")["findings"] == []
+
+
+def test_a_new_configuration_cannot_pick_its_base_or_approve_itself(
+    repo_from: Callable[[str], Path], verify: Any
+) -> None:
+    root = repo_from("bare")
+    (root / "tests/test_pkg.py").unlink()
+    write(
+        root / "agentgate.yml",
+        CHEAP + "base: HEAD\nintegrity:\n  allow:\n    - {rule: '*', path: '*', reason: mine}\n",
+    )
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "adopt agentgate, drop a test")
+    run = verify("--profile", "strict")
+    notices = run.verdict()["notices"]
+    assert any(n.startswith("base: HEAD in agentgate.yml is not used until") for n in notices)
+    assert "integrity.allow in agentgate.yml is not in force until it is merged" in notices
+    # Judged against main, not against the change's own commit; no approval of its own.
+    assert "against main" in gate(run, "integrity")["summary"]
+
+
+def test_the_integrity_gate_and_a_custom_gate(
+    repo_from: Callable[[str], Path], verify: Any
+) -> None:
+    root = repo_from("cheap")
+    edit(
+        root / "agentgate.yml",
+        "gates:\n",
+        "gates:\n  custom:\n    - {name: audit, command: 'true'}\n",
+    )
+    git(root, "commit", "-qam", "audit")
+    git(root, "branch", "-q", "-f", "main")
+    text = edit(
+        root / "agentgate.yml",
+        "  custom:\n    - {name: audit, command: 'true'}\n",
+        "  integrity: {kind: integrity, enabled: false}\n",
+    )
+    run = verify("--profile", "strict")
+    assert run.code == 1
+    assert gate(run, "integrity")["status"] == "fail"
+    assert gate(run, "audit")["status"] == "pass"
+    assert sorted(loosened(run)) == [
+        (
+            "agentgate.yml",
+            line_of(text, "gates:"),
+            "gates.audit: removed; the base's audit gate is in force",
+        ),
+        (
+            "agentgate.yml",
+            line_of(text, "integrity"),
+            "gates.integrity.enabled: true -> false; the base's gate runs",
+        ),
+    ]
+
+
+def test_the_workspace_json_shape(repo_from: Callable[[str], Path], verify: Any) -> None:
+    root = repo_from("cheap")
+    git(root, "rm", "-q", "agentgate.yml")
+    text = json.dumps(
+        {"profile": "strict", "gates": {"build": {"command": f"{PY} -c pass", "maxErrors": 3}}},
+        indent=2,
+    )
+    write(root / "agentgate.json", text)
+    run = verify("--profile", "strict")
+    assert gate(run, "build")["expected"] == {"max_errors": 0}
+    assert loosened(run) == [
+        (
+            "agentgate.json",
+            line_of(text, "maxErrors"),
+            "gates.build.maxErrors: 0 -> 3; the base's 0 is in force",
+        )
+    ]
+
+
+def test_a_new_configuration_cannot_switch_off_the_gate(
+    repo_from: Callable[[str], Path], verify: Any
+) -> None:
+    root = repo_from("bare")
+    text = CHEAP.replace("gates:\n", "enabled: false\ngates:\n") + (
+        "  integrity: {kind: integrity, blocking: false, block: tampering}\n"
+    )
+    write(root / "agentgate.yml", text)
+    run = verify("--profile", "strict")
+    assert run.code == 1
+    integrity = gate(run, "integrity")
+    assert integrity["status"] == "fail" and integrity["blocking"] is True
+    assert integrity["expected"] == {"block": "all"}
+    here = line_of(text, "integrity")
+    assert sorted(loosened(run)) == [
+        (
+            "agentgate.yml",
+            line_of(text, "enabled"),
+            "enabled: true -> false; gating stays on, as at the base",
+        ),
+        (
+            "agentgate.yml",
+            here,
+            "gates.integrity.block: all -> tampering; the base's all is in force",
+        ),
+        (
+            "agentgate.yml",
+            here,
+            "gates.integrity.blocking: true -> false; the integrity gate judges every change",
+        ),
+    ]
+
+
+# -- the tools' settings ---------------------------------------------------------------------------
+
+
+def tool_findings(run: CliRun) -> list[tuple[str | None, int | None, str]]:
+    return findings(run, "tool-config-loosened")
+
+
+def test_ruff_ignoring_what_the_base_enforces(
+    repo_from: Callable[[str], Path], verify: Any
+) -> None:
+    root = repo_from("lint-defect")
+    text = edit(
+        root / "pyproject.toml",
+        'select = ["E", "F", "W"]\n',
+        'select = ["E", "F", "W"]\nignore = ["F401"]\n',
+    )
+    run = verify("--profile", "strict")
+    assert gate(run, "lint")["status"] == "pass"  # ruff honours the ignore ...
+    assert gate(run, "integrity")["status"] == "fail"  # ... the gate does not
+    assert tool_findings(run) == [
+        (
+            "pyproject.toml",
+            line_of(text, "ignore"),
+            "ruff: ignore gained F401, rules the base enforces",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "needle", "message"),
+    [
+        (
+            'select = ["E", "F", "W"]\n',
+            'select = ["E"]\n',
+            "select",
+            "ruff: select narrowed: F, W no longer selected",
+        ),
+        (
+            'select = ["E", "F", "W"]\n',
+            'select = ["E", "F", "W"]\n\n[tool.ruff.lint.per-file-ignores]\n"pkg/*" = ["F"]\n',
+            '"pkg/*"',
+            "ruff: per-file-ignores gained 'pkg/*': F, rules the base enforces",
+        ),
+        (
+            "[tool.ruff.lint]\n",
+            '[tool.ruff]\nextend-exclude = ["pkg"]\n\n[tool.ruff.lint]\n',
+            "extend-exclude",
+            "ruff: extend-exclude gained pkg: 1 files are no longer linted (pkg/__init__.py)",
+        ),
+        (
+            'testpaths = ["tests"]\n',
+            'testpaths = ["tests/unit"]\n',
+            "testpaths",
+            "pytest: testpaths [tests] -> [tests/unit]: 1 test files at the base are no longer "
+            "collected (tests/test_pkg.py)",
+        ),
+        (
+            'testpaths = ["tests"]\n',
+            'testpaths = ["tests"]\npython_files = ["check_*.py"]\n',
+            "python_files",
+            "pytest: python_files (default) -> [check_*.py]: 1 test files at the base are no "
+            "longer collected (tests/test_pkg.py)",
+        ),
+        (
+            'testpaths = ["tests"]\n',
+            'testpaths = ["tests"]\npython_functions = ["check"]\n',
+            "python_functions",
+            "pytest: python_functions test -> check: tests named test are no longer collected",
+        ),
+        (
+            'exclude_also = ["if TYPE_CHECKING:"]\n',
+            'exclude_also = ["if TYPE_CHECKING:", "def "]\n',
+            "exclude_also",
+            "coverage: exclude_also gained 'def ': lines matching it are no longer measured",
+        ),
+        (
+            'source = ["pkg"]\n',
+            'source = ["pkg"]\nomit = ["pkg/__init__.py"]\n',
+            "omit",
+            "coverage: omit gained pkg/__init__.py: 1 files are no longer measured "
+            "(pkg/__init__.py)",
+        ),
+        ("fail_under = 80\n", "fail_under = 10\n", "fail_under", "coverage: fail_under 80 -> 10"),
+        (
+            "branch = true\n",
+            "branch = false\n",
+            "branch",
+            "coverage: branch true -> false: branches are no longer measured",
+        ),
+        (
+            'source = ["pkg"]\n',
+            'source = ["pkg/sub"]\n',
+            "source",
+            "coverage: source narrowed: pkg no longer measured",
+        ),
+    ],
+    ids=[
+        "ruff-select",
+        "ruff-per-file-ignores",
+        "ruff-exclude",
+        "pytest-testpaths",
+        "pytest-python-files",
+        "pytest-python-functions",
+        "coverage-exclude",
+        "coverage-omit",
+        "coverage-fail-under",
+        "coverage-branch",
+        "coverage-source",
+    ],
+)
+def test_a_tool_setting_loosened(
+    repo_from: Callable[[str], Path], verify: Any, old: str, new: str, needle: str, message: str
+) -> None:
+    root = repo_from("cheap")
+    text = edit(root / "pyproject.toml", old, new)
+    git(root, "commit", "-qam", "settings")
+    run = verify("--profile", "strict")
+    assert run.code == 1
+    assert gate(run, "build")["status"] == "pass"
+    assert tool_findings(run) == [("pyproject.toml", line_of(text, needle), message)]
+
+
+def test_a_new_ruff_toml_that_selects_less(repo_from: Callable[[str], Path], verify: Any) -> None:
+    root = repo_from("cheap")
+    write(root / "pkg" / "ruff.toml", '# only what matters\n[lint]\nselect = ["E9"]\n')
+    run = verify("--profile", "strict")
+    assert tool_findings(run) == [
+        ("pkg/ruff.toml", 3, "ruff: select narrowed: E, F, W no longer selected")
+    ]
+
+
+def test_a_new_coveragerc_that_takes_over(repo_from: Callable[[str], Path], verify: Any) -> None:
+    root = repo_from("cheap")
+    write(root / ".coveragerc", "[run]\nsource = pkg\nbranch = true\n")  # drops fail_under
+    run = verify("--profile", "strict")
+    assert [m for _, _, m in tool_findings(run)] == ["coverage: fail_under 80 -> 0"]
+    assert tool_findings(run)[0][0] == ".coveragerc"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # more rules, and an ignore for one the base never selected
+        ('select = ["E", "F", "W"]\n', 'select = ["E", "F", "W", "B"]\nignore = ["B008"]\n'),
+        ("fail_under = 80\n", "fail_under = 95  # raised\n"),
+        ('select = ["E", "F", "W"]\n', 'select = [\n    "W",\n    "F",\n    "E",\n]\n'),
+        ('testpaths = ["tests"]\n', 'testpaths = ["tests", "more_tests"]\n'),
+        ('source = ["pkg"]\n', 'source = ["pkg"]\nomit = ["pkg/generated/*"]\n'),
+        ("[tool.coverage.report]\n", "# Coverage, reported.\n[tool.coverage.report]\n"),
+    ],
+    ids=[
+        "select-more",
+        "fail-under-raised",
+        "reordered",
+        "testpaths-wider",
+        "omit-nothing",
+        "comment",
+    ],
+)
+def test_an_honest_tool_setting(
+    repo_from: Callable[[str], Path], verify: Any, old: str, new: str
+) -> None:
+    root = repo_from("cheap")
+    edit(root / "pyproject.toml", old, new)
+    run = verify("--profile", "strict")
+    assert run.code == 0, run.out
+    assert gate(run, "integrity")["findings"] == []
+
+
+def test_settings_that_follow_a_move(repo_from: Callable[[str], Path], verify: Any) -> None:
+    root = repo_from("cheap")
+    git(root, "mv", "tests", "test")  # the tests move, and pytest is told where
+    git(root, "mv", "pkg", "src")  # the package moves, and coverage follows it
+    edit(root / "pyproject.toml", 'testpaths = ["tests"]\n', 'testpaths = ["test"]\n')
+    edit(root / "pyproject.toml", 'source = ["pkg"]\n', 'source = ["src"]\nomit = ["test/*"]\n')
+    git(root, "commit", "-qam", "src layout")
+    run = verify("--profile", "strict")
+    assert run.code == 0, run.out
+    assert tool_findings(run) == []
+
+
+# -- resolve_config directly -----------------------------------------------------------------------
+
+
+def test_a_broken_base_configuration_lets_the_change_fix_it(
+    repo_from: Callable[[str], Path],
+) -> None:
+    root = repo_from("bare")
+    write(root / "agentgate.yml", "gates:\n  lint: {comand: ruff}\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "broken config")
+    git(root, "branch", "-q", "-f", "main")
+    write(root / "agentgate.yml", CHEAP)
+    config = resolve_config(root)
+    assert [g.name for g in config.gates] == ["integrity", "build"]
+    assert any("cannot be used" in n and "comand" in n for n in config.notices)
+    assert not any("is new in this change" in n for n in config.notices)
+
+
+def test_outside_a_repository_the_configuration_stands(tmp_path: Path) -> None:
+    write(tmp_path / "agentgate.yml", CHEAP.replace("strict", "standard") + "    max_errors: 3\n")
+    config = resolve_config(tmp_path)
+    build = config.gate("build")
+    assert build is not None and build.thresholds == {"max_errors": 3}
+    assert build.sources == {"max_errors": "agentgate.yml"}
+    assert config.gate("integrity") is None
+
+
+# -- through the pytest plugin -------------------------------------------------------------------
+
+
+GATE = "gate-config-loosened"
+
+
+def plugin(root: Path) -> tuple[int, dict[str, Any]]:
+    out = root / ".agentgate" / "verdict.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--agentgate=strict",
+            f"--agentgate-json={out}",
+            "tests",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return proc.returncode, json.loads(out.read_text())
+
+
+def plugin_gate(verdict: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(g for g in verdict["gates"] if g["name"] == name)
+
+
+@pytest.mark.parametrize(
+    ("where", "old", "new", "needle", "rule"),
+    [
+        ("agentgate.yml", "  lint:\n", "  lint:\n    enabled: false\n", "enabled", GATE),
+        ("agentgate.yml", "  lint:\n", "  lint:\n    max_errors: 5\n", "max_errors", GATE),
+        (
+            "agentgate.yml",
+            f"    command: {PY} -m ruff check --no-cache .\n",
+            "    command: echo '[]'\n    format: ruff\n",
+            "echo",
+            GATE,
+        ),
+        (
+            "pyproject.toml",
+            'select = ["E", "F", "W"]\n',
+            'select = ["E", "F", "W"]\nignore = ["F401"]\n',
+            "ignore",
+            "tool-config-loosened",
+        ),
+    ],
+    ids=["lint-disabled", "lint-threshold", "lint-echo", "ruff-ignore"],
+)
+def test_pytest_agentgate_strict_is_held_to_the_base(
+    repo_from: Callable[[str], Path], where: str, old: str, new: str, needle: str, rule: str
+) -> None:
+    root = repo_from("lint")
+    text = edit(root / where, old, new)
+    code, verdict = plugin(root)
+    assert code != 0
+    assert plugin_gate(verdict, "test")["status"] == "pass"
+    integrity = plugin_gate(verdict, "integrity")
+    assert integrity["status"] == "fail"
+    located = {(f["code"], f["path"], f["line"]) for f in integrity["findings"]}
+    assert (rule, where, line_of(text, needle)) in located, integrity["findings"]
+
+
+def test_pytest_agentgate_strict_passes_honest_work(
+    repo_from: Callable[[str], Path],
+) -> None:
+    root = repo_from("lint")
+    (root / "tools" / "bad.py").write_text("VALUE = 1\n")  # the work: the lint errors fixed
+    edit(root / "agentgate.yml", "  lint:\n", "  lint:\n    max_warnings: 0\n")
+    code, verdict = plugin(root)
+    assert code == 0, verdict
+    assert plugin_gate(verdict, "integrity")["findings"] == []
