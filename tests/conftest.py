@@ -32,9 +32,11 @@ def _user_state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
 
 @pytest.fixture(autouse=True)
 def _not_inside_an_agentgate_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    """When agentgate gates this suite, its run id is in the environment (and this session's
-    JUnit report carries it, which is the point); the runs the tests make are their own."""
+    """When agentgate gates this suite, its run id and its guard are in the environment (and
+    this session's JUnit report carries the id, which is the point); the runs the tests make
+    are their own, never nested in the run that gates the suite."""
     monkeypatch.delenv("AGENTGATE_RUN_ID", raising=False)
+    monkeypatch.delenv("AGENTGATE_RUNNING", raising=False)
 
 
 # -- the verdict schema ---------------------------------------------------------------------
