@@ -55,7 +55,15 @@ def report_from_details(
             function_total += summary_functions
             if summary_functions.total:
                 kept = None
-        files.append(FileCoverage(path=path, lines=file_lines, missing_lines=missing, detail=kept))
+        files.append(
+            FileCoverage(
+                path=path,
+                lines=file_lines,
+                missing_lines=missing,
+                detail=kept,
+                line_hits=detail.line_hits(),
+            )
+        )
     if not files:
         raise ReportError(
             source,
