@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pytest_agentgate.gates.changed import ChangedFiles, NoBase, is_code, is_test_file
+from pytest_agentgate.reports._io import display_path
 from pytest_agentgate.reports.model import CoverageReport, FileCoverage, Ratio
 
 NO_LINE_DATA_HINT = (
@@ -69,22 +70,16 @@ def measure_patch(report: CoverageReport, changed: ChangedFiles | NoBase) -> Pat
             "gate inside a git repository whose base is there (set `base:` or pass --base)",
         )
     base = changed.base.describe()
+    source = display_path(report.source, changed.root, follow_links=False)
+    no_lines = f"{source} ({report.format}) has no line numbers"
     if all(file.line_hits is None for file in report.files):
-        return PatchCoverage(
-            base=base,
-            why=f"{report.source} ({report.format}) has no line numbers",
-            how=NO_LINE_DATA_HINT,
-        )
+        return PatchCoverage(base=base, why=no_lines, how=NO_LINE_DATA_HINT)
     by_path: dict[str, FileCoverage] = {}
     for file in report.files:
         entry = changed.find(file.path)
         if entry is not None and entry.lines:
             if file.line_hits is None:
-                return PatchCoverage(
-                    base=base,
-                    why=f"{report.source} ({report.format}) has no line numbers",
-                    how=NO_LINE_DATA_HINT,
-                )
+                return PatchCoverage(base=base, why=no_lines, how=NO_LINE_DATA_HINT)
             known = by_path.get(entry.path)
             if known is None or known.line_hits is None:
                 by_path[entry.path] = file
