@@ -43,8 +43,8 @@ def report_from_details(
         if detail.branches:
             branch_total += Ratio(sum(detail.branches.values()), len(detail.branches))
         elif detail.line_branches:
-            for covered, total in detail.line_branches.values():
-                branch_total += Ratio(covered, total)
+            counts = detail.line_branches.values()
+            branch_total += Ratio(sum(c for c, _ in counts), sum(t for _, t in counts))
         elif summary_branches is not None:
             branch_total += summary_branches
             if summary_branches.total:  # counts without identities cannot be merged
