@@ -297,7 +297,7 @@ def main() -> int:
         if found is None or isinstance(found, BaseMissing):
             raise SystemExit(f"no change to measure: {found}")
         report = registry.read_coverage_many([root / "coverage.xml"], "cobertura", config.root)
-        changed = ChangedFiles.of(found, config.root, root)
+        changed = ChangedFiles.of(found, config.root)
         coverage_gate = config.gate("coverage")
         assert coverage_gate is not None
 

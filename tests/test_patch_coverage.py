@@ -161,6 +161,8 @@ def make_change(repo: Path, project: Path, *, untracked: bool) -> None:
     with (project / "pkg" / "legacy.py").open("a", encoding="utf-8") as handle:
         handle.write("\n\ndef older(x):\n    return x + 1\n")
     (project / "pkg" / "gone.py").unlink()
+    if repo != project:  # another project's code in the same repository
+        write(repo / "tools" / "helper.py", "def helper():\n    return 1\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "change")
     # Uncommitted: a staged test, an unstaged README line, a new module.

@@ -57,7 +57,7 @@ class ChangedFiles:
         self.change = change
         self.root = root
         self._root = os.path.abspath(root)
-        self._cwd = os.path.abspath(cwd) if cwd is not None else None
+        self._cwd = os.path.abspath(cwd) if cwd is not None else _working_directory()
         toplevel = str(repo.toplevel)
         # Each spelling of the repository's top level: git's (resolved) and, when the project
         # root is reached through a symlink (macOS /tmp), the unresolved one.
@@ -106,6 +106,9 @@ class ChangedFiles:
             entry = self._files.get(os.path.normpath(os.path.join(self._cwd, path)))
         return entry
 
-    def display(self, entry: FileChange) -> str:
-        """The file's path relative to the project root (repository-relative outside it)."""
-        return self.change.relative(entry.path, self.root) or entry.path
+
+def _working_directory() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # it was deleted under us
+        return None

@@ -5,7 +5,6 @@ patch coverage: the share of the lines the change adds or modifies that the test
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 from pytest_agentgate.config.model import GateConfig
@@ -105,7 +104,7 @@ class CoverageGate:
             evidence.error = exc
             return evidence
         if cfg.thresholds.get("patch") is not None:
-            changed = ChangedFiles.of(context.change, context.root, Path.cwd())
+            changed = ChangedFiles.of(context.change, context.root)
             evidence.patch = measure_patch(evidence.report, changed)
         return evidence
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pytest_agentgate.config.model import GateConfig
 from pytest_agentgate.gates.base import (
@@ -106,7 +105,7 @@ class LintGate:
             evidence.error = exc
             return evidence
         if cfg.options.get("scope") == "changed":
-            changed = ChangedFiles.of(context.change, context.root, Path.cwd())
+            changed = ChangedFiles.of(context.change, context.root)
             if isinstance(changed, NoBase):
                 evidence.scope_unknown = changed.reason
             else:

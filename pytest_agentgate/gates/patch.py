@@ -94,11 +94,13 @@ def measure_patch(report: CoverageReport, changed: ChangedFiles | NoBase) -> Pat
         if not entry.lines:
             continue
         found = by_path.get(entry.path)
-        path = changed.display(entry)
+        inside = changed.change.relative(entry.path, changed.root)
         if found is None or found.line_hits is None:
-            if is_code(path) and not is_test_file(path):
-                result.unmeasured.append((path, len(entry.lines)))
+            # Another project's files in the same repository are not this report's to measure.
+            if inside is not None and is_code(inside) and not is_test_file(inside):
+                result.unmeasured.append((inside, len(entry.lines)))
             continue
+        path = inside or entry.path
         hits = found.line_hits
         measured = [n for n in entry.lines if n in hits]
         if not measured:
