@@ -459,6 +459,19 @@ def test_a_small_change_is_reported_not_judged(
     assert patch_part(gate) == "patch 50.00% of 2 changed lines (need 80.00%)"
 
 
+def test_a_change_without_code_has_nothing_to_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agentgate: Agentgate
+) -> None:
+    small_project(tmp_path, "", only_patch(", patch: 100, patch_min_lines: 0"))
+    write(tmp_path / "README.md", "# notes\n")  # untracked: the whole change
+    write(tmp_path / "tests" / "test_more.py", "def test_more():\n    assert True\n")
+    monkeypatch.chdir(tmp_path)
+    gate = agentgate("verify", "--no-run", "--format", "json").gate("coverage")
+    assert gate["status"] == "pass"
+    assert patch_part(gate) == "patch: no changed line the report measures"
+    assert gate["actual"]["patch"] is None
+
+
 def test_without_a_repository_the_default_informs_and_an_explicit_patch_fails(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agentgate: Agentgate
 ) -> None:

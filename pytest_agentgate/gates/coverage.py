@@ -184,7 +184,8 @@ def _judge_patch(
     if patch is None:
         patch = DOOR_PATCH if threshold is not None else PatchCoverage()
     ratio = patch.ratio
-    actual["patch"] = None if ratio is None else ratio.percent
+    # No changed line is measured (a change to docs, tests or comments): nothing to judge.
+    actual["patch"] = None if ratio is None or ratio.total == 0 else ratio.percent
     if ratio is not None and patch.unmeasured:
         lines = sum(n for _, n in patch.unmeasured)
         shown = ", ".join(p for p, _ in patch.unmeasured[:5])
@@ -211,6 +212,9 @@ def _judge_patch(
         return []
     minimum = config.options.get("patch_min_lines", PATCH_MIN_LINES)
     against = f" against {patch.base}" if patch.base else ""
+    if ratio.total == 0:
+        parts.append("patch: no changed line the report measures")
+        return []
     if ratio.total < minimum:
         parts.append(
             f"patch {pct(ratio.percent)} of {count(ratio.total, 'changed line')} "
