@@ -102,6 +102,9 @@ def test_fresh():
     assert fresh(1) == 1
 """
 
+# A new file: double() is tested, triple() is not.
+EXTRA = "def double(x):\n    return 2 * x\n\n\ndef triple(x):\n    return 3 * x\n"
+
 IGNORED = ".coverage\ncoverage.*\ndiff-cover*.json\n.agentgate/\n__pycache__/\n.pytest_cache/\n"
 # Every metric but patch switched off: the test reads patch coverage alone. `patch: 100` makes
 # every uncovered new line a finding.
@@ -154,9 +157,7 @@ def make_change(repo: Path, project: Path, *, untracked: bool) -> None:
     git(repo, "commit", "-q", "-m", "base")
     git(repo, "checkout", "-q", "-b", "feature")
     write(project / "pkg" / "calc.py", CALC_CHANGED)
-    write(project / "pkg" / "extra.py", "def double(x):\n    return 2 * x\n\n\ndef triple(x):\n")
-    with (project / "pkg" / "extra.py").open("a", encoding="utf-8") as handle:
-        handle.write("    return 3 * x\n")
+    write(project / "pkg" / "extra.py", EXTRA)
     # Lines in a file the tests never import.
     with (project / "pkg" / "legacy.py").open("a", encoding="utf-8") as handle:
         handle.write("\n\ndef older(x):\n    return x + 1\n")
