@@ -210,3 +210,14 @@ def test_a_wrong_scope_names_the_key(legacy: Path, agentgate: Agentgate) -> None
     assert "agentgate.yml:3: gates.lint.scope: 'changes' is not valid; did you mean 'changed'?" in (
         result.err
     )
+
+
+def test_run_from_a_subfolder(
+    legacy: Path, agentgate: Agentgate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ruff's absolute paths are shown relative to the folder agentgate runs in."""
+    write(legacy / "src" / "app.py", APP_NEW_ERROR)
+    monkeypatch.chdir(legacy / "src")
+    lint = agentgate("verify", "--format", "json").gate("lint")
+    assert lint["actual"] == {"errors": 1, "warnings": 0}
+    assert [(f["path"], f["line"]) for f in lint["findings"]] == [("app.py", 7)]

@@ -570,3 +570,30 @@ def test_coverage_a_door_measured_without_the_change(tmp_path: Path) -> None:
         "patch coverage not measured: this door measured coverage without looking at the "
         "change; gate with `agentgate verify`, which measures patch coverage against the base"
     ]
+
+
+def test_patch_null_turns_it_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agentgate: Agentgate
+) -> None:
+    small_project(tmp_path, SIX_UNCOVERED, only_patch(", patch: null"))
+    monkeypatch.chdir(tmp_path)
+    gate = agentgate("verify", "--no-run", "--format", "json").gate("coverage")
+    assert gate["status"] == "pass" and "patch" not in gate["expected"]
+    assert patch_part(gate) is None and gate["actual"]["patch"] is None
+
+
+def test_a_project_reached_through_a_symlink(tmp_path: Path) -> None:
+    """The library door is given the link; git names the resolved folder."""
+    from pytest_agentgate import verify
+
+    real = tmp_path / "real"
+    real.mkdir()
+    small_project(real, SIX_UNCOVERED, "")
+    (real / "agentgate.yml").unlink()
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    verdict = verify(str(link), run=False, coverage="coverage.json")
+    coverage = next(g for g in verdict.gates if g.name == "coverage")
+    assert coverage.actual["patch"] == pytest.approx(100 / 6)
+    assert coverage.findings[0].message == "5 new lines not covered: lines 6-10"
+    assert (coverage.findings[0].path, coverage.findings[0].line) == ("pkg/mod.py", 6)

@@ -1,10 +1,10 @@
 """The lines a change adds or modifies, looked up by the paths reports use.
 
 Reports name a file in many ways: relative to the project root (coverage.py, mypy), relative to
-the directory agentgate runs in, absolute (ruff, eslint, Cobertura with a ``<source>``), through
-a symlinked root. :class:`ChangedFiles` turns each of them into the change's file, once per
-report path, with string operations only (the few symlinked spellings of the root are computed
-up front, never per path). Collectors use it; the judges only see what it found.
+the directory agentgate runs in, absolute (ruff, eslint, Cobertura with a ``<source>``).
+:class:`ChangedFiles` turns each of them into the change's file with string operations (an
+absolute path it does not know is resolved once, in case it goes through a symlink).
+Collectors use it; the judges only see what it found.
 """
 
 from __future__ import annotations
@@ -56,25 +56,13 @@ class ChangedFiles:
         self.base: Base = change.base
         self.change = change
         self.root = root
-        self._root = os.path.abspath(root)
+        self._root = os.path.realpath(root)
         self._cwd = os.path.abspath(cwd) if cwd is not None else _working_directory()
-        toplevel = str(repo.toplevel)
-        # Each spelling of the repository's top level: git's (resolved) and, when the project
-        # root is reached through a symlink (macOS /tmp), the unresolved one.
-        tops = {toplevel}
-        real_root = os.path.realpath(self._root)
-        if real_root != self._root:
-            inside = os.path.relpath(real_root, toplevel)
-            if inside == ".":
-                tops.add(self._root)
-            elif not inside.startswith("..") and self._root.endswith(os.sep + inside):
-                tops.add(self._root[: -len(inside) - 1])
+        toplevel = str(repo.toplevel)  # resolved by git, as the doors resolve the root
         self._files: dict[str, FileChange] = {}
         for path, entry in change.files.items():
-            if entry.status == "deleted":
-                continue
-            for top in tops:
-                self._files[os.path.normpath(os.path.join(top, path))] = entry
+            if entry.status != "deleted":
+                self._files[os.path.normpath(os.path.join(toplevel, path))] = entry
 
     @classmethod
     def of(
@@ -99,8 +87,9 @@ class ChangedFiles:
             return None
         if os.sep != "/":  # pragma: no cover - Windows
             path = path.replace("/", os.sep)
-        if os.path.isabs(path):
-            return self._files.get(os.path.normpath(path))
+        if os.path.isabs(path):  # a tool's own spelling may go through a symlink
+            found = self._files.get(os.path.normpath(path))
+            return found if found is not None else self._files.get(os.path.realpath(path))
         entry = self._files.get(os.path.normpath(os.path.join(self._root, path)))
         if entry is None and self._cwd is not None and self._cwd != self._root:
             entry = self._files.get(os.path.normpath(os.path.join(self._cwd, path)))
