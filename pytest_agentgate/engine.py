@@ -218,8 +218,9 @@ def find_change(
     config: Config, explicit_base: str | None
 ) -> tuple[Repo, Change] | BaseMissing | None:
     """The change being gated: from its base to the working tree (see git.py). None outside a
-    git repository, or when no gate looks at the change."""
-    if not any(g.kind == "integrity" and g.enabled for g in config.gates):
+    git repository, or when no gate looks at the change (integrity, coverage with a ``patch``
+    threshold, lint with ``scope: changed``)."""
+    if not config.enabled or not any(g.enabled and _needs_change(g) for g in config.gates):
         return None
     repo = Repo.find(config.root)
     if repo is None:
@@ -231,6 +232,14 @@ def find_change(
         return repo, repo.change(base)
     except GitError as exc:
         return BaseMissing(f"git could not read the change ({exc})", "check that git works here")
+
+
+def _needs_change(gate: GateConfig) -> bool:
+    if gate.kind == "coverage":
+        return gate.thresholds.get("patch") is not None
+    if gate.kind == "lint":
+        return gate.options.get("scope") == "changed"
+    return gate.kind == "integrity"
 
 
 def collect(

@@ -114,6 +114,7 @@ def test_design_md_example_loads_with_every_value(repo: Path) -> None:
         "branches": 85.0,
         "functions": 85.0,
         "statements": 85.0,
+        "patch": 80.0,
     }
     custom = config.gate("security-scan")
     assert custom is not None and custom.kind == "custom"
@@ -286,6 +287,7 @@ def test_workspace_json_shape(repo: Path) -> None:
         "branches": 70.0,
         "functions": 75.0,
         "statements": 80.0,
+        "patch": 80.0,  # the standard profile's
     }
     audit = config.gate("audit")
     assert audit is not None
@@ -455,9 +457,9 @@ MINIMAL = """\
 @pytest.mark.parametrize(
     ("profile", "lint", "rate", "flaky", "coverage"),
     [
-        ("strict", (0, 0), 100.0, "fail", (90.0, 85.0, 90.0, 90.0)),
-        ("standard", (0, 50), 95.0, "allow", (85.0, 80.0, 85.0, 85.0)),
-        ("relaxed", (5, 100), 90.0, "allow", (70.0, 65.0, 70.0, 70.0)),
+        ("strict", (0, 0), 100.0, "fail", (90.0, 85.0, 90.0, 90.0, 90.0)),
+        ("standard", (0, 50), 95.0, "allow", (85.0, 80.0, 85.0, 85.0, 80.0)),
+        ("relaxed", (5, 100), 90.0, "allow", (70.0, 65.0, 70.0, 70.0, 60.0)),
     ],
 )
 def test_profile_defaults_match_the_design_table(
@@ -476,7 +478,7 @@ def test_profile_defaults_match_the_design_table(
     assert gates["test"]["min_pass_rate"] == rate
     assert gates["test"]["flaky"] == flaky
     assert gates["coverage"] == dict(
-        zip(("lines", "branches", "functions", "statements"), coverage, strict=True)
+        zip(("lines", "branches", "functions", "statements", "patch"), coverage, strict=True)
     )
 
 
@@ -505,6 +507,7 @@ def test_override_sits_on_top_of_the_profile_and_null_switches_off(repo: Path) -
         "branches": None,
         "functions": 90.0,
         "statements": 90.0,
+        "patch": 90.0,
     }
 
 

@@ -71,6 +71,7 @@ def test_src_layout(repo: Path) -> None:
         "branches": 80.0,
         "functions": 85.0,
         "statements": 85.0,
+        "patch": 80.0,
     }
     assert config.notices == [
         "no configuration: detected a Python project (pyproject.toml) and gated it with "

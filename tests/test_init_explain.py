@@ -348,6 +348,7 @@ def test_explain_profile_flag_changes_the_defaults_not_the_overrides(
         "branches": None,
         "functions": 70.0,
         "statements": 70.0,
+        "patch": 60.0,
     }
     assert gates["test"]["thresholds"]["min_pass_rate"] == 90.0
 

@@ -1,4 +1,6 @@
-"""The coverage gate: lines, branches, functions, statements from covered/total counts."""
+"""The coverage gate: lines, branches, functions, statements from covered/total counts, and
+patch coverage: the share of the lines the change adds or modifies that the tests ran
+(:mod:`pytest_agentgate.gates.patch`)."""
 
 from __future__ import annotations
 
@@ -14,15 +16,19 @@ from pytest_agentgate.gates.base import (
     Evidence,
     Option,
 )
+from pytest_agentgate.gates.changed import ChangedFiles
 from pytest_agentgate.gates.collect import report_files
 from pytest_agentgate.gates.judging import (
     command_problem,
+    count,
     exit_disagrees,
     needed_to_reach,
     new_result,
     pct,
     unreadable,
 )
+from pytest_agentgate.gates.patch import PatchCoverage, measure_patch
+from pytest_agentgate.profiles import ProfileDefault
 from pytest_agentgate.reports._io import display_path
 from pytest_agentgate.reports.hints import missing_hint
 from pytest_agentgate.reports.model import METRICS, CoverageReport, FileCoverage, ReportError
@@ -42,6 +48,12 @@ HOW_TO_MEASURE = {
     "statements": "use a format with statement data, or set `statements: null`",
 }
 MAX_FILE_FINDINGS = 10
+PATCH_MIN_LINES = 5
+# Coverage a door measured itself (the pytest session) reaches the judge without the change.
+DOOR_PATCH = PatchCoverage.without_base(
+    "this door measured coverage without looking at the change",
+    "gate with `agentgate verify`, which measures patch coverage against the base",
+)
 
 
 @dataclass
@@ -51,6 +63,8 @@ class CoverageEvidence(Evidence):
     report: CoverageReport | None = None
     # "report" when read from files; "data" when a door measured it in-process (pytest-cov).
     measured_as: str = "report"
+    # What the tests covered of the change; None when no collector looked at the change.
+    patch: PatchCoverage | None = None
 
 
 class CoverageGate:
@@ -60,6 +74,18 @@ class CoverageGate:
         *REPORT_OPTIONS,
         *SHARD_OPTIONS,
         *(Option(m, "percent", f"minimum {m} coverage, %", threshold=True) for m in METRICS),
+        Option(
+            "patch",
+            "percent",
+            "minimum coverage of the lines the change adds or modifies, %",
+            threshold=True,
+        ),
+        Option(
+            "patch_min_lines",
+            "int",
+            f"below this many changed measurable lines, patch coverage is reported, never "
+            f"failing (default {PATCH_MIN_LINES})",
+        ),
     )
     stdout_report = False
 
@@ -76,6 +102,10 @@ class CoverageGate:
             evidence.report = context.registry.read_coverage_many(files, cfg.format, context.root)
         except ReportError as exc:
             evidence.error = exc
+            return evidence
+        if cfg.thresholds.get("patch") is not None:
+            changed = ChangedFiles.of(context.change, context.root)
+            evidence.patch = measure_patch(evidence.report, changed)
         return evidence
 
     def judge(self, config: GateConfig, evidence: CoverageEvidence) -> GateResult:
@@ -83,7 +113,7 @@ class CoverageGate:
         if report is None:
             error = evidence.error or ReportError("coverage", "no coverage data")
             summary = f"no usable coverage {evidence.measured_as}"
-            return unreadable(config, evidence, summary, error, dict.fromkeys(METRICS))
+            return unreadable(config, evidence, summary, error, dict.fromkeys((*METRICS, "patch")))
         problem = command_problem(config, evidence)
         actual: dict[str, float | None] = {}
         parts: list[str] = []
@@ -114,6 +144,9 @@ class CoverageGate:
                     f"{metric}: {pct(ratio.percent, threshold)} < {pct(threshold)}: "
                     f"cover {more} more of {ratio.total} {metric} ({ratio.covered} covered now)"
                 )
+        patch_findings = _judge_patch(
+            config, evidence, actual, parts, failed_metrics, notes, problems
+        )
         if not failed_metrics and not problem and (msg := exit_disagrees(config, evidence)):
             # The gate's own command (`coverage json`, a fail-under check) failed: a report that
             # looks fine does not outweigh it.
@@ -125,9 +158,98 @@ class CoverageGate:
         result.actual = actual
         result.problems = problems
         result.notes = notes + report.notes
-        if failed_metrics:
-            result.findings = _worst_files(report.files, evidence)
+        if patch_findings:
+            result.findings = patch_findings
+        if any(m != "patch" for m in failed_metrics):
+            result.findings += _worst_files(report.files, evidence)
         return result
+
+
+def _judge_patch(
+    config: GateConfig,
+    evidence: CoverageEvidence,
+    actual: dict[str, float | None],
+    parts: list[str],
+    failed: list[str],
+    notes: list[str],
+    problems: list[str],
+) -> list[Finding]:
+    """Patch coverage against ``patch``; the findings (uncovered new lines) when it fails.
+
+    A profile's default ``patch`` applies only when there is a change to measure; a ``patch`` the
+    user wrote fails when it cannot be measured, as every other threshold does.
+    """
+    threshold = config.thresholds.get("patch")
+    patch = evidence.patch
+    if patch is None:
+        patch = DOOR_PATCH if threshold is not None else PatchCoverage()
+    ratio = patch.ratio
+    # No changed line is measured (a change to docs, tests or comments): nothing to judge.
+    actual["patch"] = None if ratio is None or ratio.total == 0 else ratio.percent
+    if ratio is not None and patch.unmeasured:
+        lines = sum(n for _, n in patch.unmeasured)
+        shown = ", ".join(p for p, _ in patch.unmeasured[:5])
+        more = len(patch.unmeasured) - 5
+        files = count(len(patch.unmeasured), "file")
+        notes.append(
+            f"patch coverage: {count(lines, 'changed line')} in {files} "
+            f"the coverage report does not measure, not counted: {shown}"
+            + (f" and {more} more" if more > 0 else "")
+            + " (do the tests import them? coverage.py reports files no test imports only "
+            "with `source` / `--cov=PACKAGE`)"
+        )
+    if threshold is None:
+        if ratio is not None and ratio.total:
+            parts.append(f"patch {pct(ratio.percent)} of {count(ratio.total, 'changed line')}")
+        return []
+    if ratio is None:
+        if patch.no_base and isinstance(threshold, ProfileDefault):
+            notes.append(f"no base: patch coverage not measured ({patch.why})")
+            return []
+        failed.append("patch")
+        parts.append(f"patch not measured (need {pct(threshold)})")
+        problems.append(f"patch coverage not measured: {patch.why}; {patch.how}")
+        return []
+    minimum = config.options.get("patch_min_lines", PATCH_MIN_LINES)
+    against = f" against {patch.base}" if patch.base else ""
+    if ratio.total == 0:
+        parts.append("patch: no changed line the report measures")
+        return []
+    if ratio.total < minimum:
+        parts.append(
+            f"patch {pct(ratio.percent)} of {count(ratio.total, 'changed line')} "
+            f"(informational below {minimum})"
+        )
+        return []
+    parts.append(
+        f"patch {pct(ratio.percent, threshold)} of {count(ratio.total, 'changed line')} "
+        f"(need {pct(threshold)})"
+    )
+    if ratio.percent >= threshold:
+        return []
+    failed.append("patch")
+    more = needed_to_reach(threshold, ratio.covered, ratio.total)
+    notes.append(
+        f"patch: {pct(ratio.percent, threshold)} < {pct(threshold)}: cover {more} more of the "
+        f"{ratio.total} lines the change adds or modifies{against} ({ratio.covered} covered now)"
+    )
+    findings: list[Finding] = []
+    for file in patch.files:
+        if not file.uncovered:
+            continue
+        if len(findings) == MAX_FILE_FINDINGS:
+            break
+        n = len(file.uncovered)
+        findings.append(
+            Finding(
+                f"{count(n, 'new line')} not covered: line{'s' if n != 1 else ''} "
+                f"{line_ranges(file.uncovered)}",
+                path=file.path,
+                line=file.uncovered[0],
+                severity="error",
+            )
+        )
+    return findings
 
 
 def _worst_files(files: list[FileCoverage], evidence: Evidence) -> list[Finding]:

@@ -1,7 +1,12 @@
-"""The lint gate: errors and warnings from one or more JSON reports (or the command's stdout)."""
+"""The lint gate: errors and warnings from one or more JSON reports (or the command's stdout).
+
+With ``scope: changed`` only the findings on lines the change adds or modifies (and ``context``
+lines around them) are counted, so that a codebase with old findings can adopt the gate today.
+"""
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
 from pytest_agentgate.config.model import GateConfig
@@ -12,6 +17,7 @@ from pytest_agentgate.gates.base import (
     Evidence,
     Option,
 )
+from pytest_agentgate.gates.changed import ChangedFiles, NoBase
 from pytest_agentgate.gates.collect import read_report_text, report_files
 from pytest_agentgate.gates.judging import (
     command_problem,
@@ -23,14 +29,20 @@ from pytest_agentgate.gates.judging import (
 )
 from pytest_agentgate.reports._io import display_path
 from pytest_agentgate.reports.model import LintReport, ReportError
-from pytest_agentgate.verdict import GateResult
+from pytest_agentgate.verdict import Finding, GateResult
 
 NOT_MEASURED = {"errors": None, "warnings": None}
+SCOPES = ("all", "changed")
+DEFAULT_CONTEXT = 3
 
 
 @dataclass
 class LintEvidence(Evidence):
     reports: list[LintReport] = field(default_factory=list)
+    # scope: changed: the findings left out of ``reports`` because they are outside the change,
+    # or why every finding is counted (no base).
+    outside: list[Finding] = field(default_factory=list)
+    scope_unknown: str | None = None
 
 
 class LintGate:
@@ -40,6 +52,19 @@ class LintGate:
         *REPORT_OPTIONS,
         Option("max_errors", "int", "findings of error severity tolerated", threshold=True),
         Option("max_warnings", "int", "findings of warning severity tolerated", threshold=True),
+        Option(
+            "scope",
+            "choice",
+            "all: every finding counts; changed: only findings on lines the change adds or "
+            "modifies (and `context` lines around them)",
+            choices=SCOPES,
+        ),
+        Option(
+            "context",
+            "int",
+            f"with scope: changed, lines around a changed line that count too "
+            f"(default {DEFAULT_CONTEXT})",
+        ),
     )
     stdout_report = True
 
@@ -78,6 +103,17 @@ class LintGate:
                 evidence.reports = [context.registry.parse_lint(res.stdout, source, cfg.format)]
         except ReportError as exc:
             evidence.error = exc
+            return evidence
+        if cfg.options.get("scope") == "changed":
+            changed = ChangedFiles.of(context.change, context.root)
+            if isinstance(changed, NoBase):
+                evidence.scope_unknown = changed.reason
+            else:
+                context_lines = cfg.options.get("context", DEFAULT_CONTEXT)
+                for report in evidence.reports:
+                    kept, dropped = _in_change(report.findings, changed, context_lines)
+                    report.findings = kept
+                    evidence.outside.extend(dropped)
         return evidence
 
     def judge(self, config: GateConfig, evidence: LintEvidence) -> GateResult:
@@ -105,16 +141,59 @@ class LintGate:
         summary = f"{count(errors, 'error')} (max {_limit(max_errors)}), " + (
             f"{count(warnings, 'warning')} (max {_limit(max_warnings)})"
         )
+        scoped = config.options.get("scope") == "changed"
+        if scoped and evidence.scope_unknown is None:
+            summary += " in the change"
         result = new_result(config, evidence, "fail" if over else "pass", summary)
+        if evidence.outside:
+            result.notes.append(
+                f"{count(len(evidence.outside), 'finding')} outside the change not counted "
+                "(scope: changed)"
+            )
+        if scoped and evidence.scope_unknown is not None:
+            result.notes.append(
+                f"scope: changed, but {evidence.scope_unknown}: every finding is counted"
+            )
         result.actual = {"errors": errors, "warnings": warnings}
         # Errors first: they are what blocks; warnings follow in report order.
         result.findings = sorted(findings, key=lambda f: f.severity != "error")
-        if not over and errors == 0 and warnings == 0 and (msg := exit_disagrees(config, evidence)):
+        # A linter exits non-zero for the findings scope: changed left out: that is no mystery.
+        clean = errors == 0 and warnings == 0 and not evidence.outside
+        if not over and clean and (msg := exit_disagrees(config, evidence)):
             code = evidence.command.exit_code if evidence.command else ""
             result.status = "fail"
             result.summary = f"lint command exited {code}"
             result.problems.append(msg)
         return result
+
+
+def _in_change(
+    findings: list[Finding], changed: ChangedFiles, context: int
+) -> tuple[list[Finding], list[Finding]]:
+    """The findings within ``context`` lines of a line the change adds or modifies, and the
+    others. A finding without a line counts when its file is changed; one without a file (a
+    tool's own error) always counts."""
+    kept: list[Finding] = []
+    dropped: list[Finding] = []
+    lines_of: dict[str, list[int]] = {}
+    for finding in findings:
+        if finding.path is None:
+            kept.append(finding)
+            continue
+        entry = changed.find(finding.path)
+        if entry is None:
+            dropped.append(finding)
+            continue
+        if finding.line is None:
+            kept.append(finding)
+            continue
+        lines = lines_of.get(entry.path)
+        if lines is None:
+            lines = lines_of[entry.path] = sorted(entry.lines)
+        at = bisect.bisect_left(lines, finding.line - context)
+        near = at < len(lines) and lines[at] <= finding.line + context
+        (kept if near else dropped).append(finding)
+    return kept, dropped
 
 
 def _limit(value: int | None) -> str:

@@ -117,6 +117,16 @@ class CoverageDetail:
     # Cobertura records only counts per line: line -> (covered, total) branch outcomes.
     line_branches: dict[int, tuple[int, int]] | None = None
     functions: dict[str, bool] | None = None  # function identity -> ran at least once
+    # lcov only: lines that have no ``DA`` record but that a ``BRDA`` or ``FN`` record marks
+    # (diff-cover counts them as measured lines), and ``DA`` lines with zero hits whose branches
+    # ran. Patch coverage reads them over ``lines``; the line totals never do.
+    implied_lines: dict[int, bool] | None = None
+
+    def line_hits(self) -> dict[int, bool]:
+        """Every line patch coverage counts as measured -> whether it ran."""
+        if not self.implied_lines:
+            return self.lines
+        return {**self.lines, **self.implied_lines}
 
 
 @dataclass
@@ -125,6 +135,10 @@ class FileCoverage:
     lines: Ratio | None = None
     missing_lines: list[int] = field(default_factory=list)
     detail: CoverageDetail | None = None
+    # Every line the report measures (an executable line) -> whether the tests ran it; None when
+    # the format has no line numbers (istanbul's summary). Patch coverage is computed from it.
+    # Usually the same dict as ``detail.lines`` (shared, not copied).
+    line_hits: dict[int, bool] | None = None
 
     @property
     def missed(self) -> int:

@@ -43,8 +43,8 @@ def report_from_details(
         if detail.branches:
             branch_total += Ratio(sum(detail.branches.values()), len(detail.branches))
         elif detail.line_branches:
-            for covered, total in detail.line_branches.values():
-                branch_total += Ratio(covered, total)
+            counts = detail.line_branches.values()
+            branch_total += Ratio(sum(c for c, _ in counts), sum(t for _, t in counts))
         elif summary_branches is not None:
             branch_total += summary_branches
             if summary_branches.total:  # counts without identities cannot be merged
@@ -55,7 +55,15 @@ def report_from_details(
             function_total += summary_functions
             if summary_functions.total:
                 kept = None
-        files.append(FileCoverage(path=path, lines=file_lines, missing_lines=missing, detail=kept))
+        files.append(
+            FileCoverage(
+                path=path,
+                lines=file_lines,
+                missing_lines=missing,
+                detail=kept,
+                line_hits=detail.line_hits(),
+            )
+        )
     if not files:
         raise ReportError(
             source,

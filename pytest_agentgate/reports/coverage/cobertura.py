@@ -49,12 +49,21 @@ def _cobertura_handlers(
         if tag == "line":
             if detail is None:
                 return  # a <line> outside any <class>: not tied to a file
-            ran = number(attrs, "hits") > 0
+            try:  # the common case inline: two whole numbers
+                hits = int(attrs["hits"])
+            except (KeyError, ValueError):
+                hits = -1
+            ran = (hits if hits >= 0 else number(attrs, "hits")) > 0
             if method is not None:
                 method_lines = True
                 method_ran = method_ran or ran
                 return
-            line = number(attrs, "number")
+            try:
+                line = int(attrs["number"])
+            except (KeyError, ValueError):
+                line = -1
+            if line < 0:
+                line = number(attrs, "number")
             detail.lines[line] = detail.lines.get(line, False) or ran
             condition = attrs.get("condition-coverage")
             if condition is not None and attrs.get("branch", "true") != "false":
@@ -124,11 +133,21 @@ def _cobertura_handlers(
 def _resolve(filename: str, sources: list[str], root: str | os.PathLike[str] | None) -> str:
     """A Cobertura filename as a project path: joined to the ``<source>`` where it exists."""
     if os.path.isabs(filename):
-        return display_path(filename, root)
+        return _relative(filename, root)
     for base in sources:
         if base and os.path.exists(os.path.join(base, filename)):
-            return display_path(os.path.join(base, filename), root)
+            return _relative(os.path.join(base, filename), root)
     return filename
+
+
+def _relative(path: str, root: str | os.PathLike[str] | None) -> str:
+    """``display_path(path, root)``, without resolving links when the strings already say it
+    (resolving every file of a large report took longer than reading it)."""
+    base = os.path.abspath(os.getcwd() if root is None else os.fspath(root)).rstrip(os.sep)
+    normal = os.path.normpath(path)
+    if normal.startswith(base + os.sep):
+        return normal[len(base) + 1 :]
+    return display_path(path, root)
 
 
 def read_cobertura(

@@ -110,6 +110,17 @@ def _json_detail(
     return detail
 
 
+def _json_lines(entry: dict[str, Any], missing: list[int]) -> dict[int, bool] | None:
+    """The measured lines of an entry (``executed_lines`` + ``missing_lines``) -> ran; None when
+    the entry has no ``executed_lines``."""
+    executed = entry.get("executed_lines")
+    if not isinstance(executed, list):
+        return None
+    lines = dict.fromkeys(missing, False)
+    lines.update((n, True) for n in executed if isinstance(n, int))
+    return lines
+
+
 def parse_coverage_json(
     data: object, source: str, *, format: str = "coverage-json"
 ) -> CoverageReport:
@@ -150,12 +161,14 @@ def parse_coverage_json(
         if not isinstance(missing, list):
             raise shape_error(source, f"{where} missing_lines", "a list", missing, hint)
         numbers = sorted(count(n, source, f"{where} missing line", hint) for n in missing)
+        detail = _json_detail(entry, numbers, branches is not None)
         file_reports.append(
             FileCoverage(
                 path=path,
                 lines=file_lines,
                 missing_lines=numbers,
-                detail=_json_detail(entry, numbers, branches is not None),
+                detail=detail,
+                line_hits=detail.lines if detail is not None else _json_lines(entry, numbers),
             )
         )
 

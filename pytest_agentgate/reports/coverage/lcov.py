@@ -13,11 +13,33 @@ from pytest_agentgate.reports.model import CoverageDetail, CoverageReport, Ratio
 
 
 class _LcovFile:
-    __slots__ = ("detail", "summary")
+    __slots__ = ("branch_lines", "detail", "function_lines", "summary")
 
     def __init__(self) -> None:
         self.detail = CoverageDetail()
         self.summary: dict[str, int] = {}
+        # For the lines diff-cover counts without a DA record: line -> [branches, taken,
+        # executions] from BRDA, and function name -> the line of its FN record.
+        self.branch_lines: dict[int, list[int]] = {}
+        self.function_lines: dict[str, int] = {}
+
+    def implied_lines(self) -> dict[int, bool] | None:
+        """diff-cover's reading of the lines a DA record does not settle (see CoverageDetail):
+        a BRDA line without DA is covered when every branch on it was taken; a DA line with
+        zero hits is covered when a branch on it ran; an FN line without DA or BRDA is covered
+        when its function ran."""
+        lines = self.detail.lines
+        implied: dict[int, bool] = {}
+        for at, (branches, taken, executions) in self.branch_lines.items():
+            if at not in lines:
+                implied[at] = taken >= branches and executions > 0
+            elif not lines[at] and executions > 0:
+                implied[at] = True
+        functions = self.detail.functions or {}
+        for name, at in self.function_lines.items():
+            if at not in lines and at not in implied:
+                implied[at] = functions.get(name, False)
+        return implied or None
 
 
 def _lcov_int(value: str, source: str, number: int, hint: str) -> int:
@@ -104,10 +126,17 @@ def parse_lcov(
                 )
             has_branches = True
             key = ",".join(parts[:-1])
-            taken = _lcov_int(parts[-1], source, number, hint) > 0
+            executions = _lcov_int(parts[-1], source, number, hint)
+            taken = executions > 0
             if detail.branches is None:
                 detail.branches = {}
             detail.branches[key] = detail.branches.get(key, False) or taken
+            counts = current.branch_lines.setdefault(
+                _lcov_int(parts[0], source, number, hint), [0, 0, 0]
+            )
+            counts[0] += 1
+            counts[1] += taken
+            counts[2] += executions
         elif tag in ("FN", "FNDA", "FNA"):
             has_functions = True
             if detail.functions is None:
@@ -116,6 +145,8 @@ def parse_lcov(
             if tag == "FN":  # FN:line,name or lcov 2's FN:start,end,name
                 name = parts[-1]
                 detail.functions.setdefault(name, False)
+                if len(parts) >= 2:
+                    current.function_lines[name] = _lcov_int(parts[0], source, number, hint)
             else:  # FNDA:hits,name  /  FNA:index,hits,name
                 if len(parts) < (3 if tag == "FNA" else 2):
                     raise ReportError(source, f"line {number}: {tag} is incomplete", hint)
@@ -142,6 +173,7 @@ def parse_lcov(
     fallback: dict[str, tuple[Ratio | None, Ratio | None, Ratio | None]] = {}
     for name, entry in files.items():
         path = display_path(name, root)
+        entry.detail.implied_lines = entry.implied_lines()
         details[path] = entry.detail
         fallback[path] = tuple(  # type: ignore[assignment]
             _lcov_summary(entry.summary, total, hit, f"{name!r} {what}", source)

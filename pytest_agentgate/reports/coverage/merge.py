@@ -83,6 +83,7 @@ def merge_coverage(reports: Sequence[CoverageReport]) -> CoverageReport:
             detail = details.setdefault(file.path, CoverageDetail())
             for line, ran in file.detail.lines.items():
                 detail.lines[line] = detail.lines.get(line, False) or ran
+            detail.implied_lines = _union(detail.implied_lines, file.detail.implied_lines)
             detail.branches = _union(detail.branches, file.detail.branches)
             detail.functions = _union(detail.functions, file.detail.functions)
             try:

@@ -1,0 +1,114 @@
+"""Patch coverage: of the lines a change adds or modifies, the share the tests ran.
+
+Counted as diff-cover counts it, so the two give the same figure on the same change and report:
+
+- the changed lines are the ``+`` lines of ``git diff -U0`` from the base to the working tree
+  (modified lines are new lines; deleted lines are nothing), every line of an untracked file;
+- a changed line counts when the coverage report measures it (an executable line: a statement
+  for coverage.py, a ``<line>`` for Cobertura, a ``DA`` line for lcov, with diff-cover's extra
+  lcov lines, see ``CoverageDetail.implied_lines``); it is covered when it ran;
+- a changed file the report does not know adds nothing to either count. Those that are code
+  (Python, JavaScript, TypeScript) and not tests are listed in a note, since a module no test
+  imports is absent from a report made without ``source`` / ``--cov=PACKAGE``.
+
+This module is pure: the collector gives it the parsed report and the change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pytest_agentgate.gates.changed import ChangedFiles, NoBase, is_code, is_test_file
+from pytest_agentgate.reports._io import display_path
+from pytest_agentgate.reports.model import CoverageReport, FileCoverage, Ratio
+
+NO_LINE_DATA_HINT = (
+    "write a report with line numbers: lcov or Cobertura (istanbul/nyc/c8/jest/vitest: add the "
+    "`lcov` or `cobertura` reporter; coverage.py: `coverage json`, `coverage xml` or the data "
+    "file), or set `patch: null`"
+)
+
+
+@dataclass
+class PatchFile:
+    """One changed file the report measures: its uncovered changed lines."""
+
+    path: str  # relative to the project root
+    measured: int
+    covered: int
+    uncovered: list[int] = field(default_factory=list)
+
+
+@dataclass
+class PatchCoverage:
+    """What the tests covered of the change, or why that is not known.
+
+    ``ratio`` is None when not measured; ``no_base`` then says the reason is that there is no
+    change to look at (no repository, no base, a door that passed none), ``why`` says it in
+    words and ``how`` says what would measure it.
+    """
+
+    base: str | None = None
+    ratio: Ratio | None = None
+    files: list[PatchFile] = field(default_factory=list)
+    # Changed code files (not tests) the report does not measure: (path, changed lines).
+    unmeasured: list[tuple[str, int]] = field(default_factory=list)
+    no_base: bool = False
+    why: str | None = None
+    how: str | None = None
+
+    @classmethod
+    def without_base(cls, why: str, how: str) -> PatchCoverage:
+        return cls(no_base=True, why=why, how=how)
+
+
+def measure_patch(report: CoverageReport, changed: ChangedFiles | NoBase) -> PatchCoverage:
+    """The patch coverage of ``changed`` in ``report`` (see the module's docstring)."""
+    if isinstance(changed, NoBase):
+        return PatchCoverage.without_base(
+            changed.reason,
+            "gate inside a git repository whose base is there (set `base:` or pass --base)",
+        )
+    base = changed.base.describe()
+    source = display_path(report.source, changed.root, follow_links=False)
+    no_lines = f"{source} ({report.format}) has no line numbers"
+    if all(file.line_hits is None for file in report.files):
+        return PatchCoverage(base=base, why=no_lines, how=NO_LINE_DATA_HINT)
+    by_path: dict[str, FileCoverage] = {}
+    for file in report.files:
+        entry = changed.find(file.path)
+        if entry is not None and entry.lines:
+            if file.line_hits is None:
+                return PatchCoverage(base=base, why=no_lines, how=NO_LINE_DATA_HINT)
+            known = by_path.get(entry.path)
+            if known is None or known.line_hits is None:
+                by_path[entry.path] = file
+            else:  # two spellings of one file: a line ran when either says so
+                merged = dict(known.line_hits)
+                for line, ran in file.line_hits.items():
+                    merged[line] = merged.get(line, False) or ran
+                by_path[entry.path] = FileCoverage(known.path, line_hits=merged)
+    total = Ratio(0, 0)
+    result = PatchCoverage(base=base)
+    for entry in changed.files():
+        if not entry.lines:
+            continue
+        found = by_path.get(entry.path)
+        inside = changed.change.relative(entry.path, changed.root)
+        if found is None or found.line_hits is None:
+            # Another project's files in the same repository are not this report's to measure.
+            if inside is not None and is_code(inside) and not is_test_file(inside):
+                result.unmeasured.append((inside, len(entry.lines)))
+            continue
+        path = inside or entry.path
+        hits = found.line_hits
+        measured = [n for n in entry.lines if n in hits]
+        if not measured:
+            continue
+        uncovered = sorted(n for n in measured if not hits[n])
+        covered = len(measured) - len(uncovered)
+        total += Ratio(covered, len(measured))
+        result.files.append(PatchFile(path, len(measured), covered, uncovered))
+    result.ratio = total
+    result.files.sort(key=lambda f: (-len(f.uncovered), f.path))
+    return result
