@@ -5,14 +5,18 @@ renders the one Verdict it returns; it knows no door. docs/ARCHITECTURE.md draws
 
 - :meth:`Pipeline.run_commands` runs the gates' commands (a door may run them in the
   background, as the pytest plugin does while the tests run);
+- :meth:`Pipeline.early` collects and judges some gates at once, before the commands have run
+  (the pytest plugin judges the integrity gate before the project's conftest.py is imported);
 - :meth:`Pipeline.verdict` collects each gate's evidence (the I/O), judges it (pure), and
   concludes the Verdict (pure); a door that records (every door but the library call) has the
-  attempts ledger count it and the history keep it.
+  attempts ledger count it and the history keep it. A gate judged early is judged again from
+  the evidence collected then, not collected twice.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import secrets
 import sys
@@ -90,6 +94,8 @@ class Pipeline:
     # Given to every command as AGENTGATE_RUN_ID: a report carrying it was written by this run.
     run_id: str = field(default_factory=lambda: secrets.token_hex(12))
     _clock: float = field(default_factory=time.monotonic)
+    # What :meth:`early` collected, per gate name: the verdict's evidence for those gates.
+    _early: dict[str, Evidence | GateResult] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.plan = make_plan(
@@ -112,19 +118,45 @@ class Pipeline:
             self.results = run_commands(self.plan.commands, status=status, cancel=cancel)
         return self.results
 
+    def early(self, names: Collection[str]) -> list[GateResult]:
+        """Collect and judge the gates ``names`` now, before the commands have run.
+
+        For a door that must stop a run before it starts: the pytest plugin judges the integrity
+        gate before the project's conftest.py is imported. The evidence collected is kept, and
+        :meth:`verdict` judges it again rather than collecting it a second time: the verdict
+        says what was judged before the run, not what the run may have changed since.
+        """
+        config = self.request.config
+        gates = [g for g in config.gates if g.name in names]
+        if not gates:
+            return []
+        only = dataclasses.replace(config, gates=gates)
+        found = collect(
+            Plan(only, [], self.plan.run),
+            {},
+            self.started_at,
+            self.registry,
+            {},
+            find_change(only, self.request.base),
+            run_id=self.run_id,
+        )
+        self._early.update(found)
+        cleaner = Cleaner(secret_values(os.environ))
+        return [cleaner.gate(g) for g in judge(only, found, self.registry)]
+
     def verdict(self, evidence: Mapping[str, Evidence] | None = None) -> Verdict:
         """Collect, judge and conclude; record the verdict when the request says so.
 
         ``evidence``: per gate name, what the door measured itself (see ``door_evidence``).
         """
         config = self.request.config
-        change = find_change(config, self.request.base)
+        change = find_change(config, self.request.base, judged=self._early)
         found = collect(
             self.plan,
             self.results,
             self.started_at,
             self.registry,
-            evidence or {},
+            {**self._early, **(evidence or {})},
             change,
             run_id=self.run_id,
         )
@@ -215,12 +247,15 @@ def make_plan(
 
 
 def find_change(
-    config: Config, explicit_base: str | None
+    config: Config, explicit_base: str | None, *, judged: Collection[str] = ()
 ) -> tuple[Repo, Change] | BaseMissing | None:
     """The change being gated: from its base to the working tree (see git.py). None outside a
     git repository, or when no gate looks at the change (integrity, coverage with a ``patch``
-    threshold, lint with ``scope: changed``)."""
-    if not config.enabled or not any(g.enabled and _needs_change(g) for g in config.gates):
+    threshold, lint with ``scope: changed``; gates named in ``judged`` already have their
+    evidence)."""
+    if not config.enabled or not any(
+        g.enabled and g.name not in judged and _needs_change(g) for g in config.gates
+    ):
         return None
     repo = Repo.find(config.root)
     if repo is None:
@@ -247,7 +282,7 @@ def collect(
     results: Mapping[str, CommandResult],
     started_at: float,
     registry: Registry,
-    door: Mapping[str, Evidence],
+    door: Mapping[str, Evidence | GateResult],
     change: tuple[Repo, Change] | BaseMissing | None = None,
     *,
     run_id: str | None = None,

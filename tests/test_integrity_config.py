@@ -974,7 +974,11 @@ def test_pytest_agentgate_strict_is_held_to_the_base(
     text = edit(root / where, old, new)
     code, verdict = plugin(root)
     assert code != 0
-    assert plugin_gate(verdict, "test")["status"] == "pass"
+    # The integrity gate judged the change before the first test: no test ran.
+    assert (
+        "stopped before the first test by the integrity gate"
+        in plugin_gate(verdict, "test")["summary"]
+    )
     integrity = plugin_gate(verdict, "integrity")
     assert integrity["status"] == "fail"
     located = {(f["code"], f["path"], f["line"]) for f in integrity["findings"]}

@@ -138,6 +138,19 @@ def test_a_guard_set_by_a_conftest_does_not_disarm_the_gate(tmp_path: Path) -> N
     )
     proc = pytest_in(root, "--agentgate=strict", "--agentgate-json=v.json")
     assert proc.returncode == 1, proc.stdout + proc.stderr
+    # Caught twice over: the integrity gate rejects the conftest that sets the variable before
+    # it is even imported; were it allowed, the forged value would still disarm nothing.
+    assert "guard-forged" in proc.stdout and "conftest.py:" in proc.stdout
+    allowed = FAILING_GATE + (
+        "integrity:\n  allow:\n    - {rule: guard-forged, path: conftest.py, reason: test}\n"
+    )
+    root = repository(tmp_path / "allowed", allowed, **{"test_a.py": PASSING_TEST})
+    git = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([GIT or "git", "add", "-A"], cwd=root, check=True)
+    subprocess.run([GIT or "git", *git, "commit", "-qm", "base"], cwd=root, check=True)
+    (root / "conftest.py").write_text(FORGING_CONFTEST)  # the change, approved by the base
+    proc = pytest_in(root, "--agentgate=strict", "--agentgate-json=v.json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
     assert verdict_in(root)["status"] == "fail"
     assert entry.FORGED_GUARD_NOTICE in proc.stdout
 

@@ -110,9 +110,13 @@ class IntegrityGate:
             return evidence
         evidence.allow = list(config.integrity_allow)
         scan = scan_for(context, config, repo, change)
+        seen: set[tuple[str, str | None, int | None]] = set()
         for name in ANALYZERS:
             module = importlib.import_module(name)
-            evidence.findings.extend(module.analyze(scan))
+            found = list(module.analyze(scan))
+            # Two analyzers may see the same thing (a forced exit in a hook): report it once.
+            evidence.findings.extend(f for f in found if (f.rule, f.path, f.line) not in seen)
+            seen.update((f.rule, f.path, f.line) for f in found)
         return evidence
 
     def judge(self, config: GateConfig, evidence: IntegrityEvidence) -> GateResult:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 # Each module has ``analyze(scan: Scan) -> Iterable[IntegrityFinding]``.
 ANALYZERS: tuple[str, ...] = (
+    "pytest_agentgate.integrity.exits",
     "pytest_agentgate.integrity.hooks",
     "pytest_agentgate.integrity.settings",
     "pytest_agentgate.integrity.suppressions",

@@ -5,17 +5,22 @@ data) into the engine's evidence types, lets the engine judge, and renders the o
 never judges anything itself.
 
 - Off unless ``--agentgate`` or the ``agentgate`` ini option asks for it. This module (the
-  ``pytest11`` entry point) only adds the options; the gated session lives in
-  :mod:`pytest_agentgate.pytest_plugin.session`, imported and registered only when asked for, so an
-  ungated run pays for nothing.
+  ``pytest11`` entry point) only adds the options and decides whether the run is gated; the gated
+  session lives in :mod:`pytest_agentgate.pytest_plugin.session`, imported and registered only
+  when asked for, so an ungated run pays for nothing.
 - The session *is* the test run: the configured test gate's command is not run and its report
   files are not read. Its evidence is every test report of the session folded per node id.
 - Coverage: with pytest-cov active, its combined data is reported by coverage.py in-process at
   the end of the session; otherwise the coverage gate reads its configured report.
-- The engine runs in a gate process started when the session is configured
-  (:mod:`.gate_process`): it resolves the configuration while pytest collects,
-  runs the other gates' commands (build, lint, custom) while the tests run, and judges at the
-  end. A configuration error stops the run before its first test, as a usage error.
+- The engine runs in a gate process (:mod:`.gate_process`) started before pytest imports the
+  project's conftest.py files. It resolves the configuration and judges the integrity gate
+  (what the change did to the tests, the configuration, the conftest.py files) while pytest
+  waits, then runs the other gates' commands (build, lint, custom) while the tests run, and
+  judges at the end. A change the integrity gate rejects gets none of its conftest.py files
+  imported: its findings and the failing verdict (counted like any other) are printed and the
+  run stops before collection with status 1, so no hook of the project's runs: not even one
+  that would end the process with ``os._exit(0)``, which nothing inside the process can
+  catch. A configuration error stops the run before its first test, as a usage error.
 - pytest-xdist: the controller makes the verdict from every worker's reports (xdist replays
   them on it); a crashed worker counts as an error. Workers only tell the controller how many
   items they deselected.
@@ -30,8 +35,12 @@ never judges anything itself.
 Exit status: a failing (or escalated) verdict turns pytest's 0 into 1. Any other status of
 pytest's own (1 tests failed, 2 interrupted or collection errors, 3 internal error, 4 usage
 error, 5 no tests collected) is kept. Escalation cannot use agentgate's 3, which pytest uses for
-internal errors; the verdict JSON (``--agentgate-json``) says ``"status": "escalate"``. When
-agentgate itself fails (its gate process ends without a verdict), pytest's 0 becomes 3.
+internal errors; the verdict JSON (``--agentgate-json``) says ``"status": "escalate"``.
+
+No verdict is never a pass: a run that ends without one never exits 0. When agentgate itself
+fails (its gate process ends without a verdict), or the project's code ends the run early
+(``pytest.exit(returncode=0)``, ``KeyboardInterrupt`` or ``SystemExit`` from a hook or a
+test), pytest's 0 becomes 3, and the output says what ended the run and where.
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ import os
 import sys
 import weakref
 from collections.abc import Iterator, Sequence
+from types import FrameType
 from typing import Any
 
 import pytest
@@ -66,6 +76,7 @@ FORGED_GUARD_NOTICE = (
 # The guard as each session's pytest started (its plugin manager is the key), before any
 # conftest.py could change os.environ.
 _GUARD_AT_START: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
+XDIST_WORKER_ENV = "PYTEST_XDIST_WORKER"
 
 
 # -- options ----------------------------------------------------------------------------------
@@ -110,9 +121,19 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
     )
 
 
-def requested_profile(config: pytest.Config) -> str | None:
+def option_value(
+    config: pytest.Config, name: str, default: Any = None, *, early: bool = False
+) -> Any:
+    """A command-line option's value; ``early``: before pytest has parsed them all (while it
+    loads the initial conftest.py files), from what it has parsed so far."""
+    if early:
+        return getattr(config.known_args_namespace, name, default)
+    return config.getoption(name, default)
+
+
+def requested_profile(config: pytest.Config, *, early: bool = False) -> str | None:
     """None: not gated. "": the configuration's profile. Otherwise the profile asked for."""
-    value: str | None = config.getoption("agentgate", None)
+    value: str | None = option_value(config, "agentgate", early=early)
     if value is None:  # the caller's --agentgate stands, even if a conftest.py reset the option
         value = _command_line_profile(config)
     if value is None:
@@ -130,6 +151,53 @@ def requested_profile(config: pytest.Config) -> str | None:
             "the profile; write `--agentgate=strict tests/` or put --agentgate last)"
         )
     return value
+
+
+@pytest.hookimpl  # after pytest-cov's (tryfirst), before pytest's own, which imports them
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """Before pytest imports the project's conftest.py files: start the gate process and wait
+    for its judgment of the integrity gate. A change it rejects gets none of them imported
+    (``--noconftest``); the session stops it before collection (``GateSession``)."""
+    config = early_config
+    if option_value(config, "help", early=True) or option_value(config, "version", early=True):
+        return
+    if option_value(config, "collectonly", early=True) or xdist_worker_being_configured(config):
+        return  # an xdist worker: the controller judged the change before it started it
+    try:
+        profile = requested_profile(config, early=True)
+        if profile is None:
+            return
+        profile = callers_profile(config, profile, [], early=True)
+    except pytest.UsageError:
+        return  # said by pytest_configure, where it stops the run
+    with _plain_imports(config):
+        from pytest_agentgate.pytest_plugin import session as gated
+
+        guard = _GUARD_AT_START.get(config.pluginmanager, os.environ.get(RUNNING_ENV))
+        if guard is not None and gated.agentgate_ancestor(guard) is not None:
+            return  # nested under agentgate: not gated
+        gated.start_early(config, profile)
+
+
+def xdist_worker_being_configured(config: pytest.Config) -> bool:
+    """Whether this is an xdist worker's configuration, before xdist marks it as one.
+
+    xdist sets ``workerinput`` once the configuration is made. Until then, a worker is told by
+    the code making it: xdist's worker runs in an execnet channel (a module named
+    ``__channelexec__``) that assigns ``config`` only when it has been made. The worker id in
+    the environment is not enough: a pytest started by a test running on a worker inherits it.
+    """
+    if hasattr(config, "workerinput"):
+        return True
+    if not os.environ.get(XDIST_WORKER_ENV):
+        return False
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        names = frame.f_globals
+        if names.get("__name__") == "__channelexec__" and "workerinput" in names:
+            return "config" not in names
+        frame = frame.f_back
+    return False
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -220,7 +288,9 @@ def agentgate_options(args: Sequence[str]) -> list[tuple[str, str]]:
     return found
 
 
-def callers_profile(config: pytest.Config, profile: str, notices: list[str]) -> str:
+def callers_profile(
+    config: pytest.Config, profile: str, notices: list[str], *, early: bool = False
+) -> str:
     """The profile to gate with, once the options that weaken the gate are the caller's.
 
     ``--agentgate-no-run`` anywhere but pytest's command line (``addopts``, ``PYTEST_ADDOPTS``,
@@ -229,7 +299,7 @@ def callers_profile(config: pytest.Config, profile: str, notices: list[str]) -> 
     """
     sources = option_sources(config)
     seen = [(where, *option) for where, args in sources for option in agentgate_options(args)]
-    if config.getoption("agentgate_no_run", False) and not any(
+    if option_value(config, "agentgate_no_run", False, early=early) and not any(
         where == COMMAND_LINE and name == "no_run" for where, name, _ in seen
     ):
         where = next(
@@ -240,7 +310,10 @@ def callers_profile(config: pytest.Config, profile: str, notices: list[str]) -> 
             f"--agentgate-no-run in {where}: the gate's options are the caller's; remove it "
             "(to skip the other gates' commands, pass --agentgate-no-run on pytest's command line)"
         )
-    if config.getoption("agentgate", None) is None and _command_line_profile(config) is None:
+    if (
+        option_value(config, "agentgate", early=early) is None
+        and _command_line_profile(config) is None
+    ):
         return profile  # the ini option `agentgate` asked for the gate
     given = [(where, value) for where, name, value in seen if name == "profile"]
     where, value = given[-1] if given else ("", None)

@@ -1,17 +1,23 @@
 """The gate process of ``pytest --agentgate``: the engine's half of a gated pytest session.
 
-The pytest process starts it when the session is configured (:mod:`.session`)
-and keeps only what must happen in pytest: folding the test reports and exporting pytest-cov's
-data. Everything else runs here, on another core, while the tests run: resolving the
-configuration, starting the other gates' commands (build, lint, custom), and at the end judging
-the evidence, writing the verdict and rendering it. So the engine's start-up never delays the
-tests, and the verdict is made by the same engine as ``agentgate verify``'s.
+The pytest process starts it before it imports the project's conftest.py files
+(:func:`.session.start_early`) and keeps only what must happen in pytest: folding the test reports
+and exporting pytest-cov's data. Everything else runs here, on another core: resolving the
+configuration and judging the integrity gate while pytest waits (so a change that fails it runs
+none of its code), starting the other gates' commands (build, lint, custom) to run while the
+tests run, and at the end judging the evidence, writing the verdict and rendering it. The
+verdict is made by the same engine as ``agentgate verify``'s.
 
 The protocol is one JSON object per line, pytest process first:
 
 1. request ``{"cwd", "profile", "command", "cov_active", "run"}``;
-2. answer ``{"ready": true, "coverage": bool}`` (whether coverage gates want pytest-cov's data),
-   or ``{"error": message}`` for a configuration the engine refuses;
+2. answer ``{"ready": true, "coverage": bool, "early": {"status", "failed"}}``, or
+   ``{"error": message}`` for a configuration the engine refuses. ``coverage``: whether coverage
+   gates want pytest-cov's data. ``early``: the integrity gate, judged before this answer
+   (:meth:`HelperSession.early`): ``status`` ``"pass"`` or ``"fail"``, and ``failed``, the
+   blocking gates that failed. pytest waits for this answer before it imports the project's
+   conftest.py; on ``"fail"`` it imports none, asks for the verdict at once with no test run,
+   and stops before collection;
 3. evidence ``{"tests", "exitstatus", "duration", "coverage", "json", "colour"}``, or the end of
    the input when the session ended without a verdict (interrupted): the commands are stopped;
 4. answer ``{"status", "text", "json_error"}``.
@@ -45,7 +51,7 @@ from pytest_agentgate.process import CommandResult, CommandSpec
 from pytest_agentgate.profiles import defaults_for
 from pytest_agentgate.registry import get_registry
 from pytest_agentgate.reports.model import ReportError, TestCaseResult, TestRun
-from pytest_agentgate.verdict import Verdict
+from pytest_agentgate.verdict import Verdict, overall_status
 
 if TYPE_CHECKING:
     from pytest_agentgate.config.model import Config as GateSettings
@@ -114,7 +120,7 @@ def serve(channel: Channel, cancel: threading.Event | None = None) -> int:
         channel.send({"error": f"agentgate: {exc}"})
         return 0
     try:
-        channel.send({"ready": True, "coverage": bool(gate.coverage_gates)})
+        channel.send({"ready": True, "coverage": bool(gate.coverage_gates), "early": gate.early()})
         evidence = channel.receive()
         if evidence is not None:  # else the session ended without a verdict
             channel.send(gate.finish(evidence))
@@ -169,6 +175,16 @@ class HelperSession:
         tests, covs = adapt_settings(settings, request["command"], cov_active)
         run = bool(request.get("run", True))
         return cls(settings, registry, tests, covs, cov_active, run, cancel)
+
+    def early(self) -> dict[str, Any]:
+        """Judge the integrity gates now, while pytest waits to import the project's code: a
+        change that fails them is stopped before any of it runs (``early`` in the protocol)."""
+        names = [g.name for g in self.settings.gates if g.kind == "integrity"]
+        results = self.pipeline.early(names)
+        return {
+            "status": overall_status(results),
+            "failed": [r.name for r in results if r.failed and r.blocking],
+        }
 
     def finish(self, evidence: dict[str, Any]) -> dict[str, Any]:
         verdict = self.verdict(evidence)

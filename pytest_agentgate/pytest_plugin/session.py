@@ -5,10 +5,10 @@ controller (or without xdist), :class:`WorkerAgent` the one on an xdist worker, 
 the one of a run that is not gated for a reason worth saying.
 
 This module holds only what must happen inside pytest: folding the test reports, noting what
-selected part of the suite, exporting pytest-cov's data. It imports nothing of the engine. The
-configuration, the other gates' commands and the verdict belong to the gate process
-(:mod:`.gate_process`), started with the session, so the engine's start-up runs
-on another core while pytest collects.
+selected part of the suite, exporting pytest-cov's data, and stopping a run that cannot end
+in a verdict. It imports nothing of the engine. The configuration, the integrity gate, the
+other gates' commands and the verdict belong to the gate process (:mod:`.gate_process`),
+started before the project's conftest.py files are imported (:func:`start_early`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import pytest
@@ -52,13 +53,36 @@ COVERAGE_HINT = (
 
 
 class Notice:
-    """Says once, in the terminal summary, why this run is not gated."""
+    """Says once, in the terminal summary, why this run is not gated (or how it is gated);
+    at the end if the run stopped before its summary (a usage error when the session starts)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self.said = False
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(self.text, yellow=True)
+        self.said = True
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if not self.said:
+            write_line(config, self.text, yellow=True)
+
+
+def write_line(config: pytest.Config, text: str, **markup: bool) -> None:
+    """Lines on pytest's terminal; on stdout without one (``-p no:terminal``)."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        sys.stdout.write(text + "\n")
+        return
+    for line in text.splitlines():
+        reporter.write_line(line, **markup)
+
+
+def has_markup(config: pytest.Config) -> bool:
+    """Whether pytest's terminal shows colours."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    return reporter is not None and bool(config.get_terminal_writer().hasmarkup)
 
 
 class WorkerAgent:
@@ -231,6 +255,9 @@ HELPER_CODE = (
     "from pytest_agentgate.pytest_plugin.gate_process import main; main()"
 )
 STOP_TIMEOUT = 10.0  # seconds the gate process gets to stop its commands before it is killed
+# The test gate's evidence of a run the integrity gate stopped before collection.
+NOT_RUN = "stopped before the first test by the integrity gate"
+REJECTED = "agentgate: the integrity gate rejected the change, so no test ran"
 
 
 # -- nested under agentgate -------------------------------------------------------------------
@@ -354,16 +381,28 @@ class GateProcess:
                 f"agentgate: cannot start its gate process ({sys.executable or 'no Python'}): "
                 f"{exc.strerror or exc}"
             ) from None
+        self.request = request
         self.ready_message: dict[str, Any] | None = None
         self.failure: str | None = None
+        # The verdict asked for when the integrity gate stopped the run before its tests, and
+        # whether it (or why there is none) has been shown.
+        self.rejection: dict[str, Any] | None = None
+        self.rejection_said = False
         self._send(request)
 
     def ready(self) -> dict[str, Any]:
         """The gate process's answer to the request: ``ready``, or a configuration ``error``.
-        Waits for it (the configuration is resolved while pytest collects)."""
+        Waits for it (the configuration is resolved and the integrity gate judged meanwhile);
+        empty when the gate process failed (:attr:`failure`)."""
         if self.ready_message is None:
             self.ready_message = self._receive("before it was ready") or {}
         return self.ready_message
+
+    @property
+    def may_run(self) -> bool:
+        """Whether the project's code may run: the integrity gate passed. Waits for it."""
+        early = self.ready().get("early")
+        return isinstance(early, dict) and early.get("status") == "pass"
 
     def verdict(self, evidence: dict[str, Any]) -> dict[str, Any] | None:
         """The verdict for this evidence: ``status``, ``text`` and ``json_error``; None (with
@@ -429,6 +468,133 @@ class GateProcess:
                 self.failure += ":\n" + "\n".join(lines[-20:])
 
 
+# The gate process started before the project's conftest.py files were imported.
+EARLY_GATE = pytest.StashKey[GateProcess]()
+
+
+def session_request(config: pytest.Config, profile: str, *, early: bool = False) -> dict[str, Any]:
+    """The gate process's request for this session; ``early``: before pytest has parsed every
+    option (while it loads the initial conftest.py files)."""
+    if early:
+        no_run = getattr(config.known_args_namespace, "agentgate_no_run", False)
+    else:
+        no_run = config.getoption("agentgate_no_run", False)
+    return {
+        "cwd": str(config.invocation_params.dir),
+        "profile": profile,
+        "command": shlex.join(["pytest", *config.invocation_params.args]),
+        "cov_active": cov_plugin_active(config),
+        "run": not no_run,
+    }
+
+
+def start_early(config: pytest.Config, profile: str) -> None:
+    """Start the gate process before pytest imports the project's conftest.py files, and wait
+    for its judgment of the integrity gate.
+
+    A change the gate rejects (or that cannot be judged: a configuration error, a gate process
+    that failed) gets none of them imported (``--noconftest``): none of its code runs, not even
+    a module-level ``os._exit(0)``, which nothing in this process could catch. The verdict is
+    asked for and shown at once, with no test run; the session stops before collection
+    (:meth:`GateSession.stop_unless_judged`).
+    """
+    gate = GateProcess(session_request(config, profile, early=True))
+    config.stash[EARLY_GATE] = gate
+    config.add_cleanup(gate.close)
+    if gate.may_run:
+        return
+    config.known_args_namespace.noconftest = True
+    if "error" in gate.ready() or gate.failure is not None:
+        return  # said when the session starts
+    # Asked for and shown now, before pytest could stop on an option that only a conftest.py
+    # it no longer imports would have added.
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    shown = capture.global_and_fixture_disabled() if capture else contextlib.nullcontext()
+    with shown:
+        colour = _colour(config)
+        json_path = getattr(config.known_args_namespace, "agentgate_json", None)
+        gate.rejection = gate.verdict(not_run_evidence(config, gate, colour, json_path))
+        sys.stdout.write(rejection_text(gate))
+        sys.stdout.flush()
+        gate.rejection_said = True
+
+
+def _colour(config: pytest.Config) -> bool:
+    """Whether pytest will colour its output (``--color``, NO_COLOR, FORCE_COLOR, a terminal),
+    before its terminal writer exists."""
+    choice = getattr(config.known_args_namespace, "color", "auto")
+    if choice in ("yes", "no"):
+        return bool(choice == "yes")
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+
+
+def not_run_evidence(
+    config: pytest.Config, gate: GateProcess, colour: bool, json_path: str | None
+) -> dict[str, Any]:
+    """The evidence of a run stopped before its first test."""
+    coverage = None
+    if gate.ready().get("coverage") and cov_plugin_active(config):
+        coverage = {"error": ["pytest-cov", "nothing was measured: no test ran", ""]}
+    return {
+        "tests": {"counts": [0, 0, 0, 0], "cases": [], "partial": [NOT_RUN]},
+        "exitstatus": int(pytest.ExitCode.TESTS_FAILED),
+        "duration": 0.0,
+        "coverage": coverage,
+        "json": str(config.invocation_params.dir / json_path) if json_path else None,
+        "colour": colour,
+    }
+
+
+def rejection_text(gate: GateProcess) -> str:
+    """What the terminal shows of a run stopped before collection: the integrity gate's
+    verdict, or why there is none."""
+    answer = gate.rejection
+    if answer is None:
+        return f"agentgate: no verdict: {gate.failure}\n"
+    lines = [REJECTED, *str(answer.get("text", "")).splitlines()]
+    if answer.get("json_error"):
+        lines.append(f"agentgate: error: {answer['json_error']}")
+    return "\n".join(lines) + "\n"
+
+
+def what_ended(excinfo: pytest.ExceptionInfo[BaseException], root: Path) -> str:
+    """``pytest.exit('done') in conftest.py:4``: the exception that ended the run, and the last
+    place in the project's own code it went through (not pytest's, nor an installed package's)."""
+    exc = excinfo.value
+    if isinstance(exc, pytest.exit.Exception):
+        what = f"pytest.exit({exc.msg!r})"
+    elif isinstance(exc, SystemExit):
+        what = f"SystemExit({exc.code!r})"
+    else:
+        what = type(exc).__name__
+    where = None
+    tb: TracebackType | None = excinfo.tb
+    while tb is not None:
+        place = _project_file(tb.tb_frame.f_code.co_filename, root)
+        if place is not None:
+            where = f"{place}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return f"{what} in {where}" if where else what
+
+
+def _project_file(filename: str, root: Path) -> str | None:
+    """``filename`` relative to the project, or None for code that is not the project's."""
+    path = Path(filename)
+    if not path.is_absolute():
+        return None
+    try:
+        relative = path.resolve().relative_to(root.resolve())
+    except (OSError, ValueError):
+        return None
+    if any(part in ("site-packages", "dist-packages") for part in relative.parts):
+        return None
+    return relative.as_posix()
+
+
 class GateSession:
     """The plugin of a gated session on the controller (or a run without xdist)."""
 
@@ -443,19 +609,27 @@ class GateSession:
         self.last_failed = _last_failed_active(config)
         self.interrupted = False
         self.stopped_because = ""
+        # What the project's code ended the run with (pytest.exit, SystemExit, Ctrl-C), and
+        # where: pytest.exit('done') in conftest.py:4.
+        self.ended_by = ""
+        self.rejected = False  # the integrity gate stopped the run before collection
         self.answer: dict[str, Any] | None = None
+        self.said = False  # the verdict, or why there is none, is on the terminal
+        # pytest's session, made before the configuration: its exit status is the run's.
+        self.session: pytest.Session | None = config.pluginmanager.get_plugin("session")
         self.t0 = time.monotonic()
 
     @classmethod
     def create(cls, config: pytest.Config, profile: str) -> GateSession:
-        request = {
-            "cwd": str(config.invocation_params.dir),
-            "profile": profile,
-            "command": shlex.join(["pytest", *config.invocation_params.args]),
-            "cov_active": cov_plugin_active(config),
-            "run": not config.getoption("agentgate_no_run", False),
-        }
-        return cls(config, GateProcess(request))
+        """The session's plugin, with the gate process started before the project's conftest.py
+        files were imported (:func:`start_early`), else a new one."""
+        request = session_request(config, profile)
+        gate = config.stash.get(EARLY_GATE, None)
+        if gate is None or gate.request != request:
+            if gate is not None:  # the project's code changed what was asked: ask again
+                gate.close()
+            gate = GateProcess(request)
+        return cls(config, gate)
 
     @property
     def config_error(self) -> str | None:
@@ -464,22 +638,38 @@ class GateSession:
 
     # session lifecycle
 
+    @pytest.hookimpl(tryfirst=True)  # before xdist starts its workers and any other plugin
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.t0 = time.monotonic()
-        # Under xdist, before the workers start (after, stopping them takes seconds); else
-        # while pytest collects.
-        if self.config.pluginmanager.has_plugin("dsession"):
-            self.check_configuration()
+        self.session = session
+        self.stop_unless_judged()
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtestloop(self, session: pytest.Session) -> Iterator[None]:
-        self.check_configuration()
-        yield
+    def stop_unless_judged(self) -> None:
+        """Before collection: the run goes on only when the integrity gate passed.
 
-    def check_configuration(self) -> None:
-        """A configuration the engine refuses stops the run before any test, as a usage error."""
+        A configuration the engine refuses is a usage error. A change the integrity gate
+        rejects gets its verdict (no test run: it fails, and counts like any other) and stops
+        the run with status 1; a gate process that failed, with 3. The project's collection
+        and test hooks never run.
+        """
         if "error" in self.gate.ready():
             raise pytest.UsageError(self.config_error)
+        if self.gate.may_run:
+            return
+        self.rejected = True
+        gate = self.gate
+        if gate.failure is None and gate.rejection is None:  # judged after the conftest.py files
+            json_path = self.config.getoption("agentgate_json", None)
+            evidence = not_run_evidence(self.config, gate, has_markup(self.config), json_path)
+            gate.rejection = gate.verdict(evidence)
+        if not gate.rejection_said:
+            write_line(self.config, rejection_text(gate))
+            gate.rejection_said = True
+        self.answer = gate.rejection
+        self.said = True
+        if self.answer is None:
+            pytest.exit("agentgate: no verdict, so no test ran", returncode=3)
+        pytest.exit(REJECTED, returncode=pytest.ExitCode.TESTS_FAILED)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if not report.passed:
@@ -505,14 +695,27 @@ class GateSession:
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         # Ctrl-C or pytest.exit(); not pytest's own stop after collection errors, which is
         # judged like any other run (the errors count).
+        if self.rejected:  # our own stop before collection
+            return
         self.interrupted = not isinstance(excinfo.value, pytest.Session.Interrupted)
         if not self.interrupted:  # e.g. "1 error during collection": why the run stopped early
             self.stopped_because = str(excinfo.value)
+        else:
+            self.ended_by = what_ended(excinfo, self.config.rootpath)
+
+    def pytest_internalerror(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        # pytest reports a SystemExit from a hook (sys.exit(0) in pytest_sessionstart) as an
+        # internal error, and exits 3.
+        if isinstance(excinfo.value, SystemExit) and not self.ended_by:
+            self.ended_by = what_ended(excinfo, self.config.rootpath)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.interrupted or "error" in self.gate.ready():
             self.gate.close()
+            if self.interrupted and session.exitstatus == pytest.ExitCode.OK:
+                # pytest.exit(returncode=0) from the project's code: no verdict, never a pass
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
             return
         if self.gate.failure is None:
             try:
@@ -531,25 +734,64 @@ class GateSession:
         if self.answer.get("json_error"):
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
-    def pytest_unconfigure(self, config: pytest.Config) -> None:
-        self.gate.close()  # the session never finished (an early crash), or it is done
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_unconfigure(self, config: pytest.Config) -> Generator[None, object, object]:
+        """After every other plugin's: the session never finished (the project's code ended it
+        in pytest_sessionstart: pytest skips pytest_sessionfinish then), or it is done. Either
+        way, the run exits 0 only with a passing verdict."""
+        try:
+            return (yield)
+        finally:
+            self.gate.close()
+            self.keep_exit_status()
+
+    def keep_exit_status(self) -> None:
+        """Say what the terminal summary did not (pytest shows none after an internal error or
+        before the session started), then: no verdict turns pytest's 0 into 3, a failing
+        verdict into 1, whatever the project's code did to the status after the verdict."""
+        if not self.said and self.config_error is None:
+            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+            if reporter is not None:
+                reporter.write_sep("=", "agentgate")
+            self.say(lambda line, **markup: write_line(self.config, line, **markup))
+        session = self.session
+        if session is None or session.exitstatus != pytest.ExitCode.OK:
+            return
+        if self.answer is None:
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+        elif self.answer.get("status") != "pass":
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def no_verdict(self) -> str:
+        """Why there is no verdict, as the terminal says it."""
+        if self.ended_by.startswith("KeyboardInterrupt"):
+            return f"agentgate: no verdict: the run was interrupted ({self.ended_by})"
+        if self.ended_by:
+            return f"agentgate: no verdict: the run was ended early by {self.ended_by}"
+        if self.interrupted:
+            return "agentgate: no verdict: the run was interrupted"
+        if self.gate.failure is not None:
+            return f"agentgate: no verdict: {self.gate.failure}"
+        return "agentgate: no verdict: the run ended before the verdict was made"
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.config_error is not None:  # pytest reports it as the usage error it is
             return
         terminalreporter.write_sep("=", "agentgate")
-        if self.interrupted:
-            terminalreporter.write_line(
-                "agentgate: no verdict: the run was interrupted", yellow=True
-            )
-            return
+        self.say(terminalreporter.write_line)
+
+    def say(self, write: Callable[..., None]) -> None:
+        """The verdict, or why there is none, line by line."""
+        self.said = True
         if self.answer is None:
-            terminalreporter.write_line(f"agentgate: no verdict: {self.gate.failure}", red=True)
+            write(self.no_verdict(), **{"yellow" if self.interrupted else "red": True})
             return
+        if self.ended_by:  # SystemExit from a hook: pytest's internal error, judged anyway
+            write(f"agentgate: the run was ended early by {self.ended_by}")
         for line in str(self.answer.get("text", "")).splitlines():
-            terminalreporter.write_line(line)
+            write(line)
         if self.answer.get("json_error"):
-            terminalreporter.write_line(f"agentgate: error: {self.answer['json_error']}", red=True)
+            write(f"agentgate: error: {self.answer['json_error']}", red=True)
 
     # the verdict
 
@@ -562,7 +804,7 @@ class GateSession:
             "duration": time.monotonic() - self.t0,
             "coverage": None,
             "json": None,
-            "colour": self.config.get_terminal_writer().hasmarkup,
+            "colour": has_markup(self.config),
         }
         if path := self.config.getoption("agentgate_json", None):
             evidence["json"] = str(self.config.invocation_params.dir / path)
@@ -583,7 +825,7 @@ class GateSession:
             reasons.append(chosen)
         ran = self.ledger.ran
         if self.collected is not None and ran < self.collected:
-            why = session.shouldfail or session.shouldstop or self.stopped_because
+            why = self.ended_by or session.shouldfail or session.shouldstop or self.stopped_because
             how = why if isinstance(why, str) and why else "-x, --maxfail or an abort"
             reasons.append(f"stopped after {ran} of {self.collected} tests ({how})")
         return reasons
