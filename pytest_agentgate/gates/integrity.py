@@ -113,10 +113,10 @@ class IntegrityGate:
         seen: set[tuple[str, str | None, int | None]] = set()
         for name in ANALYZERS:
             module = importlib.import_module(name)
-            found = list(module.analyze(scan))
+            results = list(module.analyze(scan))
             # Two analyzers may see the same thing (a forced exit in a hook): report it once.
-            evidence.findings.extend(f for f in found if (f.rule, f.path, f.line) not in seen)
-            seen.update((f.rule, f.path, f.line) for f in found)
+            evidence.findings.extend(f for f in results if (f.rule, f.path, f.line) not in seen)
+            seen.update((f.rule, f.path, f.line) for f in results)
         return evidence
 
     def judge(self, config: GateConfig, evidence: IntegrityEvidence) -> GateResult:
