@@ -3,4 +3,6 @@
 from __future__ import annotations
 
 # Each module has ``analyze(scan: Scan) -> Iterable[IntegrityFinding]``.
-ANALYZERS: tuple[str, ...] = ()
+ANALYZERS: tuple[str, ...] = (
+    "pytest_agentgate.integrity.tests_python",
+)
