@@ -5,4 +5,5 @@ from __future__ import annotations
 # Each module has ``analyze(scan: Scan) -> Iterable[IntegrityFinding]``.
 ANALYZERS: tuple[str, ...] = (
     "pytest_agentgate.integrity.tests_python",
+    "pytest_agentgate.integrity.tests_js",
 )
