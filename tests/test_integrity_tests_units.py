@@ -1160,11 +1160,40 @@ def test_js_duplicate_titles_are_told_apart() -> None:
 
 
 def test_js_unbalanced_source_is_read_without_error() -> None:
-    for source in (
-        'describe("a", () => {\n  it("b", () => {\n',
-        "it.each(",
-        "it.each`x",
-        "it(",
-        "/* open",
-    ):
-        JsFile("a.test.js", source)
+    calls = {
+        source: [c.qualname for c in JsFile("a.test.js", source).calls]
+        for source in ('describe("a", () => {\n  it("b", () => {\n', "it.each(", "it.each`x", "it(")
+    }
+    assert calls == {
+        'describe("a", () => {\n  it("b", () => {\n': ["a", "a > b"],
+        "it.each(": [],
+        "it.each`x": [],
+        "it(": [],
+    }
+
+
+def test_a_test_gone_with_the_message_it_checked_is_a_notice(tmp_path: Path) -> None:
+    code = (
+        "def check(x):\n    if x < 0:\n"
+        '        raise ValueError("negative numbers are not allowed here")\n'
+    )
+    test = (
+        "import pytest\n\nfrom pkg.check import check\n\n\n"
+        "def test_ok():\n    assert check(1) is None\n\n\n"
+        "def test_negative():\n"
+        '    with pytest.raises(ValueError, match="negative numbers are not allowed"):\n'
+        "        check(-1)\n"
+    )
+    now_test = test[: test.index("def test_negative")]
+    found = analyze(
+        {"pkg/check.py": code, PY: test},
+        {"pkg/check.py": "def check(x):\n    return None\n", PY: now_test},
+        tmp_path,
+    )
+    assert [(f.rule, f.line) for f in found] == [("test-removed-with-feature", 10)]
+    assert "negative numbers are not" in found[0].message
+    # The message is still in the code: the test was taken away, not the behaviour.
+    found = analyze(
+        {"pkg/check.py": code, PY: test}, {"pkg/check.py": code + "\n", PY: now_test}, tmp_path
+    )
+    assert [f.rule for f in found] == ["test-removed"]

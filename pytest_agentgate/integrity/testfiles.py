@@ -49,6 +49,7 @@ class Case:
     key: str  # the normalised body: a move or a reformat keeps it
     parts: tuple[str, ...] = ()  # the body's tokens, normalised, for renamed-and-edited
     refs: frozenset[str] = frozenset()  # the names its body uses
+    strings: tuple[str, ...] = ()  # the string literals of its body
     # None when the test asserts something, else why it asserts nothing. Decided lazily: it
     # may read helpers and fixtures in other files.
     assertion: Callable[[], str | None] = lambda: None
@@ -103,8 +104,52 @@ class Change:
     origin: dict[str, str]
     # base path -> why its tests are not there now, for test files that are not
     gone: dict[str, str]
-    # Names of functions and classes the change deletes from the code (not the tests).
-    deleted_names: Callable[[], set[str]]
+    # What the change deletes from the code (not the tests): read only when a test is gone.
+    removed_code: Callable[[], CodeRemoved]
+
+
+# A test's string and the code share a phrase of this many words: the message it checks.
+PHRASE = 4
+
+
+@dataclass
+class CodeRemoved:
+    """What the change deletes from the code that is not a test: the functions and classes
+    it defines, and its text (a removed test may check a message the code no longer has)."""
+
+    names: set[str] = field(default_factory=set)
+    before: str = ""  # the code's text at the base, whitespace collapsed
+    after: str = ""  # and now
+
+    @classmethod
+    def of(
+        cls,
+        texts: Iterable[tuple[str | None, str | None]],
+        defined: Callable[[str | None], set[str]],
+    ) -> CodeRemoved:
+        """From (base text, text now) of each code file the change touches."""
+        names_before: set[str] = set()
+        names_after: set[str] = set()
+        before: list[str] = []
+        after: list[str] = []
+        for old, new in texts:
+            names_before |= defined(old)
+            names_after |= defined(new)
+            before.append(" ".join((old or "").split()))
+            after.append(" ".join((new or "").split()))
+        return cls(names_before - names_after, "\n".join(before), "\n".join(after))
+
+    def used_by(self, case: Case) -> list[str]:
+        """What of it ``case`` used: names, and phrases of its strings."""
+        found = sorted(case.refs & self.names)
+        for text in case.strings:
+            words = text.split()
+            for i in range(len(words) - PHRASE + 1):
+                phrase = " ".join(words[i : i + PHRASE])
+                if phrase in self.before and phrase not in self.after:
+                    found.append(f"the message {phrase!r}")
+                    break
+        return found
 
 
 def compare(base: Side, now: Side, change: Change, words: Words) -> list[IntegrityFinding]:
@@ -116,11 +161,11 @@ def compare(base: Side, now: Side, change: Change, words: Words) -> list[Integri
     skipped_now = {(m.path, m.scope) for m in new_marks if m.category == "skip"}
     for mark in new_marks:
         findings.append(_mark_finding(mark))
-    deleted: set[str] | None = None
+    code: CodeRemoved | None = None
     for case in removed:
-        if deleted is None:
-            deleted = change.deleted_names()
-        findings.append(_removed_finding(case, now, change, words, deleted))
+        if code is None:
+            code = change.removed_code()
+        findings.append(_removed_finding(case, now, change, words, code))
     for before, after in pairs:
         if not (before.runs and after.runs) or (after.path, after.qualname) in skipped_now:
             continue
@@ -286,10 +331,10 @@ def _mark_finding(mark: Mark) -> IntegrityFinding:
 
 
 def _removed_finding(
-    case: Case, now: Side, change: Change, words: Words, deleted: set[str]
+    case: Case, now: Side, change: Change, words: Words, code: CodeRemoved
 ) -> IntegrityFinding:
     at = f"{case.path}::{case.qualname} (at the base, line {case.line})"
-    feature = sorted(case.refs & deleted)
+    feature = code.used_by(case)
     if feature:
         names = ", ".join(feature[:3])
         return IntegrityFinding(

@@ -22,6 +22,7 @@ from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 from pytest_agentgate.integrity.testfiles import (
     Case,
     Change,
+    CodeRemoved,
     Mark,
     Side,
     Words,
@@ -75,6 +76,7 @@ _HELPER = re.compile(
     rf"(?:\bfunction\s*\*?\s*({_IDENT})\s*\(|\b(?:const|let|var)\s+({_IDENT})\s*=\s*"
     rf"(?:async\s*)?(?:function\b|\([^()]*\)\s*(?::[^=]*)?=>|{_IDENT}\s*=>))"
 )
+_STRING = re.compile(r"(['\"`])((?:\\.|(?!\1)[^\\\n])*)\1")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _REGEX_BEFORE = set("(,=:[!&|?{};+-*%<>~^")
 _REGEX_WORDS = {"return", "typeof", "case", "do", "else", "in", "of", "new", "delete", "void"}
@@ -120,7 +122,7 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
                 )
     if not base_side.tests and not now_side.tests and not now_side.marks:
         return []
-    change = Change(origin, gone, lambda: deleted_names(scan))
+    change = Change(origin, gone, lambda: removed_code(scan))
     return compare(base_side, now_side, change, WORDS)
 
 
@@ -477,6 +479,7 @@ class JsFile:
             _normal(text),
             tokens(_COMMENT.sub("", text).replace('"', "'")),
             refs,
+            tuple(m.group(2) for m in _STRING.finditer(text)),
             _once(self, call),
             runs=body is not None and "todo" not in call.modifiers,
         )
@@ -711,18 +714,17 @@ def _js_condition(text: str) -> bool | None:
 # -- what the change deletes from the code ------------------------------------------------------
 
 
-def deleted_names(scan: Scan) -> set[str]:
-    """Functions, classes and constants the change deletes from JS/TS code that is not a test."""
-    before: set[str] = set()
-    after: set[str] = set()
-    for path, status in scan.touched.items():
-        if not is_code(path):
-            continue
-        if status != "added":
-            before |= _defined(scan.sources.at_base(scan.renamed_from.get(path, path)))
-        if status != "deleted":
-            after |= _defined(scan.sources.now(path))
-    return before - after
+def removed_code(scan: Scan) -> CodeRemoved:
+    """What the change deletes from JS/TS code that is not a test."""
+    texts = [
+        (
+            None if status == "added" else scan.sources.at_base(scan.renamed_from.get(path, path)),
+            None if status == "deleted" else scan.sources.now(path),
+        )
+        for path, status in scan.touched.items()
+        if is_code(path)
+    ]
+    return CodeRemoved.of(texts, _defined)
 
 
 def _defined(text: str | None) -> set[str]:

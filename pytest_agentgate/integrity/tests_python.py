@@ -30,6 +30,7 @@ from pytest_agentgate.integrity.testfiles import (
     Case,
     Category,
     Change,
+    CodeRemoved,
     Mark,
     Side,
     Words,
@@ -109,7 +110,7 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
                 )
     if not base_side.tests and not now_side.tests and not now_side.marks:
         return []
-    change = Change(origin, gone, lambda: deleted_names(scan, which))
+    change = Change(origin, gone, lambda: removed_code(scan, which))
     return compare(base_side, now_side, change, Words("pytest", settings.describe_files()))
 
 
@@ -1131,6 +1132,7 @@ class PySide:
                     body_key(func),
                     tokens(ast.unparse(ast.Module(body=_body(func), type_ignores=[]))),
                     frozenset(_names(func)),
+                    tuple(_strings(func)),
                     _lazy(partial(self.why_nothing, module, func, cls)),
                 )
             )
@@ -1265,6 +1267,12 @@ def _names(func: Function) -> Iterator[str]:
             yield node.attr
 
 
+def _strings(func: Function) -> Iterator[str]:
+    for node in ast.walk(func):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node.value
+
+
 def _module_paths(dotted: str, importer: str) -> list[str]:
     """Where the module ``dotted`` (as imported from ``importer``) may live in the project."""
     here = PurePosixPath(importer).parent
@@ -1300,20 +1308,19 @@ def _is_support(path: str) -> bool:
 # -- what the change deletes from the code ------------------------------------------------------
 
 
-def deleted_names(scan: Scan, which: TestFiles) -> set[str]:
-    """Functions, classes and methods the change deletes from code that is not a test."""
-    before: set[str] = set()
-    after: set[str] = set()
+def removed_code(scan: Scan, which: TestFiles) -> CodeRemoved:
+    """What the change deletes from Python code that is not a test."""
     paths = [p for p in scan.touched if which.is_python_code(p)]
-    old = [scan.renamed_from.get(p, p) for p in paths if scan.touched[p] != "added"]
-    prefetch(scan, old)
-    for path in paths:
-        status = scan.touched[path]
-        if status != "added":
-            before |= _defined(scan.sources.at_base(scan.renamed_from.get(path, path)))
-        if status != "deleted":
-            after |= _defined(scan.sources.now(path))
-    return before - after
+    old = {p: scan.renamed_from.get(p, p) for p in paths if scan.touched[p] != "added"}
+    prefetch(scan, old.values())
+    texts = [
+        (
+            scan.sources.at_base(old[p]) if p in old else None,
+            scan.sources.now(p) if scan.touched[p] != "deleted" else None,
+        )
+        for p in paths
+    ]
+    return CodeRemoved.of(texts, _defined)
 
 
 def _defined(text: str | None) -> set[str]:
