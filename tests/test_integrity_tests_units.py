@@ -1197,3 +1197,78 @@ def test_a_test_gone_with_the_message_it_checked_is_a_notice(tmp_path: Path) -> 
         {"pkg/check.py": code, PY: test}, {"pkg/check.py": code + "\n", PY: now_test}, tmp_path
     )
     assert [f.rule for f in found] == ["test-removed"]
+
+
+# -- the principle, not a list: what a name claims is not what a body does --------------------
+
+
+def test_a_local_helper_is_judged_by_its_body_not_its_name(tmp_path: Path) -> None:
+    new = change(
+        "def test_add():\n    assert add(1, 2) == 3\n",
+        "def assert_adds(a, b):\n    add(a, b)\n\n\ndef test_add():  # <-\n    assert_adds(1, 2)\n",
+    )
+    found = analyze({PY: BASE_PY}, {PY: new}, tmp_path)
+    assert rules(found) == {("assertion-removed", PY, marked(new, "# <-"))}
+
+
+def test_an_always_true_conditional_expression(tmp_path: Path) -> None:
+    new = change(
+        "def test_add():\n    assert add(1, 2) == 3\n",
+        "def test_add():  # <-\n    assert add(1, 2) == 3 if False else True\n",
+    )
+    found = analyze({PY: BASE_PY}, {PY: new}, tmp_path)
+    assert rules(found) == {("assertion-removed", PY, marked(new, "# <-"))}
+
+
+@pytest.mark.parametrize("call", ["pytest.exit('done', returncode=0)", "os._exit(0)"])
+def test_a_forced_exit_in_a_test(tmp_path: Path, call: str) -> None:
+    new = change("import sys\n", "import os\nimport sys\n").replace(
+        "    assert add(1, 2) == 3", f"    {call}  # <-\n    assert add(1, 2) == 3"
+    )
+    found = analyze({PY: BASE_PY}, {PY: new}, tmp_path)
+    assert ("exit-forced", PY, marked(new, "# <-")) in rules(found)
+
+
+def test_a_class_renamed_out_of_python_classes(tmp_path: Path) -> None:
+    new = change("class TestThings:", "class ThingChecks:")
+    (finding,) = analyze({PY: BASE_PY}, {PY: new}, tmp_path)
+    assert finding.rule == "test-removed"
+    assert "renamed to ThingChecks::test_zero, which pytest does not collect" in finding.message
+
+
+def test_pytest_check_asserts(tmp_path: Path) -> None:
+    new = change(
+        "class TestThings:",
+        "def test_soft():\n    check.equal(add(1, 1), 2)\n\n\nclass TestThings:",
+    )
+    new = new.replace("import pytest\n", "import pytest\nfrom pytest_check import check\n", 1)
+    assert analyze({PY: BASE_PY}, {PY: new}, tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        ("    expect(sum(1, 2)).toBe(sum(1, 2));\n", "checks a constant"),
+        ("    if (false) {\n      expect(sum(1, 2)).toBe(3);\n    }\n", "never runs"),
+        ("    assertSum(1, 2);\n", "no expect"),
+    ],
+)
+def test_js_assertions_that_cannot_fail(tmp_path: Path, body: str, why: str) -> None:
+    new = js_change("    expect(sum(1, 2)).toBe(3);\n", body).replace(
+        'describe("sum"', 'function assertSum(a, b) {\n  sum(a, b);\n}\n\ndescribe("sum"'
+    )
+    found = analyze({JS: BASE_JS}, {JS: new}, tmp_path)
+    (finding,) = found
+    line = new[: new.index('it("adds"')].count("\n") + 1
+    assert (finding.rule, finding.line) == ("assertion-removed", line)
+    assert why in finding.message
+
+
+def test_js_forced_exit_and_testing_library_queries(tmp_path: Path) -> None:
+    new = js_change(
+        "});\n",
+        '  it("renders", () => {\n    render(view);\n    screen.getByText("hello");\n  });\n'
+        "  afterAll(() => process.exit(0));\n});\n",
+    )
+    found = analyze({JS: BASE_JS}, {JS: new}, tmp_path)
+    assert rules(found) == {("exit-forced", JS, new[: new.index("process.exit")].count("\n") + 1)}

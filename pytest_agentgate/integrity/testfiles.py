@@ -25,11 +25,12 @@ from typing import Literal
 
 from pytest_agentgate.integrity.model import IntegrityFinding
 
-Category = Literal["skip", "only", "rerun"]
+Category = Literal["skip", "only", "rerun", "exit"]
 CATEGORY_RULES: dict[str, str] = {
     "skip": "skip-added",
     "only": "only-added",
     "rerun": "rerun-added",
+    "exit": "exit-forced",
 }
 # How alike the bodies of a vanished test and a new one of the same file must be for them to
 # be the same test, renamed and edited (the share of tokens they have in common): anywhere in
@@ -314,6 +315,7 @@ _MARK_EFFECT: dict[str, str] = {
     "skip": "the test no longer counts",
     "only": "every other test of the run is dropped",
     "rerun": "a failure is rerun until it passes",
+    "exit": "the run ends before its failures are reported",
 }
 
 

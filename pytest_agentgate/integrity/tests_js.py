@@ -55,7 +55,12 @@ _ASSERT = re.compile(
     r"|(?<![\w$.])t\s*\.\s*(?:is|not|deepEqual|notDeepEqual|truthy|falsy|true|false|throws"
     r"|throwsAsync|notThrows|regex|snapshot|like|equal|same|ok|match|fail|assert)\s*\("
     r"|(?<![\w$.])throw\b"
+    # Testing Library's queries throw when nothing matches: they assert.
+    r"|(?<![\w$])(?:get|getAll|find|findAll)By[A-Z]\w*\s*\("
 )
+_EXIT = re.compile(r"(?<![\w$.])process\s*\.\s*exit\s*\(")
+_NEVER = re.compile(r"\b(?:if|while)\s*\(\s*(?:false|0|!\s*true|!\s*1|null|undefined)\s*\)\s*\{")
+_MATCHER = re.compile(r"\s*\.\s*(?:toBe|toEqual|toStrictEqual)\s*\(")
 _BODY_SKIP = re.compile(r"(?<![\w$.])(?:this|ctx|t)\s*\.\s*skip\s*\(")
 _RERUN = re.compile(
     r"(?<![\w$.])jest\s*\.\s*retryTimes\s*\("
@@ -448,7 +453,7 @@ class JsFile:
             if call.kind == "test":
                 side.add(self._case(call))
             self._call_marks(call, side)
-        for pattern, category in ((_BODY_SKIP, "skip"), (_RERUN, "rerun")):
+        for pattern, category in ((_BODY_SKIP, "skip"), (_RERUN, "rerun"), (_EXIT, "exit")):
             for match in pattern.finditer(self.code):
                 owner = self.enclosing(match.start())
                 here: bool | None = True
@@ -459,7 +464,7 @@ class JsFile:
                     Mark(
                         self.path,
                         owner.qualname if owner is not None else "",
-                        "skip" if category == "skip" else "rerun",
+                        "skip" if category == "skip" else "exit" if category == "exit" else "rerun",
                         text + ")" if text.endswith("(") else text + "...",
                         self.line(match.start()),
                         here,
@@ -553,39 +558,49 @@ class JsFile:
         start, end = call.body
         code = self.code
         dead_from, dead_line = self._dead(start, end)
-        swallowed = self._swallowed(start, end)
-        counted = 0
-        reasons: dict[str, str] = {}
+        skipped = [
+            *(
+                (span, "its assertions are inside a try whose catch swallows them")
+                for span in self._swallowed(start, end)
+            ),
+            *(
+                (span, "its assertions are inside a block that never runs (if (false))")
+                for span in self._never(start, end)
+            ),
+        ]
+        reasons: list[str] = []
         for match in _ASSERT.finditer(code, start, end):
             at = match.start()
+            why = next((w for (a, b), w in skipped if a <= at < b), None)
             if at >= dead_from:
-                reasons.setdefault("dead", f"it returns on line {dead_line}, before its asserts")
+                why = f"it returns on line {dead_line}, before its asserts"
+            elif why is None and self._local_helper(match) is not None:
+                continue  # a helper of this file: judged by its body below
+            elif why is None and self._vacuous(match):
+                why = f"its assertion on line {self.line(at)} checks a constant"
+            if why is None:
+                return None
+            reasons.append(why)
+        for found in re.finditer(rf"(?<![\w$.])({_IDENT})\s*\(", code[start:dead_from]):
+            at = start + found.start()
+            span = self.helpers.get(found.group(1))
+            if span is None or any(a <= at < b for (a, b), _ in skipped):
                 continue
-            if any(a <= at < b for a, b in swallowed):
-                reasons.setdefault(
-                    "swallowed", "its assertions are inside a try whose catch swallows them"
-                )
-                continue
-            if self._vacuous(match):
-                reasons.setdefault(
-                    "vacuous", f"its assertion on line {self.line(at)} checks a constant"
-                )
-                continue
-            counted += 1
-        if counted:
-            return None
-        for name in re.findall(rf"(?<![\w$.])({_IDENT})\s*\(", code[start:dead_from]):
-            span = self.helpers.get(name)
-            if span is not None and any(
-                not self._vacuous(m) for m in _ASSERT.finditer(code, span[0], span[1])
+            if any(
+                self._local_helper(m) is None and not self._vacuous(m)
+                for m in _ASSERT.finditer(code, span[0], span[1])
             ):
                 return None
-        for key in ("swallowed", "dead", "vacuous"):
-            if key in reasons:
-                return reasons[key]
+        if reasons:
+            return reasons[0]
         if not code[start:end].strip():
             return "its body is empty"
         return "no expect(), assert or should"
+
+    def _local_helper(self, match: re.Match[str]) -> str | None:
+        """The name of this file's own function an assert-like call calls (``assertOk(x)``)."""
+        callee = "".join(match.group(0).split()).rstrip("(")
+        return callee if callee in self.helpers else None
 
     def _dead(self, start: int, end: int) -> tuple[int, int]:
         """Where the body stops running: after a return at its top level."""
@@ -636,6 +651,16 @@ class JsFile:
                 spans.append((brace + 1, closing))
         return spans
 
+    def _same(self, one: tuple[int, int], other: tuple[int, int]) -> bool:
+        return _normal(self.source[one[0] : one[1]]) == _normal(self.source[other[0] : other[1]])
+
+    def _never(self, start: int, end: int) -> list[tuple[int, int]]:
+        """The blocks of ``if (false) {...}`` and the like: code that never runs."""
+        spans: list[tuple[int, int]] = []
+        for match in _NEVER.finditer(self.code, start, end):
+            spans.append((match.end(), close(self.code, match.end() - 1)))
+        return spans
+
     def _vacuous(self, match: re.Match[str]) -> bool:
         """``expect(true)``, ``assert(1)``, ``assert.equal(1, 1)``: a constant is checked."""
         code = self.code
@@ -644,7 +669,14 @@ class JsFile:
         if callee != "expect" and not (head == "assert" and callee != "assert.fail"):
             return False  # expect.assertions(1), assert.fail(): not a constant checked
         opened = match.end() - 1
-        args = split_args(code, opened + 1, close(code, opened))
+        closing = close(code, opened)
+        args = split_args(code, opened + 1, closing)
+        if callee == "expect" and len(args) == 1:
+            matcher = _MATCHER.match(code, closing + 1)
+            if matcher is not None:  # expect(x).toBe(x): the same thing on both sides
+                expected = split_args(code, matcher.end(), close(code, matcher.end() - 1))
+                if len(expected) == 1 and self._same(args[0], expected[0]):
+                    return True
         if not all(_LITERAL.match(code[a:b].strip()) for a, b in args):
             return False
         first = self.source[args[0][0] : args[0][1]].strip() if args else ""

@@ -422,6 +422,7 @@ class Module:
         for stmt in cls.body:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 self.methods.setdefault(qualname, {})[stmt.name] = stmt
+                self.uncollected[body_key(stmt)] = f"{qualname}::{stmt.name}"
                 if self._is_fixture(stmt):
                     self.fixtures[stmt.name] = stmt
 
@@ -647,6 +648,12 @@ def truthy(node: ast.AST, module: Module | None, depth: int = 0) -> bool | None:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         inner = truthy(node.operand, module, depth + 1)
         return None if inner is None else not inner
+    if isinstance(node, ast.IfExp):
+        test = truthy(node.test, module, depth + 1)
+        body, orelse = truthy(node.body, module, depth + 1), truthy(node.orelse, module, depth + 1)
+        if test is None:
+            return body if body == orelse else None
+        return body if test else orelse
     if (
         isinstance(node, ast.Compare)
         and len(node.ops) == 1
@@ -867,6 +874,8 @@ class MarkReader:
         what = _short(call)
         if name in ("pytest.skip", "pytest.xfail"):
             return Marker("skip", what, True)
+        if name in ("pytest.exit", "os._exit"):
+            return Marker("exit", what, True)
         if name.endswith(".skipTest") or name == "skipTest":
             return Marker("skip", what, True)
         if name == "pytest.importorskip" and call.args:
@@ -903,7 +912,7 @@ class Tally:
 class AssertScan:
     """Counts the assertions a function makes, as it would run."""
 
-    def __init__(self, module: Module, helper: Callable[[ast.Call], bool] | None) -> None:
+    def __init__(self, module: Module, helper: Callable[[ast.Call], bool | None] | None) -> None:
         self.module = module
         self.helper = helper
         self.tally = Tally()
@@ -1041,14 +1050,30 @@ class AssertScan:
         for call in ast.walk(node):
             if not isinstance(call, ast.Call):
                 continue
-            if is_assertion_call(call, self.module):
+            # A helper of the project is judged by its body, whatever its name says.
+            resolved = self.helper(call) if self.helper is not None else self._local(call)
+            if resolved is None and is_assertion_call(call, self.module):
                 if _vacuous_call(call):
                     if swallowed is None and self.tally.vacuous is None:
                         self.tally.vacuous = call.lineno
                 else:
                     self._count(swallowed)
-            elif self.helper is not None and self.helper(call):
+            elif resolved:
                 self._count(swallowed)
+
+    def _local(self, call: ast.Call) -> bool | None:
+        """False for a call of this module's own function or method (not followed here)."""
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in self.module.functions:
+            return False
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in ("self", "cls")
+            and any(func.attr in methods for methods in self.module.methods.values())
+        ):
+            return False
+        return None
 
 
 def is_assertion_call(call: ast.Call, module: Module) -> bool:
@@ -1058,7 +1083,7 @@ def is_assertion_call(call: ast.Call, module: Module) -> bool:
     last = func.attr if isinstance(func, ast.Attribute) else name.rsplit(".", 1)[-1]
     if last.lower().startswith("assert") or last == "expect":
         return True
-    if name in _RAISES or name == "pytest.fail":
+    if name in _RAISES or name == "pytest.fail" or name.startswith("pytest_check."):
         return True
     return last == "fail" and isinstance(func, ast.Attribute) and name.startswith("self.")
 
@@ -1149,11 +1174,9 @@ class PySide:
     # does a test assert something?
 
     def why_nothing(self, module: Module, func: Function, cls: str | None) -> str | None:
-        tally = _direct(module, func)
-        if tally.count:
-            return None
         helped = AssertScan(module, lambda call: self._helper_asserts(module, call, cls))
-        if helped.function(func).count:
+        tally = helped.function(func)
+        if tally.count:
             return None
         for name in self._fixture_names(module, func):
             fixture = self._fixture(module, name, cls)
@@ -1169,7 +1192,9 @@ class PySide:
             return "its body is empty"
         return "no assert, pytest.raises or assert* call"
 
-    def _helper_asserts(self, module: Module, call: ast.Call, cls: str | None) -> bool:
+    def _helper_asserts(self, module: Module, call: ast.Call, cls: str | None) -> bool | None:
+        """Whether the helper ``call`` calls asserts (one level); None if it is no helper of
+        the project's tests (then its name says: ``assert_*``, ``pytest.raises``)."""
         func = call.func
         found: tuple[Module, Function] | None = None
         if isinstance(func, ast.Name) and func.id in module.functions:
@@ -1184,7 +1209,7 @@ class PySide:
             found = None if method is None else (module, method)
         else:
             found = self._imported_helper(module, func)
-        return found is not None and _direct(*found).count > 0
+        return None if found is None else _direct(*found).count > 0
 
     def _imported_helper(self, module: Module, func: ast.expr) -> tuple[Module, Function] | None:
         """A helper imported from a test-support module (tests/, testing.py, conftest)."""
