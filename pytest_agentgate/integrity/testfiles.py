@@ -47,18 +47,52 @@ class Case:
     qualname: str  # "TestA::test_b" (Python), "suite > adds" (JS)
     name: str  # the function's name or the test's title
     line: int
-    key: str  # the normalised body: a move or a reformat keeps it
-    parts: tuple[str, ...] = ()  # the body's tokens, normalised, for renamed-and-edited
-    refs: frozenset[str] = frozenset()  # the names its body uses
-    strings: tuple[str, ...] = ()  # the string literals of its body
+    # What its body is made of, read when the test vanished, is new or asserts nothing.
+    read_body: Callable[[], Body]
     # None when the test asserts something, else why it asserts nothing. Decided lazily: it
     # may read helpers and fixtures in other files.
     assertion: Callable[[], str | None] = lambda: None
     runs: bool = True  # False for a test with no body (it.todo, a pending mocha test)
+    _body: Body | None = field(default=None, repr=False, compare=False)
+    _why: list[str | None] = field(default_factory=list, repr=False, compare=False)
 
     def why_nothing(self) -> str | None:
-        found: str | None = self.assertion()
-        return found
+        if not self._why:
+            self._why.append(self.assertion())
+        return self._why[0]
+
+    @property
+    def body(self) -> Body:
+        if self._body is None:
+            self._body = self.read_body()
+        return self._body
+
+    @property
+    def key(self) -> str:
+        return self.body.key
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return self.body.parts
+
+    @property
+    def refs(self) -> frozenset[str]:
+        return self.body.refs
+
+    @property
+    def strings(self) -> tuple[str, ...]:
+        return self.body.strings
+
+
+@dataclass(frozen=True)
+class Body:
+    """A test's body: normalised (a move or a reformat keeps it), its tokens (how alike two
+    bodies are), the names and strings it uses."""
+
+    key: str = ""
+    parts: tuple[str, ...] = ()
+    refs: frozenset[str] = frozenset()
+    strings: tuple[str, ...] = ()
 
 
 @dataclass

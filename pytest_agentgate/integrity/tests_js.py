@@ -14,12 +14,14 @@ from __future__ import annotations
 import bisect
 import re
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import PurePosixPath
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 from pytest_agentgate.integrity.testfiles import (
+    Body,
     Case,
     Change,
     CodeRemoved,
@@ -317,9 +319,9 @@ class JsFile:
         code = self.code
         calls: list[Call] = []
         for found in _CALL.finditer(code):
-            before = code[: found.start()].rstrip()
-            if before.endswith("function") or re.search(r"\b(?:const|let|var)\s*$", before):
-                continue
+            before = code[max(0, found.start() - 40) : found.start()].rstrip()
+            if re.search(r"(?<![\w$])(?:function|const|let|var)$", before):
+                continue  # it names a function or a variable; it does not call one
             chain = [m.strip() for m in found.group("chain").split(".") if m.strip()]
             if any(m not in MODIFIERS for m in chain):
                 continue
@@ -475,17 +477,22 @@ class JsFile:
         body = call.body
         text = self.source[body[0] : body[1]] if body else ""
         masked = self.code[body[0] : body[1]] if body else ""
-        refs = frozenset(re.findall(_IDENT, masked))
+
+        def read_body() -> Body:
+            return Body(
+                _normal(text),
+                tokens(_COMMENT.sub("", text).replace('"', "'")),
+                frozenset(re.findall(_IDENT, masked)),
+                tuple(m.group(2) for m in _STRING.finditer(text)),
+            )
+
         return Case(
             self.path,
             call.qualname,
             call.title,
             self.line(call.start),
-            _normal(text),
-            tokens(_COMMENT.sub("", text).replace('"', "'")),
-            refs,
-            tuple(m.group(2) for m in _STRING.finditer(text)),
-            _once(self, call),
+            read_body,
+            partial(self.why_nothing, call),
             runs=body is not None and "todo" not in call.modifiers,
         )
 
@@ -682,17 +689,6 @@ class JsFile:
         first = self.source[args[0][0] : args[0][1]].strip() if args else ""
         falsy = first in ("false", "0", "null", "undefined", "''", '""', "``")
         return not (head == "assert" and falsy)  # assert(false) always fails: not vacuous
-
-
-def _once(file: JsFile, call: Call) -> Callable[[], str | None]:
-    done: list[str | None] = []
-
-    def compute() -> str | None:
-        if not done:
-            done.append(file.why_nothing(call))
-        return done[0]
-
-    return compute
 
 
 def _holds(call: Call, offset: int) -> bool:

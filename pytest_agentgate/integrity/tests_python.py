@@ -27,6 +27,7 @@ from typing import Any
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 from pytest_agentgate.integrity.testfiles import (
+    Body,
     Case,
     Category,
     Change,
@@ -188,13 +189,16 @@ def _words(value: Any) -> tuple[str, ...]:
 
 
 def _conftests_above(paths: Iterable[str]) -> list[str]:
-    found: list[str] = []
-    for path in paths:
-        for parent in reversed(PurePosixPath(path).parents):
-            name = "conftest.py" if str(parent) == "." else f"{parent}/conftest.py"
-            if name not in found:
-                found.append(name)
-    return found
+    """The conftest.py files that apply to ``paths``, from the root down."""
+    return list(dict.fromkeys(name for path in paths for name in _conftest_chain(path)))
+
+
+@cache
+def _conftest_chain(path: str) -> tuple[str, ...]:
+    return tuple(
+        "conftest.py" if str(parent) == "." else f"{parent}/conftest.py"
+        for parent in reversed(PurePosixPath(path).parents)
+    )
 
 
 class TestFiles:
@@ -1154,11 +1158,8 @@ class PySide:
                     qualname,
                     func.name,
                     func.lineno,
-                    body_key(func),
-                    tokens(ast.unparse(ast.Module(body=_body(func), type_ignores=[]))),
-                    frozenset(_names(func)),
-                    tuple(_strings(func)),
-                    _lazy(partial(self.why_nothing, module, func, cls)),
+                    partial(_read_body, func),
+                    partial(self.why_nothing, module, func, cls),
                 )
             )
         side.uncollected[module.path] = dict(module.uncollected)
@@ -1260,17 +1261,6 @@ class PySide:
         return None
 
 
-def _lazy(compute: Callable[[], str | None]) -> Callable[[], str | None]:
-    done: list[str | None] = []
-
-    def once() -> str | None:
-        if not done:
-            done.append(compute())
-        return done[0]
-
-    return once
-
-
 def _direct(module: Module, func: Function) -> Tally:
     """A helper's or fixture's own assertions (one level: its helpers are not followed)."""
     return AssertScan(module, None).function(func)
@@ -1290,6 +1280,15 @@ def _names(func: Function) -> Iterator[str]:
             yield node.id
         elif isinstance(node, ast.Attribute):
             yield node.attr
+
+
+def _read_body(func: Function) -> Body:
+    return Body(
+        body_key(func),
+        tokens(ast.unparse(ast.Module(body=_body(func), type_ignores=[]))),
+        frozenset(_names(func)),
+        tuple(_strings(func)),
+    )
 
 
 def _strings(func: Function) -> Iterator[str]:
