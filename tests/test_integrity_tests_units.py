@@ -1272,3 +1272,79 @@ def test_js_forced_exit_and_testing_library_queries(tmp_path: Path) -> None:
     )
     found = analyze({JS: BASE_JS}, {JS: new}, tmp_path)
     assert rules(found) == {("exit-forced", JS, new[: new.index("process.exit")].count("\n") + 1)}
+
+
+# -- new tests for elsewhere, type tests, restructured files ----------------------------------
+
+
+def test_a_new_test_for_another_platform_is_honest(tmp_path: Path) -> None:
+    new = change(
+        "class TestThings:",
+        "@pytest.mark.skipif(sys.platform != 'no-such-platform', reason='elsewhere only')\n"
+        "def test_elsewhere():\n    assert add(1, 1) == 2\n\n\n"
+        "def test_elsewhere_too():\n    if sys.platform != 'no-such-platform':\n"
+        "        pytest.skip('elsewhere only')\n    assert add(1, 1) == 2\n\n\n"
+        "class TestThings:",
+    )
+    assert analyze({PY: BASE_PY}, {PY: new}, tmp_path) == []
+    # The same skip on a test the base had takes it away here.
+    existing = change(
+        "def test_add():",
+        "@pytest.mark.skipif(sys.platform != 'no-such-platform', reason='x')  # <-\n"
+        "def test_add():",
+    )
+    found = analyze({PY: BASE_PY}, {PY: existing}, tmp_path)
+    assert rules(found) == {("skip-added", PY, marked(existing, "# <-"))}
+
+
+def test_js_a_new_test_for_another_platform_is_honest(tmp_path: Path) -> None:
+    new = js_change(
+        "});\n",
+        "  it.skipIf(process.platform !== 'no-such')('elsewhere', () => {\n"
+        "    expect(sum(1, 1)).toBe(2);\n  });\n});\n",
+    )
+    assert analyze({JS: BASE_JS}, {JS: new}, tmp_path) == []
+
+
+def test_a_restructured_file_pairs_tests_by_the_words_of_their_names(tmp_path: Path) -> None:
+    base = (
+        "import pytest\n\nfrom pkg import make\n\n\n"
+        "def test_multiple_bad_default():\n    with pytest.raises(TypeError):\n"
+        "        make(multiple=True, default=False)\n"
+    )
+    now = (
+        "import pytest\n\nfrom pkg import make\n\n\n"
+        "@pytest.mark.parametrize('default', [[], [1]])\n"
+        "def test_init_good_default_list(default):\n    make(multiple=True, default=default)\n\n\n"
+        "@pytest.mark.parametrize('default', [1, 'x'])\n"
+        "def test_init_bad_default_list(default):\n    with pytest.raises(ValueError):\n"
+        "        make(multiple=True, default=default)  # <-\n"
+    )
+    found = analyze({PY: base}, {PY: now}, tmp_path)
+    # The old test is the new "bad default" one (it still asserts); the "good default" one is
+    # new, and asserts nothing.
+    assert [(f.rule, f.line) for f in found] == [("test-asserts-nothing", 7)]
+
+
+TYPES_TS = "src/types.test.ts"
+
+
+def test_ts_type_tests_state_what_the_compiler_checks(tmp_path: Path) -> None:
+    base = (
+        'import { create } from "./x";\n\n'
+        'it("creates", () => {\n  expect(create()).toBeTruthy();\n});\n'
+    )
+    new_tests = base.replace(
+        "});\n",
+        '});\n\nit("is typed", () => {\n  const store = create<{ n: number }>();\n  store;\n});\n'
+        '\nit("satisfies", () => {\n  create() satisfies object;\n});\n'
+        '\nit("errs", () => {\n  // @ts-expect-error: a number is no store\n  create(1);\n});\n',
+    )
+    assert analyze({JS: base}, {JS: new_tests}, tmp_path) == []
+    # A file of type tests: what its tests state is what they check.
+    plain = 'it("infers", () => {\n  const s = create();\n  s.n * 2;\n});\n'
+    assert analyze({}, {TYPES_TS: plain}, tmp_path) == []
+    # An existing test that trades its expect for a type is no longer checked when it runs.
+    typed = base.replace("  expect(create()).toBeTruthy();\n", "  const s: object = create();\n")
+    found = analyze({JS: base}, {JS: typed}, tmp_path)
+    assert [(f.rule, f.line) for f in found] == [("assertion-removed", 3)]

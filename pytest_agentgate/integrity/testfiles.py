@@ -93,6 +93,8 @@ class Body:
     parts: tuple[str, ...] = ()
     refs: frozenset[str] = frozenset()
     strings: tuple[str, ...] = ()
+    # It states types the compiler checks (TypeScript): a new test that does asserts that.
+    typed: bool = False
 
 
 @dataclass
@@ -107,6 +109,9 @@ class Mark:
     here: bool | None  # its condition holds here (None: cannot be told, not a finding)
     # A todo or a pending test is a finding only where it replaces a test of the base.
     replaces_only: bool = False
+    # Its condition asks where it runs (the platform, the Python version): on a test, class or
+    # file the change adds, it is a test for elsewhere, not a test taken away here.
+    environmental: bool = False
     effect: str | None = None  # what it does, when it is not what its category does
 
 
@@ -224,7 +229,7 @@ def compare(base: Side, now: Side, change: Change, words: Words) -> list[Integri
         if not case.runs or (case.path, case.qualname) in skipped_now:
             continue
         why = case.why_nothing()
-        if why is not None:
+        if why is not None and not case.body.typed:
             findings.append(
                 IntegrityFinding(
                     "test-asserts-nothing",
@@ -260,15 +265,48 @@ def _match(
     pair_off(lambda b, n: bool(b.key) and b.key == n.key)
     pair_off(lambda b, n: b.name == n.name)
     if removed and added:
+        # Renamed and edited, in the same file: alike anywhere, fairly alike where it was
+        # (between the same neighbours), or under a name that keeps a word of the old one.
+        # The pair is still compared: this lets through nothing an edit in place would not.
         slots = _Slots(base, now, pairs)
-        pair_off(
-            lambda b, n: (
-                change.origin.get(n.path, n.path) == b.path
-                and bool(b.parts)
-                and _similarity(b, n) >= (SIMILAR_IN_PLACE if slots.same(b, n) else SIMILAR)
-            )
-        )
+        for before in list(removed):
+            candidates = [
+                (
+                    _shared_words(before, after),
+                    slots.same(before, after),
+                    _similarity(before, after),
+                    index,
+                    after,
+                )
+                for index, after in enumerate(added)
+                if change.origin.get(after.path, after.path) == before.path and before.parts
+            ]
+            # The likeliest first: the most words of the old name, in its place, alike.
+            for shared, in_place, similarity, _, after in sorted(
+                candidates, key=lambda c: (-c[0], -c[1], -c[2], c[3])
+            ):
+                if similarity >= SIMILAR or (similarity >= SIMILAR_IN_PLACE and in_place) or shared:
+                    pairs.append((before, after))
+                    removed.remove(before)
+                    added.remove(after)
+                    break
     return pairs, removed, added
+
+
+# Words a test's name has that say nothing of what it tests.
+_FILLER = {"test", "tests", "should", "when", "with", "the", "and", "can", "does", "that", "for"}
+
+
+def _shared_words(before: Case, after: Case) -> int:
+    """How many words of the old name the new one has (or one starts the other: mul,
+    multiplies)."""
+
+    def words(case: Case) -> set[str]:
+        found = re.findall(r"[a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", case.qualname).lower())
+        return {w for w in found if len(w) >= 3 and w not in _FILLER}
+
+    new = words(after)
+    return sum(any(a.startswith(b) or b.startswith(a) for b in new) for a in words(before))
 
 
 def _similarity(before: Case, after: Case) -> float:
@@ -322,6 +360,17 @@ def _new_marks(
             had[(mark.path, mark.scope, mark.category)] += 1
         written.setdefault((mark.path, mark.scope, mark.category), set()).add(mark.what)
     base_tests = set(base.tests)
+    # Where the base had tests: the tests, their classes and suites, their files.
+    places = (
+        {(path, "") for path, _ in base_tests}
+        | {
+            (path, qualname.rsplit(sep, 1)[0])
+            for path, qualname in base_tests
+            for sep in ("::", " > ")
+            if sep in qualname
+        }
+        | base_tests
+    )
     groups: dict[tuple[str, str, str], list[Mark]] = {}
     for mark in now.marks:
         if mark.here is not True:
@@ -331,6 +380,8 @@ def _new_marks(
         )
         if mark.replaces_only and origin not in base_tests:
             continue  # a todo of its own: a note for later, not a test taken away
+        if mark.environmental and origin not in places:
+            continue  # a new test for another platform or version
         groups.setdefault((*origin, mark.category), []).append(mark)
     new: list[Mark] = []
     for key, marks in groups.items():

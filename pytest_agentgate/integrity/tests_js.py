@@ -60,6 +60,11 @@ _ASSERT = re.compile(
     # Testing Library's queries throw when nothing matches: they assert.
     r"|(?<![\w$])(?:get|getAll|find|findAll)By[A-Z]\w*\s*\("
 )
+# TypeScript a type test states: `x satisfies T`, `const x: T`, `create<T>(...)`.
+_TYPED = re.compile(
+    r"\bsatisfies\b|\b(?:const|let|var)\s+[\w$]+\s*:\s*[\w${\[(]|[\w$]\s*<[^<>;()=]+>\s*\("
+    r"|\)\s*:\s*[\w$.<>\[\]]+\s*=>"
+)
 _EXIT = re.compile(r"(?<![\w$.])process\s*\.\s*exit\s*\(")
 _NEVER = re.compile(r"\b(?:if|while)\s*\(\s*(?:false|0|!\s*true|!\s*1|null|undefined)\s*\)\s*\{")
 _MATCHER = re.compile(r"\s*\.\s*(?:toBe|toEqual|toStrictEqual)\s*\(")
@@ -76,7 +81,8 @@ _FUNCTION = re.compile(
 _LITERAL = re.compile(r"^(?:true|false|null|undefined|-?\d[\w.]*|(['\"`])\s*\1|)$")
 _DEFINED = re.compile(
     rf"^[ \t]*(?:export\s+)?(?:default\s+)?(?:async\s+)?"
-    rf"(?:function\s*\*?\s*({_IDENT})|class\s+({_IDENT})|(?:const|let|var)\s+({_IDENT})\s*=)",
+    rf"(?:function\s*\*?\s*({_IDENT})|class\s+({_IDENT})"
+    rf"|(?:const|let|var)\s+({_IDENT})\s*(?::[^=\n]+)?=)",
     re.MULTILINE,
 )
 _HELPER = re.compile(
@@ -310,6 +316,17 @@ class JsFile:
         self.calls = self._calls()
         self.helpers = self._helpers()
 
+    @property
+    def typescript(self) -> bool:
+        return self.path.endswith((".ts", ".tsx", ".mts", ".cts"))
+
+    @property
+    def type_tests(self) -> bool:
+        """A file of type tests (vitest's ``*.test-d.ts``, ``types.test.ts``): the compiler
+        checks what its tests state."""
+        name = PurePosixPath(self.path).name.lower()
+        return self.typescript and (".test-d." in name or "type" in name)
+
     def line(self, offset: int) -> int:
         return bisect.bisect_left(self._lines, offset) + 1
 
@@ -484,6 +501,8 @@ class JsFile:
                 tokens(_COMMENT.sub("", text).replace('"', "'")),
                 frozenset(re.findall(_IDENT, masked)),
                 tuple(m.group(2) for m in _STRING.finditer(text)),
+                self.typescript
+                and (self.type_tests or bool(_TYPED.search(masked)) or "@ts-expect-error" in text),
             )
 
         return Case(
@@ -528,7 +547,8 @@ class JsFile:
                 if modifier == "runIf" and here is not None:
                     here = not here
                 what = f"{spelled}({call.condition})"
-                marks.append(Mark(self.path, scope, "skip", what, line, here))
+                asks = "process.platform" in (call.condition or "")
+                marks.append(Mark(self.path, scope, "skip", what, line, here, environmental=asks))
         if (
             call.kind == "test"
             and call.body is None

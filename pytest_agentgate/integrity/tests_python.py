@@ -684,6 +684,24 @@ def condition(node: ast.AST, module: Module) -> bool | None:
     return truthy(node, module)
 
 
+def environmental(node: ast.AST, module: Module | None) -> bool:
+    """The condition asks where it runs: the platform, the OS, the Python version."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return environmental(ast.parse(node.value.strip(), mode="eval").body, None)
+        except SyntaxError:
+            return False
+    known = _known()
+    for sub in ast.walk(node):
+        target = sub.func if isinstance(sub, ast.Call) else sub
+        if not isinstance(target, ast.Name | ast.Attribute):
+            continue
+        name = module.dotted(target) if module is not None else _plain_dotted(target)
+        if name in known or f"{name}()" in known:
+            return True
+    return False
+
+
 def _and(a: bool | None, b: bool | None) -> bool | None:
     if a is False or b is False:
         return False
@@ -703,6 +721,7 @@ class Marker:
     category: Category
     what: str
     here: bool | None
+    environmental: bool = False  # its condition asks the platform or the Python version
 
 
 def read_mark(node: ast.expr, module: Module) -> Marker | None:
@@ -724,12 +743,12 @@ def read_mark(node: ast.expr, module: Module) -> Marker | None:
             return Marker("skip", what, True)
         found = [condition(c, module) for c in conditions]
         here = True if True in found else (False if all(f is False for f in found) else None)
-        return Marker("skip", what, here)
+        return Marker("skip", what, here, any(environmental(c, module) for c in conditions))
     if name in ("unittest.skipIf", "unittest.skipUnless") and args:
         found_one = condition(args[0], module)
         if name == "unittest.skipUnless" and found_one is not None:
             found_one = not found_one
-        return Marker("skip", what, found_one)
+        return Marker("skip", what, found_one, environmental(args[0], module))
     if name in _RERUN:
         return Marker("rerun", what, True)
     return None
@@ -753,6 +772,7 @@ class MarkReader:
         self.base_plain = base_plain
         self.is_project_module = is_project_module
         self.found: list[Mark] = []
+        self._guards = 0  # how many platform or version checks the current code is under
 
     def read(self) -> list[Mark]:
         module = self.module
@@ -770,6 +790,7 @@ class MarkReader:
                 line,
                 marker.here,
                 effect=effect,
+                environmental=marker.environmental or self._guards > 0,
             )
         )
 
@@ -836,8 +857,11 @@ class MarkReader:
             if isinstance(stmt, ast.If):
                 self._expression(stmt.test, scope, here)
                 test = truthy(stmt.test, self.module)
+                guard = int(environmental(stmt.test, self.module))
+                self._guards += guard
                 self._statements(stmt.body, scope, _and(here, test))
                 self._statements(stmt.orelse, scope, _and(here, None if test is None else not test))
+                self._guards -= guard
             elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
                 self._statements(getattr(stmt, "body", []), scope, here)
                 for handler in getattr(stmt, "handlers", []):
@@ -968,7 +992,8 @@ class AssertScan:
             return True
         if isinstance(stmt, ast.If):
             self._expression(stmt.test, swallowed)
-            test = truthy(stmt.test, module)
+            # Where it runs decides which branch: elsewhere the other one runs.
+            test = None if environmental(stmt.test, module) else truthy(stmt.test, module)
             if test is True:
                 return self._block(stmt.body, swallowed)
             if test is False:
