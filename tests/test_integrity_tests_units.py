@@ -1348,3 +1348,26 @@ def test_ts_type_tests_state_what_the_compiler_checks(tmp_path: Path) -> None:
     typed = base.replace("  expect(create()).toBeTruthy();\n", "  const s: object = create();\n")
     found = analyze({JS: base}, {JS: typed}, tmp_path)
     assert [(f.rule, f.line) for f in found] == [("assertion-removed", 3)]
+
+
+def test_deleting_an_unrelated_function_does_not_excuse_a_removed_test(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()  # pkg is the project's own package
+    code = "def text(x):\n    return str(x)\n\n\ndef add(a, b):\n    return a + b\n"
+    test = (
+        "from pkg.calc import add\n\n\n"
+        "def test_add():\n    result = add(1, 2)\n    assert result.text == '3'\n"
+        "    assert result == 3\n"
+    )
+    found = analyze(
+        {"pkg/calc.py": code, PY: test},
+        {"pkg/calc.py": "def add(a, b):\n    return a + b\n", PY: "from pkg.calc import add\n"},
+        tmp_path,
+    )
+    # The test used add (still there) and an attribute named text: not the deleted text().
+    assert [f.rule for f in found] == ["test-removed"]
+    found = analyze(
+        {"pkg/calc.py": code, PY: test},
+        {"pkg/calc.py": "def text(x):\n    return str(x)\n", PY: "from pkg.calc import add\n"},
+        tmp_path,
+    )
+    assert [f.rule for f in found] == ["test-removed-with-feature"]

@@ -149,13 +149,14 @@ class Change:
 
 
 # A test's string and the code share a phrase of this many words: the message it checks.
-PHRASE = 4
+PHRASE = 5
 
 
 @dataclass
 class CodeRemoved:
     """What the change deletes from the code that is not a test: the functions and classes
-    it defines, and its text (a removed test may check a message the code no longer has)."""
+    it defines at the top of a module, and its text (a removed test may check a message the
+    code no longer has)."""
 
     names: set[str] = field(default_factory=set)
     before: str = ""  # the code's text at the base, whitespace collapsed

@@ -16,7 +16,7 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from pathlib import PurePosixPath
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
@@ -64,6 +64,12 @@ _ASSERT = re.compile(
 _TYPED = re.compile(
     r"\bsatisfies\b|\b(?:const|let|var)\s+[\w$]+\s*:\s*[\w${\[(]|[\w$]\s*<[^<>;()=]+>\s*\("
     r"|\)\s*:\s*[\w$.<>\[\]]+\s*=>"
+)
+_IMPORT = re.compile(
+    r"\bimport\s+(?:type\s+)?(?:(?P<default>[\w$]+)\s*,?\s*)?"
+    r"(?:\{(?P<named>[^}]*)\}|\*\s*as\s+(?P<star>[\w$]+))?\s*from\s*['\"](?P<path>[^'\"]+)['\"]"
+    r"|\b(?:const|let|var)\s+(?:\{(?P<required>[^}]*)\}|(?P<single>[\w$]+))\s*=\s*"
+    r"require\(\s*['\"](?P<rpath>[^'\"]+)['\"]\s*\)"
 )
 _EXIT = re.compile(r"(?<![\w$.])process\s*\.\s*exit\s*\(")
 _NEVER = re.compile(r"\b(?:if|while)\s*\(\s*(?:false|0|!\s*true|!\s*1|null|undefined)\s*\)\s*\{")
@@ -316,6 +322,21 @@ class JsFile:
         self.calls = self._calls()
         self.helpers = self._helpers()
 
+    @cached_property
+    def imported(self) -> frozenset[str]:
+        """The names this file imports from the project (a relative path)."""
+        names: set[str] = set()
+        for match in _IMPORT.finditer(self.source):
+            path = match.group("path") or match.group("rpath") or ""
+            if not path.startswith((".", "/", "@/", "~/")):
+                continue
+            for group in ("default", "named", "star", "required", "single"):
+                for part in (match.group(group) or "").split(","):
+                    name = part.split(" as ")[-1].split(":")[-1].strip()
+                    if re.fullmatch(_IDENT, name):
+                        names.add(name)
+        return frozenset(names)
+
     @property
     def typescript(self) -> bool:
         return self.path.endswith((".ts", ".tsx", ".mts", ".cts"))
@@ -499,7 +520,7 @@ class JsFile:
             return Body(
                 _normal(text),
                 tokens(_COMMENT.sub("", text).replace('"', "'")),
-                frozenset(re.findall(_IDENT, masked)),
+                frozenset(re.findall(_IDENT, masked)) & self.imported,
                 tuple(m.group(2) for m in _STRING.finditer(text)),
                 self.typescript
                 and (self.type_tests or bool(_TYPED.search(masked)) or "@ts-expect-error" in text),

@@ -1183,7 +1183,7 @@ class PySide:
                     qualname,
                     func.name,
                     func.lineno,
-                    partial(_read_body, func),
+                    partial(_read_body, module, func, self._is_project_module),
                     partial(self.why_nothing, module, func, cls),
                 )
             )
@@ -1299,19 +1299,29 @@ def _is_ellipsis(stmt: ast.stmt) -> bool:
     )
 
 
-def _names(func: Function) -> Iterator[str]:
+def _uses(module: Module, func: Function, project: Callable[[str], bool]) -> Iterator[str]:
+    """The names of the project's code the test uses: imported from the project
+    (``from pkg.calc import add``; ``calc.add`` after ``from pkg import calc``)."""
     for node in ast.walk(func):
-        if isinstance(node, ast.Name):
-            yield node.id
-        elif isinstance(node, ast.Attribute):
-            yield node.attr
+        if isinstance(node, ast.Name) and node.id in module.imports:
+            target = module.imports[node.id]
+            if target.startswith(".") or project(target.split(".")[0]):
+                yield target.rsplit(".", 1)[-1]
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in module.imports
+        ):
+            target = module.imports[node.value.id]
+            if target.startswith(".") or project(target.split(".")[0]):
+                yield node.attr
 
 
-def _read_body(func: Function) -> Body:
+def _read_body(module: Module, func: Function, project: Callable[[str], bool]) -> Body:
     return Body(
         body_key(func),
         tokens(ast.unparse(ast.Module(body=_body(func), type_ignores=[]))),
-        frozenset(_names(func)),
+        frozenset(_uses(module, func, project)),
         tuple(_strings(func)),
     )
 
@@ -1379,12 +1389,8 @@ def _defined(text: str | None) -> set[str]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return set()
-    names: set[str] = set()
-    for stmt in tree.body:
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(stmt.name)
-        if isinstance(stmt, ast.ClassDef):
-            names |= {
-                s.name for s in stmt.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
-            }
-    return names
+    return {
+        stmt.name
+        for stmt in tree.body
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
