@@ -1371,3 +1371,18 @@ def test_deleting_an_unrelated_function_does_not_excuse_a_removed_test(tmp_path:
         tmp_path,
     )
     assert [f.rule for f in found] == ["test-removed-with-feature"]
+
+
+def test_js_a_test_of_the_packages_own_module_gone_with_it(tmp_path: Path) -> None:
+    manifest = '{"name": "calc"}'
+    test = (
+        'import { half } from "calc/half";\n\n'
+        'it("halves", () => {\n  expect(half(4)).toBe(2);\n});\n'
+    )
+    found = analyze(
+        {"package.json": manifest, "src/half.ts": "export const half = (n) => n / 2;\n", JS: test},
+        {"package.json": manifest},
+        tmp_path,
+    )
+    assert [f.rule for f in found] == ["test-removed-with-feature"]
+    assert tests_js.package_name("[]") is None and tests_js.package_name("{") is None

@@ -12,6 +12,7 @@ cannot make sense of yields fewer tests on both sides, never an error. See
 from __future__ import annotations
 
 import bisect
+import json
 import re
 import sys
 from collections.abc import Iterable
@@ -102,6 +103,18 @@ _REGEX_WORDS = {"return", "typeof", "case", "do", "else", "in", "of", "new", "de
 _REGEX_WORDS |= {"throw", "yield", "await"}
 
 
+def package_name(text: str | None) -> str | None:
+    """The ``name`` of a package.json, if it has one."""
+    if not text:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    name = data.get("name") if isinstance(data, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
 def is_test_file(path: str) -> bool:
     pure = PurePosixPath(path)
     if not path.endswith(JS_EXTENSIONS) or "node_modules" in pure.parts:
@@ -115,6 +128,9 @@ def is_code(path: str) -> bool:
 
 
 def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
+    if not any(is_test_file(p) for p in [*scan.touched, *scan.renamed_from.values()]):
+        return []
+    package = package_name(scan.sources.at_base("package.json"))
     base_side, now_side = Side(), Side()
     origin: dict[str, str] = {}
     gone: dict[str, str] = {}
@@ -127,12 +143,12 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
             if text is None:
                 continue
             origin[path] = base_path or path
-            JsFile(path, text).read_into(now_side)
+            JsFile(path, text, package).read_into(now_side)
         if base_test and base_path is not None:
             text = scan.sources.at_base(base_path)
             if text is None:
                 continue
-            JsFile(base_path, text).read_into(base_side)
+            JsFile(base_path, text, package).read_into(base_side)
             if not now_test:
                 gone[base_path] = (
                     "its file was deleted"
@@ -311,6 +327,7 @@ class Call:
 class JsFile:
     path: str
     source: str
+    package: str | None = None  # the project's own package name (package.json), if any
     code: str = ""
     calls: list[Call] = field(default_factory=list)
     helpers: dict[str, tuple[int, int]] = field(default_factory=dict)
@@ -328,7 +345,10 @@ class JsFile:
         names: set[str] = set()
         for match in _IMPORT.finditer(self.source):
             path = match.group("path") or match.group("rpath") or ""
-            if not path.startswith((".", "/", "@/", "~/")):
+            own = self.package is not None and (
+                path == self.package or path.startswith(self.package + "/")
+            )
+            if not (own or path.startswith((".", "/", "@/", "~/"))):
                 continue
             for group in ("default", "named", "star", "required", "single"):
                 for part in (match.group(group) or "").split(","):
