@@ -321,6 +321,37 @@ def test_python_files_of_the_base_decide_what_a_test_file_is(
     )
 
 
+def test_tests_moved_with_the_setting_that_finds_them_is_honest(repo: Path, verify: Verify) -> None:
+    write(repo, "pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "testpaths")
+    git(repo, "mv", "tests", "test")
+    edit(repo, "pyproject.toml", '["tests"]', '["test"]')
+    assert_passes(verify())
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["web"]\n'),
+        ("tests/conftest.py", 'collect_ignore = ["test_unit.py"]\n'),
+    ],
+)
+def test_narrowing_what_pytest_collects_removes_the_tests(
+    repo: Path, verify: Verify, path: str, text: str
+) -> None:
+    # The agent edits the failing test's file and has pytest leave it out. (A setting that
+    # narrows the run with no test file touched is the settings and hooks analyzers' to report.)
+    write(repo, path, text)
+    edit(repo, "tests/test_unit.py", "add(2, 2), 4)", "add(2, 2), 5)")
+    assert_blocks(
+        verify(),
+        "test-removed",
+        "tests/test_unit.py",
+        base_line("tests/test_unit.py", "def test_add"),
+    )
+
+
 # -- skips, xfails, reruns ---------------------------------------------------------------------
 
 

@@ -708,7 +708,7 @@ def test_importorskip_of_the_projects_own_module(tmp_path: Path) -> None:
         ),
     ],
 )
-def test_which_files_are_tests_by_the_bases_settings(
+def test_which_files_are_tests_by_pytests_settings(
     tmp_path: Path, config_name: str, config: str, old: str, new: str, removed: bool
 ) -> None:
     test = "def test_a():\n    assert 1 + 1 == 2\n"

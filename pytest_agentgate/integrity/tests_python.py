@@ -61,7 +61,7 @@ SUPPORT_DIRS = {"tests", "test", "testing", "__tests__"}
 
 @dataclass(frozen=True)
 class Settings:
-    """The base's pytest settings that decide which files and functions are tests."""
+    """The pytest settings that decide which files and functions are tests."""
 
     python_files: tuple[str, ...] = DEFAULT_FILES
     python_functions: tuple[str, ...] = ("test",)
@@ -70,7 +70,8 @@ class Settings:
     norecursedirs: tuple[str, ...] = DEFAULT_NORECURSE
 
     def describe_files(self) -> str:
-        return f"python_files ({', '.join(self.python_files)})"
+        where = f", testpaths ({', '.join(self.testpaths)})" if self.testpaths else ""
+        return f"python_files ({', '.join(self.python_files)}){where}"
 
 
 def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
@@ -79,17 +80,20 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
     if not paths:
         return []
     prefetch(scan, [*CONFIG_FILES, *_conftests_above(paths)])
-    settings = read_settings(scan)
-    which = TestFiles(scan, settings)
-    base = PySide(scan, scan.sources.at_base, settings)
+    # Each side by its own settings: a test is gone when pytest does not collect it now. A
+    # configuration that narrows what is collected hides nothing: its tests are gone too.
+    which_base = TestFiles(read_settings(scan.sources.at_base), scan.sources.at_base)
+    which_now = TestFiles(read_settings(scan.sources.now), scan.sources.now)
+    settings = which_now.settings
+    base = PySide(scan, scan.sources.at_base, which_base.settings)
     now = PySide(scan, scan.sources.now, settings)
     base_side, now_side = Side(), Side()
     origin: dict[str, str] = {}
     gone: dict[str, str] = {}
     for path, status in sorted(scan.touched.items()):
         base_path = None if status == "added" else scan.renamed_from.get(path, path)
-        now_test = status != "deleted" and which.is_test(path)
-        base_test = base_path is not None and which.is_test(base_path)
+        now_test = status != "deleted" and which_now.is_test(path)
+        base_test = base_path is not None and which_base.is_test(base_path)
         if not (now_test or base_test):
             continue
         now_module = now.module(path) if now_test else None
@@ -106,12 +110,12 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
                 gone[base_path] = (
                     "its file was deleted"
                     if status == "deleted"
-                    else f"its file was renamed to {path}, which {settings.describe_files()} "
-                    "does not match"
+                    else f"its file was renamed to {path}, which pytest does not collect "
+                    f"({settings.describe_files()}, and the conftests' collect_ignore)"
                 )
     if not base_side.tests and not now_side.tests and not now_side.marks:
         return []
-    change = Change(origin, gone, lambda: removed_code(scan, which))
+    change = Change(origin, gone, lambda: removed_code(scan, which_base, which_now))
     return compare(base_side, now_side, change, Words("pytest", settings.describe_files()))
 
 
@@ -125,10 +129,10 @@ def prefetch(scan: Scan, paths: Iterable[str]) -> None:
 # -- which files are tests ----------------------------------------------------------------------
 
 
-def read_settings(scan: Scan) -> Settings:
-    """The base's pytest settings, from the first file pytest would read them from."""
+def read_settings(read: Callable[[str], str | None]) -> Settings:
+    """pytest's settings on one side, from the first file pytest would read them from."""
     for name in CONFIG_FILES:
-        text = scan.sources.at_base(name)
+        text = read(name)
         if text is None:
             continue
         values = _pytest_section(name, text)
@@ -202,13 +206,13 @@ def _conftest_chain(path: str) -> tuple[str, ...]:
 
 
 class TestFiles:
-    """Which files pytest collects, by the base's settings and conftests."""
+    """Which files pytest collects, by one side's settings and conftests."""
 
     __test__ = False  # not a test class, for pytest's sake
 
-    def __init__(self, scan: Scan, settings: Settings) -> None:
-        self.scan = scan
+    def __init__(self, settings: Settings, read: Callable[[str], str | None]) -> None:
         self.settings = settings
+        self.read = read
         self._ignores: dict[str, tuple[list[str], list[str]]] = {}
 
     def is_test(self, path: str) -> bool:
@@ -248,7 +252,7 @@ class TestFiles:
         key = directory.as_posix()
         if key not in self._ignores:
             name = "conftest.py" if key == "." else f"{key}/conftest.py"
-            self._ignores[key] = _collect_ignore(self.scan.sources.at_base(name))
+            self._ignores[key] = _collect_ignore(self.read(name))
         return self._ignores[key]
 
 
@@ -1367,9 +1371,13 @@ def _is_support(path: str) -> bool:
 # -- what the change deletes from the code ------------------------------------------------------
 
 
-def removed_code(scan: Scan, which: TestFiles) -> CodeRemoved:
+def removed_code(scan: Scan, which_base: TestFiles, which_now: TestFiles) -> CodeRemoved:
     """What the change deletes from Python code that is not a test."""
-    paths = [p for p in scan.touched if which.is_python_code(p)]
+    paths = [
+        p
+        for p in scan.touched
+        if which_now.is_python_code(p) and which_base.is_python_code(scan.renamed_from.get(p, p))
+    ]
     old = {p: scan.renamed_from.get(p, p) for p in paths if scan.touched[p] != "added"}
     prefetch(scan, old.values())
     texts = [
