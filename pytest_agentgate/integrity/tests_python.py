@@ -1,9 +1,11 @@
 """What the change does to the Python tests: removed, skipped, rerun, or asserting nothing.
 
 Each test file the change touches is read by ``ast`` at the base and now (a reformat changes no
-finding), with the base's pytest settings (``python_files``, ``python_classes``,
+finding), each side with its own pytest settings (``python_files``, ``python_classes``,
 ``python_functions``, ``testpaths``, ``norecursedirs``, a conftest's ``collect_ignore``): a test
-renamed to a name pytest does not collect, or a file renamed out of ``python_files``, is removed.
+pytest does not collect now is removed, whether renamed to a name it does not collect, or its
+file moved out of ``python_files`` or ``testpaths`` (tests moved along with the setting that
+finds them are honest; a setting that narrows the run leaves its tests out, which is removal).
 A skip counts when it applies here: ``skipif(sys.platform == "win32")`` is honest on Linux, and
 a condition that cannot be evaluated is not a finding. See
 :mod:`pytest_agentgate.integrity.testfiles` for how the two sides are compared.
