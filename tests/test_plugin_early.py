@@ -42,8 +42,9 @@ def test_fails():
     Path(__file__).with_name("test-ran").write_text("ran")
     assert 0
 """
+# The honest fix: the same test, now asserting what the code really does.
 PASSING_TEST = """\
-def test_passes(answer):
+def test_fails(answer):
     assert answer == 42
 """
 # Every trick's conftest.py leaves a marker when it is imported (its line 1).

@@ -134,7 +134,11 @@ class IntegrityGate:
         for item in evidence.findings:
             rule = RULES[item.rule]
             approval = allowed(item, evidence.allow)
-            blocks = approval is None and (block_all or rule.weight == "tampering")
+            blocks = (
+                approval is None
+                and rule.weight != "notice"
+                and (block_all or rule.weight == "tampering")
+            )
             if blocks:
                 blocking.append(item)
             reason = item.message

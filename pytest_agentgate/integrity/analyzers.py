@@ -4,6 +4,8 @@ from __future__ import annotations
 
 # Each module has ``analyze(scan: Scan) -> Iterable[IntegrityFinding]``.
 ANALYZERS: tuple[str, ...] = (
+    "pytest_agentgate.integrity.tests_python",
+    "pytest_agentgate.integrity.tests_js",
     "pytest_agentgate.integrity.exits",
     "pytest_agentgate.integrity.hooks",
     "pytest_agentgate.integrity.settings",

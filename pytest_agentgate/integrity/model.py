@@ -17,8 +17,9 @@ from typing import Literal, Protocol
 from pytest_agentgate.config.model import AllowRule, Config
 from pytest_agentgate.git import Change, Repo
 
-# "tampering" always blocks; "weakening" blocks under strict and warns under the others.
-Weight = Literal["tampering", "weakening"]
+# "tampering" always blocks; "weakening" blocks under strict and warns under the others;
+# "notice" is reported and never blocks (an honest change a reviewer should still see).
+Weight = Literal["tampering", "weakening", "notice"]
 
 
 @dataclass(frozen=True)

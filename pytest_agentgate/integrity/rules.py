@@ -2,8 +2,9 @@
 
 "tampering" changes what is measured or how results are reported: it always blocks. "weakening"
 lowers the bar without hiding it: it blocks under strict and is reported under the other
-profiles. A human approves an exception in the base's configuration
-(``integrity: {allow: [{rule, path, reason}]}``), never in the change itself.
+profiles. "notice" is reported and never blocks: a change a reviewer should see that is not
+weakening (the tests of a feature removed with it). A human approves an exception in the base's
+configuration (``integrity: {allow: [{rule, path, reason}]}``), never in the change itself.
 """
 
 from __future__ import annotations
@@ -17,6 +18,12 @@ _RULES = (
         "tampering",
         "a test that exists at the base is gone (not renamed or moved)",
         "restore the test; fix the code it tests instead of deleting it",
+    ),
+    Rule(
+        "test-removed-with-feature",
+        "notice",
+        "a test is gone together with code it exercised, which the change also deletes",
+        "nothing, if the feature is meant to go; otherwise restore the code and its test",
     ),
     Rule(
         "tests-fewer",
@@ -47,6 +54,12 @@ _RULES = (
         "tampering",
         "a test that asserted something now asserts nothing (or swallows AssertionError)",
         "restore the test's assertions; change the expectation only with the behaviour",
+    ),
+    Rule(
+        "test-asserts-nothing",
+        "weakening",
+        "a test the change adds asserts nothing: it only runs the code, for coverage",
+        "assert what the code must do (an assert, pytest.raises, expect(...))",
     ),
     # -- what reports the results ------------------------------------------------------------
     Rule(

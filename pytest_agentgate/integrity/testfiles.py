@@ -1,0 +1,447 @@
+"""What the test analyzers share: the tests of a change's test files on both of its sides, the
+marks that stop them from running or make them pass, and how the two sides are matched.
+
+A language's analyzer (``tests_python.py``, ``tests_js.py``) reads each test file the change
+touches, at the base and now, into a :class:`Side`; :func:`compare` judges the change:
+
+- a test of the base that is not there now is removed, unless it was renamed or moved: the same
+  body under another name or in another file, the same name in another file or class, or (in
+  the same file) a body that is mostly the same. A renamed test is still the same test, and is
+  compared with what it was;
+- a test that asserted something at the base and asserts nothing now lost its assertions;
+- a test the change adds that asserts nothing only runs the code;
+- a skip, xfail, ``.only`` or rerun that applies here and that the base did not have, in the same
+  place (the file, a class or suite, a test), is new.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from typing import Literal
+
+from pytest_agentgate.integrity.model import IntegrityFinding
+
+Category = Literal["skip", "only", "rerun", "exit"]
+CATEGORY_RULES: dict[str, str] = {
+    "skip": "skip-added",
+    "only": "only-added",
+    "rerun": "rerun-added",
+    "exit": "exit-forced",
+}
+# How alike the bodies of a vanished test and a new one of the same file must be for them to
+# be the same test, renamed and edited (the share of tokens they have in common): anywhere in
+# the file, or in the place the old one was (between the same neighbours).
+SIMILAR = 0.8
+SIMILAR_IN_PLACE = 0.5
+
+
+@dataclass
+class Case:
+    """One test, on one side of the change."""
+
+    path: str  # project-relative
+    qualname: str  # "TestA::test_b" (Python), "suite > adds" (JS)
+    name: str  # the function's name or the test's title
+    line: int
+    # What its body is made of, read when the test vanished, is new or asserts nothing.
+    read_body: Callable[[], Body]
+    # None when the test asserts something, else why it asserts nothing. Decided lazily: it
+    # may read helpers and fixtures in other files.
+    assertion: Callable[[], str | None] = lambda: None
+    runs: bool = True  # False for a test with no body (it.todo, a pending mocha test)
+    _body: Body | None = field(default=None, repr=False, compare=False)
+    _why: list[str | None] = field(default_factory=list, repr=False, compare=False)
+
+    def why_nothing(self) -> str | None:
+        if not self._why:
+            self._why.append(self.assertion())
+        return self._why[0]
+
+    @property
+    def body(self) -> Body:
+        if self._body is None:
+            self._body = self.read_body()
+        return self._body
+
+    @property
+    def key(self) -> str:
+        return self.body.key
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return self.body.parts
+
+    @property
+    def refs(self) -> frozenset[str]:
+        return self.body.refs
+
+    @property
+    def strings(self) -> tuple[str, ...]:
+        return self.body.strings
+
+
+@dataclass(frozen=True)
+class Body:
+    """A test's body: normalised (a move or a reformat keeps it), its tokens (how alike two
+    bodies are), the names and strings it uses."""
+
+    key: str = ""
+    parts: tuple[str, ...] = ()
+    refs: frozenset[str] = frozenset()
+    strings: tuple[str, ...] = ()
+    # It states types the compiler checks (TypeScript): a new test that does asserts that.
+    typed: bool = False
+
+
+@dataclass
+class Mark:
+    """A skip, xfail, ``.only`` or rerun, where it applies (``scope``) and whether it does here."""
+
+    path: str
+    scope: str  # a test's or class's qualname; "" for the whole file
+    category: Category
+    what: str  # as written: "@pytest.mark.skip", "it.skip", "pytest.skip()"
+    line: int
+    here: bool | None  # its condition holds here (None: cannot be told, not a finding)
+    # A todo or a pending test is a finding only where it replaces a test of the base.
+    replaces_only: bool = False
+    # Its condition asks where it runs (the platform, the Python version): on a test, class or
+    # file the change adds, it is a test for elsewhere, not a test taken away here.
+    environmental: bool = False
+    effect: str | None = None  # what it does, when it is not what its category does
+
+
+@dataclass
+class Side:
+    """The tests and marks of the test files on one side of the change."""
+
+    tests: dict[tuple[str, str], Case] = field(default_factory=dict)  # (path, qualname)
+    marks: list[Mark] = field(default_factory=list)
+    # path -> normalised body -> the name of a function there that the runner does not collect
+    uncollected: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def add(self, case: Case) -> None:
+        self.tests[(case.path, case.qualname)] = case
+
+
+@dataclass
+class Words:
+    """How a language's findings speak."""
+
+    runner: str  # "pytest"
+    test_file: str  # what makes a file a test file: "python_files (test_*.py, *_test.py)"
+
+
+@dataclass
+class Change:
+    """Where each file of the change came from, and what was removed from the code."""
+
+    # now path -> base path, for every test file that is there now
+    origin: dict[str, str]
+    # base path -> why its tests are not there now, for test files that are not
+    gone: dict[str, str]
+    # What the change deletes from the code (not the tests): read only when a test is gone.
+    removed_code: Callable[[], CodeRemoved]
+
+
+# A test's string and the code share a phrase of this many words: the message it checks.
+PHRASE = 5
+
+
+@dataclass
+class CodeRemoved:
+    """What the change deletes from the code that is not a test: the functions and classes
+    it defines at the top of a module, and its text (a removed test may check a message the
+    code no longer has)."""
+
+    names: set[str] = field(default_factory=set)
+    before: str = ""  # the code's text at the base, whitespace collapsed
+    after: str = ""  # and now
+
+    @classmethod
+    def of(
+        cls,
+        texts: Iterable[tuple[str | None, str | None]],
+        defined: Callable[[str | None], set[str]],
+    ) -> CodeRemoved:
+        """From (base text, text now) of each code file the change touches."""
+        names_before: set[str] = set()
+        names_after: set[str] = set()
+        before: list[str] = []
+        after: list[str] = []
+        for old, new in texts:
+            names_before |= defined(old)
+            names_after |= defined(new)
+            before.append(" ".join((old or "").split()))
+            after.append(" ".join((new or "").split()))
+        return cls(names_before - names_after, "\n".join(before), "\n".join(after))
+
+    def used_by(self, case: Case) -> list[str]:
+        """What of it ``case`` used: names, and phrases of its strings."""
+        found = sorted(case.refs & self.names)
+        for text in case.strings:
+            words = text.split()
+            for i in range(len(words) - PHRASE + 1):
+                phrase = " ".join(words[i : i + PHRASE])
+                if phrase in self.before and phrase not in self.after:
+                    found.append(f"the message {phrase!r}")
+                    break
+        return found
+
+
+def compare(base: Side, now: Side, change: Change, words: Words) -> list[IntegrityFinding]:
+    """Every finding of the change to these test files."""
+    findings: list[IntegrityFinding] = []
+    pairs, removed, added = _match(base, now, change)
+    scopes = {(n.path, n.qualname): (b.path, b.qualname) for b, n in pairs}
+    new_marks = _new_marks(base, now, change, scopes)
+    skipped_now = {(m.path, m.scope) for m in new_marks if m.category == "skip"}
+    for mark in new_marks:
+        findings.append(_mark_finding(mark))
+    code: CodeRemoved | None = None
+    for case in removed:
+        if code is None:
+            code = change.removed_code()
+        findings.append(_removed_finding(case, now, change, words, code))
+    for before, after in pairs:
+        if not (before.runs and after.runs) or (after.path, after.qualname) in skipped_now:
+            continue
+        why = after.why_nothing()
+        if why is not None and before.why_nothing() is None:
+            renamed = (
+                ""
+                if before.qualname == after.qualname
+                else f" (it was {before.path}::{before.qualname})"
+            )
+            findings.append(
+                IntegrityFinding(
+                    "assertion-removed",
+                    f"{after.qualname} asserted something at the base and now asserts nothing"
+                    f"{renamed}: {why}",
+                    after.path,
+                    after.line,
+                )
+            )
+    for case in added:
+        if not case.runs or (case.path, case.qualname) in skipped_now:
+            continue
+        why = case.why_nothing()
+        if why is not None and not case.body.typed:
+            findings.append(
+                IntegrityFinding(
+                    "test-asserts-nothing",
+                    f"new test {case.qualname} asserts nothing ({why}): it only runs the code",
+                    case.path,
+                    case.line,
+                )
+            )
+    return findings
+
+
+# -- matching the two sides ---------------------------------------------------------------------
+
+
+def _match(
+    base: Side, now: Side, change: Change
+) -> tuple[list[tuple[Case, Case]], list[Case], list[Case]]:
+    """(base, now) pairs of the same test; the base's tests that are gone; the new tests."""
+    by_origin = {(change.origin.get(c.path, c.path), c.qualname): c for c in now.tests.values()}
+    pairs = [(case, by_origin[key]) for key, case in base.tests.items() if key in by_origin]
+    removed = [case for key, case in base.tests.items() if key not in by_origin]
+    added = [case for key, case in by_origin.items() if key not in base.tests]
+
+    def pair_off(same: Callable[[Case, Case], bool]) -> None:
+        for before in list(removed):
+            for after in added:
+                if same(before, after):
+                    pairs.append((before, after))
+                    removed.remove(before)
+                    added.remove(after)
+                    break
+
+    pair_off(lambda b, n: bool(b.key) and b.key == n.key)
+    pair_off(lambda b, n: b.name == n.name)
+    if removed and added:
+        # Renamed and edited, in the same file: alike anywhere, fairly alike where it was
+        # (between the same neighbours), or under a name that keeps a word of the old one.
+        # The pair is still compared: this lets through nothing an edit in place would not.
+        slots = _Slots(base, now, pairs)
+        for before in list(removed):
+            candidates = [
+                (
+                    _shared_words(before, after),
+                    slots.same(before, after),
+                    _similarity(before, after),
+                    index,
+                    after,
+                )
+                for index, after in enumerate(added)
+                if change.origin.get(after.path, after.path) == before.path and before.parts
+            ]
+            # The likeliest first: the most words of the old name, in its place, alike.
+            for shared, in_place, similarity, _, after in sorted(
+                candidates, key=lambda c: (-c[0], -c[1], -c[2], c[3])
+            ):
+                if similarity >= SIMILAR or (similarity >= SIMILAR_IN_PLACE and in_place) or shared:
+                    pairs.append((before, after))
+                    removed.remove(before)
+                    added.remove(after)
+                    break
+    return pairs, removed, added
+
+
+# Words a test's name has that say nothing of what it tests.
+_FILLER = {"test", "tests", "should", "when", "with", "the", "and", "can", "does", "that", "for"}
+
+
+def _shared_words(before: Case, after: Case) -> int:
+    """How many words of the old name the new one has (or one starts the other: mul,
+    multiplies)."""
+
+    def words(case: Case) -> set[str]:
+        found = re.findall(r"[a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", case.qualname).lower())
+        return {w for w in found if len(w) >= 3 and w not in _FILLER}
+
+    new = words(after)
+    return sum(any(a.startswith(b) or b.startswith(a) for b in new) for a in words(before))
+
+
+def _similarity(before: Case, after: Case) -> float:
+    return SequenceMatcher(None, before.parts, after.parts, autojunk=False).ratio()
+
+
+class _Slots:
+    """Where a test sits in its file: between which tests (by their names at the base)."""
+
+    def __init__(self, base: Side, now: Side, pairs: list[tuple[Case, Case]]) -> None:
+        known = {(n.path, n.qualname): b.qualname for b, n in pairs}
+        self.before = self._neighbours(base.tests.values(), lambda c: c.qualname)
+        self.after = self._neighbours(
+            now.tests.values(), lambda c: known.get((c.path, c.qualname), "")
+        )
+
+    @staticmethod
+    def _neighbours(
+        cases: Iterable[Case], name: Callable[[Case], str]
+    ) -> dict[tuple[str, str], tuple[str, str]]:
+        by_file: dict[str, list[Case]] = {}
+        for case in cases:
+            by_file.setdefault(case.path, []).append(case)
+        out: dict[tuple[str, str], tuple[str, str]] = {}
+        for tests in by_file.values():
+            tests.sort(key=lambda c: c.line)
+            names = ["<start>", *(name(c) for c in tests), "<end>"]
+            for index, case in enumerate(tests, start=1):
+                out[(case.path, case.qualname)] = (names[index - 1], names[index + 1])
+        return out
+
+    def same(self, before: Case, after: Case) -> bool:
+        was = self.before.get((before.path, before.qualname), ("", ""))
+        now = self.after.get((after.path, after.qualname), ("", ""))
+        return any(w == n and w != "" for w, n in zip(was, now, strict=True))
+
+
+def tokens(text: str) -> tuple[str, ...]:
+    """The words and symbols of a body, for how alike two bodies are."""
+    return tuple(re.findall(r"\w+|[^\w\s]", text))
+
+
+def _new_marks(
+    base: Side, now: Side, change: Change, scopes: dict[tuple[str, str], tuple[str, str]]
+) -> list[Mark]:
+    """The marks that apply here now and did not at the base, in the same place."""
+    had: Counter[tuple[str, str, str]] = Counter()
+    written: dict[tuple[str, str, str], set[str]] = {}
+    for mark in base.marks:
+        if mark.here is True:
+            had[(mark.path, mark.scope, mark.category)] += 1
+        written.setdefault((mark.path, mark.scope, mark.category), set()).add(mark.what)
+    base_tests = set(base.tests)
+    # Where the base had tests: the tests, their classes and suites, their files.
+    places = (
+        {(path, "") for path, _ in base_tests}
+        | {
+            (path, qualname.rsplit(sep, 1)[0])
+            for path, qualname in base_tests
+            for sep in ("::", " > ")
+            if sep in qualname
+        }
+        | base_tests
+    )
+    groups: dict[tuple[str, str, str], list[Mark]] = {}
+    for mark in now.marks:
+        if mark.here is not True:
+            continue
+        origin = scopes.get(
+            (mark.path, mark.scope), (change.origin.get(mark.path, mark.path), mark.scope)
+        )
+        if mark.replaces_only and origin not in base_tests:
+            continue  # a todo of its own: a note for later, not a test taken away
+        if mark.environmental and origin not in places:
+            continue  # a new test for another platform or version
+        groups.setdefault((*origin, mark.category), []).append(mark)
+    new: list[Mark] = []
+    for key, marks in groups.items():
+        extra = len(marks) - had[key]
+        if extra > 0:
+            known = written.get(key, set())
+            marks.sort(key=lambda m: m.what in known)  # the unfamiliar ones first
+            new.extend(marks[:extra])
+    new.sort(key=lambda m: (m.path, m.line))
+    return new
+
+
+# -- findings ----------------------------------------------------------------------------------
+
+_MARK_EFFECT: dict[str, str] = {
+    "skip": "the test no longer counts",
+    "only": "every other test of the run is dropped",
+    "rerun": "a failure is rerun until it passes",
+    "exit": "the run ends before its failures are reported",
+}
+
+
+def _mark_finding(mark: Mark) -> IntegrityFinding:
+    where = f"on {mark.scope}" if mark.scope else "for every test in the file"
+    effect = mark.effect or _MARK_EFFECT[mark.category]
+    if mark.category == "skip" and not mark.scope and mark.effect is None:
+        effect = "the file's tests no longer count"
+    return IntegrityFinding(
+        CATEGORY_RULES[mark.category],
+        f"new {mark.what} {where}: {effect}",
+        mark.path,
+        mark.line,
+    )
+
+
+def _removed_finding(
+    case: Case, now: Side, change: Change, words: Words, code: CodeRemoved
+) -> IntegrityFinding:
+    at = f"{case.path}::{case.qualname} (at the base, line {case.line})"
+    feature = code.used_by(case)
+    if feature:
+        names = ", ".join(feature[:3])
+        return IntegrityFinding(
+            "test-removed-with-feature",
+            f"{at} is gone together with {names}, which the change deletes from the code",
+            case.path,
+            case.line,
+        )
+    return IntegrityFinding(
+        "test-removed", f"{at} is gone: {_why_gone(case, now, change, words)}", case.path, case.line
+    )
+
+
+def _why_gone(case: Case, now: Side, change: Change, words: Words) -> str:
+    if case.path in change.gone:
+        return change.gone[case.path]
+    for path, base_path in change.origin.items():
+        if base_path == case.path:
+            other = now.uncollected.get(path, {}).get(case.key) if case.key else None
+            if other is not None:
+                return f"renamed to {other}, which {words.runner} does not collect"
+    return "deleted (a renamed or moved test keeps its body; this one was not found)"

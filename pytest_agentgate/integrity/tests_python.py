@@ -1,0 +1,1406 @@
+"""What the change does to the Python tests: removed, skipped, rerun, or asserting nothing.
+
+Each test file the change touches is read by ``ast`` at the base and now (a reformat changes no
+finding), each side with its own pytest settings (``python_files``, ``python_classes``,
+``python_functions``, ``testpaths``, ``norecursedirs``, a conftest's ``collect_ignore``): a test
+pytest does not collect now is removed, whether renamed to a name it does not collect, or its
+file moved out of ``python_files`` or ``testpaths`` (tests moved along with the setting that
+finds them are honest; a setting that narrows the run leaves its tests out, which is removal).
+A skip counts when it applies here: ``skipif(sys.platform == "win32")`` is honest on Linux, and
+a condition that cannot be evaluated is not a finding. See
+:mod:`pytest_agentgate.integrity.testfiles` for how the two sides are compared.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import fnmatch
+import os
+import platform
+import shlex
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cache, partial
+from pathlib import PurePosixPath
+from typing import Any
+
+from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+from pytest_agentgate.integrity.testfiles import (
+    Body,
+    Case,
+    Category,
+    Change,
+    CodeRemoved,
+    Mark,
+    Side,
+    Words,
+    compare,
+    tokens,
+)
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+DEFAULT_FILES = ("test_*.py", "*_test.py")
+DEFAULT_NORECURSE = (
+    "*.egg",
+    ".*",
+    "_darcs",
+    "build",
+    "CVS",
+    "dist",
+    "node_modules",
+    "venv",
+    "{arch}",
+)
+# Where pytest reads its settings, in the order it looks (the first that has a section wins).
+CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+# Directories and files whose helpers a test may call to assert (one level deep).
+SUPPORT_DIRS = {"tests", "test", "testing", "__tests__"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The pytest settings that decide which files and functions are tests."""
+
+    python_files: tuple[str, ...] = DEFAULT_FILES
+    python_functions: tuple[str, ...] = ("test",)
+    python_classes: tuple[str, ...] = ("Test",)
+    testpaths: tuple[str, ...] = ()
+    norecursedirs: tuple[str, ...] = DEFAULT_NORECURSE
+
+    def describe_files(self) -> str:
+        where = f", testpaths ({', '.join(self.testpaths)})" if self.testpaths else ""
+        return f"python_files ({', '.join(self.python_files)}){where}"
+
+
+def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
+    paths = [p for p in scan.touched if p.endswith(".py")]
+    paths += [old for new, old in scan.renamed_from.items() if old.endswith(".py")]
+    if not paths:
+        return []
+    prefetch(scan, [*CONFIG_FILES, *_conftests_above(paths)])
+    # Each side by its own settings: a test is gone when pytest does not collect it now. A
+    # configuration that narrows what is collected hides nothing: its tests are gone too.
+    which_base = TestFiles(read_settings(scan.sources.at_base), scan.sources.at_base)
+    which_now = TestFiles(read_settings(scan.sources.now), scan.sources.now)
+    settings = which_now.settings
+    base = PySide(scan, scan.sources.at_base, which_base.settings)
+    now = PySide(scan, scan.sources.now, settings)
+    base_side, now_side = Side(), Side()
+    origin: dict[str, str] = {}
+    gone: dict[str, str] = {}
+    for path, status in sorted(scan.touched.items()):
+        base_path = None if status == "added" else scan.renamed_from.get(path, path)
+        now_test = status != "deleted" and which_now.is_test(path)
+        base_test = base_path is not None and which_base.is_test(base_path)
+        if not (now_test or base_test):
+            continue
+        now_module = now.module(path) if now_test else None
+        if now_test and now_module is None:
+            continue  # it does not parse now: the test run fails on it, there is nothing to compare
+        base_module = base.module(base_path) if base_test and base_path is not None else None
+        base_plain = base_module.plain_imports if base_module is not None else set()
+        if now_module is not None:
+            origin[path] = base_path or path
+            now.read_into(now_side, now_module, base_plain)
+        if base_module is not None:
+            base.read_into(base_side, base_module, base_module.plain_imports)
+            if now_module is None and base_path is not None:
+                gone[base_path] = (
+                    "its file was deleted"
+                    if status == "deleted"
+                    else f"its file was renamed to {path}, which pytest does not collect "
+                    f"({settings.describe_files()}, and the conftests' collect_ignore)"
+                )
+    if not base_side.tests and not now_side.tests and not now_side.marks:
+        return []
+    change = Change(origin, gone, lambda: removed_code(scan, which_base, which_now))
+    return compare(base_side, now_side, change, Words("pytest", settings.describe_files()))
+
+
+def prefetch(scan: Scan, paths: Iterable[str]) -> None:
+    """Read these files of the base in one batch, where the sources can (CachedSources)."""
+    fetch = getattr(scan.sources, "prefetch", None)
+    if callable(fetch):
+        fetch(list(dict.fromkeys(paths)))
+
+
+# -- which files are tests ----------------------------------------------------------------------
+
+
+def read_settings(read: Callable[[str], str | None]) -> Settings:
+    """pytest's settings on one side, from the first file pytest would read them from."""
+    for name in CONFIG_FILES:
+        text = read(name)
+        if text is None:
+            continue
+        values = _pytest_section(name, text)
+        if values is None:
+            continue
+
+        def get(key: str, default: tuple[str, ...], values: dict[str, Any] = values) -> Any:
+            found = _words(values.get(key))
+            return found if found else default
+
+        return Settings(
+            python_files=get("python_files", DEFAULT_FILES),
+            python_functions=get("python_functions", ("test",)),
+            python_classes=get("python_classes", ("Test",)),
+            testpaths=tuple(p.strip("/").removeprefix("./") for p in get("testpaths", ())),
+            norecursedirs=get("norecursedirs", DEFAULT_NORECURSE),
+        )
+    return Settings()
+
+
+def _pytest_section(name: str, text: str) -> dict[str, Any] | None:
+    """The pytest section of one configuration file, or None if it has none (or is broken:
+    pytest says so itself, and the defaults are then the best guess)."""
+    if name == "pyproject.toml":
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover - exercised on Python 3.10 only
+            import tomli as tomllib
+        try:
+            tool = tomllib.loads(text).get("tool", {})
+        except tomllib.TOMLDecodeError:
+            return None
+        pytest_table = tool.get("pytest") if isinstance(tool, dict) else None
+        if not isinstance(pytest_table, dict):
+            return None
+        options = pytest_table.get("ini_options", pytest_table)
+        return options if isinstance(options, dict) else None
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text, name)
+    except configparser.Error:
+        return None
+    section = {"tox.ini": "pytest", "setup.cfg": "tool:pytest"}.get(name, "pytest")
+    if parser.has_section(section):
+        return dict(parser.items(section))
+    return {} if name in ("pytest.ini", ".pytest.ini") else None
+
+
+def _words(value: Any) -> tuple[str, ...]:
+    if isinstance(value, list):
+        return tuple(str(v) for v in value)
+    if isinstance(value, str):
+        try:
+            return tuple(shlex.split(value))
+        except ValueError:
+            return tuple(value.split())
+    return ()
+
+
+def _conftests_above(paths: Iterable[str]) -> list[str]:
+    """The conftest.py files that apply to ``paths``, from the root down."""
+    return list(dict.fromkeys(name for path in paths for name in _conftest_chain(path)))
+
+
+@cache
+def _conftest_chain(path: str) -> tuple[str, ...]:
+    return tuple(
+        "conftest.py" if str(parent) == "." else f"{parent}/conftest.py"
+        for parent in reversed(PurePosixPath(path).parents)
+    )
+
+
+class TestFiles:
+    """Which files pytest collects, by one side's settings and conftests."""
+
+    __test__ = False  # not a test class, for pytest's sake
+
+    def __init__(self, settings: Settings, read: Callable[[str], str | None]) -> None:
+        self.settings = settings
+        self.read = read
+        self._ignores: dict[str, tuple[list[str], list[str]]] = {}
+
+    def is_test(self, path: str) -> bool:
+        s = self.settings
+        if not path.endswith(".py"):
+            return False
+        pure = PurePosixPath(path)
+        if any(_match_any(part, s.norecursedirs) for part in pure.parent.parts):
+            return False
+        if s.testpaths and not any(
+            fnmatch.fnmatch(str(p), tp) for p in (pure, *pure.parents) for tp in s.testpaths
+        ):
+            return False
+        if not any(_file_matches(pure, pattern) for pattern in s.python_files):
+            return False
+        return not self._ignored(pure)
+
+    def is_python_code(self, path: str) -> bool:
+        """Code that is not a test (nor a conftest): where a feature lives."""
+        return (
+            path.endswith(".py")
+            and PurePosixPath(path).name != "conftest.py"
+            and not self.is_test(path)
+        )
+
+    def _ignored(self, path: PurePosixPath) -> bool:
+        for parent in path.parents:
+            plain, globs = self._ignore_lists(parent)
+            rel = path.relative_to(parent).as_posix()
+            if any(rel == p or rel.startswith(p.rstrip("/") + "/") for p in plain):
+                return True
+            if any(fnmatch.fnmatch(rel, g) for g in globs):
+                return True
+        return False
+
+    def _ignore_lists(self, directory: PurePosixPath) -> tuple[list[str], list[str]]:
+        key = directory.as_posix()
+        if key not in self._ignores:
+            name = "conftest.py" if key == "." else f"{key}/conftest.py"
+            self._ignores[key] = _collect_ignore(self.read(name))
+        return self._ignores[key]
+
+
+def _file_matches(path: PurePosixPath, pattern: str) -> bool:
+    if "/" not in pattern:
+        return fnmatch.fnmatch(path.name, pattern)
+    full = path.as_posix()
+    return fnmatch.fnmatch(full, pattern) or fnmatch.fnmatch(full, "*/" + pattern)
+
+
+def _match_any(name: str, patterns: Iterable[str]) -> bool:
+    """pytest's python_functions / python_classes: a prefix, or a glob."""
+    for pattern in patterns:
+        if name.startswith(pattern):
+            return True
+        if any(c in pattern for c in "*?[") and fnmatch.fnmatch(name, pattern):
+            return True
+    return False
+
+
+def _collect_ignore(text: str | None) -> tuple[list[str], list[str]]:
+    """A conftest's literal ``collect_ignore`` and ``collect_ignore_glob`` lists."""
+    plain: list[str] = []
+    globs: list[str] = []
+    if not text or "collect_ignore" not in text:
+        return plain, globs
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return plain, globs
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign | ast.AugAssign | ast.AnnAssign) and stmt.value:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            try:
+                value = ast.literal_eval(stmt.value)
+            except ValueError:
+                continue
+            if not isinstance(value, list | tuple):
+                continue
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id == "collect_ignore":
+                    plain += [str(v).removeprefix("./") for v in value]
+                elif isinstance(target, ast.Name) and target.id == "collect_ignore_glob":
+                    globs += [str(v).removeprefix("./") for v in value]
+    return plain, globs
+
+
+# -- one module ----------------------------------------------------------------------------------
+
+
+class Module:
+    """A test file's tree: its imports, constants, tests, helpers and fixtures."""
+
+    def __init__(self, path: str, tree: ast.Module, settings: Settings) -> None:
+        self.path = path
+        self.tree = tree
+        self.settings = settings
+        self.imports: dict[str, str] = {}  # local name -> dotted name it stands for
+        self.plain_imports: set[str] = set()  # top-level modules imported at module level
+        self.consts: dict[str, ast.expr] = {}
+        self.functions: dict[str, Function] = {}  # module level
+        self.methods: dict[str, dict[str, Function]] = {}  # class qualname -> methods
+        self.fixtures: dict[str, Function] = {}
+        self.tests: dict[str, tuple[Function, str | None]] = {}  # qualname -> (def, class)
+        self.uncollected: dict[str, str] = {}  # body key -> name
+        self._units: set[str] = set()  # unittest.TestCase subclasses of this module
+        for stmt in tree.body:
+            if isinstance(stmt, ast.Import | ast.ImportFrom):
+                self._import(stmt)
+        self._collect(tree.body, "", None, False)
+        # A constant is a name bound once at module level; one bound again may be anything.
+        stores = _module_stores(tree.body)
+        self.consts = {k: v for k, v in self.consts.items() if stores[k] == 1}
+
+    # names
+
+    def _import(self, stmt: ast.Import | ast.ImportFrom) -> None:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                self.plain_imports.add(alias.name.split(".")[0])
+                if alias.asname:
+                    self.imports[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".")[0]
+                    self.imports[top] = top
+            return
+        module = "." * stmt.level + (stmt.module or "")
+        if stmt.level == 0 and stmt.module:
+            self.plain_imports.add(stmt.module.split(".")[0])
+        for alias in stmt.names:
+            sep = "" if module.endswith(".") else "."
+            self.imports[alias.asname or alias.name] = f"{module}{sep}{alias.name}"
+
+    def dotted(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Name):
+            return self.imports.get(node.id, node.id)
+        if isinstance(node, ast.Attribute):
+            inner = self.dotted(node.value)
+            return None if inner is None else f"{inner}.{node.attr}"
+        return None
+
+    def alias(self, node: ast.expr) -> ast.expr:
+        """A module-level name bound to an expression (``skip_me = pytest.mark.skip``)."""
+        for _ in range(5):
+            if isinstance(node, ast.Name) and node.id in self.consts:
+                node = self.consts[node.id]
+            else:
+                break
+        return node
+
+    # what pytest collects
+
+    def _collect(self, body: list[ast.stmt], prefix: str, cls: str | None, unit: bool) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                qualname = prefix + stmt.name
+                if cls is None:
+                    self.functions[stmt.name] = stmt
+                else:
+                    self.methods.setdefault(cls, {})[stmt.name] = stmt
+                if self._is_fixture(stmt):
+                    self.fixtures[stmt.name] = stmt
+                    self.tests.pop(qualname, None)
+                    continue
+                collected = (
+                    stmt.name.startswith("test")
+                    if unit
+                    else _match_any(stmt.name, self.settings.python_functions)
+                )
+                if collected:
+                    self.tests[qualname] = (stmt, cls)
+                else:
+                    self.tests.pop(qualname, None)
+                    self.uncollected[body_key(stmt)] = qualname
+            elif isinstance(stmt, ast.ClassDef):
+                qualname = prefix + stmt.name
+                self._forget(qualname)
+                bases = [self.dotted(b) or "" for b in stmt.bases]
+                is_unit = any(b.endswith("TestCase") or b in self._units for b in bases)
+                if is_unit:
+                    self._units.add(stmt.name)
+                if (is_unit or _match_any(stmt.name, self.settings.python_classes)) and (
+                    self._collectable(stmt)
+                ):
+                    self._collect(stmt.body, qualname + "::", qualname, is_unit)
+                else:
+                    self._collect_helpers(stmt, qualname)
+            elif isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Delete):
+                targets = (
+                    stmt.targets if isinstance(stmt, ast.Assign | ast.Delete) else [stmt.target]
+                )
+                for target in targets:
+                    self._assigned(target, stmt, prefix, cls)
+
+    def _assigned(self, target: ast.expr, stmt: ast.stmt, prefix: str, cls: str | None) -> None:
+        if isinstance(target, ast.Name):
+            self.tests.pop(prefix + target.id, None)  # rebinding a test's name hides it
+            self._forget(prefix + target.id)
+            value = getattr(stmt, "value", None)
+            if cls is None and isinstance(value, ast.expr) and isinstance(stmt, ast.Assign):
+                self.consts[target.id] = value
+        elif (
+            isinstance(target, ast.Attribute)
+            and target.attr == "__test__"
+            and isinstance(target.value, ast.Name)
+        ):
+            self.tests.pop(prefix + target.value.id, None)  # test_x.__test__ = False
+            self._forget(prefix + target.value.id)
+
+    def _forget(self, qualname: str) -> None:
+        for key in [k for k in self.tests if k.startswith(qualname + "::")]:
+            del self.tests[key]
+
+    def _collect_helpers(self, cls: ast.ClassDef, qualname: str) -> None:
+        for stmt in cls.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                self.methods.setdefault(qualname, {})[stmt.name] = stmt
+                self.uncollected[body_key(stmt)] = f"{qualname}::{stmt.name}"
+                if self._is_fixture(stmt):
+                    self.fixtures[stmt.name] = stmt
+
+    def _is_fixture(self, func: Function) -> bool:
+        for decorator in func.decorator_list:
+            node = decorator.func if isinstance(decorator, ast.Call) else decorator
+            name = self.dotted(node) or ""
+            if name == "fixture" or name.endswith(".fixture"):
+                return True
+        return False
+
+    def _collectable(self, cls: ast.ClassDef) -> bool:
+        """pytest skips a class with an ``__init__`` or ``__test__ = False``."""
+        for stmt in cls.body:
+            if isinstance(stmt, ast.FunctionDef) and stmt.name == "__init__":
+                return False
+            if isinstance(stmt, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__test__" for t in stmt.targets
+            ):
+                return truthy(stmt.value, self) is not False
+        return True
+
+
+def _module_stores(body: list[ast.stmt]) -> Counter[str]:
+    stores: Counter[str] = Counter()
+    for stmt in body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            stores[stmt.name] += 1
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+                stores[node.id] += 1
+            elif isinstance(node, ast.Global | ast.Nonlocal):
+                for name in node.names:
+                    stores[name] += 2
+    return stores
+
+
+def body_key(func: Function) -> str:
+    return ast.dump(ast.Module(body=_body(func), type_ignores=[]))
+
+
+def _body(func: Function) -> list[ast.stmt]:
+    body = list(func.body)
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
+        body = body[1:]  # the docstring
+    return body
+
+
+def parse(text: str | None, path: str, settings: Settings) -> Module | None:
+    if text is None:
+        return None
+    try:
+        return Module(path, ast.parse(text, filename=path), settings)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+# -- conditions: does it apply here? ------------------------------------------------------------
+
+_UNKNOWN: Any = object()
+
+
+@cache
+def _known() -> dict[str, Any]:
+    """What a skip condition may ask of the running interpreter."""
+    version = tuple(sys.version_info)
+    return {
+        "sys.platform": sys.platform,
+        "os.name": os.name,
+        "os.sep": os.sep,
+        "sys.byteorder": sys.byteorder,
+        "sys.maxsize": sys.maxsize,
+        "sys.version_info": version,
+        "sys.version_info.major": version[0],
+        "sys.version_info.minor": version[1],
+        "sys.version_info.micro": version[2],
+        "sys.implementation.name": sys.implementation.name,
+        "platform.system()": platform.system(),
+        "platform.machine()": platform.machine(),
+        "platform.python_implementation()": platform.python_implementation(),
+    }
+
+
+_STR_METHODS = {"startswith", "endswith", "lower", "upper", "casefold", "strip"}
+
+
+def value(node: ast.AST, module: Module | None, depth: int = 0) -> Any:
+    """The value of a condition's expression here, or ``_UNKNOWN``."""
+    if depth > 30:
+        return _UNKNOWN
+    known = _known()
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name | ast.Attribute):
+        name = module.dotted(node) if module is not None else _plain_dotted(node)
+        if name in known:
+            return known[name]
+        if (
+            module is not None
+            and isinstance(node, ast.Name)
+            and node.id in module.consts
+            and node.id not in module.imports
+        ):
+            return value(module.consts[node.id], module, depth + 1)
+        return _UNKNOWN
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        name = module.dotted(node.func) if module is not None else _plain_dotted(node.func)
+        if f"{name}()" in known:
+            return known[f"{name}()"]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        owner = value(node.func.value, module, depth + 1)
+        args = [value(a, module, depth + 1) for a in node.args]
+        if (
+            isinstance(owner, str)
+            and node.func.attr in _STR_METHODS
+            and not node.keywords
+            and all(a is not _UNKNOWN for a in args)
+        ):
+            try:
+                return getattr(owner, node.func.attr)(*args)
+            except (TypeError, ValueError):
+                return _UNKNOWN
+        return _UNKNOWN
+    if isinstance(node, ast.Subscript):
+        owner = value(node.value, module, depth + 1)
+        index = _index(node.slice, module, depth)
+        if owner is _UNKNOWN or index is _UNKNOWN:
+            return _UNKNOWN
+        try:
+            return owner[index]
+        except (TypeError, IndexError, KeyError):
+            return _UNKNOWN
+    if isinstance(node, ast.Compare):
+        left = value(node.left, module, depth + 1)
+        if left is _UNKNOWN:
+            return _UNKNOWN
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            right = value(right_node, module, depth + 1)
+            if right is _UNKNOWN:
+                return _UNKNOWN
+            try:
+                if not _compare(op, left, right):
+                    return False
+            except TypeError:
+                return _UNKNOWN
+            left = right
+        return True
+    if isinstance(node, ast.Tuple | ast.List):
+        items = [value(e, module, depth + 1) for e in node.elts]
+        return _UNKNOWN if any(i is _UNKNOWN for i in items) else tuple(items)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = value(node.operand, module, depth + 1)
+        return -inner if isinstance(inner, int | float) else _UNKNOWN
+    if isinstance(node, ast.BoolOp | ast.UnaryOp):
+        found = truthy(node, module, depth + 1)
+        return _UNKNOWN if found is None else found
+    return _UNKNOWN
+
+
+def _index(node: ast.AST, module: Module | None, depth: int) -> Any:
+    if isinstance(node, ast.Slice):
+        parts = [
+            None if p is None else value(p, module, depth + 1)
+            for p in (node.lower, node.upper, node.step)
+        ]
+        return _UNKNOWN if any(p is _UNKNOWN for p in parts) else slice(*parts)
+    return value(node, module, depth + 1)
+
+
+def _compare(op: ast.cmpop, left: Any, right: Any) -> bool:
+    operations: dict[type[ast.cmpop], Callable[[Any, Any], bool]] = {
+        ast.Eq: lambda a, b: bool(a == b),
+        ast.NotEq: lambda a, b: bool(a != b),
+        ast.Lt: lambda a, b: bool(a < b),
+        ast.LtE: lambda a, b: bool(a <= b),
+        ast.Gt: lambda a, b: bool(a > b),
+        ast.GtE: lambda a, b: bool(a >= b),
+        ast.In: lambda a, b: a in b,
+        ast.NotIn: lambda a, b: a not in b,
+        ast.Is: lambda a, b: a is b,
+        ast.IsNot: lambda a, b: a is not b,
+    }
+    return operations[type(op)](left, right)
+
+
+def _plain_dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _plain_dotted(node.value)
+        return None if inner is None else f"{inner}.{node.attr}"
+    return None
+
+
+def truthy(node: ast.AST, module: Module | None, depth: int = 0) -> bool | None:
+    """Whether ``node`` is true here: True, False, or None when it cannot be told."""
+    if depth > 30:
+        return None
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        if any(isinstance(e, ast.Starred) for e in node.elts):
+            return None
+        return bool(node.elts)
+    if isinstance(node, ast.Dict):
+        return bool(node.keys) if all(k is not None for k in node.keys) else None
+    if isinstance(node, ast.Lambda):
+        return True
+    if isinstance(node, ast.JoinedStr):
+        parts = node.values
+        if any(isinstance(p, ast.Constant) and p.value for p in parts):
+            return True
+        return False if not parts else None
+    if isinstance(node, ast.BoolOp):
+        found = [truthy(v, module, depth + 1) for v in node.values]
+        if isinstance(node.op, ast.Or):
+            return True if True in found else (False if all(f is False for f in found) else None)
+        return False if False in found else (True if all(f is True for f in found) else None)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = truthy(node.operand, module, depth + 1)
+        return None if inner is None else not inner
+    if isinstance(node, ast.IfExp):
+        test = truthy(node.test, module, depth + 1)
+        body, orelse = truthy(node.body, module, depth + 1), truthy(node.orelse, module, depth + 1)
+        if test is None:
+            return body if body == orelse else None
+        return body if test else orelse
+    if (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and ast.dump(node.left) == ast.dump(node.comparators[0])
+    ):
+        return isinstance(node.ops[0], ast.Eq | ast.Is | ast.LtE | ast.GtE)
+    found = value(node, module, depth + 1)
+    if found is _UNKNOWN:
+        return None
+    try:
+        return bool(found)
+    except Exception:  # pragma: no cover - a constant's __bool__ does not raise
+        return None
+
+
+def condition(node: ast.AST, module: Module) -> bool | None:
+    """A skipif/xfail condition: an expression, or a string pytest evaluates."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            parsed = ast.parse(node.value.strip(), mode="eval").body
+        except SyntaxError:
+            return None
+        return truthy(parsed, None)
+    return truthy(node, module)
+
+
+def environmental(node: ast.AST, module: Module | None) -> bool:
+    """The condition asks where it runs: the platform, the OS, the Python version."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return environmental(ast.parse(node.value.strip(), mode="eval").body, None)
+        except SyntaxError:
+            return False
+    known = _known()
+    for sub in ast.walk(node):
+        target = sub.func if isinstance(sub, ast.Call) else sub
+        if not isinstance(target, ast.Name | ast.Attribute):
+            continue
+        name = module.dotted(target) if module is not None else _plain_dotted(target)
+        if name in known or f"{name}()" in known:
+            return True
+    return False
+
+
+def _and(a: bool | None, b: bool | None) -> bool | None:
+    if a is False or b is False:
+        return False
+    return True if a is True and b is True else None
+
+
+# -- marks: skips, xfails, reruns ---------------------------------------------------------------
+
+_SKIP_CALLS = {"pytest.skip", "pytest.xfail", "unittest.SkipTest", "pytest.skip.Exception"}
+_RERUN = {"pytest.mark.flaky", "flaky", "flaky.flaky", "flaky.decorator.flaky"}
+
+
+@dataclass
+class Marker:
+    """A mark expression, read."""
+
+    category: Category
+    what: str
+    here: bool | None
+    environmental: bool = False  # its condition asks the platform or the Python version
+
+
+def read_mark(node: ast.expr, module: Module) -> Marker | None:
+    """``@pytest.mark.skip``, ``skipif(...)``, ``xfail``, ``unittest.skip*``, ``@flaky``."""
+    node = module.alias(node)
+    call = node if isinstance(node, ast.Call) else None
+    name = module.dotted(call.func if call else node)
+    if name is None:
+        return None
+    name = name.replace("unittest.case.", "unittest.")
+    args = list(call.args) if call else []
+    kwargs = {k.arg: k.value for k in call.keywords if k.arg} if call else {}
+    what = _short(node)
+    if name in ("pytest.mark.skip", "unittest.skip", "unittest.expectedFailure"):
+        return Marker("skip", what, True)
+    if name in ("pytest.mark.skipif", "pytest.mark.xfail"):
+        conditions = args or ([kwargs["condition"]] if "condition" in kwargs else [])
+        if not conditions:
+            return Marker("skip", what, True)
+        found = [condition(c, module) for c in conditions]
+        here = True if True in found else (False if all(f is False for f in found) else None)
+        return Marker("skip", what, here, any(environmental(c, module) for c in conditions))
+    if name in ("unittest.skipIf", "unittest.skipUnless") and args:
+        found_one = condition(args[0], module)
+        if name == "unittest.skipUnless" and found_one is not None:
+            found_one = not found_one
+        return Marker("skip", what, found_one, environmental(args[0], module))
+    if name in _RERUN:
+        return Marker("rerun", what, True)
+    return None
+
+
+def _short(node: ast.AST, limit: int = 70) -> str:
+    text = " ".join(ast.unparse(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class MarkReader:
+    """Every skip, xfail and rerun of a module, with the scope it applies to."""
+
+    def __init__(
+        self,
+        module: Module,
+        base_plain: set[str],
+        is_project_module: Callable[[str], bool],
+    ) -> None:
+        self.module = module
+        self.base_plain = base_plain
+        self.is_project_module = is_project_module
+        self.found: list[Mark] = []
+        self._guards = 0  # how many platform or version checks the current code is under
+
+    def read(self) -> list[Mark]:
+        module = self.module
+        self._statements(module.tree.body, "", True)
+        self._scope_body(module.tree.body, "")
+        return self.found
+
+    def _add(self, scope: str, marker: Marker, line: int, effect: str | None = None) -> None:
+        self.found.append(
+            Mark(
+                self.module.path,
+                scope,
+                marker.category,
+                marker.what,
+                line,
+                marker.here,
+                effect=effect,
+                environmental=marker.environmental or self._guards > 0,
+            )
+        )
+
+    def _scope_body(self, body: list[ast.stmt], prefix: str) -> None:
+        """Definitions (decorators, bodies) and ``pytestmark`` in a module or class body."""
+        for stmt in body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                scope = prefix + stmt.name
+                self._decorators(stmt.decorator_list, scope)
+                self._statements(stmt.body, scope, True)
+            elif isinstance(stmt, ast.ClassDef):
+                scope = prefix + stmt.name
+                self._decorators(stmt.decorator_list, scope)
+                self._scope_body(stmt.body, scope + "::")
+            elif isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                if any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets):
+                    value_node = stmt.value
+                    items = (
+                        value_node.elts
+                        if isinstance(value_node, ast.List | ast.Tuple)
+                        else [value_node]
+                    )
+                    for item in items:
+                        marker = read_mark(item, self.module)
+                        if marker is not None:
+                            marker.what = f"pytestmark = {marker.what}"
+                            self._add(prefix.rstrip(":"), marker, item.lineno)
+                else:
+                    self._params(stmt.value, prefix.rstrip(":"))
+
+    def _decorators(self, decorators: list[ast.expr], scope: str) -> None:
+        for decorator in decorators:
+            marker = read_mark(decorator, self.module)
+            if marker is not None:
+                marker.what = f"@{marker.what}"
+                self._add(scope, marker, decorator.lineno)
+            self._params(decorator, scope)
+
+    def _params(self, node: ast.AST, scope: str) -> None:
+        """``pytest.param(..., marks=pytest.mark.xfail)``: one case of a parametrized test."""
+        for call in ast.walk(node):
+            if not isinstance(call, ast.Call) or self.module.dotted(call.func) != "pytest.param":
+                continue
+            for keyword in call.keywords:
+                if keyword.arg != "marks":
+                    continue
+                marks = keyword.value
+                items = marks.elts if isinstance(marks, ast.List | ast.Tuple) else [marks]
+                for item in items:
+                    marker = read_mark(item, self.module)
+                    if marker is not None:
+                        marker.what = f"pytest.param(..., marks={marker.what})"
+                        effect = "a parametrized case no longer counts"
+                        self._add(scope, marker, item.lineno, effect)
+
+    def _statements(self, body: list[ast.stmt], scope: str, here: bool | None) -> None:
+        """Skips called in code (``pytest.skip()``, ``importorskip``), under their guards."""
+        for stmt in body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                if scope:  # nested in a test or helper: part of it
+                    self._statements(stmt.body, scope, here)
+                continue
+            if isinstance(stmt, ast.If):
+                self._expression(stmt.test, scope, here)
+                test = truthy(stmt.test, self.module)
+                guard = int(environmental(stmt.test, self.module))
+                self._guards += guard
+                self._statements(stmt.body, scope, _and(here, test))
+                self._statements(stmt.orelse, scope, _and(here, None if test is None else not test))
+                self._guards -= guard
+            elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+                self._statements(getattr(stmt, "body", []), scope, here)
+                for handler in getattr(stmt, "handlers", []):
+                    self._statements(handler.body, scope, _and(here, None))
+                self._statements(getattr(stmt, "orelse", []), scope, here)
+                self._statements(getattr(stmt, "finalbody", []), scope, here)
+            elif isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+                header = stmt.test if isinstance(stmt, ast.While) else stmt.iter
+                self._expression(header, scope, here)
+                self._statements(stmt.body, scope, _and(here, None))
+                self._statements(stmt.orelse, scope, _and(here, None))
+            elif isinstance(stmt, ast.With | ast.AsyncWith):
+                for item in stmt.items:
+                    self._expression(item.context_expr, scope, here)
+                self._statements(stmt.body, scope, here)
+            elif isinstance(stmt, ast.Match):
+                self._expression(stmt.subject, scope, here)
+                for case in stmt.cases:
+                    self._statements(case.body, scope, _and(here, None))
+            elif isinstance(stmt, ast.Raise) and stmt.exc is not None:
+                exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+                name = (self.module.dotted(exc) or "").replace("unittest.case.", "unittest.")
+                if name in _SKIP_CALLS or name == "SkipTest" or name.endswith(".SkipTest"):
+                    self._add(scope, Marker("skip", f"raise {_short(stmt.exc)}", here), stmt.lineno)
+            else:
+                self._expression(stmt, scope, here)
+
+    def _expression(self, node: ast.AST, scope: str, here: bool | None) -> None:
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call):
+                marker = self._skip_call(call)
+                if marker is not None:
+                    marker.here = _and(here, marker.here)
+                    self._add(scope, marker, call.lineno)
+
+    def _skip_call(self, call: ast.Call) -> Marker | None:
+        name = (self.module.dotted(call.func) or "").replace("unittest.case.", "unittest.")
+        what = _short(call)
+        if name in ("pytest.skip", "pytest.xfail"):
+            return Marker("skip", what, True)
+        if name in ("pytest.exit", "os._exit"):
+            return Marker("exit", what, True)
+        if name.endswith(".skipTest") or name == "skipTest":
+            return Marker("skip", what, True)
+        if name == "pytest.importorskip" and call.args:
+            target = call.args[0]
+            if isinstance(target, ast.Constant) and isinstance(target.value, str):
+                top = target.value.split(".")[0]
+                # A module the base imported plainly, or the project's own, must be there.
+                must = top in self.base_plain or self.is_project_module(top)
+                return Marker("skip", what, True if must else None)
+            return None
+        applied = isinstance(call.func, ast.Attribute) and call.func.attr in (
+            "applymarker",
+            "add_marker",
+        )
+        return read_mark(call.args[0], self.module) if applied and call.args else None
+
+
+# -- assertions ---------------------------------------------------------------------------------
+
+_RAISES = {"pytest.raises", "pytest.warns", "pytest.deprecated_call"}
+_BROAD = {"AssertionError", "Exception", "BaseException"}
+
+
+@dataclass
+class Tally:
+    """What a function asserts, and why not when it does not."""
+
+    count: int = 0
+    swallowed: str | None = None
+    dead: int | None = None  # the line that returns before the asserts
+    vacuous: int | None = None  # a line whose assert is always true
+
+
+class AssertScan:
+    """Counts the assertions a function makes, as it would run."""
+
+    def __init__(self, module: Module, helper: Callable[[ast.Call], bool | None] | None) -> None:
+        self.module = module
+        self.helper = helper
+        self.tally = Tally()
+
+    def function(self, func: Function) -> Tally:
+        for decorator in func.decorator_list:
+            self._expression(decorator, None)
+        self._block(_body(func), None)
+        return self.tally
+
+    def _count(self, swallowed: str | None) -> None:
+        if swallowed is None:
+            self.tally.count += 1
+        elif self.tally.swallowed is None:
+            self.tally.swallowed = swallowed
+
+    def _block(self, body: list[ast.stmt], swallowed: str | None) -> bool:
+        """Visit a block; True if it always ends the function (return, raise, skip)."""
+        for index, stmt in enumerate(body):
+            if self._statement(stmt, swallowed):
+                rest = body[index + 1 :]
+                if rest and self.tally.dead is None:
+                    probe = AssertScan(self.module, None)
+                    probe._block(rest, None)
+                    if probe.tally.count:
+                        self.tally.dead = stmt.lineno
+                return True
+        return False
+
+    def _statement(self, stmt: ast.stmt, swallowed: str | None) -> bool:
+        module = self.module
+        if isinstance(stmt, ast.Assert):
+            self._expression(stmt.test, swallowed)
+            if truthy(stmt.test, module) is True:
+                if swallowed is None and self.tally.vacuous is None:
+                    self.tally.vacuous = stmt.lineno
+            else:
+                self._count(swallowed)
+            return False
+        if isinstance(stmt, ast.Return):
+            if stmt.value is not None:
+                self._expression(stmt.value, swallowed)
+            return True
+        if isinstance(stmt, ast.Raise):
+            exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+            name = module.dotted(exc) if exc is not None else None
+            if not (name and ("SkipTest" in name or name in _SKIP_CALLS)):
+                self._count(swallowed)
+            return True
+        if isinstance(stmt, ast.If):
+            self._expression(stmt.test, swallowed)
+            # Where it runs decides which branch: elsewhere the other one runs.
+            test = None if environmental(stmt.test, module) else truthy(stmt.test, module)
+            if test is True:
+                return self._block(stmt.body, swallowed)
+            if test is False:
+                return self._block(stmt.orelse, swallowed)
+            ends = self._block(stmt.body, swallowed)
+            return self._block(stmt.orelse, swallowed) and ends
+        if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
+            header = stmt.test if isinstance(stmt, ast.While) else stmt.iter
+            self._expression(header, swallowed)
+            self._block(stmt.body, swallowed)
+            self._block(stmt.orelse, swallowed)
+            return False
+        if isinstance(stmt, ast.With | ast.AsyncWith):
+            inner = swallowed
+            for item in stmt.items:
+                inner = self._context(item.context_expr, stmt.body, inner, swallowed)
+            return self._block(stmt.body, inner)
+        if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            return self._try(stmt, swallowed)
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            self._block(stmt.body, swallowed)  # a callback or local helper: counted as called
+            return False
+        if isinstance(stmt, ast.Match):
+            self._expression(stmt.subject, swallowed)
+            for case in stmt.cases:
+                self._block(case.body, swallowed)
+            return False
+        self._expression(stmt, swallowed)
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            name = module.dotted(stmt.value.func) or ""
+            return name in ("pytest.skip", "pytest.xfail", "pytest.fail", "sys.exit", "os._exit")
+        return False
+
+    def _context(
+        self,
+        expr: ast.expr,
+        body: list[ast.stmt],
+        inner: str | None,
+        swallowed: str | None,
+    ) -> str | None:
+        """A with-item: ``pytest.raises`` asserts; one that catches the asserts inside it, or
+        ``contextlib.suppress(AssertionError)``, swallows them."""
+        call = expr if isinstance(expr, ast.Call) else None
+        name = self.module.dotted(call.func) if call is not None else None
+        last = (name or "").rsplit(".", 1)[-1]
+        expects = name in _RAISES or last.startswith(("assertRaises", "assertWarns"))
+        if call is not None and expects:
+            caught = call.args[0] if call.args else None
+            if _catches_assertions(caught, self.module) and _has_assert(body):
+                return inner or (
+                    f"its asserts are inside `with {_short(call, 50)}`, which expects them to fail"
+                )
+            for arg in [*call.args, *(k.value for k in call.keywords)]:
+                self._expression(arg, swallowed)
+            self._count(swallowed)
+            return inner
+        if (
+            call is not None
+            and last == "suppress"
+            and any(_catches_assertions(a, self.module) for a in call.args)
+        ):
+            return inner or f"its asserts are inside `with {_short(call, 50)}`, which swallows them"
+        self._expression(expr, swallowed)
+        return inner
+
+    def _try(self, stmt: ast.stmt, swallowed: str | None) -> bool:
+        handlers: list[ast.ExceptHandler] = getattr(stmt, "handlers", [])
+        swallows = None
+        for handler in handlers:
+            if _catches_assertions(handler.type, self.module) and not _reraises(
+                handler.body, self.module
+            ):
+                caught = "" if handler.type is None else f" {_short(handler.type, 40)}"
+                swallows = f"its asserts are inside try/except{caught}, which swallows them"
+                break
+        body_ends = self._block(getattr(stmt, "body", []), swallowed or swallows)
+        handlers_end = all([self._block(h.body, swallowed) for h in handlers])
+        else_ends = self._block(getattr(stmt, "orelse", []), swallowed)
+        final_ends = self._block(getattr(stmt, "finalbody", []), swallowed)
+        return final_ends or ((body_ends or else_ends) and handlers_end and bool(handlers))
+
+    def _expression(self, node: ast.AST, swallowed: str | None) -> None:
+        for call in ast.walk(node):
+            if not isinstance(call, ast.Call):
+                continue
+            # A helper of the project is judged by its body, whatever its name says.
+            resolved = self.helper(call) if self.helper is not None else self._local(call)
+            if resolved is None and is_assertion_call(call, self.module):
+                if _vacuous_call(call):
+                    if swallowed is None and self.tally.vacuous is None:
+                        self.tally.vacuous = call.lineno
+                else:
+                    self._count(swallowed)
+            elif resolved:
+                self._count(swallowed)
+
+    def _local(self, call: ast.Call) -> bool | None:
+        """False for a call of this module's own function or method (not followed here)."""
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in self.module.functions:
+            return False
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in ("self", "cls")
+            and any(func.attr in methods for methods in self.module.methods.values())
+        ):
+            return False
+        return None
+
+
+def is_assertion_call(call: ast.Call, module: Module) -> bool:
+    """``self.assertEqual``, ``mock.assert_called_once``, ``pytest.raises(E, f)``, ...."""
+    func = call.func
+    name = module.dotted(func) or ""
+    last = func.attr if isinstance(func, ast.Attribute) else name.rsplit(".", 1)[-1]
+    if last.lower().startswith("assert") or last == "expect":
+        return True
+    if name in _RAISES or name == "pytest.fail" or name.startswith("pytest_check."):
+        return True
+    return last == "fail" and isinstance(func, ast.Attribute) and name.startswith("self.")
+
+
+def _vacuous_call(call: ast.Call) -> bool:
+    """``self.assertTrue(True)``, ``self.assertEqual(1, 1)``: an assert* of constants that
+    always holds."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    args = call.args
+    if not args or not all(isinstance(a, ast.Constant) for a in args):
+        return False
+    values = [a.value for a in args if isinstance(a, ast.Constant)]
+    if name in ("assertTrue", "assert_", "assertIsNotNone"):
+        return bool(values[0]) if name != "assertIsNotNone" else values[0] is not None
+    if name in ("assertFalse", "assertIsNone"):
+        return not values[0] if name == "assertFalse" else values[0] is None
+    if name in ("assertEqual", "assertEquals", "assert_equal") and len(values) >= 2:
+        return bool(values[0] == values[1])
+    return False
+
+
+def _catches_assertions(node: ast.expr | None, module: Module) -> bool:
+    if node is None:
+        return True  # a bare except
+    if isinstance(node, ast.Tuple):
+        return any(_catches_assertions(e, module) for e in node.elts)
+    name = module.dotted(node) or ""
+    return name.rsplit(".", 1)[-1] in _BROAD
+
+
+def _reraises(body: list[ast.stmt], module: Module) -> bool:
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, ast.Raise):
+            return True
+        if isinstance(node, ast.Call) and is_assertion_call(node, module):
+            return True
+    return False
+
+
+def _has_assert(body: list[ast.stmt]) -> bool:
+    return any(isinstance(node, ast.Assert) for stmt in body for node in ast.walk(stmt))
+
+
+# -- one side of the change ---------------------------------------------------------------------
+
+
+@dataclass
+class PySide:
+    """The test files of one side (the base, or now), read lazily."""
+
+    scan: Scan
+    read: Callable[[str], str | None]
+    settings: Settings
+    _modules: dict[str, Module | None] = field(default_factory=dict)
+    _fixtures: dict[str, dict[str, Function]] = field(default_factory=dict)
+
+    def module(self, path: str) -> Module | None:
+        if path not in self._modules:
+            self._modules[path] = parse(self.read(path), path, self.settings)
+        return self._modules[path]
+
+    def read_into(self, side: Side, module: Module, base_plain: set[str]) -> None:
+        for qualname, (func, cls) in module.tests.items():
+            side.add(
+                Case(
+                    module.path,
+                    qualname,
+                    func.name,
+                    func.lineno,
+                    partial(_read_body, module, func, self._is_project_module),
+                    partial(self.why_nothing, module, func, cls),
+                )
+            )
+        side.uncollected[module.path] = dict(module.uncollected)
+        side.marks.extend(MarkReader(module, base_plain, self._is_project_module).read())
+
+    def _is_project_module(self, name: str) -> bool:
+        root = self.scan.root
+        return any(
+            (root / where / name).is_dir() or (root / where / f"{name}.py").is_file()
+            for where in (".", "src")
+        )
+
+    # does a test assert something?
+
+    def why_nothing(self, module: Module, func: Function, cls: str | None) -> str | None:
+        helped = AssertScan(module, lambda call: self._helper_asserts(module, call, cls))
+        tally = helped.function(func)
+        if tally.count:
+            return None
+        for name in self._fixture_names(module, func):
+            fixture = self._fixture(module, name, cls)
+            if fixture is not None and _direct(fixture[0], fixture[1]).count:
+                return None
+        if tally.swallowed:
+            return tally.swallowed
+        if tally.dead is not None:
+            return f"it returns on line {tally.dead}, before its asserts"
+        if tally.vacuous is not None:
+            return f"its assert on line {tally.vacuous} is always true"
+        if all(isinstance(s, ast.Pass) or _is_ellipsis(s) for s in _body(func)):
+            return "its body is empty"
+        return "no assert, pytest.raises or assert* call"
+
+    def _helper_asserts(self, module: Module, call: ast.Call, cls: str | None) -> bool | None:
+        """Whether the helper ``call`` calls asserts (one level); None if it is no helper of
+        the project's tests (then its name says: ``assert_*``, ``pytest.raises``)."""
+        func = call.func
+        found: tuple[Module, Function] | None = None
+        if isinstance(func, ast.Name) and func.id in module.functions:
+            found = (module, module.functions[func.id])
+        elif (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in ("self", "cls")
+            and cls is not None
+        ):
+            method = module.methods.get(cls, {}).get(func.attr)
+            found = None if method is None else (module, method)
+        else:
+            found = self._imported_helper(module, func)
+        return None if found is None else _direct(*found).count > 0
+
+    def _imported_helper(self, module: Module, func: ast.expr) -> tuple[Module, Function] | None:
+        """A helper imported from a test-support module (tests/, testing.py, conftest)."""
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or root.id not in module.imports:
+            return None  # a local name, a builtin: not an imported helper
+        dotted = module.dotted(func)
+        if not dotted or "." not in dotted:
+            return None
+        target, _, name = dotted.rpartition(".")
+        for path in _module_paths(target, module.path):
+            if not _is_support(path):
+                continue
+            other = self.module(path)
+            if other is not None and name in other.functions:
+                return other, other.functions[name]
+        return None
+
+    def _fixture_names(self, module: Module, func: Function) -> list[str]:
+        names = [a.arg for a in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]]
+        names = [n for n in names if n not in ("self", "cls")]
+        for decorator in func.decorator_list:
+            if isinstance(decorator, ast.Call) and (module.dotted(decorator.func) or "").endswith(
+                "mark.usefixtures"
+            ):
+                names += [
+                    a.value
+                    for a in decorator.args
+                    if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                ]
+        return names
+
+    def _fixture(
+        self, module: Module, name: str, cls: str | None
+    ) -> tuple[Module, Function] | None:
+        if cls is not None and name in module.methods.get(cls, {}):
+            method = module.methods[cls][name]
+            if name in module.fixtures:
+                return module, method
+        if name in module.fixtures:
+            return module, module.fixtures[name]
+        for conftest in reversed(_conftests_above([module.path])):
+            other = self.module(conftest)
+            if other is not None and name in other.fixtures:
+                return other, other.fixtures[name]
+        return None
+
+
+def _direct(module: Module, func: Function) -> Tally:
+    """A helper's or fixture's own assertions (one level: its helpers are not followed)."""
+    return AssertScan(module, None).function(func)
+
+
+def _is_ellipsis(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and stmt.value.value is Ellipsis
+    )
+
+
+def _uses(module: Module, func: Function, project: Callable[[str], bool]) -> Iterator[str]:
+    """The names of the project's code the test uses: imported from the project
+    (``from pkg.calc import add``; ``calc.add`` after ``from pkg import calc``)."""
+    for node in ast.walk(func):
+        if isinstance(node, ast.Name) and node.id in module.imports:
+            target = module.imports[node.id]
+            if target.startswith(".") or project(target.split(".")[0]):
+                yield target.rsplit(".", 1)[-1]
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in module.imports
+        ):
+            target = module.imports[node.value.id]
+            if target.startswith(".") or project(target.split(".")[0]):
+                yield node.attr
+
+
+def _read_body(module: Module, func: Function, project: Callable[[str], bool]) -> Body:
+    return Body(
+        body_key(func),
+        tokens(ast.unparse(ast.Module(body=_body(func), type_ignores=[]))),
+        frozenset(_uses(module, func, project)),
+        tuple(_strings(func)),
+    )
+
+
+def _strings(func: Function) -> Iterator[str]:
+    for node in ast.walk(func):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            yield node.value
+
+
+def _module_paths(dotted: str, importer: str) -> list[str]:
+    """Where the module ``dotted`` (as imported from ``importer``) may live in the project."""
+    here = PurePosixPath(importer).parent
+    if dotted.startswith("."):
+        level = len(dotted) - len(dotted.lstrip("."))
+        base = here
+        for _ in range(level - 1):
+            base = base.parent
+        rest = dotted.lstrip(".").replace(".", "/")
+        stem = (base / rest).as_posix() if rest else base.as_posix()
+        stems = [stem]
+    else:
+        rest = dotted.replace(".", "/")
+        stems = [(here / rest).as_posix(), rest, f"src/{rest}"]
+    out: list[str] = []
+    for stem in stems:
+        stem = stem.removeprefix("./")
+        out += [f"{stem}.py", f"{stem}/__init__.py"]
+    return out
+
+
+def _is_support(path: str) -> bool:
+    pure = PurePosixPath(path)
+    name = pure.name
+    return (
+        bool(SUPPORT_DIRS & set(pure.parent.parts))
+        or name in ("conftest.py", "testing.py")
+        or name.startswith("test")
+        or name.endswith("_test.py")
+    )
+
+
+# -- what the change deletes from the code ------------------------------------------------------
+
+
+def removed_code(scan: Scan, which_base: TestFiles, which_now: TestFiles) -> CodeRemoved:
+    """What the change deletes from Python code that is not a test."""
+    paths = [
+        p
+        for p in scan.touched
+        if which_now.is_python_code(p) and which_base.is_python_code(scan.renamed_from.get(p, p))
+    ]
+    old = {p: scan.renamed_from.get(p, p) for p in paths if scan.touched[p] != "added"}
+    prefetch(scan, old.values())
+    texts = [
+        (
+            scan.sources.at_base(old[p]) if p in old else None,
+            scan.sources.now(p) if scan.touched[p] != "deleted" else None,
+        )
+        for p in paths
+    ]
+    return CodeRemoved.of(texts, _defined)
+
+
+def _defined(text: str | None) -> set[str]:
+    if text is None:
+        return set()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return set()
+    return {
+        stmt.name
+        for stmt in tree.body
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }

@@ -1,0 +1,952 @@
+"""The integrity gate on what a change does to the tests, on real git repositories.
+
+Each test copies one small project (a package, its pytest tests, a few jest tests, committed on
+``main``), makes the agent's change in the working tree or on a branch, and runs the real
+``agentgate verify --profile strict --format json --no-run`` (the project's only gate is the
+integrity gate). A trick must fail the gate with its rule at ``file:line``; an honest change of
+the same kind must pass. A few tricks also go through the real ``pytest --agentgate=strict``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _helpers import CliRun
+
+ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+}
+
+CALC = """\
+def add(a, b):
+    return a + b
+
+
+def sub(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a * b
+"""
+
+LEGACY = """\
+def old_total(items):
+    return sum(items)
+"""
+
+TEST_CALC = """\
+import sys
+
+import pytest
+
+from pkg.calc import add, mul, sub
+
+
+def check_sum(total, a, b):
+    assert add(a, b) == total
+
+
+@pytest.fixture
+def three():
+    value = add(1, 2)
+    assert value == 3
+    return value
+
+
+def test_add():
+    assert add(1, 2) == 3
+
+
+def test_sub():
+    assert sub(3, 1) == 2
+
+
+@pytest.mark.parametrize(("a", "b", "out"), [(2, 3, 6)])
+def test_mul(a, b, out):
+    assert mul(a, b) == out
+
+
+def test_via_helper():
+    check_sum(3, 1, 2)
+
+
+def test_raises():
+    with pytest.raises(TypeError):
+        add(1, None)
+
+
+class TestCalc:
+    def test_add_zero(self):
+        assert add(0, 0) == 0
+"""
+
+TEST_UNIT = """\
+import unittest
+
+from pkg.calc import add
+
+
+class AddTest(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 2), 4)
+"""
+
+TEST_LEGACY = """\
+from pkg.legacy import old_total
+
+
+def test_old_total():
+    assert old_total([1, 2]) == 3
+"""
+
+SUM_JS = """\
+export function sum(a, b) {
+  return a + b;
+}
+"""
+
+SUM_TEST_JS = """\
+import { sum } from "./sum";
+
+describe("sum", () => {
+  it("adds", () => {
+    expect(sum(1, 2)).toBe(3);
+  });
+
+  it("adds zero", () => {
+    expect(sum(0, 0)).toBe(0);
+  });
+});
+"""
+
+BASE = {
+    "agentgate.yml": "gates:\n  integrity: {kind: integrity}\n",
+    ".gitignore": ".agentgate/\n__pycache__/\n",
+    "pkg/__init__.py": "",
+    "pkg/calc.py": CALC,
+    "pkg/legacy.py": LEGACY,
+    "tests/test_calc.py": TEST_CALC,
+    "tests/test_unit.py": TEST_UNIT,
+    "tests/test_legacy.py": TEST_LEGACY,
+    "web/sum.js": SUM_JS,
+    "web/sum.test.js": SUM_TEST_JS,
+}
+
+
+def git(root: Path, *args: str) -> str:
+    proc = subprocess.run(
+        ["git", *args],
+        cwd=root,
+        env={**os.environ, **ENV},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return proc.stdout
+
+
+def write(root: Path, path: str, text: str) -> None:
+    target = root / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+def edit(root: Path, path: str, old: str, new: str) -> None:
+    text = (root / path).read_text(encoding="utf-8")
+    assert old in text, f"{old!r} is not in {path}"
+    (root / path).write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def line_of(text: str, needle: str) -> int:
+    """The 1-based line of ``text`` where ``needle`` starts."""
+    index = text.index(needle)
+    return text.count("\n", 0, index) + 1
+
+
+def now_line(root: Path, path: str, needle: str) -> int:
+    return line_of((root / path).read_text(encoding="utf-8"), needle)
+
+
+def commit_branch(root: Path, message: str = "change") -> None:
+    """Commit the working tree on a branch: the change is then in commits, not in edits."""
+    git(root, "checkout", "-q", "-b", "feature")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("integrity-tests") / "base"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    for path, text in BASE.items():
+        write(root, path, text)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+@pytest.fixture
+def repo(template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "repo"
+    shutil.copytree(template, root, symlinks=True)
+    monkeypatch.chdir(root)
+    monkeypatch.delenv("AGENTGATE_RUNNING", raising=False)
+    return root
+
+
+Verify = Callable[..., dict[str, Any]]
+
+
+@pytest.fixture
+def verify(agentgate: Callable[..., CliRun]) -> Verify:
+    """``agentgate verify --profile strict --format json --no-run``: the integrity gate."""
+
+    def run(profile: str = "strict") -> dict[str, Any]:
+        result = agentgate("verify", "--profile", profile, "--format", "json", "--no-run")
+        gate = result.gate("integrity")
+        gate["exit_code_of_verify"] = result.code
+        return gate
+
+    return run
+
+
+def found(gate: dict[str, Any]) -> set[tuple[str, str, int]]:
+    return {(f["code"], f["path"], f["line"]) for f in gate["findings"]}
+
+
+def assert_blocks(gate: dict[str, Any], rule: str, path: str, line: int) -> dict[str, Any]:
+    """The gate fails, with ``rule`` at ``path:line`` among its blocking findings."""
+    assert gate["status"] == "fail", gate
+    assert gate["exit_code_of_verify"] == 1
+    matching = [
+        f
+        for f in gate["findings"]
+        if (f["code"], f["path"], f["line"]) == (rule, path, line) and f["severity"] == "error"
+    ]
+    assert matching, f"no blocking {rule} at {path}:{line} in {found(gate)}"
+    return matching[0]
+
+
+def assert_passes(gate: dict[str, Any]) -> None:
+    blocking = [f for f in gate["findings"] if f["severity"] == "error"]
+    assert gate["status"] == "pass" and not blocking, gate["findings"]
+    assert gate["exit_code_of_verify"] == 0
+
+
+def base_line(path: str, needle: str) -> int:
+    return line_of(BASE[path], needle)
+
+
+# -- removed tests -----------------------------------------------------------------------------
+
+
+def test_a_deleted_test_is_removed(repo: Path, verify: Verify) -> None:
+    edit(repo, "tests/test_calc.py", "def test_sub():\n    assert sub(3, 1) == 2\n", "")
+    finding = assert_blocks(
+        verify(),
+        "test-removed",
+        "tests/test_calc.py",
+        base_line("tests/test_calc.py", "def test_sub"),
+    )
+    assert "test_sub" in finding["message"] and "at the base, line" in finding["message"]
+
+
+@pytest.mark.parametrize("new_name", ["_test_sub", "check_sub"])
+def test_a_test_renamed_to_a_name_pytest_does_not_collect_is_removed(
+    repo: Path, verify: Verify, new_name: str
+) -> None:
+    edit(repo, "tests/test_calc.py", "def test_sub():", f"def {new_name}():")
+    finding = assert_blocks(
+        verify(),
+        "test-removed",
+        "tests/test_calc.py",
+        base_line("tests/test_calc.py", "def test_sub"),
+    )
+    assert f"renamed to {new_name}, which pytest does not collect" in finding["message"]
+
+
+def test_a_test_file_renamed_out_of_python_files_is_removed(repo: Path, verify: Verify) -> None:
+    git(repo, "mv", "tests/test_calc.py", "tests/calc_tests.py")
+    commit_branch(repo)
+    gate = verify()
+    finding = assert_blocks(
+        gate, "test-removed", "tests/test_calc.py", base_line("tests/test_calc.py", "def test_add")
+    )
+    assert "renamed to tests/calc_tests.py" in finding["message"]
+    assert len([f for f in gate["findings"] if f["code"] == "test-removed"]) == 6
+
+
+def test_a_deleted_test_file_removes_its_tests(repo: Path, verify: Verify) -> None:
+    (repo / "tests" / "test_unit.py").unlink()
+    finding = assert_blocks(
+        verify(),
+        "test-removed",
+        "tests/test_unit.py",
+        base_line("tests/test_unit.py", "def test_add"),
+    )
+    assert "AddTest::test_add" in finding["message"] and "file was deleted" in finding["message"]
+
+
+def test_python_files_of_the_base_decide_what_a_test_file_is(
+    repo: Path, verify: Verify, tmp_path: Path
+) -> None:
+    write(repo, "pyproject.toml", '[tool.pytest.ini_options]\npython_files = ["check_*.py"]\n')
+    git(repo, "mv", "tests/test_legacy.py", "tests/check_legacy.py")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the project's tests are check_*.py")
+    # Renamed within the pattern: honest.
+    git(repo, "mv", "tests/check_legacy.py", "tests/check_old.py")
+    assert_passes(verify())
+    # Renamed out of it (test_*.py is not collected here): removed.
+    git(repo, "mv", "tests/check_old.py", "tests/test_old.py")
+    assert_blocks(
+        verify(),
+        "test-removed",
+        "tests/check_legacy.py",
+        base_line("tests/test_legacy.py", "def test_old_total"),
+    )
+
+
+def test_tests_moved_with_the_setting_that_finds_them_is_honest(repo: Path, verify: Verify) -> None:
+    write(repo, "pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "testpaths")
+    git(repo, "mv", "tests", "test")
+    edit(repo, "pyproject.toml", '["tests"]', '["test"]')
+    assert_passes(verify())
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = ["web"]\n'),
+        ("tests/conftest.py", 'collect_ignore = ["test_unit.py"]\n'),
+    ],
+)
+def test_narrowing_what_pytest_collects_removes_the_tests(
+    repo: Path, verify: Verify, path: str, text: str
+) -> None:
+    # The agent edits the failing test's file and has pytest leave it out. (A setting that
+    # narrows the run with no test file touched is the settings and hooks analyzers' to report.)
+    write(repo, path, text)
+    edit(repo, "tests/test_unit.py", "add(2, 2), 4)", "add(2, 2), 5)")
+    assert_blocks(
+        verify(),
+        "test-removed",
+        "tests/test_unit.py",
+        base_line("tests/test_unit.py", "def test_add"),
+    )
+
+
+# -- skips, xfails, reruns ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "decorator",
+    [
+        '@pytest.mark.skip(reason="later")',
+        "@pytest.mark.skip",
+        "@pytest.mark.skipif(True, reason='x')",
+        '@pytest.mark.skipif(sys.platform != "no-such-platform", reason="x")',
+        '@pytest.mark.skipif("sys.version_info > (3,)")',
+        "@pytest.mark.xfail(reason='known')",
+        "@pytest.mark.xfail(strict=True)",
+    ],
+)
+def test_a_new_skip_or_xfail_that_applies_here(repo: Path, verify: Verify, decorator: str) -> None:
+    edit(repo, "tests/test_calc.py", "def test_sub():", f"{decorator}\ndef test_sub():")
+    line = now_line(repo, "tests/test_calc.py", decorator)
+    finding = assert_blocks(verify(), "skip-added", "tests/test_calc.py", line)
+    assert "test_sub" in finding["message"]
+
+
+@pytest.mark.parametrize(
+    "decorator",
+    [
+        '@pytest.mark.skipif(sys.platform == "no-such-platform", reason="other OS")',
+        "@pytest.mark.skipif(sys.version_info < (3, 0), reason='py2')",
+        '@pytest.mark.skipif(not shutil.which("nosuchtool"), reason="needs the tool")',
+        "@pytest.mark.xfail(False, reason='no')",
+    ],
+)
+def test_a_skip_that_does_not_apply_here_is_honest(
+    repo: Path, verify: Verify, decorator: str
+) -> None:
+    edit(repo, "tests/test_calc.py", "import sys\n", "import shutil\nimport sys\n")
+    edit(repo, "tests/test_calc.py", "def test_sub():", f"{decorator}\ndef test_sub():")
+    assert_passes(verify())
+
+
+def test_skips_in_the_body_and_the_module(repo: Path, verify: Verify) -> None:
+    edit(
+        repo,
+        "tests/test_calc.py",
+        "def test_sub():\n",
+        'def test_sub():\n    pytest.skip("flaky on CI")\n',
+    )
+    edit(
+        repo,
+        "tests/test_calc.py",
+        "def test_raises():\n",
+        "def test_raises():\n"
+        "    if sys.platform == 'no-such-platform':\n"
+        "        pytest.skip('no')\n",
+    )
+    edit(
+        repo,
+        "tests/test_unit.py",
+        "from pkg.calc import add\n",
+        "from pkg.calc import add\n\npytestmark = pytest.mark.skip\n",
+    )
+    edit(repo, "tests/test_unit.py", "import unittest\n", "import unittest\n\nimport pytest\n")
+    gate = verify()
+    assert_blocks(
+        gate,
+        "skip-added",
+        "tests/test_calc.py",
+        now_line(repo, "tests/test_calc.py", 'pytest.skip("flaky'),
+    )
+    finding = assert_blocks(
+        gate, "skip-added", "tests/test_unit.py", now_line(repo, "tests/test_unit.py", "pytestmark")
+    )
+    assert "for every test in the file" in finding["message"]
+    # The platform guard does not skip here: only the two findings.
+    assert len(gate["findings"]) == 2, gate["findings"]
+
+
+def test_unittest_skips_and_xfail_params(repo: Path, verify: Verify) -> None:
+    edit(
+        repo,
+        "tests/test_unit.py",
+        "    def test_add(self):",
+        '    @unittest.skip("broken")\n    def test_add(self):',
+    )
+    edit(
+        repo,
+        "tests/test_calc.py",
+        "[(2, 3, 6)]",
+        "[(2, 3, 6), pytest.param(2, 2, 5, marks=pytest.mark.xfail)]",
+    )
+    gate = verify()
+    assert_blocks(
+        gate,
+        "skip-added",
+        "tests/test_unit.py",
+        now_line(repo, "tests/test_unit.py", "@unittest.skip"),
+    )
+    finding = assert_blocks(
+        gate,
+        "skip-added",
+        "tests/test_calc.py",
+        now_line(repo, "tests/test_calc.py", "pytest.param"),
+    )
+    assert "parametrized case" in finding["message"]
+
+
+def test_importorskip_of_a_module_the_base_imported(repo: Path, verify: Verify) -> None:
+    edit(
+        repo,
+        "tests/test_legacy.py",
+        "from pkg.legacy import old_total\n",
+        'import pytest\n\nlegacy = pytest.importorskip("pkg.legacy")\n'
+        "old_total = legacy.old_total\n",
+    )
+    assert_blocks(
+        verify(),
+        "skip-added",
+        "tests/test_legacy.py",
+        now_line(repo, "tests/test_legacy.py", "legacy = pytest.importorskip"),
+    )
+
+
+def test_importorskip_of_an_optional_dependency_is_honest(repo: Path, verify: Verify) -> None:
+    write(
+        repo,
+        "tests/test_optional.py",
+        """\
+        import pytest
+
+        yaml = pytest.importorskip("yaml")
+
+
+        def test_dump():
+            assert yaml.safe_dump({"a": 1}) == "a: 1\\n"
+        """,
+    )
+    assert_passes(verify())
+
+
+def test_a_new_rerun_marker(repo: Path, verify: Verify) -> None:
+    edit(
+        repo,
+        "tests/test_calc.py",
+        "def test_sub():",
+        "@pytest.mark.flaky(reruns=3)\ndef test_sub():",
+    )
+    finding = assert_blocks(
+        verify(),
+        "rerun-added",
+        "tests/test_calc.py",
+        now_line(repo, "tests/test_calc.py", "@pytest.mark.flaky"),
+    )
+    assert "rerun until it passes" in finding["message"]
+
+
+def test_a_skip_the_base_already_had_is_not_new(repo: Path, verify: Verify) -> None:
+    edit(
+        repo,
+        "tests/test_calc.py",
+        "def test_sub():",
+        "@pytest.mark.skip(reason='a')\ndef test_sub():",
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "skipped at the base")
+    edit(repo, "tests/test_calc.py", "reason='a'", "reason='still broken, see #12'")
+    assert_passes(verify())
+
+
+# -- assertions --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        ("    pass\n", "its body is empty"),
+        ("    ...\n", "its body is empty"),
+        ("    assert True\n", "always true"),
+        ("    assert sub(3, 1) == 2 or True\n", "always true"),
+        ("    sub(3, 1)\n", "no assert"),
+        ("    return\n    assert sub(3, 1) == 2\n", "returns on line"),
+        (
+            "    try:\n        assert sub(3, 1) == 2\n    except AssertionError:\n        pass\n",
+            "try/except AssertionError",
+        ),
+        (
+            "    try:\n        assert sub(3, 1) == 2\n    except:\n        pass\n",
+            "try/except",
+        ),
+        (
+            "    with pytest.raises(AssertionError):\n        assert sub(3, 1) == 2\n",
+            "expects them to fail",
+        ),
+        (
+            "    import contextlib\n"
+            "    with contextlib.suppress(Exception):\n        assert sub(3, 1) == 2\n",
+            "swallows them",
+        ),
+    ],
+)
+def test_a_test_that_no_longer_asserts(repo: Path, verify: Verify, body: str, why: str) -> None:
+    edit(
+        repo,
+        "tests/test_calc.py",
+        "def test_sub():\n    assert sub(3, 1) == 2\n",
+        f"def test_sub():\n{body}",
+    )
+    finding = assert_blocks(
+        verify(),
+        "assertion-removed",
+        "tests/test_calc.py",
+        now_line(repo, "tests/test_calc.py", "def test_sub"),
+    )
+    assert why in finding["message"] and "test_sub" in finding["message"]
+
+
+def test_a_helper_emptied_and_a_unittest_assert_removed(repo: Path, verify: Verify) -> None:
+    edit(repo, "tests/test_calc.py", "    assert add(a, b) == total\n", "    add(a, b)\n")
+    edit(repo, "tests/test_unit.py", "self.assertEqual(add(2, 2), 4)", "add(2, 2)")
+    gate = verify()
+    assert_blocks(
+        gate,
+        "assertion-removed",
+        "tests/test_calc.py",
+        now_line(repo, "tests/test_calc.py", "def test_via_helper"),
+    )
+    assert_blocks(
+        gate,
+        "assertion-removed",
+        "tests/test_unit.py",
+        now_line(repo, "tests/test_unit.py", "def test_add"),
+    )
+
+
+def test_a_later_definition_that_shadows_a_test(repo: Path, verify: Verify) -> None:
+    (repo / "tests" / "test_calc.py").write_text(TEST_CALC + "\n\ndef test_add():\n    pass\n")
+    text = (repo / "tests" / "test_calc.py").read_text()
+    line = text.count("\n", 0, text.rindex("def test_add")) + 1
+    assert_blocks(verify(), "assertion-removed", "tests/test_calc.py", line)
+
+
+def test_a_new_test_that_asserts_nothing(repo: Path, verify: Verify) -> None:
+    write(
+        repo,
+        "tests/test_more.py",
+        """\
+        from pkg.calc import add, mul
+
+
+        def test_runs_add():
+            add(2, 2)
+
+
+        def test_checks_mul():
+            assert mul(2, 2) == 4
+        """,
+    )
+    gate = verify()
+    finding = assert_blocks(
+        gate,
+        "test-asserts-nothing",
+        "tests/test_more.py",
+        now_line(repo, "tests/test_more.py", "def test_runs_add"),
+    )
+    assert "test_runs_add" in finding["message"]
+    assert len(gate["findings"]) == 1
+    # Weakening: reported, not blocking, under the standard profile.
+    standard = verify("standard")
+    assert standard["status"] == "pass"
+    assert [f["severity"] for f in standard["findings"]] == ["warning"]
+
+
+def test_new_tests_that_assert_through_helpers_fixtures_and_raises(
+    repo: Path, verify: Verify
+) -> None:
+    write(
+        repo,
+        "tests/helpers.py",
+        """\
+        from pkg.calc import mul
+
+
+        def check_mul(a, b, out):
+            assert mul(a, b) == out
+        """,
+    )
+    write(
+        repo,
+        "tests/conftest.py",
+        """\
+        import pytest
+
+        from pkg.calc import sub
+
+
+        @pytest.fixture
+        def checked_sub():
+            assert sub(2, 1) == 1
+            return sub
+        """,
+    )
+    edit(
+        repo,
+        "tests/test_calc.py",
+        "class TestCalc:",
+        textwrap.dedent(
+            """\
+        def test_helper_again():
+            check_sum(5, 2, 3)
+
+
+        def test_with_a_fixture(three):
+            add(three, 0)
+
+
+        def test_with_a_conftest_fixture(checked_sub):
+            checked_sub(1, 1)
+
+
+        def test_with_an_imported_helper():
+            check_mul(2, 2, 4)
+
+
+        def test_raises_again():
+            with pytest.raises(TypeError):
+                sub(1, None)
+
+
+        class TestCalc:"""
+        ),
+    )
+    edit(
+        repo,
+        "tests/test_calc.py",
+        "from pkg.calc import add, mul, sub\n",
+        "from pkg.calc import add, mul, sub\nfrom tests.helpers import check_mul\n",
+    )
+    assert_passes(verify())
+
+
+# -- honest changes ----------------------------------------------------------------------------
+
+
+def test_renaming_moving_and_splitting_tests_is_honest(repo: Path, verify: Verify) -> None:
+    # test_sub moves to a new file under a new name; test_add is renamed in place; the
+    # unittest file is renamed within python_files; TestCalc's test moves to module level.
+    edit(repo, "tests/test_calc.py", "def test_sub():\n    assert sub(3, 1) == 2\n", "")
+    edit(repo, "tests/test_calc.py", "def test_add():", "def test_add_two_numbers():")
+    edit(
+        repo,
+        "tests/test_calc.py",
+        "class TestCalc:\n    def test_add_zero(self):\n        assert add(0, 0) == 0\n",
+        "def test_add_zero():\n    assert add(0, 0) == 0\n",
+    )
+    write(
+        repo,
+        "tests/test_subtraction.py",
+        """\
+        from pkg.calc import sub
+
+
+        def test_subtracts():
+            assert sub(3, 1) == 2
+        """,
+    )
+    git(repo, "mv", "tests/test_unit.py", "tests/test_unittest_style.py")
+    assert_passes(verify())
+
+
+def test_reformatting_and_changing_an_expectation_with_the_behaviour(
+    repo: Path, verify: Verify
+) -> None:
+    edit(repo, "pkg/calc.py", "return a * b", "return a * b * 1")
+    edit(
+        repo,
+        "tests/test_calc.py",
+        "def test_add():\n    assert add(1, 2) == 3\n",
+        "def test_add():\n"
+        "    assert (\n        add(\n            1,\n            2,\n        )\n"
+        "        == 3\n    )\n",
+    )
+    edit(repo, "tests/test_calc.py", "assert sub(3, 1) == 2", "assert sub(3, 1) == 2, 'sub'")
+    edit(repo, "tests/test_calc.py", "[(2, 3, 6)]", "[(2, 3, 6), (1, 1, 1), (0, 5, 0)]")
+    edit(
+        repo,
+        "tests/test_unit.py",
+        "self.assertEqual(add(2, 2), 4)",
+        "self.assertEqual(add(2, 3), 5)",
+    )
+    commit_branch(repo)
+    assert_passes(verify())
+
+
+def test_a_renamed_test_whose_body_was_edited_is_the_same_test(repo: Path, verify: Verify) -> None:
+    edit(
+        repo,
+        "tests/test_calc.py",
+        "def test_mul(a, b, out):\n    assert mul(a, b) == out\n",
+        "def test_multiplies(a, b, out):\n    result = mul(a, b)\n    assert result == out\n"
+        "    assert isinstance(result, int)\n",
+    )
+    assert_passes(verify())
+
+
+def test_removing_a_feature_with_its_tests_is_a_notice(repo: Path, verify: Verify) -> None:
+    (repo / "pkg" / "legacy.py").unlink()
+    (repo / "tests" / "test_legacy.py").unlink()
+    commit_branch(repo, "drop the legacy total")
+    gate = verify()
+    assert_passes(gate)
+    (notice,) = gate["findings"]
+    assert notice["code"] == "test-removed-with-feature"
+    assert notice["severity"] == "warning"
+    assert notice["path"] == "tests/test_legacy.py"
+    assert "old_total" in notice["message"]
+
+
+def test_a_conftest_with_plain_fixtures_is_not_a_test_file(repo: Path, verify: Verify) -> None:
+    write(
+        repo,
+        "tests/conftest.py",
+        """\
+        import pytest
+
+
+        @pytest.fixture
+        def numbers():
+            return [1, 2]
+        """,
+    )
+    assert_passes(verify())
+
+
+def test_a_test_file_that_does_not_parse_is_left_to_the_test_gate(
+    repo: Path, verify: Verify
+) -> None:
+    edit(repo, "tests/test_calc.py", "def test_sub():", "def test_sub(:")
+    assert_passes(verify())
+
+
+# -- JavaScript and TypeScript -----------------------------------------------------------------
+
+JS = "web/sum.test.js"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "rule", "needle"),
+    [
+        ('it("adds zero"', 'it.skip("adds zero"', "skip-added", "it.skip"),
+        ('it("adds zero"', 'xit("adds zero"', "skip-added", "xit"),
+        ('describe("sum"', 'describe.skip("sum"', "skip-added", "describe.skip"),
+        ('describe("sum"', 'xdescribe("sum"', "skip-added", "xdescribe"),
+        ('it("adds zero"', 'it.only("adds zero"', "only-added", "it.only"),
+        ('it("adds zero"', 'fit("adds zero"', "only-added", "fit("),
+        ('describe("sum"', 'fdescribe("sum"', "only-added", "fdescribe"),
+        (
+            '  it("adds zero", () => {\n    expect(sum(0, 0)).toBe(0);\n  });\n',
+            '  it.todo("adds zero");\n',
+            "skip-added",
+            "it.todo",
+        ),
+        (
+            'describe("sum", () => {\n',
+            'describe("sum", () => {\n  jest.retryTimes(3);\n',
+            "rerun-added",
+            "jest.retryTimes",
+        ),
+    ],
+)
+def test_js_skips_focus_and_reruns(
+    repo: Path, verify: Verify, old: str, new: str, rule: str, needle: str
+) -> None:
+    edit(repo, JS, old, new)
+    assert_blocks(verify(), rule, JS, now_line(repo, JS, needle))
+
+
+def test_js_removed_tests_and_assertions(repo: Path, verify: Verify) -> None:
+    edit(repo, JS, '  it("adds zero", () => {\n    expect(sum(0, 0)).toBe(0);\n  });\n', "")
+    edit(repo, JS, "    expect(sum(1, 2)).toBe(3);\n", "    sum(1, 2);\n")
+    gate = verify()
+    assert_blocks(gate, "test-removed", JS, line_of(SUM_TEST_JS, 'it("adds zero"'))
+    finding = assert_blocks(gate, "assertion-removed", JS, now_line(repo, JS, 'it("adds"'))
+    assert "sum > adds" in finding["message"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    try {\n      expect(sum(1, 2)).toBe(3);\n    } catch (e) {}\n",
+        "    return;\n    expect(sum(1, 2)).toBe(3);\n",
+        "    expect(true).toBe(true);\n",
+    ],
+)
+def test_js_assertions_that_no_longer_check(repo: Path, verify: Verify, body: str) -> None:
+    edit(repo, JS, "    expect(sum(1, 2)).toBe(3);\n", body)
+    assert_blocks(verify(), "assertion-removed", JS, now_line(repo, JS, 'it("adds"'))
+
+
+def test_js_file_renamed_out_of_the_test_pattern(repo: Path, verify: Verify) -> None:
+    git(repo, "mv", JS, "web/sum.check.js")
+    finding = assert_blocks(verify(), "test-removed", JS, line_of(SUM_TEST_JS, 'it("adds"'))
+    assert "renamed to web/sum.check.js" in finding["message"]
+
+
+def test_js_honest_changes(repo: Path, verify: Verify) -> None:
+    # Reformatted (quotes, semicolons), a test renamed, one moved to another file, a new test
+    # with an assertion, a todo of its own, a platform skip that does not apply here.
+    write(
+        repo,
+        JS,
+        """\
+        import { sum } from './sum'
+
+        describe('sum', () => {
+          it('adds two numbers', () => {
+            expect(sum(1, 2)).toBe(3)
+          })
+
+          it('adds negatives', () => {
+            expect(sum(-1, -2)).toBe(-3)
+          })
+
+          it.todo('adds floats')
+
+          it.skipIf(process.platform === 'no-such-platform')('adds on other systems', () => {
+            expect(sum(2, 2)).toBe(4)
+          })
+        })
+        """,
+    )
+    write(
+        repo,
+        "web/__tests__/zero.ts",
+        """\
+        import { sum } from "../sum";
+
+        describe("sum", () => {
+          it("adds zero", () => {
+            expect(sum(0, 0)).toBe(0);
+          });
+        });
+        """,
+    )
+    assert_passes(verify())
+
+
+def test_js_feature_removed_with_its_tests(repo: Path, verify: Verify) -> None:
+    (repo / "web" / "sum.js").unlink()
+    (repo / "web" / "sum.test.js").unlink()
+    gate = verify()
+    assert_passes(gate)
+    assert {f["code"] for f in gate["findings"]} == {"test-removed-with-feature"}
+
+
+# -- through pytest --agentgate=strict ---------------------------------------------------------
+
+
+def pytest_agentgate(root: Path) -> tuple[int, dict[str, Any], str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTGATE", "PYTEST"))}
+    env["NO_COLOR"] = "1"
+    out = root / ".agentgate" / "verdict.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--agentgate=strict",
+            f"--agentgate-json={out}",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    verdict = json.loads(out.read_text()) if out.is_file() else {}
+    return proc.returncode, verdict, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("change", "rule"),
+    [
+        (("def test_sub():", "@pytest.mark.skip\ndef test_sub():"), "skip-added"),
+        (("def test_sub():\n    assert sub(3, 1) == 2\n", ""), "test-removed"),
+        (("assert sub(3, 1) == 2", "assert True"), "assertion-removed"),
+    ],
+)
+def test_pytest_agentgate_refuses_the_trick(repo: Path, change: tuple[str, str], rule: str) -> None:
+    edit(repo, "tests/test_calc.py", *change)
+    code, verdict, output = pytest_agentgate(repo)
+    assert code != 0, output
+    gate = next(g for g in verdict["gates"] if g["name"] == "integrity")
+    assert gate["status"] == "fail", output
+    assert rule in {f["code"] for f in gate["findings"]}, output
+    # The gate fails on what the change did to the tests, judged before any of them ran.
+    test_gate = next(g for g in verdict["gates"] if g["kind"] == "test")
+    assert "stopped before the first test by the integrity gate" in test_gate["summary"], output

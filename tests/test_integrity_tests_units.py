@@ -1,0 +1,1388 @@
+"""The test-code analyzers on strings: both sides of a change held in memory, no git.
+
+Each case is a test file at the base and now; the line a finding must name is marked ``# <-``
+(``// <-`` in JavaScript), in the new file, or in the base file for a removed test. The
+git-repository tests of the same behaviour, through the real CLI and pytest, are in
+``test_integrity_tests.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_agentgate.integrity import tests_js, tests_python
+from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+from pytest_agentgate.integrity.tests_js import JsFile, mask
+from pytest_agentgate.integrity.tests_python import (
+    Module,
+    Settings,
+    condition,
+    parse,
+    truthy,
+    value,
+)
+
+
+class Texts:
+    """Sources held in memory: the base's, and the working tree's."""
+
+    def __init__(self, base: dict[str, str], now: dict[str, str]) -> None:
+        self.base = base
+        self.current = now
+        self.prefetched: list[str] = []
+
+    def prefetch(self, paths: list[str]) -> None:
+        self.prefetched += paths
+
+    def at_base(self, path: str) -> str | None:
+        return self.base.get(path)
+
+    def now(self, path: str) -> str | None:
+        return self.current.get(path)
+
+
+def analyze(
+    base: dict[str, str],
+    now: dict[str, str],
+    root: Path,
+    renamed: dict[str, str] | None = None,
+) -> list[IntegrityFinding]:
+    renamed = renamed or {}
+    base = {k: textwrap.dedent(v) for k, v in base.items()}
+    now = {k: textwrap.dedent(v) for k, v in now.items()}
+    touched: dict[str, str] = {}
+    for path in set(base) | set(now):
+        if path in renamed.values() and path not in now:
+            continue  # the old side of a rename
+        before, after = base.get(renamed.get(path, path)), now.get(path)
+        if before == after and path not in renamed:
+            continue
+        if path in renamed:
+            touched[path] = "renamed"
+        elif before is None:
+            touched[path] = "added"
+        elif after is None:
+            touched[path] = "deleted"
+        else:
+            touched[path] = "modified"
+    scan = Scan(root, None, None, None, Texts(base, now), touched, dict(renamed))  # type: ignore[arg-type]
+    return [*tests_python.analyze(scan), *tests_js.analyze(scan)]
+
+
+def marked(text: str, marker: str) -> int:
+    lines = textwrap.dedent(text).splitlines()
+    return next(i for i, line in enumerate(lines, start=1) if line.rstrip().endswith(marker))
+
+
+def rules(findings: list[IntegrityFinding]) -> set[tuple[str, str | None, int | None]]:
+    return {(f.rule, f.path, f.line) for f in findings}
+
+
+PY = "tests/test_x.py"
+JS = "src/x.test.ts"
+
+BASE_PY = """\
+import sys
+import unittest
+
+import pytest
+
+from pkg import add
+
+
+def helper(x):
+    assert add(x, 0) == x
+
+
+@pytest.fixture
+def one():
+    assert add(1, 0) == 1
+    return 1
+
+
+def test_add():
+    assert add(1, 2) == 3
+
+
+def test_helper():
+    helper(2)
+
+
+class TestThings:
+    def test_zero(self):
+        assert add(0, 0) == 0
+
+
+class AddCase(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 2), 4)
+"""
+
+
+def change(old: str, new: str) -> str:
+    assert old in BASE_PY, old
+    return BASE_PY.replace(old, new, 1)
+
+
+# -- Python: tricks ----------------------------------------------------------------------------
+
+TRICKS = [
+    # (description, new text, rule)
+    (
+        "class skip",
+        change("class TestThings:", "@pytest.mark.skip  # <-\nclass TestThings:"),
+        "skip-added",
+    ),
+    (
+        "class pytestmark",
+        change(
+            "class TestThings:\n", "class TestThings:\n    pytestmark = pytest.mark.xfail  # <-\n"
+        ),
+        "skip-added",
+    ),
+    (
+        "alias of a skip mark",
+        change(
+            "def test_add():",
+            "broken = pytest.mark.skip(reason='x')\n\n\n@broken  # <-\ndef test_add():",
+        ),
+        "skip-added",
+    ),
+    (
+        "from pytest import mark",
+        change("import pytest\n", "import pytest\nfrom pytest import mark\n").replace(
+            "def test_add():", "@mark.skip  # <-\ndef test_add():"
+        ),
+        "skip-added",
+    ),
+    (
+        "import pytest as pt",
+        change("import pytest\n", "import pytest\nimport pytest as pt\n").replace(
+            "def test_add():", "@pt.mark.xfail(reason='x')  # <-\ndef test_add():"
+        ),
+        "skip-added",
+    ),
+    (
+        "skipif on a module constant",
+        change(
+            "def test_add():",
+            "SKIP = True\n\n\n@pytest.mark.skipif(SKIP, reason='x')  # <-\ndef test_add():",
+        ),
+        "skip-added",
+    ),
+    (
+        "skipif on the version",
+        change(
+            "def test_add():",
+            "@pytest.mark.skipif(sys.version_info[:2] >= (3, 0), reason='x')  # <-\n"
+            "def test_add():",
+        ),
+        "skip-added",
+    ),
+    (
+        "skipif platform startswith",
+        change(
+            "def test_add():",
+            "@pytest.mark.skipif(not sys.platform.startswith('nope'), reason='x')  # <-\n"
+            "def test_add():",
+        ),
+        "skip-added",
+    ),
+    (
+        "skipif condition keyword",
+        change(
+            "def test_add():", "@pytest.mark.skipif(condition=1, reason='x')  # <-\ndef test_add():"
+        ),
+        "skip-added",
+    ),
+    (
+        "skipif without a condition",
+        change("def test_add():", "@pytest.mark.skipif(reason='x')  # <-\ndef test_add():"),
+        "skip-added",
+    ),
+    (
+        "unittest skipIf",
+        change(
+            "    def test_add(self):",
+            "    @unittest.skipIf(True, 'x')  # <-\n    def test_add(self):",
+        ),
+        "skip-added",
+    ),
+    (
+        "unittest skipUnless",
+        change(
+            "    def test_add(self):",
+            "    @unittest.skipUnless(sys.platform == 'nope', 'x')  # <-\n    def test_add(self):",
+        ),
+        "skip-added",
+    ),
+    (
+        "unittest expectedFailure",
+        change(
+            "    def test_add(self):",
+            "    @unittest.expectedFailure  # <-\n    def test_add(self):",
+        ),
+        "skip-added",
+    ),
+    (
+        "self.skipTest",
+        change(
+            "        self.assertEqual(add(2, 2), 4)",
+            "        self.skipTest('later')  # <-\n        self.assertEqual(add(2, 2), 4)",
+        ),
+        "skip-added",
+    ),
+    (
+        "raise SkipTest",
+        change(
+            "        self.assertEqual(add(2, 2), 4)",
+            "        raise unittest.SkipTest('later')  # <-",
+        ),
+        "skip-added",
+    ),
+    (
+        "pytest.xfail in the body",
+        change(
+            "    assert add(1, 2) == 3",
+            "    pytest.xfail('known')  # <-\n    assert add(1, 2) == 3",
+        ),
+        "skip-added",
+    ),
+    (
+        "applymarker",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3",
+            "def test_add(request):\n"
+            "    request.applymarker(pytest.mark.xfail)  # <-\n"
+            "    assert add(1, 2) == 3",
+        ),
+        "skip-added",
+    ),
+    (
+        "a fixture that skips",
+        change("    assert add(1, 0) == 1\n", "    pytest.skip('no')  # <-\n"),
+        "skip-added",
+    ),
+    (
+        "skip in an if True",
+        change(
+            "    assert add(1, 2) == 3",
+            "    if True:\n        pytest.skip()  # <-\n    assert add(1, 2) == 3",
+        ),
+        "skip-added",
+    ),
+    (
+        "module-level skip",
+        change(
+            "from pkg import add\n",
+            "from pkg import add\n\npytest.skip('x', allow_module_level=True)  # <-\n",
+        ),
+        "skip-added",
+    ),
+    (
+        "flaky plugin",
+        change("from pkg import add\n", "from pkg import add\nfrom flaky import flaky\n").replace(
+            "def test_add():", "@flaky(max_runs=3)  # <-\ndef test_add():"
+        ),
+        "rerun-added",
+    ),
+    (
+        "test_x.__test__ = False",
+        BASE_PY + "\n\ntest_add.__test__ = False\n",
+        "test-removed",
+    ),
+    (
+        "rebinding the name",
+        BASE_PY + "\n\ntest_add = None\n",
+        "test-removed",
+    ),
+    (
+        "__test__ = False on the class",
+        change("class TestThings:\n", "class TestThings:\n    __test__ = False\n"),
+        "test-removed",
+    ),
+    (
+        "an __init__ on the class",
+        change(
+            "class TestThings:\n", "class TestThings:\n    def __init__(self):\n        pass\n\n"
+        ),
+        "test-removed",
+    ),
+    (
+        "made a fixture",
+        change("def test_add():", "@pytest.fixture\ndef test_add():"),
+        "test-removed",
+    ),
+    (
+        "moved under if False",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3\n",
+            "if False:\n    def test_add():\n        assert add(1, 2) == 3\n",
+        ),
+        "test-removed",
+    ),
+    (
+        "assert in an if False",
+        change("    assert add(1, 2) == 3", "    if False:\n        assert add(1, 2) == 3"),
+        "assertion-removed",
+    ),
+    (
+        "an early return under if True",
+        change(
+            "    assert add(1, 2) == 3", "    if True:\n        return\n    assert add(1, 2) == 3"
+        ),
+        "assertion-removed",
+    ),
+    (
+        "assert of a non-empty tuple",
+        change("    assert add(1, 2) == 3", "    assert (add(1, 2) == 3, 'always true')"),
+        "assertion-removed",
+    ),
+    (
+        "a tautology",
+        change("    assert add(1, 2) == 3", "    assert add(1, 2) == add(1, 2)"),
+        "assertion-removed",
+    ),
+    (
+        "assertTrue(True)",
+        change(
+            "        self.assertEqual(add(2, 2), 4)",
+            "        add(2, 2)\n        self.assertTrue(True)",
+        ),
+        "assertion-removed",
+    ),
+    (
+        "assertEqual of constants",
+        change("        self.assertEqual(add(2, 2), 4)", "        self.assertEqual(4, 4)"),
+        "assertion-removed",
+    ),
+    (
+        "a swallowing except Exception",
+        change(
+            "    assert add(1, 2) == 3",
+            "    try:\n        assert add(1, 2) == 3\n    except (ValueError, Exception):\n"
+            "        pass",
+        ),
+        "assertion-removed",
+    ),
+    (
+        "self.assertRaises(AssertionError) around the assert",
+        change(
+            "        self.assertEqual(add(2, 2), 4)",
+            "        with self.assertRaises(AssertionError):\n            assert add(2, 2) == 5",
+        ),
+        "assertion-removed",
+    ),
+    (
+        "the helper no longer asserts",
+        change("    assert add(x, 0) == x\n", "    add(x, 0)\n"),
+        "assertion-removed",
+    ),
+    (
+        "a method under a new name that asserts nothing",
+        change(
+            "    def test_zero(self):\n        assert add(0, 0) == 0\n",
+            "    def test_zero(self):\n        add(0, 0)\n",
+        ),
+        "assertion-removed",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("new", "rule"), [(n, r) for _, n, r in TRICKS], ids=[d for d, _, _ in TRICKS]
+)
+def test_python_tricks(tmp_path: Path, new: str, rule: str) -> None:
+    found = analyze({PY: BASE_PY}, {PY: new}, tmp_path)
+    if rule == "test-removed":  # at the base's line of the test that is gone
+        lines = {line for line, text in enumerate(BASE_PY.splitlines(), 1) if "def test_" in text}
+        assert any((f.rule, f.path) == (rule, PY) and f.line in lines for f in found), found
+    elif rule == "assertion-removed":  # at the line of the test that no longer asserts
+        new_lines = new.splitlines()
+        assert any(
+            f.rule == rule and new_lines[(f.line or 0) - 1].lstrip().startswith("def test_")
+            for f in found
+        ), found
+    else:
+        assert (rule, PY, marked(new, "# <-")) in rules(found), found
+
+
+HONEST = [
+    (
+        "no change to the tests' meaning: a docstring",
+        change("def test_add():\n", 'def test_add():\n    """Adds."""\n'),
+    ),
+    (
+        "skipif on another platform",
+        change(
+            "def test_add():",
+            "@pytest.mark.skipif(sys.platform == 'nope', reason='x')\ndef test_add():",
+        ),
+    ),
+    (
+        "skipif on os.name",
+        change("import sys\n", "import os\nimport sys\n").replace(
+            "def test_add():", "@pytest.mark.skipif(os.name == 'nope', reason='x')\ndef test_add():"
+        ),
+    ),
+    (
+        "skipif on a module constant that is false",
+        change(
+            "def test_add():",
+            "SKIP = False\n\n\n@pytest.mark.skipif(SKIP, reason='x')\ndef test_add():",
+        ),
+    ),
+    (
+        "skipif on a name bound twice",
+        change(
+            "def test_add():",
+            "HAVE = True\ntry:\n    import numpy\nexcept ImportError:\n    HAVE = False\n\n\n"
+            "@pytest.mark.skipif(HAVE, reason='x')\ndef test_add():",
+        ),
+    ),
+    (
+        "skipif on an unknown string",
+        change(
+            "def test_add():",
+            "@pytest.mark.skipif('config.getoption(\"x\")', reason='x')\ndef test_add():",
+        ),
+    ),
+    (
+        "skipif on a string that does not parse",
+        change("def test_add():", "@pytest.mark.skipif('not (', reason='x')\ndef test_add():"),
+    ),
+    (
+        "skipUnless that holds",
+        change(
+            "    def test_add(self):",
+            "    @unittest.skipUnless(sys.version_info >= (3,), 'x')\n    def test_add(self):",
+        ),
+    ),
+    (
+        "skip in an except ImportError",
+        change(
+            "def test_add():\n",
+            "def test_add():\n    try:\n        import numpy\n    except ImportError:\n"
+            "        pytest.skip('needs numpy')\n",
+        ),
+    ),
+    (
+        "skip in a loop or match",
+        change(
+            "def test_add():\n",
+            "def test_add():\n    for x in []:\n        pytest.skip('x')\n    match 1:\n"
+            "        case 2:\n            pytest.skip('y')\n",
+        ),
+    ),
+    (
+        "skip guarded by an unknown condition",
+        change(
+            "def test_add():\n",
+            "def test_add():\n    if not add:\n        pytest.skip('x')\n    else:\n        pass\n",
+        ),
+    ),
+    (
+        "a platform skip at module level",
+        change(
+            "from pkg import add\n",
+            "from pkg import add\n\nif sys.platform == 'nope':\n"
+            "    pytest.skip('x', allow_module_level=True)\n",
+        ),
+    ),
+    (
+        "a new test with mock and raises",
+        change(
+            "class TestThings:",
+            "def test_mock():\n    from unittest import mock\n    m = mock.Mock()\n    m()\n"
+            "    m.assert_called_once()\n\n\ndef test_raises():\n"
+            "    pytest.raises(TypeError, add, 1, None)\n\n\nclass TestThings:",
+        ),
+    ),
+    (
+        "a new test that fails on purpose in a branch",
+        change(
+            "class TestThings:",
+            "def test_branch():\n    if add(1, 1) != 2:\n        raise AssertionError('no')\n\n\n"
+            "def test_fail():\n    try:\n        add(1, 1)\n    except TypeError:\n"
+            "        pytest.fail('raised')\n\n\nclass TestThings:",
+        ),
+    ),
+    (
+        "a new test using a fixture that asserts",
+        change(
+            "class TestThings:",
+            "def test_one(one):\n    add(one, 1)\n\n\n@pytest.mark.usefixtures('one')\n"
+            "def test_one_again():\n    add(1, 1)\n\n\nclass TestThings:",
+        ),
+    ),
+    (
+        "a new method using a helper method",
+        change(
+            "class TestThings:\n",
+            "class TestThings:\n    def check(self, x):\n        assert add(x, 0) == x\n\n"
+            "    def test_check(self):\n        self.check(3)\n\n",
+        ),
+    ),
+    (
+        "asserts in a loop, a with, a finally, a callback",
+        change(
+            "class TestThings:",
+            "def test_loop():\n    for x in (1, 2):\n        assert add(x, 0) == x\n\n\n"
+            "def test_cb():\n    def cb():\n        assert add(1, 1) == 2\n    cb()\n\n\n"
+            "def test_finally():\n    try:\n        add(1, 1)\n    finally:\n"
+            "        assert add(1, 1) == 2\n\n\ndef test_reraise():\n    try:\n"
+            "        assert add(1, 1) == 2\n    except AssertionError:\n        raise\n\n\n"
+            "class TestThings:",
+        ),
+    ),
+    (
+        "pytest.raises(AssertionError) of a function",
+        change(
+            "class TestThings:",
+            "def test_check_raises():\n    with pytest.raises(AssertionError):\n"
+            "        helper(None)\n\n\nclass TestThings:",
+        ),
+    ),
+    (
+        "the expectation changes with the behaviour",
+        change("    assert add(1, 2) == 3", "    assert add(1, 2) == 4"),
+    ),
+    (
+        "a new test that is skipped only elsewhere",
+        change(
+            "class TestThings:",
+            "@pytest.mark.skipif(sys.platform == 'nope', reason='x')\ndef test_new():\n"
+            "    assert add(1, 1) == 2\n\n\nclass TestThings:",
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("new", [n for _, n in HONEST], ids=[d for d, _ in HONEST])
+def test_python_honest_changes(tmp_path: Path, new: str) -> None:
+    assert analyze({PY: BASE_PY}, {PY: new}, tmp_path) == []
+
+
+def test_a_new_skipped_test_is_one_finding_not_two(tmp_path: Path) -> None:
+    new = change(
+        "class TestThings:",
+        "@pytest.mark.skip  # <-\ndef test_new():\n    pass\n\n\nclass TestThings:",
+    )
+    found = analyze({PY: BASE_PY}, {PY: new}, tmp_path)
+    assert rules(found) == {("skip-added", PY, marked(new, "# <-"))}
+
+
+def test_a_renamed_test_is_compared_with_what_it_was(tmp_path: Path) -> None:
+    new = change(
+        "def test_add():\n    assert add(1, 2) == 3\n",
+        "def test_addition():  # <-\n    add(1, 2)\n",
+    )
+    new = new.replace("def test_helper", "def test_helper_renamed")
+    found = analyze({PY: BASE_PY}, {PY: new}, tmp_path)
+    # test_add vanished and test_addition sits where it was: the same test, now asserting nothing.
+    (finding,) = found
+    assert (finding.rule, finding.line) == ("assertion-removed", marked(new, "# <-"))
+    assert "it was tests/test_x.py::test_add" in finding.message
+
+
+def test_a_base_that_does_not_parse_has_no_tests(tmp_path: Path) -> None:
+    assert (
+        analyze({PY: "def test_a(:\n"}, {PY: "def test_a():\n    assert 1 == 1 + 0\n"}, tmp_path)
+        == []
+    )
+
+
+def test_a_moved_test_with_a_new_skip(tmp_path: Path) -> None:
+    moved = (
+        "import pytest\n\nfrom pkg import add\n\n\n"
+        "@pytest.mark.skip  # <-\ndef test_add():\n    assert add(1, 2) == 3\n"
+    )
+    new = change("def test_add():\n    assert add(1, 2) == 3\n", "")
+    found = analyze({PY: BASE_PY}, {PY: new, "tests/test_y.py": moved}, tmp_path)
+    assert rules(found) == {("skip-added", "tests/test_y.py", marked(moved, "# <-"))}
+
+
+def test_importorskip_of_the_projects_own_module(tmp_path: Path) -> None:
+    (tmp_path / "src" / "mylib").mkdir(parents=True)
+    new = (
+        'import pytest\n\nmylib = pytest.importorskip("mylib")  # <-\n\n\n'
+        "def test_it():\n    assert mylib.VERSION\n"
+    )
+    found = analyze({}, {"tests/test_new.py": new}, tmp_path)
+    assert rules(found) == {("skip-added", "tests/test_new.py", marked(new, "# <-"))}
+
+
+# -- Python: which files and functions are tests -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("config_name", "config", "old", "new", "removed"),
+    [
+        (
+            "pytest.ini",
+            "[pytest]\npython_files = check_*.py\n",
+            "tests/check_a.py",
+            "tests/test_a.py",
+            True,
+        ),
+        (
+            "pytest.ini",
+            "[pytest]\npython_files = check_*.py\n",
+            "tests/check_a.py",
+            "tests/check_b.py",
+            False,
+        ),
+        (".pytest.ini", "", "tests/test_a.py", "tests/a_test.py", False),
+        ("tox.ini", "[pytest]\ntestpaths = tests\n", "tests/test_a.py", "scripts/test_a.py", True),
+        ("tox.ini", "[tox]\nenvlist = py\n", "tests/test_a.py", "scripts/test_a.py", False),
+        (
+            "setup.cfg",
+            "[tool:pytest]\npython_files = tests/*.py\n",
+            "tests/a.py",
+            "other/a.py",
+            True,
+        ),
+        ("setup.cfg", "[metadata]\nname = x\n", "tests/test_a.py", "tests/a.py", True),
+        (
+            "pyproject.toml",
+            "[tool.pytest.ini_options]\ntestpaths = ['tests']\n",
+            "tests/test_a.py",
+            "build/test_a.py",
+            True,
+        ),
+        (
+            "pyproject.toml",
+            "[tool.pytest.ini_options]\nnorecursedirs = ['legacy']\n",
+            "tests/test_a.py",
+            "legacy/test_a.py",
+            True,
+        ),
+        (
+            "pyproject.toml",
+            "[tool.pytest.ini_options]\nnorecursedirs = ['legacy']\n",
+            "tests/test_a.py",
+            "build/test_a.py",
+            False,
+        ),
+        (
+            "pyproject.toml",
+            "[tool.pytest]\npython_files = ['spec_*.py']\n",
+            "tests/spec_a.py",
+            "tests/test_a.py",
+            True,
+        ),
+        (
+            "pyproject.toml",
+            "[tool.pytest.ini_options\n",
+            "tests/test_a.py",
+            "tests/test_b.py",
+            False,
+        ),
+        ("pyproject.toml", "[project]\nname = 'x'\n", "tests/test_a.py", "tests/test_b.py", False),
+        ("pytest.ini", "[pytest\n", "tests/test_a.py", "tests/test_b.py", False),
+        (
+            "tests/conftest.py",
+            "collect_ignore = ['old']\n",
+            "tests/test_a.py",
+            "tests/old/test_a.py",
+            True,
+        ),
+        (
+            "tests/conftest.py",
+            "collect_ignore_glob = ['*_slow.py']\n",
+            "tests/test_a.py",
+            "tests/test_a_slow.py",
+            True,
+        ),
+        (
+            "tests/conftest.py",
+            "collect_ignore = some_function()\n",
+            "tests/test_a.py",
+            "tests/old/test_a.py",
+            False,
+        ),
+    ],
+)
+def test_which_files_are_tests_by_pytests_settings(
+    tmp_path: Path, config_name: str, config: str, old: str, new: str, removed: bool
+) -> None:
+    test = "def test_a():\n    assert 1 + 1 == 2\n"
+    found = analyze(
+        {config_name: config, old: test},
+        {config_name: config, new: test},
+        tmp_path,
+        renamed={new: old},
+    )
+    assert ({f.rule for f in found} == {"test-removed"}) is removed, found
+
+
+@pytest.mark.parametrize(
+    ("settings", "source", "tests"),
+    [
+        (Settings(), "def test_a(): pass\ndef helper(): pass\n", {"test_a"}),
+        (
+            Settings(python_functions=("*_check",)),
+            "def a_check(): pass\ndef test_a(): pass\n",
+            {"a_check"},
+        ),
+        (
+            Settings(python_classes=("Describe",)),
+            "class DescribeA:\n    def test_a(self): pass\nclass TestB:\n"
+            "    def test_b(self): pass\n",
+            {"DescribeA::test_a"},
+        ),
+        (
+            Settings(),
+            "class TestA:\n    class TestInner:\n        def test_i(self): pass\n",
+            {"TestA::TestInner::test_i"},
+        ),
+        (
+            Settings(),
+            "import unittest\nclass Base(unittest.TestCase):\n    pass\nclass Thing(Base):\n"
+            "    def testSomething(self): pass\n",
+            {"Thing::testSomething"},
+        ),
+        (
+            Settings(),
+            "class TestA:\n    def test_a(self): pass\nclass TestA:\n    def test_b(self): pass\n",
+            {"TestA::test_b"},
+        ),
+        (Settings(), "def test_a(): pass\ndel test_a\n", set()),
+        (
+            Settings(),
+            "class TestA:\n    __test__ = True\n    def test_a(self): pass\n",
+            {"TestA::test_a"},
+        ),
+    ],
+)
+def test_what_pytest_collects(settings: Settings, source: str, tests: set[str]) -> None:
+    module = parse(source, "tests/test_m.py", settings)
+    assert module is not None and set(module.tests) == tests
+
+
+# -- Python: conditions ------------------------------------------------------------------------
+
+
+def expr(text: str) -> ast.expr:
+    node = ast.parse(text, mode="eval").body
+    return node
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("sys.platform == 'no-such'", False),
+        (f"sys.platform == {sys.platform!r}", True),
+        ("sys.version_info >= (3, 0)", True),
+        ("sys.version_info.major < 3", False),
+        ("sys.version_info[0] == 2", False),
+        ("sys.version_info[:2] < (3, 0)", False),
+        ("sys.version_info[9] == 1", None),
+        ("platform.system() == 'NoSuchOS'", False),
+        ("sys.platform.startswith('no-such')", False),
+        ("sys.platform.startswith(x)", None),
+        ("'a' < 1", None),
+        ("x == 1", None),
+        ("1 < 2 < 3", True),
+        ("1 < 3 < 2", False),
+        ("-1 < 0", True),
+        ("not True", False),
+        ("True and x", None),
+        ("False and x", False),
+        ("x or True", True),
+        ("x or False", None),
+        ("False or 0", False),
+        ("[1, 2]", True),
+        ("[]", False),
+        ("[*x]", None),
+        ("{}", False),
+        ("{'a': 1}", True),
+        ("{**x}", None),
+        ("lambda: 0", True),
+        ("f'{x}!'", True),
+        ("f'{x}'", None),
+        ("f''", False),
+        ("sys.platform in ('no-such', 'other')", False),
+        ("os.name is not None", True),
+        ("f() == f()", True),
+        ("f() != f()", False),
+        ("(1, x)", True),
+        ("sys.maxsize > 0", True),
+        ("-x", None),
+    ],
+)
+def test_conditions_are_evaluated_here(text: str, expected: bool | None) -> None:
+    assert truthy(expr(text), None) is expected
+
+
+def test_string_conditions_and_module_constants() -> None:
+    module = Module("t.py", ast.parse("import sys as system\nFLAG = 1\nOTHER = FLAG\n"), Settings())
+    assert condition(ast.Constant("sys.platform == 'no-such'"), module) is False
+    assert condition(ast.Constant("not ("), module) is None
+    assert condition(expr("system.platform == 'no-such'"), module) is False
+    assert condition(expr("OTHER"), module) is True
+    assert value(expr("sys.version_info[x]"), module) is not True
+
+
+# -- JavaScript --------------------------------------------------------------------------------
+
+BASE_JS = """\
+import { sum, twice } from "./x";
+
+function check(a, b) {
+  expect(sum(a, b)).toBe(a + b);
+}
+
+const checkTwice = (a) => {
+  expect(twice(a)).toBe(a * 2);
+};
+
+describe("sum", () => {
+  it("adds", () => {
+    expect(sum(1, 2)).toBe(3);
+  });
+
+  it("checks", () => {
+    check(1, 2);
+  });
+
+  test("twice", async () => {
+    checkTwice(2);
+  });
+
+  it("mocha style", function () {
+    sum(1, 1).should.equal(2);
+  });
+});
+"""
+
+
+def js_change(old: str, new: str) -> str:
+    assert old in BASE_JS, old
+    return BASE_JS.replace(old, new, 1)
+
+
+JS_TRICKS = [
+    (
+        "describe.only",
+        js_change('describe("sum"', 'describe.only("sum"'),
+        "only-added",
+        'describe.only("sum"',
+    ),
+    ("it.failing", js_change('it("adds"', 'it.failing("adds"'), "skip-added", 'it.failing("adds"'),
+    (
+        "test.fails",
+        js_change('test("twice"', 'test.fails("twice"'),
+        "skip-added",
+        'test.fails("twice"',
+    ),
+    (
+        "test.fixme",
+        js_change('test("twice"', 'test.fixme("twice"'),
+        "skip-added",
+        'test.fixme("twice"',
+    ),
+    (
+        "skipIf(true)",
+        js_change('it("adds"', 'it.skipIf(true)("adds"'),
+        "skip-added",
+        "it.skipIf(true)",
+    ),
+    (
+        "runIf(false)",
+        js_change('it("adds"', 'it.runIf(!true)("adds"'),
+        "skip-added",
+        "it.runIf(!true)",
+    ),
+    (
+        "context.skip",
+        js_change('describe("sum"', 'context.skip("sum"'),
+        "skip-added",
+        'context.skip("sum"',
+    ),
+    (
+        "test.describe.skip",
+        js_change('describe("sum"', 'test.describe.skip("sum"'),
+        "skip-added",
+        "test.describe.skip",
+    ),
+    ("xtest", js_change('test("twice"', 'xtest("twice"'), "skip-added", 'xtest("twice"'),
+    (
+        "test.skip() in the body",
+        js_change("    checkTwice(2);\n", "    test.skip();\n    checkTwice(2);\n"),
+        "skip-added",
+        "test.skip();",
+    ),
+    (
+        "test.skip(true) in the body",
+        js_change("    checkTwice(2);\n", "    test.skip(true, 'later');\n    checkTwice(2);\n"),
+        "skip-added",
+        "test.skip(true",
+    ),
+    (
+        "this.skip() in the body",
+        js_change("    sum(1, 1).should", "    this.skip();\n    sum(1, 1).should"),
+        "skip-added",
+        "this.skip();",
+    ),
+    (
+        "this.retries",
+        js_change("    sum(1, 1).should", "    this.retries(3);\n    sum(1, 1).should"),
+        "rerun-added",
+        "this.retries",
+    ),
+    (
+        "retry option",
+        js_change('it("adds", () => {', 'it("adds", { retry: 3 }, () => {'),
+        "rerun-added",
+        "{ retry: 3 }",
+    ),
+    (
+        "configure retries",
+        js_change(
+            'describe("sum", () => {\n',
+            'describe("sum", () => {\n  test.describe.configure({ retries: 2 });\n',
+        ),
+        "rerun-added",
+        "configure",
+    ),
+    (
+        "a pending test replacing one",
+        js_change('it("adds", () => {\n    expect(sum(1, 2)).toBe(3);\n  });\n', 'it("adds");\n'),
+        "skip-added",
+        'it("adds");',
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("new", "rule", "needle"),
+    [(n, r, k) for _, n, r, k in JS_TRICKS],
+    ids=[d for d, *_ in JS_TRICKS],
+)
+def test_js_tricks(tmp_path: Path, new: str, rule: str, needle: str) -> None:
+    found = analyze({JS: BASE_JS}, {JS: new}, tmp_path)
+    line = new[: new.index(needle)].count("\n") + 1
+    assert (rule, JS, line) in rules(found), found
+
+
+JS_ASSERTS = [
+    (
+        "the helper emptied",
+        js_change("  expect(sum(a, b)).toBe(a + b);\n", "  sum(a, b);\n"),
+        'it("checks"',
+    ),
+    (
+        "the arrow helper emptied",
+        js_change("  expect(twice(a)).toBe(a * 2);\n", "  twice(a);\n"),
+        'test("twice"',
+    ),
+    (
+        "should removed",
+        js_change("    sum(1, 1).should.equal(2);\n", "    sum(1, 1);\n"),
+        'it("mocha style"',
+    ),
+    (
+        "assert.equal of constants",
+        js_change("    expect(sum(1, 2)).toBe(3);\n", "    assert.equal(1, 1);\n"),
+        'it("adds"',
+    ),
+    (
+        "expect()",
+        js_change("    expect(sum(1, 2)).toBe(3);\n", "    expect().toBe(3);\n"),
+        'it("adds"',
+    ),
+    (
+        "a multi-line return first",
+        js_change(
+            "    expect(sum(1, 2)).toBe(3);\n",
+            "    return sum(1, 2)\n      .toString();\n    expect(sum(1, 2)).toBe(3);\n",
+        ),
+        'it("adds"',
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("new", "needle"), [(n, k) for _, n, k in JS_ASSERTS], ids=[d for d, *_ in JS_ASSERTS]
+)
+def test_js_assertions_removed(tmp_path: Path, new: str, needle: str) -> None:
+    found = analyze({JS: BASE_JS}, {JS: new}, tmp_path)
+    line = new[: new.index(needle)].count("\n") + 1
+    assert ("assertion-removed", JS, line) in rules(found), found
+
+
+JS_HONEST = [
+    (
+        "a platform skip elsewhere",
+        js_change('it("adds"', "it.skipIf(process.platform === 'no-such')(\"adds\""),
+    ),
+    (
+        "runIf that holds",
+        js_change('it("adds"', "it.runIf(process.platform !== 'no-such')(\"adds\""),
+    ),
+    (
+        "a skip guarded in the body",
+        js_change(
+            "    sum(1, 1).should",
+            "    if (process.env.CI) {\n      this.skip();\n    }\n    sum(1, 1).should",
+        ),
+    ),
+    (
+        "a conditional playwright skip",
+        js_change(
+            "    checkTwice(2);\n",
+            "    test.skip(browserName === 'webkit', 'no');\n    checkTwice(2);\n",
+        ),
+    ),
+    (
+        "each with a table",
+        js_change(
+            '  it("adds", () => {\n    expect(sum(1, 2)).toBe(3);\n  });\n',
+            '  it.each([[1, 2, 3]])("adds", (a, b, c) => {\n    expect(sum(a, b)).toBe(c);\n'
+            "  });\n",
+        ),
+    ),
+    (
+        "each with a template table",
+        js_change(
+            '  it("adds", () => {\n    expect(sum(1, 2)).toBe(3);\n  });\n',
+            '  it.each`\n    a | b\n    ${1} | ${2}\n  `("adds", ({ a, b }) => {\n'
+            "    expect(sum(a, b)).toBe(3);\n  });\n",
+        ),
+    ),
+    (
+        "return expect",
+        js_change(
+            "    expect(sum(1, 2)).toBe(3);\n",
+            "    return expect(Promise.resolve(sum(1, 2))).resolves.toBe(3);\n",
+        ),
+    ),
+    (
+        "a new test with a throw",
+        js_change(
+            "});\n",
+            '  it("throws", () => {\n    if (sum(1, 1) !== 2) throw new Error("no");\n  });\n});\n',
+        ),
+    ),
+    (
+        "a new ava-style test",
+        js_change("});\n", '  test("ava", (t) => {\n    t.is(sum(1, 1), 2);\n  });\n});\n'),
+    ),
+    (
+        "a new node assert test",
+        js_change(
+            "});\n",
+            '  it("node", () => {\n    assert.strictEqual(sum(1, 1), 2);\n'
+            "    assert(false || true);\n  });\n});\n",
+        ),
+    ),
+    (
+        "not tests: test.step, a method, a definition",
+        js_change(
+            "});\n",
+            '  test.step("x", () => {});\n  const o = { test() { return 1; } };\n'
+            '  function it2() {}\n  /it\\(/.test("x");\n});\n',
+        ),
+    ),
+    ("a typed arrow", js_change('it("adds", () => {', 'it("adds", async (): Promise<void> => {')),
+]
+
+
+@pytest.mark.parametrize("new", [n for _, n in JS_HONEST], ids=[d for d, _ in JS_HONEST])
+def test_js_honest_changes(tmp_path: Path, new: str) -> None:
+    assert analyze({JS: BASE_JS}, {JS: new}, tmp_path) == []
+
+
+def test_js_new_test_that_asserts_nothing(tmp_path: Path) -> None:
+    new = js_change("});\n", '  it("runs", () => {  // <-\n    sum(1, 1);\n  });\n});\n')
+    found = analyze({JS: BASE_JS}, {JS: new}, tmp_path)
+    assert rules(found) == {("test-asserts-nothing", JS, marked(new, "// <-"))}
+
+
+def test_js_a_swallowing_catch_and_one_that_rethrows(tmp_path: Path) -> None:
+    rethrows = js_change(
+        "    expect(sum(1, 2)).toBe(3);\n",
+        "    try {\n      expect(sum(1, 2)).toBe(3);\n    } catch (e) {\n      throw e;\n    }\n",
+    )
+    assert analyze({JS: BASE_JS}, {JS: rethrows}, tmp_path) == []
+
+
+def test_js_which_files_are_tests(tmp_path: Path) -> None:
+    assert tests_js.is_test_file("src/a.spec.tsx")
+    assert tests_js.is_test_file("src/__tests__/a.js")
+    assert not tests_js.is_test_file("node_modules/x/a.test.js")
+    assert not tests_js.is_test_file("src/test.js")
+    assert not tests_js.is_test_file("src/__tests__/data.json")
+
+
+def test_js_feature_code_deleted_with_a_test(tmp_path: Path) -> None:
+    code = "export function sum(a, b) { return a + b; }\nexport const twice = (a) => a * 2;\n"
+    new = js_change('  test("twice", async () => {\n    checkTwice(2);\n  });\n', "")
+    found = analyze(
+        {JS: BASE_JS, "src/x.ts": code},
+        {JS: new, "src/x.ts": "export function sum(a, b) { return a + b; }\n"},
+        tmp_path,
+    )
+    # The test used checkTwice, whose body uses twice: only its own body counts.
+    assert {f.rule for f in found} == {"test-removed"}
+    new_body = BASE_JS.replace("    checkTwice(2);\n", "    expect(twice(2)).toBe(4);\n")
+    found = analyze(
+        {JS: new_body, "src/x.ts": code},
+        {JS: new, "src/x.ts": "export function sum(a, b) { return a + b; }\n"},
+        tmp_path,
+    )
+    assert {f.rule for f in found} == {"test-removed-with-feature"}
+
+
+def test_mask_keeps_offsets_and_blanks_what_is_not_code() -> None:
+    source = (
+        "const a = x / 2; const re = /it\\('[/]/g; const s = 'it(\"x\")'; // it('c')\n"
+        "const t = `a ${ {b: 1}.b } it('q')`; /* it('z') */ it('real', () => {});\n"
+        "return /it\\(/.test(y); <p>Don't it('jsx')</p>\n"
+    )
+    masked = mask(source)
+    assert len(masked) == len(source) and masked.count("\n") == source.count("\n")
+    assert masked.count("it(") == 1
+    assert "x / 2" in masked
+    calls = JsFile("a.test.js", source).calls
+    assert [c.title for c in calls] == ["real"]
+
+
+def test_js_duplicate_titles_are_told_apart() -> None:
+    source = 'it("a", () => { expect(1).toBe(x) });\nit("a", () => { expect(2).toBe(x) });\n'
+    assert [c.qualname for c in JsFile("a.test.js", source).calls] == ["a", "a #2"]
+
+
+def test_js_unbalanced_source_is_read_without_error() -> None:
+    calls = {
+        source: [c.qualname for c in JsFile("a.test.js", source).calls]
+        for source in ('describe("a", () => {\n  it("b", () => {\n', "it.each(", "it.each`x", "it(")
+    }
+    assert calls == {
+        'describe("a", () => {\n  it("b", () => {\n': ["a", "a > b"],
+        "it.each(": [],
+        "it.each`x": [],
+        "it(": [],
+    }
+
+
+def test_a_test_gone_with_the_message_it_checked_is_a_notice(tmp_path: Path) -> None:
+    code = (
+        "def check(x):\n    if x < 0:\n"
+        '        raise ValueError("negative numbers are not allowed here")\n'
+    )
+    test = (
+        "import pytest\n\nfrom pkg.check import check\n\n\n"
+        "def test_ok():\n    assert check(1) is None\n\n\n"
+        "def test_negative():\n"
+        '    with pytest.raises(ValueError, match="negative numbers are not allowed"):\n'
+        "        check(-1)\n"
+    )
+    now_test = test[: test.index("def test_negative")]
+    found = analyze(
+        {"pkg/check.py": code, PY: test},
+        {"pkg/check.py": "def check(x):\n    return None\n", PY: now_test},
+        tmp_path,
+    )
+    assert [(f.rule, f.line) for f in found] == [("test-removed-with-feature", 10)]
+    assert "negative numbers are not" in found[0].message
+    # The message is still in the code: the test was taken away, not the behaviour.
+    found = analyze(
+        {"pkg/check.py": code, PY: test}, {"pkg/check.py": code + "\n", PY: now_test}, tmp_path
+    )
+    assert [f.rule for f in found] == ["test-removed"]
+
+
+# -- the principle, not a list: what a name claims is not what a body does --------------------
+
+
+def test_a_local_helper_is_judged_by_its_body_not_its_name(tmp_path: Path) -> None:
+    new = change(
+        "def test_add():\n    assert add(1, 2) == 3\n",
+        "def assert_adds(a, b):\n    add(a, b)\n\n\ndef test_add():  # <-\n    assert_adds(1, 2)\n",
+    )
+    found = analyze({PY: BASE_PY}, {PY: new}, tmp_path)
+    assert rules(found) == {("assertion-removed", PY, marked(new, "# <-"))}
+
+
+def test_an_always_true_conditional_expression(tmp_path: Path) -> None:
+    new = change(
+        "def test_add():\n    assert add(1, 2) == 3\n",
+        "def test_add():  # <-\n    assert add(1, 2) == 3 if False else True\n",
+    )
+    found = analyze({PY: BASE_PY}, {PY: new}, tmp_path)
+    assert rules(found) == {("assertion-removed", PY, marked(new, "# <-"))}
+
+
+@pytest.mark.parametrize("call", ["pytest.exit('done', returncode=0)", "os._exit(0)"])
+def test_a_forced_exit_in_a_test(tmp_path: Path, call: str) -> None:
+    new = change("import sys\n", "import os\nimport sys\n").replace(
+        "    assert add(1, 2) == 3", f"    {call}  # <-\n    assert add(1, 2) == 3"
+    )
+    found = analyze({PY: BASE_PY}, {PY: new}, tmp_path)
+    assert ("exit-forced", PY, marked(new, "# <-")) in rules(found)
+
+
+def test_a_class_renamed_out_of_python_classes(tmp_path: Path) -> None:
+    new = change("class TestThings:", "class ThingChecks:")
+    (finding,) = analyze({PY: BASE_PY}, {PY: new}, tmp_path)
+    assert finding.rule == "test-removed"
+    assert "renamed to ThingChecks::test_zero, which pytest does not collect" in finding.message
+
+
+def test_pytest_check_asserts(tmp_path: Path) -> None:
+    new = change(
+        "class TestThings:",
+        "def test_soft():\n    check.equal(add(1, 1), 2)\n\n\nclass TestThings:",
+    )
+    new = new.replace("import pytest\n", "import pytest\nfrom pytest_check import check\n", 1)
+    assert analyze({PY: BASE_PY}, {PY: new}, tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        ("    expect(sum(1, 2)).toBe(sum(1, 2));\n", "checks a constant"),
+        ("    if (false) {\n      expect(sum(1, 2)).toBe(3);\n    }\n", "never runs"),
+        ("    assertSum(1, 2);\n", "no expect"),
+    ],
+)
+def test_js_assertions_that_cannot_fail(tmp_path: Path, body: str, why: str) -> None:
+    new = js_change("    expect(sum(1, 2)).toBe(3);\n", body).replace(
+        'describe("sum"', 'function assertSum(a, b) {\n  sum(a, b);\n}\n\ndescribe("sum"'
+    )
+    found = analyze({JS: BASE_JS}, {JS: new}, tmp_path)
+    (finding,) = found
+    line = new[: new.index('it("adds"')].count("\n") + 1
+    assert (finding.rule, finding.line) == ("assertion-removed", line)
+    assert why in finding.message
+
+
+def test_js_forced_exit_and_testing_library_queries(tmp_path: Path) -> None:
+    new = js_change(
+        "});\n",
+        '  it("renders", () => {\n    render(view);\n    screen.getByText("hello");\n  });\n'
+        "  afterAll(() => process.exit(0));\n});\n",
+    )
+    found = analyze({JS: BASE_JS}, {JS: new}, tmp_path)
+    assert rules(found) == {("exit-forced", JS, new[: new.index("process.exit")].count("\n") + 1)}
+
+
+# -- new tests for elsewhere, type tests, restructured files ----------------------------------
+
+
+def test_a_new_test_for_another_platform_is_honest(tmp_path: Path) -> None:
+    new = change(
+        "class TestThings:",
+        "@pytest.mark.skipif(sys.platform != 'no-such-platform', reason='elsewhere only')\n"
+        "def test_elsewhere():\n    assert add(1, 1) == 2\n\n\n"
+        "def test_elsewhere_too():\n    if sys.platform != 'no-such-platform':\n"
+        "        pytest.skip('elsewhere only')\n    assert add(1, 1) == 2\n\n\n"
+        "class TestThings:",
+    )
+    assert analyze({PY: BASE_PY}, {PY: new}, tmp_path) == []
+    # The same skip on a test the base had takes it away here.
+    existing = change(
+        "def test_add():",
+        "@pytest.mark.skipif(sys.platform != 'no-such-platform', reason='x')  # <-\n"
+        "def test_add():",
+    )
+    found = analyze({PY: BASE_PY}, {PY: existing}, tmp_path)
+    assert rules(found) == {("skip-added", PY, marked(existing, "# <-"))}
+
+
+def test_js_a_new_test_for_another_platform_is_honest(tmp_path: Path) -> None:
+    new = js_change(
+        "});\n",
+        "  it.skipIf(process.platform !== 'no-such')('elsewhere', () => {\n"
+        "    expect(sum(1, 1)).toBe(2);\n  });\n});\n",
+    )
+    assert analyze({JS: BASE_JS}, {JS: new}, tmp_path) == []
+
+
+def test_a_restructured_file_pairs_tests_by_the_words_of_their_names(tmp_path: Path) -> None:
+    base = (
+        "import pytest\n\nfrom pkg import make\n\n\n"
+        "def test_multiple_bad_default():\n    with pytest.raises(TypeError):\n"
+        "        make(multiple=True, default=False)\n"
+    )
+    now = (
+        "import pytest\n\nfrom pkg import make\n\n\n"
+        "@pytest.mark.parametrize('default', [[], [1]])\n"
+        "def test_init_good_default_list(default):\n    make(multiple=True, default=default)\n\n\n"
+        "@pytest.mark.parametrize('default', [1, 'x'])\n"
+        "def test_init_bad_default_list(default):\n    with pytest.raises(ValueError):\n"
+        "        make(multiple=True, default=default)  # <-\n"
+    )
+    found = analyze({PY: base}, {PY: now}, tmp_path)
+    # The old test is the new "bad default" one (it still asserts); the "good default" one is
+    # new, and asserts nothing.
+    assert [(f.rule, f.line) for f in found] == [("test-asserts-nothing", 7)]
+
+
+TYPES_TS = "src/types.test.ts"
+
+
+def test_ts_type_tests_state_what_the_compiler_checks(tmp_path: Path) -> None:
+    base = (
+        'import { create } from "./x";\n\n'
+        'it("creates", () => {\n  expect(create()).toBeTruthy();\n});\n'
+    )
+    new_tests = base.replace(
+        "});\n",
+        '});\n\nit("is typed", () => {\n  const store = create<{ n: number }>();\n  store;\n});\n'
+        '\nit("satisfies", () => {\n  create() satisfies object;\n});\n'
+        '\nit("errs", () => {\n  // @ts-expect-error: a number is no store\n  create(1);\n});\n',
+    )
+    assert analyze({JS: base}, {JS: new_tests}, tmp_path) == []
+    # A file of type tests: what its tests state is what they check.
+    plain = 'it("infers", () => {\n  const s = create();\n  s.n * 2;\n});\n'
+    assert analyze({}, {TYPES_TS: plain}, tmp_path) == []
+    # An existing test that trades its expect for a type is no longer checked when it runs.
+    typed = base.replace("  expect(create()).toBeTruthy();\n", "  const s: object = create();\n")
+    found = analyze({JS: base}, {JS: typed}, tmp_path)
+    assert [(f.rule, f.line) for f in found] == [("assertion-removed", 3)]
+
+
+def test_deleting_an_unrelated_function_does_not_excuse_a_removed_test(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()  # pkg is the project's own package
+    code = "def text(x):\n    return str(x)\n\n\ndef add(a, b):\n    return a + b\n"
+    test = (
+        "from pkg.calc import add\n\n\n"
+        "def test_add():\n    result = add(1, 2)\n    assert result.text == '3'\n"
+        "    assert result == 3\n"
+    )
+    found = analyze(
+        {"pkg/calc.py": code, PY: test},
+        {"pkg/calc.py": "def add(a, b):\n    return a + b\n", PY: "from pkg.calc import add\n"},
+        tmp_path,
+    )
+    # The test used add (still there) and an attribute named text: not the deleted text().
+    assert [f.rule for f in found] == ["test-removed"]
+    found = analyze(
+        {"pkg/calc.py": code, PY: test},
+        {"pkg/calc.py": "def text(x):\n    return str(x)\n", PY: "from pkg.calc import add\n"},
+        tmp_path,
+    )
+    assert [f.rule for f in found] == ["test-removed-with-feature"]
+
+
+def test_js_a_test_of_the_packages_own_module_gone_with_it(tmp_path: Path) -> None:
+    manifest = '{"name": "calc"}'
+    test = (
+        'import { half } from "calc/half";\n\n'
+        'it("halves", () => {\n  expect(half(4)).toBe(2);\n});\n'
+    )
+    found = analyze(
+        {"package.json": manifest, "src/half.ts": "export const half = (n) => n / 2;\n", JS: test},
+        {"package.json": manifest},
+        tmp_path,
+    )
+    assert [f.rule for f in found] == ["test-removed-with-feature"]
+    assert tests_js.package_name("[]") is None and tests_js.package_name("{") is None
