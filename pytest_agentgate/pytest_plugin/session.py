@@ -488,6 +488,12 @@ def session_request(config: pytest.Config, profile: str, *, early: bool = False)
     }
 
 
+def in_a_repository(path: Path) -> bool:
+    """Whether ``path`` is inside a git work tree (a ``.git`` folder or file above it): only
+    there does the integrity gate judge a change."""
+    return any((folder / ".git").exists() for folder in (path, *path.parents))
+
+
 def start_early(config: pytest.Config, profile: str) -> None:
     """Start the gate process before pytest imports the project's conftest.py files, and wait
     for its judgment of the integrity gate.
@@ -501,6 +507,10 @@ def start_early(config: pytest.Config, profile: str) -> None:
     gate = GateProcess(session_request(config, profile, early=True))
     config.stash[EARLY_GATE] = gate
     config.add_cleanup(gate.close)
+    if not in_a_repository(config.rootpath):
+        # No git, no change to judge: the integrity gate does not exist here, so pytest goes on
+        # loading while the gate process starts (the session waits for it before collection).
+        return
     if gate.may_run:
         return
     config.known_args_namespace.noconftest = True
@@ -656,6 +666,8 @@ class GateSession:
             raise pytest.UsageError(self.config_error)
         if self.gate.may_run:
             return
+        if self.gate.failure is None and not in_a_repository(self.config.rootpath):
+            return  # no git: there is no integrity gate to pass
         self.rejected = True
         gate = self.gate
         if gate.failure is None and gate.rejection is None:  # judged after the conftest.py files
