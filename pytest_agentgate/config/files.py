@@ -128,9 +128,15 @@ def _read_yaml(text: str, source: str) -> RawConfig:
         loader = yaml.SafeLoader(text)
         try:
             node = loader.get_single_node()
+            if node is not None:
+                _check_yaml(node, source)  # before anything is expanded
             data = loader.construct_document(node) if node is not None else None
         finally:
             loader.dispose()
+    except RecursionError:
+        raise ConfigError(
+            source, None, f"nested more than {MAX_DEPTH} levels deep; a configuration is flat"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = None if mark is None else mark.line + 1
@@ -144,6 +150,60 @@ def _read_yaml(text: str, source: str) -> RawConfig:
     lines: dict[KeyPath, int] = {}
     _yaml_lines(node, (), lines, set())
     return RawConfig(data, source, lines)
+
+
+# What a configuration never needs: deeper nesting, or more values once aliases are expanded
+# (an 850-byte "billion laughs" expands to billions).
+MAX_DEPTH = 64
+MAX_EXPANDED = 100_000
+
+
+def _check_yaml(root: Any, source: str) -> None:
+    """Refuse duplicate keys, alias bombs, alias cycles and deep nesting, naming the line, before
+    the document is built. Nothing of the offending value is quoted."""
+    import yaml
+
+    sizes: dict[int, int] = {}
+
+    def size(node: Any, depth: int, active: set[int]) -> int:
+        line = node.start_mark.line + 1
+        if depth > MAX_DEPTH:
+            raise ConfigError(source, None, f"nested more than {MAX_DEPTH} levels deep", line)
+        if id(node) in sizes:
+            return sizes[id(node)]
+        if id(node) in active:
+            raise ConfigError(source, None, "an alias refers to a value that contains it", line)
+        active.add(id(node))
+        total = 1
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    if key.value in seen:
+                        raise ConfigError(
+                            source,
+                            str(key.value),
+                            f"appears twice in one mapping (lines {seen[key.value]} and "
+                            f"{key.start_mark.line + 1}); keep one",
+                            key.start_mark.line + 1,
+                        )
+                    seen[key.value] = key.start_mark.line + 1
+                total += size(key, depth + 1, active) + size(value, depth + 1, active)
+        elif isinstance(node, yaml.SequenceNode):
+            total += sum(size(item, depth + 1, active) for item in node.value)
+        active.discard(id(node))
+        if total > MAX_EXPANDED:
+            raise ConfigError(
+                source,
+                None,
+                f"expands to more than {MAX_EXPANDED:,} values once its aliases are followed "
+                "(an alias bomb?); write the values out",
+                line,
+            )
+        sizes[id(node)] = total
+        return total
+
+    size(root, 0, set())
 
 
 def _yaml_lines(node: Any, path: KeyPath, lines: dict[KeyPath, int], seen: set[int]) -> None:
