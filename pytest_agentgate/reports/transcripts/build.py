@@ -1,0 +1,163 @@
+"""What every harness's reader shares: building a :class:`Session` from parsed lines."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from pytest_agentgate.reports.transcripts.model import (
+    EDIT_TOOLS,
+    SHELL_TOOLS,
+    SUMMARY_CHARS,
+    Session,
+    ToolCall,
+)
+
+# "Exit code 1", "Exit Code: 1", "exited with code 1", "exit code 1>"
+_EXIT = re.compile(r"\b(?:exit(?:ed with)? code|exit status)[: ]+(-?\d+)", re.IGNORECASE)
+
+
+class Builder:
+    """Collects one transcript's facts as its lines are fed, in order."""
+
+    harness = "unknown"
+
+    def __init__(self, source: str) -> None:
+        self.session = Session(self.harness, source)
+        self._calls: dict[str, ToolCall] = {}
+        # Tokens per model response id: a response written on several lines counts once.
+        self._usage: dict[str, int] = {}
+
+    # -- what a harness's reader calls --------------------------------------------------------
+
+    def feed(self, record: Mapping[str, Any]) -> None:  # pragma: no cover - every reader has one
+        raise NotImplementedError
+
+    def time(self, value: Any) -> None:
+        """A line's timestamp (ISO 8601 text, or milliseconds since the epoch)."""
+        when = timestamp(value)
+        if when is None:
+            return
+        session = self.session
+        if session.started is None or when < session.started:
+            session.started = when
+        if session.ended is None or when > session.ended:
+            session.ended = when
+
+    def call(self, call_id: str, name: str, arguments: Any) -> ToolCall:
+        """A tool call; a second line for the same id (a rewritten message) changes nothing."""
+        known = self._calls.get(call_id)
+        if known is not None:
+            return known
+        args = arguments if isinstance(arguments, Mapping) else {"input": arguments}
+        command = shell_command(name, args)
+        shown = command if command is not None else _brief(args)
+        call = ToolCall(
+            id=call_id,
+            name=name,
+            key=hash((name, _canonical(args))),
+            summary=_clip(f"{name}: {shown}" if shown else name),
+            command=command,
+            paths=edited_paths(name, args),
+        )
+        self._calls[call_id] = call
+        self.session.calls.append(call)
+        return call
+
+    def result(self, call_id: str, *, failed: bool | None, text: str | None = None) -> None:
+        """How a call ended: ``failed`` as the harness says, else the exit code in ``text``."""
+        call = self._calls.get(call_id)
+        if call is None:
+            return
+        code = exit_code(text) if text else None
+        if code is not None:
+            call.exit_code = code
+        if failed is None and code is not None:
+            failed = code != 0
+        if failed is not None:
+            call.failed = failed
+
+    def usage(self, response_id: str | None, tokens: int, context: int | None = None) -> None:
+        """One model response's tokens; the last response's ``context`` is the window's fill."""
+        key = response_id or f"#{len(self._usage)}"
+        self._usage[key] = max(0, tokens)
+        if context is not None:
+            self.session.context_tokens = context
+
+    def final(self, text: Any) -> None:
+        if isinstance(text, str) and text.strip():
+            self.session.final_message = text
+
+    def finish(self) -> Session:
+        self.session.tokens = sum(self._usage.values())
+        return self.session
+
+
+def timestamp(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value / 1000.0 if value > 1e11 else float(value)
+    if isinstance(value, str) and value:
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def shell_command(name: str, args: Mapping[str, Any]) -> str | None:
+    if name not in SHELL_TOOLS:
+        return None
+    command = args.get("command", args.get("cmd"))
+    if isinstance(command, list):
+        parts = [str(p) for p in command]
+        # ["bash", "-lc", "pytest -q"]: the script is what the agent wrote.
+        if len(parts) == 3 and parts[1] in ("-c", "-lc"):
+            return parts[2]
+        return " ".join(parts)
+    return command if isinstance(command, str) else None
+
+
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
+
+
+def edited_paths(name: str, args: Mapping[str, Any]) -> tuple[str, ...]:
+    """The files a call writes: an edit tool's path, or the files of an ``apply_patch``."""
+    for key in EDIT_TOOLS.get(name, ()):
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            return (value,)
+    text = args.get("input") if name == "apply_patch" else shell_command(name, args)
+    if isinstance(text, str) and "*** Begin Patch" in text:
+        return tuple(dict.fromkeys(p.strip() for p in _PATCH_FILE.findall(text)))
+    return ()
+
+
+def exit_code(text: str) -> int | None:
+    """The last exit code a tool's output reports, if it reports one."""
+    codes = _EXIT.findall(text[-2000:])
+    return int(codes[-1]) if codes else None
+
+
+def _canonical(args: Mapping[str, Any]) -> str:
+    try:
+        return json.dumps(args, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return repr(args)
+
+
+def _brief(args: Mapping[str, Any]) -> str:
+    for key in ("file_path", "path", "notebook_path", "pattern", "query", "url"):
+        value = args.get(key)
+        if isinstance(value, str):
+            return value
+    return ""
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"

@@ -1,0 +1,80 @@
+"""Claude Code's transcript: ``~/.claude/projects/<project>/<session>.jsonl``.
+
+One line per message part: an assistant message with text and a tool call is written as two
+lines with the same ``message.id`` (and the same usage), so usage is counted once per id. Tool
+results come back in ``user`` lines (``tool_result`` with ``is_error``). Lines of a sub-agent
+(``isSidechain``) count their calls and tokens, never the final message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_agentgate.reports.transcripts.build import Builder
+
+# Claude's window, unless the model's name says it has the 1M-token one.
+WINDOW = 200_000
+LONG_WINDOW = 1_000_000
+
+
+class ClaudeReader(Builder):
+    harness = "claude"
+
+    def feed(self, record: Mapping[str, Any]) -> None:
+        self.time(record.get("timestamp"))
+        kind = record.get("type")
+        message = record.get("message")
+        if not isinstance(message, Mapping):
+            return
+        content = message.get("content")
+        if kind == "assistant":
+            self._assistant(record, message, content)
+        elif kind == "user" and isinstance(content, list):
+            for part in content:
+                if isinstance(part, Mapping) and part.get("type") == "tool_result":
+                    text = _text(part.get("content"))
+                    error = part.get("is_error") is True  # absent: the call succeeded
+                    self.result(
+                        str(part.get("tool_use_id")), failed=error, text=text if error else None
+                    )
+
+    def _assistant(
+        self, record: Mapping[str, Any], message: Mapping[str, Any], content: Any
+    ) -> None:
+        model = message.get("model")
+        if isinstance(model, str) and model != "<synthetic>":
+            self.session.model = model
+            self.session.context_window = LONG_WINDOW if "[1m]" in model else WINDOW
+        usage = message.get("usage")
+        if isinstance(usage, Mapping):
+            prompt = sum(
+                _int(usage.get(k))
+                for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+            )
+            total = prompt + _int(usage.get("output_tokens"))
+            msg_id = message.get("id")
+            self.usage(msg_id if isinstance(msg_id, str) else None, total, total)
+        if not isinstance(content, list):
+            return
+        for part in content:
+            if not isinstance(part, Mapping):
+                continue
+            if part.get("type") == "tool_use":
+                self.call(str(part.get("id")), str(part.get("name")), part.get("input"))
+            elif part.get("type") == "text" and not record.get("isSidechain"):
+                self.final(part.get("text"))
+
+
+def _text(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(p.get("text")) for p in content if isinstance(p, Mapping) and "text" in p
+        )
+    return None
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -1,0 +1,114 @@
+"""Codex CLI's rollout: ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl``.
+
+Each line is ``{timestamp, type, payload}``. Tool calls are ``response_item`` lines
+(``function_call``, ``custom_tool_call``) and their outputs (``function_call_output``, whose text
+says "Process exited with code N"); ``event_msg`` lines carry the command's exit code
+(``item_completed``), the files a patch changed (``FileChange``), token counts and the context
+window (``token_count``); ``token_usage_record`` has each response's usage once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_agentgate.reports.transcripts.build import Builder
+from pytest_agentgate.reports.transcripts.model import Session
+
+
+class CodexReader(Builder):
+    harness = "codex"
+
+    def __init__(self, source: str) -> None:
+        super().__init__(source)
+        self._records = False  # token_usage_record lines seen: token_count totals not needed
+        self._total = 0
+
+    def feed(self, record: Mapping[str, Any]) -> None:
+        self.time(record.get("timestamp"))
+        kind = record.get("type")
+        payload = record.get("payload")
+        if not isinstance(payload, Mapping):
+            return
+        if kind == "response_item":
+            self._item(payload)
+        elif kind == "event_msg":
+            self._event(payload)
+        elif kind == "turn_context" and isinstance(payload.get("model"), str):
+            self.session.model = payload["model"]
+        elif kind == "token_usage_record":
+            usage = payload.get("usage")
+            if isinstance(usage, Mapping):
+                self._records = True
+                response = payload.get("response_id")
+                self.usage(
+                    response if isinstance(response, str) else None,
+                    _int(usage.get("input_tokens")) + _int(usage.get("output_tokens")),
+                )
+
+    def _item(self, item: Mapping[str, Any]) -> None:
+        kind = item.get("type")
+        if kind == "function_call":
+            arguments = item.get("arguments")
+            try:
+                args = json.loads(arguments) if isinstance(arguments, str) else arguments
+            except ValueError:
+                args = {"input": arguments}
+            self.call(str(item.get("call_id")), str(item.get("name")), args)
+        elif kind == "custom_tool_call":
+            self.call(str(item.get("call_id")), str(item.get("name")), {"input": item.get("input")})
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            output = item.get("output")
+            text = output if isinstance(output, str) else json.dumps(output)
+            self.result(str(item.get("call_id")), failed=None, text=text)
+        elif kind == "message" and item.get("role") == "assistant":
+            content = item.get("content")
+            if isinstance(content, list):
+                self.final(
+                    "".join(
+                        str(p.get("text"))
+                        for p in content
+                        if isinstance(p, Mapping) and p.get("type") == "output_text"
+                    )
+                )
+
+    def _event(self, event: Mapping[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "token_count":
+            info = event.get("info")
+            if not isinstance(info, Mapping):
+                return
+            window = info.get("model_context_window")
+            if isinstance(window, int) and window > 0:
+                self.session.context_window = window
+            last = info.get("last_token_usage")
+            if isinstance(last, Mapping):
+                self.session.context_tokens = _int(last.get("total_tokens"))
+            total = info.get("total_token_usage")
+            if isinstance(total, Mapping):
+                self._total = _int(total.get("total_tokens"))
+        elif kind == "item_completed":
+            item = event.get("item")
+            if not isinstance(item, Mapping):
+                return
+            if item.get("type") == "CommandExecution":
+                code = item.get("exit_code")
+                if isinstance(code, int):
+                    self.result(str(item.get("id")), failed=code != 0, text=f"exit code {code}")
+            elif item.get("type") == "FileChange" and isinstance(item.get("changes"), Mapping):
+                call = self._calls.get(str(item.get("id")))
+                if call is not None:
+                    call.paths = tuple(str(p) for p in item["changes"])
+        elif kind == "task_complete":
+            self.final(event.get("last_agent_message"))
+
+    def finish(self) -> Session:
+        session = super().finish()
+        if not self._records:
+            session.tokens = self._total
+        return session
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

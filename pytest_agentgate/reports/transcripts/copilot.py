@@ -1,0 +1,69 @@
+"""Copilot CLI's events: ``~/.copilot/session-state/<session>/events.jsonl``.
+
+Each line is ``{type, data, id, timestamp}``. ``assistant.message`` carries the text and the
+``toolRequests``; ``tool.execution_complete`` how each ended (``success``, the shell's
+``exitCode``, ``fileEdits``); ``session.usage_record`` one model call's tokens (``apiCallId``)
+and the prompt's limit (``maxPromptTokens``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_agentgate.reports.transcripts.build import Builder
+
+
+class CopilotReader(Builder):
+    harness = "copilot"
+
+    def feed(self, record: Mapping[str, Any]) -> None:
+        self.time(record.get("timestamp"))
+        kind = record.get("type")
+        data = record.get("data")
+        if not isinstance(data, Mapping):
+            return
+        if kind == "assistant.message":
+            for request in data.get("toolRequests") or ():
+                if isinstance(request, Mapping):
+                    self.call(
+                        str(request.get("toolCallId")),
+                        str(request.get("name")),
+                        request.get("arguments"),
+                    )
+            if isinstance(data.get("model"), str):
+                self.session.model = data["model"]
+            if not data.get("parentToolCallId"):
+                self.final(data.get("content"))
+        elif kind == "tool.execution_complete":
+            self._complete(data)
+        elif kind == "session.usage_record":
+            usage = data.get("usage")
+            if not isinstance(usage, Mapping):
+                return
+            tokens = _int(usage.get("inputTokens")) + _int(usage.get("outputTokens"))
+            call_id = usage.get("apiCallId")
+            self.usage(call_id if isinstance(call_id, str) else None, tokens, tokens)
+            window = usage.get("maxPromptTokens")
+            if isinstance(window, int) and window > 0:
+                self.session.context_window = window
+
+    def _complete(self, data: Mapping[str, Any]) -> None:
+        call_id = str(data.get("toolCallId"))
+        shell = data.get("shellExecution")
+        code = shell.get("exitCode") if isinstance(shell, Mapping) else None
+        success = data.get("success")
+        if isinstance(code, int):
+            self.result(call_id, failed=code != 0 or success is False, text=f"exit code {code}")
+        elif isinstance(success, bool):
+            self.result(call_id, failed=not success)
+        edits = data.get("fileEdits")
+        call = self._calls.get(call_id)
+        if call is not None and isinstance(edits, list):
+            paths = [str(e.get("path")) for e in edits if isinstance(e, Mapping) and e.get("path")]
+            if paths:
+                call.paths = tuple(paths)
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
