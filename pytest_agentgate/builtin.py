@@ -18,9 +18,18 @@ def agentgate_gate_kinds() -> Sequence[GateKind[Any]]:
     from pytest_agentgate.gates.custom import CustomGate
     from pytest_agentgate.gates.integrity import IntegrityGate
     from pytest_agentgate.gates.lint import LintGate
+    from pytest_agentgate.gates.session import SessionGate
     from pytest_agentgate.gates.test import SuiteGate
 
-    return [BuildGate(), LintGate(), SuiteGate(), CoverageGate(), CustomGate(), IntegrityGate()]
+    return [
+        BuildGate(),
+        LintGate(),
+        SuiteGate(),
+        CoverageGate(),
+        CustomGate(),
+        IntegrityGate(),
+        SessionGate(),
+    ]
 
 
 @hookimpl

@@ -25,12 +25,14 @@ import time
 import traceback
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pytest_agentgate.commands import RUN_ID_ENV
 from pytest_agentgate.config.model import Config, GateConfig
 from pytest_agentgate.gates.base import CollectContext, Evidence
 from pytest_agentgate.gates.judging import UNMEASURED, new_result, skipped
+from pytest_agentgate.gates.session import check_claims
 from pytest_agentgate.git import BaseMissing, Change, GitError, Repo
 from pytest_agentgate.process import CommandResult, CommandSpec, StatusReporter, run_commands
 from pytest_agentgate.redact import Cleaner, secret_values
@@ -40,7 +42,7 @@ from pytest_agentgate.state import ledger
 from pytest_agentgate.state.ledger import Decision
 from pytest_agentgate.state.storage import LocalStorage, Storage, default_storage
 from pytest_agentgate.state.task import TaskRef
-from pytest_agentgate.verdict import GateResult, Verdict, overall_status
+from pytest_agentgate.verdict import GateResult, Verdict, human_needed, overall_status
 
 NOTHING_VERIFIED = (
     "no gate produced any evidence, so nothing was verified: configure at least one gate "
@@ -58,7 +60,9 @@ class Request:
     the gate disproves it. ``door_evidence`` names the gates whose evidence the door measures
     itself (the pytest session is the test run): their commands are not run and their reports
     not read. ``record``: count the attempt and keep the verdict in the history (every door does;
-    the library call ``verify()`` does not unless asked).
+    the library call ``verify()`` does not unless asked). ``transcript``: the agent session's
+    JSON Lines transcript (the harness's ``transcript_path``). With a transcript or a claim the
+    session gate is judged too (gates/session.py); without either it is not.
     """
 
     config: Config
@@ -67,6 +71,7 @@ class Request:
     base: str | None = None
     task: str | None = None
     claim: str | None = None
+    transcript: Path | None = None
     run: bool = True
     door_evidence: Collection[str] = ()
     record: bool = False
@@ -98,6 +103,7 @@ class Pipeline:
     _early: dict[str, Evidence | GateResult] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self.request.config = with_session(self.request)
         self.plan = make_plan(
             self.request.config,
             self.registry,
@@ -139,6 +145,7 @@ class Pipeline:
             {},
             find_change(only, self.request.base),
             run_id=self.run_id,
+            request=self.request,
         )
         self._early.update(found)
         cleaner = Cleaner(secret_values(os.environ))
@@ -159,6 +166,7 @@ class Pipeline:
             {**self._early, **(evidence or {})},
             change,
             run_id=self.run_id,
+            request=self.request,
         )
         # What leaves agentgate is cleaned once, here: secrets masked, control characters made
         # visible, messages bounded (redact.py).
@@ -176,7 +184,7 @@ class Pipeline:
         return ledger.record(
             config,
             task,
-            assemble(config, gates),
+            assemble(config, gates, claim=claim),
             final,
             wall_s=time.monotonic() - self._clock,
             storage=self.request.storage or default_storage(config.root),
@@ -194,6 +202,20 @@ def run(
 
 
 # -- plan -------------------------------------------------------------------------------------
+
+
+def with_session(request: Request) -> Config:
+    """The request's configuration, with the session gate when the door gave a session (a
+    transcript or the agent's last message) and the configuration has it enabled."""
+    config = request.config
+    session = config.session
+    if (
+        session is None
+        or (request.transcript is None and request.claim is None)
+        or any(g.kind == "session" for g in config.gates)
+    ):
+        return config
+    return dataclasses.replace(config, gates=[*config.gates, session])
 
 
 def command_environment() -> dict[str, str]:
@@ -286,6 +308,7 @@ def collect(
     change: tuple[Repo, Change] | BaseMissing | None = None,
     *,
     run_id: str | None = None,
+    request: Request | None = None,
 ) -> dict[str, Evidence | GateResult]:
     """Each enabled gate's evidence: the door's, else what its kind's collector finds.
 
@@ -313,6 +336,9 @@ def collect(
             project=config,
             run_id=run_id,
             command_env=command_environment(),
+            door=None if request is None else request.door,
+            claim=None if request is None else request.claim,
+            transcript=None if request is None else request.transcript,
         )
         try:
             found[gate.name] = registry.kinds[gate.kind].collect(context)
@@ -365,8 +391,13 @@ def _internal_error(gate: GateConfig, evidence: Evidence, exc: Exception) -> Gat
 # -- conclude ---------------------------------------------------------------------------------
 
 
-def assemble(config: Config, gates: list[GateResult]) -> Verdict:
-    """The Verdict of judged gates before any attempt is counted: overall status and notices."""
+def assemble(config: Config, gates: list[GateResult], *, claim: str | None = None) -> Verdict:
+    """The Verdict of judged gates before any attempt is counted: overall status and notices.
+
+    The agent's success claims are checked against the judged gates here, once: a claim a
+    failed gate disproves becomes a finding of the session gate (gates/session.py).
+    """
+    gates = check_claims(gates, claim)
     verdict = Verdict(
         status=overall_status(gates),
         profile=config.profile,
@@ -375,8 +406,9 @@ def assemble(config: Config, gates: list[GateResult]) -> Verdict:
     )
     if not config.enabled:
         verdict.notices.append("gating is disabled in the configuration (enabled: false)")
-    elif all(g.status == "skipped" for g in gates):
-        # Nothing was measured, so nothing was verified: that is never a pass.
+    elif all(g.status == "skipped" for g in gates if g.kind != "session"):
+        # Nothing was measured, so nothing was verified: that is never a pass. The session
+        # gate reads what the agent said and did, never the work itself.
         verdict.status = "fail"
         verdict.notices.append(NOTHING_VERIFIED)
     return verdict
@@ -393,8 +425,14 @@ def conclude(
 
     Pure: the decision was made by the ledger from the recorded state; nothing is written here.
     """
-    verdict = assemble(config, gates)
+    verdict = assemble(config, gates, claim=claim)
     instruction = None
+    if decision is None and (reasons := human_needed(verdict.gates)):
+        # No task to count against, and yet only a human can take it from here.
+        verdict.status = "escalate"
+        verdict.escalation = "\n".join(
+            ["# agentgate: a human is needed", "", "## Why", "", *(f"- {r}" for r in reasons)]
+        )
     if decision is not None:
         verdict.attempt = decision.attempt
         verdict.notices.extend(decision.notices)

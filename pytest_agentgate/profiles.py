@@ -30,6 +30,7 @@ PROFILES: dict[str, dict[str, dict[str, Any]]] = {
             "patch": ProfileDefault(90.0),
         },
         "integrity": {"block": "all"},
+        "session": {"deferral": "block", "loop_repeats": 5, "max_file_edits": 20},
     },
     "standard": {
         "build": {"max_errors": 0},
@@ -43,6 +44,7 @@ PROFILES: dict[str, dict[str, dict[str, Any]]] = {
             "patch": ProfileDefault(80.0),
         },
         "integrity": {"block": "tampering"},
+        "session": {"deferral": "warn", "loop_repeats": 5, "max_file_edits": 20},
     },
     "relaxed": {
         "build": {"max_errors": 0},
@@ -56,6 +58,7 @@ PROFILES: dict[str, dict[str, dict[str, Any]]] = {
             "patch": ProfileDefault(60.0),
         },
         "integrity": {"block": "tampering"},
+        "session": {"deferral": "warn", "loop_repeats": 5, "max_file_edits": 20},
     },
 }
 

@@ -76,6 +76,9 @@ class GateResult:
     # Where each threshold came from: "profile strict", "agentgate.yml at main (abc123)",
     # "agentgate.yml (this change, tightened)", "raised to strict's" (config/base.py).
     threshold_sources: dict[str, str] = field(default_factory=dict)
+    # Why only a human can take it from here (a budget spent, a loop): the ledger escalates the
+    # task when a blocking gate says so (state/ledger.py).
+    escalate: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -98,6 +101,8 @@ class GateResult:
         }
         if self.threshold_sources:
             data["threshold_sources"] = dict(self.threshold_sources)
+        if self.escalate:
+            data["escalate"] = list(self.escalate)
         return data
 
 
@@ -139,6 +144,11 @@ class Verdict:
 
     def to_json(self, *, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+
+def human_needed(gates: list[GateResult]) -> list[str]:
+    """Why only a human can take it from here: the escalation reasons of the blocking gates."""
+    return [reason for g in gates if g.blocking and g.failed for reason in g.escalate]
 
 
 def overall_status(gates: list[GateResult]) -> VerdictStatus:

@@ -758,7 +758,7 @@ def test_extra_named_gate_of_a_builtin_kind() -> None:
         (
             {"gates": {"security": {"kind": "scanner", "command": "x"}}},
             "gates.security.kind: unknown gate kind 'scanner'; known kinds: build, coverage, "
-            "custom, integrity, lint, test",
+            "custom, integrity, lint, session, test",
         ),
         (
             {"gates": {"security": {"kind": ["custom"], "command": "x"}}},

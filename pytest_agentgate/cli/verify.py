@@ -62,7 +62,14 @@ def add_parser(subparsers: Subparsers) -> Parser:
     parser.add_argument(
         "--claim",
         metavar="TEXT",
-        help="the agent's final message; a success claim the gate disproves is quoted",
+        help="the agent's final message: judged by the session gate (deferral, success claims "
+        "the gates disprove)",
+    )
+    parser.add_argument(
+        "--transcript",
+        metavar="FILE",
+        help="the agent session's JSON Lines transcript (Claude Code, Codex, Gemini CLI, "
+        "Copilot CLI): judged by the session gate (failed calls, budgets, loops, thrash)",
     )
     parser.add_argument(
         "--task",
@@ -111,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
         base=args.base,
         task=args.task,
         claim=args.claim,
+        transcript=None if args.transcript is None else Path(args.transcript).absolute(),
         run=not args.no_run,
         record=True,
     )

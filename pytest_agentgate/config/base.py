@@ -54,12 +54,13 @@ THRESHOLD_RULE = "threshold"
 # Thresholds whose higher value is stricter, and those whose lower value is; a plugin's
 # threshold is ranked by its name (min_*, max_*) when it is in neither.
 _HIGHER_IS_STRICTER = ("min_pass_rate", "min", *METRICS)
-_LOWER_IS_STRICTER = ("max_errors", "max_warnings", "max")
+_LOWER_IS_STRICTER = ("max_errors", "max_warnings", "max", "loop_repeats")
 # Choice thresholds, from the most lenient to the strictest.
 _CHOICE_ORDER: dict[str, tuple[str, ...]] = {
     "flaky": ("allow", "fail"),
     "partial": ("allow", "fail"),
     "block": ("tampering", "all"),
+    "deferral": ("warn", "block"),
 }
 
 
@@ -311,7 +312,7 @@ def _explicit(side: Side, gate: str) -> set[str]:
 
 def label_sources(config: Config, side: Side | None) -> None:
     """Where each threshold of a configuration that stands on its own comes from."""
-    for gate in config.gates:
+    for gate in [*config.gates, *([config.session] if config.session else [])]:
         written = _explicit(side, gate.name) if side is not None else set()
         for key in gate.thresholds:
             default = f"profile {config.profile}"
@@ -342,6 +343,9 @@ def govern(base: Config, base_side: Side, now: Config | None, now_side: Side | N
             )
         else:
             _tighten(gate, other, base_side, now_side, report)
+    if law.session is not None and now.session is not None:
+        # The session gate and the budget: a change may tighten them, never loosen them.
+        _tighten(law.session, now.session, base_side, now_side, report)
     for gate in now.gates:
         if law.gate(gate.name) is None:  # a gate the change adds: more is checked
             added = copy.deepcopy(gate)

@@ -14,7 +14,18 @@ JSON_NAMES = ("agentgate.json", ".agentgate.json")
 BUILTIN_GATES = ("build", "lint", "test", "coverage")
 # The gate kinds agentgate ships; third-party kinds come from plugins.
 BUILT_IN_KINDS = (*BUILTIN_GATES, "custom")
-TOP_KEYS = ("profile", "gates", "attempts", "continuation", "enabled", "base", "integrity")
+TOP_KEYS = (
+    "profile",
+    "gates",
+    "attempts",
+    "continuation",
+    "enabled",
+    "base",
+    "integrity",
+    "budget",
+)
+# `budget:` keys; each is a threshold of the session gate (gates/session.py).
+BUDGET_KEYS = ("max_tool_calls", "max_tokens", "max_context_percent")
 INTEGRITY_KEYS = ("allow",)
 ALLOW_KEYS = ("rule", "path", "reason")
 ATTEMPT_KEYS = ("max", "global_max", "per_branch")
@@ -104,6 +115,9 @@ class Config:
     # What the change weakened in this configuration against the base's (config/base.py); the
     # integrity gate reports each as gate-config-loosened.
     loosened: list[ConfigChange] = field(default_factory=list)
+    # The session gate (``gates.session`` and ``budget``): judged only when a door gives the
+    # agent's session (engine.with_session), so it is kept apart from the gates every run has.
+    session: GateConfig | None = None
 
     def gate(self, name: str) -> GateConfig | None:
         return next((g for g in self.gates if g.name == name), None)

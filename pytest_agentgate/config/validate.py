@@ -19,6 +19,7 @@ from pytest_agentgate.config.files import RawConfig, describe_value, read_raw
 from pytest_agentgate.config.model import (
     ALLOW_KEYS,
     ATTEMPT_KEYS,
+    BUDGET_KEYS,
     BUILT_IN_KINDS,
     BUILTIN_GATES,
     CONTINUATION_KEYS,
@@ -210,13 +211,42 @@ def validate(
             config.max_chars = v.integer(cont["max_chars"], ("continuation", "max_chars"), 200)
     gates = v.mapping(data.get("gates", {}), ("gates",))
     for name, body in gates.items():
+        if name == "session" and "session" in v.registry.kinds:
+            continue
         config.gates.extend(_gates_named(v, str(name), body, config.profile))
+    if "session" in v.registry.kinds:
+        config.session = _session_gate(v, gates.get("session"), data.get("budget"), config.profile)
+    elif "budget" in data:
+        raise v.error(("budget",), "needs the session gate kind, which is not registered")
     names = [g.name for g in config.gates]
     if dup := next((n for n in names if names.count(n) > 1), None):
         raise v.error(("gates",), f"two gates are named {dup!r}; gate names must be unique")
     for gate in config.gates:
         _complete(gate, config, v)
     return config
+
+
+def _session_gate(v: _Validator, body: Any, budget: Any, profile: str) -> GateConfig:
+    """``gates.session`` (the signals' settings) with ``budget:`` (limits of the session)."""
+    gate = v.gate(
+        "session", "session", body if body is not None else {}, ("gates", "session"), profile
+    )
+    if budget is None:
+        return gate
+    limits = v.mapping(budget, ("budget",))
+    v.check_keys(limits, BUDGET_KEYS, ("budget",))
+    for key, value in limits.items():
+        path: KeyPath = ("budget", key)
+        if value is None:
+            gate.thresholds[key] = None
+        elif key == "max_context_percent":
+            percent = v.option(Option(key, "percent", ""), value, path)
+            if percent <= 0:
+                raise v.error(path, "expected a percentage above 0 and at most 100")
+            gate.thresholds[key] = percent
+        else:
+            gate.thresholds[key] = v.integer(value, path, 1)
+    return gate
 
 
 def _integrity_allow(v: _Validator, value: Any) -> list[AllowRule]:
@@ -297,6 +327,10 @@ def _gates_named(v: _Validator, name: str, body: Any, profile: str) -> list[Gate
                 (*path, "kind"),
                 f"unknown gate kind {given_kind!r}; {_suggest(given_kind, v.registry.kinds)}"
                 "known kinds: " + ", ".join(sorted(v.registry.kinds)),
+            )
+        if given_kind == "session":
+            raise v.error(
+                (*path, "kind"), "the session gate has one place: `gates: {session: {...}}`"
             )
         kind = given_kind
     return [v.gate(name, kind, body if body is not None else {}, path, profile)]

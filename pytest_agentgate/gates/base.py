@@ -89,6 +89,11 @@ class CollectContext:
     run_id: str | None = None
     # The environment the commands ran with, on top of the caller's (PATH of a virtualenv).
     command_env: dict[str, str] | None = None
+    # Who asks (``cli``, ``hook:claude``), the agent's last message and its session's
+    # transcript, as the door gave them (the session gate reads them).
+    door: str | None = None
+    claim: str | None = None
+    transcript: Path | None = None
 
 
 @dataclass

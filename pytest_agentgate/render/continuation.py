@@ -15,6 +15,8 @@ from pytest_agentgate.verdict import Finding, GateResult, Verdict
 # Build errors hide everything else; then tests, lint, coverage, then anything custom.
 KIND_ORDER = {"build": 0, "test": 1, "lint": 2, "coverage": 3}
 MAX_LINE = 300
+# The session gate's finding for a success claim another gate disproves (quoted in the head).
+CLAIM_DISPROVED = "claim-disproved"
 
 CLAIM_PATTERN = re.compile(
     r"\b(all (the )?tests (now )?pass(ing|ed)?|tests (are )?(all )?(now )?passing|"
@@ -82,7 +84,7 @@ def _gate_details(gate: GateResult) -> list[str]:
         first, *rest = note.splitlines() or [""]
         lines.append(_clip(f"  * {first}", 600))
         lines.extend(_clip(f"    {r}") for r in rest[-15:] if r.strip())
-    lines.extend(_finding_line(f) for f in gate.findings)
+    lines.extend(_finding_line(f) for f in gate.findings if f.code != CLAIM_DISPROVED)
     return lines
 
 
@@ -118,9 +120,13 @@ def render_continuation(
             f"under the {verdict.profile} profile."
         )
     head = [first]
-    said = find_claim(claim)
-    if said and failed:
-        facts = "; ".join(f"{g.name}: {g.summary}" for g in failed)
+    # The session gate quotes each claim beside the gate that disproves it; those go first.
+    disproved = [f.message for g in failed for f in g.findings if f.code == CLAIM_DISPROVED]
+    head.extend(_clip(text, 800) for text in disproved)
+    said = None if disproved else find_claim(claim)
+    others = [g for g in failed if g.kind != "session"]
+    if said and others:
+        facts = "; ".join(f"{g.name}: {g.summary}" for g in others)
         head.append(_clip(f'You said: "{said}" The gate measured otherwise: {facts}.', 800))
     head.extend(_clip(n, 600) for n in verdict.notices if not failed)
     if instruction:

@@ -19,6 +19,8 @@ How attempts are counted (the interpretation of ``attempts.max``):
 - A passing verdict closes the task: its counters, attempts and blockers are forgotten, and the
   next failing verdict is attempt 1 again. Once escalated, every further failing verdict
   escalates until a pass or ``agentgate reset``.
+- A blocking gate that names a reason only a human can act on (``GateResult.escalate``: the
+  session gate's budgets, loops and file thrash) escalates the task at once.
 - A blocker with a human-only reason (``needs_credentials``, ...) makes the next verify escalate
   at once, whatever the gates say, and stays until ``agentgate reset``: the agent declared it
   cannot finish, and gates do not measure that. ``transient`` and ``insufficient_context``
@@ -45,7 +47,7 @@ from pytest_agentgate.state.history import history_record, key_numbers
 from pytest_agentgate.state.reasons import BLOCK_REASONS, HUMAN_ONLY_REASONS, RETRY_REASONS
 from pytest_agentgate.state.storage import LocalStorage, Storage, default_storage, warn
 from pytest_agentgate.state.task import LedgerError, Limits, TaskRef
-from pytest_agentgate.verdict import Attempt, Verdict
+from pytest_agentgate.verdict import Attempt, Verdict, human_needed
 
 # Attempts kept per task for the escalation report; older ones are counted, not described.
 KEPT_ATTEMPTS = 12
@@ -168,6 +170,8 @@ def decide(
             f"The work failed the gate {n_source} times through {task.source}, more than "
             f"attempts.max ({limits.max}): agentgate stops sending the agent back."
         )
+    # A gate that says only a human can take it from here (a budget spent, a loop).
+    decision.reasons.extend(human_needed(verdict.gates))
     if failing and n_total > limits.global_max:
         doors = ", ".join(f"{k} {v}" for k, v in sorted(sources.items()))
         decision.reasons.append(

@@ -1,0 +1,401 @@
+"""The session gate and the transcript readers, on transcripts the real harnesses wrote.
+
+The samples in tests/data/transcripts/ come from the real CLIs driven by a scripted model (see
+the README there): the agent runs a failing test, edits calc.py, runs a command that fails,
+runs the test again (it passes) and ends with "All tests pass. The remaining work on
+subtraction can go in a follow-up PR." Longer sessions (loops, thrash, budgets) are built from
+the Claude sample's own lines, with new ids.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _helpers import DATA, CliRun
+
+from pytest_agentgate.gates.session import check_claims, claims, deferrals
+from pytest_agentgate.reports.model import ReportError
+from pytest_agentgate.reports.transcripts import read as reader
+from pytest_agentgate.reports.transcripts.read import read_transcript
+from pytest_agentgate.verdict import GateResult
+
+Agentgate = Callable[..., CliRun]
+TRANSCRIPTS = DATA / "transcripts"
+FINAL = (
+    "Fixed add in calc.py. All tests pass. The remaining work on subtraction can go in a "
+    "follow-up PR."
+)
+SAMPLES = {
+    "claude-code.jsonl": ("claude", "claude-opus-4-8", 360, 200_000),
+    "codex-rollout.jsonl": ("codex", "fake-model", 300, 258_400),
+    "gemini-chat.jsonl": ("gemini", "gemini-2.5-flash", 300, 1_048_576),
+    "copilot-events.jsonl": ("copilot", "fake-model", 300, 128_000),
+}
+
+
+# -- reading the harnesses' transcripts --------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_each_harness_transcript_is_read_the_same_way(name: str) -> None:
+    harness, model, tokens, window = SAMPLES[name]
+    session = read_transcript(TRANSCRIPTS / name)
+    assert (session.harness, session.model, session.tokens) == (harness, model, tokens)
+    assert session.context_window == window and session.context_tokens == 60
+    assert session.final_message == FINAL
+    assert session.skipped == 0 and session.duration_s is not None
+    assert 0 < session.duration_s < 5
+    shell = [c for c in session.calls if c.command is not None]
+    assert [(c.command, c.failed) for c in shell][-2:] == [
+        ("cat missing-notes.txt", True),
+        ("python3 test_calc.py", False),
+    ]
+    assert shell[0].command == "python3 test_calc.py" and shell[0].failed is True
+    edits = [c for c in session.calls if c.paths]
+    assert [c.paths for c in edits] == [("/home/user/project/calc.py",)]
+    assert edits[0].failed is False
+
+
+def test_a_denied_edit_is_a_failed_call() -> None:
+    session = read_transcript(TRANSCRIPTS / "claude-code-edit-denied.jsonl")
+    edit = next(c for c in session.calls if c.name == "Edit")
+    assert edit.failed is True
+    assert [c.failed for c in session.calls if c.command] == [True, True, True]
+
+
+def test_the_content_decides_the_harness_not_the_door(tmp_path: Path) -> None:
+    # Copilot runs Claude's hooks with its own events.jsonl as transcript_path.
+    session = read_transcript(TRANSCRIPTS / "copilot-events.jsonl", harness="claude")
+    assert session.harness == "copilot"
+
+
+def test_a_transcript_being_written_is_read_up_to_its_last_whole_line(tmp_path: Path) -> None:
+    text = (TRANSCRIPTS / "claude-code.jsonl").read_text(encoding="utf-8")
+    cut = tmp_path / "lagging.jsonl"
+    cut.write_text(text[: len(text) - 200], encoding="utf-8")  # the last line is half written
+    session = read_transcript(cut)
+    assert session.skipped == 1
+    assert session.notes == ["1 lines of the transcript were not JSON and were skipped"]
+    assert session.final_message is None or "follow-up" not in session.final_message
+    assert len(session.calls) == 5
+
+
+def test_a_line_too_long_is_skipped_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = (TRANSCRIPTS / "claude-code.jsonl").read_text(encoding="utf-8").splitlines()
+    huge = json.loads(lines[-2])
+    huge["message"]["content"][0]["text"] = "x" * 30_000
+    lines[-2] = json.dumps(huge)
+    path = tmp_path / "long.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    monkeypatch.setattr(reader, "MAX_LINE", 20_000)
+    monkeypatch.setattr(reader, "_CHUNK", 1000)
+    session = read_transcript(path)
+    assert session.skipped == 1 and "longer than" in session.notes[0]
+    assert session.final_message is None or session.final_message != huge
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (None, "transcript not found"),
+        ("", "is empty"),
+        ('{"hello": "world"}\n', "is not a transcript agentgate reads"),
+    ],
+)
+def test_a_transcript_that_cannot_be_read_is_a_report_error(
+    tmp_path: Path, content: str | None, problem: str
+) -> None:
+    path = tmp_path / "t.jsonl"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    with pytest.raises(ReportError, match=problem):
+        read_transcript(path)
+
+
+# -- the language of the final message -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'll handle the edge cases in a follow-up PR.",
+        "We can address the flaky tests incrementally.",
+        "Remaining work: the CSV exporter.",
+        "The migration is out of scope for now.",
+        "Two tests are skipped for now.",
+        "The rest can be addressed later.",
+        "I deferred the Windows support.",
+    ],
+)
+def test_deferral_language_is_found(text: str) -> None:
+    assert deferrals(f"Fixed the parser. {text}") == [text]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "There is no remaining work.",
+        "Nothing is deferred and no follow-up PR is needed.",
+        'The old message said "fix in a follow-up PR"; I removed it.',
+        "I removed the `remaining work` placeholder.",
+        "> out of scope for now\nThat quote is from the issue; all of it is done.",
+        "```\n# TODO: follow-up PR\n```\nThe snippet above is gone.",
+        "I did not leave anything for a follow-up PR.",
+    ],
+)
+def test_honest_text_is_not_deferral(text: str) -> None:
+    assert deferrals(text) == []
+
+
+def test_claims_know_what_they_are_about() -> None:
+    found = claims("Lint is clean. All tests pass. Coverage is above 90%. Everything is done.")
+    assert [kinds for _, kinds in found] == [("lint",), ("test",), ("coverage",), None]
+    assert claims("Not all tests pass yet: two fail.") == []
+
+
+def test_a_claim_is_quoted_beside_the_gate_that_disproves_it() -> None:
+    test = GateResult("test", "test", "fail", "3 of 4 tests passed (75.00%, need 100.00%)")
+    lint = GateResult("lint", "lint", "pass", "no findings")
+    session = GateResult("session", "session", "pass", "the session shows nothing wrong")
+    gates = check_claims([test, lint, session], "Lint is clean and all tests pass.")
+    judged = gates[2]
+    assert judged.status == "fail" and gates[:2] == [test, lint]
+    assert [f.message for f in judged.findings] == [
+        'You said: "Lint is clean and all tests pass." The gate measured otherwise: '
+        "test: 3 of 4 tests passed (75.00%, need 100.00%)."
+    ]
+    assert session.findings == []  # the judged result is not changed in place
+    assert check_claims([lint, session], "All tests pass.") == [lint, session]
+
+
+# -- the gate, through the CLI -------------------------------------------------------------------
+
+
+@pytest.fixture
+def gated(project: Path, write_config: Callable[[str], Path]) -> Callable[[str], Path]:
+    """A project whose one gate passes (or fails), under the given profile and extra config."""
+
+    def make(extra: str = "", *, passing: bool = True, profile: str = "standard") -> Path:
+        code = 0 if passing else 1
+        write_config(
+            f"profile: {profile}\ngates:\n  custom:\n"
+            f'    - {{name: tests, command: "{{py}} -c \\"raise SystemExit({code})\\""}}\n' + extra
+        )
+        return project
+
+    return make
+
+
+def _gate(run: CliRun, name: str = "session") -> dict[str, Any]:
+    return run.gate(name)
+
+
+def test_plain_verify_has_no_session_gate(gated: Callable[..., Path], agentgate: Agentgate) -> None:
+    gated()
+    run = agentgate("verify", "--format", "json")
+    assert run.code == 0
+    assert [g["name"] for g in run.verdict()["gates"]] == ["tests"]
+
+
+def test_deferral_blocks_under_strict_and_warns_otherwise(
+    gated: Callable[..., Path], agentgate: Agentgate
+) -> None:
+    gated(profile="strict")
+    transcript = str(TRANSCRIPTS / "codex-rollout.jsonl")
+    strict = agentgate("verify", "--format", "json", "--transcript", transcript)
+    assert strict.code == 1
+    gate = _gate(strict)
+    assert gate["status"] == "fail" and gate["summary"] == "the session shows deferral"
+    assert gate["findings"][0]["message"] == (
+        "the transcript's last message defers work: \"The remaining work on subtraction can go "
+        'in a follow-up PR."; finish it now instead'
+    )
+    assert "follow-up PR" in strict.verdict()["continuation"]
+    gated(profile="standard")
+    standard = agentgate("verify", "--format", "json", "--transcript", transcript)
+    assert standard.code == 0
+    assert _gate(standard)["findings"][0]["severity"] == "warning"
+    assert _gate(standard)["actual"]["tool_calls"] == 4
+
+
+def test_the_events_message_wins_over_a_lagging_transcript(
+    gated: Callable[..., Path], agentgate: Agentgate
+) -> None:
+    gated(profile="strict")
+    run = agentgate(
+        "verify",
+        "--format",
+        "json",
+        "--transcript",
+        str(TRANSCRIPTS / "gemini-chat.jsonl"),
+        "--claim",
+        "Fixed add in calc.py; the test passes and nothing is left.",
+    )
+    assert run.code == 0, run.out
+    assert _gate(run)["actual"]["message"] == "the final message"
+
+
+def test_a_missing_transcript_turns_the_signals_off_and_never_fails(
+    gated: Callable[..., Path], agentgate: Agentgate, project: Path
+) -> None:
+    gated(profile="strict")
+    run = agentgate("verify", "--transcript", str(project / "gone.jsonl"))
+    assert run.code == 0
+    assert "transcript signals are off" not in run.out  # a passing gate shows its summary
+    doc = agentgate("verify", "--format", "json", "--transcript", "gone.jsonl")
+    assert doc.code == 0 and _gate(doc)["status"] == "pass"
+
+
+def test_a_success_claim_the_tests_disprove_is_quoted_beside_them(
+    gated: Callable[..., Path], agentgate: Agentgate
+) -> None:
+    gated(passing=False)
+    run = agentgate("verify", "--format", "json", "--claim", "Done. All tests pass.")
+    assert run.code == 1
+    text = run.verdict()["continuation"]
+    assert text.splitlines()[1].startswith(
+        'You said: "Done." The gate measured otherwise: tests: exit code 1.'
+    )
+    assert _gate(run)["findings"][0]["code"] == "claim-disproved"
+
+
+def test_the_session_alone_never_makes_a_pass(
+    project: Path, write_config: Callable[[str], Path], agentgate: Agentgate
+) -> None:
+    write_config("gates:\n  custom:\n    - {name: tests, command: 'true'}\n")
+    run = agentgate("verify", "--no-run", "--format", "json", "--claim", "All done.")
+    assert run.code == 1
+    assert "nothing was verified" in " ".join(run.verdict()["notices"])
+
+
+# -- budgets, loops, thrash: a human is needed -----------------------------------------------
+
+
+def _claude_session(tmp_path: Path, calls: list[tuple[str, dict[str, Any]]]) -> Path:
+    """A Claude Code transcript of ``calls`` (tool name, input), from the sample's own lines."""
+    lines = [json.loads(x) for x in (TRANSCRIPTS / "claude-code.jsonl").read_text().splitlines()]
+    use = next(x for x in lines if x["type"] == "assistant" and "tool_use" in json.dumps(x))
+    result = next(x for x in lines if x["type"] == "user" and "tool_result" in json.dumps(x))
+    out = [lines[0]]
+    for n, (name, args) in enumerate(calls):
+        a, r = copy.deepcopy(use), copy.deepcopy(result)
+        a["message"]["id"] = f"msg_{n}"
+        a["message"]["content"] = [{"type": "tool_use", "id": f"t{n}", "name": name, "input": args}]
+        r["message"]["content"] = [{"type": "tool_result", "tool_use_id": f"t{n}", "content": "ok"}]
+        out += [a, r]
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in out), encoding="utf-8")
+    return path
+
+
+def test_a_loop_escalates_with_its_pattern(
+    gated: Callable[..., Path], agentgate: Agentgate, tmp_path: Path
+) -> None:
+    gated()
+    pytest_call = ("Bash", {"command": "pytest -q"})
+    read = ("Read", {"file_path": "/home/user/project/calc.py"})
+    transcript = _claude_session(tmp_path, [pytest_call, read] * 6)
+    run = agentgate("verify", "--format", "json", "--transcript", str(transcript))
+    assert run.code == 3
+    doc = run.verdict()
+    assert doc["status"] == "escalate"
+    assert "`Bash: pytest -q` was made 6 times with no file edited between" in doc["escalation"]
+    assert _gate(run)["escalate"]
+
+
+def test_running_the_tests_after_each_edit_is_not_a_loop(
+    gated: Callable[..., Path], agentgate: Agentgate, tmp_path: Path
+) -> None:
+    gated()
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for n in range(8):
+        calls.append(("Bash", {"command": "pytest -q"}))
+        calls.append(
+            ("Edit", {"file_path": f"/home/user/project/m{n % 3}.py", "old_string": str(n)})
+        )
+    run = agentgate(
+        "verify", "--format", "json", "--transcript", str(_claude_session(tmp_path, calls))
+    )
+    assert run.code == 0, run.out
+
+
+def test_file_thrash_escalates(
+    gated: Callable[..., Path], agentgate: Agentgate, tmp_path: Path
+) -> None:
+    gated("  session: {max_file_edits: 3}\n")
+    calls = [("Edit", {"file_path": "/x/calc.py", "old_string": str(n)}) for n in range(4)]
+    run = agentgate(
+        "verify", "--format", "json", "--transcript", str(_claude_session(tmp_path, calls))
+    )
+    assert run.code == 3
+    assert "/x/calc.py was edited 4 times (max_file_edits 3)" in run.verdict()["escalation"]
+
+
+def test_budgets_escalate_and_name_the_key(
+    project: Path, write_config: Callable[[str], Path], agentgate: Agentgate
+) -> None:
+    write_config(
+        "gates:\n  custom:\n    - {name: tests, command: 'true'}\n"
+        "budget: {max_tool_calls: 3, max_tokens: 1000}\n"
+    )
+    run = agentgate(
+        "verify",
+        "--format",
+        "json",
+        "--task",
+        "t1",
+        "--transcript",
+        str(TRANSCRIPTS / "copilot-events.jsonl"),
+    )
+    assert run.code == 3
+    doc = run.verdict()
+    assert "the session used 4 tool calls, over budget.max_tool_calls (3)" in doc["escalation"]
+    assert _gate(run)["expected"] == {
+        "deferral": "warn",
+        "loop_repeats": 5,
+        "max_file_edits": 20,
+        "max_tool_calls": 3,
+        "max_tokens": 1000,
+    }
+
+
+@pytest.mark.parametrize(
+    ("budget", "error"),
+    [
+        ("{max_tokens: -1}", "budget.max_tokens: expected a whole number >= 1, got a number (-1)"),
+        ("{max_tool_call: 3}", "budget.max_tool_call: unknown key; did you mean 'max_tool_calls'?"),
+        ("{max_context_percent: 120}", "budget.max_context_percent: expected a percentage"),
+        ("[1]", "budget: expected a mapping of keys"),
+    ],
+)
+def test_a_bad_budget_is_an_error_naming_the_key(
+    project: Path,
+    write_config: Callable[[str], Path],
+    agentgate: Agentgate,
+    budget: str,
+    error: str,
+) -> None:
+    write_config(f"gates:\n  custom:\n    - {{name: t, command: 'true'}}\nbudget: {budget}\n")
+    run = agentgate("verify")
+    assert run.code == 2
+    assert f"agentgate.yml:4: {error}" in run.err
+
+
+def test_context_advice(gated: Callable[..., Path], agentgate: Agentgate) -> None:
+    gated("  session: {context_window: 70}\n")
+    run = agentgate(
+        "verify", "--format", "json", "--transcript", str(TRANSCRIPTS / "claude-code.jsonl")
+    )
+    assert run.code == 0
+    advice = [f["message"] for f in _gate(run)["findings"] if f["code"] == "context-full"]
+    assert advice == [
+        "the context window is 86% full: compact it (summarise what is done and what is left) "
+        "before going on"
+    ]
