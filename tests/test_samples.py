@@ -47,8 +47,12 @@ def machine_paths() -> list[str]:
 def test_no_tracked_file_names_the_machine() -> None:
     files = tracked_files()
     assert files, "git ls-files listed nothing"
-    # A path counts only as a whole name: /home/u must not match inside /home/user/project.
-    needles = {p: re.compile(re.escape(p.encode("utf-8")) + rb"(?![\w-])") for p in machine_paths()}
+    # A path counts only as a whole name: /home/u must not match inside /home/user/project, and
+    # a closing tag such as Codex's </root> names no home folder.
+    needles = {
+        p: re.compile(rb"(?<![<\w])" + re.escape(p.encode("utf-8")) + rb"(?![\w-])")
+        for p in machine_paths()
+    }
     found: list[str] = []
     for path in files:
         if path.is_symlink():
