@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -17,48 +15,52 @@ from pytest_agentgate.reports.transcripts.model import (
 )
 
 # "Exit code 1", "Exit Code: 1", "exited with code 1", "exit code 1>"
-_EXIT = re.compile(r"\b(?:exit(?:ed with)? code|exit status)[: ]+(-?\d+)", re.IGNORECASE)
+_EXIT = re.compile(r"\b(?:[Ee]xit(?:ed with)? [Cc]ode|[Ee]xit [Ss]tatus)[: ]+(-?\d+)")
 
 
 class Builder:
     """Collects one transcript's facts as its lines are fed, in order."""
 
     harness = "unknown"
+    # Lines that say nothing the gate reads, known by their first bytes: never parsed. A line
+    # that starts with one of ``skip``, or has one of ``skip_head`` in its first 160 bytes.
+    skip: tuple[bytes, ...] = ()
+    skip_head: bytes | None = None
 
     def __init__(self, source: str) -> None:
         self.session = Session(self.harness, source)
         self._calls: dict[str, ToolCall] = {}
         # Tokens per model response id: a response written on several lines counts once.
         self._usage: dict[str, int] = {}
+        self._first: Any = None
+        self._last: Any = None
 
     # -- what a harness's reader calls --------------------------------------------------------
 
-    def feed(self, record: Mapping[str, Any]) -> None:  # pragma: no cover - every reader has one
+    def feed(self, record: dict[str, Any]) -> None:  # pragma: no cover - every reader has one
         raise NotImplementedError
 
     def time(self, value: Any) -> None:
-        """A line's timestamp (ISO 8601 text, or milliseconds since the epoch)."""
-        when = timestamp(value)
-        if when is None:
-            return
-        session = self.session
-        if session.started is None or when < session.started:
-            session.started = when
-        if session.ended is None or when > session.ended:
-            session.ended = when
+        """A line's timestamp (ISO 8601 text, or milliseconds since the epoch). A transcript is
+        written in order: the first and the last are kept, and read when the file is done."""
+        if value is not None:
+            if self._first is None:
+                self._first = value
+            self._last = value
 
     def call(self, call_id: str, name: str, arguments: Any) -> ToolCall:
         """A tool call; a second line for the same id (a rewritten message) changes nothing."""
         known = self._calls.get(call_id)
         if known is not None:
             return known
-        args = arguments if isinstance(arguments, Mapping) else {"input": arguments}
+        args = arguments if isinstance(arguments, dict) else {"input": arguments}
         command = shell_command(name, args)
         shown = command if command is not None else _brief(args)
         call = ToolCall(
             id=call_id,
             name=name,
-            key=hash((name, _canonical(args))),
+            # The input as the harness wrote it: a repeated call is written the same way.
+            key=hash((name, repr(args))),
             summary=_clip(f"{name}: {shown}" if shown else name),
             command=command,
             paths=edited_paths(name, args),
@@ -92,8 +94,12 @@ class Builder:
             self.session.final_message = text
 
     def finish(self) -> Session:
-        self.session.tokens = sum(self._usage.values())
-        return self.session
+        session = self.session
+        session.tokens = sum(self._usage.values())
+        first, last = timestamp(self._first), timestamp(self._last)
+        if first is not None and last is not None:
+            session.started, session.ended = min(first, last), max(first, last)
+        return session
 
 
 def timestamp(value: Any) -> float | None:
@@ -109,7 +115,7 @@ def timestamp(value: Any) -> float | None:
     return None
 
 
-def shell_command(name: str, args: Mapping[str, Any]) -> str | None:
+def shell_command(name: str, args: dict[str, Any]) -> str | None:
     if name not in SHELL_TOOLS:
         return None
     command = args.get("command", args.get("cmd"))
@@ -125,7 +131,7 @@ def shell_command(name: str, args: Mapping[str, Any]) -> str | None:
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
 
 
-def edited_paths(name: str, args: Mapping[str, Any]) -> tuple[str, ...]:
+def edited_paths(name: str, args: dict[str, Any]) -> tuple[str, ...]:
     """The files a call writes: an edit tool's path, or the files of an ``apply_patch``."""
     for key in EDIT_TOOLS.get(name, ()):
         value = args.get(key)
@@ -139,18 +145,14 @@ def edited_paths(name: str, args: Mapping[str, Any]) -> tuple[str, ...]:
 
 def exit_code(text: str) -> int | None:
     """The last exit code a tool's output reports, if it reports one."""
-    codes = _EXIT.findall(text[-2000:])
+    tail = text[-2000:]
+    if "xit" not in tail:
+        return None
+    codes = _EXIT.findall(tail)
     return int(codes[-1]) if codes else None
 
 
-def _canonical(args: Mapping[str, Any]) -> str:
-    try:
-        return json.dumps(args, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        return repr(args)
-
-
-def _brief(args: Mapping[str, Any]) -> str:
+def _brief(args: dict[str, Any]) -> str:
     for key in ("file_path", "path", "notebook_path", "pattern", "query", "url"):
         value = args.get(key)
         if isinstance(value, str):

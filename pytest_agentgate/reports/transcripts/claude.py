@@ -8,7 +8,6 @@ results come back in ``user`` lines (``tool_result`` with ``is_error``). Lines o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from pytest_agentgate.reports.transcripts.build import Builder
@@ -21,33 +20,31 @@ LONG_WINDOW = 1_000_000
 class ClaudeReader(Builder):
     harness = "claude"
 
-    def feed(self, record: Mapping[str, Any]) -> None:
+    def feed(self, record: dict[str, Any]) -> None:
         self.time(record.get("timestamp"))
         kind = record.get("type")
         message = record.get("message")
-        if not isinstance(message, Mapping):
+        if not isinstance(message, dict):
             return
         content = message.get("content")
         if kind == "assistant":
             self._assistant(record, message, content)
         elif kind == "user" and isinstance(content, list):
             for part in content:
-                if isinstance(part, Mapping) and part.get("type") == "tool_result":
+                if isinstance(part, dict) and part.get("type") == "tool_result":
                     text = _text(part.get("content"))
                     error = part.get("is_error") is True  # absent: the call succeeded
                     self.result(
                         str(part.get("tool_use_id")), failed=error, text=text if error else None
                     )
 
-    def _assistant(
-        self, record: Mapping[str, Any], message: Mapping[str, Any], content: Any
-    ) -> None:
+    def _assistant(self, record: dict[str, Any], message: dict[str, Any], content: Any) -> None:
         model = message.get("model")
         if isinstance(model, str) and model != "<synthetic>":
             self.session.model = model
             self.session.context_window = LONG_WINDOW if "[1m]" in model else WINDOW
         usage = message.get("usage")
-        if isinstance(usage, Mapping):
+        if isinstance(usage, dict):
             prompt = sum(
                 _int(usage.get(k))
                 for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
@@ -58,7 +55,7 @@ class ClaudeReader(Builder):
         if not isinstance(content, list):
             return
         for part in content:
-            if not isinstance(part, Mapping):
+            if not isinstance(part, dict):
                 continue
             if part.get("type") == "tool_use":
                 self.call(str(part.get("id")), str(part.get("name")), part.get("input"))
@@ -70,9 +67,7 @@ def _text(content: Any) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(
-            str(p.get("text")) for p in content if isinstance(p, Mapping) and "text" in p
-        )
+        return "\n".join(str(p.get("text")) for p in content if isinstance(p, dict) and "text" in p)
     return None
 
 

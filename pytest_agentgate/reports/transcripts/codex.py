@@ -10,7 +10,6 @@ window (``token_count``); ``token_usage_record`` has each response's usage once.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from pytest_agentgate.reports.transcripts.build import Builder
@@ -25,11 +24,11 @@ class CodexReader(Builder):
         self._records = False  # token_usage_record lines seen: token_count totals not needed
         self._total = 0
 
-    def feed(self, record: Mapping[str, Any]) -> None:
+    def feed(self, record: dict[str, Any]) -> None:
         self.time(record.get("timestamp"))
         kind = record.get("type")
         payload = record.get("payload")
-        if not isinstance(payload, Mapping):
+        if not isinstance(payload, dict):
             return
         if kind == "response_item":
             self._item(payload)
@@ -39,7 +38,7 @@ class CodexReader(Builder):
             self.session.model = payload["model"]
         elif kind == "token_usage_record":
             usage = payload.get("usage")
-            if isinstance(usage, Mapping):
+            if isinstance(usage, dict):
                 self._records = True
                 response = payload.get("response_id")
                 self.usage(
@@ -47,7 +46,7 @@ class CodexReader(Builder):
                     _int(usage.get("input_tokens")) + _int(usage.get("output_tokens")),
                 )
 
-    def _item(self, item: Mapping[str, Any]) -> None:
+    def _item(self, item: dict[str, Any]) -> None:
         kind = item.get("type")
         if kind == "function_call":
             arguments = item.get("arguments")
@@ -69,34 +68,34 @@ class CodexReader(Builder):
                     "".join(
                         str(p.get("text"))
                         for p in content
-                        if isinstance(p, Mapping) and p.get("type") == "output_text"
+                        if isinstance(p, dict) and p.get("type") == "output_text"
                     )
                 )
 
-    def _event(self, event: Mapping[str, Any]) -> None:
+    def _event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
         if kind == "token_count":
             info = event.get("info")
-            if not isinstance(info, Mapping):
+            if not isinstance(info, dict):
                 return
             window = info.get("model_context_window")
             if isinstance(window, int) and window > 0:
                 self.session.context_window = window
             last = info.get("last_token_usage")
-            if isinstance(last, Mapping):
+            if isinstance(last, dict):
                 self.session.context_tokens = _int(last.get("total_tokens"))
             total = info.get("total_token_usage")
-            if isinstance(total, Mapping):
+            if isinstance(total, dict):
                 self._total = _int(total.get("total_tokens"))
         elif kind == "item_completed":
             item = event.get("item")
-            if not isinstance(item, Mapping):
+            if not isinstance(item, dict):
                 return
             if item.get("type") == "CommandExecution":
                 code = item.get("exit_code")
                 if isinstance(code, int):
                     self.result(str(item.get("id")), failed=code != 0, text=f"exit code {code}")
-            elif item.get("type") == "FileChange" and isinstance(item.get("changes"), Mapping):
+            elif item.get("type") == "FileChange" and isinstance(item.get("changes"), dict):
                 call = self._calls.get(str(item.get("id")))
                 if call is not None:
                     call.paths = tuple(str(p) for p in item["changes"])

@@ -8,7 +8,6 @@ and the prompt's limit (``maxPromptTokens``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from pytest_agentgate.reports.transcripts.build import Builder
@@ -17,15 +16,15 @@ from pytest_agentgate.reports.transcripts.build import Builder
 class CopilotReader(Builder):
     harness = "copilot"
 
-    def feed(self, record: Mapping[str, Any]) -> None:
+    def feed(self, record: dict[str, Any]) -> None:
         self.time(record.get("timestamp"))
         kind = record.get("type")
         data = record.get("data")
-        if not isinstance(data, Mapping):
+        if not isinstance(data, dict):
             return
         if kind == "assistant.message":
             for request in data.get("toolRequests") or ():
-                if isinstance(request, Mapping):
+                if isinstance(request, dict):
                     self.call(
                         str(request.get("toolCallId")),
                         str(request.get("name")),
@@ -39,7 +38,7 @@ class CopilotReader(Builder):
             self._complete(data)
         elif kind == "session.usage_record":
             usage = data.get("usage")
-            if not isinstance(usage, Mapping):
+            if not isinstance(usage, dict):
                 return
             tokens = _int(usage.get("inputTokens")) + _int(usage.get("outputTokens"))
             call_id = usage.get("apiCallId")
@@ -48,10 +47,10 @@ class CopilotReader(Builder):
             if isinstance(window, int) and window > 0:
                 self.session.context_window = window
 
-    def _complete(self, data: Mapping[str, Any]) -> None:
+    def _complete(self, data: dict[str, Any]) -> None:
         call_id = str(data.get("toolCallId"))
         shell = data.get("shellExecution")
-        code = shell.get("exitCode") if isinstance(shell, Mapping) else None
+        code = shell.get("exitCode") if isinstance(shell, dict) else None
         success = data.get("success")
         if isinstance(code, int):
             self.result(call_id, failed=code != 0 or success is False, text=f"exit code {code}")
@@ -60,7 +59,7 @@ class CopilotReader(Builder):
         edits = data.get("fileEdits")
         call = self._calls.get(call_id)
         if call is not None and isinstance(edits, list):
-            paths = [str(e.get("path")) for e in edits if isinstance(e, Mapping) and e.get("path")]
+            paths = [str(e.get("path")) for e in edits if isinstance(e, dict) and e.get("path")]
             if paths:
                 call.paths = tuple(paths)
 

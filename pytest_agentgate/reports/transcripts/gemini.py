@@ -8,7 +8,6 @@ calls are counted once per id. A shell call's exit code is in its output ("Exit 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from pytest_agentgate.reports.transcripts.build import Builder
@@ -19,54 +18,62 @@ WINDOW = 1_048_576
 
 class GeminiReader(Builder):
     harness = "gemini"
+    # Every message is followed by a line that only moves `lastUpdated`; a user message (the
+    # prompt, a tool's response) says nothing its gemini message's toolCalls do not.
+    skip = (b'{"$set":{"lastUpdated":',)
+    skip_head = b'"type":"user"'
 
-    def feed(self, record: Mapping[str, Any]) -> None:
+    def feed(self, record: dict[str, Any]) -> None:
         update = record.get("$set")
-        if isinstance(update, Mapping):
+        if isinstance(update, dict):
             messages = update.get("messages")
             if isinstance(messages, list):
                 for message in messages:
-                    if isinstance(message, Mapping):
+                    if isinstance(message, dict):
                         self._message(message)
             return
         self.time(record.get("startTime"))
         self._message(record)
 
-    def _message(self, message: Mapping[str, Any]) -> None:
+    def _message(self, message: dict[str, Any]) -> None:
         self.time(message.get("timestamp"))
         if message.get("type") != "gemini":
             return
         model = message.get("model")
-        if isinstance(model, str):
+        if model != self.session.model and isinstance(model, str):
             self.session.model = model
             if model.startswith("gemini-"):
                 self.session.context_window = WINDOW
         tokens = message.get("tokens")
-        if isinstance(tokens, Mapping):
-            total = _int(tokens.get("total")) or (
-                _int(tokens.get("input")) + _int(tokens.get("output"))
-            )
+        if isinstance(tokens, dict):
             context = _int(tokens.get("input")) + _int(tokens.get("output"))
             msg_id = message.get("id")
-            self.usage(msg_id if isinstance(msg_id, str) else None, total, context)
+            self.usage(
+                msg_id if isinstance(msg_id, str) else None,
+                _int(tokens.get("total")) or context,
+                context,
+            )
         for call in message.get("toolCalls") or ():
-            if isinstance(call, Mapping):
+            if isinstance(call, dict):
                 self._tool_call(call)
         content = message.get("content")
         if isinstance(content, list):
             content = "".join(
-                str(p.get("text")) for p in content if isinstance(p, Mapping) and "text" in p
+                str(p.get("text")) for p in content if isinstance(p, dict) and "text" in p
             )
         self.final(content)
 
-    def _tool_call(self, call: Mapping[str, Any]) -> None:
+    def _tool_call(self, call: dict[str, Any]) -> None:
         call_id = str(call.get("id"))
+        known = self._calls.get(call_id)
+        if known is not None and known.failed is not None:
+            return  # the same call, in the message written again
         self.call(call_id, str(call.get("name")), call.get("args"))
         status = call.get("status")
         output = []
         for part in call.get("result") or ():
-            response = part.get("functionResponse") if isinstance(part, Mapping) else None
-            if isinstance(response, Mapping) and isinstance(response.get("response"), Mapping):
+            response = part.get("functionResponse") if isinstance(part, dict) else None
+            if isinstance(response, dict) and isinstance(response.get("response"), dict):
                 output.append(str(response["response"].get("output", "")))
                 if "error" in response["response"]:
                     status = "error"

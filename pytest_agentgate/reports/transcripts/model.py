@@ -24,7 +24,7 @@ EDIT_TOOLS: dict[str, tuple[str, ...]] = {
 SUMMARY_CHARS = 160
 
 
-@dataclass
+@dataclass(slots=True)
 class ToolCall:
     """One tool call of the agent, and how it ended.
 

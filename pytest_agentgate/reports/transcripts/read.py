@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -34,12 +34,13 @@ MAX_LINE = 16 * 1024 * 1024
 # Lines looked at to recognise the format.
 SNIFF_LINES = 20
 _CHUNK = 1024 * 1024
+_DECODER = json.JSONDecoder()
 _CLAUDE_TYPES = frozenset(
     {"user", "assistant", "system", "summary", "queue-operation", "attachment", "progress"}
 )
 
 
-def harness_of(record: Mapping[str, Any]) -> str | None:
+def harness_of(record: dict[str, Any]) -> str | None:
     """The harness that wrote a transcript line, from its shape; None when it says nothing."""
     kind = record.get("type")
     if "payload" in record and kind in ("session_meta", "response_item", "event_msg"):
@@ -64,7 +65,7 @@ def read_transcript(
     """
     shown = source or str(path)
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below, after the generator is done
+        handle = open(path, "rb")  # noqa: SIM115 - closed by the `with` below
     except FileNotFoundError:
         raise ReportError(shown, "transcript not found") from None
     except IsADirectoryError:
@@ -72,51 +73,79 @@ def read_transcript(
     except OSError as exc:
         raise ReportError(shown, f"transcript cannot be read: {exc.strerror or exc}") from None
     with handle:
-        if not _regular(handle):
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             raise ReportError(shown, "is not a regular file")
-        lines = _lines(handle)
-        pending: list[Mapping[str, Any]] = []
-        builder: Builder | None = None
-        skipped = too_long = 0
-        count = 0
-        for raw in lines:
-            count += 1
-            if raw is None:
-                too_long += 1
+        reading = _Reading(harness, shown)
+        reading.stream(handle)
+    return reading.session()
+
+
+class _Reading:
+    """One pass over a transcript: the first lines find the harness, the rest are fed to it."""
+
+    def __init__(self, hint: str | None, shown: str) -> None:
+        self.hint = hint
+        self.shown = shown
+        self.builder: Builder | None = None
+        self.pending: list[dict[str, Any]] = []
+        self.lines = self.not_json = self.too_long = 0
+
+    def stream(self, handle: BinaryIO) -> None:
+        readline = handle.readline
+        decode = _DECODER.decode
+        skip: tuple[bytes, ...] = ()
+        head: bytes | None = None
+        feed: Callable[[dict[str, Any]], object] = self._sniff
+        while raw := readline(MAX_LINE + 1):
+            self.lines += 1
+            if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
+                while raw and not raw.endswith(b"\n"):  # read past the rest, never keep it
+                    raw = readline(_CHUNK)
+                self.too_long += 1
+                continue
+            if (skip and raw.startswith(skip)) or (head and head in raw[:160]):
                 continue
             try:
-                record = json.loads(raw)
+                record = decode(raw.decode("utf-8", "replace"))
             except ValueError:
-                skipped += 1
+                if raw.strip():
+                    self.not_json += 1
                 continue
             if not isinstance(record, dict):
-                skipped += 1
-                continue
-            if builder is None:
-                pending.append(record)
-                if harness_of(record) is None and len(pending) < SNIFF_LINES:
-                    continue
-                builder = _start(pending, harness, shown)
-                continue
-            builder.feed(record)
-        if builder is None:
-            if not pending:
-                raise ReportError(shown, "is empty: the harness has written nothing yet")
-            builder = _start(pending, harness, shown)
-    session = builder.finish()
-    session.lines = count
-    session.skipped = skipped + too_long
-    if skipped:
-        session.notes.append(f"{skipped} lines of the transcript were not JSON and were skipped")
-    if too_long:
-        session.notes.append(
-            f"{too_long} lines of the transcript were longer than {MAX_LINE / 2**20:g} MB "
-            "and were skipped"
-        )
-    return session
+                self.not_json += 1
+            elif feed(record) and self.builder is not None:
+                feed = self.builder.feed
+                skip, head = self.builder.skip, self.builder.skip_head
+
+    def _sniff(self, record: dict[str, Any]) -> bool:
+        """Keep the first lines until one shows the harness; True once the reader is chosen."""
+        self.pending.append(record)
+        if harness_of(record) is None and len(self.pending) < SNIFF_LINES:
+            return False
+        self.builder = _start(self.pending, self.hint, self.shown)
+        return True
+
+    def session(self) -> Session:
+        if self.builder is None:
+            if not self.pending:
+                raise ReportError(self.shown, "is empty: the harness has written nothing yet")
+            self.builder = _start(self.pending, self.hint, self.shown)
+        session = self.builder.finish()
+        session.lines = self.lines
+        session.skipped = self.not_json + self.too_long
+        if self.not_json:
+            session.notes.append(
+                f"{self.not_json} lines of the transcript were not JSON and were skipped"
+            )
+        if self.too_long:
+            session.notes.append(
+                f"{self.too_long} lines of the transcript were longer than "
+                f"{MAX_LINE / 2**20:g} MB and were skipped"
+            )
+        return session
 
 
-def _start(pending: list[Mapping[str, Any]], hint: str | None, shown: str) -> Builder:
+def _start(pending: list[dict[str, Any]], hint: str | None, shown: str) -> Builder:
     """The reader of the harness the first lines show (else the hint), fed those lines."""
     name = next((h for r in pending if (h := harness_of(r)) is not None), hint)
     if name not in READERS:
@@ -130,23 +159,3 @@ def _start(pending: list[Mapping[str, Any]], hint: str | None, shown: str) -> Bu
         builder.feed(record)
     pending.clear()
     return builder
-
-
-def _regular(handle: BinaryIO) -> bool:
-    return stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
-
-
-def _lines(handle: BinaryIO) -> Iterator[bytes | None]:
-    """Each line's bytes; None for a line longer than MAX_LINE (read past, never kept)."""
-    readline = handle.readline
-    while True:
-        line = readline(MAX_LINE + 1)
-        if not line:
-            return
-        if len(line) <= MAX_LINE or line.endswith(b"\n"):
-            if line.strip():
-                yield line
-            continue
-        while line and not line.endswith(b"\n"):  # the rest of the long line, in chunks
-            line = readline(_CHUNK)
-        yield None
