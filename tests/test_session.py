@@ -278,8 +278,11 @@ def test_the_session_alone_never_makes_a_pass(
 # -- budgets, loops, thrash: a human is needed -----------------------------------------------
 
 
-def _claude_session(tmp_path: Path, calls: list[tuple[str, dict[str, Any]]]) -> Path:
-    """A Claude Code transcript of ``calls`` (tool name, input), from the sample's own lines."""
+def _claude_session(
+    tmp_path: Path, calls: list[tuple[str, dict[str, Any]]], failing: tuple[int, ...] = ()
+) -> Path:
+    """A Claude Code transcript of ``calls`` (tool name, input), from the sample's own lines;
+    the calls at the indexes ``failing`` end with an error (exit code 1)."""
     lines = [json.loads(x) for x in (TRANSCRIPTS / "claude-code.jsonl").read_text().splitlines()]
     use = next(x for x in lines if x["type"] == "assistant" and "tool_use" in json.dumps(x))
     result = next(x for x in lines if x["type"] == "user" and "tool_result" in json.dumps(x))
@@ -288,7 +291,16 @@ def _claude_session(tmp_path: Path, calls: list[tuple[str, dict[str, Any]]]) -> 
         a, r = copy.deepcopy(use), copy.deepcopy(result)
         a["message"]["id"] = f"msg_{n}"
         a["message"]["content"] = [{"type": "tool_use", "id": f"t{n}", "name": name, "input": args}]
-        r["message"]["content"] = [{"type": "tool_result", "tool_use_id": f"t{n}", "content": "ok"}]
+        r["message"]["content"] = [
+            {"type": "tool_result", "tool_use_id": f"t{n}", "content": "ok"}
+            if n not in failing
+            else {
+                "type": "tool_result",
+                "tool_use_id": f"t{n}",
+                "content": "Exit code 1\nno",
+                "is_error": True,
+            }
+        ]
         out += [a, r]
     path = tmp_path / "session.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in out), encoding="utf-8")
@@ -399,3 +411,65 @@ def test_context_advice(gated: Callable[..., Path], agentgate: Agentgate) -> Non
         "the context window is 86% full: compact it (summarise what is done and what is left) "
         "before going on"
     ]
+
+
+def test_calls_that_failed_after_the_last_good_test_run_are_warnings(
+    gated: Callable[..., Path], agentgate: Agentgate, tmp_path: Path
+) -> None:
+    gated(profile="strict")
+    calls = [
+        ("Bash", {"command": "git push"}),
+        ("Bash", {"command": "python -m pytest -q"}),
+        ("Bash", {"command": "git push origin work"}),
+        ("Read", {"file_path": "/x/notes.md"}),
+    ]
+    transcript = _claude_session(tmp_path, calls, failing=(0, 2, 3))
+    run = agentgate("verify", "--format", "json", "--transcript", str(transcript))
+    assert run.code == 0  # warnings: a failed call is not always a problem
+    findings = [(f["name"], f["message"]) for f in _gate(run)["findings"]]
+    assert findings == [
+        (
+            "Bash: git push origin work",
+            "failed after the last successful test or build run (Bash: python -m pytest -q): "
+            "exit code 1",
+        ),
+        (
+            "Read: /x/notes.md",
+            "failed after the last successful test or build run (Bash: python -m pytest -q): "
+            "exit code 1",
+        ),
+    ]
+
+
+def test_a_change_cannot_raise_the_budget_of_the_base(
+    project: Path, write_config: Callable[[str], Path], agentgate: Agentgate
+) -> None:
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=project, check=True, capture_output=True)
+
+    (project / ".git").rmdir()
+    git("init", "-q", "-b", "main")
+    write_config(
+        "gates:\n  custom:\n    - {name: tests, command: 'true'}\nbudget: {max_tool_calls: 3}\n"
+    )
+    git("add", "-A")
+    git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "base")
+    git("checkout", "-qb", "work")
+    write_config(
+        "gates:\n  custom:\n    - {name: tests, command: 'true'}\nbudget: {max_tool_calls: 300}\n"
+    )
+    run = agentgate(
+        "verify",
+        "--format",
+        "json",
+        "--base",
+        "main",
+        "--transcript",
+        str(TRANSCRIPTS / "claude-code.jsonl"),
+    )
+    assert run.code == 3  # 5 tool calls against the base's 3
+    assert _gate(run)["expected"]["max_tool_calls"] == 3
+    integrity = run.gate("integrity")
+    assert any("max_tool_calls" in f["message"] for f in integrity["findings"]), integrity

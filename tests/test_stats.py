@@ -74,9 +74,12 @@ def test_compute_every_number() -> None:
     assert gates["test"]["runs"] == 8 and gates["test"]["passed"] == 4
     assert gates["test"]["pass_rate"] == 50.0 and gates["test"]["mean_duration_s"] == 4.0
     assert gates["lint"]["runs"] == 7 and gates["lint"]["pass_rate"] == pytest.approx(300 / 7)
-    # 7 verifies with a wall time, 5 s of gate commands each, 10 s of wall time each.
-    assert (s["gate_time_s"], s["verify_time_s"]) == (35.0, 70.0)
-    assert s["gate_overhead_share"] == 50.0
+    # Task time from the verdicts (no transcript here): B from its first verify's start (10 s
+    # before T0 + 10) to T0 + DAY, C over 13 s; A has one verdict, so no known time. The gate
+    # time is the wall time of their verifies, 10 s each.
+    assert (s["tasks_timed"], s["gate_time_s"], s["task_time_s"]) == (2, 60.0, DAY + 13)
+    assert s["gate_share_of_task_time"] == pytest.approx(60 * 100 / (DAY + 13))
+    assert (s["tokens_per_task"], s["tasks_with_tokens"]) == (None, 0)
     assert s["top_failure_reasons"] == [
         {"reason": "test: failing", "count": 4},
         {"reason": "lint: failing", "count": 4},
@@ -144,7 +147,7 @@ def test_odd_lines_do_not_break_the_numbers() -> None:
         {"name": "x", "runs": 1, "passed": 0, "pass_rate": 0.0, "mean_duration_s": None}
     ]
     assert s["top_failure_reasons"] == [{"reason": "x: failed", "count": 1}]
-    assert s["gate_overhead_share"] is None
+    assert s["gate_share_of_task_time"] is None
     assert s["rejections_per_task"]["2"] == 1
 
 
@@ -156,7 +159,11 @@ def test_text_rendering() -> None:
     assert "first-try pass rate  33.33% (1 of 3 tasks)" in text
     assert "rejections per task  0: 1  1: 1  2: 0  3+: 1" in text
     assert "escalation rate      33.33% (1 of 3 tasks)" in text
-    assert "gate overhead        50.00% (35.00 s of gate commands in 70.00 s" in text
+    assert (
+        "gate time            0.07% of task time (60.00 s of verifies in 86413.00 s of 2 tasks)"
+        in text
+    )
+    assert "tokens per task      n/a (no transcript read yet)" in text
     assert "  test  pass 50.00% (4 of 8)  mean 4.00 s" in text
     assert "     4  test: failing" in text
     empty = stats.render_text(stats.compute([], now=T0))
@@ -204,16 +211,18 @@ def test_stats_from_a_real_ledger(tmp_path: Path) -> None:
         actual={"passed": 1, "failed": 1, "errors": 0},
         duration_s=1.0,
     )
-    for _ in range(4):
+    for n in range(4):
         v = Verdict("fail", "standard", [failing])
-        record_verdict(config, TaskRef("T"), v, wall_s=2.0, now=T0)
+        record_verdict(config, TaskRef("T"), v, wall_s=2.0, now=T0 + 60 * n)
     passing = GateResult("test", "test", "pass", "2 of 2 tests passed")
     record_verdict(config, TaskRef("U"), Verdict("pass", "standard", [passing]), wall_s=1.0, now=T0)
     s = stats.compute(ledger.read_history(tmp_path), now=T0)
     assert s["tasks"] == 2 and s["escalated_tasks"] == 1
     assert s["rejections_per_task"] == {"0": 1, "1": 0, "2": 0, "3+": 1}
     assert s["top_failure_reasons"] == [{"reason": "test: failing tests", "count": 4}]
-    assert s["gate_overhead_share"] == pytest.approx(4 / 9 * 100)
+    # T: four verifies of 2 s over 3 minutes (and 2 s); U has one verdict and no transcript.
+    assert (s["tasks_timed"], s["gate_time_s"], s["task_time_s"]) == (1, 8.0, 182.0)
+    assert s["gate_share_of_task_time"] == pytest.approx(8 * 100 / 182)
 
 
 def test_cli_stats(project: Path, agentgate: Agentgate) -> None:
@@ -248,3 +257,28 @@ def test_cli_stats_with_a_config_elsewhere(
     assert json.loads(run.out)["verdicts"] == 1
     run = agentgate("stats", "--config", "../agentgate.yml", "--format=json")
     assert json.loads(run.out)["verdicts"] == 1
+
+
+def test_stats_learn_the_task_time_and_tokens_from_the_transcript(
+    project: Path, agentgate: Agentgate
+) -> None:
+    junit = str(DATA / "junit" / "pytest-xunit1.xml")
+    transcript = str(DATA / "transcripts" / "claude-code.jsonl")
+    for _ in range(2):
+        run = agentgate(
+            "verify", "--no-run", "--junit", junit, "--task", "T1", "--transcript", transcript
+        )
+        assert run.code == 1
+    lines = ledger.read_history(project)
+    assert lines[-1]["session"] == {"duration_s": 0.729, "tokens": 360, "tool_calls": 5}
+    doc = json.loads(agentgate("stats", "--format=json").out)
+    assert (doc["tokens_per_task"], doc["tasks_with_tokens"]) == (360.0, 1)
+    walls = sum(line["wall_s"] for line in lines)
+    # The two verifies took longer than the session's 0.729 s: their span is the task's time.
+    span = lines[-1]["ts"] - lines[0]["ts"] + lines[0]["wall_s"]
+    assert doc["task_time_s"] == pytest.approx(max(span, 0.729), abs=1e-3)
+    assert doc["gate_share_of_task_time"] == pytest.approx(
+        walls * 100 / doc["task_time_s"], rel=1e-3
+    )
+    text = agentgate("stats").out
+    assert "tokens per task      360 (mean of 1 task with a transcript)" in text

@@ -101,7 +101,7 @@ def history_record(
         if g.failed:
             item["reason"] = failure_reason(g)
         gates.append(item)
-    return {
+    record = {
         "v": HISTORY_VERSION,
         "time": datetime.fromtimestamp(now, timezone.utc).isoformat(timespec="seconds"),
         "ts": round(now, 3),
@@ -114,3 +114,17 @@ def history_record(
         "blocker": blocker,
         "gates": gates,
     }
+    if session := session_numbers(verdict):
+        record["session"] = session
+    return record
+
+
+def session_numbers(verdict: Verdict) -> dict[str, Any] | None:
+    """What the agent's session cost so far, from the session gate's transcript: its time
+    (first to last timestamp), tokens and tool calls. None without a transcript."""
+    for gate in verdict.gates:
+        if gate.kind == "session" and gate.actual.get("transcript") is not None:
+            numbers = {k: gate.actual.get(k) for k in ("duration_s", "tokens", "tool_calls")}
+            if any(isinstance(v, (int, float)) for v in numbers.values()):
+                return numbers
+    return None

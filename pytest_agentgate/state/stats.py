@@ -9,8 +9,13 @@ renders the same dictionary. Definitions:
 - rejections per task: failing verdicts (``fail`` and ``escalate``) per task, bucketed 0, 1, 2, 3+.
 - escalation rate: tasks with at least one ``escalate`` verdict, over tasks.
 - per gate: pass rate over the runs that were judged (skipped runs left out), mean duration.
-- gate overhead: the summed durations of the gate commands over the summed wall time of the
-  verifies that ran them. Commands run in parallel, so it can exceed 100%.
+- gate time as a share of task time: over the tasks whose time is known, the wall time of their
+  verifies (what the agent waited for the gate) over the task's time. A task's time is the
+  longest of its session's transcript (first timestamp to last, as the hook door reads it) and
+  the span of its verdicts (the first verify's start to the last verdict); a task with one
+  verdict and no transcript, or a verdict without its wall time, has no known time.
+- tokens per task: the mean, over tasks whose transcript was read, of the tokens the session had
+  spent at its last verdict.
 - top failure reasons: the normalised reason of every failed gate (``test: failing tests``).
 """
 
@@ -72,6 +77,7 @@ def compute(
         "escalated": status_counts["escalate"],
         **_task_stats(rows),
         **_gate_stats(rows),
+        **_task_cost(rows),
         "top_failure_reasons": _top_reasons(rows),
         "days": _days(rows),
     }
@@ -106,18 +112,52 @@ def _task_stats(rows: list[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _task_cost(rows: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """The gate's time as a share of the tasks' own time, and the tokens a task takes."""
+    by_task: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for row in rows:
+        if row.get("task") is not None:
+            by_task[str(row["task"])].append(row)
+    gate_time = task_time = 0.0
+    timed = 0
+    tokens: list[float] = []
+    for verdicts in by_task.values():
+        sessions = [s for v in verdicts if isinstance(s := v.get("session"), Mapping)]
+        walls = [_number(v.get("wall_s")) for v in verdicts]
+        if None not in walls and (len(verdicts) > 1 or sessions):
+            waited = [w or 0.0 for w in walls]
+            span = verdicts[-1]["ts"] - (verdicts[0]["ts"] - waited[0])
+            spent = max([span, *(_number(s.get("duration_s")) or 0.0 for s in sessions)])
+            if spent > 0:
+                timed += 1
+                task_time += spent
+                gate_time += sum(waited)
+        counted = [n for s in sessions if (n := _number(s.get("tokens"))) is not None]
+        if counted:
+            tokens.append(max(counted))
+    return {
+        "tasks_timed": timed,
+        "gate_time_s": round(gate_time, 3),
+        "task_time_s": round(task_time, 3),
+        "gate_share_of_task_time": None if task_time == 0 else gate_time * 100.0 / task_time,
+        "tasks_with_tokens": len(tokens),
+        "tokens_per_task": None if not tokens else sum(tokens) / len(tokens),
+    }
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
 def _gate_stats(rows: list[Mapping[str, Any]]) -> dict[str, Any]:
     runs: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    gate_time = verify_time = 0.0
     for row in rows:
         gates = [g for g in row.get("gates") or [] if isinstance(g, Mapping)]
         for gate in gates:
             if gate.get("status") in ("pass", "fail"):
                 runs[str(gate.get("name"))].append(gate)
-        wall = row.get("wall_s")
-        if isinstance(wall, (int, float)) and wall > 0:
-            verify_time += wall
-            gate_time += sum(_duration(g) or 0.0 for g in gates)
     per_gate = []
     for name, items in runs.items():
         passed = sum(g.get("status") == "pass" for g in items)
@@ -131,12 +171,7 @@ def _gate_stats(rows: list[Mapping[str, Any]]) -> dict[str, Any]:
                 "mean_duration_s": sum(durations) / len(durations) if durations else None,
             }
         )
-    return {
-        "gates": per_gate,
-        "gate_time_s": round(gate_time, 3),
-        "verify_time_s": round(verify_time, 3),
-        "gate_overhead_share": None if verify_time == 0 else gate_time * 100.0 / verify_time,
-    }
+    return {"gates": per_gate}
 
 
 def _duration(gate: Mapping[str, Any]) -> float | None:
@@ -195,6 +230,23 @@ def _secs(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f} s"
 
 
+def _share(stats: Mapping[str, Any]) -> str:
+    if stats["gate_share_of_task_time"] is None:
+        return "n/a (no task's time is known yet: a hook gives the transcript)"
+    timed = stats["tasks_timed"]
+    return (
+        f"{_pct(stats['gate_share_of_task_time'])} of task time ({stats['gate_time_s']:.2f} s "
+        f"of verifies in {stats['task_time_s']:.2f} s of {timed} task{'s' * (timed != 1)})"
+    )
+
+
+def _tokens(stats: Mapping[str, Any]) -> str:
+    if stats["tokens_per_task"] is None:
+        return "n/a (no transcript read yet)"
+    n = stats["tasks_with_tokens"]
+    return f"{stats['tokens_per_task']:,.0f} (mean of {n} task{'s' * (n != 1)} with a transcript)"
+
+
 def _window(stats: Mapping[str, Any]) -> str:
     return f"the last {stats['since']}" if stats["since"] else "all recorded history"
 
@@ -219,9 +271,8 @@ def render_text(stats: Mapping[str, Any]) -> str:
         f"  rejections per task  {buckets}",
         f"  escalation rate      {_pct(stats['escalation_rate'])} "
         f"({stats['escalated_tasks']} of {stats['tasks']} tasks)",
-        f"  gate overhead        {_pct(stats['gate_overhead_share'])} "
-        f"({stats['gate_time_s']:.2f} s of gate commands in {stats['verify_time_s']:.2f} s "
-        "of verify time)",
+        f"  gate time            {_share(stats)}",
+        f"  tokens per task      {_tokens(stats)}",
     ]
     if stats["gates"]:
         width = max(len(g["name"]) for g in stats["gates"])
@@ -255,8 +306,8 @@ def render_markdown(stats: Mapping[str, Any]) -> str:
         f"| First-try pass rate | {_pct(stats['first_try_pass_rate'])} |",
         f"| Rejections per task | {buckets} |",
         f"| Escalation rate | {_pct(stats['escalation_rate'])} |",
-        f"| Gate overhead | {_pct(stats['gate_overhead_share'])} "
-        f"({stats['gate_time_s']:.2f} s of {stats['verify_time_s']:.2f} s) |",
+        f"| Gate time | {_share(stats)} |",
+        f"| Tokens per task | {_tokens(stats)} |",
         "",
     ]
     if stats["gates"]:
