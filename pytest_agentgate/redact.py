@@ -89,6 +89,7 @@ class Cleaner:
             findings=[self.finding(f) for f in gate.findings],
             problems=[self.text(p) for p in gate.problems],
             notes=[self.text(n) for n in gate.notes],
+            escalate=[self.text(r) for r in gate.escalate],
         )
 
 

@@ -132,6 +132,10 @@ def test_a_transcript_that_cannot_be_read_is_a_report_error(
         "Two tests are skipped for now.",
         "The rest can be addressed later.",
         "I deferred the Windows support.",
+        "The CSV export is for a follow-up.",
+        "Retries can come in the next PR.",
+        "The payment call is stubbed out for now.",
+        "I left a TODO for the error path.",
     ],
 )
 def test_deferral_language_is_found(text: str) -> None:
@@ -473,3 +477,39 @@ def test_a_change_cannot_raise_the_budget_of_the_base(
     assert _gate(run)["expected"]["max_tool_calls"] == 3
     integrity = run.gate("integrity")
     assert any("max_tool_calls" in f["message"] for f in integrity["findings"]), integrity
+
+
+def test_what_escalates_is_cleaned_of_secrets(
+    gated: Callable[..., Path], agentgate: Agentgate, tmp_path: Path
+) -> None:
+    gated()
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    call = ("Bash", {"command": f"curl -H 'Authorization: token {token}' https://api.example"})
+    run = agentgate(
+        "verify", "--format", "json", "--transcript", str(_claude_session(tmp_path, [call] * 6))
+    )
+    assert run.code == 3
+    assert token not in run.out and "was made 6 times" in run.verdict()["escalation"]
+
+
+def test_explain_shows_the_session_gate_and_its_budget(
+    project: Path, write_config: Callable[[str], Path], agentgate: Agentgate
+) -> None:
+    write_config(
+        "gates:\n  custom:\n    - {name: t, command: 'true'}\nbudget: {max_tokens: 9000}\n"
+    )
+    doc = json.loads(agentgate("explain", "--format=json").out)
+    assert [g["name"] for g in doc["gates"]] == ["t"]
+    assert doc["session"]["thresholds"]["max_tokens"] == 9000
+    assert "judged when a hook, --transcript or --claim" in agentgate("explain").out
+
+
+def test_a_claude_session_past_200k_tokens_has_the_1m_window(tmp_path: Path) -> None:
+    lines = (TRANSCRIPTS / "claude-code.jsonl").read_text(encoding="utf-8").splitlines()
+    last = json.loads(lines[-2])
+    last["message"]["usage"]["cache_read_input_tokens"] = 400_000
+    lines[-2] = json.dumps(last)
+    path = tmp_path / "long.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    session = read_transcript(path)
+    assert (session.context_tokens, session.context_window) == (400_060, 1_000_000)

@@ -42,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
             "attempts_max": config.attempts_max,
             "max_chars": config.max_chars,
             "gates": [_gate_dict(g) for g in config.gates],
+            # Judged only when a door gives the agent's session (a hook, --transcript, --claim).
+            "session": None if config.session is None else _gate_dict(config.session),
             "notices": config.notices,
             "formats": {"lint": lint_formats, "coverage": coverage_formats},
         }
@@ -54,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
     )
     for gate in config.gates:
         _print_gate(gate)
+    if config.session is not None:
+        _print_gate(config.session)
+        print("  (judged when a hook, --transcript or --claim gives the agent's session)")
     for notice in config.notices:
         print(f"\nnote: {notice}")
     print(f"\nlint formats: {', '.join(lint_formats)}")

@@ -40,9 +40,10 @@ class ClaudeReader(Builder):
 
     def _assistant(self, record: dict[str, Any], message: dict[str, Any], content: Any) -> None:
         model = message.get("model")
-        if isinstance(model, str) and model != "<synthetic>":
+        if isinstance(model, str) and model != "<synthetic>" and model != self.session.model:
             self.session.model = model
-            self.session.context_window = LONG_WINDOW if "[1m]" in model else WINDOW
+            if self.session.context_window != LONG_WINDOW:
+                self.session.context_window = LONG_WINDOW if "[1m]" in model else WINDOW
         usage = message.get("usage")
         if isinstance(usage, dict):
             prompt = sum(
@@ -52,6 +53,8 @@ class ClaudeReader(Builder):
             total = prompt + _int(usage.get("output_tokens"))
             msg_id = message.get("id")
             self.usage(msg_id if isinstance(msg_id, str) else None, total, total)
+            if total > WINDOW:  # the transcript does not name the 1M window; usage shows it
+                self.session.context_window = LONG_WINDOW
         if not isinstance(content, list):
             return
         for part in content:
