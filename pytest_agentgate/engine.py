@@ -211,6 +211,7 @@ def with_session(request: Request) -> Config:
     session = config.session
     if (
         session is None
+        or not session.enabled
         or (request.transcript is None and request.claim is None)
         or any(g.kind == "session" for g in config.gates)
     ):

@@ -513,3 +513,12 @@ def test_a_claude_session_past_200k_tokens_has_the_1m_window(tmp_path: Path) -> 
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     session = read_transcript(path)
     assert (session.context_tokens, session.context_window) == (400_060, 1_000_000)
+
+
+def test_a_disabled_session_gate_is_not_judged(
+    gated: Callable[..., Path], agentgate: Agentgate
+) -> None:
+    gated("  session: {enabled: false}\n", profile="strict")
+    run = agentgate("verify", "--format", "json", "--claim", "Left the rest for a follow-up PR.")
+    assert run.code == 0
+    assert [g["name"] for g in run.verdict()["gates"]] == ["tests"]

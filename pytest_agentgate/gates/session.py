@@ -238,11 +238,10 @@ class SessionGate:
         if errors:
             result.status = "fail"
             result.summary = f"the session shows {_kinds(errors)}"
+        elif warnings:
+            result.summary = f"the session shows {count(warnings, 'warning')}"
         else:
-            parts = [f"{count(warnings, 'warning')}"] if warnings else []
-            result.summary = "the session shows nothing wrong" + (
-                f" ({', '.join(parts)})" if parts else ""
-            )
+            result.summary = "the session shows nothing wrong"
         return result
 
 
