@@ -177,6 +177,10 @@ def test_a_claim_is_quoted_beside_the_gate_that_disproves_it() -> None:
     ]
     assert session.findings == []  # the judged result is not changed in place
     assert check_claims([lint, session], "All tests pass.") == [lint, session]
+    both = check_claims([lint, test, session], "All tests pass and the work is complete.")
+    assert both[2].findings[0].message.endswith("test: 3 of 4 tests passed (75.00%, need 100.00%).")
+    named = GateResult("unit-tests", "custom", "fail", "exit code 1")
+    assert check_claims([named, session], "Tests pass.")[1].status == "fail"
 
 
 # -- the gate, through the CLI -------------------------------------------------------------------

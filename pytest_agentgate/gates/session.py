@@ -260,14 +260,21 @@ def deferrals(message: str) -> list[str]:
 
 
 def claims(message: str) -> list[tuple[str, tuple[str, ...] | None]]:
-    """Each sentence of ``message`` that claims success, with the gate kinds it is about."""
+    """Each sentence of ``message`` that claims success, with what it is about: gate kinds, or
+    None for the whole task ("all tests pass and the work is complete" is about both)."""
     out = []
     for sentence in _sentences(_unquoted(message)):
+        about: list[str] = []
+        whole = False
         for pattern, kinds in CLAIMS:
             match = pattern.search(sentence)
             if match and not _negated(sentence, match.start()):
-                out.append((_clip(sentence), kinds))
-                break
+                if kinds is None:
+                    whole = True
+                else:
+                    about.extend(kinds)
+        if whole or about:
+            out.append((_clip(sentence), None if whole else tuple(about)))
     return out
 
 
@@ -442,7 +449,7 @@ def check_claims(gates: list[GateResult], claim: str | None) -> list[GateResult]
     failed = [g for g in gates if g.failed and g.kind != "session"]
     found = []
     for sentence, kinds in claims(claim):
-        against = [g for g in failed if kinds is None or g.kind in kinds]
+        against = [g for g in failed if kinds is None or _about(g, kinds)]
         if not against:
             continue
         facts = "; ".join(f"{g.name}: {g.summary}" for g in against)
@@ -462,6 +469,12 @@ def check_claims(gates: list[GateResult], claim: str | None) -> list[GateResult]
         summary=_with_claims(session.summary),
     )
     return [*gates[:index], updated, *gates[index + 1 :]]
+
+
+def _about(gate: GateResult, kinds: tuple[str, ...]) -> bool:
+    """A gate a claim about ``kinds`` speaks of: of that kind, or named for it (a custom gate
+    called ``unit-tests`` is about tests)."""
+    return gate.kind in kinds or any(kind in gate.name.lower() for kind in kinds)
 
 
 def _with_claims(summary: str) -> str:
