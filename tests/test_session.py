@@ -107,6 +107,7 @@ def test_a_line_too_long_is_skipped_not_kept(
         (None, "transcript not found"),
         ("", "is empty"),
         ('{"hello": "world"}\n', "is not a transcript agentgate reads"),
+        ("PK\x03\x04 binary\n\x00\x01\n", "has no JSON line in its 2 lines: not a transcript"),
     ],
 )
 def test_a_transcript_that_cannot_be_read_is_a_report_error(

@@ -127,6 +127,10 @@ class _Reading:
 
     def session(self) -> Session:
         if self.builder is None:
+            if not self.pending and self.not_json:
+                raise ReportError(
+                    self.shown, f"has no JSON line in its {self.lines} lines: not a transcript"
+                )
             if not self.pending:
                 raise ReportError(self.shown, "is empty: the harness has written nothing yet")
             self.builder = _start(self.pending, self.hint, self.shown)
