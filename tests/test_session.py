@@ -61,6 +61,17 @@ def test_each_harness_transcript_is_read_the_same_way(name: str) -> None:
     assert edits[0].failed is False
 
 
+def test_tokens_are_counted_once_per_message() -> None:
+    """Claude writes a message with text and a tool call as two lines with one id and one
+    usage; Gemini writes a message again when its tool calls are added."""
+    claude = (TRANSCRIPTS / "claude-code.jsonl").read_text(encoding="utf-8").splitlines()
+    assert sum('"usage"' in line for line in claude) == 7
+    assert read_transcript(TRANSCRIPTS / "claude-code.jsonl").tokens == 6 * 60
+    gemini = (TRANSCRIPTS / "gemini-chat.jsonl").read_text(encoding="utf-8").splitlines()
+    assert sum('"type":"gemini"' in line for line in gemini) == 9  # 4 written twice
+    assert read_transcript(TRANSCRIPTS / "gemini-chat.jsonl").tokens == 5 * 60
+
+
 def test_a_denied_edit_is_a_failed_call() -> None:
     session = read_transcript(TRANSCRIPTS / "claude-code-edit-denied.jsonl")
     edit = next(c for c in session.calls if c.name == "Edit")
