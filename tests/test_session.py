@@ -267,10 +267,12 @@ def test_a_missing_transcript_turns_the_signals_off_and_never_fails(
 ) -> None:
     gated(profile="strict")
     run = agentgate("verify", "--transcript", str(project / "gone.jsonl"))
-    assert run.code == 0
-    assert "transcript signals are off" not in run.out  # a passing gate shows its summary
+    assert run.code == 0 and "PASS  session  the session shows 1 warning" in run.out
     doc = agentgate("verify", "--format", "json", "--transcript", "gone.jsonl")
     assert doc.code == 0 and _gate(doc)["status"] == "pass"
+    assert [f["message"] for f in _gate(doc)["findings"]] == [
+        "the transcript's signals are off: gone.jsonl: transcript not found"
+    ]
 
 
 def test_a_success_claim_the_tests_disprove_is_quoted_beside_them(

@@ -207,12 +207,18 @@ class SessionGate:
         findings: list[Finding] = []
         escalate: list[str] = []
         if evidence.transcript_error is not None:
-            result.notes.append(
-                f"transcript signals are off: {evidence.transcript_error} (the gate does not "
-                "fail for it)"
+            # A warning, so that every rendering shows it; the gate never fails for it.
+            findings.append(
+                Finding(
+                    f"the transcript's signals are off: {evidence.transcript_error}",
+                    code="transcript",
+                    severity="warning",
+                )
             )
         elif session is not None:
-            result.notes.extend(session.notes)
+            findings.extend(
+                Finding(n, code="transcript", severity="warning") for n in session.notes
+            )
         message, said_by = _final_message(evidence)
         severity: Severity = "error" if thresholds.get("deferral") == "block" else "warning"
         for sentence in deferrals(message or ""):
