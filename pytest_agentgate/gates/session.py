@@ -17,7 +17,8 @@ session. Its signals:
 - how full the context window is: above 80% the agent is told to compact, above 95% to start a
   fresh session.
 
-A missing or unreadable transcript turns its signals off with a warning finding; it never fails the gate.
+A missing or unreadable transcript turns its signals off with a warning finding; it never fails
+the gate.
 """
 
 from __future__ import annotations
