@@ -10,15 +10,23 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import traceback
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from pytest_agentgate import __version__
-from pytest_agentgate.cli import block, explain, init, reset, schema, stats, verify
+from pytest_agentgate.cli import (
+    block,
+    explain,
+    hook,
+    init,
+    install_hook,
+    reset,
+    schema,
+    stats,
+    verify,
+)
 from pytest_agentgate.cli._args import Parser
-from pytest_agentgate.cli._exit import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_USAGE
+from pytest_agentgate.cli._exit import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_USAGE, internal_error
 from pytest_agentgate.cli._output import silence_stdout
 from pytest_agentgate.errors import AgentgateError
 from pytest_agentgate.signals import Terminated, ending_signals, exit_code, name_of
@@ -38,7 +46,17 @@ class Command(Protocol):
 DEBUG_ENV = "AGENTGATE_DEBUG"
 
 # In the order `agentgate --help` lists them.
-COMMANDS: tuple[Command, ...] = (verify, block, reset, stats, schema, explain, init)
+COMMANDS: tuple[Command, ...] = (
+    verify,
+    hook,
+    install_hook,
+    block,
+    reset,
+    stats,
+    schema,
+    explain,
+    init,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,18 +100,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(internal_error(exc), file=sys.stderr)
         return EXIT_USAGE
-
-
-def internal_error(exc: BaseException) -> str:
-    """What a user sees of a bug in agentgate: what broke, where, and what to do about it."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
-    what = " ".join(str(exc).split())[:300] or "(no message)"
-    return (
-        f"agentgate: internal error: {type(exc).__name__}{where}: {what}. This is a bug in "
-        f"agentgate {__version__}, not in your project: nothing was judged. Please report it "
-        "with the command you ran; run it again with AGENTGATE_DEBUG=1 to see the traceback."
-    )
 
 
 def error_exit(exc: AgentgateError) -> int:

@@ -411,6 +411,8 @@ def _top(
         report.unapplied.append("attempts.per_branch")
     if now.max_chars != base.max_chars:
         report.unapplied.append("continuation.max_chars")
+    if now.hook_budget_s != base.hook_budget_s:
+        report.unapplied.append("hook.budget")
     if now.base != base.base:
         report.changed("base", base.base, now.base, now_side.line(("base",)))
     approved = {(r.rule, r.path) for r in base.integrity_allow}

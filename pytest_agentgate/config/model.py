@@ -23,6 +23,7 @@ TOP_KEYS = (
     "base",
     "integrity",
     "budget",
+    "hook",
 )
 # `budget:` keys; each is a threshold of the session gate (gates/session.py).
 BUDGET_KEYS = ("max_tool_calls", "max_tokens", "max_context_percent")
@@ -30,6 +31,12 @@ INTEGRITY_KEYS = ("allow",)
 ALLOW_KEYS = ("rule", "path", "reason")
 ATTEMPT_KEYS = ("max", "global_max", "per_branch")
 CONTINUATION_KEYS = ("max_chars",)
+# `hook:` keys: the harness stop hooks' door (pytest_agentgate/harness/).
+HOOK_KEYS = ("budget",)
+# Seconds a stop hook may take, below the harness's own hook timeout (install-hook writes a
+# larger one); gates still running then are stopped and the stop is let through, said loudly.
+DEFAULT_HOOK_BUDGET_S = 100
+MIN_HOOK_BUDGET_S = 10
 DEFAULT_MAX_CHARS = 4000
 # The source name of a configuration made only of the report flags.
 FLAGS_SOURCE = "command line"
@@ -106,6 +113,7 @@ class Config:
     # Without --task, count the attempts of the current git branch.
     attempts_per_branch: bool = False
     max_chars: int = DEFAULT_MAX_CHARS
+    hook_budget_s: int = DEFAULT_HOOK_BUDGET_S
     enabled: bool = True
     # The commit the change is judged against (``base:``); see pytest_agentgate/git.py.
     base: str | None = None

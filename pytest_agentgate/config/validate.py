@@ -24,7 +24,9 @@ from pytest_agentgate.config.model import (
     BUILTIN_GATES,
     CONTINUATION_KEYS,
     DEFAULT_TIMEOUT,
+    HOOK_KEYS,
     INTEGRITY_KEYS,
+    MIN_HOOK_BUDGET_S,
     TOP_KEYS,
     AllowRule,
     Config,
@@ -209,6 +211,11 @@ def validate(
         v.check_keys(cont, CONTINUATION_KEYS, ("continuation",))
         if "max_chars" in cont:
             config.max_chars = v.integer(cont["max_chars"], ("continuation", "max_chars"), 200)
+    if "hook" in data:
+        hook = v.mapping(data["hook"], ("hook",))
+        v.check_keys(hook, HOOK_KEYS, ("hook",))
+        if "budget" in hook:
+            config.hook_budget_s = v.integer(hook["budget"], ("hook", "budget"), MIN_HOOK_BUDGET_S)
     gates = v.mapping(data.get("gates", {}), ("gates",))
     for name, body in gates.items():
         if name == "session" and "session" in v.registry.kinds:

@@ -1,0 +1,89 @@
+"""``agentgate install-hook HARNESS``: make the harness call ``agentgate hook`` when its agent
+wants to stop (see ``harness/install.py`` for where each harness reads its hooks)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_agentgate.harness.protocols import HARNESSES
+
+if TYPE_CHECKING:
+    from pytest_agentgate.cli._args import Parser, Subparsers
+
+
+def add_parser(subparsers: Subparsers) -> Parser:
+    parser = subparsers.add_parser(
+        "install-hook",
+        help="write a harness's settings so the agent cannot stop until the gate passes",
+        description="Merge agentgate's stop hook into the project's (or, with --user, your) "
+        "settings of the harness: other settings and hooks are kept, a changed file is backed "
+        "up, and running it twice changes nothing.",
+    )
+    parser.add_argument("harness", choices=sorted(HARNESSES), help="the harness to set up")
+    parser.add_argument(
+        "--user", action="store_true", help="your settings for every project, not this project's"
+    )
+    parser.add_argument(
+        "--uninstall", action="store_true", help="take agentgate's stop hook out again"
+    )
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from pytest_agentgate.config.model import DEFAULT_HOOK_BUDGET_S
+    from pytest_agentgate.config.resolve import resolve_config
+    from pytest_agentgate.errors import AgentgateError
+    from pytest_agentgate.harness.install import (
+        TIMEOUT_MARGIN_S,
+        hook_command,
+        install,
+        settings_path,
+        trust_steps,
+    )
+    from pytest_agentgate.project import project_root
+
+    harness = HARNESSES[args.harness]
+    cwd = Path.cwd()
+    budget = DEFAULT_HOOK_BUDGET_S
+    try:
+        config = resolve_config(cwd)
+        root, budget = config.root, config.hook_budget_s
+    except AgentgateError as exc:
+        root = project_root(cwd)
+        print(
+            f"agentgate: note: the configuration cannot be read ({exc}); the hook's timeout "
+            f"assumes the default budget of {budget} s"
+        )
+    path = settings_path(harness, root, user=args.user)
+    command = hook_command(harness)
+    timeout = budget + TIMEOUT_MARGIN_S
+    done = install(harness, path, command=command, timeout_s=timeout, uninstall=args.uninstall)
+    shown = _shown(path, root)
+    if not done.changed:
+        state = "not there" if args.uninstall else "already installed"
+        print(f"agentgate: {harness.title} stop hook {state} in {shown}; nothing changed")
+        return 0
+    if args.uninstall:
+        print(f"agentgate: removed the {harness.title} stop hook from {shown}")
+    else:
+        print(
+            f"agentgate: {harness.title} now asks agentgate before its agent stops.\n"
+            f"  wrote {shown}: {harness.event} hook `{command}`, timeout {timeout} s "
+            f"(agentgate answers within {budget} s)"
+        )
+    if done.backup is not None:
+        print(f"  the previous file is kept as {_shown(done.backup, root)}")
+    if not args.uninstall:
+        print("Still to do in the harness:")
+        for step in trust_steps(harness, root, user=args.user):
+            print("  - " + step.replace("\n", "\n    "))
+    return 0
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,191 @@
+"""``agentgate hook HARNESS``: may the agent stop? Asked by the harness, answered in its protocol.
+
+The door translates: the event becomes a :class:`~pytest_agentgate.engine.Request` (door
+``hook:<harness>``, task = the harness session, claim = the agent's final message, the
+transcript), the one pipeline judges, and the Verdict becomes the harness's answer:
+
+- fail: block, with the continuation text as the agent's next instruction;
+- pass: allow;
+- escalate: allow, and tell the user, in the harness's channel, where the report is;
+- agentgate's own trouble (a broken configuration, a bug, the time budget run out): allow, and
+  tell the user loudly what broke. The gate never traps an agent for a fault of its own.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from pytest_agentgate.errors import AgentgateError
+from pytest_agentgate.harness.protocols import Answer, EventError, Harness, HookEvent
+from pytest_agentgate.state.stops import StopRecord, session_stops, stop_key
+
+if TYPE_CHECKING:
+    from pytest_agentgate.config.model import Config
+
+# The most of a hook event read from stdin (Gemini's accumulates every reply of a session).
+MAX_EVENT_BYTES = 8 * 1024 * 1024
+# Kept back from the budget for judging and answering once the commands have stopped.
+ANSWER_RESERVE_S = 5.0
+
+OutcomeKind = Literal["pass", "block", "escalate", "trouble", "skip"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The door's answer before a harness's protocol shapes it."""
+
+    kind: OutcomeKind
+    # block: the continuation text (for the model); otherwise the message for the user.
+    text: str = ""
+    # block: one line for the user beside the block (harnesses that show one).
+    status_line: str | None = None
+
+
+def answer(harness: Harness, outcome: Outcome) -> Answer:
+    if outcome.kind == "block":
+        return harness.block(outcome.text, outcome.status_line)
+    if outcome.kind == "skip" or (outcome.kind == "pass" and harness.name in ("copilot", "cursor")):
+        # Copilot shows a message only as a warning, Cursor not at all: a pass stays quiet.
+        return harness.allow(None)
+    return harness.allow(outcome.text)
+
+
+def trouble(what: str) -> Outcome:
+    return Outcome(
+        "trouble",
+        f"agentgate could not gate this stop: {what} The agent was allowed to stop, and its work "
+        "was NOT verified.",
+    )
+
+
+def handle(harness: Harness, raw: bytes) -> Answer:
+    """The whole hook: the event's bytes in, the harness's answer out. Raises only for bugs
+    (the CLI turns those into an allowing answer too)."""
+    try:
+        event = harness.parse(raw)
+    except EventError as exc:
+        return answer(harness, trouble(f"{exc}. Is the hook installed for {harness.title}?"))
+    if not event.judge:
+        return answer(harness, Outcome("skip"))
+    return answer(harness, gate_stop(harness, event))
+
+
+def gate_stop(harness: Harness, event: HookEvent) -> Outcome:
+    from pytest_agentgate.config.resolve import resolve_config
+    from pytest_agentgate.registry import get_registry
+
+    cwd = Path(event.cwd)
+    if not cwd.is_dir():
+        return trouble(f"the event's cwd {event.cwd!r} is not a folder.")
+    registry = get_registry()
+    try:
+        config = resolve_config(cwd, registry=registry)
+    except AgentgateError as exc:
+        return trouble(f"its configuration is broken: {exc}. Fix it, and the next stop is gated.")
+    notice = _within_harness_cap(harness, config)
+    with session_stops(config.root, event.session) as book:
+        words = event.message if event.replies is None else event.replies
+        key = stop_key(event.session, words)
+        last = book.read() if book is not None else None
+        started = time.time()
+        if last is not None and last.same_stop(key, started):
+            return Outcome(**last.outcome)
+        claim = event.message
+        if event.replies is not None:
+            claim = _new_replies(event.replies, last.replies if last else None)
+        outcome = _judge(harness, event, config, claim, notice)
+        if book is not None:
+            book.write(StopRecord(key, time.time(), asdict(outcome), event.replies))
+        return outcome
+
+
+def _within_harness_cap(harness: Harness, config: Config) -> str | None:
+    """Escalate before the harness's own cap on consecutive blocks ends the loop silently."""
+    cap = harness.block_cap
+    if cap is None:
+        return None
+    most = cap - 1
+    notices = []
+    if config.attempts_max > most:
+        notices.append(f"attempts.max {config.attempts_max}")
+        config.attempts_max = most
+    if config.attempts_global_max > most:
+        if not notices:
+            notices.append(f"attempts.global_max {config.attempts_global_max}")
+        config.attempts_global_max = most
+    if not notices:
+        return None
+    return (
+        f"{notices[0]} is more than {harness.title} allows: it lets the agent stop after {cap} "
+        f"blocks in a row, so agentgate escalates after {most}"
+    )
+
+
+def _new_replies(replies: str, seen: str | None) -> str:
+    """Gemini CLI's ``prompt_response`` holds every reply so far: the new one is what follows
+    the part the previous stop saw."""
+    if seen and replies.startswith(seen) and len(replies) > len(seen):
+        return replies[len(seen) :].strip() or replies
+    return replies
+
+
+def _judge(
+    harness: Harness, event: HookEvent, config: Config, claim: str | None, notice: str | None
+) -> Outcome:
+    from pytest_agentgate.engine import Pipeline, Request
+    from pytest_agentgate.state.storage import default_storage
+
+    if notice:
+        config.notices.append(notice)
+    transcript = Path(event.transcript) if event.transcript else None
+    request = Request(
+        config,
+        door=f"hook:{harness.name}",
+        task=event.session,
+        claim=claim,
+        transcript=transcript,
+        run=True,
+        record=True,
+    )
+    budget = float(config.hook_budget_s)
+    pipeline = Pipeline(request)
+    cancel = threading.Event()
+    timer = threading.Timer(max(1.0, budget - ANSWER_RESERVE_S), cancel.set)
+    timer.daemon = True
+    timer.start()
+    try:
+        results = pipeline.run_commands(cancel=cancel)
+    finally:
+        timer.cancel()
+    unfinished = sorted(name for name, result in results.items() if result.cancelled)
+    if unfinished:
+        request.record = False  # nothing was judged: no attempt is counted
+        return trouble(
+            f"its time budget of {budget:g} s ran out before {', '.join(unfinished)} finished; "
+            "they were stopped. Make them faster, or raise `hook: {budget: N}` in agentgate.yml "
+            "(and the harness's hook timeout, which `agentgate install-hook` sets above it)."
+        )
+    verdict = pipeline.verdict()
+    failed = ", ".join(g.name for g in verdict.failed_gates if g.blocking) or "none"
+    attempt = (
+        f", attempt {verdict.attempt.number} of {verdict.attempt.max}" if verdict.attempt else ""
+    )
+    if verdict.status == "pass":
+        return Outcome("pass", f"agentgate: PASS (profile {verdict.profile})")
+    if verdict.status == "escalate":
+        where = default_storage(config.root).escalation_location(event.session)
+        return Outcome(
+            "escalate",
+            f"agentgate: a human is needed. The gate still fails ({failed}) and the agent has "
+            f"used its attempts, or hit something only a person can fix. The agent was allowed "
+            f"to stop. Report: {config.root / where}",
+        )
+    return Outcome(
+        "block",
+        verdict.continuation or f"agentgate: the gate failed ({failed}).",
+        f"agentgate: FAIL{attempt} (failed: {failed})",
+    )

@@ -1,0 +1,251 @@
+"""``agentgate install-hook``: write a harness's settings so it calls ``agentgate hook``.
+
+The settings are merged: every other setting and hook stays as it is, an entry of agentgate's
+already there is updated in place (never listed twice: Codex and Copilot would run it twice),
+and a file that changes is backed up first. The command is the absolute path of this
+agentgate: a harness does not activate the project's virtualenv.
+
+Where each harness reads its stop hooks (checked with the real CLIs, 2026-11):
+
+=========  ==================================  ======================================
+harness    project                             user (``--user``)
+=========  ==================================  ======================================
+claude     ``.claude/settings.json``           ``~/.claude/settings.json``
+codex      ``.codex/hooks.json``               ``$CODEX_HOME/hooks.json`` (``~/.codex``)
+gemini     ``.gemini/settings.json``           ``~/.gemini/settings.json``
+copilot    ``.github/hooks/agentgate.json``    ``~/.copilot/hooks/agentgate.json``
+cursor     ``.cursor/hooks.json``              ``~/.cursor/hooks.json``
+=========  ==================================  ======================================
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_agentgate.errors import AgentgateError
+from pytest_agentgate.harness.protocols import CURSOR_LOOP_LIMIT, Harness
+
+# The harness's hook timeout is agentgate's budget plus this margin, so agentgate always
+# answers first (Copilot's default, 30 s, would silently let the agent stop).
+TIMEOUT_MARGIN_S = 20
+
+
+class InstallError(AgentgateError):
+    """A settings file agentgate will not touch: not JSON, or not the shape it should have."""
+
+
+@dataclass
+class Installed:
+    """What install-hook did, for the user."""
+
+    path: Path
+    changed: bool
+    backup: Path | None = None
+    lines: list[str] = field(default_factory=list)
+
+
+def settings_path(harness: Harness, root: Path, *, user: bool, home: Path | None = None) -> Path:
+    home = home if home is not None else Path.home()
+    if harness.name == "codex" and user:
+        return Path(os.environ.get("CODEX_HOME") or home / ".codex") / "hooks.json"
+    project, user_path = {
+        "claude": (".claude/settings.json", ".claude/settings.json"),
+        "codex": (".codex/hooks.json", ".codex/hooks.json"),
+        "gemini": (".gemini/settings.json", ".gemini/settings.json"),
+        "copilot": (".github/hooks/agentgate.json", ".copilot/hooks/agentgate.json"),
+        "cursor": (".cursor/hooks.json", ".cursor/hooks.json"),
+    }[harness.name]
+    return (home / user_path) if user else (root / project)
+
+
+def hook_command(harness: Harness) -> str:
+    """``'/abs/path/agentgate' hook NAME``: the agentgate that is running now."""
+    return shlex.join([*agentgate_argv(), "hook", harness.name])
+
+
+def agentgate_argv() -> list[str]:
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if script is not None and script.name == "agentgate" and script.is_file():
+        return [str(script.absolute())]
+    beside = Path(sys.executable).with_name("agentgate")
+    if beside.is_file():
+        return [str(beside)]
+    return [sys.executable, "-m", "pytest_agentgate"]
+
+
+def is_ours(harness: Harness, command: Any) -> bool:
+    """An entry agentgate wrote for this harness (any install of agentgate, any path)."""
+    if not isinstance(command, str):
+        return False
+    return (
+        re.search(rf"(agentgate|pytest_agentgate)\S*\s+hook\s+{harness.name}\b", command)
+        is not None
+    )
+
+
+def handler(harness: Harness, command: str, timeout_s: int) -> dict[str, Any]:
+    """One hook handler in the harness's own shape."""
+    if harness.name == "gemini":  # milliseconds
+        return {
+            "type": "command",
+            "name": "agentgate",
+            "command": command,
+            "timeout": timeout_s * 1000,
+        }
+    if harness.name == "copilot":
+        return {"type": "command", "bash": command, "timeoutSec": timeout_s}
+    if harness.name == "cursor":
+        return {"command": command, "timeout": timeout_s, "loop_limit": CURSOR_LOOP_LIMIT}
+    return {"type": "command", "command": command, "timeout": timeout_s}
+
+
+def _command_of(harness: Harness, entry: Any) -> Any:
+    if not isinstance(entry, dict):
+        return None
+    return entry.get("bash" if harness.name == "copilot" else "command")
+
+
+def merge(
+    harness: Harness, document: dict[str, Any], new: dict[str, Any] | None, shown: str
+) -> dict[str, Any]:
+    """``document`` with agentgate's handler set to ``new`` (None: removed), all else kept."""
+    hooks = document.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise InstallError(
+            f"{shown}: `hooks` is not a mapping; fix it by hand, nothing was changed"
+        )
+    entries = hooks.setdefault(harness.event, [])
+    if not isinstance(entries, list):
+        raise InstallError(
+            f"{shown}: `hooks.{harness.event}` is not a list; fix it by hand, nothing was changed"
+        )
+    grouped = harness.name in ("claude", "codex", "gemini")  # [{"hooks": [handler, ...]}, ...]
+    placed = False
+    kept: list[Any] = []
+    for entry in entries:
+        if grouped and isinstance(entry, dict) and isinstance(entry.get("hooks"), list):
+            inner = []
+            for item in entry["hooks"]:
+                if is_ours(harness, _command_of(harness, item)):
+                    if new is not None and not placed:
+                        inner.append(new)
+                        placed = True
+                    continue
+                inner.append(item)
+            if inner or not entry["hooks"]:
+                kept.append({**entry, "hooks": inner})
+            continue
+        if not grouped and is_ours(harness, _command_of(harness, entry)):
+            if new is not None and not placed:
+                kept.append(new)
+                placed = True
+            continue
+        kept.append(entry)
+    if new is not None and not placed:
+        kept.append({"hooks": [new]} if grouped else new)
+    if kept:
+        hooks[harness.event] = kept
+    else:
+        del hooks[harness.event]
+    if not hooks:
+        del document["hooks"]
+    if harness.name in ("copilot", "cursor") and document and "version" not in document:
+        document = {"version": 1, **document}
+    return document
+
+
+def install(
+    harness: Harness,
+    path: Path,
+    *,
+    command: str,
+    timeout_s: int,
+    uninstall: bool = False,
+) -> Installed:
+    """Merge agentgate's stop hook into ``path`` (or take it out); write only on a change."""
+    shown = str(path)
+    before: str | None = None
+    document: dict[str, Any] = {}
+    if path.exists():
+        try:
+            before = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InstallError(f"{shown}: cannot be read ({exc}); nothing was changed") from None
+        if before.strip():
+            try:
+                loaded = json.loads(before)
+            except ValueError as exc:
+                raise InstallError(
+                    f"{shown}: is not valid JSON ({exc}); fix it or move it away, nothing was "
+                    "changed"
+                ) from None
+            if not isinstance(loaded, dict):
+                raise InstallError(f"{shown}: is not a JSON object; nothing was changed")
+            document = loaded
+    elif uninstall:
+        return Installed(path, changed=False)
+    new = None if uninstall else handler(harness, command, timeout_s)
+    merged = merge(harness, json.loads(json.dumps(document)), new, shown)
+    if before is not None and before.strip() and merged == document:
+        return Installed(path, changed=False)
+    text = json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
+    backup = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if before is not None:
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            backup = path.with_name(f"{path.name}.agentgate-{stamp}.bak")
+            shutil.copy2(path, backup)
+        tmp = path.with_name(f".{path.name}.agentgate.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        if before is not None:
+            shutil.copymode(path, tmp)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise InstallError(f"{shown}: cannot be written ({exc.strerror or exc})") from None
+    return Installed(path, changed=True, backup=backup)
+
+
+def trust_steps(harness: Harness, root: Path, *, user: bool) -> list[str]:
+    """What the user must still do in the harness before it runs the hook."""
+    if harness.name == "claude":
+        return [
+            "Claude Code reads it when a session starts; in a session already open, review the "
+            "new hook with /hooks."
+        ]
+    if harness.name == "codex":
+        steps = [
+            "Codex runs a hook only once you have trusted it: start `codex` in the project and "
+            "approve agentgate's Stop hook when asked (until then Codex silently runs no hook)."
+        ]
+        if not user:
+            steps.append(
+                "Codex ignores .codex/hooks.json in a project it does not trust: trust the project "
+                "when Codex asks, or add to $CODEX_HOME/config.toml (default ~/.codex):\n"
+                f'    [projects."{root}"]\n    trust_level = "trusted"'
+            )
+        steps.append(
+            "`codex exec` shows no hook message: an escalation's report is in "
+            ".agentgate/escalations/ and `agentgate stats` lists it."
+        )
+        return steps
+    if harness.name == "gemini":
+        return [
+            "Gemini CLI runs no hook in an untrusted folder: trust this folder when Gemini asks "
+            "(or with /permissions)."
+        ]
+    if harness.name == "copilot":
+        return [
+            "Copilot CLI loads a repository's hooks only in a trusted folder: answer yes when it "
+            "asks to trust this folder, or pass --trust-folder (--allow-all alone is not enough)."
+        ]
+    return ["Cursor reads .cursor/hooks.json when it starts: restart Cursor."]

@@ -1,0 +1,180 @@
+"""Each harness's stop-hook protocol: what its event says, and how an answer must be written.
+
+Facts checked against the real CLIs (Claude Code 2.1, Codex CLI 0.169, Gemini CLI 0.61,
+Copilot CLI 1.0, headless, 2026-11); Cursor from its published protocol:
+
+- All four CLIs read ``{"decision": "block", "reason": R}`` on stdout (exit 0) as "keep
+  working" and hand R to the model as its next user message. Cursor's ``stop`` hook reads
+  ``{"followup_message": R}`` instead.
+- Codex drops a block whose answer has any key besides ``continue, decision, reason,
+  stopReason, suppressOutput, systemMessage`` (the agent then stops): answers use no other key.
+- What the user sees: Claude Code and Gemini CLI show ``systemMessage``; Copilot CLI shows only
+  the stderr of a hook that exits 2, and still lets the agent stop (exit 2 blocks in the other
+  three); headless Codex shows no hook message at all.
+- Claude Code and Copilot CLI let the agent stop at the 9th consecutive block; Cursor after the
+  hook's ``loop_limit`` (written as :data:`CURSOR_LOOP_LIMIT` by ``install-hook``). agentgate
+  must escalate before that (``block_cap``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+# Keys an answer may carry: Codex refuses the rest, so every harness gets only these.
+ANSWER_KEYS = frozenset(
+    {"continue", "decision", "reason", "stopReason", "suppressOutput", "systemMessage"}
+)
+# The loop_limit install-hook writes for Cursor: its default (5) would end the loop first.
+CURSOR_LOOP_LIMIT = 8
+
+
+class EventError(ValueError):
+    """The hook's stdin is not an event this harness sends."""
+
+
+@dataclass(frozen=True)
+class HookEvent:
+    """What a harness told the hook about the stop, in the same terms for every harness."""
+
+    harness: str
+    session: str
+    cwd: str
+    transcript: str | None
+    # The agent's final message when the event carries it (Claude Code, Codex), else None.
+    message: str | None
+    # Gemini CLI sends every reply of the session so far; the door keeps the new part.
+    replies: str | None = None
+    # False for a stop that is not the end of an agent's turn (Cursor: aborted, error).
+    judge: bool = True
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the hook process writes and how it exits."""
+
+    stdout: str
+    stderr: str = ""
+    exit_code: int = 0
+
+
+@dataclass(frozen=True)
+class Harness:
+    """One harness: its name, its stop event, and its answers."""
+
+    name: str
+    title: str
+    event: str
+    # Consecutive blocks after which the harness lets the agent stop by itself; None: no cap.
+    block_cap: int | None
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def parse(self, raw: bytes) -> HookEvent:
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise EventError(f"the hook's stdin is not JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise EventError(f"the hook's stdin is a JSON {type(data).__name__}, not an object")
+        if self.name == "cursor":
+            return _cursor_event(data)
+        if self.name == "copilot" and "sessionId" in data:
+            return _copilot_event(data)
+        return _claude_shaped_event(self, data)
+
+    # -- answering ---------------------------------------------------------------------------
+
+    def allow(self, message: str | None = None) -> Answer:
+        """Let the agent stop; ``message``, when given, is for the user (not the model)."""
+        if message is None:
+            return Answer("{}")
+        if self.name == "copilot":
+            # Copilot shows nothing of a hook's stdout; the stderr of exit 2 is its one channel
+            # to the user, and exit 2 does not block it.
+            return Answer("{}", message + "\n", 2)
+        if self.name == "cursor":
+            return Answer("{}", message + "\n")
+        return Answer(_json({"systemMessage": message}))
+
+    def block(self, reason: str, status_line: str | None = None) -> Answer:
+        """Send the agent back to work with ``reason`` as its next instruction."""
+        if self.name == "cursor":
+            return Answer(_json({"followup_message": reason}))
+        answer: dict[str, Any] = {"decision": "block", "reason": reason}
+        if status_line and self.name != "copilot":
+            answer["systemMessage"] = status_line
+        return Answer(_json(answer))
+
+
+def _json(answer: Mapping[str, Any]) -> str:
+    return json.dumps(answer, ensure_ascii=False)
+
+
+def _text(data: Mapping[str, Any], key: str, *, required: bool = True) -> str | None:
+    value = data.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise EventError(f"the event has no {key!r} (a non-empty string)")
+    return value
+
+
+def _claude_shaped_event(harness: Harness, data: Mapping[str, Any]) -> HookEvent:
+    """Claude Code's ``Stop``; Codex's ``Stop`` (the same keys and more); Gemini's
+    ``AfterAgent``; and Copilot running a Claude-style hook (snake_case, Claude's keys)."""
+    message = _text(data, "last_assistant_message", required=False)
+    replies = _text(data, "prompt_response", required=False) if harness.name == "gemini" else None
+    return HookEvent(
+        harness=harness.name,
+        session=_text(data, "session_id") or "",
+        cwd=_text(data, "cwd") or "",
+        transcript=_text(data, "transcript_path", required=False),
+        message=message,
+        replies=replies,
+    )
+
+
+def _copilot_event(data: Mapping[str, Any]) -> HookEvent:
+    """Copilot CLI's ``agentStop``: camelCase, and no message (its transcript has it)."""
+    return HookEvent(
+        harness="copilot",
+        session=_text(data, "sessionId") or "",
+        cwd=_text(data, "cwd") or "",
+        transcript=_text(data, "transcriptPath", required=False),
+        message=None,
+    )
+
+
+def _cursor_event(data: Mapping[str, Any]) -> HookEvent:
+    """Cursor's ``stop``: ``conversation_id``, ``workspace_roots``, ``status``, ``loop_count``."""
+    roots = data.get("workspace_roots")
+    cwd = data.get("cwd")
+    if not isinstance(cwd, str) or not cwd:
+        if not isinstance(roots, list) or not roots or not isinstance(roots[0], str):
+            raise EventError("the event has no 'workspace_roots' (a list of folders)")
+        cwd = roots[0]
+    status = data.get("status", "completed")
+    return HookEvent(
+        harness="cursor",
+        session=_text(data, "conversation_id") or "",
+        cwd=cwd,
+        transcript=_text(data, "transcript_path", required=False),
+        message=None,
+        # An aborted or failed turn is the user's or the harness's doing, not a claim of done.
+        judge=status == "completed",
+    )
+
+
+HARNESSES: dict[str, Harness] = {
+    h.name: h
+    for h in (
+        Harness("claude", "Claude Code", "Stop", block_cap=8),
+        Harness("codex", "Codex CLI", "Stop", block_cap=None),
+        Harness("gemini", "Gemini CLI", "AfterAgent", block_cap=None),
+        Harness("copilot", "Copilot CLI", "agentStop", block_cap=8),
+        Harness("cursor", "Cursor", "stop", block_cap=CURSOR_LOOP_LIMIT),
+    )
+}

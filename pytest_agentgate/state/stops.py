@@ -1,0 +1,93 @@
+"""One stop, one attempt: what the hook door remembers of a harness session's last stop.
+
+A harness may call the stop hook more than once for the same stop: Copilot CLI runs both a
+``.claude/settings.json`` Stop hook and its own ``agentStop`` hook, and Codex and Copilot run an
+entry listed twice twice, sometimes at the same moment. Each call must not count an attempt.
+The door holds a lock per session while it gates a stop; a call for the same stop that comes
+while the first is running, or within :data:`SAME_STOP_S` of its answer, gets that answer again.
+
+A stop is "the same" when the session and the agent's final words are the same: an agent that
+stops again with the same words after it was sent back is counted again once the window has
+passed, so a repeated "done" can never loop forever without escalating.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_agentgate.state.storage import ensure_state_dir, locked, write_atomic
+
+STOPS_DIR = "stops"
+# A repeat of the same stop arrives back to back (the harness runs its hooks one after the
+# other, or at once); an agent sent back needs a model turn before it can stop again.
+SAME_STOP_S = 5.0
+
+
+@dataclass(frozen=True)
+class StopRecord:
+    """The last stop of a session and the answer it got, in the door's terms."""
+
+    key: str
+    answered_at: float
+    outcome: dict[str, Any]
+    # Gemini CLI sends every reply so far: the part already seen, to find the new one.
+    replies: str | None = None
+
+    def same_stop(self, key: str, now: float) -> bool:
+        return self.key == key and 0 <= now - self.answered_at < SAME_STOP_S
+
+
+class StopBook:
+    """The record of one session's last stop, read and written under that session's lock."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def read(self) -> StopRecord | None:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            return StopRecord(
+                key=str(data["key"]),
+                answered_at=float(data["answered_at"]),
+                outcome=dict(data["outcome"]),
+                replies=data.get("replies") if isinstance(data.get("replies"), str) else None,
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # no record, or one that cannot be trusted: gate the stop afresh
+
+    def write(self, record: StopRecord) -> None:
+        document = {
+            "key": record.key,
+            "answered_at": record.answered_at,
+            "outcome": record.outcome,
+            "replies": record.replies,
+        }
+        with contextlib.suppress(OSError):  # a lost record costs a duplicate attempt, no more
+            write_atomic(self.path, json.dumps(document, ensure_ascii=False))
+
+
+def stop_key(session: str, words: str | None) -> str:
+    return hashlib.sha256(f"{session}\0{words or ''}".encode()).hexdigest()
+
+
+@contextlib.contextmanager
+def session_stops(root: Path, session: str) -> Iterator[StopBook | None]:
+    """Hold ``session``'s stop lock; None when the project's state folder cannot be written (then
+    every call is gated, and counted, on its own)."""
+    name = hashlib.sha256(session.encode()).hexdigest()[:32]
+    with contextlib.ExitStack() as stack:
+        try:
+            folder = ensure_state_dir(root) / STOPS_DIR / name
+            folder.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(locked(folder))
+        except OSError:
+            book = None
+        else:
+            book = StopBook(folder / "last-stop.json")
+        yield book
