@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -311,8 +312,18 @@ def test_no_command_prints_the_help_on_stderr(capsys: pytest.CaptureFixture[str]
     assert out == ""
     assert err.startswith("usage: agentgate [-h] [--version] COMMAND ...")
     # Every subcommand is listed, in the order of COMMANDS.
-    listed = [line.split()[0] for line in err.splitlines() if line.startswith("    ")]
-    assert listed == ["verify", "block", "reset", "stats", "schema", "explain", "init"]
+    listed = [ln.split()[0] for ln in err.splitlines() if re.match(r"    \S", ln)]
+    assert listed == [
+        "verify",
+        "hook",
+        "install-hook",
+        "block",
+        "reset",
+        "stats",
+        "schema",
+        "explain",
+        "init",
+    ]
     with pytest.raises(SystemExit) as exc:
         main(["--help"])
     assert exc.value.code == 0
@@ -321,12 +332,32 @@ def test_no_command_prints_the_help_on_stderr(capsys: pytest.CaptureFixture[str]
 
 
 def test_every_subcommand_module_is_assembled() -> None:
-    from pytest_agentgate.cli import block, explain, init, reset, schema, stats, verify
+    from pytest_agentgate.cli import (
+        block,
+        explain,
+        hook,
+        init,
+        install_hook,
+        reset,
+        schema,
+        stats,
+        verify,
+    )
     from pytest_agentgate.cli.main import COMMANDS, build_parser
 
-    assert (verify, block, reset, stats, schema, explain, init) == COMMANDS
+    assert (verify, hook, install_hook, block, reset, stats, schema, explain, init) == COMMANDS
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    assert list(sub.choices) == ["verify", "block", "reset", "stats", "schema", "explain", "init"]
+    assert list(sub.choices) == [
+        "verify",
+        "hook",
+        "install-hook",
+        "block",
+        "reset",
+        "stats",
+        "schema",
+        "explain",
+        "init",
+    ]
     for name in ("verify", "explain", "init"):
         profile = next(a for a in sub.choices[name]._actions if a.dest == "profile")
         assert profile.choices is PROFILE_NAMES

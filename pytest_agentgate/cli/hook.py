@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def add_parser(subparsers: Subparsers) -> Parser:
     parser = subparsers.add_parser(
         "hook",
-        help="answer a harness's stop hook (the event on stdin): block until the gate passes",
+        help="answer a harness's stop hook (the event on stdin)",
         description="Called by the harness when the agent wants to stop (install it with "
         "`agentgate install-hook`). Gates the project at the event's cwd and answers on stdout "
         "in the harness's protocol: block with what is left, allow on a pass, allow and tell "

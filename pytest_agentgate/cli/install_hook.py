@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 def add_parser(subparsers: Subparsers) -> Parser:
     parser = subparsers.add_parser(
         "install-hook",
-        help="write a harness's settings so the agent cannot stop until the gate passes",
+        help="make a harness ask agentgate before its agent stops",
         description="Merge agentgate's stop hook into the project's (or, with --user, your) "
         "settings of the harness: other settings and hooks are kept, a changed file is backed "
         "up, and running it twice changes nothing.",

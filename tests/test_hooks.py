@@ -1,0 +1,413 @@
+"""`agentgate hook HARNESS`: golden events in, the exact answer and exit code out.
+
+The events are shaped as the real harnesses send them (Claude Code, Codex, Gemini CLI and
+Copilot CLI recorded headless, 2026-11; Cursor from its published protocol). The projects are
+real folders with real gate commands; only the harness is played by the test.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentgate.cli.main import main
+from pytest_agentgate.harness import door
+from pytest_agentgate.harness.protocols import ANSWER_KEYS, HARNESSES
+from pytest_agentgate.state import stops
+from pytest_agentgate.state.ledger import read_history
+
+PASSING = 'gates:\n  build:\n    command: python -c "pass"\n'
+FAILING = "gates:\n  build:\n    command: python -c \"import sys; print('boom'); sys.exit(1)\"\n"
+
+
+def project(tmp_path: Path, config: str, *, name: str = "proj") -> Path:
+    root = tmp_path / name
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (root / "agentgate.yml").write_text("profile: strict\n" + config)
+    return root
+
+
+def event(harness: str, root: Path, *, session: str = "sess-1", **extra: Any) -> dict[str, Any]:
+    """A stop event as each harness sends it."""
+    if harness == "copilot":
+        base: dict[str, Any] = {
+            "sessionId": session,
+            "timestamp": 1795461086950,
+            "cwd": str(root),
+            "transcriptPath": None,
+            "stopReason": "end_turn",
+            "stop_hook_active": False,
+        }
+    elif harness == "cursor":
+        base = {
+            "conversation_id": session,
+            "generation_id": "gen-1",
+            "hook_event_name": "stop",
+            "workspace_roots": [str(root)],
+            "status": "completed",
+            "loop_count": 0,
+        }
+    elif harness == "gemini":
+        base = {
+            "session_id": session,
+            "cwd": str(root),
+            "hook_event_name": "AfterAgent",
+            "timestamp": "2026-11-23T19:11:04.567Z",
+            "prompt": "Make the tests pass",
+            "stop_hook_active": False,
+        }
+    else:
+        base = {
+            "session_id": session,
+            "cwd": str(root),
+            "hook_event_name": "Stop",
+            "stop_hook_active": False,
+            "permission_mode": "default",
+        }
+        if harness == "codex":
+            base.update(turn_id="turn-1", model="gpt-5")
+    base = {k: v for k, v in base.items() if v is not None}
+    base.update(extra)
+    return base
+
+
+def call(harness: str, payload: Any, capsys: pytest.CaptureFixture[str]) -> tuple[Any, str, int]:
+    """Run `agentgate hook HARNESS` with ``payload`` on stdin: (stdout JSON, stderr, exit)."""
+    raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    stdin = io.TextIOWrapper(io.BytesIO(raw))
+    old = sys.stdin
+    sys.stdin = stdin
+    try:
+        code = main(["hook", harness])
+    finally:
+        sys.stdin = old
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert len(lines) == 1, f"stdout must be the answer alone, got {out!r}"
+    return json.loads(lines[0]), err, code
+
+
+@pytest.fixture(autouse=True)
+def _every_stop_is_new(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each call in these tests is a new stop unless a test says otherwise."""
+    monkeypatch.setattr(stops, "SAME_STOP_S", 0.0)
+
+
+# -- fail: block with the continuation text ------------------------------------------------------
+
+
+@pytest.mark.parametrize("harness", ["claude", "codex", "gemini", "copilot"])
+def test_a_failing_gate_blocks_with_the_continuation(
+    harness: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project(tmp_path, FAILING)
+    answer, err, code = call(harness, event(harness, root), capsys)
+    assert (code, err) == (0, "")
+    assert answer["decision"] == "block"
+    assert answer["reason"].startswith("COMPLETION REJECTED (attempt 1 of 3)")
+    assert "build FAILED" in answer["reason"]
+    if harness == "copilot":  # Copilot shows no systemMessage: the block alone
+        assert set(answer) == {"decision", "reason"}
+    else:
+        assert answer["systemMessage"] == "agentgate: FAIL, attempt 1 of 3 (failed: build)"
+    assert set(answer) <= ANSWER_KEYS  # Codex drops a block with any other key
+    history = read_history(root)
+    assert [(h["status"], h["task"]) for h in history] == [("fail", "sess-1")]
+
+
+def test_cursor_is_sent_back_with_a_followup_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project(tmp_path, FAILING)
+    answer, _, code = call("cursor", event("cursor", root), capsys)
+    assert code == 0
+    assert list(answer) == ["followup_message"]
+    assert answer["followup_message"].startswith("COMPLETION REJECTED (attempt 1 of 3)")
+
+
+def test_the_claim_is_the_final_message_and_the_task_the_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project(tmp_path, FAILING)
+    payload = event("claude", root, session="abc", last_assistant_message="All done, build passes.")
+    answer, _, _ = call("claude", payload, capsys)
+    assert 'You said: "All done, build passes."' in answer["reason"]
+    assert read_history(root)[-1]["task"] == "abc"
+
+
+# -- pass: allow -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("harness", "expected"),
+    [
+        ("claude", {"systemMessage": "agentgate: PASS (profile strict)"}),
+        ("codex", {"systemMessage": "agentgate: PASS (profile strict)"}),
+        ("gemini", {"systemMessage": "agentgate: PASS (profile strict)"}),
+        ("copilot", {}),
+        ("cursor", {}),
+    ],
+)
+def test_a_pass_lets_the_agent_stop(
+    harness: str, expected: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project(tmp_path, PASSING)
+    answer, err, code = call(harness, event(harness, root), capsys)
+    assert (answer, err, code) == (expected, "", 0)
+    assert read_history(root)[-1]["status"] == "pass"
+
+
+# -- escalate: allow, and tell the user where the report is -------------------------------------
+
+
+def escalated(
+    tmp_path: Path, harness: str, capsys: pytest.CaptureFixture[str]
+) -> tuple[Any, str, int, Path]:
+    root = project(tmp_path, FAILING + "attempts:\n  max: 1\n")
+    first, _, _ = call(harness, event(harness, root), capsys)
+    assert "followup_message" in first or first["decision"] == "block"
+    answer, err, code = call(harness, event(harness, root), capsys)
+    return answer, err, code, root
+
+
+@pytest.mark.parametrize("harness", ["claude", "codex", "gemini"])
+def test_an_escalation_lets_the_agent_stop_and_says_where_the_report_is(
+    harness: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer, err, code, root = escalated(tmp_path, harness, capsys)
+    report = root / ".agentgate" / "escalations" / "sess-1.md"
+    assert (code, err) == (0, "")
+    assert list(answer) == ["systemMessage"]
+    assert answer["systemMessage"] == (
+        "agentgate: a human is needed. The gate still fails (build) and the agent has used its "
+        "attempts, or hit something only a person can fix. The agent was allowed to stop. "
+        f"Report: {report}"
+    )
+    assert report.is_file()
+    assert read_history(root)[-1]["status"] == "escalate"
+
+
+def test_copilot_is_told_on_stderr_with_exit_2_which_lets_it_stop(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer, err, code, root = escalated(tmp_path, "copilot", capsys)
+    assert (answer, code) == ({}, 2)
+    assert err.startswith("agentgate: a human is needed.")
+    assert str(root / ".agentgate" / "escalations" / "sess-1.md") in err
+
+
+def test_cursor_escalation_is_an_empty_answer_and_a_note_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer, err, code, _ = escalated(tmp_path, "cursor", capsys)
+    assert (answer, code) == ({}, 0)
+    assert "a human is needed" in err
+
+
+@pytest.mark.parametrize(("harness", "cap"), [("claude", 8), ("copilot", 8), ("cursor", 8)])
+def test_the_attempt_budget_ends_the_loop_before_the_harness_cap(
+    harness: str, cap: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project(tmp_path, FAILING + "attempts:\n  max: 20\n  global_max: 30\n")
+    answers = [call(harness, event(harness, root), capsys)[0] for _ in range(cap)]
+    blocked = [a for a in answers if "decision" in a or "followup_message" in a]
+    assert len(blocked) == cap - 1  # the harness would end the loop by itself at block `cap`
+    first = answers[0].get("reason") or answers[0].get("followup_message")
+    assert first.startswith(f"COMPLETION REJECTED (attempt 1 of {cap - 1})")
+    assert "decision" not in answers[-1] and "followup_message" not in answers[-1]
+    assert read_history(root)[-1]["status"] == "escalate"
+
+
+def test_harnesses_without_a_cap_keep_the_configured_budget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project(tmp_path, FAILING + "attempts:\n  max: 9\n  global_max: 30\n")
+    answers = [call("codex", event("codex", root), capsys)[0] for _ in range(9)]
+    assert all(a["decision"] == "block" for a in answers)
+    assert answers[-1]["reason"].startswith("COMPLETION REJECTED (attempt 9 of 9)")
+
+
+# -- agentgate's own trouble never traps the agent ----------------------------------------------
+
+BROKEN = "gates:\n  build: [unclosed\n"
+
+
+@pytest.mark.parametrize("harness", ["claude", "codex", "gemini"])
+def test_a_broken_configuration_lets_the_agent_stop_and_says_so(
+    harness: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project(tmp_path, BROKEN)
+    answer, _, code = call(harness, event(harness, root), capsys)
+    assert code == 0
+    assert list(answer) == ["systemMessage"]
+    message = answer["systemMessage"]
+    assert message.startswith("agentgate could not gate this stop: its configuration is broken: ")
+    assert "agentgate.yml" in message
+    assert message.endswith("The agent was allowed to stop, and its work was NOT verified.")
+
+
+def test_copilot_hears_of_a_broken_configuration_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project(tmp_path, BROKEN)
+    answer, err, code = call("copilot", event("copilot", root), capsys)
+    assert (answer, code) == ({}, 2)
+    assert "its configuration is broken" in err
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [b"", b"not json", b"[1, 2]", json.dumps({"cwd": "/"}).encode(), b"\xff\xfe"],
+    ids=["empty", "text", "list", "no-session", "bytes"],
+)
+def test_an_event_that_is_not_one_lets_the_agent_stop(
+    payload: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer, _, code = call("claude", payload, capsys)
+    assert code == 0
+    assert answer["systemMessage"].startswith("agentgate could not gate this stop: ")
+    assert "Is the hook installed for Claude Code?" in answer["systemMessage"]
+
+
+def test_a_missing_cwd_lets_the_agent_stop(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answer, _, code = call("claude", event("claude", tmp_path / "gone"), capsys)
+    assert code == 0
+    assert "is not a folder" in answer["systemMessage"]
+
+
+def test_a_bug_in_agentgate_lets_the_agent_stop(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object) -> None:
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(door, "gate_stop", broken)
+    root = project(tmp_path, FAILING)
+    answer, _, code = call("gemini", event("gemini", root), capsys)
+    assert code == 0
+    message = answer["systemMessage"]
+    assert "agentgate could not gate this stop: agentgate: internal error: RuntimeError" in message
+    assert "kaboom" in message and "NOT verified" in message
+
+
+def test_running_out_of_the_budget_stops_the_gates_and_lets_the_agent_stop(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = project(
+        tmp_path,
+        'gates:\n  build:\n    command: python -c "import time; time.sleep(60)"\n'
+        "hook:\n  budget: 10\n",
+    )
+    monkeypatch.setattr(door, "ANSWER_RESERVE_S", 9.7)  # the commands get 0.3 s of the 10
+    answer, _, code = call("claude", event("claude", root), capsys)
+    assert code == 0
+    assert answer["systemMessage"] == (
+        "agentgate could not gate this stop: its time budget of 10 s ran out before build "
+        "finished; they were stopped. Make them faster, or raise `hook: {budget: N}` in "
+        "agentgate.yml (and the harness's hook timeout, which `agentgate install-hook` sets "
+        "above it). The agent was allowed to stop, and its work was NOT verified."
+    )
+    assert read_history(root) == []  # nothing judged, no attempt counted
+
+
+def test_a_budget_below_the_minimum_is_a_configuration_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project(tmp_path, PASSING + "hook:\n  budget: 1\n")
+    answer, _, _ = call("claude", event("claude", root), capsys)
+    assert "hook.budget" in answer["systemMessage"] or "budget" in answer["systemMessage"]
+    assert "configuration is broken" in answer["systemMessage"]
+
+
+def test_cursor_aborted_or_errored_turns_are_not_judged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project(tmp_path, FAILING)
+    answer, _, code = call("cursor", event("cursor", root, status="aborted"), capsys)
+    assert (answer, code) == ({}, 0)
+    assert read_history(root) == []
+
+
+# -- one stop, one attempt ----------------------------------------------------------------------
+
+
+def test_the_same_stop_called_twice_counts_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stops, "SAME_STOP_S", 60.0)
+    root = project(tmp_path, FAILING)
+    payload = event("claude", root, last_assistant_message="Done.")
+    first, _, _ = call("claude", payload, capsys)
+    again, _, _ = call("claude", payload, capsys)
+    assert again == first
+    assert len(read_history(root)) == 1
+
+
+def test_copilot_running_its_hook_and_the_claude_one_counts_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Copilot also runs .claude/settings.json's Stop hook, with Claude-shaped stdin."""
+    monkeypatch.setattr(stops, "SAME_STOP_S", 60.0)
+    root = project(tmp_path, FAILING)
+    as_claude = {
+        "hook_event_name": "Stop",
+        "session_id": "cop-1",
+        "cwd": str(root),
+        "stop_reason": "end_turn",
+        "stop_hook_active": False,
+    }
+    first, _, _ = call("claude", as_claude, capsys)
+    second, _, _ = call("copilot", event("copilot", root, session="cop-1"), capsys)
+    assert first["reason"] == second["reason"]
+    assert len(read_history(root)) == 1
+
+
+def test_two_calls_at_the_same_moment_count_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stops, "SAME_STOP_S", 60.0)
+    root = project(tmp_path, FAILING)
+    raw = json.dumps(event("codex", root)).encode()
+    answers: list[str] = []
+
+    def one() -> None:
+        answers.append(door.handle(HARNESSES["codex"], raw).stdout)
+
+    threads = [threading.Thread(target=one) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(answers) == 2 and answers[0] == answers[1]
+    assert len(read_history(root)) == 1
+
+
+def test_a_new_stop_after_the_window_counts_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project(tmp_path, FAILING)
+    payload = event("claude", root, last_assistant_message="Done.")
+    call("claude", payload, capsys)
+    again, _, _ = call("claude", payload, capsys)
+    assert again["reason"].startswith("COMPLETION REJECTED (attempt 2 of 3)")
+
+
+def test_gemini_claim_is_the_new_reply_not_every_reply_so_far(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project(tmp_path, FAILING)
+    first = "Everything passes. I will handle the rest in a follow-up PR."
+    call("gemini", event("gemini", root, prompt_response=first), capsys)
+    second = first + "\nFixed the build; all checks pass now."
+    answer, _, _ = call("gemini", event("gemini", root, prompt_response=second), capsys)
+    assert 'You said: "Fixed the build; all checks pass now."' in answer["reason"]
+    assert "follow-up PR" not in answer["reason"].split("You said:")[1].split("\n")[0]

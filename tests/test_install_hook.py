@@ -1,0 +1,220 @@
+"""`agentgate install-hook`: the settings each harness reads, merged, idempotent, backed up."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentgate.cli.main import main
+from pytest_agentgate.harness.install import agentgate_argv
+
+
+@pytest.fixture
+def proj(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (root / "agentgate.yml").write_text('gates:\n  build:\n    command: python -c "pass"\n')
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    return root
+
+
+def install(*args: str) -> int:
+    return main(["install-hook", *args])
+
+
+def read(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+def command(harness: str) -> str:
+    return shlex.join([*agentgate_argv(), "hook", harness])
+
+
+def test_claude_project_settings(proj: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert install("claude") == 0
+    assert read(proj / ".claude/settings.json") == {
+        "hooks": {
+            "Stop": [{"hooks": [{"type": "command", "command": command("claude"), "timeout": 120}]}]
+        }
+    }
+    out = capsys.readouterr().out
+    assert "wrote .claude/settings.json: Stop hook" in out
+    assert "timeout 120 s (agentgate answers within 100 s)" in out
+    assert "review the new hook with /hooks" in out
+
+
+def test_the_command_is_an_absolute_path(proj: Path) -> None:
+    install("codex")
+    written = read(proj / ".codex/hooks.json")["hooks"]["Stop"][0]["hooks"][0]["command"]
+    assert Path(shlex.split(written)[0]).is_absolute()
+    assert shlex.split(written)[-2:] == ["hook", "codex"]
+
+
+def test_each_harness_gets_its_own_shape_and_a_timeout_above_the_budget(proj: Path) -> None:
+    (proj / "agentgate.yml").write_text(
+        'gates:\n  build:\n    command: python -c "pass"\nhook:\n  budget: 50\n'
+    )
+    for harness in ("gemini", "copilot", "cursor"):
+        assert install(harness) == 0
+    assert read(proj / ".gemini/settings.json")["hooks"]["AfterAgent"] == [
+        {
+            "hooks": [
+                {
+                    "type": "command",
+                    "name": "agentgate",
+                    "command": command("gemini"),
+                    "timeout": 70000,
+                }
+            ]
+        }
+    ]
+    assert read(proj / ".github/hooks/agentgate.json") == {
+        "version": 1,
+        "hooks": {"agentStop": [{"type": "command", "bash": command("copilot"), "timeoutSec": 70}]},
+    }
+    assert read(proj / ".cursor/hooks.json") == {
+        "version": 1,
+        "hooks": {"stop": [{"command": command("cursor"), "timeout": 70, "loop_limit": 8}]},
+    }
+
+
+def test_other_settings_and_hooks_are_kept_and_a_backup_is_made(
+    proj: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = proj / ".claude/settings.json"
+    settings.parent.mkdir()
+    mine = {
+        "permissions": {"allow": ["Bash(npm test)"]},
+        "hooks": {
+            "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard"}]}],
+        },
+    }
+    original = json.dumps(mine, indent=4)
+    settings.write_text(original)
+    assert install("claude") == 0
+    merged = read(settings)
+    assert merged["permissions"] == mine["permissions"]
+    assert merged["hooks"]["PreToolUse"] == mine["hooks"]["PreToolUse"]
+    assert merged["hooks"]["Stop"][0] == mine["hooks"]["Stop"][0]
+    assert merged["hooks"]["Stop"][1]["hooks"][0]["command"] == command("claude")
+    backups = list(settings.parent.glob("settings.json.agentgate-*.bak"))
+    assert [b.read_text() for b in backups] == [original]
+    assert (
+        "the previous file is kept as .claude/settings.json.agentgate-" in capsys.readouterr().out
+    )
+
+
+def test_installing_twice_changes_nothing(proj: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    install("codex")
+    first = (proj / ".codex/hooks.json").read_text()
+    capsys.readouterr()
+    assert install("codex") == 0
+    assert (proj / ".codex/hooks.json").read_text() == first
+    assert "already installed in .codex/hooks.json; nothing changed" in capsys.readouterr().out
+    assert list((proj / ".codex").glob("*.bak")) == []
+
+
+def test_an_old_entry_is_updated_in_place_never_listed_twice(proj: Path) -> None:
+    """Codex and Copilot run an entry listed twice twice: one entry, the current one."""
+    path = proj / ".github/hooks/agentgate.json"
+    path.parent.mkdir(parents=True)
+    old = {"type": "command", "bash": "/old/venv/bin/agentgate hook copilot", "timeoutSec": 30}
+    path.write_text(json.dumps({"version": 1, "hooks": {"agentStop": [old, dict(old)]}}))
+    install("copilot")
+    entries = read(path)["hooks"]["agentStop"]
+    assert entries == [{"type": "command", "bash": command("copilot"), "timeoutSec": 120}]
+
+
+def test_uninstall_takes_out_only_agentgate(proj: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    settings = proj / ".claude/settings.json"
+    settings.parent.mkdir()
+    settings.write_text(
+        json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify"}]}]}})
+    )
+    install("claude")
+    assert install("claude", "--uninstall") == 0
+    assert read(settings) == {
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify"}]}]}
+    }
+    assert "removed the Claude Code stop hook from .claude/settings.json" in capsys.readouterr().out
+    assert install("claude", "--uninstall") == 0
+    assert "not there" in capsys.readouterr().out
+
+
+def test_a_malformed_settings_file_is_an_error_and_is_left_alone(
+    proj: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = proj / ".gemini/settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"theme": "dark",\n')
+    assert install("gemini") == 2
+    err = capsys.readouterr().err
+    assert f"agentgate: error: {settings}: is not valid JSON" in err
+    assert "nothing was changed" in err
+    assert settings.read_text() == '{"theme": "dark",\n'
+
+
+@pytest.mark.parametrize(
+    "content", ['["a list"]', '{"hooks": []}', '{"hooks": {"Stop": {"not": "a list"}}}']
+)
+def test_a_settings_file_of_the_wrong_shape_is_an_error(
+    content: str, proj: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = proj / ".claude/settings.json"
+    settings.parent.mkdir()
+    settings.write_text(content)
+    assert install("claude") == 2
+    assert "nothing was changed" in capsys.readouterr().err
+    assert settings.read_text() == content
+
+
+def test_user_settings(proj: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    install("claude", "--user")
+    install("copilot", "--user")
+    home = tmp_path / "home"
+    assert read(home / ".claude/settings.json")["hooks"]["Stop"]
+    assert read(home / ".copilot/hooks/agentgate.json")["hooks"]["agentStop"]
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    install("codex", "--user")
+    assert read(tmp_path / "codex-home/hooks.json")["hooks"]["Stop"]
+    assert not (proj / ".claude").exists()
+
+
+def test_codex_is_told_both_trust_steps(proj: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    install("codex")
+    out = capsys.readouterr().out
+    assert "approve agentgate's Stop hook" in out
+    assert f'[projects."{proj}"]' in out and 'trust_level = "trusted"' in out
+    assert ".agentgate/escalations/" in out
+
+
+@pytest.mark.parametrize(
+    ("harness", "step"),
+    [
+        ("gemini", "trust this folder when Gemini asks"),
+        ("copilot", "--allow-all alone is not enough"),
+        ("cursor", "restart Cursor"),
+    ],
+)
+def test_the_trust_step_is_printed(
+    harness: str, step: str, proj: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    install(harness)
+    assert step in capsys.readouterr().out
+
+
+def test_a_broken_configuration_still_installs_with_the_default_budget(
+    proj: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (proj / "agentgate.yml").write_text("gates: [\n")
+    assert install("claude") == 0
+    assert "the configuration cannot be read" in capsys.readouterr().out
+    assert read(proj / ".claude/settings.json")["hooks"]["Stop"][0]["hooks"][0]["timeout"] == 120
