@@ -358,17 +358,23 @@ def test_copilot_running_its_hook_and_the_claude_one_counts_once(
     """Copilot also runs .claude/settings.json's Stop hook, with Claude-shaped stdin."""
     monkeypatch.setattr(stops, "SAME_STOP_S", 60.0)
     root = project(tmp_path, FAILING)
-    as_claude = {
+    as_claude = {  # as Copilot CLI 1.0.102 sent it, beside its own agentStop call
         "hook_event_name": "Stop",
         "session_id": "cop-1",
+        "timestamp": "2026-11-24T00:19:31.872Z",
         "cwd": str(root),
         "stop_reason": "end_turn",
         "stop_hook_active": False,
     }
-    first, _, _ = call("claude", as_claude, capsys)
-    second, _, _ = call("copilot", event("copilot", root, session="cop-1"), capsys)
+    own = event("copilot", root, session="cop-1", timestamp=1795479571872)
+    first, _, _ = call("copilot", own, capsys)
+    second, _, _ = call("claude", as_claude, capsys)
     assert first["reason"] == second["reason"]
     assert len(read_history(root)) == 1
+    # Its next stop, a fraction of a second later, is a new one.
+    later = event("copilot", root, session="cop-1", timestamp=1795479572187)
+    third, _, _ = call("copilot", later, capsys)
+    assert third["reason"].startswith("COMPLETION REJECTED (attempt 2 of 3)")
 
 
 def test_two_calls_at_the_same_moment_count_once(

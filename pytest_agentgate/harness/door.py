@@ -89,7 +89,7 @@ def gate_stop(harness: Harness, event: HookEvent) -> Outcome:
     notice = _within_harness_cap(harness, config)
     with session_stops(config.root, event.session) as book:
         words = event.message if event.replies is None else event.replies
-        key = stop_key(event.session, words)
+        key = stop_key(event.session, words, event.stamp)
         last = book.read() if book is not None else None
         started = time.time()
         if last is not None and last.same_stop(key, started):

@@ -19,8 +19,10 @@ Copilot CLI 1.0, headless, 2026-11); Cursor from its published protocol:
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 # Keys an answer may carry: Codex refuses the rest, so every harness gets only these.
@@ -49,6 +51,9 @@ class HookEvent:
     replies: str | None = None
     # False for a stop that is not the end of an agent's turn (Cursor: aborted, error).
     judge: bool = True
+    # When the harness says the stop happened, in milliseconds: Copilot CLI gives its own hook
+    # and the Claude-style one the same instant for one stop (one as a number, one as text).
+    stamp: int | None = None
 
 
 @dataclass(frozen=True)
@@ -134,7 +139,25 @@ def _claude_shaped_event(harness: Harness, data: Mapping[str, Any]) -> HookEvent
         transcript=_text(data, "transcript_path", required=False),
         message=message,
         replies=replies,
+        stamp=_stamp(data.get("timestamp")),
     )
+
+
+def _stamp(value: Any) -> int | None:
+    """A harness's timestamp in milliseconds: epoch milliseconds, or ISO 8601 text."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)) and math.isfinite(value):
+        return round(value)
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        return round(moment.timestamp() * 1000)
+    return None
 
 
 def _copilot_event(data: Mapping[str, Any]) -> HookEvent:
@@ -145,6 +168,7 @@ def _copilot_event(data: Mapping[str, Any]) -> HookEvent:
         cwd=_text(data, "cwd") or "",
         transcript=_text(data, "transcriptPath", required=False),
         message=None,
+        stamp=_stamp(data.get("timestamp")),
     )
 
 

@@ -6,7 +6,9 @@ entry listed twice twice, sometimes at the same moment. Each call must not count
 The door holds a lock per session while it gates a stop; a call for the same stop that comes
 while the first is running, or within :data:`SAME_STOP_S` of its answer, gets that answer again.
 
-A stop is "the same" when the session and the agent's final words are the same: an agent that
+A stop is "the same" when the session, the agent's final words and, where the harness gives
+one, the instant of the stop are the same (Copilot CLI's two calls for one stop carry one
+timestamp; its stops a fraction of a second apart do not). An agent that
 stops again with the same words after it was sent back is counted again once the window has
 passed, so a repeated "done" can never loop forever without escalating.
 """
@@ -72,8 +74,11 @@ class StopBook:
             write_atomic(self.path, json.dumps(document, ensure_ascii=False))
 
 
-def stop_key(session: str, words: str | None) -> str:
-    return hashlib.sha256(f"{session}\0{words or ''}".encode()).hexdigest()
+def stop_key(session: str, words: str | None, stamp: int | None = None) -> str:
+    """What makes two calls the same stop: the session, the agent's final words, and the
+    instant of the stop when the harness gives one."""
+    text = f"{session}\0{words or ''}\0{'' if stamp is None else stamp}"
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @contextlib.contextmanager
