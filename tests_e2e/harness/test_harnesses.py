@@ -1,0 +1,187 @@
+"""End to end with the real harnesses: Claude Code, Codex CLI, Gemini CLI and Copilot CLI.
+
+Each test makes a small project with a failing test, runs `agentgate install-hook HARNESS` in
+it, and lets the real CLI run headless against a scripted fake model through the harness lab
+(``HARNESS_LAB``: the folder with ``run.sh``; it installs the pinned CLIs from npm into its own
+cache outside the repository). The lab records every request the CLI sent to the model, so the
+test sees exactly what the agent was told when the hook blocked it, and when it was let go.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HARNESSES = ["claude", "codex", "gemini", "copilot"]
+AGENTGATE = Path(sys.executable).with_name("agentgate")
+
+
+def find_lab() -> Path:
+    given = os.environ.get("HARNESS_LAB")
+    if given:
+        return Path(given)
+    here = Path(__file__).resolve()
+    for folder in here.parents:
+        candidate = folder / "shared" / "harness-lab"
+        if (candidate / "run.sh").is_file():
+            return candidate
+    pytest.fail("set HARNESS_LAB to the harness lab's folder (the one with run.sh)")
+
+
+LAB = find_lab()
+
+CALC = "def add(a, b):\n    return a - b\n"
+TEST = "from calc import add\n\n\ndef test_add_sums_two_numbers():\n    assert add(2, 3) == 5\n"
+PYPROJECT = (
+    '[project]\nname = "calc"\nversion = "0"\n\n[tool.pytest.ini_options]\npythonpath = ["."]\n'
+)
+CONFIG = """\
+profile: strict
+gates:
+  test:
+    command: >-
+      python -m pytest -q -p no:cacheprovider --junitxml=.agentgate/junit.xml
+      -o junit_family=xunit1
+    report: .agentgate/junit.xml
+attempts:
+  max: 3
+"""
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=e2e@example.com", "-c", "user.name=e2e", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+def make_project(tmp_path: Path, harness: str, *, config: str = CONFIG) -> Path:
+    root = tmp_path / "project"
+    (root / "tests").mkdir(parents=True)
+    (root / "calc.py").write_text(CALC)
+    (root / "tests" / "test_calc.py").write_text(TEST)
+    (root / "pyproject.toml").write_text(PYPROJECT)
+    (root / "agentgate.yml").write_text(config)
+    git(root, "init", "-q", "-b", "main")
+    installed = subprocess.run(
+        [str(AGENTGATE), "install-hook", harness], cwd=root, capture_output=True, text=True
+    )
+    assert installed.returncode == 0, installed.stderr
+    assert "Still to do in the harness:" in installed.stdout
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a project with a failing test")
+    return root
+
+
+class Run:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        summary = subprocess.run(
+            [sys.executable, str(LAB / "summarize.py"), str(folder), "--json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        self.summary: dict[str, Any] = json.loads(summary.stdout)
+        self.exit_code = int((folder / "exit_code").read_text().strip())
+        self.out = (folder / "harness.out").read_text(errors="replace")
+        self.err = (folder / "harness.err").read_text(errors="replace")
+
+    @property
+    def blocks(self) -> list[str]:
+        """The block reasons the harness handed to the model, in order."""
+        return [
+            r.get("reason") or r["text"]
+            for r in self.summary["requests"]
+            if r["kind"] == "feedback"
+        ]
+
+
+def run_harness(harness: str, project: Path, script: list[dict[str, str]], tmp_path: Path) -> Run:
+    script_file = tmp_path / "script.json"
+    script_file.write_text(json.dumps(script))
+    folder = tmp_path / "run"
+    env = {
+        **os.environ,
+        "PATH": f"{AGENTGATE.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "HARNESS_LAB_RUN": str(folder),
+        "HARNESS_LAB_TIMEOUT": "150",
+        "HARNESS_LAB_MAX_MAIN": "30",
+    }
+    done = subprocess.run(
+        [str(LAB / "run.sh"), harness, str(script_file), str(project)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode != 125, f"the lab itself failed:\n{done.stdout}\n{done.stderr}"
+    return Run(folder)
+
+
+def history(project: Path) -> list[dict[str, Any]]:
+    path = project / ".agentgate" / "history.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_the_agent_is_blocked_until_it_fixes_the_test(harness: str, tmp_path: Path) -> None:
+    project = make_project(tmp_path, harness)
+    script = [
+        {"text": "All done, the tests pass. (reply {n})"},
+        {"shell": "sed -i 's/a - b/a + b/' calc.py"},
+        {"text": "Fixed add(). All done. (reply {n})"},
+    ]
+    run = run_harness(harness, project, script, tmp_path)
+    assert len(run.blocks) == 1, run.blocks
+    reason = run.blocks[0]
+    assert "COMPLETION REJECTED (attempt 1 of 3)" in reason
+    assert "tests/test_calc.py::test_add_sums_two_numbers" in reason
+    assert (project / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+    statuses = [(h["status"], h["source"]) for h in history(project)]
+    assert statuses == [("fail", f"hook:{harness}"), ("pass", f"hook:{harness}")]
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_an_agent_that_never_fixes_is_escalated_before_any_harness_cap(
+    harness: str, tmp_path: Path
+) -> None:
+    project = make_project(tmp_path, harness)
+    run = run_harness(harness, project, [{"text": "All done, tests pass. (reply {n})"}], tmp_path)
+    assert len(run.blocks) == 3, run.blocks  # attempts.max, then a human
+    assert [b[:36] for b in run.blocks] == [
+        f"COMPLETION REJECTED (attempt {n} of 3)"[:36] for n in (1, 2, 3)
+    ]
+    assert [h["status"] for h in history(project)] == ["fail", "fail", "fail", "escalate"]
+    report = project / ".agentgate" / "escalations"
+    assert [p.suffix for p in report.iterdir()] == [".md"]
+    if harness == "claude":  # Claude Code shows the hook's systemMessage in its event stream
+        assert "agentgate: a human is needed" in run.out
+    if harness == "gemini":
+        assert "agentgate: a human is needed" in run.err
+    if harness == "copilot":  # exit 2: shown as a warning, and the agent may stop
+        assert "agentgate: a human is needed" in run.out + run.err
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_a_broken_configuration_never_traps_the_agent(harness: str, tmp_path: Path) -> None:
+    project = make_project(tmp_path, harness, config="profile: strict\ngates: [unclosed\n")
+    run = run_harness(harness, project, [{"text": "All done. (reply {n})"}], tmp_path)
+    assert run.blocks == []
+    assert run.exit_code == 0
+    if harness == "claude":
+        assert "agentgate could not gate this stop" in run.out
+    if harness == "gemini":
+        assert "agentgate could not gate this stop" in run.err
+    if harness == "copilot":
+        assert "agentgate could not gate this stop" in run.out + run.err
