@@ -1,0 +1,125 @@
+"""The cost of `agentgate hook` beside the gates' own commands, on examples/invoice.
+
+Measures, in one run, rounds of (order alternating each round):
+
+- baseline: the gate commands of examples/invoice's agentgate.yml, run in parallel in plain
+  ``subprocess`` threads, the way agentgate runs them: what any gate has to pay;
+- hook: ``agentgate hook claude`` with a Claude Code stop event on stdin, from the event to the
+  answer on stdout (a new session each round, so no attempt budget runs out).
+
+Prints both medians and the median of the per-round ratios; target: at most 1.05x.
+Run: `python benchmarks/bench_hook.py [--rounds N]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "invoice"
+TARGET = 1.05
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=b@example.com", "-c", "user.name=bench", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+def gate_commands(root: Path) -> list[tuple[str, dict[str, str]]]:
+    from pytest_agentgate.config.resolve import resolve_config
+    from pytest_agentgate.engine import make_plan
+    from pytest_agentgate.registry import get_registry
+
+    registry = get_registry()
+    plan = make_plan(resolve_config(root, registry=registry), registry)
+    return [(spec.command, {**os.environ, **(spec.env or {})}) for spec in plan.commands]
+
+
+def run_baseline(root: Path, commands: list[tuple[str, dict[str, str]]]) -> float:
+    start = time.perf_counter()
+
+    def one(command: str, env: dict[str, str]) -> None:
+        subprocess.run(command, shell=True, cwd=root, env=env, capture_output=True)
+
+    threads = [threading.Thread(target=one, args=c) for c in commands]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - start
+
+
+def run_hook(exe: str, root: Path, session: str) -> float:
+    event = json.dumps(
+        {
+            "session_id": session,
+            "cwd": str(root),
+            "hook_event_name": "Stop",
+            "stop_hook_active": False,
+            "last_assistant_message": "All done.",
+        }
+    ).encode()
+    start = time.perf_counter()
+    done = subprocess.run([exe, "hook", "claude"], input=event, cwd=root, capture_output=True)
+    elapsed = time.perf_counter() - start
+    answer = json.loads(done.stdout)
+    if answer.get("decision") != "block":  # the example has a defect: it must be blocked
+        raise SystemExit(f"unexpected answer: {done.stdout!r} {done.stderr!r}")
+    return elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    args = parser.parse_args()
+    exe = shutil.which("agentgate", path=os.path.dirname(sys.executable))
+    if exe is None:
+        print("agentgate is not installed in this environment: pip install -e .", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "invoice"
+        shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".agentgate", "__pycache__"))
+        git(root, "init", "-q", "-b", "main")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "example")
+        commands = gate_commands(root)
+        run_baseline(root, commands)  # warm-up: imports, .pyc files
+        run_hook(exe, root, "warm-up")
+        baseline, hook, ratios = [], [], []
+        for n in range(args.rounds):
+            if n % 2:
+                h = run_hook(exe, root, f"round-{n}")
+                b = run_baseline(root, commands)
+            else:
+                b = run_baseline(root, commands)
+                h = run_hook(exe, root, f"round-{n}")
+            baseline.append(b)
+            hook.append(h)
+            ratios.append(h / b)
+    ratio = statistics.median(ratios)
+    print(f"examples/invoice, {len(commands)} gate commands, {args.rounds} rounds")
+    print(f"  gate commands alone  median {statistics.median(baseline):.3f} s")
+    print(f"  agentgate hook       median {statistics.median(hook):.3f} s (stdin to answer)")
+    extra = statistics.median(h - b for h, b in zip(hook, baseline, strict=True))
+    print(f"  agentgate's own time per stop: median {extra * 1000:.0f} ms")
+    verdict = "PASS" if ratio <= TARGET else "FAIL"
+    print(f"  ratio per round: median {ratio:.3f}x (target at most {TARGET}x)   {verdict}")
+    return 0 if ratio <= TARGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
