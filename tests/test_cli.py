@@ -317,6 +317,7 @@ def test_no_command_prints_the_help_on_stderr(capsys: pytest.CaptureFixture[str]
         "verify",
         "hook",
         "install-hook",
+        "github",
         "block",
         "reset",
         "stats",
@@ -335,6 +336,7 @@ def test_every_subcommand_module_is_assembled() -> None:
     from pytest_agentgate.cli import (
         block,
         explain,
+        github,
         hook,
         init,
         install_hook,
@@ -345,12 +347,24 @@ def test_every_subcommand_module_is_assembled() -> None:
     )
     from pytest_agentgate.cli.main import COMMANDS, build_parser
 
-    assert (verify, hook, install_hook, block, reset, stats, schema, explain, init) == COMMANDS
+    assert (
+        verify,
+        hook,
+        install_hook,
+        github,
+        block,
+        reset,
+        stats,
+        schema,
+        explain,
+        init,
+    ) == COMMANDS
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     assert list(sub.choices) == [
         "verify",
         "hook",
         "install-hook",
+        "github",
         "block",
         "reset",
         "stats",

@@ -17,6 +17,7 @@ from pytest_agentgate import __version__
 from pytest_agentgate.cli import (
     block,
     explain,
+    github,
     hook,
     init,
     install_hook,
@@ -50,6 +51,7 @@ COMMANDS: tuple[Command, ...] = (
     verify,
     hook,
     install_hook,
+    github,
     block,
     reset,
     stats,
