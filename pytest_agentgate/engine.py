@@ -76,6 +76,9 @@ class Request:
     door_evidence: Collection[str] = ()
     record: bool = False
     storage: Storage | None = None
+    # Reuse the judged gates of an identical earlier run (state/cache.py): the authoritative
+    # doors ask for it; --no-cache turns it off.
+    cache: bool = False
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,8 @@ class Pipeline:
     _clock: float = field(default_factory=time.monotonic)
     # What :meth:`early` collected, per gate name: the verdict's evidence for those gates.
     _early: dict[str, Evidence | GateResult] = field(default_factory=dict)
+    # The verdict cache's key for this run, once :meth:`reuse` has looked (None: no caching).
+    _cache_key: str | None = None
 
     def __post_init__(self) -> None:
         self.request.config = with_session(self.request)
@@ -172,6 +177,52 @@ class Pipeline:
         # visible, messages bounded (redact.py).
         cleaner = Cleaner(secret_values(os.environ))
         gates = [cleaner.gate(g) for g in judge(config, found, self.registry)]
+        if self._cache_key is not None and not any(r.cancelled for r in self.results.values()):
+            from pytest_agentgate.state import cache
+
+            cache.store(config.root, self._cache_key, [g for g in gates if g.kind != "session"])
+        return self._conclude(gates)
+
+    def reuse(self) -> Verdict | None:
+        """The verdict of an identical earlier run (same tree, configuration, tools and
+        environment), concluded and recorded afresh; None when there is none (state/cache.py).
+        The session gate is judged now: the agent's words are new each time."""
+        request, plan = self.request, self.plan
+        if not (request.cache and plan.run and plan.commands and not request.door_evidence):
+            return None
+        from pytest_agentgate.state import cache
+
+        config = request.config
+        self._cache_key = cache.cache_key(
+            config.root,
+            repr(dataclasses.replace(config, notices=[])),
+            [spec.command for spec in plan.commands],
+            os.environ,
+            extra=f"{request.base}",
+        )
+        if self._cache_key is None:
+            return None
+        found = cache.load(config.root, self._cache_key)
+        if found is None:
+            return None
+        kept, made_at = found
+        fresh = {
+            g.name: g for g in self.early([g.name for g in config.gates if g.kind == "session"])
+        }
+        by_name = {g.name: g for g in kept}
+        gates = [fresh.get(g.name) or by_name.get(g.name) for g in config.gates]
+        if any(g is None for g in gates):
+            return None  # the gate list differs from the cached one: judge afresh
+        stamp = time.strftime("%H:%M:%S", time.localtime(made_at))
+        config.notices.append(
+            f"nothing changed since the run at {stamp} (the same tree, configuration, tools and "
+            "environment): its judged gates were reused; --no-cache runs everything again"
+        )
+        return self._conclude([g for g in gates if g is not None])
+
+    def _conclude(self, gates: list[GateResult]) -> Verdict:
+        config = self.request.config
+        cleaner = Cleaner(secret_values(os.environ))
         config.notices[:] = [cleaner.text(n) for n in config.notices]
         claim = cleaner.maybe(self.request.claim)
 
@@ -197,6 +248,9 @@ def run(
 ) -> Verdict:
     """The whole pipeline once: run the commands, then the verdict."""
     pipeline = Pipeline(request, registry or get_registry())
+    reused = pipeline.reuse()
+    if reused is not None:
+        return reused
     pipeline.run_commands(status)
     return pipeline.verdict()
 

@@ -72,6 +72,12 @@ def add_parser(subparsers: Subparsers) -> Parser:
         "Copilot CLI): judged by the session gate (failed calls, budgets, loops, thrash)",
     )
     parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="run every gate even when nothing changed since the last run (default: an "
+        "unchanged tree, configuration, tools and environment reuse its judged gates)",
+    )
+    parser.add_argument(
         "--task",
         type=task_id,
         metavar="ID",
@@ -121,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
         transcript=None if args.transcript is None else Path(args.transcript).absolute(),
         run=not args.no_run,
         record=True,
+        cache=not args.no_cache,
     )
     verdict = run(request, registry, status)
     try:

@@ -25,6 +25,7 @@ from pytest_agentgate.state.stops import StopRecord, session_stops, stop_key
 
 if TYPE_CHECKING:
     from pytest_agentgate.config.model import Config
+    from pytest_agentgate.verdict import Verdict
 
 # The most of a hook event read from stdin (Gemini's accumulates every reply of a session).
 MAX_EVENT_BYTES = 8 * 1024 * 1024
@@ -137,7 +138,6 @@ def _judge(
     harness: Harness, event: HookEvent, config: Config, claim: str | None, notice: str | None
 ) -> Outcome:
     from pytest_agentgate.engine import Pipeline, Request
-    from pytest_agentgate.state.storage import default_storage
 
     if notice:
         config.notices.append(notice)
@@ -150,9 +150,13 @@ def _judge(
         transcript=transcript,
         run=True,
         record=True,
+        cache=True,
     )
     budget = float(config.hook_budget_s)
     pipeline = Pipeline(request)
+    verdict = pipeline.reuse()
+    if verdict is not None:
+        return _outcome(verdict, config, event)
     cancel = threading.Event()
     timer = threading.Timer(max(1.0, budget - ANSWER_RESERVE_S), cancel.set)
     timer.daemon = True
@@ -169,7 +173,12 @@ def _judge(
             "they were stopped. Make them faster, or raise `hook: {budget: N}` in agentgate.yml "
             "(and the harness's hook timeout, which `agentgate install-hook` sets above it)."
         )
-    verdict = pipeline.verdict()
+    return _outcome(pipeline.verdict(), config, event)
+
+
+def _outcome(verdict: Verdict, config: Config, event: HookEvent) -> Outcome:
+    from pytest_agentgate.state.storage import default_storage
+
     failed = ", ".join(g.name for g in verdict.failed_gates if g.blocking) or "none"
     attempt = (
         f", attempt {verdict.attempt.number} of {verdict.attempt.max}" if verdict.attempt else ""

@@ -1,0 +1,240 @@
+"""The verdict cache: an unchanged tree is not judged twice.
+
+An agent's stop hook gates every "done"; when nothing changed since the last full run (the same
+commit and working tree, the same configuration, the same tools, the same environment), the
+judged gates of that run are reused and the verdict is concluded afresh (the attempt counts as
+any other). Anything uncertain is a miss, never a stale verdict:
+
+- the key covers agentgate's own code, HEAD, every changed, untracked *and ignored* file in the
+  repository (content hash for changed and untracked ones, size and time for ignored ones: a
+  test may read an ignored file), the refs a base can come from, the whole configuration in
+  force, the environment (but for a few shell variables), and the command tools (resolved on the
+  commands' PATH, with the site-packages folders beside them: installing a package changes
+  them);
+- outside a git repository, in a tree with more than :data:`MAX_IGNORED` ignored files, or when
+  anything cannot be read, there is no key and nothing is cached;
+- entries live in the user's state directory, not in the project: deleting or writing files in
+  the project cannot plant a verdict;
+- the session gate (the agent's words and transcript) is never cached: it is judged each time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_agentgate.state.storage import STATE_DIR, user_state_home, write_atomic
+from pytest_agentgate.verdict import Finding, GateResult
+
+CACHE_DIR = "verdict-cache"
+# Ignored files beyond this many make the key too costly to be sure of: no cache.
+MAX_IGNORED = 100_000
+# Changed or untracked files larger than this are keyed by size and time, not content.
+HASHED_BYTES = 8 * 1024 * 1024
+# Folders whose content never changes a verdict (caches the tools write themselves).
+SKIPPED_DIRS = frozenset(
+    {STATE_DIR, ".git", "__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache", ".hypothesis"}
+)
+# Shell bookkeeping that differs between two identical runs.
+VOLATILE_ENV = frozenset({"_", "OLDPWD", "PWD", "SHLVL", "AGENTGATE_RUN_ID", "AGENTGATE_RUNNING"})
+
+
+def _git(root: Path, *args: str) -> bytes | None:
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _file_key(path: Path, *, content: bool) -> str:
+    try:
+        st = path.lstat()
+    except OSError:
+        return "missing"
+    if not content or not path.is_file() or st.st_size > HASHED_BYTES:
+        return f"{st.st_mode:o}:{st.st_size}:{st.st_mtime_ns}"
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return "unreadable"
+
+
+def _walk(folder: Path, budget: list[int]) -> Iterable[Path]:
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+        for name in sorted(filenames):
+            budget[0] -= 1
+            if budget[0] < 0:
+                return
+            yield Path(dirpath) / name
+
+
+def tree_key(root: Path) -> str | None:
+    """The state of the repository holding ``root``, or None when it cannot be told."""
+    top = _git(root, "rev-parse", "--show-toplevel")
+    head = _git(root, "rev-parse", "HEAD")
+    status = _git(
+        root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=traditional"
+    )
+    refs = _git(root, "for-each-ref", "--format=%(refname) %(objectname)")
+    if top is None or head is None or status is None or refs is None:
+        return None
+    repo = Path(top.decode().strip())
+    digest = hashlib.sha256()
+    digest.update(head + b"\0" + refs + b"\0")
+    budget = [MAX_IGNORED]
+    for entry in status.split(b"\0"):
+        if len(entry) < 4:
+            continue
+        code, name = entry[:2].decode(), entry[3:].decode(errors="surrogateescape")
+        path = repo / name
+        if Path(name).parts and Path(name).parts[0] in SKIPPED_DIRS:
+            continue
+        if any(part in SKIPPED_DIRS for part in Path(name).parts):
+            continue
+        digest.update(f"{code} {name}\0".encode(errors="surrogateescape"))
+        if code == "!!" and path.is_dir() and not path.is_symlink():
+            for inner in _walk(path, budget):
+                digest.update(
+                    f"{inner}\0{_file_key(inner, content=False)}\0".encode(errors="surrogateescape")
+                )
+            if budget[0] < 0:
+                return None
+        else:
+            digest.update(_file_key(path, content=code != "!!").encode() + b"\0")
+    return digest.hexdigest()
+
+
+def tools_key(commands: Sequence[str], environ: Mapping[str, str]) -> str:
+    """The command tools as found on the commands' PATH, and the site-packages beside them."""
+    path = environ.get("PATH", os.defpath)
+    seen: set[str] = set()
+    parts: list[str] = [sys.executable]
+    for folder in sys.path:
+        if folder.endswith("site-packages"):
+            parts.append(f"{folder}:{_file_key(Path(folder), content=False)}")
+    for command in commands:
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            words = command.split()
+        for word in words[:1] + [w for w in words if "python" in os.path.basename(w)]:
+            found = shutil.which(word, path=path)
+            if found is None or found in seen:
+                continue
+            seen.add(found)
+            real = Path(found).resolve()
+            parts.append(f"{found}->{real}:{_file_key(real, content=False)}")
+            for site in sorted(Path(found).parent.parent.glob("lib/python*/site-packages")):
+                parts.append(f"{site}:{_file_key(site, content=False)}")
+    return hashlib.sha256("\n".join(parts).encode(errors="surrogateescape")).hexdigest()
+
+
+def cache_key(
+    root: Path,
+    config_text: str,
+    commands: Sequence[str],
+    environ: Mapping[str, str],
+    extra: str = "",
+) -> str | None:
+    tree = tree_key(root)
+    if tree is None:
+        return None
+    env = "\n".join(f"{k}={v}" for k, v in sorted(environ.items()) if k not in VOLATILE_ENV)
+    digest = hashlib.sha256()
+    for part in (
+        own_code_key(),
+        str(root),
+        tree,
+        config_text,
+        env,
+        tools_key(commands, environ),
+        extra,
+    ):
+        digest.update(part.encode(errors="surrogateescape") + b"\0")
+    return digest.hexdigest()
+
+
+def own_code_key() -> str:
+    """agentgate's own code, as installed: an upgrade (or an edit of an editable install)
+    changes what a verdict means."""
+    package = Path(__file__).resolve().parent.parent
+    parts = [
+        f"{p.relative_to(package)}:{_file_key(p, content=False)}"
+        for p in sorted(package.rglob("*.py"))
+    ]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _entry_path(root: Path) -> Path:
+    name = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:32]
+    return user_state_home() / CACHE_DIR / f"{name}.json"
+
+
+def load(root: Path, key: str) -> tuple[list[GateResult], float] | None:
+    """The judged gates stored under ``key`` for this project, and when they were judged."""
+    try:
+        data = json.loads(_entry_path(root).read_text(encoding="utf-8"))
+        if data.get("key") != key:
+            return None
+        return [gate_from_dict(g) for g in data["gates"]], float(data["made_at"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def store(root: Path, key: str, gates: Sequence[GateResult]) -> None:
+    path = _entry_path(root)
+    document = {
+        "key": key,
+        "made_at": time.time(),
+        "gates": [{**g.to_dict(), "notes": list(g.notes)} for g in gates],
+    }
+    with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(document, ensure_ascii=False))
+
+
+def gate_from_dict(data: Mapping[str, Any]) -> GateResult:
+    findings = [
+        Finding(
+            message=f["message"],
+            path=f.get("path"),
+            line=f.get("line"),
+            code=f.get("code"),
+            name=f.get("name"),
+            severity=f.get("severity", "error"),
+            tool=f.get("tool"),
+            column=f.get("column"),
+        )
+        for f in data.get("findings", [])
+    ]
+    return GateResult(
+        name=data["name"],
+        kind=data["kind"],
+        status=data["status"],
+        summary=data["summary"],
+        blocking=bool(data.get("blocking", True)),
+        expected=dict(data.get("expected") or {}),
+        actual=dict(data.get("actual") or {}),
+        findings=findings,
+        command=data.get("command"),
+        exit_code=data.get("exit_code"),
+        duration_s=data.get("duration_s"),
+        problems=list(data.get("problems") or []),
+        notes=list(data.get("notes") or []),
+        threshold_sources=dict(data.get("threshold_sources") or {}),
+        escalate=list(data.get("escalate") or []),
+    )

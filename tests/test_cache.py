@@ -1,0 +1,153 @@
+"""The verdict cache: an unchanged tree reuses its judged gates; anything changed runs afresh."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_agentgate.cli.main import main
+
+REUSED = "its judged gates were reused"
+CONFIG = """\
+profile: strict
+gates:
+  build:
+    command: python -c "import sys, pathlib; sys.exit(0 if pathlib.Path('ok').exists() else 1)"
+"""
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname = 'r'\n")
+    (root / "agentgate.yml").write_text(CONFIG)
+    (root / ".gitignore").write_text("secret.dat\n")
+    (root / "code.py").write_text("x = 1\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    monkeypatch.chdir(root)
+    return root
+
+
+def verify(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
+    main(["verify", "--format", "json", *args])
+    return json.loads(capsys.readouterr().out)
+
+
+def reused(verdict: dict[str, object]) -> bool:
+    return any(REUSED in str(n) for n in verdict["notices"])  # type: ignore[attr-defined]
+
+
+def test_an_unchanged_tree_reuses_the_judged_gates_and_counts_the_attempt(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = verify(capsys, "--task", "t")
+    second = verify(capsys, "--task", "t")
+    assert not reused(first) and reused(second)
+    assert second["gates"] == first["gates"]
+    assert second["attempt"] == {"number": 2, "max": 3}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda root: (root / "code.py").write_text("x = 2\n"),
+        lambda root: (root / "new_test.py").write_text("def test_new(): pass\n"),
+        lambda root: (root / "secret.dat").write_text("read by a test\n"),
+        lambda root: (root / "ok").write_text(""),
+        lambda root: (root / "agentgate.yml").write_text(CONFIG.replace("strict", "standard")),
+    ],
+    ids=["tracked-file", "untracked-file", "ignored-file", "what-the-command-reads", "config"],
+)
+def test_any_change_in_the_tree_runs_afresh(
+    change: object, repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / "secret.dat").write_text("before\n")
+    verify(capsys)
+    change(repo)  # type: ignore[operator]
+    assert not reused(verify(capsys))
+
+
+def test_a_different_environment_runs_afresh(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    verify(capsys)
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-k nothing")
+    assert not reused(verify(capsys))
+
+
+def test_a_tool_installed_or_upgraded_runs_afresh(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    venv = tmp_path / "tools"
+    (venv / "bin").mkdir(parents=True)
+    site = venv / "lib" / "python3.99" / "site-packages"
+    site.mkdir(parents=True)
+    tool = venv / "bin" / "checker"
+    tool.write_text("#!/bin/sh\nexit 0\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    (repo / "agentgate.yml").write_text("profile: strict\ngates:\n  build:\n    command: checker\n")
+    git(repo, "commit", "-q", "-am", "the build runs the checker")  # the base's config is the law
+    verify(capsys)
+    assert reused(verify(capsys))
+    time.sleep(0.01)
+    (site / "newpkg-2.0.dist-info").mkdir()  # pip install changes the folder
+    assert not reused(verify(capsys))
+
+
+def test_no_cache_runs_everything_again(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    verify(capsys)
+    assert not reused(verify(capsys, "--no-cache"))
+
+
+def test_the_projects_state_folder_is_not_where_the_cache_lives(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Deleting or writing .agentgate/ cannot plant or remove a cached verdict."""
+    verify(capsys)
+    for path in (repo / ".agentgate").iterdir():
+        if path.is_file():
+            path.unlink()
+    (repo / ".agentgate" / "verdict.json").write_text('{"status": "pass"}')
+    again = verify(capsys)
+    assert reused(again) and again["status"] == "fail"
+
+
+def test_the_agents_words_are_judged_every_time(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / "ok").write_text("")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "ok")
+    first = verify(capsys, "--claim", "Done, everything passes.")
+    assert first["status"] == "pass"
+    second = verify(capsys, "--claim", "Done; the rest goes in a follow-up PR.")
+    assert reused(second) and second["status"] == "fail"
+
+
+def test_outside_git_nothing_is_cached(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "plain"
+    root.mkdir()
+    (root / "agentgate.yml").write_text(CONFIG)
+    monkeypatch.chdir(root)
+    verify(capsys)
+    assert not reused(verify(capsys))
