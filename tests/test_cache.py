@@ -6,11 +6,14 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_agentgate.cli.main import main
+from pytest_agentgate.state import cache
 
 REUSED = "its judged gates were reused"
 CONFIG = """\
@@ -45,13 +48,14 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-def verify(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
+def verify(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
     main(["verify", "--format", "json", *args])
-    return json.loads(capsys.readouterr().out)
+    verdict: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return verdict
 
 
-def reused(verdict: dict[str, object]) -> bool:
-    return any(REUSED in str(n) for n in verdict["notices"])  # type: ignore[attr-defined]
+def reused(verdict: dict[str, Any]) -> bool:
+    return any(REUSED in note for note in verdict["notices"])
 
 
 def test_an_unchanged_tree_reuses_the_judged_gates_and_counts_the_attempt(
@@ -68,19 +72,27 @@ def test_an_unchanged_tree_reuses_the_judged_gates_and_counts_the_attempt(
     "change",
     [
         lambda root: (root / "code.py").write_text("x = 2\n"),
+        lambda root: (root / "code.py").unlink(),
         lambda root: (root / "new_test.py").write_text("def test_new(): pass\n"),
         lambda root: (root / "secret.dat").write_text("read by a test\n"),
         lambda root: (root / "ok").write_text(""),
         lambda root: (root / "agentgate.yml").write_text(CONFIG.replace("strict", "standard")),
     ],
-    ids=["tracked-file", "untracked-file", "ignored-file", "what-the-command-reads", "config"],
+    ids=[
+        "tracked-file",
+        "deleted-file",
+        "untracked-file",
+        "ignored-file",
+        "what-the-command-reads",
+        "config",
+    ],
 )
 def test_any_change_in_the_tree_runs_afresh(
-    change: object, repo: Path, capsys: pytest.CaptureFixture[str]
+    change: Callable[[Path], object], repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (repo / "secret.dat").write_text("before\n")
     verify(capsys)
-    change(repo)  # type: ignore[operator]
+    change(repo)
     assert not reused(verify(capsys))
 
 
@@ -151,3 +163,57 @@ def test_outside_git_nothing_is_cached(
     monkeypatch.chdir(root)
     verify(capsys)
     assert not reused(verify(capsys))
+
+
+def test_a_file_in_an_ignored_folder_counts_too(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / ".gitignore").write_text("secret.dat\nfixtures/\n")
+    git(repo, "commit", "-q", "-am", "ignore fixtures")
+    (repo / "fixtures" / "deep").mkdir(parents=True)
+    (repo / "fixtures" / "deep" / "data.json").write_text("{}")
+    verify(capsys)
+    assert reused(verify(capsys))
+    (repo / "fixtures" / "deep" / "data.json").write_text('{"changed": true}')
+    assert not reused(verify(capsys))
+
+
+def test_too_many_ignored_files_is_no_cache(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cache, "MAX_IGNORED", 2)
+    (repo / ".gitignore").write_text("secret.dat\nfixtures/\n")
+    git(repo, "commit", "-q", "-am", "ignore fixtures")
+    (repo / "fixtures").mkdir()
+    for n in range(3):
+        (repo / "fixtures" / f"{n}.txt").write_text(str(n))
+    verify(capsys)
+    assert not reused(verify(capsys))
+
+
+def test_a_command_shell_cannot_split_is_keyed_too(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / "agentgate.yml").write_text(
+        'profile: strict\ngates:\n  build:\n    command: python -c "pass" \'unbalanced\n'
+    )
+    git(repo, "commit", "-q", "-am", "a command with an odd quote")
+    verify(capsys)
+    assert reused(verify(capsys))
+
+
+def test_a_cached_entry_that_lacks_a_gate_is_not_used(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    verify(capsys)
+    real = cache.load
+
+    def without_build(root: Path, key: str) -> Any:
+        found = real(root, key)
+        assert found is not None
+        gates, made_at = found
+        return [g for g in gates if g.name != "build"], made_at
+
+    monkeypatch.setattr(cache, "load", without_build)
+    again = verify(capsys)
+    assert not reused(again) and [g["name"] for g in again["gates"]][-1] == "build"

@@ -417,3 +417,27 @@ def test_gemini_claim_is_the_new_reply_not_every_reply_so_far(
     answer, _, _ = call("gemini", event("gemini", root, prompt_response=second), capsys)
     assert 'You said: "Fixed the build; all checks pass now."' in answer["reason"]
     assert "follow-up PR" not in answer["reason"].split("You said:")[1].split("\n")[0]
+
+
+def test_a_repeated_stop_on_an_unchanged_tree_reuses_the_gates_and_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import subprocess
+
+    root = project(
+        tmp_path,
+        'gates:\n  build:\n    command: >-\n      python -c "import sys;'
+        " open('.agentgate/runs', 'a').write('x'); sys.exit(1)\"\n",
+    )
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "base"]):
+        subprocess.run(
+            ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+            cwd=root,
+            check=True,
+            capture_output=True,
+        )
+    first, _, _ = call("claude", event("claude", root), capsys)
+    second, _, _ = call("claude", event("claude", root), capsys)
+    assert (root / ".agentgate" / "runs").read_text() == "x"  # the command ran once
+    assert first["reason"].startswith("COMPLETION REJECTED (attempt 1 of 3)")
+    assert second["reason"].startswith("COMPLETION REJECTED (attempt 2 of 3)")

@@ -29,7 +29,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,16 +72,6 @@ def _file_key(path: Path, *, content: bool) -> str:
         return "unreadable"
 
 
-def _walk(folder: Path, budget: list[int]) -> Iterable[Path]:
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
-        for name in sorted(filenames):
-            budget[0] -= 1
-            if budget[0] < 0:
-                return
-            yield Path(dirpath) / name
-
-
 def tree_key(root: Path) -> str | None:
     """The state of the repository holding ``root``, or None when it cannot be told."""
     top = _git(root, "rev-parse", "--show-toplevel")
@@ -95,26 +85,21 @@ def tree_key(root: Path) -> str | None:
     repo = Path(top.decode().strip())
     digest = hashlib.sha256()
     digest.update(head + b"\0" + refs + b"\0")
-    budget = [MAX_IGNORED]
+    ignored = 0
     for entry in status.split(b"\0"):
         if len(entry) < 4:
             continue
         code, name = entry[:2].decode(), entry[3:].decode(errors="surrogateescape")
         path = repo / name
-        if Path(name).parts and Path(name).parts[0] in SKIPPED_DIRS:
-            continue
         if any(part in SKIPPED_DIRS for part in Path(name).parts):
             continue
         digest.update(f"{code} {name}\0".encode(errors="surrogateescape"))
-        if code == "!!" and path.is_dir() and not path.is_symlink():
-            for inner in _walk(path, budget):
-                digest.update(
-                    f"{inner}\0{_file_key(inner, content=False)}\0".encode(errors="surrogateescape")
-                )
-            if budget[0] < 0:
+        if code == "!!":
+            ignored += 1
+            if ignored > MAX_IGNORED:
                 return None
-        else:
-            digest.update(_file_key(path, content=code != "!!").encode() + b"\0")
+        # `--untracked-files=all` lists each ignored file (never a folder): all are keyed.
+        digest.update(_file_key(path, content=code != "!!").encode() + b"\0")
     return digest.hexdigest()
 
 
