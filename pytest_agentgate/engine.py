@@ -104,8 +104,11 @@ class Pipeline:
     _clock: float = field(default_factory=time.monotonic)
     # What :meth:`early` collected, per gate name: the verdict's evidence for those gates.
     _early: dict[str, Evidence | GateResult] = field(default_factory=dict)
-    # The verdict cache's key for this run, once :meth:`reuse` has looked (None: no caching).
+    # The verdict cache's key for this run, once :meth:`reuse` has looked (None: no caching),
+    # and what it was made of (state/cache.py).
     _cache_key: str | None = None
+    _cache_tree: tuple[str, str] | None = None
+    _cache_inputs: tuple[str, list[str], dict[str, str]] = ("", [], {})
 
     def __post_init__(self) -> None:
         self.request.config = with_session(self.request)
@@ -178,10 +181,23 @@ class Pipeline:
         cleaner = Cleaner(secret_values(os.environ))
         gates = [cleaner.gate(g) for g in judge(config, found, self.registry)]
         if self._cache_key is not None and not any(r.cancelled for r in self.results.values()):
-            from pytest_agentgate.state import cache
-
-            cache.store(config.root, self._cache_key, [g for g in gates if g.kind != "session"])
+            self._remember(gates)
         return self._conclude(gates)
+
+    def _remember(self, gates: list[GateResult]) -> None:
+        """Keep the judged gates under the state the run left the tree in, if the run changed
+        nothing but ignored files (a coverage data file); the session gate is never kept."""
+        from pytest_agentgate.state import cache
+
+        config = self.request.config
+        before = self._cache_tree
+        after = cache.tree_state(config.root)
+        if before is None or after is None or after[0] != before[0]:
+            return
+        key = cache.cache_key(
+            config.root, *self._cache_inputs, tree=after, extra=f"{self.request.base}"
+        )
+        cache.store(config.root, key, [g for g in gates if g.kind != "session"])
 
     def reuse(self) -> Verdict | None:
         """The verdict of an identical earlier run (same tree, configuration, tools and
@@ -193,15 +209,17 @@ class Pipeline:
         from pytest_agentgate.state import cache
 
         config = request.config
-        self._cache_key = cache.cache_key(
-            config.root,
+        self._cache_tree = cache.tree_state(config.root)
+        if self._cache_tree is None:
+            return None
+        self._cache_inputs = (
             repr(dataclasses.replace(config, notices=[])),
             [spec.command for spec in plan.commands],
-            os.environ,
-            extra=f"{request.base}",
+            dict(os.environ),
         )
-        if self._cache_key is None:
-            return None
+        self._cache_key = cache.cache_key(
+            config.root, *self._cache_inputs, tree=self._cache_tree, extra=f"{request.base}"
+        )
         found = cache.load(config.root, self._cache_key)
         if found is None:
             return None

@@ -217,3 +217,32 @@ def test_a_cached_entry_that_lacks_a_gate_is_not_used(
     monkeypatch.setattr(cache, "load", without_build)
     again = verify(capsys)
     assert not reused(again) and [g["name"] for g in again["gates"]][-1] == "build"
+
+
+def test_what_the_run_writes_in_ignored_files_does_not_spoil_the_cache(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A test command writes its coverage data file each run: the cache keeps the verdict under
+    the state the run left."""
+    (repo / ".gitignore").write_text("secret.dat\n.coverage\n")
+    (repo / "agentgate.yml").write_text(
+        "profile: strict\ngates:\n  build:\n    command: >-\n      python -c"
+        " \"import time; open('.coverage', 'w').write(str(time.time()))\"\n"
+    )
+    git(repo, "commit", "-q", "-am", "the build writes an ignored file")
+    verify(capsys)
+    assert reused(verify(capsys))
+
+
+def test_a_run_that_changes_the_tree_is_not_kept(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A command that rewrites a source file (a formatter) judged the tree before it: that
+    verdict is not kept for the tree after."""
+    (repo / "agentgate.yml").write_text(
+        "profile: strict\ngates:\n  build:\n    command: >-\n      python -c"
+        " \"import time; open('code.py', 'a').write('# ' + str(time.time()) + chr(10))\"\n"
+    )
+    git(repo, "commit", "-q", "-am", "the build rewrites code.py")
+    verify(capsys)
+    assert not reused(verify(capsys))

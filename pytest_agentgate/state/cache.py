@@ -72,8 +72,11 @@ def _file_key(path: Path, *, content: bool) -> str:
         return "unreadable"
 
 
-def tree_key(root: Path) -> str | None:
-    """The state of the repository holding ``root``, or None when it cannot be told."""
+def tree_state(root: Path) -> tuple[str, str] | None:
+    """The state of the repository holding ``root``: what the change is made of (HEAD, refs,
+    changed and untracked files, by content) and the ignored files (by size and time), apart:
+    a run writes ignored files itself (a coverage data file), so the cache keeps a verdict under
+    the state the run left, and only when the run changed nothing else. None: cannot be told."""
     top = _git(root, "rev-parse", "--show-toplevel")
     head = _git(root, "rev-parse", "HEAD")
     status = _git(
@@ -83,24 +86,24 @@ def tree_key(root: Path) -> str | None:
     if top is None or head is None or status is None or refs is None:
         return None
     repo = Path(top.decode().strip())
-    digest = hashlib.sha256()
-    digest.update(head + b"\0" + refs + b"\0")
+    work = hashlib.sha256(head + b"\0" + refs + b"\0")
+    ignored_files = hashlib.sha256()
     ignored = 0
     for entry in status.split(b"\0"):
         if len(entry) < 4:
             continue
         code, name = entry[:2].decode(), entry[3:].decode(errors="surrogateescape")
-        path = repo / name
         if any(part in SKIPPED_DIRS for part in Path(name).parts):
             continue
-        digest.update(f"{code} {name}\0".encode(errors="surrogateescape"))
+        digest = ignored_files if code == "!!" else work
         if code == "!!":
             ignored += 1
             if ignored > MAX_IGNORED:
                 return None
         # `--untracked-files=all` lists each ignored file (never a folder): all are keyed.
-        digest.update(_file_key(path, content=code != "!!").encode() + b"\0")
-    return digest.hexdigest()
+        digest.update(f"{code} {name}\0".encode(errors="surrogateescape"))
+        digest.update(_file_key(repo / name, content=code != "!!").encode() + b"\0")
+    return work.hexdigest(), ignored_files.hexdigest()
 
 
 def tools_key(commands: Sequence[str], environ: Mapping[str, str]) -> str:
@@ -133,17 +136,15 @@ def cache_key(
     config_text: str,
     commands: Sequence[str],
     environ: Mapping[str, str],
+    tree: tuple[str, str],
     extra: str = "",
-) -> str | None:
-    tree = tree_key(root)
-    if tree is None:
-        return None
+) -> str:
     env = "\n".join(f"{k}={v}" for k, v in sorted(environ.items()) if k not in VOLATILE_ENV)
     digest = hashlib.sha256()
     for part in (
         own_code_key(),
         str(root),
-        tree,
+        *tree,
         config_text,
         env,
         tools_key(commands, environ),
