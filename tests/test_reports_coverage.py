@@ -630,7 +630,7 @@ def test_hand_made_cobertura_dedupes_lines_per_file_and_never_reads_rates(tmp_pa
         (
             b'<coverage><class filename="a.py"><lines><line number="x" hits="1"/></lines>'
             b"</class></coverage>",
-            "number='x' is not a whole number",
+            "number='x' is not a credible count",
         ),
         (b'<coverage><class name="c"/></coverage>', "<class> without a filename"),
     ],
@@ -716,7 +716,7 @@ def test_lcov_without_function_or_branch_data_and_zero_totals() -> None:
     [
         ("", "is empty"),
         ("SF:a.py\nDA:1,1\n", "truncated: record 'a.py' has no end_of_record"),
-        ("SF:a.py\nDA:one,1\nend_of_record\n", "line 2: 'one' is not a number"),
+        ("SF:a.py\nDA:one,1\nend_of_record\n", "line 2: 'one' is not a credible count"),
         ("SF:a.py\nDA:1\nend_of_record\n", "DA needs line,hits"),
         ("SF:a.py\nBRDA:1,0\nend_of_record\n", "BRDA needs"),
         ("TN:\nDA:1,1\n", "DA outside an SF record"),

@@ -184,7 +184,6 @@ def test_eslint_severity_mapping() -> None:
                         "fatal": True,
                         "line": 4,
                     },
-                    {"ruleId": "d", "severity": "high", "message": "odd"},
                     {
                         "severity": 1,
                         "message": "File ignored because of a matching ignore pattern.",
@@ -594,7 +593,7 @@ def test_detects_every_real_sample(relative: str, expected: str) -> None:
         ('{"a.py": []}', "flake8"),
         ("{}", "flake8"),
         ('{"messages": [], "statistics": {}}', "pylint"),
-        ('{"version": "2.1.0", "runs": []}', "sarif"),
+        ('{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}}]}', "sarif"),
         ('{"file": "a.py", "line": 1, "severity": "note", "message": "m"}', "mypy"),
     ],
 )

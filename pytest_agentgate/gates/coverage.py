@@ -120,10 +120,26 @@ class CoverageGate:
         failed_metrics: list[str] = []
         notes: list[str] = []
         problems: list[str] = [problem] if problem else []
+        lines = report.metric("lines")
+        nothing_measured = lines is None or lines.total == 0
         for metric in METRICS:
             ratio = report.metric(metric)
-            actual[metric] = None if ratio is None else ratio.percent
             threshold = config.thresholds.get(metric)
+            if ratio is not None and ratio.total == 0:
+                # 0 of 0 is not 100%: it is nothing measured. A report that measures lines but
+                # has no branches (or functions) to measure is no reason to fail, and no figure.
+                actual[metric] = None
+                if threshold is None or not nothing_measured:
+                    parts.append(f"{metric}: none to measure")
+                    continue
+                failed_metrics.append(metric)
+                parts.append(f"{metric} not measured: 0 of 0 (need {pct(threshold)})")
+                problems.append(
+                    f"{report.source}: the report measures no {metric} (0 of 0), so nothing was "
+                    "verified: did the tests import the code under test? " + HOW_TO_MEASURE[metric]
+                )
+                continue
+            actual[metric] = None if ratio is None else ratio.percent
             if threshold is None:
                 if ratio is not None:
                     parts.append(f"{metric} {pct(ratio.percent)}")

@@ -94,6 +94,10 @@ def shape_error(
     )
 
 
+# No report counts more than this (lines, hits, tests, branches): a larger count is not credible.
+MAX_COUNT = 10**15
+
+
 def count(value: object, source: str, where: str, hint: str = "") -> int:
     """A non-negative whole number from a report, or a ReportError saying where it was wrong."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -104,7 +108,37 @@ def count(value: object, source: str, where: str, hint: str = "") -> int:
         value = int(value)
     if value < 0:
         raise ReportError(source, f"{where} is negative ({value})", hint)
+    if value > MAX_COUNT:
+        raise ReportError(
+            source,
+            f"{where} is {_short(value)}, more than any report can count: not credible",
+            hint,
+        )
     return value
+
+
+def whole_number(text: str) -> int | None:
+    """A count as text reports write it ("12", "12.0"): None unless it is a finite whole number
+    from 0 to :data:`MAX_COUNT` (never inf, nan, 1e308 or 5,000 digits)."""
+    text = text.strip()
+    if len(text) > 32:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        try:
+            number = float(text)
+        except ValueError:
+            return None
+        if not number.is_integer():  # inf and nan are not integers either
+            return None
+        value = int(number)
+    return value if 0 <= value <= MAX_COUNT else None
+
+
+def _short(value: int) -> str:
+    text = str(value) if value < 10**30 else f"a {len(str(value))}-digit number"
+    return text
 
 
 def optional_int(value: object) -> int | None:

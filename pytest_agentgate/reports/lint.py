@@ -133,12 +133,22 @@ def parse_eslint(text: str, source: str) -> LintReport:
             raw = _expect_dict(raw, source, at, "eslint")
             message = _expect_str(raw.get("message"), source, f'{at} "message"', "eslint")
             severity: Severity
-            if raw.get("fatal") is True or raw.get("severity") == 2:
+            level = raw.get("severity")
+            if raw.get("fatal") is True or (level == 2 and type(level) is int):
                 severity = "error"
-            elif raw.get("severity") == 1:
+            elif level == 1 and type(level) is int:
                 severity = "warning"
+            elif level == 0 and type(level) is int:
+                continue  # severity 0 ("off") never reaches a report
             else:
-                continue  # severity 0 ("off") never reaches a report; other values are no finding
+                # eslint writes 1 or 2: "2", "error" or 2.0 is a report eslint did not write, and
+                # skipping it would count nothing and pass.
+                raise ReportError(
+                    source,
+                    f"{at} has severity {level!r}: eslint writes 1 (warning) or 2 (error); the "
+                    "report is not credible",
+                    lint_hint("eslint"),
+                )
             findings.append(
                 Finding(
                     message=message,
@@ -224,8 +234,16 @@ def parse_mypy(text: str, source: str) -> LintReport:
         )
         message = _expect_str(raw.get("message"), source, f'line {number} "message"', "mypy")
         severity = raw.get("severity")
-        if severity != "error":
+        if severity == "note":
             continue
+        if severity != "error":
+            # mypy writes "error" or "note": anything else would be counted as nothing.
+            raise ReportError(
+                source,
+                f'line {number} has severity {severity!r}: mypy writes "error" or "note"; the '
+                "report is not credible",
+                lint_hint("mypy"),
+            )
         hint = raw.get("hint")
         if isinstance(hint, str) and hint.strip():
             message = f"{message} ({'; '.join(hint.strip().splitlines())})"
@@ -414,6 +432,13 @@ def parse_sarif(text: str, source: str) -> LintReport:
     """
     data = _expect_dict(_load(text, source, "sarif"), source, "the top level", "sarif")
     runs = _expect_list(data.get("runs"), source, 'the "runs" key', "sarif")
+    if not runs:
+        # A tool that ran writes a run, even with no results: no run is no evidence.
+        raise ReportError(
+            source,
+            "has no runs: the tool wrote no run of itself, so nothing was checked",
+            lint_hint("sarif"),
+        )
     findings = []
     tools = []
     for run_index, run in enumerate(runs):

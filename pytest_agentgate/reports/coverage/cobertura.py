@@ -7,7 +7,14 @@ import re
 from typing import Any
 from xml.parsers import expat
 
-from pytest_agentgate.reports._io import XmlRejected, display_path, hardened_expat, read_bytes
+from pytest_agentgate.reports._io import (
+    MAX_COUNT,
+    XmlRejected,
+    display_path,
+    hardened_expat,
+    read_bytes,
+    whole_number,
+)
 from pytest_agentgate.reports.coverage._totals import report_from_details
 from pytest_agentgate.reports.hints import COVERAGE_HINTS
 from pytest_agentgate.reports.model import CoverageDetail, CoverageReport, ReportError
@@ -29,17 +36,12 @@ def _cobertura_handlers(
 
     def number(attrs: dict[str, str], key: str) -> int:
         raw = attrs.get(key)
-        try:
-            value = int(raw) if raw is not None else -1
-        except ValueError:
-            try:  # some tools write hits as "1.0"
-                value = int(float(raw))  # type: ignore[arg-type]
-            except ValueError:
-                value = -1
-        if value < 0:
+        value = None if raw is None else whole_number(raw)  # some tools write hits as "1.0"
+        if value is None:
+            shown = raw if raw is None or len(raw) <= 32 else raw[:32] + "…"
             raise XmlRejected(
-                f"line {parser.CurrentLineNumber}: <line> {key}={raw!r} is not a whole number "
-                "0 or more",
+                f"line {parser.CurrentLineNumber}: <line> {key}={shown!r} is not a credible "
+                f"count (a whole number from 0 to {MAX_COUNT:,})",
                 COVERAGE_HINTS["cobertura"],
             )
         return value
@@ -49,8 +51,9 @@ def _cobertura_handlers(
         if tag == "line":
             if detail is None:
                 return  # a <line> outside any <class>: not tied to a file
-            try:  # the common case inline: two whole numbers
-                hits = int(attrs["hits"])
+            try:  # the common case inline: a short whole number
+                raw_hits = attrs["hits"]
+                hits = int(raw_hits) if len(raw_hits) <= 15 else -1
             except (KeyError, ValueError):
                 hits = -1
             ran = (hits if hits >= 0 else number(attrs, "hits")) > 0

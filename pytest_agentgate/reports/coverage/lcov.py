@@ -5,7 +5,13 @@ from __future__ import annotations
 import os
 import re
 
-from pytest_agentgate.reports._io import decode_text, display_path, read_bytes
+from pytest_agentgate.reports._io import (
+    MAX_COUNT,
+    decode_text,
+    display_path,
+    read_bytes,
+    whole_number,
+)
 from pytest_agentgate.reports.coverage._common import ratio_of
 from pytest_agentgate.reports.coverage._totals import report_from_details
 from pytest_agentgate.reports.hints import COVERAGE_HINTS
@@ -43,15 +49,17 @@ class _LcovFile:
 
 
 def _lcov_int(value: str, source: str, number: int, hint: str) -> int:
-    try:
-        result = int(value) if value.strip() != "-" else 0
-    except ValueError:
-        try:
-            result = int(float(value))
-        except ValueError:
-            raise ReportError(
-                source, f"line {number}: {value.strip()!r} is not a number", hint
-            ) from None
+    if value.strip() == "-":
+        return 0
+    result = whole_number(value)
+    if result is None:
+        shown = value.strip() if len(value.strip()) <= 32 else value.strip()[:32] + "…"
+        raise ReportError(
+            source,
+            f"line {number}: {shown!r} is not a credible count (a whole number from 0 to "
+            f"{MAX_COUNT:,})",
+            hint,
+        )
     return result
 
 
