@@ -64,3 +64,65 @@ def test_the_cli_says_it_in_one_line(
     assert run.code == 2 and run.out == ""
     assert run.err.startswith("agentgate: error: ") and "Traceback" not in run.err
     assert run.err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("agentgate.json", '{"gates": ' + '{"a": ' * 5000 + "1" + "}" * 5000 + "}"),
+        ("agentgate.json", '{"gates": ' + '{"a": ' * 70 + "1" + "}" * 70 + "}"),
+        ("pyproject.toml", "[tool.agentgate]\nx = " + "[" * 600 + "]" * 600 + "\n"),
+        ("agentgate.toml", "x = " + "[" * 100 + "]" * 100 + "\n"),
+    ],
+    ids=["json-5000", "json-70", "pyproject-600", "toml-100"],
+)
+def test_json_and_toml_nested_too_deep_are_errors(name: str, text: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        parse_raw(text, name, name)
+    assert f"nested more than {MAX_DEPTH} levels deep" in str(raised.value)
+
+
+def test_a_fifo_or_a_device_as_the_configuration_never_blocks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from pytest_agentgate.cli.main import main
+
+    fifo = tmp_path / "config.yml"
+    os.mkfifo(fifo)  # nobody writes to it: reading would wait forever
+    monkeypatch.chdir(tmp_path)
+    start = time.monotonic()
+    assert main(["verify", "--config", str(fifo)]) == 2
+    assert f"{fifo}: is not a regular file" in capsys.readouterr().err
+    assert main(["verify", "--config", "/dev/zero"]) == 2
+    assert "/dev/zero: is not a regular file" in capsys.readouterr().err
+    assert time.monotonic() - start < 10
+
+
+def test_a_huge_or_binary_configuration_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_agentgate.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "big.yml").write_text("# padding\n" * 200_000)
+    assert main(["verify", "--config", "big.yml"]) == 2
+    assert "is larger than 1024 KiB" in capsys.readouterr().err
+    (tmp_path / "bin.yml").write_bytes(b"profile: strict\n\xff\xfe\n")
+    assert main(["verify", "--config", "bin.yml"]) == 2
+    assert "cannot be read: not UTF-8 (invalid start byte at byte 16)" in capsys.readouterr().err
+
+
+def test_a_task_id_with_undecodable_bytes_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_agentgate.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "agentgate.yml").write_text('gates:\n  build:\n    command: python -c "pass"\n')
+    bad = b"\xff\xfe".decode("utf-8", "surrogateescape")  # what Python makes of such an argv
+    with pytest.raises(SystemExit) as exited:
+        main(["verify", "--task", bad])
+    assert exited.value.code == 2
+    assert "a task id must be text (UTF-8)" in capsys.readouterr().err

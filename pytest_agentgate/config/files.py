@@ -7,7 +7,9 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import os
 import re
+import stat
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -72,15 +74,54 @@ class RawConfig:
     ms_timeouts: bool = False
 
 
+# A configuration is a few kilobytes; a bigger file is not one.
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
 def read_raw(path: Path) -> RawConfig:
     source = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        # Opened without blocking: a FIFO (or a device) named as the configuration must never
+        # hang the gate waiting for a writer.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise ConfigError(source, None, "no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(source, None, f"cannot be read: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(source, None, f"cannot be read: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ConfigError(source, None, "is not a regular file; name the configuration file")
+        data = os.read(fd, MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(source, None, f"cannot be read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            source, None, f"is larger than {MAX_CONFIG_BYTES // 1024} KiB; a configuration is small"
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            source, None, f"cannot be read: not UTF-8 ({exc.reason} at byte {exc.start})"
+        ) from None
     return parse_raw(text, path.name, source)
+
+
+def _check_depth(data: Any, source: str) -> None:
+    """JSON and TOML nest without bound: a configuration deeper than YAML's bound is refused."""
+    stack = [(data, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ConfigError(
+                source, None, f"nested more than {MAX_DEPTH} levels deep; a configuration is flat"
+            )
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
 
 
 def parse_raw(text: str, name: str, source: str) -> RawConfig:
@@ -102,7 +143,11 @@ def _load_toml(text: str, source: str) -> Any:
     else:  # pragma: no cover - exercised on Python 3.10 only
         import tomli as tomllib
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
+    except RecursionError:
+        raise ConfigError(
+            source, None, f"nested more than {MAX_DEPTH} levels deep; a configuration is flat"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         found = re.search(r"\(at line (\d+), column \d+\)", str(exc))
         if found:
@@ -110,6 +155,8 @@ def _load_toml(text: str, source: str) -> Any:
         else:  # "(at end of document)"
             line = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
         raise ConfigError(source, None, f"invalid TOML: {exc}", line) from None
+    _check_depth(data, source)
+    return data
 
 
 def _read_pyproject(text: str, source: str) -> RawConfig:
@@ -276,10 +323,15 @@ _WS_REJECTION = ("maxRetries", "escalateToUser")
 def _read_workspace_json(text: str, source: str) -> RawConfig:
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise ConfigError(
+            source, None, f"nested more than {MAX_DEPTH} levels deep; a configuration is flat"
+        ) from None
     except json.JSONDecodeError as exc:
         raise ConfigError(source, None, f"invalid JSON: {exc.msg}", exc.lineno) from None
     if not isinstance(data, dict):
         raise ConfigError(source, None, "expected a JSON object at the top")
+    _check_depth(data, source)
     raw = RawConfig({}, source, ms_timeouts=True)
     out: dict[str, Any] = raw.data
     for key, value in data.items():

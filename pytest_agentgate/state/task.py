@@ -31,6 +31,12 @@ def check_task_id(task_id: str) -> str:
         raise LedgerError("a task id cannot be empty")
     if len(task_id) > MAX_TASK_ID or any(ch in task_id for ch in "\r\n\0"):
         raise LedgerError(f"a task id is one line of at most {MAX_TASK_ID} characters")
+    try:
+        task_id.encode("utf-8")
+    except UnicodeEncodeError:  # bytes the terminal could not decode (a non-UTF-8 argument)
+        raise LedgerError(
+            "a task id must be text (UTF-8); this one holds undecodable bytes"
+        ) from None
     return task_id
 
 
