@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_agentgate.state.storage import ensure_state_dir, locked, write_atomic
+from pytest_agentgate.state.storage import locked, user_state_home, write_atomic
 
 STOPS_DIR = "stops"
 # A repeat of the same stop arrives back to back (the harness runs its hooks one after the
@@ -83,12 +83,15 @@ def stop_key(session: str, words: str | None, stamp: int | None = None) -> str:
 
 @contextlib.contextmanager
 def session_stops(root: Path, session: str) -> Iterator[StopBook | None]:
-    """Hold ``session``'s stop lock; None when the project's state folder cannot be written (then
-    every call is gated, and counted, on its own)."""
+    """Hold ``session``'s stop lock; None when the state folder cannot be written (then every
+    call is gated, and counted, on its own). The record lives in the user's state directory,
+    not in the project: an agent that writes a record of a passing stop into the project's
+    folder must not be let go by it."""
+    project = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:32]
     name = hashlib.sha256(session.encode()).hexdigest()[:32]
     with contextlib.ExitStack() as stack:
         try:
-            folder = ensure_state_dir(root) / STOPS_DIR / name
+            folder = user_state_home() / STOPS_DIR / project / name
             folder.mkdir(parents=True, exist_ok=True)
             stack.enter_context(locked(folder))
         except OSError:
