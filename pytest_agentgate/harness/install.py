@@ -27,6 +27,7 @@ import shlex
 import shutil
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,42 @@ def _command_of(harness: Harness, entry: Any) -> Any:
     if not isinstance(entry, dict):
         return None
     return entry.get("bash" if harness.name == "copilot" else "command")
+
+
+# The project settings files each harness reads its stop hooks from (patterns, project-relative).
+PROJECT_SETTINGS = {
+    "claude": ".claude/settings.json",
+    "codex": ".codex/hooks.json",
+    "gemini": ".gemini/settings.json",
+    "copilot": ".github/hooks/*.json",
+    "cursor": ".cursor/hooks.json",
+}
+
+
+def timeout_of(harness: Harness, entry: Mapping[str, Any]) -> float | None:
+    """A handler's timeout in seconds, as the harness reads it."""
+    key = {"copilot": "timeoutSec"}.get(harness.name, "timeout")
+    value = entry.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value / 1000 if harness.name == "gemini" else float(value)
+
+
+def our_entries(harness: Harness, text: str | None) -> list[dict[str, Any]]:
+    """agentgate's stop-hook handlers in a settings file's text (none when it is not JSON)."""
+    try:
+        document = json.loads(text or "")
+    except ValueError:
+        return []
+    hooks = document.get("hooks") if isinstance(document, dict) else None
+    entries = hooks.get(harness.event) if isinstance(hooks, dict) else None
+    found: list[dict[str, Any]] = []
+    for entry in entries if isinstance(entries, list) else []:
+        inner = entry.get("hooks") if isinstance(entry, dict) else None
+        for item in inner if isinstance(inner, list) else [entry]:
+            if isinstance(item, dict) and is_ours(harness, _command_of(harness, item)):
+                found.append(item)
+    return found
 
 
 def merge(

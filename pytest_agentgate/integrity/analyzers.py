@@ -10,4 +10,5 @@ ANALYZERS: tuple[str, ...] = (
     "pytest_agentgate.integrity.hooks",
     "pytest_agentgate.integrity.settings",
     "pytest_agentgate.integrity.suppressions",
+    "pytest_agentgate.integrity.stop_hooks",
 )

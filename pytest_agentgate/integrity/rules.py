@@ -114,6 +114,12 @@ _RULES = (
         "a linter, coverage or pytest setting that decides what is measured was loosened",
         "restore the setting",
     ),
+    Rule(
+        "stop-hook-removed",
+        "tampering",
+        "agentgate's stop hook was taken out of a harness's project settings, or its timeout cut",
+        "restore the hook entry (`agentgate install-hook HARNESS` writes it again)",
+    ),
 )
 
 RULES: dict[str, Rule] = {rule.name: rule for rule in _RULES}
