@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import errno
 import getpass
 import hashlib
 import json
@@ -103,7 +104,7 @@ class LocalStorage:
             yield
 
     def has_state(self) -> bool:
-        return (self.directory / STATE_FILE).exists()
+        return not self.directory.is_symlink() and (self.directory / STATE_FILE).exists()
 
     def read_state(self) -> dict[str, Any]:
         if not self.has_state():
@@ -383,6 +384,14 @@ def default_storage(root: Path) -> MirroredStorage:
 def ensure_state_dir(root: Path) -> Path:
     """``.agentgate/`` in the project, with a .gitignore so nothing in it is ever committed."""
     state = root / STATE_DIR
+    if state.is_symlink():
+        # A link would put agentgate's state (and its reports) wherever the link points, a place
+        # the change chose: it is not followed, and recording fails closed.
+        raise OSError(
+            errno.ELOOP,
+            "is a symbolic link; remove it, agentgate keeps its state in a real folder",
+            str(state),
+        )
     state.mkdir(exist_ok=True)
     ignore = state / ".gitignore"
     if not ignore.exists():
