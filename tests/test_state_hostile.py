@@ -42,3 +42,27 @@ def test_a_state_path_that_is_a_file_fails_closed(
     out, _ = capsys.readouterr()
     assert "attempts could not be recorded" in out
     assert (project / ".agentgate").read_text() == "not a folder"  # nothing of the user's lost
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"\xff\xfe{not utf-8",
+        b'{"schema": "agentgate.state/1", "tasks": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+        b'{"schema": "agentgate.state/1", "tasks": {"t": {"total": 1, "attempts": [{}]}}}',
+    ],
+    ids=["not-utf-8", "nested-5000", "attempt-missing-keys"],
+)
+def test_a_corrupt_state_file_is_set_aside_and_the_attempts_survive(
+    content: bytes, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for _ in range(2):
+        main(["verify", "--task", "t"])
+    (project / ".agentgate" / "state.json").write_bytes(content)
+    capsys.readouterr()
+    assert main(["verify", "--task", "t"]) == 1
+    out, err = capsys.readouterr()
+    assert "state.json is corrupt" in err and "set aside as state.json.corrupt-" in err
+    assert "attempt 3 of 3" in out  # the copy outside the project restores the count
+    [aside] = (project / ".agentgate").glob("state.json.corrupt-*")
+    assert aside.read_bytes() == content

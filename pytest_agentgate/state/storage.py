@@ -498,14 +498,16 @@ def read_state(directory: Path) -> dict[str, Any]:
     """The state, or an empty one; a corrupt file is set aside and reported, never raised."""
     path = directory / STATE_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         return empty_state()
     try:
-        data = json.loads(text)
+        data = json.loads(raw.decode("utf-8"))
         problem = _state_problem(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         problem = f"invalid JSON ({exc})"
+    except RecursionError:
+        problem = "nested too deep to be agentgate's"
     if problem is None:
         return data  # type: ignore[no-any-return]
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
