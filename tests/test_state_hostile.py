@@ -66,3 +66,27 @@ def test_a_corrupt_state_file_is_set_aside_and_the_attempts_survive(
     assert "attempt 3 of 3" in out  # the copy outside the project restores the count
     [aside] = (project / ".agentgate").glob("state.json.corrupt-*")
     assert aside.read_bytes() == content
+
+
+def test_stats_over_hostile_history_lines_skips_them(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["verify", "--task", "t"])
+    history = project / ".agentgate" / "history.jsonl"
+    hostile = [
+        b"garbage",
+        b"[" * 5000 + b"]" * 5000,
+        b'{"v": 1, "status": 5, "gates": "x", "ts": 1.0, "task": [1]}',
+        b'{"v": 1, "status": "fail", "gates": [{"name": 1}], "ts": 1e400}',
+        b'{"v": 1, "status": "fail", "gates": [], "ts": 2.0, "wall_s": "slow"}',
+        b"\xff\xfe",
+        b"null",
+    ]
+    with history.open("ab") as handle:
+        handle.write(b"\n".join(hostile) + b"\n")
+    capsys.readouterr()
+    assert main(["stats"]) == 0
+    out, err = capsys.readouterr()
+    assert err.count("is unreadable (an interrupted write?); skipped it") == len(hostile) - 1
+    assert "its last line is torn (an interrupted write?); skipped it" in err
+    assert "internal error" not in err and "build" in out

@@ -24,6 +24,7 @@ import errno
 import getpass
 import hashlib
 import json
+import math
 import os
 import re
 import sys
@@ -568,11 +569,38 @@ def read_history_file(path: Path) -> list[dict[str, Any]]:
             continue
         try:
             record = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             record = None
-        if isinstance(record, dict) and isinstance(record.get("ts"), (int, float)):
+        if _history_record_ok(record):
             records.append(record)
             continue
         where = "its last line is torn" if index == last else f"line {index + 1} is unreadable"
         warn(f"{path}: {where} (an interrupted write?); skipped it")
     return records
+
+
+def _history_record_ok(record: Any) -> bool:
+    """A history line of the shape agentgate writes: what the dashboard reads has its type."""
+    if not isinstance(record, dict):
+        return False
+    ts = record.get("ts")
+    if isinstance(ts, bool) or not isinstance(ts, (int, float)) or not math.isfinite(ts):
+        return False
+    for key, kinds in (("status", str), ("task", str), ("source", str), ("profile", str)):
+        if record.get(key) is not None and not isinstance(record[key], kinds):
+            return False
+    for key in ("wall_s",):
+        value = record.get(key)
+        if value is not None and (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
+            return False
+    gates = record.get("gates", [])
+    if not isinstance(gates, list) or not all(
+        isinstance(g, dict) and isinstance(g.get("name"), str) for g in gates
+    ):
+        return False
+    attempt = record.get("attempt")
+    return attempt is None or isinstance(attempt, dict)
