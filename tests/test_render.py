@@ -291,3 +291,22 @@ def test_markdown_failed_gate_without_details() -> None:
 def test_terminal_keeps_a_multi_line_summary_on_one_line() -> None:
     gate = GateResult(name="x", kind="custom", status="fail", summary="first\n  second")
     assert render_text(_verdict(gate)).splitlines()[1] == "  FAIL  x  first second"
+
+
+def test_a_passing_test_gate_still_names_the_tests_that_failed() -> None:
+    """A failing test is never quiet: under a profile that lets some fail, the text names them."""
+    from pytest_agentgate.render.terminal import render_text
+    from pytest_agentgate.verdict import Finding, GateResult, Verdict
+
+    failed = [
+        Finding(f"AssertionError: case {n}\ndetail", name=f"tests/test_a.py::test_{n}")
+        for n in range(12)
+    ]
+    gate = GateResult("test", "test", "pass", "88 of 100 tests passed", findings=failed)
+    text = render_text(Verdict("pass", "relaxed", [gate]))
+    lines = text.splitlines()
+    assert lines[2] == "        failed: tests/test_a.py::test_0: AssertionError: case 0"
+    assert sum(line.startswith("        failed: ") for line in lines) == 10
+    assert "        … and 2 more failed (the JSON verdict lists them)" in lines
+    gate.status = "fail"
+    assert "failed: tests/test_a.py" not in render_text(Verdict("fail", "strict", [gate]))

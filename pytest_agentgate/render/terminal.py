@@ -34,6 +34,27 @@ def _gate_line(gate: GateResult, colour: bool, width: int) -> str:
     return f"  {label}{pad}  {gate.name:<{width}}  {summary}{_origin(gate)}{advisory}{duration}"
 
 
+# Failed tests listed under a test gate that passed anyway (its threshold allows them).
+SHOWN_FAILED_TESTS = 10
+
+
+def _failed_tests_of_a_pass(gate: GateResult) -> list[str]:
+    """A failing test is never quiet: under a profile that lets some fail, a passing test gate
+    still names them (a failing gate's are in the continuation text)."""
+    if gate.kind != "test" or gate.failed:
+        return []
+    failed = [f for f in gate.findings if f.severity == "error"]
+    lines = []
+    for finding in failed[:SHOWN_FAILED_TESTS]:
+        name = finding.name or finding.location() or "a test"
+        first = finding.message.splitlines()[0] if finding.message else ""
+        lines.append(f"        failed: {name}" + (f": {first}" if first else ""))
+    if len(failed) > SHOWN_FAILED_TESTS:
+        more = len(failed) - SHOWN_FAILED_TESTS
+        lines.append(f"        … and {more} more failed (the JSON verdict lists them)")
+    return lines
+
+
 def _origin(gate: GateResult) -> str:
     """`` (thresholds: base agentgate.yml)`` when a threshold does not come from the profile."""
     shown: list[str] = []
@@ -55,7 +76,9 @@ def render_text(verdict: Verdict, *, colour: bool = False) -> str:
     if verdict.attempt is not None:
         attempt = f", {attempt_words(verdict.attempt)}"
     lines = [f"agentgate: {_label(verdict.status, colour)} (profile {verdict.profile}{attempt})"]
-    lines.extend(_gate_line(g, colour, width) for g in verdict.gates)
+    for gate in verdict.gates:
+        lines.append(_gate_line(gate, colour, width))
+        lines.extend(_failed_tests_of_a_pass(gate))
     lines.extend(f"  note: {n}" for n in verdict.notices)
     if verdict.continuation:
         lines.extend(["", verdict.continuation])
