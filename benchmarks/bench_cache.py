@@ -25,18 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "examples" / "invoice"
+from _example import example_repo
+
 TARGET = 0.05
-
-
-def git(root: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=b@example.com", "-c", "user.name=bench", *args],
-        cwd=root,
-        check=True,
-        capture_output=True,
-    )
 
 
 def timed(cmd: list[str], root: Path, env: dict[str, str]) -> tuple[float, str]:
@@ -57,16 +48,7 @@ def main() -> int:
         print("agentgate is not installed in this environment: pip install -e .", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "invoice"
-        if args.project is not None:
-            root = args.project.resolve()
-        else:
-            shutil.copytree(
-                EXAMPLE, root, ignore=shutil.ignore_patterns(".agentgate", "__pycache__")
-            )
-            git(root, "init", "-q", "-b", "main")
-            git(root, "add", "-A")
-            git(root, "commit", "-q", "-m", "example")
+        root = args.project.resolve() if args.project is not None else example_repo(Path(tmp))
         env = {**os.environ, "AGENTGATE_STATE_HOME": str(Path(tmp) / "state")}
         full, cached = [], []
         for _ in range(args.rounds):

@@ -5,7 +5,8 @@ Measures, in one run, rounds of (order alternating each round):
 - baseline: the gate commands of examples/invoice's agentgate.yml, run in parallel in plain
   ``subprocess`` threads, the way agentgate runs them: what any gate has to pay;
 - hook: ``agentgate hook claude`` with a Claude Code stop event on stdin, from the event to the
-  answer on stdout (a new session each round, so no attempt budget runs out).
+  answer on stdout (a new session each round, so no attempt budget runs out, and a changed file,
+  so the verdict cache never answers).
 
 Prints both medians and the median of the per-round ratios; target: at most 1.05x.
 Run: `python benchmarks/bench_hook.py [--rounds N]`.
@@ -25,18 +26,9 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "examples" / "invoice"
+from _example import example_repo
+
 TARGET = 1.05
-
-
-def git(root: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=b@example.com", "-c", "user.name=bench", *args],
-        cwd=root,
-        check=True,
-        capture_output=True,
-    )
 
 
 def gate_commands(root: Path) -> list[tuple[str, dict[str, str]]]:
@@ -64,6 +56,9 @@ def run_baseline(root: Path, commands: list[tuple[str, dict[str, str]]]) -> floa
 
 
 def run_hook(exe: str, root: Path, session: str) -> float:
+    # A new untracked file each time: the tree changed, so the verdict cache cannot answer and
+    # every round measures a whole gating run (an unchanged tree is bench_cache.py's).
+    (root / "work-in-progress.txt").write_text(session)
     event = json.dumps(
         {
             "session_id": session,
@@ -91,11 +86,7 @@ def main() -> int:
         print("agentgate is not installed in this environment: pip install -e .", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "invoice"
-        shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".agentgate", "__pycache__"))
-        git(root, "init", "-q", "-b", "main")
-        git(root, "add", "-A")
-        git(root, "commit", "-q", "-m", "example")
+        root = example_repo(Path(tmp))
         commands = gate_commands(root)
         run_baseline(root, commands)  # warm-up: imports, .pyc files
         run_hook(exe, root, "warm-up")

@@ -105,3 +105,17 @@ def record(config: Any, task: Any, verdict: Any, **kwargs: Any) -> Any:
     return ledger_record(
         config, task, verdict, lambda d: conclude(config, verdict.gates, decision=d), **kwargs
     )
+
+
+def git(root: Path, *args: str) -> str:
+    """Run git in ``root`` as a test's author; its stdout, stripped. Fails the test on an error."""
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip()

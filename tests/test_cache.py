@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _helpers import git
 
 from pytest_agentgate.cli.main import main
 from pytest_agentgate.state import cache
@@ -22,15 +22,6 @@ gates:
   build:
     command: python -c "import sys, pathlib; sys.exit(0 if pathlib.Path('ok').exists() else 1)"
 """
-
-
-def git(root: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=root,
-        check=True,
-        capture_output=True,
-    )
 
 
 @pytest.fixture

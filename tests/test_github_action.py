@@ -9,12 +9,12 @@ from __future__ import annotations
 import io
 import json
 import re
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _helpers import git
 from github_api import JOB_TOKEN, READ_TOKEN, WRITE_TOKEN, FakeGitHub, Served
 
 from pytest_agentgate.github.door import run_action
@@ -23,17 +23,6 @@ from pytest_agentgate.github.workflow import escape_data, escape_property
 
 FAILING_BUILD = 'gates:\n  build:\n    command: python -c "import sys; sys.exit(1)"\n'
 PASSING_BUILD = 'gates:\n  build:\n    command: python -c "pass"\n'
-
-
-def git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=root,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout.strip()
 
 
 @pytest.fixture
