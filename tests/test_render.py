@@ -310,3 +310,17 @@ def test_a_passing_test_gate_still_names_the_tests_that_failed() -> None:
     assert "        … and 2 more failed (the JSON verdict lists them)" in lines
     gate.status = "fail"
     assert "failed: tests/test_a.py" not in render_text(Verdict("fail", "strict", [gate]))
+
+
+def test_markdown_from_a_report_cannot_make_links_or_emphasis() -> None:
+    from pytest_agentgate.render.markdown import render_markdown
+    from pytest_agentgate.verdict import Finding, GateResult, Verdict
+
+    finding = Finding(
+        "**urgent**: see ![x](https://evil.example/p.png)",
+        name="tests/test_a.py::test_[click](https://evil.example)",
+    )
+    gate = GateResult("test", "test", "fail", "1 of 2 tests passed", findings=[finding])
+    text = render_markdown(Verdict("fail", "strict", [gate]))
+    assert "[click](https" not in text and "![x](" not in text and "**urgent**" not in text
+    assert r"test\_\[click\](https://evil.example)" in text

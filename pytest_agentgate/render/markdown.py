@@ -11,9 +11,16 @@ _ICONS = {"pass": "✅", "fail": "❌", "skipped": "⏭️", "escalate": "🛑"}
 MAX_FINDINGS = 50
 
 
+# Markdown's own characters, escaped in text that comes from a report (a test name, a message):
+# a test called `test_[click](https://example.com)` must not become a link in a PR comment.
+# Backticks stay: a code span only makes text inert, and agentgate's messages quote commands.
+_MARKDOWN = re.compile(r"([\\*_\[\]~!#])")
+
+
 def _cell(text: str) -> str:
     # HTML is escaped: a test message such as `assert "</details>" in page` must not end the
     # details block, or swallow the rest of a PR comment.
+    text = _MARKDOWN.sub(r"\\\1", text)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return " ".join(text.replace("|", "\\|").split())
 
