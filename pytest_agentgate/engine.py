@@ -104,6 +104,13 @@ class Pipeline:
     _clock: float = field(default_factory=time.monotonic)
     # What :meth:`early` collected, per gate name: the verdict's evidence for those gates.
     _early: dict[str, Evidence | GateResult] = field(default_factory=dict)
+    # The change (base to working tree), when it was read while the commands ran.
+    _change: tuple[Repo, Change] | BaseMissing | None = None
+    _change_read: bool = False
+    # The gates collected while the commands ran, and the tree before and after the commands.
+    _alongside_names: list[str] = field(default_factory=list)
+    _tree_before: tuple[str, str] = ("", "")
+    _tree_after: tuple[str, str] | None = None
     # The verdict cache's key for this run, once :meth:`reuse` has looked (None: no caching),
     # and what it was made of (state/cache.py).
     _cache_key: str | None = None
@@ -129,8 +136,70 @@ class Pipeline:
             with contextlib.suppress(OSError):
                 # A read-only project can still be gated; a command that needs the folder says so.
                 LocalStorage(self.plan.config.root).ensure()
-            self.results = run_commands(self.plan.commands, status=status, cancel=cancel)
+            alongside = self._alongside()
+            try:
+                self.results = run_commands(self.plan.commands, status=status, cancel=cancel)
+            finally:
+                alongside.join()
+            if not (self._alongside_names or self._cache_key is not None):
+                return self.results
+            self._tree_after = self._tree()
+            if self._tree_after is None or self._tree_after[0] != self._tree_before[0]:
+                # The commands changed the tree (or it cannot be told): what was read while
+                # they ran is not what the verdict must judge. Read it again, afterwards.
+                self._change_read = False
+                for name in self._alongside_names:
+                    self._early.pop(name, None)
         return self.results
+
+    def _tree(self) -> tuple[str, str] | None:
+        from pytest_agentgate.state import cache
+
+        return cache.tree_state(self.request.config.root)
+
+    def _alongside(self) -> threading.Thread:
+        """Collect the gates that need no command (integrity, session) while the commands run,
+        so the verdict does not wait for them afterwards; what they read is the tree the
+        commands were given. Warm the readers whose gates do have commands (the coverage gate
+        starts coverage.py, which takes a while to import). If anything here fails, the verdict
+        collects those gates itself."""
+        config = self.request.config
+        names, warm = [], []
+        for gate in config.gates:
+            kind = self.registry.kinds.get(gate.kind)
+            if kind is None or not gate.enabled or gate.name in self.request.door_evidence:
+                continue
+            if getattr(kind, "independent", False) and not gate.command:
+                if gate.name not in self._early:
+                    names.append(gate.name)
+            elif hasattr(kind, "prepare"):
+                warm.append((kind, gate))
+        # Read alongside only a tree whose change can be told afterwards (git).
+        before = self._cache_tree or self._tree()
+        if before is None:
+            names = []
+        else:
+            self._tree_before = before
+        self._alongside_names = names
+
+        def work() -> None:
+            for kind, gate in warm:
+                with contextlib.suppress(Exception):
+                    kind.prepare(gate, config.root)
+            if not names:
+                return
+            try:
+                self._change = find_change(config, self.request.base)
+                self._change_read = True
+                self.early(names)
+            except Exception:  # verdict() reads them again, and reports the bug
+                self._change_read = False
+                for name in names:
+                    self._early.pop(name, None)
+
+        thread = threading.Thread(target=work, name="agentgate-alongside", daemon=True)
+        thread.start()
+        return thread
 
     def early(self, names: Collection[str]) -> list[GateResult]:
         """Collect and judge the gates ``names`` now, before the commands have run.
@@ -151,7 +220,7 @@ class Pipeline:
             self.started_at,
             self.registry,
             {},
-            find_change(only, self.request.base),
+            self._change if self._change_read else find_change(only, self.request.base),
             run_id=self.run_id,
             request=self.request,
         )
@@ -165,7 +234,10 @@ class Pipeline:
         ``evidence``: per gate name, what the door measured itself (see ``door_evidence``).
         """
         config = self.request.config
-        change = find_change(config, self.request.base, judged=self._early)
+        if self._change_read:
+            change = self._change
+        else:
+            change = find_change(config, self.request.base, judged=self._early)
         found = collect(
             self.plan,
             self.results,
@@ -191,7 +263,7 @@ class Pipeline:
 
         config = self.request.config
         before = self._cache_tree
-        after = cache.tree_state(config.root)
+        after = self._tree_after or cache.tree_state(config.root)
         if before is None or after is None or after[0] != before[0]:
             return
         key = cache.cache_key(

@@ -950,3 +950,52 @@ def test_pytest_agentgate_refuses_the_trick(repo: Path, change: tuple[str, str],
     # The gate fails on what the change did to the tests, judged before any of them ran.
     test_gate = next(g for g in verdict["gates"] if g["kind"] == "test")
     assert "stopped before the first test by the integrity gate" in test_gate["summary"], output
+
+
+# -- read while the commands run ---------------------------------------------------------------
+
+SKIP_WHILE_RUNNING = """\
+import pathlib, time
+time.sleep(0.5)  # long enough for the change to have been read while this ran
+path = pathlib.Path("tests/test_calc.py")
+path.write_text(path.read_text().replace("def test_sub():", "@pytest.mark.skip\\ndef test_sub():"))
+"""
+
+
+def test_a_command_that_changes_the_tree_is_judged_on_the_tree_it_left(
+    repo: Path, agentgate: Callable[..., CliRun]
+) -> None:
+    # The integrity gate reads the change while the commands run. A gate command that adds a
+    # skip as it runs (and so is never seen in the tree the run started from) is still found.
+    (repo / "skip.py").write_text(SKIP_WHILE_RUNNING, encoding="utf-8")
+    build = json.dumps(f"{sys.executable} skip.py")
+    write(
+        repo,
+        "agentgate.yml",
+        f"gates:\n  integrity: {{kind: integrity}}\n  build:\n    command: {build}\n",
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a build step")
+    result = agentgate("verify", "--profile", "strict", "--format", "json", "--no-cache")
+    gate = result.gate("integrity")
+    gate["exit_code_of_verify"] = result.code
+    line = now_line(repo, "tests/test_calc.py", "@pytest.mark.skip")
+    assert_blocks(gate, "skip-added", "tests/test_calc.py", line)
+
+
+def test_a_command_that_leaves_the_tree_alone_is_judged_on_the_same_change(
+    repo: Path, agentgate: Callable[..., CliRun]
+) -> None:
+    edit(repo, "tests/test_calc.py", "def test_sub():", "@pytest.mark.skip\ndef test_sub():")
+    build = json.dumps(f"{sys.executable} -c 'import time; time.sleep(0.3)'")
+    write(
+        repo,
+        "agentgate.yml",
+        f"gates:\n  integrity: {{kind: integrity}}\n  build:\n    command: {build}\n",
+    )
+    result = agentgate("verify", "--profile", "strict", "--format", "json")
+    gate = result.gate("integrity")
+    gate["exit_code_of_verify"] = result.code
+    line = now_line(repo, "tests/test_calc.py", "@pytest.mark.skip")
+    assert_blocks(gate, "skip-added", "tests/test_calc.py", line)
+    assert result.gate("build")["status"] == "pass"

@@ -125,6 +125,32 @@ def test_data_file_read_through_coverage_api(
     assert (digest(data_file), sorted(p.name for p in project.iterdir())) == before
 
 
+def test_a_reporter_started_early_reads_the_same_report(project: Path) -> None:
+    # The coverage gate starts coverage.py's reporter while the tests run (warm): the report it
+    # gives once the data exists is the one a reporter started afterwards gives.
+    from pytest_agentgate.reports.coverage import coveragepy
+
+    cold = read_coverage(project / ".coverage", root=project)
+    coveragepy.warm(project)
+    assert str(project) in coveragepy._warm
+    warm = read_coverage(project / ".coverage", root=project)
+    assert not coveragepy._warm  # used once, then gone
+    assert warm == cold
+
+
+def test_a_reporter_started_early_for_another_project_is_not_used(
+    project: Path, tmp_path: Path
+) -> None:
+    from pytest_agentgate.reports.coverage import coveragepy
+
+    coveragepy.warm(tmp_path)
+    waiting = coveragepy._warm[str(tmp_path)]
+    report = read_coverage(project / ".coverage", root=project)
+    assert {f.path for f in report.files} == {"prog.py", "helper.py"}
+    coveragepy._cool()  # what happens at exit: an unused reporter ends
+    assert waiting.returncode == 0 and not coveragepy._warm
+
+
 def test_json_report_matches_the_data_file_and_ignores_percent_covered(project: Path) -> None:
     coverage_cli(project, "json", "-o", "cov.json")
     try:

@@ -115,7 +115,12 @@ EvidenceT = TypeVar("EvidenceT", bound=Evidence)
 
 
 class GateKind(Protocol[EvidenceT]):
-    """A gate kind, registered through the ``agentgate_gate_kinds`` hook."""
+    """A gate kind, registered through the ``agentgate_gate_kinds`` hook.
+
+    Optional: ``independent = True`` when its evidence needs no command (it is collected while
+    the commands run); ``prepare(config, root)``, called while the commands run, to start
+    something its collector will need (the coverage gate starts coverage.py's reporter).
+    """
 
     name: str
     options: tuple[Option, ...]

@@ -4,7 +4,9 @@ patch coverage: the share of the lines the change adds or modifies that the test
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from pytest_agentgate.config.model import GateConfig
@@ -88,6 +90,17 @@ class CoverageGate:
         ),
     )
     stdout_report = False
+
+    def prepare(self, config: GateConfig, root: Path) -> None:
+        """While the tests run: start coverage.py's reporter if the report is its data file."""
+        data = config.format == "coverage-data" or (
+            config.format is None
+            and any(os.path.basename(r.rstrip("/")).startswith(".coverage") for r in config.reports)
+        )
+        if data:
+            from pytest_agentgate.reports.coverage.coveragepy import warm
+
+            warm(root)
 
     def collect(self, context: CollectContext) -> CoverageEvidence:
         evidence = CoverageEvidence(context.root, command=context.result)

@@ -93,6 +93,8 @@ class IntegrityGate:
         ),
     )
     stdout_report = False
+    # Its evidence needs no command: collected while the commands run.
+    independent = True
 
     def collect(self, context: CollectContext) -> IntegrityEvidence:
         evidence = IntegrityEvidence(context.root)

@@ -169,6 +169,8 @@ class SessionGate:
         Option("context_window", "int", "the model's context window, in tokens"),
     )
     stdout_report = False
+    # Its evidence needs no command: collected while the commands run.
+    independent = True
 
     def collect(self, context: CollectContext) -> SessionEvidence:
         evidence = SessionEvidence(context.root, claim=context.claim)

@@ -6,6 +6,8 @@ process run from the project root (see ``_EXPORT_SCRIPT``).
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import os
 import re
@@ -13,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -202,8 +205,18 @@ import json, sys, warnings
 # Never import a project's own module named "coverage" from the working directory.
 if sys.path and sys.path[0] in ("", "."):
     del sys.path[0]
-data_file, outfile, result_file = sys.argv[1:4]
-shards = sys.argv[4:]  # copies of parallel data files to combine into data_file first
+args = sys.argv[1:]
+if args == ["--wait"]:  # started early (warm()): import coverage now, then wait for the files
+    try:
+        import coverage
+    except Exception:
+        pass  # imported again below, where the error is reported
+    line = sys.stdin.readline()
+    if not line:
+        sys.exit(0)
+    args = json.loads(line)
+data_file, outfile, result_file = args[:3]
+shards = args[3:]  # copies of parallel data files to combine into data_file first
 result = {"error": None, "no_data": False, "measured": 0, "warnings": [], "stage": "config"}
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
@@ -229,6 +242,74 @@ result["warnings"] = [str(w.message) for w in caught]
 with open(result_file, "w", encoding="utf-8") as f:
     json.dump(result, f)
 """
+
+
+# Reporters started early by warm(), per project root, each waiting for one request.
+_warm: dict[str, subprocess.Popen[bytes]] = {}
+_warm_lock = threading.Lock()
+
+
+def warm(root: str | os.PathLike[str]) -> None:
+    """Start coverage.py's reporter for ``root`` now, while the tests run: importing coverage.py
+    is most of what reading a small data file costs. The next read from ``root`` uses it; one
+    that is never used exits when agentgate does (its stdin closes)."""
+    root_dir = os.path.abspath(os.fspath(root))
+    with _warm_lock:
+        if root_dir in _warm or not os.path.isdir(root_dir):
+            return
+        try:
+            _warm[root_dir] = subprocess.Popen(
+                [sys.executable, "-c", _EXPORT_SCRIPT, "--wait"],
+                cwd=root_dir,
+                env=_child_env(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        except OSError:
+            return  # the read starts its own, and reports why it cannot
+
+
+def _cool() -> None:
+    """Let every reporter that was never used exit."""
+    with _warm_lock:
+        waiting = list(_warm.values())
+        _warm.clear()
+    for process in waiting:
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            process.communicate(b"", timeout=5)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+atexit.register(_cool)
+
+
+def _report(root_dir: str, args: list[str]) -> subprocess.CompletedProcess[bytes]:
+    """Run the export script on ``args``: in the reporter warm() started for ``root_dir``
+    when there is one still waiting, else in a new one."""
+    with _warm_lock:
+        process = _warm.pop(root_dir, None)
+    if process is not None and process.poll() is None:
+        try:
+            out, err = process.communicate(
+                (json.dumps(args) + "\n").encode(), timeout=_DATA_TIMEOUT_S
+            )
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise
+        return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+    return subprocess.run(
+        [sys.executable, "-c", _EXPORT_SCRIPT, *args],
+        cwd=root_dir,
+        env=_child_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=_DATA_TIMEOUT_S,
+        check=False,
+    )
 
 
 def _child_env() -> dict[str, str]:
@@ -348,15 +429,7 @@ def read_coverage_data_files(
                 raise ReportError(name, f"cannot be read: {exc.strerror or exc}", hint) from None
         shards = [] if len(names) == 1 else list(copies)
         try:
-            process = subprocess.run(
-                [sys.executable, "-c", _EXPORT_SCRIPT, data_copy, outfile, result_file, *shards],
-                cwd=root_dir,
-                env=_child_env(),
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=_DATA_TIMEOUT_S,
-                check=False,
-            )
+            process = _report(root_dir, [data_copy, outfile, result_file, *shards])
         except subprocess.TimeoutExpired:
             raise ReportError(
                 source, f"coverage.py took over {_DATA_TIMEOUT_S}s to report on it"
