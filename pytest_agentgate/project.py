@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_agentgate.linters import declared_linter
 from pytest_agentgate.state.storage import STATE_DIR
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "tox.ini")
@@ -68,23 +69,56 @@ def is_python_project(root: Path) -> str | None:
     return f"{dirs[0]}/" if dirs else None
 
 
-def project_root(start: Path) -> Path:
-    """The nearest folder from ``start`` up to the repository root with a project file.
+# What marks the top of a project outside a repository: never looked above by discovery.
+BOUND_MARKERS = (*PROJECT_MARKERS, "package.json")
 
-    Outside a repository only ``start`` itself is considered: a stray ``setup.cfg`` in a home
-    directory must not become the project.
-    """
-    chain = []
+
+def repository_top(start: Path) -> Path | None:
+    """The nearest folder from ``start`` up that holds ``.git``; None outside a repository."""
     for directory in (start, *start.parents):
-        chain.append(directory)
         if (directory / ".git").exists():
-            break
-    else:
-        return start
-    for directory in chain:
-        if any((directory / marker).is_file() for marker in PROJECT_MARKERS):
             return directory
+    return None
+
+
+def project_root(start: Path) -> Path:
+    """The project that contains ``start``: the nearest folder from ``start`` up with a project
+    file, looking no higher than the repository's top level.
+
+    Outside a repository the same walk is bounded by the nearest project file; the home folder
+    and the filesystem root are never a project (a stray ``setup.cfg`` in a home directory must
+    not become one). Without any, ``start`` is the project.
+    """
+    top = repository_top(start)
+    home = _home()
+    for directory in (start, *start.parents):
+        if top is None and directory in (home, Path(directory.anchor)):
+            break
+        markers = PROJECT_MARKERS if top is not None else BOUND_MARKERS
+        if any((directory / marker).is_file() for marker in markers):
+            return directory
+        if directory == top:
+            break
     return start
+
+
+def discovery_top(start: Path) -> Path | None:
+    """The highest folder configuration discovery looks in from ``start``: the repository's top
+    level, else (outside a repository) the project's folder when one is found, else no bound."""
+    top = repository_top(start)
+    if top is not None:
+        return top
+    root = project_root(start)
+    if root != start or any((start / marker).is_file() for marker in BOUND_MARKERS):
+        return root
+    return None
+
+
+def _home() -> Path | None:
+    try:
+        return Path.home()
+    except (KeyError, RuntimeError):
+        return None
 
 
 def _has_coverage_config(root: Path) -> bool:
@@ -127,10 +161,10 @@ def python_defaults(root: Path, python: str | None = None) -> dict[str, Any]:
         cov += " --source=" + ",".join(sources)
     junit = f"{STATE_DIR}/junit.xml"
     return {
-        "profile": "standard",
+        "profile": "strict",
         "gates": {
             "build": {"command": f"{py} -m compileall -q " + " ".join(map(shlex.quote, targets))},
-            "lint": {"command": f"{py} -m ruff check --output-format json .", "format": "ruff"},
+            "lint": declared_linter(root).gate(py),
             "test": {
                 "command": f"{cov} -m pytest -q --junitxml={junit} -o junit_family=xunit1",
                 "report": junit,

@@ -5,6 +5,7 @@ No tool runs here: the commands are asserted as the user sees them in `agentgate
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import shlex
 import sys
@@ -53,11 +54,13 @@ def test_src_layout(repo: Path) -> None:
     assert python_dirs(repo) == ["src", "tests"]
     config = resolve_config(repo)
     assert config.path is None and config.root == repo
-    assert config.profile == "standard"
+    assert config.profile == "strict"  # with no config a failing test is never quiet
     gates = {g.name: g for g in config.gates}
     assert list(gates) == ["build", "lint", "test", "coverage"]
     assert gates["build"].command == f"{PY} -m compileall -q src tests"
-    assert gates["lint"].command == f"{PY} -m ruff check --output-format json ."
+    assert gates["lint"].command == (
+        f"{PY} -m ruff check --isolated --select E9,F63,F7,F82 --output-format json ."
+    )
     assert gates["lint"].format == "ruff"
     assert gates["test"].command == (
         f"{PY} -m coverage run --branch --data-file=.agentgate/.coverage --source=src "
@@ -67,15 +70,19 @@ def test_src_layout(repo: Path) -> None:
     assert gates["coverage"].reports == [".agentgate/.coverage"]
     assert gates["coverage"].format == "coverage-data"
     assert gates["coverage"].thresholds == {
-        "lines": 85.0,
-        "branches": 80.0,
-        "functions": 85.0,
-        "statements": 85.0,
-        "patch": 80.0,
+        "lines": 90.0,
+        "branches": 85.0,
+        "functions": 90.0,
+        "statements": 90.0,
+        "patch": 90.0,
     }
-    assert config.notices == [
+    assert config.notices[:2] == [
         "no configuration: detected a Python project (pyproject.toml) and gated it with "
-        "compileall, ruff, pytest and coverage; `agentgate init` writes this as agentgate.yml"
+        "compileall, its linter, pytest and coverage under the strict profile; "
+        "`agentgate init` writes this as agentgate.yml",
+        "lint: the project declares no linter, so only ruff's error rules run (E9,F63,F7,F82: "
+        f"syntax errors, undefined names and the like), ruff {importlib.metadata.version('ruff')}, "
+        "as installed (the project pins no version); configure a linter to be judged by its rules"
     ]
 
 
@@ -260,9 +267,54 @@ def test_project_root_stays_inside_the_repository(tmp_path: Path) -> None:
     assert project_root(repo / "sub") == repo / "sub"
 
 
-def test_project_root_outside_a_repository_is_the_start(tmp_path: Path) -> None:
-    touch(tmp_path, "setup.cfg", "sub/mod.py")
-    assert project_root(tmp_path / "sub") == tmp_path / "sub"
+def test_outside_a_repository_a_subdirectory_run_gates_the_package_that_contains_it(
+    tmp_path: Path,
+) -> None:
+    # An unpacked sdist: no .git. From its subdirectory, the package is the project (not the
+    # subdirectory gated as one, with `--source=__init__`).
+    package = tmp_path / "demo-1.0"
+    touch(package, "setup.cfg", "demo/__init__.py", "demo/core.py", "tests/test_core.py")
+    assert project_root(package / "demo") == package
+    config = resolve_config(package / "demo")
+    assert config.root == package
+    test = config.gate("test")
+    assert test is not None and test.command is not None
+    assert "--source=demo" in test.command and "__init__" not in test.command
+
+
+def test_outside_a_repository_the_home_folder_is_never_the_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    touch(home, "setup.cfg", "scratch/mod.py")  # a stray setup.cfg in the home folder
+    monkeypatch.setenv("HOME", str(home))
+    assert project_root(home / "scratch") == home / "scratch"
+
+
+def test_outside_a_repository_a_parent_folders_config_never_gates_the_project(
+    tmp_path: Path,
+) -> None:
+    # An unrelated parent's agentgate.yml with only a build gate once passed a package with
+    # failing tests: discovery now stops at the package's own project file.
+    (tmp_path / "agentgate.yml").write_text("gates:\n  build: {command: 'true'}\n")
+    package = tmp_path / "downloads" / "demo-1.0"
+    touch(package, "pyproject.toml", "demo/__init__.py", "tests/test_demo.py")
+    config = resolve_config(package)
+    assert config.path is None and config.root == package
+    assert [g.name for g in config.gates] == ["build", "lint", "test", "coverage"]
+
+
+def test_a_config_above_the_project_is_used_but_never_silently(repo: Path) -> None:
+    # A monorepo: the top-level configuration gates everything, and a run from a package that
+    # has its own project file says which folder it gates.
+    (repo / "agentgate.yml").write_text("gates:\n  build: {command: 'true'}\n")
+    touch(repo, "packages/one/pyproject.toml", "packages/one/one/__init__.py")
+    config = resolve_config(repo / "packages" / "one" / "one")
+    assert config.path == repo / "agentgate.yml" and config.root == repo
+    assert any(
+        f"above the project at {repo / 'packages' / 'one'}: it gates {repo}" in n
+        for n in config.notices
+    ), config.notices
 
 
 def test_explain_zero_config_says_what_it_detected(

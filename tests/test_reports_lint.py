@@ -489,6 +489,26 @@ def test_real_flake8_json() -> None:
     assert clean.findings == []
 
 
+def test_real_flake8_and_pycodestyle_text() -> None:
+    # What zero-config reads when a project lints with flake8 or pycodestyle (their default
+    # output): the same five findings as flake8-json gives, every one an error.
+    report = read_lint(DATA / "lint" / "flake8.txt", format="flake8-text")
+    assert (report.tool, report.errors, report.warnings) == ("flake8", 5, 0)
+    assert [f.code for f in report.findings] == ["E501", "F401", "F841", "F821", "E999"]
+    assert (report.findings[3].path, report.findings[3].line) == ("app/billing.py", 13)
+    assert report.findings[3].column == 23
+    assert report.findings[3].message == "undefined name 'nam'"
+    style = read_lint(DATA / "lint" / "pycodestyle.txt", format="flake8-text")
+    assert [f.code for f in style.findings] == ["E501", "E128", "E901"]
+    assert parse_lint("", format="flake8-text", source="<stdout>").findings == []
+
+
+def test_flake8_text_that_is_not_findings_is_an_error_never_a_clean_run() -> None:
+    crash = "Traceback (most recent call last):\n  File x\nImportError: no\n"
+    with pytest.raises(ReportError, match=r"line 1 is not a `path:line:col: CODE message`"):
+        parse_lint(crash, format="flake8-text", source="<stdout>")
+
+
 def test_real_bandit_sarif() -> None:
     report = read_lint(DATA / "lint" / "bandit.sarif", format="sarif")
     assert report.tool == "Bandit"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from pytest_agentgate.cli._exit import EXIT_PASS, EXIT_USAGE
 from pytest_agentgate.errors import AgentgateError
-from pytest_agentgate.profiles import DEFAULT_PROFILE, PROFILE_NAMES
+from pytest_agentgate.profiles import PROFILE_NAMES
 
 if TYPE_CHECKING:
     from pytest_agentgate.cli._args import Parser, Subparsers
@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 def add_parser(subparsers: Subparsers) -> Parser:
     parser = subparsers.add_parser("init", help="write a starter agentgate.yml for this project")
-    parser.add_argument("--profile", choices=PROFILE_NAMES, default=DEFAULT_PROFILE)
+    # strict, as zero-config is: a failing test is never quiet.
+    parser.add_argument("--profile", choices=PROFILE_NAMES, default="strict")
     return parser
 
 

@@ -28,13 +28,19 @@ CONFIG_NAMES = (*YAML_NAMES, *JSON_NAMES, "pyproject.toml")
 
 
 def find_config(start: Path) -> Path | None:
-    """The nearest config file in ``start`` or its parents, stopping at the repository root."""
+    """The nearest config file in ``start`` or its parents, looking no higher than the
+    repository's top level, or outside a repository than the project's folder
+    (:func:`~pytest_agentgate.project.discovery_top`): an unrelated parent folder's
+    configuration never gates a project."""
+    from pytest_agentgate.project import discovery_top
+
+    top = discovery_top(start)
     for directory in (start, *start.parents):
         for name in CONFIG_NAMES:
             candidate = directory / name
             if candidate.is_file() and (name != "pyproject.toml" or _has_tool_file(candidate)):
                 return candidate
-        if (directory / ".git").exists():
+        if directory == top:
             break
     return None
 

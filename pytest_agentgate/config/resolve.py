@@ -33,6 +33,7 @@ from pytest_agentgate.config.model import (
 )
 from pytest_agentgate.config.validate import validate
 from pytest_agentgate.git import Base, Repo
+from pytest_agentgate.linters import declared_linter
 from pytest_agentgate.profiles import DEFAULT_PROFILE, defaults_for
 from pytest_agentgate.project import project_root, zero_config
 from pytest_agentgate.registry import Registry, get_registry
@@ -113,8 +114,22 @@ def resolve_config(
             read_raw(path)  # the file named by --config is not there: say so
         config = _stand_alone(cwd, path, now_raw, flags, profile, registry, found)
     config.notices[:0] = notices
+    if explicit is None and path is not None:
+        _above_the_project(config, cwd, path)
     hold_to_profile(config)
     return config
+
+
+def _above_the_project(config: Config, cwd: Path, path: Path) -> None:
+    """Say so when the configuration found is above the project the run started in: it gates
+    the folder it is in, not that project (a monorepo's top-level configuration)."""
+    project = project_root(cwd).resolve()
+    folder = path.resolve().parent
+    if folder != project and folder in project.parents:
+        config.notices.append(
+            f"the configuration {path} is in a folder above the project at {project}: it "
+            f"gates {folder}; give the project its own agentgate.yml to gate it alone"
+        )
 
 
 def _base_key(raw: RawConfig | None) -> str | None:
@@ -177,8 +192,10 @@ def _stand_alone(
         where = "" if root == cwd else f" in {root}"
         notices.append(
             f"no configuration: detected a Python project{where} ({marker}) and gated it with "
-            "compileall, ruff, pytest and coverage; `agentgate init` writes this as agentgate.yml"
+            "compileall, its linter, pytest and coverage under the strict profile; "
+            "`agentgate init` writes this as agentgate.yml"
         )
+        notices.append(declared_linter(root).describe())
     config = validate(
         _with_flags(raw, flags), registry, root=root, path=path, profile_override=profile
     )

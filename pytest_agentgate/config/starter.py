@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_agentgate.config.model import ConfigError
+from pytest_agentgate.linters import declared_linter
 from pytest_agentgate.project import is_python_project, python_defaults
 from pytest_agentgate.state.storage import STATE_DIR
 
@@ -28,7 +29,9 @@ def _python(root: Path, profile: str) -> str:
         + f"profile: {profile}\n"
         + "gates:\n"
         + f"  build:\n    command: {_quote(gates['build']['command'])}\n    timeout: 300\n"
-        + f"  lint:\n    command: {_quote(gates['lint']['command'])}\n    format: ruff\n"
+        + f"  lint:\n    # {declared_linter(root).describe()}\n"
+        + f"    command: {_quote(gates['lint']['command'])}\n"
+        + f"    format: {gates['lint']['format']}\n"
         + f"  test:\n    command: {_quote(gates['test']['command'])}\n"
         + f"    report: {gates['test']['report']}\n    timeout: 900\n"
         + "  coverage:\n    # coverage.py data written by the test command; every metric is\n"

@@ -15,6 +15,7 @@ LINT_COMMANDS: dict[str, str] = {
     "pylint": "pylint --output-format=json2",
     "mypy": "mypy --output json",
     "flake8": "flake8 --format=json (flake8-json plugin)",
+    "flake8-text": "a flake8 or pycodestyle run's default output (path:line:col: CODE message)",
     "sarif": "a linter's SARIF output (e.g. `ruff check --output-format sarif`)",
 }
 

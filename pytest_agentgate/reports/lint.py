@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
@@ -294,6 +295,41 @@ def parse_flake8(text: str, source: str) -> LintReport:
     return LintReport(tool="flake8", source=source, findings=findings)
 
 
+_TEXT_LINE = re.compile(
+    r"^(?P<path>[^:\n]+):(?P<line>\d+):(?:(?P<column>\d+):)? (?P<code>[A-Z]+[0-9]+) (?P<text>.*)$"
+)
+
+
+def parse_flake8_text(text: str, source: str) -> LintReport:
+    """The default output of flake8 and pycodestyle: ``path:line:col: CODE message`` per line.
+
+    Every line must be one (a crash's traceback is not a clean run); an empty output is.
+    """
+    findings = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        found = _TEXT_LINE.match(raw)
+        if found is None:
+            raise ReportError(
+                source,
+                f"line {number} is not a `path:line:col: CODE message` finding: {raw[:200]!r}",
+                lint_hint("flake8-text"),
+            )
+        findings.append(
+            Finding(
+                message=found["text"],
+                path=display_path(found["path"]),
+                line=optional_int(int(found["line"])),
+                code=found["code"],
+                severity="error",
+                tool="flake8",
+                column=optional_int(int(found["column"])) if found["column"] else None,
+            )
+        )
+    return LintReport(tool="flake8", source=source, findings=findings)
+
+
 # --- SARIF --------------------------------------------------------------------------------------
 
 _SARIF_LEVELS: dict[str, Severity | None] = {
@@ -491,6 +527,7 @@ LINT_FORMATS: dict[str, LintParser] = {
     "pylint": parse_pylint,
     "mypy": parse_mypy,
     "flake8": parse_flake8,
+    "flake8-text": parse_flake8_text,
     "sarif": parse_sarif,
 }
 
@@ -503,6 +540,7 @@ _FORMAT_NAMES = {
     "pylint": "pylint json2 (or legacy json)",
     "mypy": "mypy JSON lines",
     "flake8": "flake8-json",
+    "flake8-text": "flake8 or pycodestyle text (path:line:col: CODE message)",
     "sarif": "SARIF 2.1.0",
 }
 

@@ -1,0 +1,183 @@
+"""The linter a project declares, at the version it pins: what zero-config lints with.
+
+A project is judged by its own rules. In order, the first found wins:
+
+1. a lint hook in ``.pre-commit-config.yaml`` (ruff, flake8, pycodestyle), at the hook's ``rev``;
+2. ruff configuration: ``[tool.ruff]`` in pyproject.toml, ``ruff.toml`` or ``.ruff.toml``;
+3. flake8 configuration: ``.flake8``, or ``[flake8]`` in setup.cfg or tox.ini;
+4. pycodestyle configuration: ``[pycodestyle]`` (or the old ``[pep8]``) in setup.cfg or tox.ini.
+
+A project that declares none is linted by ruff's error rules only (syntax errors, undefined
+names and the like: ``E9, F63, F7, F82``), with ruff's configuration files ignored, and the
+verdict says so. A pinned version runs through ``python -m pytest_agentgate.tools``, which
+installs it apart from the project (tools.py). Only files are read here; nothing runs.
+"""
+
+from __future__ import annotations
+
+import configparser
+import importlib.metadata
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# ruff's rules that find errors rather than style: what a project that declares no linter gets.
+ERROR_RULES = "E9,F63,F7,F82"
+
+_PRE_COMMIT_REPOS = {
+    "astral-sh/ruff-pre-commit": "ruff",
+    "charliermarsh/ruff-pre-commit": "ruff",
+    "pycqa/flake8": "flake8",
+    "pycqa/pycodestyle": "pycodestyle",
+}
+_LINT_HOOKS = {
+    "ruff": "ruff",
+    "ruff-check": "ruff",
+    "flake8": "flake8",
+    "pycodestyle": "pycodestyle",
+}
+_MAX_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Linter:
+    """The tool to lint with, its pinned version (None: the one installed), where the pin and
+    the configuration come from."""
+
+    tool: str
+    version: str | None = None
+    pinned_in: str | None = None
+    config: str | None = None
+
+    def gate(self, py: str) -> dict[str, Any]:
+        """The lint gate's configuration, run with the interpreter ``py``."""
+        spec = self.tool if self.version is None else f"{self.tool}=={self.version}"
+        if self.tool == "ruff":
+            if self.config is None:
+                args = f"check --isolated --select {ERROR_RULES} --output-format json ."
+            else:
+                args = "check --output-format json ."
+            runner = (
+                f"{py} -m ruff"
+                if self.version is None
+                else f"{py} -m pytest_agentgate.tools {spec}"
+            )
+            return {"command": f"{runner} {args}", "format": "ruff"}
+        return {"command": f"{py} -m pytest_agentgate.tools {spec} .", "format": "flake8-text"}
+
+    def describe(self) -> str:
+        """For the verdict's notices: which tool, which version, which configuration."""
+        if self.version is not None:
+            version = f"{self.version}, pinned in {self.pinned_in}"
+        else:
+            version = _installed_version(self.tool) or "not installed"
+            version = f"{version}, as installed (the project pins no version)"
+        if self.tool == "ruff" and self.config is None:
+            return (
+                f"lint: the project declares no linter, so only ruff's error rules run "
+                f"({ERROR_RULES}: syntax errors, undefined names and the like), ruff {version}; "
+                "configure a linter to be judged by its rules"
+            )
+        return f"lint: {self.tool} {version}, configured by {self.config or 'its defaults'}"
+
+
+def _installed_version(tool: str) -> str | None:
+    try:
+        return importlib.metadata.version(tool)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _read(path: Path) -> str | None:
+    try:
+        if not path.is_file() or path.stat().st_size > _MAX_BYTES:
+            return None
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _pre_commit(root: Path) -> list[tuple[str, str | None]]:
+    """(tool, rev) for each lint hook in ``.pre-commit-config.yaml``, in file order."""
+    text = _read(root / ".pre-commit-config.yaml") or _read(root / ".pre-commit-config.yml")
+    if not text:
+        return []
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return []
+    repos = data.get("repos") if isinstance(data, dict) else None
+    found: list[tuple[str, str | None]] = []
+    for repo in repos if isinstance(repos, list) else []:
+        if not isinstance(repo, dict) or not isinstance(repo.get("repo"), str):
+            continue
+        url = repo["repo"].lower().removesuffix(".git").rstrip("/")
+        name = "/".join(url.split("/")[-2:])
+        tool = _PRE_COMMIT_REPOS.get(name)
+        hooks = repo.get("hooks")
+        if tool is None or not isinstance(hooks, list):
+            continue
+        if not any(isinstance(h, dict) and _LINT_HOOKS.get(h.get("id", "")) == tool for h in hooks):
+            continue
+        rev = repo.get("rev")
+        version = str(rev).removeprefix("v") if rev is not None else None
+        found.append(
+            (tool, version if version and re.match(r"^[0-9][\w.+!-]*$", version) else None)
+        )
+    return found
+
+
+def _ini_sections(root: Path, name: str) -> set[str]:
+    text = _read(root / name)
+    if text is None:
+        return set()
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text, source=name)
+    except configparser.Error:
+        return set()
+    return set(parser.sections())
+
+
+def _ruff_config(root: Path) -> str | None:
+    for name in ("ruff.toml", ".ruff.toml"):
+        if (root / name).is_file():
+            return name
+    text = _read(root / "pyproject.toml")
+    if text and re.search(r"^\s*\[\s*tool\s*\.\s*ruff\b", text, re.MULTILINE):
+        return "pyproject.toml [tool.ruff]"
+    return None
+
+
+def _ini_config(root: Path, tool: str) -> str | None:
+    if tool == "flake8" and (root / ".flake8").is_file():
+        return ".flake8"
+    wanted = ("flake8",) if tool == "flake8" else ("pycodestyle", "pep8")
+    for name in ("setup.cfg", "tox.ini"):
+        sections = _ini_sections(root, name)
+        for section in wanted:
+            if section in sections:
+                return f"{name} [{section}]"
+    return None
+
+
+def declared_linter(root: Path) -> Linter:
+    """The linter the project at ``root`` declares (see the module's docstring)."""
+    hooks = _pre_commit(root)
+    configs = {
+        "ruff": _ruff_config(root),
+        "flake8": _ini_config(root, "flake8"),
+        "pycodestyle": _ini_config(root, "pycodestyle"),
+    }
+    if hooks:
+        tool, version = hooks[0]
+        where = ".pre-commit-config.yaml" if version else None
+        config = configs[tool] or ("ruff's defaults" if tool == "ruff" else None)
+        return Linter(tool, version, where, config)
+    for tool, config in configs.items():
+        if config is not None:
+            return Linter(tool, None, None, config)
+    return Linter("ruff")

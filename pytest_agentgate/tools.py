@@ -1,0 +1,158 @@
+"""Run a linter at the version the project pins, installed apart, as pre-commit does.
+
+``python -m pytest_agentgate.tools NAME[==VERSION] ARGS...`` runs the tool ``NAME`` with
+``ARGS`` in the working directory and exits with its exit code. With a version, the tool is
+installed once into agentgate's cache (``$AGENTGATE_CACHE_HOME``, else
+``$XDG_CACHE_HOME/agentgate``, else ``~/.cache/agentgate``), under ``tools/NAME-VERSION-pyX.Y``,
+with pip, and never into the project's environment; later runs reuse it. Without one, the tool
+installed beside agentgate runs. Zero-config writes these commands for the linters a project
+declares (project.py); they can be written in agentgate.yml by hand too.
+
+Only the tools zero-config knows are accepted (:data:`TOOLS`): a command line must not become a
+way to install arbitrary packages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+# Tool name -> how it is run once installed: a console script in bin/, or a module.
+TOOLS: dict[str, tuple[str, str]] = {
+    "ruff": ("script", "ruff"),
+    "flake8": ("module", "flake8"),
+    "pycodestyle": ("module", "pycodestyle"),
+}
+_VERSION = re.compile(r"^[0-9][0-9A-Za-z.+!-]*$")
+_INSTALL_TIMEOUT_S = 600
+
+
+class ToolError(Exception):
+    """A tool that cannot be run; the message says why and what to do."""
+
+
+def cache_home() -> Path:
+    explicit = os.environ.get("AGENTGATE_CACHE_HOME")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "agentgate"
+
+
+def parse_spec(spec: str) -> tuple[str, str | None]:
+    """``ruff==0.15.6`` -> ("ruff", "0.15.6"); ``ruff`` -> ("ruff", None)."""
+    name, _, version = spec.partition("==")
+    if name not in TOOLS:
+        raise ToolError(f"unknown tool {name!r}: agentgate runs {', '.join(TOOLS)}")
+    if version and not _VERSION.match(version):
+        raise ToolError(f"{spec!r}: {version!r} is not a version")
+    return name, version or None
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """One installer at a time per tool version (parallel gates, parallel projects)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def installed(name: str, version: str) -> Path:
+    """The folder holding ``name==version``, installed there first if it is not yet."""
+    python = f"py{sys.version_info[0]}.{sys.version_info[1]}"
+    tools = cache_home() / "tools"
+    target = tools / f"{name}-{version}-{python}"
+    if (target / ".complete").is_file():
+        return target
+    with _locked(tools / f".{name}-{version}-{python}.lock"):
+        if (target / ".complete").is_file():
+            return target
+        staging = Path(tempfile.mkdtemp(prefix=f".{name}-{version}-", dir=tools))
+        try:
+            done = subprocess.run(
+                [
+                    sys.executable, "-m", "pip", "install", "--quiet", "--no-input",
+                    "--disable-pip-version-check", "--target", str(staging), f"{name}=={version}",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=_INSTALL_TIMEOUT_S,
+                check=False,
+            )  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise ToolError(f"could not install {name} {version}: {exc}") from None
+        if done.returncode != 0:
+            shutil.rmtree(staging, ignore_errors=True)
+            tail = " ".join(done.stderr.strip().splitlines()[-3:])
+            raise ToolError(
+                f"could not install {name} {version}, the version the project pins, into "
+                f"{tools}: pip said: {tail or 'nothing'}. Check the network and the pin, or set "
+                "the lint gate's command in agentgate.yml"
+            )
+        (staging / ".complete").write_text(f"{name}=={version}\n", encoding="utf-8")
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+    return target
+
+
+def command(
+    name: str, version: str | None, args: Sequence[str]
+) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment that run the tool."""
+    how, entry = TOOLS[name]
+    env = dict(os.environ)
+    if version is None:
+        if how == "script":
+            script = Path(sys.executable).with_name(entry)
+            return [str(script) if script.exists() else entry, *args], env
+        if importlib.util.find_spec(entry) is None:
+            raise ToolError(
+                f"{name} is not installed in the environment of {sys.executable}: install it "
+                "there, or pin its version in .pre-commit-config.yaml (agentgate then installs "
+                "that version apart)"
+            )
+        return [sys.executable, "-m", entry, *args], env
+    target = installed(name, version)
+    if how == "script":
+        return [str(target / "bin" / entry), *args], env
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(target), env.get("PYTHONPATH")) if p)
+    return [sys.executable, "-m", entry, *args], env
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:
+        print("usage: python -m pytest_agentgate.tools NAME[==VERSION] ARGS...", file=sys.stderr)
+        return 2
+    try:
+        name, version = parse_spec(args[0])
+        line, env = command(name, version, args[1:])
+    except ToolError as exc:
+        print(f"agentgate: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.flush()
+    try:
+        return subprocess.run(line, env=env, check=False).returncode
+    except OSError as exc:
+        print(f"agentgate: cannot run {line[0]}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

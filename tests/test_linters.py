@@ -1,0 +1,219 @@
+"""Zero-config lints a project by its own rules: the linter it declares, at the version it pins.
+
+Detection reads files only; the pinned-tool runner (``python -m pytest_agentgate.tools``) is run
+for real, installing from a local wheel folder (pip's own ``PIP_FIND_LINKS``), never the network.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.metadata
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from pytest_agentgate.config.resolve import resolve_config
+from pytest_agentgate.linters import declared_linter
+
+PRE_COMMIT = """\
+repos:
+  - repo: https://github.com/pre-commit/pre-commit-hooks
+    rev: v5.0.0
+    hooks:
+      - id: trailing-whitespace
+  - repo: https://github.com/astral-sh/ruff-pre-commit
+    rev: v0.15.6
+    hooks:
+      - id: ruff
+        args: [--fix]
+      - id: ruff-format
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (root / "demo").mkdir()
+    (root / "demo" / "__init__.py").write_text("")
+    return root
+
+
+def lint_command(root: Path) -> tuple[str, str | None, list[str]]:
+    config = resolve_config(root)
+    lint = config.gate("lint")
+    assert lint is not None and lint.command is not None
+    return lint.command, lint.format, config.notices
+
+
+def test_a_project_that_pins_ruff_in_pre_commit_is_linted_by_that_ruff(project: Path) -> None:
+    (project / ".pre-commit-config.yaml").write_text(PRE_COMMIT)
+    (project / "pyproject.toml").write_text(
+        "[project]\nname = 'demo'\n[tool.ruff]\nline-length = 88\n"
+    )
+    command, fmt, notices = lint_command(project)
+    assert command.endswith("-m pytest_agentgate.tools ruff==0.15.6 check --output-format json .")
+    assert fmt == "ruff"
+    assert (
+        "lint: ruff 0.15.6, pinned in .pre-commit-config.yaml, configured by pyproject.toml "
+        "[tool.ruff]"
+    ) in notices
+
+
+def test_a_project_configured_for_flake8_is_linted_by_flake8(project: Path) -> None:
+    (project / "setup.cfg").write_text("[flake8]\nmax-line-length = 100\n")
+    command, fmt, notices = lint_command(project)
+    assert command.endswith("-m pytest_agentgate.tools flake8 .") and fmt == "flake8-text"
+    assert any(
+        n.startswith("lint: flake8 ") and "configured by setup.cfg [flake8]" in n for n in notices
+    )
+
+
+def test_a_project_configured_for_pycodestyle_is_linted_by_pycodestyle(project: Path) -> None:
+    (project / "tox.ini").write_text("[tox]\nenvlist = py3\n\n[pycodestyle]\nignore = E501\n")
+    command, fmt, _ = lint_command(project)
+    assert command.endswith("-m pytest_agentgate.tools pycodestyle .") and fmt == "flake8-text"
+
+
+def test_pre_commit_flake8_pin_wins_over_a_ruff_config(project: Path) -> None:
+    (project / "ruff.toml").write_text("line-length = 100\n")
+    (project / ".pre-commit-config.yaml").write_text(
+        "repos:\n- repo: https://github.com/PyCQA/flake8\n  rev: 7.1.1\n  hooks:\n  - id: flake8\n"
+    )
+    linter = declared_linter(project)
+    assert (linter.tool, linter.version, linter.pinned_in) == (
+        "flake8",
+        "7.1.1",
+        ".pre-commit-config.yaml",
+    )
+
+
+def test_a_project_with_ruff_config_and_no_pin_uses_the_installed_ruff(project: Path) -> None:
+    (project / ".ruff.toml").write_text("line-length = 100\n")
+    command, _, notices = lint_command(project)
+    assert command.endswith("-m ruff check --output-format json .")
+    ruff = importlib.metadata.version("ruff")
+    assert (
+        f"lint: ruff {ruff}, as installed (the project pins no version), configured by .ruff.toml"
+        in notices
+    )
+
+
+def test_a_project_that_declares_no_linter_gets_ruffs_error_rules_only(project: Path) -> None:
+    command, _, notices = lint_command(project)
+    assert "--isolated --select E9,F63,F7,F82" in command
+    assert any(n.startswith("lint: the project declares no linter") for n in notices)
+
+
+def test_a_broken_pre_commit_file_is_no_pin(project: Path) -> None:
+    (project / ".pre-commit-config.yaml").write_text("repos: [\n")
+    assert declared_linter(project).tool == "ruff"
+    assert declared_linter(project).config is None
+
+
+# -- the pinned-tool runner ---------------------------------------------------------------------
+
+
+def _wheel(folder: Path, name: str, version: str, module: str) -> Path:
+    """A minimal real wheel holding one module, as pip installs it."""
+    dist = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}.py": module,
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{dist}/WHEEL": (
+            "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
+    }
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        record.append(f"{path},sha256={digest.decode()},{len(text.encode())}")
+    record.append(f"{dist}/RECORD,,")
+    files[f"{dist}/RECORD"] = "\n".join(record) + "\n"
+    wheel = folder / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, text in files.items():
+            archive.writestr(path, text)
+    return wheel
+
+
+FAKE_PYCODESTYLE = """\
+import sys
+print("app.py:1:1: E999 from the pinned version")
+sys.exit(1)
+"""
+
+
+def run_tool(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_agentgate.tools", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.fixture
+def offline(tmp_path: Path) -> dict[str, str]:
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    _wheel(wheels, "pycodestyle", "9.9.1", FAKE_PYCODESTYLE)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env.update(
+        PIP_NO_INDEX="1",
+        PIP_FIND_LINKS=str(wheels),
+        PIP_CONFIG_FILE=os.devnull,
+        AGENTGATE_CACHE_HOME=str(tmp_path / "cache"),
+    )
+    return env
+
+
+def test_a_pinned_tool_is_installed_apart_once_and_its_exit_code_kept(
+    tmp_path: Path, offline: dict[str, str]
+) -> None:
+    first = run_tool("pycodestyle==9.9.1", ".", cwd=tmp_path, env=offline)
+    assert first.returncode == 1, first.stderr
+    assert first.stdout == "app.py:1:1: E999 from the pinned version\n"
+    installed = tmp_path / "cache" / "tools"
+    (folder,) = [p for p in installed.iterdir() if p.name.startswith("pycodestyle-9.9.1-py")]
+    assert (folder / ".complete").is_file()
+    # Installed apart: never in the environment that runs agentgate.
+    with pytest.raises(importlib.metadata.PackageNotFoundError):
+        importlib.metadata.version("pycodestyle")
+    # The second run reuses it: with the wheel gone, it still runs.
+    for wheel in (tmp_path / "wheels").iterdir():
+        wheel.unlink()
+    again = run_tool("pycodestyle==9.9.1", ".", cwd=tmp_path, env=offline)
+    assert again.returncode == 1 and "from the pinned version" in again.stdout
+
+
+def test_a_pin_that_cannot_be_installed_says_so_and_fails(
+    tmp_path: Path, offline: dict[str, str]
+) -> None:
+    done = run_tool("pycodestyle==1.0.0", ".", cwd=tmp_path, env=offline)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "could not install pycodestyle 1.0.0, the version the project pins" in done.stderr
+    assert not any((tmp_path / "cache" / "tools").glob("pycodestyle-1.0.0*"))
+
+
+def test_only_known_tools_are_run(tmp_path: Path, offline: dict[str, str]) -> None:
+    done = run_tool("requests==2.0", cwd=tmp_path, env=offline)
+    assert done.returncode == 2
+    assert "unknown tool 'requests': agentgate runs ruff, flake8, pycodestyle" in done.stderr
+
+
+def test_an_unpinned_tool_that_is_not_installed_says_how_to_get_it(
+    tmp_path: Path, offline: dict[str, str]
+) -> None:
+    done = run_tool("flake8", ".", cwd=tmp_path, env=offline)
+    assert done.returncode == 2
+    assert "flake8 is not installed in the environment of" in done.stderr
