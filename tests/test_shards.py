@@ -3,6 +3,8 @@ formats recognised by content, flaky tests per profile."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -137,3 +139,57 @@ def test_lcov_shards_are_merged_line_by_line(project: Path, agentgate: Run) -> N
     # Each shard alone covers 2 or 3 of 4 lines; together every line ran.
     assert cov["actual"]["lines"] == 100.0
     assert cov["status"] == "pass"
+
+
+PARALLEL_CONFIG = """\
+gates:
+  test:
+    command: >-
+      {py} -m coverage run --branch --data-file=.agentgate/.coverage
+      -m pytest -q -p no:cacheprovider --junitxml=.agentgate/junit.xml
+    report: .agentgate/junit.xml
+  coverage:
+    report: .agentgate/.coverage
+    format: coverage-data
+"""
+
+
+def test_parallel_coverage_data_of_this_run_is_found_and_earlier_runs_are_not(
+    project: Path, agentgate: Run, write_config: Callable[[str], Path]
+) -> None:
+    # `parallel = true` (attrs, pluggy) makes coverage.py write .coverage.<host>.pid<N>.<random>
+    # in place of the configured data file.
+    (project / "pyproject.toml").write_text(
+        "[tool.coverage.run]\nparallel = true\nsource = ['calc']\n", encoding="utf-8"
+    )
+    (project / "calc.py").write_text("def add(a, b):\n    return a + b\n", encoding="utf-8")
+    (project / "test_calc.py").write_text(
+        "from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n", encoding="utf-8"
+    )
+    write_config(PARALLEL_CONFIG)
+    # An earlier run's data file: not SQLite, and old. Combined, it would fail the read.
+    stale = project / ".agentgate" / ".coverage.oldhost.pid1.x"
+    stale.parent.mkdir()
+    stale.write_text("an earlier run's data", encoding="utf-8")
+    os.utime(stale, (1_000_000_000, 1_000_000_000))
+    run = agentgate("verify", "--profile", "strict", "--format", "json", "--no-cache")
+    coverage = run.gate("coverage")
+    assert coverage["status"] == "pass", coverage
+    assert coverage["actual"]["lines"] == 100.0
+    written = [p for p in (project / ".agentgate").glob(".coverage.*") if p != stale]
+    assert len(written) == 1 and not (project / ".agentgate" / ".coverage").exists()
+
+
+def test_parallel_data_only_from_earlier_runs_is_named_as_such(
+    project: Path, agentgate: Run, write_config: Callable[[str], Path]
+) -> None:
+    write_config(PARALLEL_CONFIG.replace("-m coverage run", "-c 'raise SystemExit(0)' #"))
+    stale = project / ".agentgate" / ".coverage.oldhost.pid1.x"
+    stale.parent.mkdir()
+    stale.write_text("old", encoding="utf-8")
+    os.utime(stale, (1_000_000_000, 1_000_000_000))
+    coverage = agentgate("verify", "--format", "json", "--no-cache").gate("coverage")
+    assert coverage["status"] == "fail"
+    assert "the 1 parallel data files beside it (.coverage.*) were not written by this run" in (
+        json.dumps(coverage)
+    )

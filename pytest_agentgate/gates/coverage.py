@@ -4,6 +4,8 @@ patch coverage: the share of the lines the change adds or modifies that the test
 
 from __future__ import annotations
 
+import dataclasses
+import glob
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +71,44 @@ class CoverageEvidence(Evidence):
     patch: PatchCoverage | None = None
 
 
+def parallel_data(context: CollectContext) -> CollectContext:
+    """coverage.py with ``parallel = true`` suffixes its data file
+    (``.coverage.<host>.pid<N>.<random>``). When a configured data file is not there, the
+    suffixed ones beside it that this run wrote are read in its place (combined); those of
+    earlier runs never are."""
+    cfg = context.config
+    data = cfg.format == "coverage-data" or (
+        cfg.format is None and all(os.path.basename(r).startswith(".coverage") for r in cfg.reports)
+    )
+    if not data:
+        return context
+    reports: list[str] = []
+    for pattern in cfg.reports:
+        full = pattern if os.path.isabs(pattern) else str(context.root / pattern)
+        if glob.has_magic(pattern) or os.path.lexists(full):
+            reports.append(pattern)
+            continue
+        siblings = sorted(p for p in glob.glob(glob.escape(full) + ".*") if os.path.isfile(p))
+        if not siblings:
+            reports.append(pattern)
+            continue
+        fresh = siblings
+        if context.ran_commands:
+            fresh = [p for p in siblings if os.path.getmtime(p) >= context.started_at - 1]
+        if not fresh:
+            raise ReportError(
+                pattern,
+                f"not found, and the {len(siblings)} parallel data files beside it "
+                f"({os.path.basename(full)}.*) were not written by this run",
+                "the test command probably failed before coverage.py saved its data; "
+                "delete the old files, or run `coverage combine` in the test command",
+            )
+        reports.extend(os.path.relpath(p, context.root) for p in fresh)
+    if reports == cfg.reports:
+        return context
+    return dataclasses.replace(context, config=dataclasses.replace(cfg, reports=reports))
+
+
 class CoverageGate:
     name = "coverage"
     options: tuple[Option, ...] = (
@@ -109,6 +149,7 @@ class CoverageGate:
             if not cfg.reports:
                 raise ReportError("coverage", "no coverage report configured", "set `report:`")
             how = missing_hint(cfg.reports[0], cfg.format)
+            context = parallel_data(context)
             files = report_files(
                 context, "coverage report", f"the test command must write it ({how})"
             )
