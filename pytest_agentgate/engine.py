@@ -507,8 +507,35 @@ def judge(
         elif isinstance(found, GateResult):
             results.append(found)
         else:
-            results.append(_judge_one(gate, found, registry))
+            results.append(_unverified(config, _judge_one(gate, found, registry), found))
     return results
+
+
+NO_RUN = "not run (--no-run)"
+
+
+def _unverified(config: Config, result: GateResult, evidence: Evidence) -> GateResult:
+    """Under strict, a gate skipped for want of evidence (``--no-run`` and no report) is not a
+    pass: nothing verified it. A gate that has no report to read (build, a custom gate judged
+    by its exit code) is the exception when a configuration file names it: a report-only CI step
+    is then the user's own split. Zero-config never is: its gates are agentgate's guess."""
+    missing = getattr(evidence, "missing", None)
+    if config.profile != "strict" or result.status != "skipped" or not missing:
+        return result
+    if not str(missing).startswith(NO_RUN):
+        return result
+    no_report = str(missing) == NO_RUN or "has no report to read" in str(missing)
+    if no_report and config.path is not None:
+        return result
+    result.status = "fail"
+    result.summary = f"not verified: {missing}"
+    # A failed gate's verdict names every measure, none measured (the schema requires them).
+    result.actual = {**UNMEASURED.get(result.kind, {}), **result.actual}
+    result.problems.append(
+        f"under the strict profile a gate with no evidence is not a pass: run it (without "
+        f"--no-run), or give it a report to read (`report:` in the {result.name} gate)"
+    )
+    return result
 
 
 def _judge_one(gate: GateConfig, evidence: Evidence, registry: Registry) -> GateResult:

@@ -82,7 +82,7 @@ def test_src_layout(repo: Path) -> None:
         "`agentgate init` writes this as agentgate.yml",
         "lint: the project declares no linter, so only ruff's error rules run (E9,F63,F7,F82: "
         f"syntax errors, undefined names and the like), ruff {importlib.metadata.version('ruff')}, "
-        "as installed (the project pins no version); configure a linter to be judged by its rules"
+        "as installed (the project pins no version); configure a linter to be judged by its rules",
     ]
 
 
@@ -342,3 +342,30 @@ def test_verify_zero_config_without_running_names_the_detection(
     assert verdict["status"] == "fail"
     assert any("detected a Python project (pyproject.toml)" in n for n in verdict["notices"])
     assert [g["name"] for g in verdict["gates"]] == ["build", "lint", "test", "coverage"]
+
+
+def test_under_strict_a_gate_with_no_evidence_is_not_a_pass(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Zero-config `verify --no-run` once printed PASS with build and lint skipped for lack of
+    # evidence: under strict (zero-config's profile) they are not verified, so they fail.
+    touch(repo, "pyproject.toml", "demo/__init__.py")
+    monkeypatch.chdir(repo)
+    assert main(["verify", "--no-run", "--format", "json"]) == 1
+    gates = {g["name"]: g for g in json.loads(capsys.readouterr().out)["gates"]}
+    for name in ("build", "lint"):
+        assert gates[name]["status"] == "fail"
+        assert gates[name]["summary"].startswith("not verified: not run (--no-run)")
+        assert (
+            "under the strict profile a gate with no evidence is not a pass"
+            in (gates[name]["problems"][0])
+        )
+    # A configuration that names a lint command with no report: strict fails it, standard
+    # reports it skipped; a build gate, which has no report to read, is the user's own split.
+    (repo / "agentgate.yml").write_text(
+        "gates:\n  build: {command: 'true'}\n  lint: {command: 'true', format: ruff}\n"
+    )
+    for profile, lint_status in (("strict", "fail"), ("standard", "skipped")):
+        main(["verify", "--no-run", "--format", "json", "--profile", profile])
+        gates = {g["name"]: g for g in json.loads(capsys.readouterr().out)["gates"]}
+        assert (gates["build"]["status"], gates["lint"]["status"]) == ("skipped", lint_status)
