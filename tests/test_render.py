@@ -80,6 +80,19 @@ def test_continuation_names_everything_most_important_first() -> None:
     assert "left out" not in text
 
 
+def test_a_hint_that_matters_is_never_the_part_that_gets_cut() -> None:
+    # Lint findings once filled the text and cut the coverage gate's "add --cov=PACKAGE" hint.
+    hint = "coverage is not measured in this run: run pytest with --cov=PACKAGE (pytest-cov)"
+    verdict = _verdict(
+        _gate("lint", "lint", findings=_lint_findings(200)),
+        _gate("coverage", "coverage", problems=[hint]),
+    )
+    text = render_continuation(verdict, max_chars=4000)
+    assert f"  ! {hint}" in text
+    assert "more items left out for length; the JSON verdict lists them all." in text
+    assert "--format json" not in text  # the hint is the same for every door
+
+
 def test_continuation_is_bounded_and_counts_what_it_left_out() -> None:
     verdict = _verdict(
         _gate("coverage", "coverage", findings=_lint_findings(5)),

@@ -74,12 +74,19 @@ def _gate_header(gate: GateResult) -> str:
     return _clip(f"{label} FAILED: {gate.summary}", 600)
 
 
-def _gate_details(gate: GateResult) -> list[str]:
+def _gate_problems(gate: GateResult) -> list[str]:
+    """A gate's problems: what is wrong with its run and how to fix it (the hints)."""
     lines = []
     for problem in gate.problems:
         first, *rest = problem.splitlines() or [""]
         lines.append(_clip(f"  ! {first}", 600))
         lines.extend(_clip(f"    {r}") for r in rest[-15:] if r.strip())
+    return lines
+
+
+def _gate_details(gate: GateResult) -> list[str]:
+    """Its notes and findings, after the problems."""
+    lines: list[str] = []
     for note in gate.notes:
         first, *rest = note.splitlines() or [""]
         lines.append(_clip(f"  * {first}", 600))
@@ -133,37 +140,43 @@ def render_continuation(
         head.append(_clip(instruction, 600))
     tail = [RULES]
     # Every failed gate's header is always shown; details fill what budget remains, in order.
+    # Every gate's problems (how to fix its run: the hints) before any gate's findings, so that
+    # one gate's long list of findings never pushes another gate's hint out.
     headers = [_gate_header(g) for g in failed]
+    problems = [_gate_problems(g) for g in failed]
     details = [_gate_details(g) for g in failed]
     budget = max_chars - _size(head) - _size(tail) - _size(headers) - 2 * (len(failed) + 2) - 80
-    body: list[str] = []
     left_out = 0
-    for header, lines in zip(headers, details, strict=True):
+    kept: list[list[str]] = [[] for _ in failed]
+    for phase in (problems, details):
+        for index, lines in enumerate(phase):
+            for line in lines:
+                cost = len(line) + 1
+                if cost <= budget:
+                    kept[index].append(line)
+                    budget -= cost
+                else:
+                    left_out += 1
+    body: list[str] = []
+    for header, lines in zip(headers, kept, strict=True):
         body.append("")
         body.append(header)
-        for line in lines:
-            cost = len(line) + 1
-            if cost <= budget:
-                body.append(line)
-                budget -= cost
-            else:
-                left_out += 1
+        body.extend(lines)
     if left_out:
         tail.insert(0, _left_out_line(left_out))
     text = "\n".join([*head, *body, "", *tail])
     if len(text) > max_chars:  # small budgets: the headers alone did not fit
-        text = _squeeze(head, body, left_out, max_chars)
+        text = _squeeze(head, body, left_out, max_chars, headers)
     return text
 
 
 def _left_out_line(count: int) -> str:
-    return (
-        f"({count} more items left out for length; "
-        "`agentgate verify --format json` lists them all.)"
-    )
+    return f"({count} more items left out for length; the JSON verdict lists them all.)"
 
 
-def _squeeze(head: list[str], body: list[str], left_out: int, max_chars: int) -> str:
+def _squeeze(
+    head: list[str], body: list[str], left_out: int, max_chars: int, headers_of: list[str]
+) -> str:
     """The text for a budget too small for every header: the first line and the rules stay
     whole (what is rejected, and that deferring is not allowed); whole lines fill between."""
     first = head[0]
@@ -176,13 +189,20 @@ def _squeeze(head: list[str], body: list[str], left_out: int, max_chars: int) ->
     if room < 0:  # the tiniest budgets: the first line, clipped, and the short rules
         text = _clip(first, max(40, max_chars - len(rules) - 1)) + "\n" + rules
         return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
-    kept: list[str] = []
-    for line in middle:
-        if len(line) + 1 <= room:
-            kept.append(line)
-            room -= len(line) + 1
-        else:
-            left_out += 1
+    # The gates' headers (which gate failed, and its summary) before anything else; then the
+    # rest in order. Lines are shown in their own order.
+    headers = set(headers_of)
+    chosen: set[int] = set()
+    for wanted in (True, False):
+        for index, line in enumerate(middle):
+            if (line in headers) != wanted or index in chosen:
+                continue
+            if len(line) + 1 <= room:
+                chosen.add(index)
+                room -= len(line) + 1
+            else:
+                left_out += 1
+    kept = [line for index, line in enumerate(middle) if index in chosen]
     tail = [_left_out_line(left_out), rules] if left_out else [rules]
     return "\n".join([first, *kept, *tail])
 
