@@ -570,6 +570,7 @@ def assemble(config: Config, gates: list[GateResult], *, claim: str | None = Non
     failed gate disproves becomes a finding of the session gate (gates/session.py).
     """
     gates = check_claims(gates, claim)
+    gates = _coverage_of_no_tests(gates)
     verdict = Verdict(
         status=overall_status(gates),
         profile=config.profile,
@@ -584,6 +585,34 @@ def assemble(config: Config, gates: list[GateResult], *, claim: str | None = Non
         verdict.status = "fail"
         verdict.notices.append(NOTHING_VERIFIED)
     return verdict
+
+
+def _coverage_of_no_tests(gates: list[GateResult]) -> list[GateResult]:
+    """A coverage figure from a suite that ran no test (every test gate failed with nothing
+    passed or failed: a collection error, an internal error) is no measurement: it counts the
+    lines importing the code ran. The coverage gate then fails as not measured."""
+    tests = [g for g in gates if g.kind == "test"]
+    if not tests or not all(
+        g.status == "fail" and not (g.actual.get("passed") or g.actual.get("failed"))
+        for g in tests
+    ):
+        return gates
+    for gate in gates:
+        if gate.kind != "coverage" or gate.status not in ("pass", "fail"):
+            continue
+        if not any(value is not None for value in gate.actual.values()):
+            continue  # nothing measured already: its own summary says why
+        names = ", ".join(g.name for g in tests)
+        gate.status = "fail"
+        gate.summary = f"not measured: no test ran ({names}: {tests[0].summary})"
+        gate.actual = dict.fromkeys(gate.actual)
+        gate.problems.insert(
+            0,
+            "the coverage report comes from a run in which no test ran, so its figures count "
+            "only what importing the code executed; fix the test run first",
+        )
+        gate.findings = []
+    return gates
 
 
 def conclude(

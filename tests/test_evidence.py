@@ -124,3 +124,46 @@ def test_deselection_in_the_open_is_a_partial_run_not_a_drop(
     assert "dropped" not in strict["summary"]
     assert "3 selected tests never ran" in strict["summary"]  # of 4: -x stopped at the first
     assert strict["status"] == "fail" and "only part of the suite ran" in strict["problems"][0]
+
+
+COLLECTION_ERROR = """\
+import pytest
+
+from calc import add
+
+@pytest.mark.slowww
+def test_add():
+    assert add(1, 2) == 3
+"""
+
+
+def test_a_run_that_never_ran_a_test_names_the_cause_and_measures_no_coverage(
+    project: Path, write_config: WriteConfig, agentgate: Agentgate
+) -> None:
+    # An unknown mark turned into an error (the project's own filterwarnings) stops collection:
+    # the finding carries the cause, not "collection failure" alone, and the coverage of the
+    # lines importing the code ran is not shown as a measurement.
+    (project / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\nfilterwarnings = ["error::pytest.PytestUnknownMarkWarning"]\n'
+    )
+    (project / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (project / "test_calc.py").write_text(COLLECTION_ERROR)
+    write_config(
+        "gates:\n"
+        "  test:\n"
+        "    command: >-\n"
+        "      {py} -m coverage run --data-file=.cov -m pytest -q -p no:cacheprovider\n"
+        "      --junitxml=junit.xml\n"
+        "    report: junit.xml\n"
+        "  coverage:\n    report: .cov\n    format: coverage-data\n"
+    )
+    run = agentgate("verify", "--profile", "strict", "--format", "json")
+    test = run.gate("test")
+    (finding,) = test["findings"]
+    assert finding["message"].startswith(
+        "collection failure: pytest.PytestUnknownMarkWarning: Unknown pytest.mark.slowww"
+    )
+    coverage = run.gate("coverage")
+    assert coverage["status"] == "fail"
+    assert coverage["summary"].startswith("not measured: no test ran (test: ")
+    assert all(value is None for value in coverage["actual"].values())

@@ -355,6 +355,21 @@ def _syntax_error(
     )
 
 
+# Messages that say only what failed; pytest puts the cause in the text's last "E   " line
+# (an import error, an unknown mark turned error).
+_CAUSE_AT_THE_END = frozenset({"collection failure"})
+
+
+def _with_cause(message: str, text: str) -> str:
+    """``message: cause``, the cause being the last ``E   `` line of the failure's text."""
+    causes = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
+    cause = causes[-1] if causes else _first_line(text)
+    if not cause:
+        return message
+    line = f"{message}: {cause}"
+    return line if len(line) <= MAX_MESSAGE else line[: MAX_MESSAGE - 3] + "..."
+
+
 def _first_line(text: str | None) -> str | None:
     """The first meaningful line of ``text``, stripped and cut to MAX_MESSAGE characters.
 
@@ -410,6 +425,8 @@ def _new_parser(
     message_rank = -1  # rank of the element the message came from (flaky markers: 0)
     # Text collection for a failure element without a message attribute.
     collecting: str | None = None
+    # The message whose cause is the text's last "E   " line (pytest's collection failure).
+    tail_cause: str | None = None
     parts: list[str] = []
     collected = 0
     # Files of the enclosing testsuites (jest-junit and vitest can put `file` on the suite).
@@ -421,8 +438,17 @@ def _new_parser(
     def on_text(data: str) -> None:
         # Called once per buffer_size of text. The handler cannot be unset from inside itself
         # (pyexpat flushes its text buffer into the handler being replaced), so past the
-        # bound it just returns until the element ends.
+        # bound it just returns until the element ends; for a cause read from the end (pytest's
+        # collection failure) only the last _MAX_TEXT characters are kept.
         nonlocal collected
+        if tail_cause is not None:
+            parts.append(data)
+            collected += len(data)
+            if collected > 2 * _MAX_TEXT:
+                kept = "".join(parts)[-_MAX_TEXT:]
+                parts[:] = [kept]
+                collected = len(kept)
+            return
         if collected > _MAX_TEXT:
             return
         if not parts:
@@ -433,10 +459,13 @@ def _new_parser(
         collected += len(data)
 
     def take_message(tag: str, attrs: dict[str, str], rank: int) -> None:
-        nonlocal message, message_rank
+        nonlocal message, message_rank, tail_cause
         message_rank = rank
         message = _first_line(attrs.get("message"))
         if message is None or message.lower() in _PLACEHOLDER_MESSAGES:
+            collect_text(tag)
+        elif message in _CAUSE_AT_THE_END:
+            tail_cause = message
             collect_text(tag)
 
     def collect_text(tag: str) -> None:
@@ -509,7 +538,7 @@ def _new_parser(
             message_rank = -1
 
     def end(tag: str) -> None:
-        nonlocal case_depth, collecting, message
+        nonlocal case_depth, collecting, message, tail_cause
         if tag == "testcase":
             case_depth -= 1
             if not case_depth:
@@ -517,7 +546,11 @@ def _new_parser(
         elif tag == collecting:
             collecting = None
             parser.CharacterDataHandler = None
-            message = _first_line("".join(parts)) or message
+            if tail_cause is not None:
+                message = _with_cause(tail_cause, "".join(parts))
+                tail_cause = None
+            else:
+                message = _first_line("".join(parts)) or message
             parts.clear()
         elif tag == "testsuite" and not case_depth and len(suite_files) > 1:
             suite_files.pop()
