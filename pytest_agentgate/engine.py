@@ -593,8 +593,7 @@ def _coverage_of_no_tests(gates: list[GateResult]) -> list[GateResult]:
     lines importing the code ran. The coverage gate then fails as not measured."""
     tests = [g for g in gates if g.kind == "test"]
     if not tests or not all(
-        g.status == "fail" and not (g.actual.get("passed") or g.actual.get("failed"))
-        for g in tests
+        g.status == "fail" and not (g.actual.get("passed") or g.actual.get("failed")) for g in tests
     ):
         return gates
     for gate in gates:

@@ -167,3 +167,28 @@ def test_a_run_that_never_ran_a_test_names_the_cause_and_measures_no_coverage(
     assert coverage["status"] == "fail"
     assert coverage["summary"].startswith("not measured: no test ran (test: ")
     assert all(value is None for value in coverage["actual"].values())
+
+
+def test_an_exit_code_from_the_projects_coverage_threshold_is_reported_as_that(
+    project: Path, write_config: WriteConfig, agentgate: Agentgate
+) -> None:
+    # pytest-cov's fail_under exits 1 with every test passing: not a crash of the test gate.
+    (project / "calc.py").write_text(
+        "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+    )
+    (project / "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    )
+    write_config(
+        config(
+            '"{py} -m pytest -q -p no:cacheprovider --junitxml=junit.xml '
+            '--cov=calc --cov-fail-under=100"'
+        )
+    )
+    test = agentgate("verify", "--format", "json", "--no-cache").gate("test")
+    assert test["status"] == "fail" and test["actual"]["passed"] == 1
+    assert test["problems"] == [
+        f"`{test['command']}` exited with code 1 because the project's own coverage threshold "
+        "was not reached: 75.00% of the required 100% (its fail_under). Every test passed; "
+        "cover more of the code (never lower the threshold)"
+    ]

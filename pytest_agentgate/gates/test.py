@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -198,7 +199,7 @@ def _judge_run(config: GateConfig, evidence: SuiteEvidence, run: TestRun) -> Gat
         result.problems.append(problem)
     elif not failing and executed and (msg := exit_disagrees(config, evidence)):
         result.status = "fail"
-        result.problems.append(msg)
+        result.problems.append(coverage_threshold_exit(config, evidence) or msg)
     if failing and not fail and result.status == "pass":
         result.notes.append(f"{failing} failing tests are within the profile's tolerance")
     return result
@@ -251,4 +252,33 @@ def _flaky_finding(test: TestCaseResult, evidence: Evidence) -> Finding:
         name=node_id(test, evidence),
         code="flaky",
         severity="warning",
+    )
+
+
+# What a coverage plugin prints when the project's own threshold fails the test command: pytest-cov
+# ("FAIL Required test coverage of 90% not reached. Total coverage: 85.00%") and coverage.py's
+# `report --fail-under` ("Coverage failure: total of 85 is less than fail-under=90").
+_COVERAGE_THRESHOLD = re.compile(
+    r"Required test coverage of (?P<need>[\d.]+)% not reached\. Total coverage: (?P<got>[\d.]+)%"
+    r"|Coverage failure: total of (?P<got2>[\d.]+) is less than fail-under=(?P<need2>[\d.]+)"
+)
+
+
+def coverage_threshold_exit(config: GateConfig, evidence: Evidence) -> str | None:
+    """The problem for a test command whose tests all passed but whose exit code comes from the
+    project's own coverage threshold (pytest-cov's or coverage.py's fail_under), else None."""
+    res = evidence.command
+    if res is None:
+        return None
+    text = res.stdout[-65536:] + "\n" + res.stderr[-65536:]
+    matches = list(_COVERAGE_THRESHOLD.finditer(text))
+    if not matches:
+        return None
+    found = matches[-1]
+    need = found["need"] or found["need2"]
+    got = found["got"] or found["got2"]
+    return (
+        f"`{config.command}` exited with code {res.exit_code} because the project's own coverage "
+        f"threshold was not reached: {got}% of the required {need}% (its fail_under). Every "
+        "test passed; cover more of the code (never lower the threshold)"
     )
