@@ -134,7 +134,7 @@ def test_a_reporter_started_early_reads_the_same_report(project: Path) -> None:
     coveragepy.warm(project)
     assert str(project) in coveragepy._warm
     warm = read_coverage(project / ".coverage", root=project)
-    assert not coveragepy._warm  # used once, then gone
+    assert str(project) not in coveragepy._warm  # used once, then gone
     assert warm == cold
 
 
@@ -148,7 +148,7 @@ def test_a_reporter_started_early_for_another_project_is_not_used(
     report = read_coverage(project / ".coverage", root=project)
     assert {f.path for f in report.files} == {"prog.py", "helper.py"}
     coveragepy._cool()  # what happens at exit: an unused reporter ends
-    assert waiting.returncode == 0 and not coveragepy._warm
+    assert waiting.returncode == 0 and str(tmp_path) not in coveragepy._warm
 
 
 def test_json_report_matches_the_data_file_and_ignores_percent_covered(project: Path) -> None:
