@@ -26,7 +26,7 @@ import traceback
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_agentgate.commands import RUN_ID_ENV
 from pytest_agentgate.config.model import Config, GateConfig
@@ -43,6 +43,9 @@ from pytest_agentgate.state.ledger import Decision
 from pytest_agentgate.state.storage import LocalStorage, Storage, default_storage
 from pytest_agentgate.state.task import TaskRef
 from pytest_agentgate.verdict import GateResult, Verdict, human_needed, overall_status
+
+if TYPE_CHECKING:
+    from pytest_agentgate.state.cache import CacheKey
 
 NOTHING_VERIFIED = (
     "no gate produced any evidence, so nothing was verified: configure at least one gate "
@@ -113,7 +116,7 @@ class Pipeline:
     _tree_after: tuple[str, str] | None = None
     # The verdict cache's key for this run, once :meth:`reuse` has looked (None: no caching),
     # and what it was made of (state/cache.py).
-    _cache_key: str | None = None
+    _cache_key: CacheKey | None = None
     _cache_tree: tuple[str, str] | None = None
     _cache_inputs: tuple[str, list[str], dict[str, str]] = ("", [], {})
 
@@ -294,6 +297,7 @@ class Pipeline:
         )
         found = cache.load(config.root, self._cache_key)
         if found is None:
+            self._say_why_not_reused()
             return None
         kept, made_at = found
         fresh = {
@@ -309,6 +313,27 @@ class Pipeline:
             "environment): its judged gates were reused; --no-cache runs everything again"
         )
         return self._conclude([g for g in gates if g is not None])
+
+    def _say_why_not_reused(self) -> None:
+        """When the tree and configuration are those of the last kept run but something else
+        differs (the environment, the tools, agentgate itself), say what: a user who expected
+        the earlier verdict to be reused learns why everything runs again."""
+        from pytest_agentgate.state import cache
+
+        assert self._cache_key is not None
+        missed = cache.why_missed(self.request.config.root, self._cache_key)
+        if missed is None:
+            return
+        made_at, differs = missed
+        if not differs or any(
+            cache.PART_NAMES[part] in differs for part in ("tree", "config", "project")
+        ):
+            return
+        stamp = time.strftime("%H:%M:%S", time.localtime(made_at))
+        self.request.config.notices.append(
+            f"the run at {stamp} judged the same tree and configuration but was not reused: "
+            f"{' and '.join(differs)} differ"
+        )
 
     def _conclude(self, gates: list[GateResult]) -> Verdict:
         config = self.request.config

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -87,12 +90,74 @@ def test_any_change_in_the_tree_runs_afresh(
     assert not reused(verify(capsys))
 
 
-def test_a_different_environment_runs_afresh(
+NOT_REUSED = "judged the same tree and configuration but was not reused"
+
+
+def not_reused_because(verdict: dict[str, Any]) -> list[str]:
+    return [n for n in verdict["notices"] if NOT_REUSED in n]
+
+
+def test_a_different_environment_runs_afresh_and_says_which_variable(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTGATE_TEST_GONE", "was here")
+    verify(capsys)
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-k nothing")
+    monkeypatch.delenv("AGENTGATE_TEST_GONE")
+    again = verify(capsys)
+    assert not reused(again)
+    (why,) = not_reused_because(again)
+    assert "the environment (AGENTGATE_TEST_GONE, PYTEST_ADDOPTS) differ" in why
+    assert "-k nothing" not in why and "was here" not in why  # names, never values
+
+
+def test_a_changed_value_is_told_by_name_and_the_entry_keeps_no_value(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEPLOY_TOKEN", "s3cr3t-value")
+    verify(capsys)
+    entry = cache._entry_path(repo)
+    assert "s3cr3t-value" not in entry.read_text()
+    assert entry.stat().st_mode & 0o077 == 0  # the user's own file
+    monkeypatch.setenv("DEPLOY_TOKEN", "another")
+    (why,) = not_reused_because(verify(capsys))
+    assert "(DEPLOY_TOKEN)" in why
+
+
+def test_a_changed_tree_is_no_surprise_and_not_explained(
     repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     verify(capsys)
+    (repo / "code.py").write_text("x = 2\n")
     monkeypatch.setenv("PYTEST_ADDOPTS", "-k nothing")
-    assert not reused(verify(capsys))
+    assert not_reused_because(verify(capsys)) == []
+
+
+def test_a_run_stopped_by_a_signal_still_says_why_it_was_not_reused(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A timeout ends the run before its verdict: the reason it ran everything again is still
+    shown (on stderr), since that is what the user needs to make the next one fast."""
+    (repo / "agentgate.yml").write_text(
+        'profile: strict\ngates:\n  build:\n    command: >-\n      python -c "import os,'
+        " time; os.environ.get('SLOW') and time.sleep(30)\"\n"
+    )
+    git(repo, "commit", "-q", "-am", "a build that is slow when asked")
+    verify(capsys)
+    env = {**os.environ, "SLOW": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest_agentgate", "verify", "--format", "text"],
+        cwd=repo,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 143
+    assert NOT_REUSED in err and "the environment (SLOW) differ" in err
 
 
 def test_a_tool_installed_or_upgraded_runs_afresh(
@@ -199,7 +264,7 @@ def test_a_cached_entry_that_lacks_a_gate_is_not_used(
     verify(capsys)
     real = cache.load
 
-    def without_build(root: Path, key: str) -> Any:
+    def without_build(root: Path, key: cache.CacheKey) -> Any:
         found = real(root, key)
         assert found is not None
         gates, made_at = found

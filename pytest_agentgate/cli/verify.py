@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, TextIO
 from pytest_agentgate.cli._args import add_config_and_profile, task_id
 from pytest_agentgate.cli._exit import EXIT_BY_STATUS
 from pytest_agentgate.cli._output import refuse_folder, silence_stdout, write_output
+from pytest_agentgate.signals import Terminated
 
 if TYPE_CHECKING:
     from pytest_agentgate.cli._args import Parser, Subparsers
@@ -129,7 +130,14 @@ def run(args: argparse.Namespace) -> int:
         record=True,
         cache=not args.no_cache,
     )
-    verdict = run(request, registry, status)
+    try:
+        verdict = run(request, registry, status)
+    except (KeyboardInterrupt, Terminated):
+        # Stopped before a verdict (a timeout, CI cancelling the job): what agentgate had noticed
+        # so far still reaches the user, such as why an earlier run was not reused.
+        for notice in request.config.notices:
+            print(f"agentgate: {notice}", file=sys.stderr)
+        raise
     try:
         _emit(verdict, args.format, sys.stdout)
         sys.stdout.flush()

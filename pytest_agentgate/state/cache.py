@@ -16,6 +16,10 @@ any other). Anything uncertain is a miss, never a stale verdict:
 - entries live in the user's state directory, not in the project: deleting or writing files in
   the project cannot plant a verdict;
 - the session gate (the agent's words and transcript) is never cached: it is judged each time.
+
+An entry keeps the digest of each part of its key (the environment by variable, salted), so a
+run of the same tree and configuration that misses says what else differed: "the run at 14:02
+... was not reused: the environment (PATH) differ(s)". Values are never kept or shown.
 """
 
 from __future__ import annotations
@@ -24,12 +28,14 @@ import contextlib
 import hashlib
 import json
 import os
+import secrets
 import shlex
 import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +137,29 @@ def tools_key(commands: Sequence[str], environ: Mapping[str, str]) -> str:
     return hashlib.sha256("\n".join(parts).encode(errors="surrogateescape")).hexdigest()
 
 
+@dataclass(frozen=True)
+class CacheKey:
+    """A run's cache key, and the parts it is made of: a miss can then say what differed."""
+
+    digest: str
+    # Per part (agentgate's code, project, tree, ignored files, configuration, tools, base): its
+    # digest. The environment is kept apart, by variable, and stored only as salted digests.
+    parts: dict[str, str]
+    env: dict[str, str]
+
+
+# What each part of the key is, for a miss's explanation.
+PART_NAMES = {
+    "code": "agentgate's own code",
+    "project": "the project folder",
+    "tree": "the tree (HEAD, refs, changed or untracked files)",
+    "ignored": "ignored files",
+    "config": "the configuration",
+    "tools": "the tools on the commands' PATH",
+    "base": "the base",
+}
+
+
 def cache_key(
     root: Path,
     config_text: str,
@@ -138,20 +167,32 @@ def cache_key(
     environ: Mapping[str, str],
     tree: tuple[str, str],
     extra: str = "",
-) -> str:
-    env = "\n".join(f"{k}={v}" for k, v in sorted(environ.items()) if k not in VOLATILE_ENV)
+) -> CacheKey:
+    env = {k: v for k, v in environ.items() if k not in VOLATILE_ENV}
+    parts = {
+        "code": own_code_key(),
+        "project": _digest(str(root)),
+        "tree": tree[0],
+        "ignored": tree[1],
+        "config": _digest(config_text),
+        "tools": tools_key(commands, environ),
+        "base": _digest(extra),
+    }
     digest = hashlib.sha256()
-    for part in (
-        own_code_key(),
-        str(root),
-        *tree,
-        config_text,
-        env,
-        tools_key(commands, environ),
-        extra,
-    ):
-        digest.update(part.encode(errors="surrogateescape") + b"\0")
-    return digest.hexdigest()
+    for name in PART_NAMES:
+        digest.update(parts[name].encode() + b"\0")
+    for name, value in sorted(env.items()):
+        digest.update(f"{name}={value}".encode(errors="surrogateescape") + b"\0")
+    return CacheKey(digest.hexdigest(), parts, env)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode(errors="surrogateescape")).hexdigest()
+
+
+def _salted(salt: str, name: str, value: str) -> str:
+    """A variable's value as stored: salted, so a secret is not kept in a guessable form."""
+    return _digest(f"{salt}\0{name}={value}")[:32]
 
 
 def own_code_key() -> str:
@@ -170,27 +211,65 @@ def _entry_path(root: Path) -> Path:
     return user_state_home() / CACHE_DIR / f"{name}.json"
 
 
-def load(root: Path, key: str) -> tuple[list[GateResult], float] | None:
-    """The judged gates stored under ``key`` for this project, and when they were judged."""
+def _read_entry(root: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(_entry_path(root).read_text(encoding="utf-8"))
-        if data.get("key") != key:
-            return None
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def load(root: Path, key: CacheKey) -> tuple[list[GateResult], float] | None:
+    """The judged gates stored under ``key`` for this project, and when they were judged."""
+    data = _read_entry(root)
+    if data is None or data.get("key") != key.digest:
+        return None
+    try:
         return [gate_from_dict(g) for g in data["gates"]], float(data["made_at"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):
         return None
 
 
-def store(root: Path, key: str, gates: Sequence[GateResult]) -> None:
+def why_missed(root: Path, key: CacheKey) -> tuple[float, list[str]] | None:
+    """When the project's last kept run was judged and what differs from it now (the names of
+    the parts, environment variables by name); None when there is no earlier run to compare."""
+    data = _read_entry(root)
+    if data is None or data.get("key") == key.digest:
+        return None
+    parts, env, salt = data.get("parts"), data.get("env"), data.get("salt")
+    made_at = data.get("made_at")
+    if not (
+        isinstance(parts, dict)
+        and isinstance(env, dict)
+        and isinstance(salt, str)
+        and isinstance(made_at, (int, float))
+    ):
+        return None
+    differs = [PART_NAMES[name] for name in PART_NAMES if parts.get(name) != key.parts[name]]
+    names = sorted(
+        {n for n in env if n not in key.env}
+        | {n for n, v in key.env.items() if env.get(n) != _salted(salt, n, v)}
+    )
+    if names:
+        shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+        differs.append(f"the environment ({shown})")
+    return float(made_at), differs
+
+
+def store(root: Path, key: CacheKey, gates: Sequence[GateResult]) -> None:
     path = _entry_path(root)
+    salt = secrets.token_hex(16)
     document = {
-        "key": key,
+        "key": key.digest,
         "made_at": time.time(),
+        "parts": key.parts,
+        "salt": salt,
+        "env": {name: _salted(salt, name, value) for name, value in key.env.items()},
         "gates": [{**g.to_dict(), "notes": list(g.notes)} for g in gates],
     }
     with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps(document, ensure_ascii=False))
+        write_atomic(path, json.dumps(document, ensure_ascii=False), mode=0o600)
 
 
 def gate_from_dict(data: Mapping[str, Any]) -> GateResult:

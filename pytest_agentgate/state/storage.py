@@ -458,15 +458,16 @@ else:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write a temp file next to ``path`` and rename it over: a reader sees old or new, whole."""
+def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
+    """Write a temp file next to ``path`` and rename it over: a reader sees old or new, whole.
+    ``mode``: the team's files are for everyone to read; the user's private ones are not."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; these files are for the team to read
+        os.chmod(tmp, mode)  # mkstemp makes it private
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
