@@ -451,6 +451,64 @@ def test_a_partial_run_says_so_and_cannot_pass_strict(
     assert not any("cannot pass" in p for p in gate(relaxed, "test")["problems"])
 
 
+PROJECT_SELECTS = """\
+[pytest]
+addopts = -m "not slow"
+markers =
+    slow: takes long
+"""
+MARKED = {
+    "test_marked": "import pytest\n\ndef test_a():\n    pass\n\n"
+    "@pytest.mark.slow\ndef test_slow():\n    pass\n"
+}
+
+
+def test_the_projects_own_selection_is_the_suite_for_both_doors(pytester: pytest.Pytester) -> None:
+    """``addopts = -m "not slow"`` in the project's ini is its suite: not a partial run for
+    ``pytest --agentgate``, as for ``agentgate verify`` running the same pytest."""
+    pytester.makeini(PROJECT_SELECTS)
+    pytester.makepyfile(**MARKED)
+    _, verdict = gated(pytester, "--agentgate=strict")
+    assert verdict is not None
+    test = gate(verdict, "test")
+    assert test["status"] == "pass", test
+    assert "deselected" not in test["summary"]
+    pytester.makefile(
+        ".yml",
+        agentgate="gates:\n  test:\n    command: pytest --junitxml=j.xml\n    report: j.xml\n",
+    )
+    proc = subprocess.run(
+        [PY, "-m", "pytest_agentgate", "verify", "--format=json", "--profile=strict"],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    verify_test = gate(json.loads(proc.stdout), "test")
+    assert verify_test["status"] == "pass"
+    assert verify_test["actual"]["total"] == test["actual"]["total"] == 1
+
+
+@pytest.mark.parametrize(
+    "how", ["command-line", "PYTEST_ADDOPTS"], ids=["command-line", "environment"]
+)
+def test_selection_the_caller_adds_is_partial(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    pytester.makeini(PROJECT_SELECTS)
+    pytester.makepyfile(**MARKED)
+    args = ["--agentgate=strict"]
+    if how == "command-line":
+        args += ["-k", "not test_a"]
+    else:
+        monkeypatch.setenv("PYTEST_ADDOPTS", "-knot_test_a")
+    _, verdict = gated(pytester, *args)
+    assert verdict is not None
+    test = gate(verdict, "test")
+    assert "2 tests deselected (-k)" in test["summary"], test["summary"]
+    assert test["status"] == "fail"
+
+
 def test_last_failed_is_partial_and_judges_what_ran(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(**TWO_FILES)
     pytester.runpytest()  # records test_b as failed
@@ -750,11 +808,11 @@ def test_controller_hooks_for_xdist_and_coverage(
 ) -> None:
     """What the subprocess runs exercise, in-process: worker counts, crashes, coverage."""
     pytester.makefile(".yml", agentgate="gates:\n  coverage: {report: cov.json}\n")
-    config = pytester.parseconfigure("--agentgate-json=v.json")
+    config = pytester.parseconfigure("--agentgate-json=v.json", "-k", "a")
     request = {
         "cwd": str(pytester.path),
         "profile": "strict",
-        "command": "pytest",
+        "command": "pytest -k a",
         "cov_active": True,  # as if pytest-cov were active
         "run": True,
     }
@@ -779,7 +837,7 @@ def test_controller_hooks_for_xdist_and_coverage(
     verdict = json.loads((pytester.path / "v.json").read_text())
     test = gate(verdict, "test")
     assert test["actual"]["errors"] == 1 and test["actual"]["passed"] == 1
-    assert "4 tests deselected" in test["summary"]
+    assert "4 tests deselected (-k)" in test["summary"]
     assert "stopped after 1 of 2 tests (-x, --maxfail or an abort)" in test["summary"]
     coverage = gate(verdict, "coverage")
     assert coverage["actual"]["functions"] == 50.0 and coverage["status"] == "fail"

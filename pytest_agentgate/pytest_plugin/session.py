@@ -831,8 +831,8 @@ class GateSession:
         reasons = []
         if self.last_failed:
             reasons.append("--lf ran only the tests that failed last time")
-        if self.deselected:
-            reasons.append(f"{self.deselected} tests deselected (-k, -m, --lf or --deselect)")
+        if self.deselected and (chosen := caller_selection(self.config)):
+            reasons.append(f"{self.deselected} tests deselected ({chosen})")
         if chosen := chosen_paths(self.config):
             reasons.append(chosen)
         ran = self.ledger.ran
@@ -844,6 +844,32 @@ class GateSession:
 
 
 # -- the selection ----------------------------------------------------------------------------
+
+
+# Options that deselect collected tests.
+SELECTION_OPTIONS = ("-k", "-m", "--deselect")
+
+
+def caller_selection(config: pytest.Config) -> str | None:
+    """The selection options the caller gave (the command line, PYTEST_ADDOPTS), as given; None
+    when tests were deselected only by the project's own configuration (``addopts`` in its ini
+    file, a conftest.py of the base). That selection is the project's suite, as it is for
+    ``agentgate verify`` running the same pytest; a change that narrows it is the integrity
+    gate's to judge."""
+    try:
+        extra = shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
+    except ValueError:
+        extra = []
+    found = []
+    for arg in [*config.invocation_params.args, *extra]:
+        for option in SELECTION_OPTIONS:
+            if (
+                arg == option
+                or arg.startswith(option + "=")
+                or (len(option) == 2 and arg.startswith(option) and not arg.startswith("--"))
+            ):
+                found.append(option)
+    return ", ".join(dict.fromkeys(found)) or None
 
 
 def _last_failed_active(config: pytest.Config) -> bool:
