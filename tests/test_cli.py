@@ -170,18 +170,18 @@ def test_everything_skipped_is_a_failure(
 
 
 @pytest.mark.parametrize(
-    ("sample", "passed", "failed", "errors", "skipped", "flaky"),
+    ("sample", "passed", "failed", "errors", "skipped", "flaky", "xfailed"),
     [
-        ("junit/pytest-xunit1.xml", 3, 2, 2, 2, 0),
-        ("junit/pytest-xunit2.xml", 3, 2, 2, 2, 0),
-        ("junit/pytest-teardown-dup.xml", 1, 0, 1, 0, 0),
-        ("junit/surefire-flaky.xml", 2, 1, 0, 1, 1),
-        ("junit/gotestsum.xml", 6, 1, 0, 1, 1),
-        ("junit/cargo-libtest-junit.xml", 1, 2, 0, 0, 0),
-        ("js/jest-junit.xml", 4, 1, 0, 1, 0),
-        ("js/vitest-junit.xml", 3, 1, 0, 2, 0),
-        ("js/mocha-junit.xml", 5, 1, 0, 2, 0),
-        ("js/mocha-junit-default.xml", 5, 1, 0, 0, 0),
+        ("junit/pytest-xunit1.xml", 3, 2, 2, 1, 0, 1),
+        ("junit/pytest-xunit2.xml", 3, 2, 2, 1, 0, 1),
+        ("junit/pytest-teardown-dup.xml", 1, 0, 1, 0, 0, 0),
+        ("junit/surefire-flaky.xml", 2, 1, 0, 1, 1, 0),
+        ("junit/gotestsum.xml", 6, 1, 0, 1, 1, 0),
+        ("junit/cargo-libtest-junit.xml", 1, 2, 0, 0, 0, 0),
+        ("js/jest-junit.xml", 4, 1, 0, 1, 0, 0),
+        ("js/vitest-junit.xml", 3, 1, 0, 2, 0, 0),
+        ("js/mocha-junit.xml", 5, 1, 0, 2, 0, 0),
+        ("js/mocha-junit-default.xml", 5, 1, 0, 0, 0, 0),
     ],
 )
 def test_no_run_with_junit_dialects(
@@ -191,14 +191,15 @@ def test_no_run_with_junit_dialects(
     errors: int,
     skipped: int,
     flaky: int,
+    xfailed: int,
     project: Path,
     agentgate: Agentgate,
 ) -> None:
     run = agentgate("verify", "--no-run", "--junit", str(DATA / sample), "--format", "json")
     actual = run.gate("test")["actual"]
-    counts = [actual[k] for k in ("passed", "failed", "errors", "skipped", "flaky")]
-    assert counts == [passed, failed, errors, skipped, flaky]
-    assert actual["total"] == passed + failed + errors + skipped
+    counts = [actual[k] for k in ("passed", "failed", "errors", "skipped", "flaky", "xfailed")]
+    assert counts == [passed, failed, errors, skipped, flaky, xfailed]
+    assert actual["total"] == passed + failed + errors + skipped + xfailed
     assert run.code == 1  # every sample has a deliberate failure
     assert any("no configuration file" in n for n in run.verdict()["notices"])
 

@@ -62,6 +62,8 @@ def test_one_failing_test_of_twenty(
         "errors": 0,
         "skipped": 0,
         "flaky": 0,
+        "xfailed": 0,
+        "xpassed": 0,
         "pass_rate": 95.0,
     }
     assert gate["summary"] == "19 of 20 tests passed (95.00%, need 100.00%)"

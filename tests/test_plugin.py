@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -290,19 +291,24 @@ def test_outcomes_count_like_the_junit_report_of_the_same_run(pytester: pytest.P
     assert verdict is not None
     check_schema(verdict)
     actual = gate(verdict, "test")["actual"]
-    # xfail is skipped, strict XPASS a failure, setup/teardown/collection errors are errors.
+    # xfail is not run (told apart from skips), a non-strict XPASS a pass (told apart), strict
+    # XPASS a failure, setup/teardown/collection errors are errors.
     assert actual == {
         "total": 9,
         "passed": 2,
         "failed": 2,
         "errors": 3,
-        "skipped": 2,
+        "skipped": 1,
+        "xfailed": 1,
+        "xpassed": 1,
         "flaky": 0,
         "pass_rate": pytest.approx(200 / 7),
     }
-    # Exactly what the same session's JUnit report says under the test gate's reading of it.
+    # Exactly what the same session's JUnit report says under the test gate's reading of it
+    # (a pass of an xfail-marked test is a plain pass in JUnit written outside agentgate).
     run = read_junit([junit])
     assert (run.total, run.passed, run.failed, run.errors, run.skipped) == (9, 2, 2, 3, 2)
+    assert (run.xfailed, run.xpassed) == (1, 0)
     findings = {f["name"]: f for f in gate(verdict, "test")["findings"]}
     assert findings["test_mixed.py::test_fail"]["message"] == "assert 1 == 2"
     assert findings["test_mixed.py::test_fail"]["path"] == "test_mixed.py"
@@ -507,6 +513,63 @@ def test_selection_the_caller_adds_is_partial(
     test = gate(verdict, "test")
     assert "2 tests deselected (-k)" in test["summary"], test["summary"]
     assert test["status"] == "fail"
+
+
+XFAILS = {
+    "test_marks": """\
+import pytest
+
+def test_pass():
+    pass
+
+@pytest.mark.skip(reason="later")
+def test_skip():
+    pass
+
+@pytest.mark.xfail(reason="known bug")
+def test_xfail():
+    assert 0
+
+@pytest.mark.xfail(reason="fixed already")
+def test_xpass():
+    pass
+"""
+}
+
+
+def pytest_summary_counts(text: str) -> dict[str, int]:
+    """pytest's own final line ("1 passed, 1 skipped, 1 xfailed, 1 xpassed in 0.01s")."""
+    line = text.strip().splitlines()[-1]
+    return {word: int(n) for n, word in re.findall(r"(\d+) (passed|skipped|xfailed|xpassed)", line)}
+
+
+def test_counts_read_like_pytests_own_summary_in_both_doors(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(**XFAILS)
+    oracle = pytest_summary_counts(pytester.runpytest_subprocess("-p", "no:agentgate").stdout.str())
+    assert oracle == {"passed": 1, "skipped": 1, "xfailed": 1, "xpassed": 1}
+    _, verdict = gated(pytester, "--agentgate=strict")
+    assert verdict is not None
+    plugin_side = gate(verdict, "test")
+    assert (
+        "2 of 2 tests passed (100.00%, need 100.00%; 1 of them xpassed), 1 skipped, 1 xfailed"
+        in (plugin_side["summary"])
+    )
+    pytester.makefile(
+        ".yml",
+        agentgate="gates:\n  test:\n    command: pytest --junitxml=j.xml\n    report: j.xml\n",
+    )
+    proc = subprocess.run(
+        [PY, "-m", "pytest_agentgate", "verify", "--format=json", "--profile=strict"],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    verify_side = gate(json.loads(proc.stdout), "test")
+    for actual in (plugin_side["actual"], verify_side["actual"]):
+        assert actual["passed"] - actual["xpassed"] == oracle["passed"]
+        for word in ("skipped", "xfailed", "xpassed"):
+            assert actual[word] == oracle[word], (word, actual)
 
 
 def test_last_failed_is_partial_and_judges_what_ran(pytester: pytest.Pytester) -> None:

@@ -131,6 +131,14 @@ def _check_witness(
         evidence.never_ran = max(0, numbers["selected"] - run.total)
 
 
+def _not_run(run: TestRun) -> str:
+    """The tests that did not run, as pytest's summary counts them: "2 skipped, 1 xfailed"."""
+    parts = [f"{run.skipped - run.xfailed} skipped"] if run.skipped > run.xfailed else []
+    if run.xfailed:
+        parts.append(f"{run.xfailed} xfailed")
+    return ", ".join(parts) or "0 skipped"
+
+
 def _judge_run(config: GateConfig, evidence: SuiteEvidence, run: TestRun) -> GateResult:
     problem = command_problem(config, evidence)
     executed = run.executed
@@ -140,7 +148,9 @@ def _judge_run(config: GateConfig, evidence: SuiteEvidence, run: TestRun) -> Gat
         "passed": run.passed,
         "failed": run.failed,
         "errors": run.errors,
-        "skipped": run.skipped,
+        "skipped": run.skipped - run.xfailed,
+        "xfailed": run.xfailed,
+        "xpassed": run.xpassed,
         "flaky": run.flaky,
         "pass_rate": rate,
     }
@@ -152,13 +162,14 @@ def _judge_run(config: GateConfig, evidence: SuiteEvidence, run: TestRun) -> Gat
     fail = False
     if executed == 0:
         fail = True
-        summary = f"no tests executed ({run.skipped} skipped): zero executed tests is a failure"
+        summary = f"no tests executed ({_not_run(run)}): zero executed tests is a failure"
     else:
-        summary = f"{run.passed} of {executed} tests passed ({pct(rate, min_rate)}{need})"
+        xpassed = f"; {run.xpassed} of them xpassed" if run.xpassed else ""
+        summary = f"{run.passed} of {executed} tests passed ({pct(rate, min_rate)}{need}{xpassed})"
         if min_rate is not None and rate is not None and rate < min_rate:
             fail = True
     if run.skipped and executed:
-        summary += f", {run.skipped} skipped"
+        summary += f", {_not_run(run)}"
     if run.flaky:
         summary += f", {run.flaky} flaky"
         if config.thresholds.get("flaky") == "fail":

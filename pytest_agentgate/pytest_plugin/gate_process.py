@@ -300,6 +300,7 @@ def tests_evidence(tests: dict[str, Any]) -> TestRun:
         (run.flaky_tests if result.flaky else run.failures).append(result)
     run.passed, run.skipped, run.failed, run.errors = tests["counts"]
     run.total = sum(tests["counts"])
+    run.xfailed, run.xpassed = tests.get("xfail", (0, 0))
     run.flaky = len(run.flaky_tests)
     run.partial = list(tests.get("partial", ()))
     return run

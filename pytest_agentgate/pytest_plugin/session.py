@@ -122,6 +122,9 @@ class OutcomeLedger:
         self.collectors: dict[str, int] = {}
         self.crashed_workers: dict[str, str] = {}
         self.crash_reported: set[str] = set()
+        # Tests whose call was an expected failure (xfailed) or passed though marked xfail
+        # (xpassed); counted apart when their last outcome is still that.
+        self.xfail_calls: dict[str, int] = {}
 
     def test_report(self, report: pytest.TestReport) -> None:
         # The hot path: three calls per test, so passes do as little as possible. A pass is
@@ -144,9 +147,13 @@ class OutcomeLedger:
             if outcome == "passed":
                 if nodeid not in states:
                     states[nodeid] = PASSED
+                if when == "call" and hasattr(report, "wasxfail"):
+                    self.xfail_calls[nodeid] = PASSED
                 return
             if outcome == "skipped":
                 rank = SKIPPED
+                if when == "call" and hasattr(report, "wasxfail"):
+                    self.xfail_calls[nodeid] = SKIPPED
             elif outcome == "failed":
                 rank = FAILED if when == "call" else ERROR
             else:  # "rerun": this attempt failed and another one follows
@@ -184,8 +191,9 @@ class OutcomeLedger:
         return file, line, _message(report.longrepr, what)
 
     def summary(self) -> dict[str, Any]:
-        """The fold for the gate process: counts (passed, skipped, failed, errors) and the
-        failing and flaky tests."""
+        """The fold for the gate process: counts (passed, skipped, failed, errors), the failing
+        and flaky tests, and ``xfail``: how many of the skipped were xfailed and of the passed
+        xpassed."""
         counts = [0, 0, 0, 0]
         cases: list[dict[str, Any]] = []
         entries = [*self.states.items(), *self.collectors.items()]
@@ -219,7 +227,11 @@ class OutcomeLedger:
                     "message": f"the worker crashed: {_first_line(error)}",
                 }
             )
-        return {"counts": counts, "cases": cases}
+        xfail = [0, 0]  # xfailed, xpassed
+        for nodeid, rank in self.xfail_calls.items():
+            if self.states.get(nodeid, -1) & RANK_MASK == rank:
+                xfail[rank == PASSED] += 1
+        return {"counts": counts, "cases": cases, "xfail": xfail}
 
 
 def _first_line(text: str) -> str:

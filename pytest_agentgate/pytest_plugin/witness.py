@@ -10,7 +10,9 @@ records, as the report's ``agentgate_*`` properties:
 - ``agentgate_collected``: the items pytest collected before any plugin or conftest modified the
   list, ``agentgate_deselected``: the items deselected in the open (``-k``, ``-m``,
   ``--deselect``: ``pytest_deselected``), and ``agentgate_selected``: the items left to run. An
-  item that disappeared without being deselected was dropped by a hook.
+  item that disappeared without being deselected was dropped by a hook;
+- ``agentgate_xpassed``: the tests marked xfail that passed anyway (not strict), which JUnit
+  cannot tell from any other pass.
 
 Under pytest-xdist the items are collected on the workers: only the run id is recorded.
 """
@@ -31,6 +33,7 @@ class Witness:
         self.collected: int | None = None
         self.selected: int | None = None
         self.deselected = 0
+        self.xpassed: set[str] = set()
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Generator[None, Any, None]:
@@ -42,6 +45,13 @@ class Witness:
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
         self.deselected += len(items)
 
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "call":
+            if report.passed and hasattr(report, "wasxfail"):
+                self.xpassed.add(report.nodeid)
+            else:
+                self.xpassed.discard(report.nodeid)  # a rerun's outcome replaces it
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         from _pytest.junitxml import xml_key
@@ -50,6 +60,8 @@ class Witness:
         if xml is None:
             return
         xml.add_global_property("agentgate_run", self.run_id)
+        if self.xpassed:
+            xml.add_global_property("agentgate_xpassed", str(len(self.xpassed)))
         if self.collected is not None and not hasattr(session.config, "workerinput"):
             xml.add_global_property("agentgate_collected", str(self.collected))
             xml.add_global_property("agentgate_deselected", str(self.deselected))

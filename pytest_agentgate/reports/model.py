@@ -74,6 +74,10 @@ class TestRun:
     errors: int = 0
     skipped: int = 0
     flaky: int = 0
+    # pytest's xfailed tests (counted in ``skipped`` too) and its xpassed ones: marked xfail,
+    # passed anyway, not strict (counted in ``passed`` too), for counts that read like pytest's.
+    xfailed: int = 0
+    xpassed: int = 0
     # Failed and errored tests in report order; flaky tests (passed after an earlier failure).
     failures: list[TestCaseResult] = field(default_factory=list)
     flaky_tests: list[TestCaseResult] = field(default_factory=list)
