@@ -20,7 +20,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from _helpers import DATA
+from _helpers import DATA, git
 
 from pytest_agentgate.commands import runs_pytest
 from pytest_agentgate.config.resolve import resolve_config
@@ -596,15 +596,86 @@ def test_whole_suite_paths_are_not_partial(pytester: pytest.Pytester) -> None:
 
 
 def test_zero_config_runs_build_and_lint_in_the_background(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_ok='"""Tests."""\n\n\ndef test_ok():\n    """Passes."""\n')
-    result, verdict = gated(pytester, "--agentgate=standard", config=None)
-    assert verdict is not None
-    assert [g["name"] for g in verdict["gates"]] == ["build", "lint", "test"]
+    pytester.mkpydir("pkg").joinpath("__init__.py").write_text('"""P."""\n\nVALUE = 1\n')
+    pytester.makepyfile(
+        test_ok='"""Tests."""\n\nimport pkg\n\n\ndef test_ok():\n    """Passes."""\n'
+        "    assert pkg.VALUE == 1\n"
+    )
+    out = pytester.path / "v.json"
+    # A subprocess: the session measures coverage itself, as the detected `coverage run` would.
+    result = pytester.runpytest_subprocess("--agentgate=standard", f"--agentgate-json={out}")
+    verdict = json.loads(out.read_text())
+    assert [g["name"] for g in verdict["gates"]] == ["build", "lint", "test", "coverage"]
     assert gate(verdict, "build")["status"] == "pass"
     assert gate(verdict, "lint")["actual"] == {"errors": 0, "warnings": 0}
     assert gate(verdict, "test")["actual"]["passed"] == 1
-    assert any("pytest-cov is not active" in n for n in verdict["notices"])
+    assert gate(verdict, "coverage")["actual"]["lines"] == 100.0
     assert result.ret == 0
+
+
+def init_project(root: Path) -> None:
+    """A src-layout project with one branch its tests never take, after `agentgate init`."""
+    (root / "src" / "calc").mkdir(parents=True)
+    (root / "src" / "calc" / "__init__.py").write_text(
+        "def sign(x):\n    if x < 0:\n        return -1\n    return 1\n"
+    )
+    (root / "tests").mkdir()
+    (root / "tests" / "test_calc.py").write_text(
+        "from calc import sign\n\n\ndef test_sign():\n    assert sign(2) == 1\n"
+    )
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "calc"\nversion = "0"\n\n[tool.pytest.ini_options]\n'
+        'testpaths = ["tests"]\npythonpath = ["src"]\n'
+    )
+    (root / ".gitignore").write_text(".agentgate/\n.coverage\n")
+    git(root, "init", "-q", "-b", "main")
+    init = [PY, "-m", "pytest_agentgate", "init"]
+    subprocess.run(init, cwd=root, check=True, capture_output=True)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+
+
+def test_init_then_pytest_agentgate_measures_coverage_as_verify_does(tmp_path: Path) -> None:
+    """The README's flow: `agentgate init`, then `pytest --agentgate` with no --cov. The session
+    measures coverage as the configured `coverage run` would, to the same numbers."""
+    init_project(tmp_path)
+    out = tmp_path / "plugin.json"
+    plugin = subprocess.run(
+        [PY, "-m", "pytest", "-p", "no:cacheprovider", "--agentgate", f"--agentgate-json={out}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    plugin_cov = gate(json.loads(out.read_text()), "coverage")
+    verify = subprocess.run(
+        [PY, "-m", "pytest_agentgate", "verify", "--format=json", "--no-cache"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    verify_cov = gate(json.loads(verify.stdout), "coverage")
+    assert plugin_cov["actual"] == verify_cov["actual"], plugin.stdout
+    assert plugin_cov["actual"]["lines"] == 75.0 and plugin_cov["actual"]["branches"] == 50.0
+    assert plugin_cov["status"] == verify_cov["status"] == "fail"
+    assert "--cov" not in " ".join(plugin_cov["problems"])
+
+
+def test_without_pytest_cov_xdist_workers_are_not_measured_and_the_verdict_says_so(
+    tmp_path: Path,
+) -> None:
+    init_project(tmp_path)
+    out = tmp_path / "plugin.json"
+    subprocess.run(
+        [PY, "-m", "pytest", "-n", "2", "--agentgate", f"--agentgate-json={out}"],
+        cwd=tmp_path,
+        capture_output=True,
+        check=False,
+    )
+    cov = gate(json.loads(out.read_text()), "coverage")
+    assert cov["status"] == "fail" and cov["actual"]["lines"] is None
+    assert "xdist workers" in cov["problems"][0] and "--cov=PACKAGE" in cov["problems"][0]
 
 
 def test_no_run_skips_the_other_gates(pytester: pytest.Pytester) -> None:
@@ -631,8 +702,8 @@ def adapt(tmp_path: Path, text: str | None, cov_active: bool) -> tuple[Any, list
     if text is not None:
         tmp_path.joinpath("agentgate.yml").write_text(text)
     settings = resolve_config(tmp_path)
-    tests, covs = plugin_helper.adapt_settings(settings, "pytest -q", cov_active)
-    return settings, tests, covs
+    adapted = plugin_helper.adapt_settings(settings, "pytest -q", cov_active)
+    return settings, adapted.test_gates, adapted.coverage_gates
 
 
 def test_adapt_settings_picks_the_pytest_gate_and_coverage(tmp_path: Path) -> None:
@@ -663,15 +734,21 @@ def test_a_coverage_report_the_replaced_test_command_writes_is_not_trusted(
     shutil.copy(DATA / "python" / "coverage-branches.json", pytester.path / "cov.json")
     config = (
         "gates:\n"
-        "  test: {command: 'pytest --cov --cov-report=json:cov.json'}\n"
+        "  test: {command: 'pytest --cov=. --cov-report=json:cov.json'}\n"
         "  coverage: {report: cov.json, branches: null}\n"
     )
-    result, verdict = gated(pytester, "--agentgate=standard", config=config)
-    assert verdict is not None and verdict["status"] == "fail"
+    pytester.makefile(".yml", agentgate=config)
+    result = pytester.runpytest_subprocess(
+        "--agentgate=standard", f"--agentgate-json={pytester.path / 'v.json'}"
+    )
+    verdict = json.loads((pytester.path / "v.json").read_text())
     cov = gate(verdict, "coverage")
-    assert cov["status"] == "fail" and cov["actual"]["lines"] is None
-    assert "--cov=PACKAGE" in cov["problems"][0]
-    assert result.ret == 1
+    # Measured in this session (test_ok.py, all of it run), as the command would have.
+    assert cov["status"] == "pass" and cov["actual"]["lines"] == 100.0, cov
+    stale = json.loads((pytester.path / "cov.json").read_text())["totals"]["percent_covered"]
+    assert stale != 100.0
+    assert any("measured as the test command measures it" in n for n in verdict["notices"])
+    assert result.ret == 0
     # A report nothing in this run writes (an earlier CI step's) is still read as configured.
     config = "gates:\n  test: {command: pytest}\n  coverage: {report: cov.json, branches: null}\n"
     (pytester.path / "agentgate.yml").write_text(config)
@@ -682,8 +759,27 @@ def test_a_coverage_report_the_replaced_test_command_writes_is_not_trusted(
 def test_adapt_settings_zero_config(tmp_path: Path) -> None:
     settings, tests, covs = adapt(tmp_path, None, cov_active=True)
     assert (tests, covs) == (["test"], ["coverage"])
+    # Without pytest-cov the session measures itself, as the detected `coverage run` would.
     settings, tests, covs = adapt(tmp_path, None, cov_active=False)
-    assert covs == [] and settings.gate("coverage") is None
+    assert (tests, covs) == (["test"], ["coverage"])
+    settings = resolve_config(tmp_path)
+    adapted = plugin_helper.adapt_settings(settings, "pytest -q", False)
+    assert adapted.measure is not None and adapted.measure["branch"] is True
+
+
+def test_a_test_command_that_measures_nothing_leaves_zero_config_coverage_ungated(
+    tmp_path: Path,
+) -> None:
+    tmp_path.joinpath(".git").mkdir()
+    tmp_path.joinpath("test_x.py").write_text("def test_x():\n    pass\n")
+    settings = resolve_config(tmp_path)
+    test_gate = settings.gate("test")
+    assert test_gate is not None
+    test_gate.command = "python -m pytest -q"
+    adapted = plugin_helper.adapt_settings(settings, "pytest -q", False)
+    assert adapted.coverage_gates == [] and adapted.measure is None
+    assert settings.gate("coverage") is None
+    assert any("coverage is not gated" in n for n in settings.notices)
 
 
 # -- units: the ledger, workers, coverage, the background --------------------------------------
@@ -842,7 +938,9 @@ def test_pytest_cov_problems_are_report_errors(tmp_path: Path) -> None:
     error = read(None)
     assert isinstance(error, ReportError) and "measured nothing" in str(error)
     error = read_pytest_cov(tmp_path, None)
-    assert isinstance(error, ReportError) and "not active in this run" in str(error)
+    assert isinstance(error, ReportError) and "sent no coverage data" in str(error)
+    inactive = plugin_helper.coverage_evidence(None, cov_active=False, root=tmp_path).error
+    assert isinstance(inactive, ReportError) and "not active in this run" in str(inactive)
     assert not plugin_session.cov_plugin_active(fake_config(SimpleNamespace(_disabled=True)))
     assert not plugin_session.cov_plugin_active(fake_config(None))
 
@@ -932,7 +1030,12 @@ def test_the_gate_process_judges_the_evidence_it_is_sent(tmp_path: Path) -> None
     tests = {"counts": [1, 0, 1, 0], "cases": [case], "partial": ["stopped after 2 of 3 tests"]}
     evidence = {"tests": tests, "exitstatus": 1, "duration": 0.5, "json": None, "colour": False}
     ready, answer = converse([request, evidence])
-    assert ready == {"ready": True, "coverage": False, "early": {"status": "pass", "failed": []}}
+    assert ready == {
+        "ready": True,
+        "coverage": False,
+        "measure": None,
+        "early": {"status": "pass", "failed": []},
+    }
     assert answer["status"] == "fail" and answer["json_error"] is None
     assert "PASS  build" in answer["text"]
     assert "FAIL  test   1 of 2 tests passed" in answer["text"]
@@ -965,12 +1068,13 @@ def test_the_gate_process_fits_the_configuration_to_the_session(tmp_path: Path) 
     tests = {"counts": [2, 0, 0, 0], "cases": []}
     out = tmp_path / "out" / "v.json"
     evidence = {"tests": tests, "exitstatus": 0, "duration": 0.1, "json": str(out)}
-    # Zero-config without pytest-cov: coverage is not gated, and the verdict says why.
+    # Zero-config without pytest-cov: the session is to measure coverage itself, as the
+    # detected `coverage run --branch` would; evidence without it is a failure that says so.
     ready, answer = converse([request, evidence])
-    assert ready["coverage"] is False and answer["json_error"] is None
+    assert ready["coverage"] is True and answer["json_error"] is None
+    assert ready["measure"]["branch"] is True and ready["measure"]["root"] == str(tmp_path)
     verdict = json.loads(out.read_text())
-    assert "coverage" not in [g["name"] for g in verdict["gates"]]
-    assert any("pytest-cov is not active" in n for n in verdict["notices"])
+    assert "sent no coverage data" in gate(verdict, "coverage")["problems"][0]
     # A configuration without a test gate gets one; with pytest-cov the coverage gate reads
     # the session's exported data.
     (tmp_path / "agentgate.yml").write_text("gates:\n  coverage: {report: cov.json}\n")

@@ -11,9 +11,11 @@ verdict is made by the same engine as ``agentgate verify``'s.
 The protocol is one JSON object per line, pytest process first:
 
 1. request ``{"cwd", "profile", "command", "cov_active", "run"}``;
-2. answer ``{"ready": true, "coverage": bool, "early": {"status", "failed"}}``, or
-   ``{"error": message}`` for a configuration the engine refuses. ``coverage``: whether coverage
-   gates want pytest-cov's data. ``early``: the integrity gate, judged before this answer
+2. answer ``{"ready": true, "coverage": bool, "measure": options, "early": {"status",
+   "failed"}}``, or ``{"error": message}`` for a configuration the engine refuses. ``coverage``:
+   whether coverage gates want this session's coverage data; ``measure``: without pytest-cov,
+   how the pytest process measures it itself with coverage.py (``commands.coverage_options``),
+   else null. ``early``: the integrity gate, judged before this answer
    (:meth:`HelperSession.early`): ``status`` ``"pass"`` or ``"fail"``, and ``failed``, the
    blocking gates that failed. pytest waits for this answer before it imports the project's
    conftest.py; on ``"fail"`` it imports none, asks for the verdict at once with no test run,
@@ -38,7 +40,7 @@ import threading
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from pytest_agentgate.commands import runs_pytest
+from pytest_agentgate.commands import coverage_options, runs_pytest
 from pytest_agentgate.config.model import GateConfig
 from pytest_agentgate.config.resolve import resolve_config
 from pytest_agentgate.engine import Pipeline, Request
@@ -120,7 +122,14 @@ def serve(channel: Channel, cancel: threading.Event | None = None) -> int:
         channel.send({"error": f"agentgate: {exc}"})
         return 0
     try:
-        channel.send({"ready": True, "coverage": bool(gate.coverage_gates), "early": gate.early()})
+        channel.send(
+            {
+                "ready": True,
+                "coverage": bool(gate.coverage_gates),
+                "measure": gate.measure,
+                "early": gate.early(),
+            }
+        )
         evidence = channel.receive()
         if evidence is not None:  # else the session ended without a verdict
             channel.send(gate.finish(evidence))
@@ -150,6 +159,7 @@ class HelperSession:
         self.test_gates = test_gates
         self.coverage_gates = coverage_gates
         self.cov_active = cov_active
+        self.measure: dict[str, Any] | None = None
         request = Request(
             settings,
             door="pytest",
@@ -172,9 +182,13 @@ class HelperSession:
         profile = request.get("profile") or None
         settings = resolve_config(Path(request["cwd"]), profile=profile, registry=registry)
         cov_active = bool(request.get("cov_active"))
-        tests, covs = adapt_settings(settings, request["command"], cov_active)
+        adapted = adapt_settings(settings, request["command"], cov_active)
         run = bool(request.get("run", True))
-        return cls(settings, registry, tests, covs, cov_active, run, cancel)
+        session = cls(
+            settings, registry, adapted.test_gates, adapted.coverage_gates, cov_active, run, cancel
+        )
+        session.measure = adapted.measure
+        return session
 
     def early(self) -> dict[str, Any]:
         """Judge the integrity gates now, while pytest waits to import the project's code: a
@@ -217,7 +231,8 @@ class HelperSession:
             )
             measured[name] = SuiteEvidence(root, command=session, run=run)
         if self.coverage_gates:
-            coverage = coverage_evidence(evidence.get("coverage"), self.cov_active, root)
+            measured_here = self.cov_active or self.measure is not None
+            coverage = coverage_evidence(evidence.get("coverage"), measured_here, root)
             measured.update(dict.fromkeys(self.coverage_gates, coverage))
         self.background.collect()
         return self.pipeline.verdict(measured)
@@ -309,14 +324,22 @@ def tests_evidence(tests: dict[str, Any]) -> TestRun:
 def coverage_evidence(
     payload: dict[str, Any] | None, cov_active: bool, root: Path
 ) -> CoverageEvidence:
-    """pytest-cov's data as the pytest process exported it (a ``coverage json`` report of this
-    session), or the reason there is none."""
+    """This session's coverage data as the pytest process exported it (a ``coverage json``
+    report, from pytest-cov or from its own measurement), or the reason there is none.
+    ``cov_active``: the session measured coverage (pytest-cov, or agentgate's ``measure``)."""
     from pytest_agentgate.reports.coverage.coveragepy import (
         notes_from_warnings,
         parse_coverage_json,
     )
 
     evidence = CoverageEvidence(root, measured_as="data")
+    if payload is None and cov_active:
+        evidence.error = ReportError(
+            "pytest session",
+            "sent no coverage data, though this session was to measure it",
+            "run pytest again; if it persists, report it as a bug of agentgate",
+        )
+        return evidence
     if payload is None or not cov_active:
         evidence.error = ReportError(
             "pytest-cov",
@@ -330,7 +353,7 @@ def coverage_evidence(
         return evidence
     document = json.loads(Path(payload["json"]).read_text(encoding="utf-8"))
     try:
-        report = parse_coverage_json(document, "pytest-cov", format="pytest-cov")
+        report = parse_coverage_json(document, payload.get("by", "pytest-cov"), format="pytest-cov")
     except ReportError as exc:
         evidence.error = exc
         return evidence
@@ -358,15 +381,27 @@ def write_json(path: Path, verdict: Verdict) -> str | None:
 _COVERAGE_PY_FORMATS = (None, "coverage-json", "coverage-data")
 
 
-def adapt_settings(
-    settings: GateSettings, command: str, cov_active: bool
-) -> tuple[list[str], list[str]]:
-    """Point the configuration at this session; return the test and coverage gates it feeds.
+@dataclasses.dataclass
+class Adapted:
+    """What :func:`adapt_settings` made of the configuration for this session."""
+
+    test_gates: list[str]
+    coverage_gates: list[str]
+    # How the pytest process measures coverage itself (``commands.coverage_options``) when
+    # pytest-cov is not active and the replaced test command measured it; None otherwise.
+    measure: dict[str, Any] | None = None
+
+
+def adapt_settings(settings: GateSettings, command: str, cov_active: bool) -> Adapted:
+    """Point the configuration at this session; say which test and coverage gates it feeds.
 
     The test gate that runs pytest (else the one named ``test``; else a new one) is this
     session: its command is not run and its reports are not read. With pytest-cov active, the
-    coverage.py coverage gates get this session's data instead of their report. Zero-config
-    gates coverage only with pytest-cov active, since nothing else measures this run.
+    coverage.py coverage gates get this session's data instead of their report. Without it,
+    when the replaced test command measured coverage (``coverage run``, ``pytest --cov``), the
+    pytest process measures this session the same way with coverage.py (``measure``): the flow
+    ``agentgate init``, then ``pytest --agentgate``, needs no ``--cov``. Otherwise zero-config
+    does not gate coverage, since nothing measures this run.
     """
     gates = settings.gates
     tests = [g for g in gates if g.kind == "test" and runs_pytest(g.command)]
@@ -378,6 +413,9 @@ def adapt_settings(
         tests = [added]
         settings.notices.append("the configuration has no test gate: gating this run as 'test'")
     replaced = [g.command for g in tests if g.command]
+    measure = next(
+        (m for c in replaced if (m := coverage_options(c, settings.root)) is not None), None
+    )
     for gate in tests:
         gate.command = command
         gate.reports = []
@@ -394,7 +432,17 @@ def adapt_settings(
             gate.command = None
             gate.reports = []
         settings.notices.append("tests and coverage judged from this pytest session (pytest-cov)")
+        measure = None
+    elif measure is not None and covs:
+        for gate in covs:
+            gate.command = None
+            gate.reports = []
+        settings.notices.append(
+            "tests and coverage judged from this pytest session (coverage.py, measured as the "
+            "test command measures it)"
+        )
     else:
+        measure = None
         if zero_config:
             settings.gates = [g for g in gates if g not in covs]
             settings.notices.append(
@@ -412,7 +460,7 @@ def adapt_settings(
             for gate in covs:
                 gate.reports = []
         settings.notices.append("tests judged from this pytest session")
-    return [g.name for g in tests], [g.name for g in covs]
+    return Adapted([g.name for g in tests], [g.name for g in covs], measure)
 
 
 def _insert_at(gates: list[GateConfig]) -> int:

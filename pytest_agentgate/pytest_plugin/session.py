@@ -482,6 +482,8 @@ class GateProcess:
 
 # The gate process started before the project's conftest.py files were imported.
 EARLY_GATE = pytest.StashKey[GateProcess]()
+# coverage.py measuring this session when pytest-cov does not (``SelfCoverage``), or why not.
+SELF_COVERAGE = pytest.StashKey["SelfCoverage | str"]()
 
 
 def session_request(config: pytest.Config, profile: str, *, early: bool = False) -> dict[str, Any]:
@@ -522,8 +524,10 @@ def start_early(config: pytest.Config, profile: str) -> None:
     if not in_a_repository(config.rootpath):
         # No git, no change to judge: the integrity gate does not exist here, so pytest goes on
         # loading while the gate process starts (the session waits for it before collection).
+        measure_coverage(config, gate)
         return
     if gate.may_run:
+        measure_coverage(config, gate)
         return
     config.known_args_namespace.noconftest = True
     if "error" in gate.ready() or gate.failure is not None:
@@ -539,6 +543,75 @@ def start_early(config: pytest.Config, profile: str) -> None:
         sys.stdout.write(rejection_text(gate))
         sys.stdout.flush()
         gate.rejection_said = True
+
+
+def measure_coverage(config: pytest.Config, gate: GateProcess) -> None:
+    """Without pytest-cov, measure this session with coverage.py as the test command it stands
+    for would have (``measure`` in the gate process's answer), from before the project's
+    conftest.py files are imported. Waits for the answer only when pytest-cov is not active."""
+    if cov_plugin_active(config):
+        return
+    options = gate.ready().get("measure")
+    if not isinstance(options, dict):
+        return
+    workers = getattr(config.known_args_namespace, "numprocesses", None)
+    if workers not in (None, 0, "0"):
+        config.stash[SELF_COVERAGE] = (
+            "agentgate measures coverage itself only in one process, and this run has xdist workers"
+        )
+        return
+    try:
+        config.stash[SELF_COVERAGE] = SelfCoverage(options)
+    except Exception as exc:  # coverage.py refusing its configuration, say
+        config.stash[SELF_COVERAGE] = f"coverage.py could not start ({type(exc).__name__}: {exc})"
+
+
+class SelfCoverage:
+    """coverage.py measuring this session in-process, with the test command's options (source,
+    branch, include, omit, rcfile) and, from the project's folder, its configuration; the data
+    stays in memory. What ``coverage run -m pytest`` would have measured, pytest-cov aside."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        import coverage
+
+        self.root = options.get("root")
+        with _working_directory(self.root):
+            self.cov = coverage.Coverage(
+                data_file=None,
+                branch=options.get("branch"),
+                source=options.get("source") or None,
+                include=options.get("include") or None,
+                omit=options.get("omit") or None,
+                config_file=options.get("rcfile") or True,
+            )
+            self.cov.start()
+        self.stopped = False
+
+    def export(self, directory: Path) -> dict[str, Any]:
+        """Stop measuring; this session's data as a coverage.py JSON report in ``directory``
+        (the payload :func:`export_pytest_cov` gives for pytest-cov's)."""
+        if not self.stopped:
+            self.cov.stop()
+            self.stopped = True
+        outfile = directory / "coverage.json"
+        with warnings.catch_warnings(record=True) as caught, _working_directory(self.root):
+            warnings.simplefilter("always")
+            try:
+                self.cov.json_report(outfile=str(outfile), ignore_errors=True)
+            except Exception as exc:  # coverage.py's NoDataError and friends
+                problem = f"coverage.py could not report ({type(exc).__name__}: {exc})"
+                return {"error": [SELF_MEASURED, problem, COVERAGE_HINT]}
+        return {
+            "json": str(outfile),
+            "warnings": [str(w.message) for w in caught],
+            "topdir": self.root,
+            "failed_workers": [],
+            "by": SELF_MEASURED,
+        }
+
+
+# How a report of this session's own measurement names its tool.
+SELF_MEASURED = "coverage.py (measured by agentgate in this session)"
 
 
 def _colour(config: pytest.Config) -> bool:
@@ -834,8 +907,17 @@ class GateSession:
             evidence["json"] = str(self.config.invocation_params.dir / path)
         if not self.gate.ready().get("coverage"):
             return self.gate.verdict(evidence)
+        own = self.config.stash.get(SELF_COVERAGE, None)
+        if isinstance(own, str):
+            evidence["coverage"] = {
+                "error": [SELF_MEASURED, own, "run pytest with --cov=PACKAGE (pytest-cov)"]
+            }
+            return self.gate.verdict(evidence)
         with tempfile.TemporaryDirectory(prefix="agentgate-cov-") as tmp:
-            evidence["coverage"] = export_pytest_cov(self.config, Path(tmp))
+            if own is not None:
+                evidence["coverage"] = own.export(Path(tmp))
+            else:
+                evidence["coverage"] = export_pytest_cov(self.config, Path(tmp))
             return self.gate.verdict(evidence)
 
     def partial_reasons(self, session: pytest.Session) -> list[str]:
