@@ -5,12 +5,19 @@ A project is judged by its own rules. In order, the first found wins:
 1. a lint hook in ``.pre-commit-config.yaml`` (ruff, flake8, pycodestyle), at the hook's ``rev``;
 2. ruff configuration: ``[tool.ruff]`` in pyproject.toml, ``ruff.toml`` or ``.ruff.toml``;
 3. flake8 configuration: ``.flake8``, or ``[flake8]`` in setup.cfg or tox.ini;
-4. pycodestyle configuration: ``[pycodestyle]`` (or the old ``[pep8]``) in setup.cfg or tox.ini.
+4. pycodestyle configuration: ``[pycodestyle]`` (or the old ``[pep8]``) in setup.cfg or tox.ini;
+5. pylint configuration: ``.pylintrc``, ``pylintrc``, ``[tool.pylint.*]`` in pyproject.toml, or
+   ``[pylint.*]`` / ``[MASTER]`` in setup.cfg or tox.ini;
+6. a linter in the project's development dependencies (``[project.optional-dependencies]``,
+   ``[dependency-groups]``, ``requirements-dev.txt``, ``dev-requirements.txt``,
+   ``requirements/{dev,lint,test}.txt``), with its defaults.
 
-A project that declares none is linted by ruff's error rules only (syntax errors, undefined
-names and the like: ``E9, F63, F7, F82``), with ruff's configuration files ignored, and the
-verdict says so. A pinned version runs through ``python -m pytest_agentgate.tools``, which
-installs it apart from the project (tools.py). Only files are read here; nothing runs.
+A tool found by its configuration takes its version from the development dependencies when they
+pin it exactly (``ruff==0.6.9``). A project that declares none is linted by ruff's error rules
+only (syntax errors, undefined names and the like: ``E9, F63, F7, F82``), with ruff's
+configuration files ignored, and the verdict says so. A pinned version runs through
+``python -m pytest_agentgate.tools``, which installs it apart from the project (tools.py). Only
+files are read here; nothing runs.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from __future__ import annotations
 import configparser
 import importlib.metadata
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,6 +72,12 @@ class Linter:
                 else f"{py} -m pytest_agentgate.tools {spec}"
             )
             return {"command": f"{runner} {args}", "format": "ruff"}
+        if self.tool == "pylint":
+            return {
+                "command": f"{py} -m pytest_agentgate.tools {spec} --output-format=json2 "
+                "--recursive=y .",
+                "format": "pylint",
+            }
         return {"command": f"{py} -m pytest_agentgate.tools {spec} .", "format": "flake8-text"}
 
     def describe(self) -> str:
@@ -164,6 +178,76 @@ def _ini_config(root: Path, tool: str) -> str | None:
     return None
 
 
+def _pylint_config(root: Path) -> str | None:
+    for name in (".pylintrc", "pylintrc"):
+        if (root / name).is_file():
+            return name
+    text = _read(root / "pyproject.toml")
+    if text and re.search(r"^\s*\[\s*tool\s*\.\s*pylint\b", text, re.MULTILINE):
+        return "pyproject.toml [tool.pylint]"
+    for name in ("setup.cfg", "tox.ini"):
+        sections = _ini_sections(root, name)
+        if "MASTER" in sections or any(s.startswith("pylint.") for s in sections):
+            return f"{name} [pylint]"
+    return None
+
+
+# A linter named in a requirement: ``ruff``, ``ruff==0.6.9``, ``flake8[extra]>=7; python...``.
+_REQUIREMENT = re.compile(
+    r"^\s*(ruff|flake8|pycodestyle|pylint)\s*(?:\[[^\]]*\])?\s*(?:==\s*([0-9][\w.+!-]*)\s*(?:;|$))?",
+    re.IGNORECASE,
+)
+_REQUIREMENT_FILES = (
+    "requirements-dev.txt",
+    "dev-requirements.txt",
+    "requirements/dev.txt",
+    "requirements/lint.txt",
+    "requirements/test.txt",
+)
+
+
+def _dev_dependencies(root: Path) -> tuple[dict[str, str | None], dict[str, str]]:
+    """The linters in the project's development dependencies: tool -> exact pin (or None), and
+    tool -> where it is declared, in the order found."""
+    requirements: list[tuple[str, str]] = []
+    text = _read(root / "pyproject.toml")
+    if text:
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover - exercised on Python 3.10 only
+            import tomli as tomllib
+
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            data = {}
+        project = data.get("project")
+        extras = project.get("optional-dependencies") if isinstance(project, dict) else None
+        groups = data.get("dependency-groups")
+        for table, where in (
+            (extras, "[project.optional-dependencies]"),
+            (groups, "[dependency-groups]"),
+        ):
+            for items in table.values() if isinstance(table, dict) else ():
+                for item in items if isinstance(items, list) else ():
+                    if isinstance(item, str):
+                        requirements.append((item, f"pyproject.toml {where}"))
+    for name in _REQUIREMENT_FILES:
+        for line in (_read(root / name) or "").splitlines():
+            requirements.append((line, name))
+    pins: dict[str, str | None] = {}
+    where_found: dict[str, str] = {}
+    for requirement, where in requirements:
+        match = _REQUIREMENT.match(requirement)
+        if match is None:
+            continue
+        tool = match.group(1).lower()
+        if tool not in pins or (pins[tool] is None and match.group(2)):
+            pins[tool] = match.group(2)
+            where_found[tool] = where
+    return pins, where_found
+
+
 def declared_linter(root: Path) -> Linter:
     """The linter the project at ``root`` declares (see the module's docstring)."""
     hooks = _pre_commit(root)
@@ -171,13 +255,19 @@ def declared_linter(root: Path) -> Linter:
         "ruff": _ruff_config(root),
         "flake8": _ini_config(root, "flake8"),
         "pycodestyle": _ini_config(root, "pycodestyle"),
+        "pylint": _pylint_config(root),
     }
     if hooks:
         tool, version = hooks[0]
         where = ".pre-commit-config.yaml" if version else None
         config = configs[tool] or ("ruff's defaults" if tool == "ruff" else None)
         return Linter(tool, version, where, config)
+    pins, declared_in = _dev_dependencies(root)
     for tool, config in configs.items():
         if config is not None:
-            return Linter(tool, None, None, config)
+            version = pins.get(tool)
+            return Linter(tool, version, declared_in[tool] if version else None, config)
+    for tool, version in pins.items():
+        defaults = f"its defaults (declared in {declared_in[tool]})"
+        return Linter(tool, version, declared_in[tool] if version else None, defaults)
     return Linter("ruff")

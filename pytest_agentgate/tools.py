@@ -31,6 +31,7 @@ TOOLS: dict[str, tuple[str, str]] = {
     "ruff": ("script", "ruff"),
     "flake8": ("module", "flake8"),
     "pycodestyle": ("module", "pycodestyle"),
+    "pylint": ("module", "pylint"),
 }
 _VERSION = re.compile(r"^[0-9][0-9A-Za-z.+!-]*$")
 _INSTALL_TIMEOUT_S = 600

@@ -117,6 +117,63 @@ def test_a_broken_pre_commit_file_is_no_pin(project: Path) -> None:
     assert declared_linter(project).config is None
 
 
+def test_a_pin_in_the_dev_dependencies_sets_the_configured_tools_version(project: Path) -> None:
+    (project / "pyproject.toml").write_text(
+        "[project]\nname = 'demo'\n\n[project.optional-dependencies]\n"
+        "test = ['pytest']\ndev = ['ruff==0.6.9', 'mypy']\n\n[tool.ruff]\nline-length = 88\n"
+    )
+    command, fmt, notices = lint_command(project)
+    assert command.endswith("-m pytest_agentgate.tools ruff==0.6.9 check --output-format json .")
+    assert fmt == "ruff"
+    assert (
+        "lint: ruff 0.6.9, pinned in pyproject.toml [project.optional-dependencies], "
+        "configured by pyproject.toml [tool.ruff]"
+    ) in notices
+
+
+def test_a_linter_in_a_dependency_group_is_run_with_its_defaults(project: Path) -> None:
+    (project / "pyproject.toml").write_text(
+        "[project]\nname = 'demo'\n\n[dependency-groups]\nlint = ['flake8[bugbear] >=7']\n"
+    )
+    command, fmt, notices = lint_command(project)
+    assert command.endswith("-m pytest_agentgate.tools flake8 .") and fmt == "flake8-text"
+    assert any(
+        n.startswith("lint: flake8 ")
+        and "configured by its defaults (declared in pyproject.toml [dependency-groups])" in n
+        for n in notices
+    ), notices
+
+
+def test_a_project_configured_for_pylint_is_linted_by_pylint_at_its_pin(project: Path) -> None:
+    (project / ".pylintrc").write_text("[MESSAGES CONTROL]\ndisable = C0114\n")
+    (project / "requirements-dev.txt").write_text("# tools\npytest\npylint==3.3.1\n")
+    command, fmt, notices = lint_command(project)
+    assert command.endswith(
+        "-m pytest_agentgate.tools pylint==3.3.1 --output-format=json2 --recursive=y ."
+    )
+    assert fmt == "pylint"
+    assert "lint: pylint 3.3.1, pinned in requirements-dev.txt, configured by .pylintrc" in notices
+
+
+def test_pylint_configured_in_pyproject_or_setup_cfg_is_found(project: Path) -> None:
+    (project / "setup.cfg").write_text("[pylint.format]\nmax-line-length = 100\n")
+    assert declared_linter(project).config == "setup.cfg [pylint]"
+    (project / "setup.cfg").unlink()
+    (project / "pyproject.toml").write_text(
+        "[project]\nname = 'demo'\n\n[tool.pylint.'messages control']\ndisable = ['C0114']\n"
+    )
+    assert declared_linter(project).config == "pyproject.toml [tool.pylint]"
+
+
+def test_a_range_or_a_broken_pyproject_is_no_pin(project: Path) -> None:
+    (project / "ruff.toml").write_text("line-length = 100\n")
+    (project / "requirements-dev.txt").write_text("ruff>=0.6,<0.7\n")
+    assert declared_linter(project).version is None
+    (project / "pyproject.toml").write_text("[project\nname = \n")
+    (project / "requirements-dev.txt").unlink()
+    assert declared_linter(project).tool == "ruff" and declared_linter(project).version is None
+
+
 # -- the pinned-tool runner ---------------------------------------------------------------------
 
 
