@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_agentgate.commands import RUN_ID_ENV
 from pytest_agentgate.config.model import Config, GateConfig
+from pytest_agentgate.config.resolve import add_integrity_gate
 from pytest_agentgate.gates.base import CollectContext, Evidence
 from pytest_agentgate.gates.judging import UNMEASURED, new_result, skipped
 from pytest_agentgate.gates.session import check_claims
@@ -122,6 +123,9 @@ class Pipeline:
 
     def __post_init__(self) -> None:
         self.request.config = with_session(self.request)
+        if self.request.task is not None:
+            # A task has a base even outside git (the snapshot of its first verdict).
+            add_integrity_gate(self.request.config, has_base=True)
         self.plan = make_plan(
             self.request.config,
             self.registry,
@@ -192,7 +196,7 @@ class Pipeline:
             if not names:
                 return
             try:
-                self._change = find_change(config, self.request.base)
+                self._change = find_change(config, self.request.base, task=self.request.task)
                 self._change_read = True
                 self.early(names)
             except Exception:  # verdict() reads them again, and reports the bug
@@ -223,7 +227,9 @@ class Pipeline:
             self.started_at,
             self.registry,
             {},
-            self._change if self._change_read else find_change(only, self.request.base),
+            self._change
+            if self._change_read
+            else find_change(only, self.request.base, task=self.request.task),
             run_id=self.run_id,
             request=self.request,
         )
@@ -240,7 +246,9 @@ class Pipeline:
         if self._change_read:
             change = self._change
         else:
-            change = find_change(config, self.request.base, judged=self._early)
+            change = find_change(
+                config, self.request.base, judged=self._early, task=self.request.task
+            )
         found = collect(
             self.plan,
             self.results,
@@ -439,19 +447,24 @@ def make_plan(
 
 
 def find_change(
-    config: Config, explicit_base: str | None, *, judged: Collection[str] = ()
+    config: Config,
+    explicit_base: str | None,
+    *,
+    judged: Collection[str] = (),
+    task: str | None = None,
 ) -> tuple[Repo, Change] | BaseMissing | None:
-    """The change being gated: from its base to the working tree (see git.py). None outside a
-    git repository, or when no gate looks at the change (integrity, coverage with a ``patch``
-    threshold, lint with ``scope: changed``; gates named in ``judged`` already have their
-    evidence)."""
+    """The change being gated: from its base to the working tree (see git.py). Outside a git
+    repository, a task's change is read against the snapshot of its first verdict
+    (state/snapshot.py). None outside git without a task, or when no gate looks at the change
+    (integrity, coverage with a ``patch`` threshold, lint with ``scope: changed``; gates named
+    in ``judged`` already have their evidence)."""
     if not config.enabled or not any(
         g.enabled and g.name not in judged and _needs_change(g) for g in config.gates
     ):
         return None
     repo = Repo.find(config.root)
     if repo is None:
-        return None
+        return _snapshot_change(config.root, task)
     try:
         base = repo.resolve_base(explicit=explicit_base, configured=config.base)
         if isinstance(base, BaseMissing):
@@ -459,6 +472,21 @@ def find_change(
         return repo, repo.change(base)
     except GitError as exc:
         return BaseMissing(f"git could not read the change ({exc})", "check that git works here")
+
+
+def _snapshot_change(root: Path, task: str | None) -> tuple[Repo, Change] | BaseMissing | None:
+    if task is None:
+        return None
+    from pytest_agentgate.state.snapshot import SnapshotRepo, load_or_take
+
+    snapshot = load_or_take(root, task)
+    if snapshot is None:
+        return BaseMissing(
+            "not a git repository, and the task's snapshot cannot be read or written",
+            "check that agentgate's state directory (AGENTGATE_STATE_HOME) is writable",
+        )
+    repo = SnapshotRepo(root, snapshot)
+    return repo, repo.change(repo.base)
 
 
 def _needs_change(gate: GateConfig) -> bool:

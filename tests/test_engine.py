@@ -131,8 +131,13 @@ def test_a_gate_kind_that_raises_fails_the_gate(
 
 def test_nothing_verified_is_a_failure(tmp_path: Path, registry: Registry) -> None:
     config = _config(tmp_path, GateConfig("build", "build", command="true"))
+    # The task's integrity gate (outside git: against its snapshot) is switched off here.
+    config.gates.insert(0, GateConfig("integrity", "integrity", enabled=False))
     verdict = run_verdict(config, registry, run=False, task="T")
-    assert verdict.gates[0].status == "skipped"
+    assert [(g.name, g.status) for g in verdict.gates] == [
+        ("integrity", "skipped"),
+        ("build", "skipped"),
+    ]
     assert verdict.status == "fail"
     assert engine.NOTHING_VERIFIED in verdict.notices
     assert verdict.continuation is not None

@@ -114,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
         flags=flags,
         registry=registry,
         base=args.base,
+        task=args.task,
     )
     if args.max_chars:
         config.max_chars = args.max_chars

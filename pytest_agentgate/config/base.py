@@ -129,7 +129,12 @@ class AtBase:
 
 
 def at_base(
-    start: Path, *, config_path: Path | None, explicit: str | None, now_key: str | None
+    start: Path,
+    *,
+    config_path: Path | None,
+    explicit: str | None,
+    now_key: str | None,
+    snapshot: tuple[Path, str] | None = None,
 ) -> AtBase:
     """The base of the change and the configuration there.
 
@@ -138,11 +143,12 @@ def at_base(
     names a base when git finds none: otherwise a change could pick the commit it is judged
     against. ``config_path`` is an explicit ``--config``: only that file is looked for; else the
     same names as :func:`~pytest_agentgate.config.files.find_config`, from ``start`` up to the
-    repository's top level.
+    repository's top level. Outside git, ``snapshot`` (the project's root and a task) makes the
+    snapshot of the task's first verdict the base (state/snapshot.py).
     """
     repo = Repo.find(start)
     if repo is None:
-        return AtBase()
+        return _at_snapshot(start, config_path, snapshot) if snapshot else AtBase()
     found = AtBase(repo)
     try:
         base = repo.resolve_base(explicit=explicit)
@@ -162,6 +168,17 @@ def at_base(
         found.base = BaseMissing(f"git could not read the base ({exc})", "check that git works")
         found.file = None
     return found
+
+
+def _at_snapshot(start: Path, config_path: Path | None, snapshot: tuple[Path, str]) -> AtBase:
+    from pytest_agentgate.state.snapshot import SnapshotRepo, load_or_take
+
+    root, task = snapshot
+    kept = load_or_take(root, task)
+    if kept is None:
+        return AtBase()  # the integrity gate says there is no base; the configuration now stands
+    repo = SnapshotRepo(root, kept)
+    return AtBase(repo, repo.base, _read_at(repo, repo.base, start, config_path))
 
 
 def _candidates(toplevel: Path, start: Path, config_path: Path | None) -> list[str]:

@@ -80,12 +80,14 @@ def resolve_config(
     flags: ReportFlags | None = None,
     registry: Registry | None = None,
     base: str | None = None,
+    task: str | None = None,
 ) -> Config:
     """The validated configuration for a run started in ``cwd``.
 
     In a git repository the configuration in force is the base's, tightened (never loosened) by
-    the change (config/base.py); ``base`` is the door's ``--base REF``. A run called strict is
-    never judged on thresholds weaker than strict's.
+    the change (config/base.py); ``base`` is the door's ``--base REF``. Outside git, a ``task``'s
+    base is the snapshot of its first verdict (state/snapshot.py). A run called strict is never
+    judged on thresholds weaker than strict's.
     """
     registry = registry or get_registry()
     flags = flags or ReportFlags()
@@ -98,7 +100,12 @@ def resolve_config(
     now_raw = None
     if path is not None and (explicit is None or path.exists()):
         now_raw = read_raw(path)
-    found = at_base(cwd, config_path=explicit, explicit=base, now_key=_base_key(now_raw))
+    snapshot = None
+    if task is not None:
+        snapshot = (path.resolve().parent if path is not None else project_root(cwd), task)
+    found = at_base(
+        cwd, config_path=explicit, explicit=base, now_key=_base_key(now_raw), snapshot=snapshot
+    )
     law = found.file
     notices: list[str] = []
     config: Config | None = None
@@ -303,11 +310,15 @@ def _shown(path: Path, root: Path) -> str:
         return str(path)
 
 
-def add_integrity_gate(config: Config, in_repository: bool | None = None) -> None:
-    """Every project in a git repository gets the integrity gate: the change cannot remove it."""
-    if in_repository is None:
-        in_repository = Repo.find(config.root) is not None
-    if any(g.kind == "integrity" for g in config.gates) or not in_repository:
+def add_integrity_gate(config: Config, has_base: bool | None = None) -> None:
+    """Every project with a base for its change gets the integrity gate: the change cannot
+    remove it. ``has_base``: in a git repository (None: look), or a task outside git, whose
+    change is read against the snapshot of its first verdict (state/snapshot.py)."""
+    if any(g.kind == "integrity" for g in config.gates):
+        return
+    if has_base is None:
+        has_base = Repo.find(config.root) is not None
+    if not has_base:
         return
     thresholds = defaults_for(config.profile, "integrity")
     config.gates.insert(

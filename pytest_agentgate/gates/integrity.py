@@ -29,6 +29,8 @@ class IntegrityEvidence(Evidence):
     base: Base | None = None
     findings: list[IntegrityFinding] = field(default_factory=list)
     allow: list[AllowRule] = field(default_factory=list)
+    # Files the base could not hold (a snapshot over its size budget): not judged.
+    left_out: list[str] = field(default_factory=list)
 
 
 class CachedSources:
@@ -107,6 +109,7 @@ class IntegrityGate:
             return evidence
         repo, change = found
         evidence.base = change.base
+        evidence.left_out = list(getattr(repo, "left_out", ()))
         config = context.project
         if config is None:  # pragma: no cover - the engine always passes the configuration
             return evidence
@@ -168,6 +171,14 @@ class IntegrityGate:
         result = new_result(config, evidence, "fail" if blocking else "pass", summary)
         result.findings = findings
         result.actual = {"findings": len(evidence.findings), "blocking": len(blocking)}
+        if evidence.left_out:
+            shown = ", ".join(evidence.left_out[:3])
+            more = len(evidence.left_out) - 3
+            result.summary += (
+                f" ({len(evidence.left_out)} files were too many for the snapshot and are not "
+                f"judged: {shown}{f' and {more} more' if more > 0 else ''}; a git repository "
+                "has no such limit)"
+            )
         if blocking:
             restore = sorted({RULES[item.rule].restore for item in blocking})
             result.notes.extend(restore)

@@ -84,7 +84,7 @@ def gate_stop(harness: Harness, event: HookEvent) -> Outcome:
         return trouble(f"the event's cwd {event.cwd!r} is not a folder.")
     registry = get_registry()
     try:
-        config = resolve_config(cwd, registry=registry)
+        config = resolve_config(cwd, registry=registry, task=event.session)
     except AgentgateError as exc:
         return trouble(f"its configuration is broken: {exc}. Fix it, and the next stop is gated.")
     notice = _within_harness_cap(harness, config)

@@ -1,0 +1,208 @@
+"""Without git, a task's change is judged against a snapshot of its first verdict.
+
+A project outside any git repository has no commit to compare a change with. For a task (a
+harness session, ``agentgate verify --task``), the first verdict keeps the text of the project's
+source and configuration files; each later verdict of the task compares the files now with it,
+and the integrity gate judges that change as it judges a commit's: tests removed, skips and
+suppressions added, configuration loosened, hooks that rewrite results.
+
+The snapshot lives in the user's state directory (``snapshots/``), keyed by project and task,
+never in the project: deleting ``.agentgate/`` does not reset it. :class:`SnapshotRepo` reads it
+through :class:`~pytest_agentgate.git.Repo`'s interface, so the gates that look at a change do not
+know whether git or a snapshot made it.
+
+What is kept: text files under the project with a source or configuration suffix (and the
+configuration files named without one), except virtualenvs, caches, build output and other
+tools' folders; each at most :data:`MAX_FILE_BYTES`, all together at most :data:`MAX_BYTES` and
+:data:`MAX_FILES` files. What does not fit is left out and said in the gate's notes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pytest_agentgate.git import Base, Change, FileChange, GitError, Repo
+from pytest_agentgate.state.storage import user_state_home, write_atomic
+
+SNAPSHOT_DIR = "snapshots"
+MAX_FILE_BYTES = 1024 * 1024
+MAX_BYTES = 32 * 1024 * 1024
+MAX_FILES = 20_000
+SUFFIXES = frozenset(
+    {
+        ".py", ".pyi", ".pyx", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts",
+        ".toml", ".cfg", ".ini", ".yml", ".yaml", ".json",
+    }
+)  # fmt: skip
+NAMES = frozenset({".coveragerc", ".flake8", ".pylintrc", "pylintrc", "setup.cfg", "tox.ini"})
+SKIPPED_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".agentgate", "__pycache__", ".venv", "venv", "node_modules",
+        ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", "build",
+        "dist", "site-packages", ".eggs", "htmlcov", ".idea", ".vscode",
+    }
+)  # fmt: skip
+# How the base of a snapshot's change is named in the verdict.
+BASE_HOW = "the snapshot of the task's first verdict"
+
+
+def _wanted(name: str) -> bool:
+    return name in NAMES or os.path.splitext(name)[1] in SUFFIXES
+
+
+def project_files(root: Path) -> Iterator[tuple[str, Path]]:
+    """(relative path with ``/``, path) of every file a snapshot keeps, in a stable order;
+    symbolic links are not followed."""
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder)
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if d not in SKIPPED_DIRS
+            and not d.endswith(".egg-info")
+            and not (here / d / "pyvenv.cfg").exists()
+            and not (here / d).is_symlink()
+        )
+        for name in sorted(files):
+            path = here / name
+            if _wanted(name) and not path.is_symlink():
+                yield path.relative_to(root).as_posix(), path
+
+
+def _read(path: Path) -> str | None:
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return None
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def take(root: Path) -> tuple[dict[str, str], list[str]]:
+    """The texts a snapshot keeps of ``root``, and what it had to leave out (and why)."""
+    kept: dict[str, str] = {}
+    left_out: list[str] = []
+    total = 0
+    for relative, path in project_files(root):
+        text = _read(path)
+        if text is None:
+            continue  # not text, or too large for any analyzer to read
+        if len(kept) >= MAX_FILES or total + len(text) > MAX_BYTES:
+            left_out.append(relative)
+            continue
+        kept[relative] = text
+        total += len(text)
+    return kept, left_out
+
+
+def _path(root: Path, task: str) -> Path:
+    project = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:32]
+    name = hashlib.sha256(task.encode(errors="surrogateescape")).hexdigest()[:32]
+    return user_state_home() / SNAPSHOT_DIR / project / f"{name}.json"
+
+
+def load_or_take(root: Path, task: str) -> dict[str, Any] | None:
+    """The task's snapshot, taken now if this is its first verdict; None when it can be neither
+    read nor written (the gate then says there is no base)."""
+    path = _path(root, task)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and isinstance(data.get("files"), dict):
+            return data
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError):
+        return None  # unreadable: never silently replaced by a fresh one
+    files, left_out = take(root)
+    data = {"root": str(root), "made_at": time.time(), "files": files, "left_out": left_out}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(data, ensure_ascii=False), mode=0o600)
+    except OSError:
+        return None
+    return data
+
+
+class SnapshotRepo(Repo):
+    """A project without git, read as if its snapshot were the base commit."""
+
+    def __init__(self, root: Path, snapshot: dict[str, Any]) -> None:
+        super().__init__(root.resolve())
+        self.files: dict[str, str] = snapshot["files"]
+        self.left_out: list[str] = list(snapshot.get("left_out") or [])
+        made_at = float(snapshot.get("made_at") or 0.0)
+        digest = hashlib.sha256(
+            json.dumps(self.files, sort_keys=True).encode(errors="surrogateescape")
+        ).hexdigest()
+        stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(made_at))
+        self.base = Base(f"the task's first verdict at {stamp}", digest, BASE_HOW)
+
+    def git(self, *args: str, check: bool = True) -> str:
+        raise GitError("not a git repository: the change is read from a snapshot")
+
+    def change(self, base: Base) -> Change:
+        change = Change(base, self.toplevel)
+        now = dict(take(self.toplevel)[0])
+        added = [p for p in now if p not in self.files]
+        deleted = [p for p in self.files if p not in now]
+        for path in sorted(set(now) & set(self.files)):
+            if now[path] != self.files[path]:
+                lines = _new_lines(self.files[path], now[path])
+                change.files[path] = FileChange(path, "modified", lines=lines)
+        moved = _renames(deleted, added, self.files, now)
+        for new, old in moved.items():
+            lines = _new_lines(self.files[old], now[new])
+            change.files[new] = FileChange(new, "renamed", old_path=old, lines=lines)
+        for path in added:
+            if path not in moved:
+                count = len(now[path].splitlines())
+                change.files[path] = FileChange(path, "added", lines=set(range(1, count + 1)))
+        gone = set(moved.values())
+        for path in deleted:
+            if path not in gone:
+                change.files[path] = FileChange(path, "deleted")
+        return change
+
+    def read_at(self, base: Base, paths: Iterable[str]) -> dict[str, str | None]:
+        return {p: self.files.get(p) for p in dict.fromkeys(paths)}
+
+    def tracked_at(self, base: Base) -> list[str]:
+        return sorted(self.files)
+
+
+def _new_lines(old: str, new: str) -> set[int]:
+    """The lines of ``new`` (1-based) that are not in ``old``: what a diff adds or modifies."""
+    matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
+    lines: set[int] = set()
+    for tag, _, _, start, end in matcher.get_opcodes():
+        if tag in ("replace", "insert"):
+            lines.update(range(start + 1, end + 1))
+    return lines
+
+
+def _renames(
+    deleted: list[str], added: list[str], before: dict[str, str], now: dict[str, str]
+) -> dict[str, str]:
+    """new path -> old path, for files moved with at least half their text kept (git's -M
+    default); each deleted file pairs with its most similar added one of the same suffix."""
+    pairs: dict[str, str] = {}
+    taken: set[str] = set()
+    for old in deleted:
+        best, score = None, 0.5
+        for new in added:
+            if new in taken or os.path.splitext(new)[1] != os.path.splitext(old)[1]:
+                continue
+            ratio = difflib.SequenceMatcher(None, before[old], now[new]).quick_ratio()
+            if ratio >= score:
+                best, score = new, ratio
+        if best is not None:
+            pairs[best] = old
+            taken.add(best)
+    return pairs

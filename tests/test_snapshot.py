@@ -1,0 +1,172 @@
+"""Without git, a task's change is judged against the snapshot of its first verdict.
+
+Each test builds a project in a folder that is in no git repository, gates it with the real
+``agentgate verify --task`` (in-process), changes it the way an agent might, and gates it again.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentgate.cli.main import main
+from pytest_agentgate.state import snapshot
+
+TESTS = """\
+from calc import add
+
+
+def test_add():
+    assert add(1, 2) == 3
+
+
+def test_add_negative():
+    assert add(-1, -2) == -3
+"""
+CONFIG = """\
+profile: strict
+gates:
+  test:
+    command: python -m pytest -q -p no:cacheprovider --junitxml=.agentgate/junit.xml
+    report: .agentgate/junit.xml
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "calc-project"
+    (root / "calc").mkdir(parents=True)
+    (root / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_calc.py").write_text(TESTS)
+    (root / "pyproject.toml").write_text('[project]\nname = "calc"\nversion = "0"\n')
+    (root / "agentgate.yml").write_text(CONFIG)
+    monkeypatch.chdir(root)
+    # No repository above it either: the project's folder is what is gated.
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    return root
+
+
+def verify(capsys: pytest.CaptureFixture[str], task: str | None = "task-1") -> dict[str, Any]:
+    main(["verify", "--format", "json", *(["--task", task] if task else [])])
+    verdict: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return verdict
+
+
+def integrity(verdict: dict[str, Any]) -> dict[str, Any]:
+    return next(g for g in verdict["gates"] if g["name"] == "integrity")
+
+
+def located(verdict: dict[str, Any]) -> set[tuple[str, str, int]]:
+    return {(f["code"], f["path"], f["line"]) for f in integrity(verdict)["findings"]}
+
+
+def test_the_first_verdict_is_the_base_and_a_later_skip_is_found(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = verify(capsys)
+    assert integrity(first)["status"] == "pass"
+    assert "against the task's first verdict at " in integrity(first)["summary"]
+    test_file = project / "tests" / "test_calc.py"
+    test_file.write_text(
+        "import pytest\n"
+        + TESTS.replace("def test_add_negative", "@pytest.mark.skip\ndef test_add_negative")
+    )
+    shutil.rmtree(project / ".agentgate")  # the project's state is not where the base lives
+    second = verify(capsys)
+    assert second["status"] == "fail" and integrity(second)["status"] == "fail"
+    assert ("skip-added", "tests/test_calc.py", 9) in located(second)
+
+
+def test_suppressions_removed_tests_and_a_loosened_config_are_found(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    verify(capsys)
+    (project / "calc" / "__init__.py").write_text(
+        "import os  # noqa: F401\n\n\ndef add(a, b):\n    return a + b\n"
+    )
+    (project / "tests" / "test_calc.py").write_text(TESTS.split("\n\n\ndef test_add_negative")[0])
+    (project / "agentgate.yml").write_text(CONFIG.replace("profile: strict", "profile: relaxed"))
+    found = located(verify(capsys))
+    codes = {code for code, _, _ in found}
+    assert ("suppression-added", "calc/__init__.py", 1) in found
+    assert "test-removed" in codes
+    assert "gate-config-loosened" in codes or "threshold" in codes, found
+
+
+def test_honest_work_passes(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    verify(capsys)
+    # A new feature with its test, and the test file moved to a clearer name.
+    (project / "calc" / "__init__.py").write_text(
+        "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+    )
+    (project / "tests" / "test_calc.py").unlink()
+    (project / "tests" / "test_arithmetic.py").write_text(
+        TESTS.replace("from calc import add", "from calc import add, sub")
+        + "\n\ndef test_sub():\n    assert sub(3, 1) == 2\n"
+    )
+    second = verify(capsys)
+    assert integrity(second)["status"] == "pass", integrity(second)["findings"]
+    assert second["status"] == "pass"
+
+
+def test_each_task_has_its_own_base_and_no_task_has_none(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    verify(capsys, "task-1")
+    (project / "tests" / "test_calc.py").write_text(TESTS.replace("== -3", "== -3  # noqa"))
+    assert integrity(verify(capsys, "task-1"))["status"] == "fail"
+    # A new task starts from the tree as it is now.
+    assert integrity(verify(capsys, "task-2"))["status"] == "pass"
+    # No task, no git: nothing to compare with, and no integrity gate.
+    assert "integrity" not in [g["name"] for g in verify(capsys, None)["gates"]]
+
+
+def test_what_the_snapshot_cannot_hold_is_said(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshot, "MAX_FILES", 2)
+    verify(capsys)
+    main(["verify", "--format", "text", "--task", "task-1"])
+    assert "files were too many for the snapshot and are not judged" in capsys.readouterr().out
+
+
+def test_an_unreadable_snapshot_is_no_base_and_fails(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    verify(capsys)
+    stored = snapshot._path(project.resolve(), "task-1")
+    assert stored.is_file()
+    stored.write_text("{not json")
+    gate = integrity(verify(capsys))
+    assert gate["status"] == "fail"
+    assert "snapshot cannot be read or written" in gate["problems"][0]
+
+
+def test_a_harness_session_outside_git_is_held_to_its_first_stop(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stop hook's task is the session: its first stop is the base of every later one."""
+    import io
+    import sys
+
+    from pytest_agentgate.state import stops
+
+    monkeypatch.setattr(stops, "SAME_STOP_S", 0.0)
+
+    def stop() -> dict[str, Any]:
+        event = {"session_id": "s-1", "cwd": str(project), "hook_event_name": "Stop"}
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps(event).encode())))
+        assert main(["hook", "claude"]) == 0
+        answer: dict[str, Any] = json.loads(capsys.readouterr().out)
+        return answer
+
+    assert "decision" not in stop()  # the first stop passes: the work is done
+    (project / "tests" / "test_calc.py").write_text(TESTS.replace("== -3", "== -3  # noqa"))
+    blocked = stop()
+    assert blocked["decision"] == "block"
+    assert "tests/test_calc.py:9 suppression-added" in blocked["reason"]
