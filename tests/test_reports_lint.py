@@ -613,7 +613,10 @@ def test_detects_every_real_sample(relative: str, expected: str) -> None:
         ('{"a.py": []}', "flake8"),
         ("{}", "flake8"),
         ('{"messages": [], "statistics": {}}', "pylint"),
-        ('{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}}]}', "sarif"),
+        (
+            '{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}, "results": []}]}',
+            "sarif",
+        ),
         ('{"file": "a.py", "line": 1, "severity": "note", "message": "m"}', "mypy"),
     ],
 )

@@ -224,7 +224,8 @@ def read_report_text(path: Path, what: str, source: str | None = None) -> str:
     when it cannot be read."""
     name = str(path) if source is None else source
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        # utf-8-sig: a byte order mark (PowerShell writes one) is not part of the report.
+        return path.read_text(encoding="utf-8-sig", errors="replace")
     except IsADirectoryError:
         raise ReportError(name, f"is a directory, not a {what}") from None
     except OSError as exc:

@@ -25,6 +25,7 @@ from pytest_agentgate.reports._io import (
     optional_int,
     read_text,
     shape_error,
+    whole_number,
 )
 from pytest_agentgate.reports.hints import LINT_COMMANDS, lint_hint
 from pytest_agentgate.reports.model import LintReport, ReportError
@@ -120,15 +121,17 @@ def parse_ruff(text: str, source: str) -> LintReport:
 def parse_eslint(text: str, source: str) -> LintReport:
     """``eslint -f json``: a list of files, each with messages of severity 2 (error) or 1 (warning).
 
-    A fatal message (a parse error, ruleId null) is an error whatever its severity.
+    A fatal message (a parse error, ruleId null) is an error whatever its severity. A file whose
+    ``errorCount`` and ``warningCount`` add up to more messages than it lists is not credible.
     """
     data = _expect_list(_load(text, source, "eslint"), source, "the top level", "eslint")
-    findings = []
+    findings: list[Finding] = []
     for index, entry in enumerate(data):
         where = f"file entry {index}"
         entry = _expect_dict(entry, source, where, "eslint")
         file_path = _expect_str(entry.get("filePath"), source, f'{where} "filePath"', "eslint")
         messages = _expect_list(entry.get("messages"), source, f'{where} "messages"', "eslint")
+        listed = len(findings)
         for number, raw in enumerate(messages):
             at = f"{where} message {number}"
             raw = _expect_dict(raw, source, at, "eslint")
@@ -161,6 +164,17 @@ def parse_eslint(text: str, source: str) -> LintReport:
                     column=optional_int(raw.get("column")),
                 )
             )
+        counts = (entry.get("errorCount"), entry.get("warningCount"))
+        claimed = sum(c for c in counts if type(c) is int)
+        found = len(findings) - listed
+        if claimed > found:
+            # eslint counts the messages it lists: counts above them are messages taken out.
+            raise ReportError(
+                source,
+                f"{where} counts {claimed} errors and warnings but lists {found} messages; the "
+                "report is not credible",
+                lint_hint("eslint"),
+            )
     return LintReport(tool="eslint", source=source, findings=findings)
 
 
@@ -168,6 +182,7 @@ def parse_eslint(text: str, source: str) -> LintReport:
 
 _PYLINT_ERRORS = {"error", "fatal"}
 _PYLINT_IGNORED = {"info", "information"}
+_PYLINT_WARNINGS = {"warning", "convention", "refactor"}
 
 
 def parse_pylint(text: str, source: str) -> LintReport:
@@ -191,6 +206,14 @@ def parse_pylint(text: str, source: str) -> LintReport:
         kind = str(raw.get("type", "")).lower()
         if kind in _PYLINT_IGNORED:
             continue
+        if kind not in _PYLINT_ERRORS and kind not in _PYLINT_WARNINGS:
+            # Counted as a warning, an error pylint never wrote could pass a warning budget.
+            raise ReportError(
+                source,
+                f"{at} has type {raw.get('type')!r}: pylint writes error, fatal, warning, "
+                "convention, refactor or info; the report is not credible",
+                lint_hint("pylint"),
+            )
         severity: Severity = "error" if kind in _PYLINT_ERRORS else "warning"
         path = raw.get("absolutePath") or raw.get("path")
         findings.append(
@@ -320,11 +343,11 @@ def parse_flake8_text(text: str, source: str) -> LintReport:
             Finding(
                 message=found["text"],
                 path=display_path(found["path"]),
-                line=optional_int(int(found["line"])),
+                line=whole_number(found["line"]),
                 code=found["code"],
                 severity="error",
                 tool="flake8",
-                column=optional_int(int(found["column"])) if found["column"] else None,
+                column=whole_number(found["column"]) if found["column"] else None,
             )
         )
     return LintReport(tool="flake8", source=source, findings=findings)
@@ -338,6 +361,7 @@ _SARIF_LEVELS: dict[str, Severity | None] = {
     "note": None,
     "none": None,
 }
+_SARIF_KINDS = frozenset({"notApplicable", "pass", "fail", "review", "open", "informational"})
 
 
 def _sarif_uri(uri: str) -> str:
@@ -388,17 +412,18 @@ def _sarif_rule_levels(run: dict[str, Any]) -> tuple[dict[str, str], list[str | 
 
 def _sarif_level(
     result: dict[str, Any], by_id: dict[str, str], by_index: list[str | None]
-) -> str | None:
+) -> object:
     """The result's effective level (SARIF 2.1.0 section 3.27.10), or None if it is no finding.
 
     ``kind`` other than ``fail`` (pass, review, informational, ...) means level none; a missing
-    level falls back to the rule's default configuration, then to ``warning``.
+    level falls back to the rule's default configuration, then to ``warning``. The level is
+    returned as the report writes it: one SARIF does not have is the caller's to refuse.
     """
     kind = result.get("kind", "fail")
     if kind != "fail":
         return None
     level = result.get("level")
-    if isinstance(level, str):
+    if level is not None:
         return level
     rule = result.get("rule")
     index = result.get("ruleIndex")
@@ -457,6 +482,17 @@ def _sarif_notifications(run: dict[str, Any], tool: str) -> list[Finding]:
     return findings
 
 
+def _sarif_not_credible(
+    source: str, at: str, field: str, value: object, known: list[str]
+) -> ReportError:
+    return ReportError(
+        source,
+        f"{at} has {field} {value!r}: SARIF 2.1.0 writes {', '.join(known)}; the report is not "
+        "credible",
+        lint_hint("sarif"),
+    )
+
+
 def parse_sarif(text: str, source: str) -> LintReport:
     """SARIF 2.1.0 (CodeQL, semgrep, bandit, ruff, and every other SARIF producer).
 
@@ -464,7 +500,8 @@ def parse_sarif(text: str, source: str) -> LintReport:
     without a level takes its rule's default level, else warning. Results that are not failures
     (``kind`` pass/review/...), suppressed, or absent from a baseline are dropped. Error-level
     tool notifications (a file the tool could not parse) are errors. Each finding is tagged with
-    its run's tool name; the report's tool is that name when every run has the same one.
+    its run's tool name; the report's tool is that name when every run has the same one. A run
+    without ``results`` checked nothing, and a level or kind SARIF does not have is not credible.
     """
     data = _expect_dict(_load(text, source, "sarif"), source, "the top level", "sarif")
     runs = _expect_list(data.get("runs"), source, 'the "runs" key', "sarif")
@@ -484,7 +521,16 @@ def parse_sarif(text: str, source: str) -> LintReport:
         tool = tool if isinstance(tool, str) and tool else "sarif"
         tools.append(tool)
         by_id, by_index = _sarif_rule_levels(run)
-        results = run.get("results") or []
+        results = run.get("results")
+        if results is None:
+            # SARIF: "It must be present (but may be empty) if a log file represents an actual
+            # scan"; a run without it only exports rule metadata.
+            raise ReportError(
+                source,
+                f"run {run_index} has no results (a scan writes them, [] when it found none), "
+                "so nothing was checked",
+                lint_hint("sarif"),
+            )
         for index, result in enumerate(
             _expect_list(results, source, f"run {run_index} results", "sarif")
         ):
@@ -497,8 +543,16 @@ def parse_sarif(text: str, source: str) -> LintReport:
             if message is None and isinstance(raw_message, dict) and "id" in raw_message:
                 message = f"message {raw_message['id']}"  # text lives in the rule's messageStrings
             message = _expect_str(message, source, f'{at} "message.text"', "sarif")
+            kind = result.get("kind", "fail")
+            if not isinstance(kind, str) or kind not in _SARIF_KINDS:
+                raise _sarif_not_credible(source, at, "kind", kind, sorted(_SARIF_KINDS))
             level = _sarif_level(result, by_id, by_index)
-            severity = _SARIF_LEVELS.get(level, "warning") if level is not None else None
+            severity: Severity | None = None
+            if isinstance(level, str) and level in _SARIF_LEVELS:
+                severity = _SARIF_LEVELS[level]
+            elif level is not None:
+                # Counted as a warning, an error SARIF never names could pass a warning budget.
+                raise _sarif_not_credible(source, at, "level", level, list(_SARIF_LEVELS))
             if severity is None or _sarif_suppressed(result):
                 continue
             rule_id = result.get("ruleId")

@@ -31,6 +31,18 @@ def ratio_of(covered: object, total: object, source: str, where: str, hint: str)
     return Ratio(covered_n, total_n)
 
 
+def check_total(claimed: Ratio, summed: Ratio, source: str, where: str, hint: str) -> None:
+    """A report's total is the sum of its files (coverage.py and istanbul add them up): a total
+    that says otherwise was not written by the tool, and the gate would judge the claim."""
+    if claimed != summed:
+        raise ReportError(
+            source,
+            f"{where} say {claimed.covered} of {claimed.total} covered, but its files add up to "
+            f"{summed.covered} of {summed.total}: the report is not credible",
+            hint,
+        )
+
+
 def expect_object(value: object, source: str, where: str, hint: str) -> dict[str, Any]:
     """``value`` if it is a JSON object, else a ReportError naming ``where`` in ``source``."""
     if not isinstance(value, dict):

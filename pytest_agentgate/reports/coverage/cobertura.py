@@ -36,9 +36,14 @@ def _cobertura_handlers(
 
     def number(attrs: dict[str, str], key: str) -> int:
         raw = attrs.get(key)
-        value = None if raw is None else whole_number(raw)  # some tools write hits as "1.0"
+        if raw is None:
+            raise XmlRejected(
+                f"line {parser.CurrentLineNumber}: <line> without a {key} attribute",
+                COVERAGE_HINTS["cobertura"],
+            )
+        value = whole_number(raw)  # some tools write hits as "1.0"
         if value is None:
-            shown = raw if raw is None or len(raw) <= 32 else raw[:32] + "…"
+            shown = raw if len(raw) <= 32 else raw[:32] + "…"
             raise XmlRejected(
                 f"line {parser.CurrentLineNumber}: <line> {key}={shown!r} is not a credible "
                 f"count (a whole number from 0 to {MAX_COUNT:,})",

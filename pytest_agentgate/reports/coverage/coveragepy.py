@@ -23,6 +23,7 @@ from typing import Any
 from pytest_agentgate.reports._io import count, display_path, load_json, read_bytes, shape_error
 from pytest_agentgate.reports.coverage._common import (
     SQLITE_MAGIC,
+    check_total,
     expect_object,
     ratio_of,
     unique_paths,
@@ -130,7 +131,8 @@ def parse_coverage_json(
     """A parsed ``coverage json`` document -> CoverageReport.
 
     Lines and statements are the same ratio (coverage.py measures Python statements as lines).
-    Branches exist only when the run measured them (``meta.branch_coverage``).
+    Branches exist only when the run measured them (``meta.branch_coverage``). The totals must be
+    what the files' summaries add up to, as coverage.py writes them: the gate judges the totals.
     """
     hint = COVERAGE_HINTS["coverage-json"]
     document = expect_object(data, source, "the top level", hint)
@@ -153,6 +155,10 @@ def parse_coverage_json(
         )
 
     file_reports = []
+    # What the files add up to; branches only while every file has its counts (they always do
+    # when coverage.py writes the report).
+    summed_lines = Ratio(0, 0)
+    summed_branches = None if branches is None else Ratio(0, 0)
     for path, entry in files.items():
         where = f"file {path!r}"
         entry = expect_object(entry, source, where, hint)
@@ -160,6 +166,17 @@ def parse_coverage_json(
         file_lines = ratio_of(
             summary.get("covered_lines"), summary.get("num_statements"), source, where, hint
         )
+        summed_lines += file_lines
+        if summed_branches is not None and "num_branches" in summary:
+            summed_branches += ratio_of(
+                summary.get("covered_branches"),
+                summary.get("num_branches"),
+                source,
+                f"{where} branches",
+                hint,
+            )
+        else:
+            summed_branches = None
         missing = entry.get("missing_lines", [])
         if not isinstance(missing, list):
             raise shape_error(source, f"{where} missing_lines", "a list", missing, hint)
@@ -182,6 +199,9 @@ def parse_coverage_json(
             "coverage found no measured source: check `[run] source` / `--cov=` names your "
             "package and that the tests ran under coverage",
         )
+    check_total(lines, summed_lines, source, "totals lines", hint)
+    if branches is not None and summed_branches is not None:
+        check_total(branches, summed_branches, source, "totals branches", hint)
     return CoverageReport(
         source=source,
         format=format,

@@ -68,7 +68,7 @@ def sniff(data: bytes, source: str) -> tuple[str, Any]:
     """The format of ``data`` and, for JSON formats, the parsed document."""
     if data.startswith(SQLITE_MAGIC):
         return "coverage-data", None
-    if not data.strip():
+    if not data.removeprefix(b"\xef\xbb\xbf").strip():  # nothing, or a byte order mark only
         raise ReportError(
             source, "is empty", f"did the coverage step crash? {missing_hint(source, None)}"
         )
