@@ -3,7 +3,8 @@ made visible and each message bounded, before anything is stored, printed or pos
 
 A gate command's output ends up in the verdict (build errors, crash tails); a command can print
 ``GITHUB_TOKEN``; a report can carry terminal escapes that set the window title or erase a line
-and print a fake "PASS"; a lint message can be 200 MB. The verdict is cleaned once, in the
+and print a fake "PASS"; a lint message can be 200 MB, a report a million findings (a gate
+lists at most :data:`MAX_FINDINGS`, its counts still whole). The verdict is cleaned once, in the
 engine, so the terminal, the JSON file, the history, the escalation report and a PR comment all
 get the same clean text.
 """
@@ -19,6 +20,8 @@ from pytest_agentgate.verdict import Finding, GateResult
 MASK = "***"
 # The most characters one message keeps; longer ones end with how much was cut.
 MAX_TEXT = 2000
+# The most findings one gate lists (errors first); its counts still include every one.
+MAX_FINDINGS = 1000
 # Environment variables whose values are secrets, by their names.
 SECRET_NAME = re.compile(
     r"(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?"
@@ -82,11 +85,20 @@ class Cleaner:
         )
 
     def gate(self, gate: GateResult) -> GateResult:
+        findings = gate.findings
+        summary = gate.summary
+        if len(findings) > MAX_FINDINGS:
+            # Errors first, each side in the report's order; the rest are counted, not listed.
+            findings = sorted(findings, key=lambda f: f.severity != "error")[:MAX_FINDINGS]
+            summary += (
+                f"; the verdict lists the first {MAX_FINDINGS:,} of {len(gate.findings):,} "
+                "findings (errors first)"
+            )
         return replace(
             gate,
-            summary=self.text(gate.summary),
+            summary=self.text(summary),
             command=self.maybe(gate.command),
-            findings=[self.finding(f) for f in gate.findings],
+            findings=[self.finding(f) for f in findings],
             problems=[self.text(p) for p in gate.problems],
             notes=[self.text(n) for n in gate.notes],
             escalate=[self.text(r) for r in gate.escalate],

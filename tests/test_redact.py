@@ -3,6 +3,7 @@ output of a real verdict (terminal text, JSON, the --output file, the history)."
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -65,3 +66,30 @@ def test_a_token_printed_by_a_gate_command_never_reaches_any_output(
         assert GH not in output
         assert "\x1b" not in output and "\x07" not in output
     assert MASK in text.out and "\\x1b]0;pwned\\x07" in text.out
+
+
+def test_every_finding_counts_but_a_gate_lists_a_thousand(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every finding counts; the verdict lists the first MAX_FINDINGS, errors first."""
+    from pytest_agentgate.cli.main import main
+    from pytest_agentgate.redact import MAX_FINDINGS
+
+    total = MAX_FINDINGS + 500
+    messages = [
+        {"ruleId": "no-unused-vars", "severity": 1 if i % 2 else 2, "message": f"m{i}", "line": i}
+        for i in range(total)
+    ]
+    report = [{"filePath": str(tmp_path / "a.js"), "messages": messages,
+               "errorCount": (total + 1) // 2, "warningCount": total // 2}]  # fmt: skip
+    (tmp_path / "eslint.json").write_text(json.dumps(report))
+    monkeypatch.chdir(tmp_path)
+    args = ["verify", "--no-run", "--lint", "eslint.json", "--lint-format", "eslint"]
+    main([*args, "--format", "json"])
+    (gate,) = json.loads(capsys.readouterr().out)["gates"]
+    assert (gate["actual"]["errors"], gate["actual"]["warnings"]) == ((total + 1) // 2, total // 2)
+    assert len(gate["findings"]) == MAX_FINDINGS
+    severities = [f["severity"] for f in gate["findings"]]
+    assert severities == sorted(severities, key=lambda s: s != "error")  # errors first
+    assert severities.count("error") == (total + 1) // 2
+    assert f"the verdict lists the first {MAX_FINDINGS:,} of {total:,} findings" in gate["summary"]

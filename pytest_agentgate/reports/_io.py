@@ -8,6 +8,7 @@ not UTF-8, empty, not JSON, truncated JSON, wrong shape, impossible numbers) int
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 from pathlib import Path
@@ -160,19 +161,27 @@ def display_path(
     """
     if not path or not os.path.isabs(path):
         return path
-    base_path = Path(os.getcwd() if base is None else base)
-    candidates = [(Path(path), base_path)]
-    # A symlinked working directory (macOS /tmp, bind mounts) against a tool's resolved path.
-    if follow_links:
+    return _display_path(path, os.fspath(os.getcwd() if base is None else base), follow_links)
+
+
+@functools.lru_cache(maxsize=4096)
+def _display_path(path: str, base: str, follow_links: bool) -> str:
+    """:func:`display_path`, once per path: a report names the same files again and again (a
+    million findings in a few hundred files), and resolving a link costs a system call a part."""
+    relative = _under(Path(path), Path(base))
+    if relative is None and follow_links:
+        # A symlinked working directory (macOS /tmp, bind mounts) against a tool's resolved path.
         with contextlib.suppress(OSError):
-            candidates.append((Path(path).resolve(), base_path.resolve()))
-    for absolute, root in candidates:
-        try:
-            relative = absolute.relative_to(root)
-        except ValueError:
-            continue
-        return str(relative) if relative.parts else "."
-    return path
+            relative = _under(Path(path).resolve(), Path(base).resolve())
+    return path if relative is None else relative
+
+
+def _under(absolute: Path, root: Path) -> str | None:
+    try:
+        relative = absolute.relative_to(root)
+    except ValueError:
+        return None
+    return str(relative) if relative.parts else "."
 
 
 # --- XML ----------------------------------------------------------------------------------------
