@@ -237,13 +237,20 @@ if args == ["--wait"]:  # started early (warm()): import coverage now, then wait
     args = json.loads(line)
 data_file, outfile, result_file = args[:3]
 shards = args[3:]  # copies of parallel data files to combine into data_file first
-result = {"error": None, "no_data": False, "measured": 0, "warnings": [], "stage": "config"}
+result = {
+    "error": None, "no_data": False, "measured": 0, "warnings": [], "stage": "config",
+    "plugins": [],
+}
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     try:
         import coverage
         from coverage.exceptions import NoDataError
         cov = coverage.Coverage(data_file=data_file, data_suffix=False, messages=False)
+        # A configured plugin is the project's code: reading a report never runs it (it could
+        # write the numbers this process reports). Files only a plugin measures are left out.
+        result["plugins"] = list(cov.config.plugins)
+        cov.config.plugins = []
         if shards:
             result["stage"] = "combine"
             cov.combine(data_paths=shards, strict=True, keep=True)
@@ -508,4 +515,10 @@ def read_coverage_data_files(
             )
         report = parse_coverage_json(document, source, format="coverage-data")
         report.notes.extend(notes)
+        if result.get("plugins"):
+            report.notes.append(
+                f"the coverage configuration's plugins ({', '.join(result['plugins'])}) were not "
+                "loaded to read the data: agentgate never runs the project's code to read a "
+                "report; files only they measure are not counted"
+            )
         return report
