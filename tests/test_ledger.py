@@ -721,3 +721,34 @@ def test_a_gate_new_in_the_last_attempt_has_no_streak(tmp_path: Path) -> None:
     v = settle(verdict(test_gate(15), lint_gate(4)), tmp_path, attempts_max=1)
     assert v.escalation and "test has not moved over the last 2 attempts." in v.escalation
     assert "lint has not moved" not in v.escalation
+
+
+KILLED_BEFORE_THE_HISTORY = """\
+import os, sys
+from pytest_agentgate.state import storage
+def killed(self, record):  # SIGKILL between the state's write and the history's append
+    os._exit(137)
+storage.LocalStorage.append_history = killed
+from pytest_agentgate.cli.main import main
+sys.exit(main(["verify", "--task", "t", "--format", "json"]))
+"""
+
+
+def test_a_process_killed_before_its_history_line_loses_no_line(tmp_path: Path) -> None:
+    """The history line is in the state (one atomic write) before it is appended: the next
+    verdict appends what a killed process could not, so history and attempts agree."""
+    (tmp_path / "agentgate.yml").write_text(
+        "gates:\n  build:\n    command: python -c 'raise SystemExit(1)'\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_BEFORE_THE_HISTORY], cwd=tmp_path, env=env, check=False
+    )
+    assert done.returncode == 137
+    assert not (tmp_path / ".agentgate" / "history.jsonl").exists()
+    verify = [sys.executable, "-m", "pytest_agentgate", "verify", "--task", "t"]
+    subprocess.run(verify, cwd=tmp_path, env=env, capture_output=True, check=False)
+    subprocess.run(verify, cwd=tmp_path, env=env, capture_output=True, check=False)
+    lines = [line for line in history_lines(tmp_path) if line.get("task") == "t"]
+    assert [line["attempt"]["number"] for line in lines] == [1, 2, 3]
+    assert len({line["id"] for line in lines}) == 3

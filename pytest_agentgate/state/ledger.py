@@ -34,6 +34,7 @@ verdict.
 
 from __future__ import annotations
 
+import secrets
 import subprocess
 import time
 from collections.abc import Callable
@@ -233,18 +234,42 @@ def record(
                 if decision.escalate:
                     decision.report_location = store.escalation_location(task.id)
             verdict = conclude(decision)
+            blocker = decision.blocker if decision else None
+            line = history_record(verdict, task, wall_s, now, blocker)
             if task is not None and decision is not None:
+                tail = getattr(store, "history_tail", None)
+                if tail is not None:
+                    # The history line goes into the state first (one atomic write): a process
+                    # killed before it appends the line leaves it for the next record.
+                    _append_pending(store, state, tail)
+                    line["id"] = secrets.token_hex(8)
+                    state[PENDING_KEY] = line
                 store.write_state(state)
                 if decision.escalate and decision.report is not None:
                     store.write_escalation(task.id, decision.report)
-            blocker = decision.blocker if decision else None
-            store.append_history(history_record(verdict, task, wall_s, now, blocker))
+            store.append_history(line)
             return verdict
     except OSError as exc:
         where = getattr(store, "directory", "its storage")
         warn(f"could not record the verdict under {where}: {exc}")
         return conclude(unrecorded(task, judged, f"{where}", exc))
     return conclude(None)  # pragma: no cover - the `with` returns or raises
+
+
+# The state's copy of the last task verdict's history line, until a later record sees it in
+# the history (appended) or appends it (the process that made it was killed first).
+PENDING_KEY = "history_pending"
+# How far back from the history's end the pending line is looked for: it is the last task line.
+PENDING_TAIL_BYTES = 256 * 1024
+
+
+def _append_pending(store: Storage, state: dict[str, Any], tail: Callable[[int], str]) -> None:
+    """Append the previous task verdict's history line if its process died before it did."""
+    pending = state.pop(PENDING_KEY, None)
+    if not isinstance(pending, dict) or not isinstance(pending.get("id"), str):
+        return
+    if f'"id":"{pending["id"]}"' not in tail(PENDING_TAIL_BYTES):
+        store.append_history(pending)
 
 
 def unrecorded(task: TaskRef | None, judged: Verdict, where: str, exc: OSError) -> Decision:

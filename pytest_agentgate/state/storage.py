@@ -121,6 +121,16 @@ class LocalStorage:
     def read_history(self) -> list[dict[str, Any]]:
         return read_history_file(self.directory / HISTORY_FILE)
 
+    def history_tail(self, size: int) -> str:
+        """The last ``size`` bytes of the history (decoded leniently); empty when there is none."""
+        try:
+            with open(self.directory / HISTORY_FILE, "rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                handle.seek(max(0, handle.tell() - size))
+                return handle.read().decode("utf-8", "replace")
+        except FileNotFoundError:
+            return ""
+
     def escalation_location(self, task_id: str) -> str:
         return f"{STATE_DIR}/{ESCALATIONS_DIR}/{report_name(task_id)}"
 
@@ -332,6 +342,9 @@ class MirroredStorage:
 
     def read_history(self) -> list[dict[str, Any]]:
         return self.local.read_history()
+
+    def history_tail(self, size: int) -> str:
+        return self.local.history_tail(size)
 
     def escalation_location(self, task_id: str) -> str:
         return self.local.escalation_location(task_id)
