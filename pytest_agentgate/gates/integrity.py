@@ -67,7 +67,8 @@ class CachedSources:
 
 
 def scan_for(context: CollectContext, config: Config, repo: Repo, change: Change) -> Scan:
-    scan = Scan(context.root, repo, change, config, CachedSources(context.root, repo, change))
+    sources = CachedSources(context.root, repo, change)
+    scan = Scan(context.root, repo, change, config, sources)
     for entry in change.files.values():
         path = change.relative(entry.path, context.root)
         if path is None:
@@ -77,6 +78,8 @@ def scan_for(context: CollectContext, config: Config, repo: Repo, change: Change
             old = change.relative(entry.old_path, context.root)
             if old is not None:
                 scan.renamed_from[path] = old
+    # Every touched file's base side in one `git cat-file --batch`, not one process a file.
+    sources.prefetch([scan.renamed_from.get(p, p) for p in scan.touched])
     return scan
 
 

@@ -82,13 +82,20 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
         before = scan.sources.at_base(scan.renamed_from.get(path, path)) or ""
         name = PurePosixPath(path).name
         if path.endswith(".py"):
+            # Only a file that defines a hook (`def pytest_...`) or names an AGENTGATE_ variable
+            # can be a finding here: the rest of a large change is not parsed at all.
+            hooks = name == "conftest.py" or "pytest_" in now
+            guard = "AGENTGATE" in now
+            if not (hooks or guard):
+                continue
             now_tree, before_tree = _parse(now), _parse(before)
             if now_tree is None:
                 continue
-            if name == "conftest.py" or _defines_hooks(now_tree):
+            if name == "conftest.py" or (hooks and _defines_hooks(now_tree)):
                 yield from _hook_findings(path, now_tree, before_tree)
                 yield from _exit_findings(path, now_tree, before_tree)
-            yield from _guard_in_code(path, now_tree, before_tree)
+            if guard:
+                yield from _guard_in_code(path, now_tree, before_tree)
         elif name in SETTINGS_FILES:
             yield from _settings_findings(path, name, now, before)
         elif name.endswith((".ini", ".cfg", ".toml", ".yml", ".yaml", ".env", ".json")):
