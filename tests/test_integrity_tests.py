@@ -566,6 +566,54 @@ def test_a_test_that_no_longer_asserts(repo: Path, verify: Verify, body: str, wh
     assert why in finding["message"] and "test_sub" in finding["message"]
 
 
+@pytest.mark.parametrize(
+    "weaker",
+    ["assert sub(3, 1)", "assert sub(3, 1) is not None", "assert isinstance(sub(3, 1), int)"],
+)
+def test_an_exact_expectation_weakened_to_a_truthiness_check(
+    repo: Path, verify: Verify, weaker: str
+) -> None:
+    edit(repo, "tests/test_calc.py", "    assert sub(3, 1) == 2\n", f"    {weaker}\n")
+    finding = assert_blocks(
+        verify(),
+        "assertion-weakened",
+        "tests/test_calc.py",
+        now_line(repo, "tests/test_calc.py", weaker),
+    )
+    assert "test_sub" in finding["message"]
+
+
+def test_a_unittest_assert_equal_weakened_to_assert_true(repo: Path, verify: Verify) -> None:
+    edit(repo, "tests/test_unit.py", "self.assertEqual(add(2, 2), 4)", "self.assertTrue(add(2, 2))")
+    assert_blocks(
+        verify(),
+        "assertion-weakened",
+        "tests/test_unit.py",
+        now_line(repo, "tests/test_unit.py", "assertTrue"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # The expectation changes with the behaviour: still a comparison.
+        ("assert sub(3, 1) == 2", "assert sub(3, 1) == 2.0"),
+        # Another way to compare: still exact.
+        ("assert sub(3, 1) == 2", "assert math.isclose(sub(3, 1), 2)"),
+        ("assert sub(3, 1) == 2", "assert not (sub(3, 1) != 2)"),
+        # ruff's E712 fix: comparing with True was never more than a truthiness check.
+        ("assert sub(3, 1) == 2", "assert sub(3, 1) == 2\n    assert (sub(3, 1) > 0) == True"),
+    ],
+)
+def test_comparisons_kept_or_rewritten_are_not_weakened(
+    repo: Path, verify: Verify, old: str, new: str
+) -> None:
+    edit(repo, "tests/test_calc.py", old, new)
+    edit(repo, "tests/test_calc.py", "import sys\n", "import math\nimport sys\n")
+    gate = verify()
+    assert "assertion-weakened" not in {f["code"] for f in gate["findings"]}, gate["findings"]
+
+
 def test_a_helper_emptied_and_a_unittest_assert_removed(repo: Path, verify: Verify) -> None:
     edit(repo, "tests/test_calc.py", "    assert add(a, b) == total\n", "    add(a, b)\n")
     edit(repo, "tests/test_unit.py", "self.assertEqual(add(2, 2), 4)", "add(2, 2)")
@@ -938,6 +986,7 @@ def pytest_agentgate(root: Path) -> tuple[int, dict[str, Any], str]:
         (("def test_sub():", "@pytest.mark.skip\ndef test_sub():"), "skip-added"),
         (("def test_sub():\n    assert sub(3, 1) == 2\n", ""), "test-removed"),
         (("assert sub(3, 1) == 2", "assert True"), "assertion-removed"),
+        (("assert sub(3, 1) == 2", "assert sub(3, 1)"), "assertion-weakened"),
     ],
 )
 def test_pytest_agentgate_refuses_the_trick(repo: Path, change: tuple[str, str], rule: str) -> None:

@@ -56,6 +56,13 @@ _RULES = (
         "restore the test's assertions; change the expectation only with the behaviour",
     ),
     Rule(
+        "assertion-weakened",
+        "weakening",
+        "a test that compared a value with an expected one now only checks that it is truthy, "
+        "not None or of a type",
+        "restore the exact expectation; change it only together with the behaviour",
+    ),
+    Rule(
         "test-asserts-nothing",
         "weakening",
         "a test the change adds asserts nothing: it only runs the code, for coverage",

@@ -53,6 +53,9 @@ class Case:
     # may read helpers and fixtures in other files.
     assertion: Callable[[], str | None] = lambda: None
     runs: bool = True  # False for a test with no body (it.todo, a pending mocha test)
+    # (line, "exact" | "weak") for each plain assert of its own body: "exact" compares with an
+    # expected value, "weak" only checks truthiness, None-ness or a type (Python).
+    checks: Callable[[], list[tuple[int, str]]] = lambda: []
     _body: Body | None = field(default=None, repr=False, compare=False)
     _why: list[str | None] = field(default_factory=list, repr=False, compare=False)
 
@@ -226,6 +229,10 @@ def compare(base: Side, now: Side, change: Change, words: Words) -> list[Integri
                     after.line,
                 )
             )
+        elif why is None and before.why_nothing() is None:
+            weakened = _weakened(before, after)
+            if weakened is not None:
+                findings.append(weakened)
     for case in added:
         if not case.runs or (case.path, case.qualname) in skipped_now:
             continue
@@ -240,6 +247,24 @@ def compare(base: Side, now: Side, change: Change, words: Words) -> list[Integri
                 )
             )
     return findings
+
+
+def _weakened(before: Case, after: Case) -> IntegrityFinding | None:
+    """The same test with fewer exact assertions and more weak ones: ``assert total(x) == 3``
+    become ``assert total(x)`` or ``assert total(x) is not None``."""
+    was, now = before.checks(), after.checks()
+    exact = sum(kind == "exact" for _, kind in now) - sum(kind == "exact" for _, kind in was)
+    weak = sum(kind == "weak" for _, kind in now) - sum(kind == "weak" for _, kind in was)
+    if exact >= 0 or weak <= 0:
+        return None
+    line = next((n for n, kind in reversed(now) if kind == "weak"), after.line)
+    return IntegrityFinding(
+        "assertion-weakened",
+        f"{after.qualname} compared values with expected ones at the base; now {-exact} fewer "
+        "comparisons and only checks that something is truthy, not None or of a type",
+        after.path,
+        line,
+    )
 
 
 # -- matching the two sides ---------------------------------------------------------------------

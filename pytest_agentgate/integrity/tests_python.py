@@ -929,6 +929,74 @@ class MarkReader:
 
 # -- assertions ---------------------------------------------------------------------------------
 
+_EXACT_OPS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn)
+_WEAK_METHODS = {"assertTrue", "assertFalse", "assertIsNotNone", "assertIsNone", "assertIsInstance"}
+_EXACT_METHODS = {
+    "assertEqual", "assertNotEqual", "assertIn", "assertNotIn", "assertAlmostEqual",
+    "assertGreater", "assertGreaterEqual", "assertLess", "assertLessEqual", "assertCountEqual",
+    "assertDictEqual", "assertListEqual", "assertSequenceEqual", "assertSetEqual",
+    "assertRegex", "assertMultiLineEqual", "assertTupleEqual",
+}  # fmt: skip
+
+
+_COMPARING_CALLS = {
+    "isclose", "allclose", "array_equal", "array_equiv", "equal", "equals", "match",
+    "fullmatch", "search", "startswith", "endswith", "issubset", "issuperset", "isdisjoint",
+    "compare_digest", "samefile", "cmp",
+}  # fmt: skip
+
+
+def _checks(func: Function) -> list[tuple[int, str]]:
+    """(line, "exact" | "weak") of each assertion written in the test's own body, in order."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assert):
+            found.append((node.lineno, _strength(node.test)))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "self"
+        ):
+            if node.func.attr in _EXACT_METHODS:
+                found.append((node.lineno, "exact"))
+            elif node.func.attr in _WEAK_METHODS:
+                found.append((node.lineno, "weak"))
+    return sorted(found)
+
+
+def _strength(test: ast.expr) -> str:
+    """An assert's test: "exact" when it compares with a value (other than True, False or
+    None), "weak" when it only checks truthiness, None-ness or a type."""
+    if isinstance(test, ast.BoolOp):
+        kinds = {_strength(value) for value in test.values}
+        return "exact" if "exact" in kinds else "weak"
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _strength(test.operand)
+    if isinstance(test, ast.Call):
+        func = test.func
+        name = func.id if isinstance(func, ast.Name) else None
+        if name in ("any", "all") and test.args:
+            inner = test.args[0]
+            if isinstance(inner, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):
+                return _strength(inner.elt)
+            return "weak"
+        called = func.attr if isinstance(func, ast.Attribute) else name
+        # A function that compares two things: math.isclose(a, b), re.fullmatch(p, s).
+        return "exact" if called in _COMPARING_CALLS else "weak"
+    if isinstance(test, ast.Compare):
+        plain = all(
+            isinstance(side, ast.Constant) and side.value in (True, False, None)
+            for side in test.comparators
+        )
+        if any(isinstance(op, _EXACT_OPS) for op in test.ops) and not plain:
+            return "exact"
+        if any(isinstance(op, (ast.Is, ast.IsNot)) for op in test.ops) and not plain:
+            return "exact"  # `is` a sentinel or an enum member
+        return "weak"
+    return "weak"  # `assert x`, `assert obj.ready`
+
+
 _RAISES = {"pytest.raises", "pytest.warns", "pytest.deprecated_call"}
 _BROAD = {"AssertionError", "Exception", "BaseException"}
 
@@ -1191,6 +1259,7 @@ class PySide:
                     func.lineno,
                     partial(_read_body, module, func, self._is_project_module),
                     partial(self.why_nothing, module, func, cls),
+                    checks=partial(_checks, func),
                 )
             )
         side.uncollected[module.path] = dict(module.uncollected)
