@@ -614,6 +614,55 @@ def test_comparisons_kept_or_rewritten_are_not_weakened(
     assert "assertion-weakened" not in {f["code"] for f in gate["findings"]}, gate["findings"]
 
 
+@pytest.mark.parametrize(
+    ("replacement", "needle"),
+    [
+        (
+            "def test_sub(monkeypatch):\n"
+            "    import pkg.calc\n"
+            "    monkeypatch.setattr(pkg.calc, 'sub', lambda a, b: 2)\n"
+            "    assert pkg.calc.sub(3, 1) == 2\n",
+            "monkeypatch.setattr",
+        ),
+        (
+            "@mock.patch('pkg.calc.sub', return_value=2)\n"
+            "def test_sub(fake):\n"
+            "    from pkg.calc import sub\n"
+            "    assert sub(3, 1) == 2\n",
+            "@mock.patch",
+        ),
+    ],
+    ids=["monkeypatch", "mock.patch"],
+)
+def test_a_test_that_mocks_the_code_it_asserts_on(
+    repo: Path, verify: Verify, replacement: str, needle: str
+) -> None:
+    edit(repo, "tests/test_calc.py", "def test_sub():\n    assert sub(3, 1) == 2\n", replacement)
+    edit(repo, "tests/test_calc.py", "import sys\n", "import sys\nfrom unittest import mock\n")
+    finding = assert_blocks(
+        verify(),
+        "tested-code-mocked",
+        "tests/test_calc.py",
+        now_line(repo, "tests/test_calc.py", needle),
+    )
+    assert "`sub`" in finding["message"]
+
+
+def test_mocking_what_the_code_depends_on_is_honest(repo: Path, verify: Verify) -> None:
+    edit(
+        repo,
+        "tests/test_calc.py",
+        "def test_sub():\n    assert sub(3, 1) == 2\n",
+        "def test_sub(monkeypatch):\n"
+        "    import time\n"
+        "    monkeypatch.setattr(time, 'time', lambda: 0.0)\n"
+        "    monkeypatch.setattr('os.getcwd', lambda: '/')\n"
+        "    assert sub(3, 1) == 2\n",
+    )
+    gate = verify()
+    assert "tested-code-mocked" not in {f["code"] for f in gate["findings"]}, gate["findings"]
+
+
 def test_a_helper_emptied_and_a_unittest_assert_removed(repo: Path, verify: Verify) -> None:
     edit(repo, "tests/test_calc.py", "    assert add(a, b) == total\n", "    add(a, b)\n")
     edit(repo, "tests/test_unit.py", "self.assertEqual(add(2, 2), 4)", "add(2, 2)")

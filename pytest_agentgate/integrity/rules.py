@@ -63,6 +63,13 @@ _RULES = (
         "restore the exact expectation; change it only together with the behaviour",
     ),
     Rule(
+        "tested-code-mocked",
+        "tampering",
+        "a test replaces the very function it asserts on (monkeypatch.setattr, mock.patch), "
+        "so it checks the stand-in, not the code",
+        "mock what the code depends on, never the code under test; fix the code instead",
+    ),
+    Rule(
         "test-asserts-nothing",
         "weakening",
         "a test the change adds asserts nothing: it only runs the code, for coverage",

@@ -56,6 +56,9 @@ class Case:
     # (line, "exact" | "weak") for each plain assert of its own body: "exact" compares with an
     # expected value, "weak" only checks truthiness, None-ness or a type (Python).
     checks: Callable[[], list[tuple[int, str]]] = lambda: []
+    # (line, name) for each function the test patches (monkeypatch.setattr, mock.patch) and
+    # then calls in one of its own assertions (Python).
+    mocked: Callable[[], list[tuple[int, str]]] = lambda: []
     _body: Body | None = field(default=None, repr=False, compare=False)
     _why: list[str | None] = field(default_factory=list, repr=False, compare=False)
 
@@ -233,9 +236,11 @@ def compare(base: Side, now: Side, change: Change, words: Words) -> list[Integri
             weakened = _weakened(before, after)
             if weakened is not None:
                 findings.append(weakened)
+        findings.extend(_mocked(after, {name for _, name in before.mocked()}))
     for case in added:
         if not case.runs or (case.path, case.qualname) in skipped_now:
             continue
+        findings.extend(_mocked(case, set()))
         why = case.why_nothing()
         if why is not None and not case.body.typed:
             findings.append(
@@ -247,6 +252,21 @@ def compare(base: Side, now: Side, change: Change, words: Words) -> list[Integri
                 )
             )
     return findings
+
+
+def _mocked(case: Case, at_base: set[str]) -> list[IntegrityFinding]:
+    """The functions ``case`` newly replaces and then asserts on."""
+    return [
+        IntegrityFinding(
+            "tested-code-mocked",
+            f"{case.qualname} replaces `{name}` and then asserts on what `{name}` returns: it "
+            "checks the stand-in, not the code",
+            case.path,
+            line,
+        )
+        for line, name in case.mocked()
+        if name not in at_base
+    ]
 
 
 def _weakened(before: Case, after: Case) -> IntegrityFinding | None:

@@ -946,6 +946,75 @@ _COMPARING_CALLS = {
 }  # fmt: skip
 
 
+_PATCHERS = {"setattr", "patch", "object"}  # monkeypatch.setattr, mock.patch(.object), mocker
+Target = tuple[str | None, str]  # (what it is an attribute of, as written; its name)
+
+
+def _mocked(func: Function) -> list[tuple[int, str]]:
+    """(line, name) of each function the test patches and then calls inside an assertion:
+    ``monkeypatch.setattr(calc, "add", ...)`` or ``mocker.patch("pkg.calc.add", ...)`` followed
+    by ``assert add(1, 2) == 3``. A name patched on one object and called on another
+    (``requests.get`` and ``cache.get``) is not the same function."""
+    patched: dict[Target, int] = {}
+    asserted: set[Target] = set()
+    for node in ast.walk(func):  # the test's decorators too: @mock.patch("pkg.calc.add")
+        if isinstance(node, ast.Call) and node.args and _callee(node.func)[1] in _PATCHERS:
+            target = _patched(node)
+            if target is not None:
+                patched.setdefault(target, node.lineno)
+        if isinstance(node, ast.Assert) or (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _EXACT_METHODS | _WEAK_METHODS
+        ):
+            asserted.update(
+                _callee(inner.func)
+                for inner in ast.walk(node)
+                if isinstance(inner, ast.Call) and inner is not node
+            )
+    return sorted(
+        (line, name)
+        for (owner, name), line in patched.items()
+        if any(name == called and _same_owner(owner, of) for of, called in asserted)
+    )
+
+
+def _callee(func: ast.expr) -> Target:
+    if isinstance(func, ast.Attribute):
+        return _dotted_name(func.value), func.attr
+    return None, func.id if isinstance(func, ast.Name) else ""
+
+
+def _dotted_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted_name(node.value)
+        return None if inner is None else f"{inner}.{node.attr}"
+    return None
+
+
+def _same_owner(patched: str | None, called: str | None) -> bool:
+    """``pkg.calc`` and ``calc`` (or an imported bare name) may be the same module."""
+    if patched is None or called is None:
+        return True
+    return patched.rsplit(".", 1)[-1] == called.rsplit(".", 1)[-1]
+
+
+def _patched(call: ast.Call) -> Target | None:
+    """What a patching call replaces: ``patch("pkg.calc.add")``, ``setattr(calc, "add", f)``,
+    ``patch.object(calc, "add")``, ``monkeypatch.setattr("pkg.calc.add", f)``."""
+    first = call.args[0]
+    if len(call.args) >= 2:
+        second = call.args[1]
+        if isinstance(second, ast.Constant) and isinstance(second.value, str):
+            return _dotted_name(first), second.value
+    if isinstance(first, ast.Constant) and isinstance(first.value, str) and "." in first.value:
+        owner, name = first.value.rsplit(".", 1)
+        return owner, name
+    return None
+
+
 def _checks(func: Function) -> list[tuple[int, str]]:
     """(line, "exact" | "weak") of each assertion written in the test's own body, in order."""
     found: list[tuple[int, str]] = []
@@ -1260,6 +1329,7 @@ class PySide:
                     partial(_read_body, module, func, self._is_project_module),
                     partial(self.why_nothing, module, func, cls),
                     checks=partial(_checks, func),
+                    mocked=partial(_mocked, func),
                 )
             )
         side.uncollected[module.path] = dict(module.uncollected)
