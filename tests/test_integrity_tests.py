@@ -914,6 +914,14 @@ JS = "web/sum.test.js"
             "rerun-added",
             "jest.retryTimes",
         ),
+        # A skipping or focusing modifier under another name, called where no parser looks.
+        (
+            'it("adds zero"',
+            'const later = it.skip;\n  later("adds zero"',
+            "skip-added",
+            "= it.skip",
+        ),
+        ('describe("sum"', 'const focus = describe.only;\nfocus("sum"', "only-added", "= describe"),
     ],
 )
 def test_js_skips_focus_and_reruns(
