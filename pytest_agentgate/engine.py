@@ -263,7 +263,12 @@ class Pipeline:
         # visible, messages bounded (redact.py).
         cleaner = Cleaner(secret_values(os.environ))
         gates = [cleaner.gate(g) for g in judge(config, found, self.registry)]
-        if self._cache_key is not None and not any(r.cancelled for r in self.results.values()):
+        if self._cache_key is not None and not any(
+            # A command that ran out of time (or was cut short) says how busy the machine was,
+            # not what the tree is: its verdict is not kept.
+            r.cancelled or r.timed_out or (r.exit_code or 0) < 0
+            for r in self.results.values()
+        ):
             self._remember(gates)
         return self._conclude(gates)
 

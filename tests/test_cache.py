@@ -302,3 +302,21 @@ def test_a_run_that_changes_the_tree_is_not_kept(
     git(repo, "commit", "-q", "-am", "the build rewrites code.py")
     verify(capsys)
     assert not reused(verify(capsys))
+
+
+@pytest.mark.parametrize(
+    "build",
+    ['python -c "import time; time.sleep(5)"\n    timeout: 1', "kill -9 $$"],
+    ids=["timed-out", "killed-by-a-signal"],
+)
+def test_a_run_whose_command_was_cut_short_is_not_kept(
+    repo: Path, capsys: pytest.CaptureFixture[str], build: str
+) -> None:
+    """A timeout (or a kill) says how busy the machine was, not what the tree is: the next
+    run judges afresh instead of replaying the failure."""
+    config = f"profile: strict\ngates:\n  build:\n    command: {build}\n"
+    (repo / "agentgate.yml").write_text(config)
+    git(repo, "commit", "-q", "-am", "a build that is cut short")
+    first = verify(capsys)
+    assert first["gates"][-1]["status"] == "fail"
+    assert not reused(verify(capsys))
