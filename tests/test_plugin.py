@@ -469,16 +469,9 @@ MARKED = {
 }
 
 
-def test_the_projects_own_selection_is_the_suite_for_both_doors(pytester: pytest.Pytester) -> None:
-    """``addopts = -m "not slow"`` in the project's ini is its suite: not a partial run for
-    ``pytest --agentgate``, as for ``agentgate verify`` running the same pytest."""
-    pytester.makeini(PROJECT_SELECTS)
-    pytester.makepyfile(**MARKED)
-    _, verdict = gated(pytester, "--agentgate=strict")
-    assert verdict is not None
-    test = gate(verdict, "test")
-    assert test["status"] == "pass", test
-    assert "deselected" not in test["summary"]
+def verify_test_gate(pytester: pytest.Pytester) -> dict[str, Any]:
+    """The test gate of `agentgate verify --profile=strict` running the same pytest, with a
+    JUnit report."""
     pytester.makefile(
         ".yml",
         agentgate="gates:\n  test:\n    command: pytest --junitxml=j.xml\n    report: j.xml\n",
@@ -490,7 +483,20 @@ def test_the_projects_own_selection_is_the_suite_for_both_doors(pytester: pytest
         text=True,
         check=False,
     )
-    verify_test = gate(json.loads(proc.stdout), "test")
+    return gate(json.loads(proc.stdout), "test")
+
+
+def test_the_projects_own_selection_is_the_suite_for_both_doors(pytester: pytest.Pytester) -> None:
+    """``addopts = -m "not slow"`` in the project's ini is its suite: not a partial run for
+    ``pytest --agentgate``, as for ``agentgate verify`` running the same pytest."""
+    pytester.makeini(PROJECT_SELECTS)
+    pytester.makepyfile(**MARKED)
+    _, verdict = gated(pytester, "--agentgate=strict")
+    assert verdict is not None
+    test = gate(verdict, "test")
+    assert test["status"] == "pass", test
+    assert "deselected" not in test["summary"]
+    verify_test = verify_test_gate(pytester)
     assert verify_test["status"] == "pass"
     assert verify_test["actual"]["total"] == test["actual"]["total"] == 1
 
@@ -554,18 +560,7 @@ def test_counts_read_like_pytests_own_summary_in_both_doors(pytester: pytest.Pyt
         "2 of 2 tests passed (100.00%, need 100.00%; 1 of them xpassed), 1 skipped, 1 xfailed"
         in (plugin_side["summary"])
     )
-    pytester.makefile(
-        ".yml",
-        agentgate="gates:\n  test:\n    command: pytest --junitxml=j.xml\n    report: j.xml\n",
-    )
-    proc = subprocess.run(
-        [PY, "-m", "pytest_agentgate", "verify", "--format=json", "--profile=strict"],
-        cwd=pytester.path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    verify_side = gate(json.loads(proc.stdout), "test")
+    verify_side = verify_test_gate(pytester)
     for actual in (plugin_side["actual"], verify_side["actual"]):
         assert actual["passed"] - actual["xpassed"] == oracle["passed"]
         for word in ("skipped", "xfailed", "xpassed"):

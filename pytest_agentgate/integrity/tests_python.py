@@ -981,17 +981,8 @@ def _mocked(func: Function) -> list[tuple[int, str]]:
 
 def _callee(func: ast.expr) -> Target:
     if isinstance(func, ast.Attribute):
-        return _dotted_name(func.value), func.attr
+        return _plain_dotted(func.value), func.attr
     return None, func.id if isinstance(func, ast.Name) else ""
-
-
-def _dotted_name(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _dotted_name(node.value)
-        return None if inner is None else f"{inner}.{node.attr}"
-    return None
 
 
 def _same_owner(patched: str | None, called: str | None) -> bool:
@@ -1008,7 +999,7 @@ def _patched(call: ast.Call) -> Target | None:
     if len(call.args) >= 2:
         second = call.args[1]
         if isinstance(second, ast.Constant) and isinstance(second.value, str):
-            return _dotted_name(first), second.value
+            return _plain_dotted(first), second.value
     if isinstance(first, ast.Constant) and isinstance(first.value, str) and "." in first.value:
         owner, name = first.value.rsplit(".", 1)
         return owner, name
