@@ -119,7 +119,9 @@ class Pipeline:
     # and what it was made of (state/cache.py).
     _cache_key: CacheKey | None = None
     _cache_tree: tuple[str, str] | None = None
-    _cache_inputs: tuple[str, list[str], dict[str, str]] = ("", [], {})
+    _cache_inputs: tuple[str, list[tuple[str, str]], dict[str, str]] = ("", [], {})
+    # When the run whose judged gates this verdict reuses was made (None: judged now).
+    _reused_at: float | None = None
 
     def __post_init__(self) -> None:
         self.request.config = with_session(self.request)
@@ -301,8 +303,17 @@ class Pipeline:
         if self._cache_tree is None:
             return None
         self._cache_inputs = (
-            repr(dataclasses.replace(config, notices=[])),
-            [spec.command for spec in plan.commands],
+            # The session gate is judged afresh each time: a door with a session (a stop hook)
+            # and one without (the agent's own `agentgate verify`) share a run.
+            repr(
+                dataclasses.replace(
+                    config, notices=[], gates=[g for g in config.gates if g.kind != "session"]
+                )
+            ),
+            [
+                (spec.command, (spec.env or {}).get("PATH") or os.environ.get("PATH", os.defpath))
+                for spec in plan.commands
+            ],
             dict(os.environ),
         )
         self._cache_key = cache.cache_key(
@@ -320,6 +331,7 @@ class Pipeline:
         gates = [fresh.get(g.name) or by_name.get(g.name) for g in config.gates]
         if any(g is None for g in gates):
             return None  # the gate list differs from the cached one: judge afresh
+        self._reused_at = made_at
         stamp = time.strftime("%H:%M:%S", time.localtime(made_at))
         config.notices.append(
             f"nothing changed since the run at {stamp} (the same tree, configuration, tools and "
@@ -368,6 +380,7 @@ class Pipeline:
             wall_s=time.monotonic() - self._clock,
             storage=self.request.storage or default_storage(config.root),
             source=self.request.door,
+            reused_at=self._reused_at,
         )
 
 

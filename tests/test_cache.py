@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,12 @@ def test_an_unchanged_tree_reuses_the_judged_gates_and_counts_the_attempt(
     assert not reused(first) and reused(second)
     assert second["gates"] == first["gates"]
     assert second["attempt"] == {"number": 2, "max": 3}
+    lines = (repo / ".agentgate" / "history.jsonl").read_text().splitlines()
+    first_line, second_line = (json.loads(line) for line in lines)
+    assert "reused" not in first_line
+    assert (
+        abs(datetime.fromisoformat(second_line["reused"]).timestamp() - first_line["ts"]) < 5
+    )  # the history says which run it reused
 
 
 @pytest.mark.parametrize(
@@ -178,6 +185,65 @@ def test_a_tool_installed_or_upgraded_runs_afresh(
     time.sleep(0.01)
     (site / "newpkg-2.0.dist-info").mkdir()  # pip install changes the folder
     assert not reused(verify(capsys))
+
+
+def test_a_stop_hooks_own_path_and_variables_still_reuse_the_agents_run(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent ran verify in its shell; the harness's stop hook runs it with another PATH and
+    variables that locate the harness: the same tools, so the same run."""
+    verify(capsys)
+    harness_bin = tmp_path / "harness-bin"
+    harness_bin.mkdir()
+    (harness_bin / "harness-helper").write_text("#!/bin/sh\n")
+    monkeypatch.setenv("PATH", f"{harness_bin}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(repo))
+    monkeypatch.setenv("COPILOT_HOOK_DIR", str(tmp_path))
+    monkeypatch.setenv("GEMINI_SESSION_ID", "0b1e")
+    assert reused(verify(capsys))
+
+
+def test_the_stop_hook_after_the_agents_verify_reuses_its_run_and_judges_the_words(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hook's session gate (the agent's last message) is judged afresh; the rest is the
+    run the agent just made."""
+    import io
+
+    (repo / "ok").write_text("")
+    assert verify(capsys)["status"] == "pass"
+    event = {
+        "session_id": "s-1",
+        "cwd": str(repo),
+        "hook_event_name": "Stop",
+        "last_assistant_message": "Done; the remaining work can go in a follow-up PR.",
+    }
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps(event).encode())))
+    assert main(["hook", "claude"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["decision"] == "block" and "follow-up PR" in answer["reason"]
+    last = json.loads((repo / ".agentgate" / "history.jsonl").read_text().splitlines()[-1])
+    assert last["source"] == "hook:claude" and "reused" in last
+    assert [g["name"] for g in last["gates"]] == ["integrity", "build", "session"]
+
+
+def test_a_path_that_finds_another_command_tool_runs_afresh(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PATH whose ``checker`` is another program (one that always exits 0) is not the run's."""
+    for folder, code in (("tools", 1), ("shadow", 0)):
+        (tmp_path / folder).mkdir()
+        tool = tmp_path / folder / "checker"
+        tool.write_text(f"#!/bin/sh\nexit {code}\n")
+        tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'tools'}{os.pathsep}{os.environ['PATH']}")
+    (repo / "agentgate.yml").write_text("profile: strict\ngates:\n  build:\n    command: checker\n")
+    git(repo, "commit", "-q", "-am", "the build runs the checker")
+    assert verify(capsys)["status"] == "fail"
+    monkeypatch.setenv("PATH", f"{tmp_path / 'shadow'}{os.pathsep}{os.environ['PATH']}")
+    again = verify(capsys)
+    assert not reused(again) and again["status"] == "pass"
+    assert "the tools on the commands' PATH" in " ".join(not_reused_because(again))
 
 
 def test_no_cache_runs_everything_again(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:

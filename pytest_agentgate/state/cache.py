@@ -8,9 +8,11 @@ any other). Anything uncertain is a miss, never a stale verdict:
 - the key covers agentgate's own code, HEAD, every changed, untracked *and ignored* file in the
   repository (content hash for changed and untracked ones, size and time for ignored ones: a
   test may read an ignored file), the refs a base can come from, the whole configuration in
-  force, the environment (but for a few shell variables), and the command tools (resolved on the
-  commands' PATH, with the site-packages folders beside them: installing a package changes
-  them);
+  force, the environment (but for shell and harness bookkeeping: an agent's shell and its stop
+  hook differ there), and the command tools (resolved on the commands' PATH, with the
+  site-packages folders beside them: installing a package changes them). PATH itself counts
+  only through those tools: a program a test starts on its own, found on a PATH the hook does
+  not have, is not part of the key;
 - outside a git repository, in a tree with more than :data:`MAX_IGNORED` ignored files, or when
   anything cannot be read, there is no key and nothing is cached;
 - entries live in the user's state directory, not in the project: deleting or writing files in
@@ -19,7 +21,7 @@ any other). Anything uncertain is a miss, never a stale verdict:
 
 An entry keeps the digest of each part of its key (the environment by variable, salted), so a
 run of the same tree and configuration that misses says what else differed: "the run at 14:02
-... was not reused: the environment (PATH) differ(s)". Values are never kept or shown.
+... was not reused: the environment (PYTEST_ADDOPTS) differ(s)". Values are never kept or shown.
 """
 
 from __future__ import annotations
@@ -51,8 +53,53 @@ HASHED_BYTES = 8 * 1024 * 1024
 SKIPPED_DIRS = frozenset(
     {STATE_DIR, ".git", "__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache", ".hypothesis"}
 )
-# Shell bookkeeping that differs between two identical runs.
-VOLATILE_ENV = frozenset({"_", "OLDPWD", "PWD", "SHLVL", "AGENTGATE_RUN_ID", "AGENTGATE_RUNNING"})
+# Shell bookkeeping that differs between two identical runs. PATH counts through what the
+# commands' tools resolve to (:func:`tools_key`), not as text: a harness runs its stop hook with a
+# PATH of its own, and the agent's shell with another.
+VOLATILE_ENV = frozenset(
+    {"_", "OLDPWD", "PWD", "SHLVL", "PATH", "AGENTGATE_RUN_ID", "AGENTGATE_RUNNING"}
+)
+# What the harnesses set in the agent's shell or in their stop hook's environment, and not in
+# the other (measured with the real Claude Code, Codex CLI, Gemini CLI and Copilot CLI): their
+# own variables, and the ones that keep git, pagers and prompts from waiting for a human. An
+# agent's `agentgate verify` and the stop hook after it differ only there, and must be one run.
+HARNESS_ENV_PREFIXES = ("CLAUDE_", "CODEX_", "GEMINI_", "COPILOT_", "CURSOR_", "GIT_CONFIG_")
+HARNESS_ENV_SUFFIXES = ("_PROJECT_DIR", "_HOOK_DIR", "_SESSION_ID")
+HARNESS_ENV = frozenset(
+    {
+        "AI_AGENT",
+        "SHELL",
+        "TERM",
+        "COLORTERM",
+        "NO_COLOR",
+        "DISPLAY",
+        "DBUS_SESSION_BUS_ADDRESS",
+        "LC_ALL",
+        "LC_CTYPE",
+        "PAGER",
+        "GIT_PAGER",
+        "GH_PAGER",
+        "GIT_EDITOR",
+        "GIT_ASKPASS",
+        "SSH_ASKPASS",
+        "GIT_TERMINAL_PROMPT",
+        "GIT_OPTIONAL_LOCKS",
+        "GCM_INTERACTIVE",
+        "GH_PROMPT_DISABLED",
+    }
+)
+
+
+def keyed_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables a verdict can depend on: all but shell and harness bookkeeping."""
+    return {
+        k: v
+        for k, v in environ.items()
+        if k not in VOLATILE_ENV
+        and k not in HARNESS_ENV
+        and not k.startswith(HARNESS_ENV_PREFIXES)
+        and not k.endswith(HARNESS_ENV_SUFFIXES)
+    }
 
 
 def _git(root: Path, *args: str) -> bytes | None:
@@ -112,15 +159,15 @@ def tree_state(root: Path) -> tuple[str, str] | None:
     return work.hexdigest(), ignored_files.hexdigest()
 
 
-def tools_key(commands: Sequence[str], environ: Mapping[str, str]) -> str:
-    """The command tools as found on the commands' PATH, and the site-packages beside them."""
-    path = environ.get("PATH", os.defpath)
+def tools_key(commands: Sequence[tuple[str, str]]) -> str:
+    """The command tools as found on each command's PATH (``commands``: the command and its
+    PATH), and the site-packages beside them."""
     seen: set[str] = set()
     parts: list[str] = [sys.executable]
     for folder in sys.path:
         if folder.endswith("site-packages"):
             parts.append(f"{folder}:{_file_key(Path(folder), content=False)}")
-    for command in commands:
+    for command, path in commands:
         try:
             words = shlex.split(command)
         except ValueError:
@@ -163,19 +210,20 @@ PART_NAMES = {
 def cache_key(
     root: Path,
     config_text: str,
-    commands: Sequence[str],
+    commands: Sequence[tuple[str, str]],
     environ: Mapping[str, str],
     tree: tuple[str, str],
     extra: str = "",
 ) -> CacheKey:
-    env = {k: v for k, v in environ.items() if k not in VOLATILE_ENV}
+    """The key of a run: ``commands`` are the gate commands with the PATH each runs with."""
+    env = keyed_env(environ)
     parts = {
         "code": own_code_key(),
         "project": _digest(str(root)),
         "tree": tree[0],
         "ignored": tree[1],
         "config": _digest(config_text),
-        "tools": tools_key(commands, environ),
+        "tools": tools_key(commands),
         "base": _digest(extra),
     }
     digest = hashlib.sha256()

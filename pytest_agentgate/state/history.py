@@ -82,13 +82,21 @@ def _problem_kind(gate: GateResult) -> str:
     return re.sub(r"\d+(\.\d+)?", "N", gate.summary)[:80] or "failed"
 
 
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")
+
+
 def history_record(
     verdict: Verdict,
     task: TaskRef | None,
     wall_s: float | None,
     now: float,
     blocker: str | None,
+    *,
+    reused_at: float | None = None,
 ) -> dict[str, Any]:
+    """The verdict's history line; ``reused_at``: when the run whose judged gates the verdict
+    reused (the verdict cache) was made."""
     gates = []
     for g in verdict.gates:
         item: dict[str, Any] = {
@@ -103,7 +111,7 @@ def history_record(
         gates.append(item)
     record = {
         "v": HISTORY_VERSION,
-        "time": datetime.fromtimestamp(now, timezone.utc).isoformat(timespec="seconds"),
+        "time": _iso(now),
         "ts": round(now, 3),
         "task": None if task is None else task.id,
         "source": None if task is None else task.source,
@@ -114,6 +122,8 @@ def history_record(
         "blocker": blocker,
         "gates": gates,
     }
+    if reused_at is not None:
+        record["reused"] = _iso(reused_at)
     if session := session_numbers(verdict):
         record["session"] = session
     return record

@@ -210,6 +210,7 @@ def record(
     now: float | None = None,
     storage: Storage | None = None,
     source: str = "cli",
+    reused_at: float | None = None,
 ) -> Verdict:
     """Count ``judged`` against its task, let ``conclude`` make the final Verdict, and keep it.
 
@@ -235,7 +236,7 @@ def record(
                     decision.report_location = store.escalation_location(task.id)
             verdict = conclude(decision)
             blocker = decision.blocker if decision else None
-            line = history_record(verdict, task, wall_s, now, blocker)
+            line = history_record(verdict, task, wall_s, now, blocker, reused_at=reused_at)
             if task is not None and decision is not None:
                 tail = getattr(store, "history_tail", None)
                 if tail is not None:

@@ -185,3 +185,44 @@ def test_a_broken_configuration_never_traps_the_agent(harness: str, tmp_path: Pa
         assert "agentgate could not gate this stop" in run.err
     if harness == "copilot":
         assert "agentgate could not gate this stop" in run.out + run.err
+
+
+# The project's conftest.py keeps each test run's environment, for a failure message that names
+# what differed between the agent's shell and the hook.
+ENV_DUMP = """\
+import json, os, time
+from pathlib import Path
+
+dumps = Path(__file__).parent / ".agentgate" / "env"
+dumps.mkdir(parents=True, exist_ok=True)
+(dumps / f"{time.time_ns()}.json").write_text(json.dumps(dict(os.environ)))
+"""
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_a_verify_the_agent_ran_answers_its_stop_without_running_again(
+    harness: str, tmp_path: Path
+) -> None:
+    project = make_project(tmp_path, harness)
+    (project / "conftest.py").write_text(ENV_DUMP)
+    git(project, "add", "conftest.py")
+    git(project, "commit", "-q", "-m", "keep the test environment")
+    script = [
+        {"shell": "sed -i 's/a - b/a + b/' calc.py && agentgate verify --format text"},
+        {"text": "Fixed add() and agentgate verify passed. All done. (reply {n})"},
+    ]
+    run = run_harness(harness, project, script, tmp_path)
+    assert run.blocks == []
+    records = history(project)
+    assert [(h["status"], h["source"]) for h in records] == [
+        ("pass", None),
+        ("pass", f"hook:{harness}"),
+    ]
+    dumps = sorted((project / ".agentgate" / "env").iterdir())
+    differ = ""
+    if len(dumps) == 2:
+        shell, hook = (json.loads(p.read_text()) for p in dumps)
+        differ = ", ".join(
+            sorted(k for k in shell.keys() | hook.keys() if shell.get(k) != hook.get(k))
+        )
+    assert records[1].get("reused"), f"the hook ran everything again; differing: {differ}"
