@@ -20,7 +20,7 @@ def test_quick_start_is_two_one_line_commands() -> None:
     install_and_verify, install_and_test = commands
     assert install_and_verify.endswith("(cd examples/invoice && agentgate verify)")
     assert (REPO / "examples" / "invoice" / "agentgate.yml").is_file()
-    assert install_and_test.endswith("&& pytest")
+    assert install_and_test.endswith("&& pytest -n auto")  # the suite, on every CPU
 
 
 def test_ci_runs_the_readme_test_command_word_for_word() -> None:
