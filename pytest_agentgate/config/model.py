@@ -4,10 +4,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pytest_agentgate.errors import AgentgateError
 from pytest_agentgate.profiles import DEFAULT_PROFILE
+
+OptionType = Literal["str", "int", "percent", "number", "bool", "globs", "choice", "env"]
+
+
+@dataclass(frozen=True)
+class Option:
+    """One config key a gate kind accepts (gates/base.py declares the common ones)."""
+
+    name: str
+    type: OptionType
+    doc: str
+    choices: tuple[str, ...] = ()
+    # Thresholds take profile defaults and may be set to null to switch them off.
+    threshold: bool = False
+
 
 YAML_NAMES = ("agentgate.yml", ".agentgate.yml", "agentgate.yaml", ".agentgate.yaml")
 JSON_NAMES = ("agentgate.json", ".agentgate.json")

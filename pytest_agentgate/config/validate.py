@@ -12,7 +12,7 @@ import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_agentgate.commands import junit_in_command, runs_pytest
 from pytest_agentgate.config.files import RawConfig, describe_value, read_raw
@@ -33,11 +33,13 @@ from pytest_agentgate.config.model import (
     ConfigError,
     GateConfig,
     KeyPath,
+    Option,
 )
-from pytest_agentgate.gates.base import Option
 from pytest_agentgate.profiles import DEFAULT_PROFILE, PROFILE_NAMES, defaults_for
-from pytest_agentgate.registry import Registry
 from pytest_agentgate.state.storage import STATE_DIR
+
+if TYPE_CHECKING:  # registry.py imports the configuration model: no cycle at run time
+    from pytest_agentgate.registry import Registry
 
 
 class _Validator:

@@ -12,28 +12,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from pytest_agentgate.config.model import Config, GateConfig
+
+# Re-exported: a gate kind declares its options with them (config/model.py keeps them, so the
+# configuration never imports the gates).
+from pytest_agentgate.config.model import Option as Option
+from pytest_agentgate.config.model import OptionType as OptionType
 from pytest_agentgate.git import BaseMissing, Change, Repo
 from pytest_agentgate.process import CommandResult
 from pytest_agentgate.reports.model import CoverageReport, LintReport, ReportError
 from pytest_agentgate.verdict import GateResult
-
-OptionType = Literal["str", "int", "percent", "number", "bool", "globs", "choice", "env"]
-
-
-@dataclass(frozen=True)
-class Option:
-    """One config key a gate kind accepts."""
-
-    name: str
-    type: OptionType
-    doc: str
-    choices: tuple[str, ...] = ()
-    # Thresholds take profile defaults and may be set to null to switch them off.
-    threshold: bool = False
-
 
 # Keys every gate accepts, whatever its kind.
 COMMON_OPTIONS: tuple[Option, ...] = (
