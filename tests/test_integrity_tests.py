@@ -1044,6 +1044,7 @@ def pytest_agentgate(root: Path) -> tuple[int, dict[str, Any], str]:
         (("def test_sub():\n    assert sub(3, 1) == 2\n", ""), "test-removed"),
         (("assert sub(3, 1) == 2", "assert True"), "assertion-removed"),
         (("assert sub(3, 1) == 2", "assert sub(3, 1)"), "assertion-weakened"),
+        (("[(2, 3, 6)]", "[]"), "tests-fewer"),
     ],
 )
 def test_pytest_agentgate_refuses_the_trick(repo: Path, change: tuple[str, str], rule: str) -> None:
@@ -1105,3 +1106,112 @@ def test_a_command_that_leaves_the_tree_alone_is_judged_on_the_same_change(
     line = now_line(repo, "tests/test_calc.py", "@pytest.mark.skip")
     assert_blocks(gate, "skip-added", "tests/test_calc.py", line)
     assert result.gate("build")["status"] == "pass"
+
+
+# -- parametrized cases ------------------------------------------------------------------------
+
+CASES = """\
+import pytest
+
+from pkg.calc import add
+
+SIGNS = [(1, 1, 2), (-1, -1, -2)]
+
+
+@pytest.mark.parametrize("a,b,out", [(1, 2, 3), (0, 0, 0), (-1, 1, 0), (2, -5, -3)])
+def test_add(a, b, out):
+    assert add(a, b) == out
+
+
+@pytest.mark.parametrize(("a", "b", "out"), SIGNS)
+def test_signs(a, b, out):
+    assert add(a, b) == out
+"""
+
+
+def with_cases(repo: Path) -> None:
+    """tests/test_cases.py, with parametrized tests, committed on main: the base."""
+    write(repo, "tests/test_cases.py", CASES)
+    git(repo, "add", "tests/test_cases.py")
+    git(repo, "commit", "-q", "-m", "cases")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "gone"),
+    [
+        ("(0, 0, 0), (-1, 1, 0), (2, -5, -3)]", "(0, 0, 0)]", "`(-1, 1, 0)`, `(2, -5, -3)`"),
+        ("SIGNS = [(1, 1, 2), (-1, -1, -2)]", "SIGNS = [(1, 1, 2)]", "`(-1, -1, -2)`"),
+    ],
+    ids=["a-literal-list", "a-module-constant"],
+)
+def test_parametrized_cases_that_no_longer_run_are_fewer_tests(
+    repo: Path, verify: Verify, old: str, new: str, gone: str
+) -> None:
+    with_cases(repo)
+    edit(repo, "tests/test_cases.py", old, new)
+    test = "test_add" if "0, 0, 0" in old else "test_signs"
+    line = now_line(repo, "tests/test_cases.py", f"def {test}") - 1
+    finding = assert_blocks(verify(), "tests-fewer", "tests/test_cases.py", line)
+    assert gone in finding["message"] and "at the base" in finding["message"]
+
+
+def test_a_parametrization_dropped_for_one_inlined_case_is_fewer_tests(
+    repo: Path, verify: Verify
+) -> None:
+    with_cases(repo)
+    edit(
+        repo,
+        "tests/test_cases.py",
+        '@pytest.mark.parametrize("a,b,out", [(1, 2, 3), (0, 0, 0), (-1, 1, 0), (2, -5, -3)])\n'
+        "def test_add(a, b, out):\n    assert add(a, b) == out",
+        "def test_add():\n    assert add(1, 2) == 3",
+    )
+    line = now_line(repo, "tests/test_cases.py", "def test_add")
+    finding = assert_blocks(verify(), "tests-fewer", "tests/test_cases.py", line)
+    assert "runs 1 `a,b,out` case(s), 4 at the base" in finding["message"]
+
+
+def test_cases_split_moved_deduplicated_or_computed_are_honest(repo: Path, verify: Verify) -> None:
+    with_cases(repo)
+    # Two of test_add's cases move to a new test in another file; a duplicate is dropped from
+    # test_signs; and a new test computes its cases (they cannot be counted: no finding).
+    edit(
+        repo,
+        "tests/test_cases.py",
+        "SIGNS = [(1, 1, 2), (-1, -1, -2)]",
+        "SIGNS = [(1, 1, 2), (-1, -1, -2), (1, 1, 2)]",
+    )
+    git(repo, "commit", "-q", "-am", "a duplicate case at the base")
+    edit(repo, "tests/test_cases.py", ", (-1, 1, 0), (2, -5, -3)]", "]")
+    edit(
+        repo,
+        "tests/test_cases.py",
+        "SIGNS = [(1, 1, 2), (-1, -1, -2), (1, 1, 2)]",
+        "SIGNS = [(1, 1, 2), (-1, -1, -2)]",
+    )
+    write(
+        repo,
+        "tests/test_more_cases.py",
+        """\
+        import pytest
+
+        from pkg.calc import add
+
+
+        @pytest.mark.parametrize("x,y,total", [(-1, 1, 0), (2, -5, -3)])
+        def test_add_mixed_signs(x, y, total):
+            assert add(x, y) == total
+        """,
+    )
+    assert_passes(verify())
+
+
+def test_cases_made_by_code_are_not_counted(repo: Path, verify: Verify) -> None:
+    with_cases(repo)
+    edit(
+        repo,
+        "tests/test_cases.py",
+        "[(1, 2, 3), (0, 0, 0), (-1, 1, 0), (2, -5, -3)])",
+        "[(a, b, a + b) for a in (1, 0, -1, 2) for b in (2,)])",
+    )
+    assert_passes(verify())

@@ -28,8 +28,9 @@ _RULES = (
     Rule(
         "tests-fewer",
         "tampering",
-        "fewer tests are collected or executed than at the base",
-        "run the whole suite: restore the tests or the selection that was narrowed",
+        "a test runs fewer of its parametrized cases than at the base, and the cases that are "
+        "gone are not written anywhere in the change's tests",
+        "restore the cases; fix the code they test instead of dropping them",
     ),
     Rule(
         "skip-added",

@@ -59,6 +59,9 @@ class Case:
     # (line, name) for each function the test patches (monkeypatch.setattr, mock.patch) and
     # then calls in one of its own assertions (Python).
     mocked: Callable[[], list[tuple[int, str]]] = lambda: []
+    # (line, argnames, each case as written) of each parametrization (Python's
+    # ``@pytest.mark.parametrize``); the cases are None when they are not written as a literal.
+    params: Callable[[], list[tuple[int, str, tuple[str, ...] | None]]] = lambda: []
     _body: Body | None = field(default=None, repr=False, compare=False)
     _why: list[str | None] = field(default_factory=list, repr=False, compare=False)
 
@@ -237,6 +240,7 @@ def compare(base: Side, now: Side, change: Change, words: Words) -> list[Integri
             if weakened is not None:
                 findings.append(weakened)
         findings.extend(_mocked(after, {name for _, name in before.mocked()}))
+    findings.extend(_fewer_cases(pairs, now))
     for case in added:
         if not case.runs or (case.path, case.qualname) in skipped_now:
             continue
@@ -249,6 +253,43 @@ def compare(base: Side, now: Side, change: Change, words: Words) -> list[Integri
                     f"new test {case.qualname} asserts nothing ({why}): it only runs the code",
                     case.path,
                     case.line,
+                )
+            )
+    return findings
+
+
+def _fewer_cases(pairs: list[tuple[Case, Case]], now: Side) -> list[IntegrityFinding]:
+    """Tests that run fewer parametrized cases than at the base, where a case that is gone is
+    not written anywhere in the change's tests now (a case moved to another test, or a
+    duplicate dropped, still runs). A parametrization whose cases are not a literal on either
+    side cannot be counted: no finding."""
+    if not any(before.params() for before, _ in pairs):
+        return []
+    written = {
+        text for case in now.tests.values() for _, _, cases in case.params() for text in cases or ()
+    }
+    findings = []
+    for before, after in pairs:
+        now_params = after.params()
+        if any(cases is None for _, _, cases in now_params):
+            continue
+        by_names = {names: (line, cases or ()) for line, names, cases in now_params}
+        for _, names, was in before.params():
+            if was is None:
+                continue
+            line, cases = by_names.get(names, (after.line, ()))
+            gone = [text for text in was if text not in written]
+            if len(set(cases)) >= len(set(was)) or not gone:
+                continue
+            shown = ", ".join(f"`{text}`" for text in gone[:3])
+            more = f" and {len(gone) - 3} more" if len(gone) > 3 else ""
+            findings.append(
+                IntegrityFinding(
+                    "tests-fewer",
+                    f"{after.qualname} runs {len(cases) or 1} `{names}` case(s), "
+                    f"{len(was)} at the base: {shown}{more} no longer run",
+                    after.path,
+                    line,
                 )
             )
     return findings

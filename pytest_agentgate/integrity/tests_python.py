@@ -1006,6 +1006,31 @@ def _patched(call: ast.Call) -> Target | None:
     return None
 
 
+def _params(module: Module, func: Function) -> list[tuple[int, str, tuple[str, ...] | None]]:
+    """(line, argnames, each case as written) of every ``@pytest.mark.parametrize`` on the
+    test; the cases are None unless a literal list or tuple (or a module constant bound to one)
+    says them."""
+    found = []
+    for decorator in func.decorator_list:
+        node = module.alias(decorator)
+        if not isinstance(node, ast.Call) or module.dotted(node.func) != "pytest.mark.parametrize":
+            continue
+        kwargs = {k.arg: k.value for k in node.keywords if k.arg}
+        names = node.args[0] if node.args else kwargs.get("argnames")
+        cases = node.args[1] if len(node.args) > 1 else kwargs.get("argvalues")
+        argnames = None if names is None else value(names, module)
+        if isinstance(argnames, list | tuple):
+            argnames = ",".join(str(n) for n in argnames)
+        key = ",".join(n.strip() for n in argnames.split(",")) if isinstance(argnames, str) else "?"
+        cases = None if cases is None else module.alias(cases)
+        written = None
+        elements = cases.elts if isinstance(cases, ast.List | ast.Tuple) and key != "?" else None
+        if elements is not None and not any(isinstance(e, ast.Starred) for e in elements):
+            written = tuple(" ".join(ast.unparse(e).split()) for e in elements)
+        found.append((decorator.lineno, key, written))
+    return found
+
+
 def _checks(func: Function) -> list[tuple[int, str]]:
     """(line, "exact" | "weak") of each assertion written in the test's own body, in order."""
     found: list[tuple[int, str]] = []
@@ -1321,6 +1346,7 @@ class PySide:
                     partial(self.why_nothing, module, func, cls),
                     checks=partial(_checks, func),
                     mocked=partial(_mocked, func),
+                    params=partial(_params, module, func),
                 )
             )
         side.uncollected[module.path] = dict(module.uncollected)
