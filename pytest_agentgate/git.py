@@ -19,7 +19,8 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -126,6 +127,21 @@ class Repo:
         sha = out.strip()
         return sha if re.fullmatch(r"[0-9a-f]{40,64}", sha) else None
 
+    def commits(self, refs: Sequence[str]) -> list[str | None]:
+        """The commit each of ``refs`` names (None where none), in one ``git cat-file``."""
+        request = "".join(f"{ref}^{{commit}}\n" for ref in refs)
+        out = _git(self.toplevel, "cat-file", "--batch-check", check=False, stdin=request)
+        # "<sha> commit <size>" for each ref that names a commit, "<ref> missing" otherwise.
+        lines = [line.split(" ") for line in out.splitlines()]
+        return [
+            words[0]
+            if len(words) == 3
+            and words[1] == "commit"
+            and re.fullmatch(r"[0-9a-f]{40,64}", words[0])
+            else None
+            for words in (lines + [[]] * len(refs))[: len(refs)]
+        ]
+
     def has_commits(self) -> bool:
         return self.commit("HEAD") is not None
 
@@ -134,13 +150,18 @@ class Repo:
 
     def default_branch(self) -> str | None:
         """``origin/HEAD``'s branch, else the first of origin/main, origin/master, main, master."""
+        return self._head_and_default()[1]
+
+    def _head_and_default(self) -> tuple[str | None, str | None]:
+        """HEAD's commit and the default branch (:meth:`default_branch`), in two git calls."""
         head = self.git("symbolic-ref", "--quiet", "refs/remotes/origin/HEAD", check=False).strip()
         candidates = [head.removeprefix("refs/remotes/")] if head else []
         candidates += [b for b in DEFAULT_BRANCHES if b not in candidates]
-        for name in candidates:
-            if self.commit(name) is not None:
-                return name
-        return None
+        head_sha, *found = self.commits(["HEAD", *candidates])
+        branch = next(
+            (name for name, sha in zip(candidates, found, strict=True) if sha is not None), None
+        )
+        return head_sha, branch
 
     def resolve_base(
         self,
@@ -163,14 +184,12 @@ class Repo:
                     self._fetch_hint(ref),
                 )
             return Base(ref, sha, how)
-        if not self.has_commits():
+        head, branch = self._head_and_default()
+        if head is None:
             return Base("(no commits yet)", EMPTY_TREE, "the repository has no commit yet")
-        branch = self.default_branch()
         if branch is None:
             return Base(
-                "HEAD",
-                self.commit("HEAD") or EMPTY_TREE,
-                "no default branch found: only uncommitted changes are the change",
+                "HEAD", head, "no default branch found: only uncommitted changes are the change"
             )
         out = self.git("merge-base", "HEAD", branch, check=False).strip()
         if not re.fullmatch(r"[0-9a-f]{40,64}", out):
@@ -197,18 +216,18 @@ class Repo:
     def change(self, base: Base) -> Change:
         """Every file from ``base`` to the working tree, with the lines each adds or modifies."""
         change = Change(base, self.toplevel)
-        statuses = self.git(
-            "diff", "--no-ext-diff", "--no-textconv", "--name-status", "-z", "-M", base.sha, "--"
+        # Three independent reads, at once: the change's files, its lines, the untracked files.
+        statuses, patch, untracked = _git_many(
+            self.toplevel,
+            ["diff", "--no-ext-diff", "--no-textconv", "--name-status", "-z", "-M", base.sha, "--"],
+            ["diff", "--no-ext-diff", "--no-textconv", "--no-color", "-U0", "-M", base.sha, "--"],
+            ["ls-files", "--others", "--exclude-standard", "-z"],
         )
         for entry in _name_status(statuses):
             change.files[entry.path] = entry
-        patch = self.git(
-            "diff", "--no-ext-diff", "--no-textconv", "--no-color", "-U0", "-M", base.sha, "--"
-        )
         for path, lines in _added_lines(patch).items():
             if path in change.files:
                 change.files[path].lines = lines
-        untracked = self.git("ls-files", "--others", "--exclude-standard", "-z")
         for path in filter(None, untracked.split("\0")):
             change.files[path] = FileChange(path, "added", lines=_all_lines(self.toplevel / path))
         return change
@@ -332,11 +351,36 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _git(cwd: Path, *args: str, check: bool = True) -> str:
+def _git_many(cwd: Path, *commands: list[str]) -> list[str]:
+    """``_git(cwd, *command)`` for each command, run side by side; the first error raises."""
+    results: list[str | GitError] = [GitError("git did not run")] * len(commands)
+
+    def one(index: int) -> None:
+        try:
+            results[index] = _git(cwd, *commands[index])
+        except GitError as exc:
+            results[index] = exc
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(1, len(commands))]
+    for thread in threads:
+        thread.start()
+    one(0)
+    for thread in threads:
+        thread.join()
+    out = []
+    for result in results:
+        if isinstance(result, GitError):
+            raise result
+        out.append(result)
+    return out
+
+
+def _git(cwd: Path, *args: str, check: bool = True, stdin: str | None = None) -> str:
     try:
         proc = subprocess.run(
             ["git", "-c", "core.quotePath=off", *args],
             cwd=cwd,
+            input=None if stdin is None else stdin.encode("utf-8", "surrogateescape"),
             capture_output=True,
             timeout=GIT_TIMEOUT_S,
             env=_env(),

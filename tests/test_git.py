@@ -125,3 +125,26 @@ def test_a_repository_without_commits_has_the_empty_tree_as_base(tmp_path: Path)
     change = found.change(base)
     assert change.files["a.py"].status == "added" and change.added_lines("a.py") == {1}
     assert found.read_at(base, ["a.py"]) == {"a.py": None}
+
+
+def test_without_a_default_branch_the_base_is_head(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "trunk")
+    write(tmp_path / "a.py", "a = 1\n")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "first")
+    write(tmp_path / "a.py", "a = 2\n")
+    found = Repo.find(tmp_path)
+    assert found is not None and found.default_branch() is None
+    base = found.resolve_base()
+    assert isinstance(base, Base) and base.ref == "HEAD"
+    assert base.sha == git(tmp_path, "rev-parse", "HEAD").strip()
+    assert "no default branch found" in base.how
+    assert found.change(base).added_lines("a.py") == {1}
+
+
+def test_the_first_default_branch_that_exists_is_taken(repo: Path) -> None:
+    git(repo, "branch", "-m", "main", "master")
+    git(repo, "checkout", "-q", "-b", "work")
+    found = Repo.find(repo)
+    assert found is not None and found.default_branch() == "master"
+    assert found.commits(["master", "nope", "HEAD"])[1] is None

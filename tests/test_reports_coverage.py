@@ -882,3 +882,64 @@ def test_the_package_loads_its_readers_on_first_use_and_names_what_it_lacks() ->
     assert package.read_lcov.__module__ == "pytest_agentgate.reports.coverage.lcov"
     with pytest.raises(AttributeError, match="has no attribute 'read_clover'"):
         package.read_clover  # noqa: B018
+
+
+# -- Cobertura: coverage.py's own shape is read by one expression, anything else by expat -------
+
+COVERAGE_PY_SHAPE = (DATA / "python" / "coverage-partial.xml").read_text(encoding="utf-8")
+FIRST_CLASS = COVERAGE_PY_SHAPE.index("<class ")
+
+
+def _variants() -> dict[str, str]:
+    """coverage.py's report, and spellings of it that only the expat reader reads right."""
+    text = COVERAGE_PY_SHAPE
+    head, tail = text[:FIRST_CLASS], text[FIRST_CLASS:]
+    fake = '<class name="x" filename="fake.py"><lines><line number="1" hits="1"/></lines></class>'
+    return {
+        "coverage.py": text,
+        "a class hidden in a comment": head + f"<!-- {fake} -->" + tail,
+        "a line hidden in CDATA": head
+        + '<extra><![CDATA[<line number="1" hits="1"/>]]></extra>'
+        + tail,
+        "attributes in another order": text.replace(
+            'branch="true" condition-coverage=', 'condition-coverage="100% (2/2)" branch='
+        ).replace('condition-coverage="100% (2/2)" branch="true" condition-coverage=', "x="),
+        "hits as 1.0": text.replace('hits="1"', 'hits="1.0"', 3),
+        "a self-closing class": head + '<class name="e" filename="empty.py"/>' + tail,
+        "an entity in a filename": text.replace('filename="shop/', 'filename="&#115;hop/', 1),
+        "single quotes": text.replace('hits="0"', "hits='0'", 2),
+        "a line outside any class": head + '<line number="3" hits="1"/>' + tail,
+        "a method with lines": text.replace(
+            "<methods/>",
+            '<methods><method name="f" signature=""><lines><line number="2" hits="1"/>'
+            "</lines></method></methods>",
+            1,
+        ),
+        "a source spelled empty": text.replace("<sources>", "<sources><source/>", 1),
+    }
+
+
+@pytest.mark.parametrize("name", list(_variants()))
+def test_cobertura_is_read_alike_by_both_readers(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_agentgate.reports.coverage import cobertura
+
+    path = tmp_path / "coverage.xml"
+    path.write_text(_variants()[name], encoding="utf-8")
+    fast = read_coverage(path, root=tmp_path)
+    monkeypatch.setattr(cobertura, "_FAST_MAX_BYTES", -1)  # every report goes through expat
+    slow = read_coverage(path, root=tmp_path)
+    assert fast == slow
+    if name == "a class hidden in a comment":
+        assert "fake.py" not in {f.path for f in fast.files}
+
+
+def test_coverage_pys_own_reports_take_the_fast_reader() -> None:
+    """The expression reads what coverage.py writes (the benchmark's speed rests on it);
+    another spelling goes to expat."""
+    from pytest_agentgate.reports.coverage import cobertura
+
+    data = COVERAGE_PY_SHAPE.encode()
+    assert cobertura._read_fast(data, {}, []) is True  # with branch data
+    assert cobertura._read_fast(data.replace(b'hits="1"', b'hits="1.0"'), {}, []) is None
