@@ -470,6 +470,11 @@ CASES: dict[str, tuple[list[str], str, str | None]] = {
         NO_LINT_REPORT,
         "file entry 0 message 0 has severity -2: eslint writes 1 (warning) or 2 (error)",
     ),
+    "eslint-severity-off.json": (
+        lint("eslint"),
+        NO_LINT_REPORT,
+        "file entry 0 message 0 has severity 0: eslint writes 1 (warning) or 2 (error)",
+    ),
     "eslint-counts-without-messages.json": (
         lint("eslint"),
         NO_LINT_REPORT,
@@ -599,6 +604,12 @@ CASES: dict[str, tuple[list[str], str, str | None]] = {
         lint("sarif"),
         NO_LINT_REPORT,
         "run 0 result 0 has level 'blocker': SARIF 2.1.0 writes error, warning, note, none",
+    ),
+    "sarif-pass-at-error-level.sarif": (
+        lint("sarif"),
+        NO_LINT_REPORT,
+        "run 0 result 0 has kind 'pass' with level 'error': SARIF 2.1.0 gives a result that is "
+        "not a failure the level none; the report is not credible",
     ),
     "sarif-kind-unknown.sarif": (
         lint("sarif"),

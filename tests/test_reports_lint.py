@@ -176,7 +176,6 @@ def test_eslint_severity_mapping() -> None:
                 "messages": [
                     {"ruleId": "a", "severity": 2, "message": "err", "line": 1, "column": 2},
                     {"ruleId": "b", "severity": 1, "message": "warn", "line": 2, "column": 3},
-                    {"ruleId": "c", "severity": 0, "message": "off"},
                     {
                         "ruleId": None,
                         "severity": 1,
@@ -550,7 +549,8 @@ def test_sarif_uri_decoding_default_levels_kinds_and_suppressions() -> None:
                         result("r-err"),
                         result("r-note"),
                         result("r-idx", ruleIndex=0),
-                        result("r-pass", kind="pass", level="error"),
+                        result("r-pass", kind="pass"),
+                        result("r-review", kind="review", level="none"),
                         result("r-sup", level="error", suppressions=[{"kind": "inSource"}]),
                         result(
                             "r-rej",
@@ -664,3 +664,36 @@ def test_malformed_real_samples_fail_cleanly(tmp_path: Path) -> None:
     broken.write_text('{"file": "a.py", "line": 1, "severity": "error"}\n', encoding="utf-8")
     with pytest.raises(ReportError, match='"message" should be a string'):
         read_lint(broken, format="mypy")
+
+
+@pytest.mark.parametrize(
+    ("format", "text", "problem"),
+    [
+        (
+            "eslint",
+            json.dumps([{"filePath": "a.js", "messages": [{"severity": 0, "message": "off"}]}]),
+            "file entry 0 message 0 has severity 0: eslint writes 1 (warning) or 2 (error)",
+        ),
+        (
+            "sarif",
+            json.dumps(
+                {
+                    "version": "2.1.0",
+                    "runs": [
+                        {"results": [{"kind": "pass", "level": "error", "message": {"text": "m"}}]}
+                    ],
+                }
+            ),
+            "run 0 result 0 has kind 'pass' with level 'error': SARIF 2.1.0 gives a result "
+            "that is not a failure the level none",
+        ),
+    ],
+    ids=["eslint-severity-off", "sarif-pass-at-error-level"],
+)
+def test_a_finding_its_tool_never_writes_is_not_credible(
+    format: str, text: str, problem: str
+) -> None:
+    """Skipped, either would be a finding that counts nothing and passes."""
+    with pytest.raises(ReportError) as caught:
+        parse_lint(text, format=format, source="r")
+    assert problem in str(caught.value)

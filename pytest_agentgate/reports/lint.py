@@ -142,11 +142,10 @@ def parse_eslint(text: str, source: str) -> LintReport:
                 severity = "error"
             elif level == 1 and type(level) is int:
                 severity = "warning"
-            elif level == 0 and type(level) is int:
-                continue  # severity 0 ("off") never reaches a report
             else:
-                # eslint writes 1 or 2: "2", "error" or 2.0 is a report eslint did not write, and
-                # skipping it would count nothing and pass.
+                # eslint writes 1 or 2 (a rule "off", 0, reports nothing): 0, "2", "error" or
+                # 2.0 is a report eslint did not write, and skipping it would count nothing and
+                # pass.
                 raise ReportError(
                     source,
                     f"{at} has severity {level!r}: eslint writes 1 (warning) or 2 (error); the "
@@ -546,6 +545,14 @@ def parse_sarif(text: str, source: str) -> LintReport:
             kind = result.get("kind", "fail")
             if not isinstance(kind, str) or kind not in _SARIF_KINDS:
                 raise _sarif_not_credible(source, at, "kind", kind, sorted(_SARIF_KINDS))
+            if kind != "fail" and result.get("level", "none") != "none":
+                raise ReportError(
+                    source,
+                    f"{at} has kind {kind!r} with level {result.get('level')!r}: SARIF 2.1.0 "
+                    "gives a result that is not a failure the level none; the report is not "
+                    "credible",
+                    lint_hint("sarif"),
+                )
             level = _sarif_level(result, by_id, by_index)
             severity: Severity | None = None
             if isinstance(level, str) and level in _SARIF_LEVELS:
