@@ -17,7 +17,6 @@ import ast
 import configparser
 import fnmatch
 import os
-import platform
 import shlex
 import sys
 from collections import Counter
@@ -504,6 +503,8 @@ _UNKNOWN: Any = object()
 @cache
 def _known() -> dict[str, Any]:
     """What a skip condition may ask of the running interpreter."""
+    import platform  # only when a condition asks: it costs every gate process its import
+
     version = tuple(sys.version_info)
     return {
         "sys.platform": sys.platform,
