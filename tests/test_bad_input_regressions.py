@@ -1,0 +1,91 @@
+"""Inputs the fuzz suite (``tests_fuzz/``) found that broke a reader, each kept here as a plain
+case with what the user sees since it was fixed.
+
+Before its fix each of these escaped as an exception (the verdict said "agentgate could not
+judge this gate" with a traceback, or the hook let the agent stop unverified), or was read as a
+number no tool writes (a line -1, a session that started at infinity). Now a report no tool
+writes fails its gate saying what is wrong, and a value that is no count or time is not one.
+The configuration's cases are in test_config_hostile.py, the hook's in test_hooks.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from _helpers import CliRun
+
+from pytest_agentgate.gates.lint import _in_change
+from pytest_agentgate.git import FileChange
+from pytest_agentgate.reports.lint import parse_lint
+
+Agentgate = Callable[..., CliRun]
+
+DEEP_JSON = "[" * 3000 + "]" * 3000
+
+
+def gates(run: CliRun) -> dict[str, dict[str, Any]]:
+    assert "Traceback" not in run.out + run.err
+    verdict = run.verdict()
+    for gate in verdict["gates"]:
+        assert "could not judge" not in gate["summary"], gate["problems"]
+    return {gate["name"]: gate for gate in verdict["gates"]}
+
+
+def verify_report(agentgate: Agentgate, project: Path, name: str, text: str, *flags: str) -> Any:
+    (project / name).write_text(text, encoding="utf-8")
+    return gates(agentgate("verify", "--no-run", "--format", "json", *flags, name))
+
+
+# -- lint reports --------------------------------------------------------------------------------
+
+
+def test_a_lint_report_nested_too_deeply_is_refused_when_detecting_its_format(
+    project: Path, agentgate: Agentgate
+) -> None:
+    lint = verify_report(agentgate, project, "lint.json", DEEP_JSON, "--lint")["lint"]
+    assert lint["status"] == "fail"
+    assert lint["summary"].startswith("lint report could not be read")
+    assert "lint.json: is JSON nested too deeply to read" in lint["problems"][0]
+
+
+def test_a_finding_whose_path_has_a_nul_byte_is_counted(
+    project: Path, agentgate: Agentgate
+) -> None:
+    report = json.dumps(
+        [{"code": "F401", "message": "unused", "filename": "/\0/a.py", "location": {"row": 1}}]
+    )
+    flags = ("--lint-format", "ruff", "--lint")
+    lint = verify_report(agentgate, project, "ruff.json", report, *flags)["lint"]
+    assert (lint["status"], lint["summary"]) == ("fail", "1 error (max 0), 0 warnings (max 50)")
+    [finding] = lint["findings"]
+    assert (finding["path"], finding["line"], finding["message"]) == ("/\\x00/a.py", 1, "unused")
+
+
+def test_a_negative_line_is_no_line_and_counts_in_a_changed_file(
+    project: Path, agentgate: Agentgate
+) -> None:
+    """A line -1 was kept, and under ``scope: changed`` a finding at line -100 of a changed file
+    was left out as far from the change. A finding without a line counts in a changed file."""
+    report = json.dumps(
+        [
+            {
+                "filePath": str(project / "a.js"),
+                "messages": [{"severity": 2, "message": "m", "line": -100, "column": -1}],
+            }
+        ]
+    )
+    flags = ("--lint-format", "eslint", "--lint")
+    lint = verify_report(agentgate, project, "eslint.json", report, *flags)["lint"]
+    [finding] = lint["findings"]
+    assert (finding["path"], finding["line"], finding["message"]) == ("a.js", None, "m")
+
+    class Changed:
+        def find(self, path: str) -> FileChange | None:
+            return FileChange("a.js", "modified", lines={1, 2}) if path == "a.js" else None
+
+    findings = parse_lint(report, format="eslint", source="eslint.json").findings
+    kept, dropped = _in_change(findings, Changed(), 3)  # type: ignore[arg-type]
+    assert (len(kept), dropped) == (1, [])
