@@ -89,3 +89,28 @@ def test_a_negative_line_is_no_line_and_counts_in_a_changed_file(
     findings = parse_lint(report, format="eslint", source="eslint.json").findings
     kept, dropped = _in_change(findings, Changed(), 3)  # type: ignore[arg-type]
     assert (len(kept), dropped) == (1, [])
+
+
+# -- coverage reports ----------------------------------------------------------------------------
+
+
+def test_a_negative_executed_line_is_not_a_measured_line(
+    project: Path, agentgate: Agentgate
+) -> None:
+    report = json.dumps(
+        {
+            "meta": {"format": 3},
+            "totals": {"covered_lines": 1, "num_statements": 1},
+            "files": {
+                "a.py": {
+                    "summary": {"covered_lines": 1, "num_statements": 1},
+                    "missing_lines": [],
+                    "executed_lines": [-1],
+                }
+            },
+        }
+    )
+    coverage = verify_report(agentgate, project, "coverage.json", report, "--coverage")["coverage"]
+    assert coverage["status"] == "fail"
+    assert coverage["summary"].startswith("no usable coverage report")
+    assert "coverage.json: file 'a.py' executed line is negative (-1)" in coverage["problems"][0]
