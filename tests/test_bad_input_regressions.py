@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from _helpers import CliRun
 
 from pytest_agentgate.gates.lint import _in_change
@@ -22,6 +23,7 @@ from pytest_agentgate.git import FileChange
 from pytest_agentgate.reports.lint import parse_lint
 
 Agentgate = Callable[..., CliRun]
+WriteConfig = Callable[[str], Path]
 
 DEEP_JSON = "[" * 3000 + "]" * 3000
 
@@ -114,3 +116,35 @@ def test_a_negative_executed_line_is_not_a_measured_line(
     assert coverage["status"] == "fail"
     assert coverage["summary"].startswith("no usable coverage report")
     assert "coverage.json: file 'a.py' executed line is negative (-1)" in coverage["problems"][0]
+
+
+# -- custom gates' JSON reports ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "metric",
+    ["\u00b2", "9" * 5000],
+    ids=["superscript-two", "5000-digits"],  # "²".isdigit() is True; int() refuses both
+)
+def test_a_metric_that_is_no_list_index_has_no_value(
+    metric: str, project: Path, write_config: WriteConfig, agentgate: Agentgate
+) -> None:
+    write_config(
+        "gates:\n  custom:\n    - name: perf\n"
+        "      command: '{py} -c \"print([1])\"'\n"
+        f"      metric: '{metric}'\n      max: 1\n"
+    )
+    perf = gates(agentgate("verify", "--format", "json"))["perf"]
+    assert perf["status"] == "fail"
+    assert f"has no value at `{metric[:20]}" in perf["problems"][0]
+
+
+def test_a_list_index_with_leading_zeros_still_reads(
+    project: Path, write_config: WriteConfig, agentgate: Agentgate
+) -> None:
+    write_config(
+        "gates:\n  custom:\n    - name: perf\n"
+        "      command: '{py} -c \"print([5, 1])\"'\n      metric: '01'\n      max: 1\n"
+    )
+    perf = gates(agentgate("verify", "--format", "json"))["perf"]
+    assert perf["status"] == "pass", perf
