@@ -148,3 +148,38 @@ def test_a_list_index_with_leading_zeros_still_reads(
     )
     perf = gates(agentgate("verify", "--format", "json"))["perf"]
     assert perf["status"] == "pass", perf
+
+
+# -- build output --------------------------------------------------------------------------------
+
+HUGE = "9" * 5000
+
+
+@pytest.mark.parametrize(
+    ("output", "finding"),
+    [
+        (f"a.c:{HUGE}:1: error: boom", ("a.c", None, "boom")),
+        (f"a.ts({HUGE},1): error TS1005: boom", ("a.ts", None, "boom")),
+        (f"error[E0001]: boom\n  --> a.rs:1:{HUGE}", ("a.rs", 1, "boom")),
+        (
+            f"*** Error compiling 'a.py'...\n  File \"a.py\", line {HUGE}\nSyntaxError: bad",
+            ("a.py", None, "SyntaxError: bad"),
+        ),
+    ],
+    ids=["gcc", "tsc", "rustc", "compileall"],
+)
+def test_a_line_number_of_5000_digits_in_build_output_is_no_line(
+    output: str,
+    finding: tuple[str, int | None, str],
+    project: Path,
+    write_config: WriteConfig,
+    agentgate: Agentgate,
+) -> None:
+    (project / "out.txt").write_text(output + "\n", encoding="utf-8")
+    write_config(
+        "gates:\n  build:\n    command: >-\n"
+        "      {py} -c \"import sys; sys.stdout.write(open('out.txt').read()); sys.exit(1)\"\n"
+    )
+    build = gates(agentgate("verify", "--format", "json"))["build"]
+    assert build["status"] == "fail"
+    assert [(f["path"], f["line"], f["message"]) for f in build["findings"]] == [finding]
