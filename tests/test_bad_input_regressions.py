@@ -20,6 +20,7 @@ from _helpers import CliRun
 
 from pytest_agentgate.gates.lint import _in_change
 from pytest_agentgate.git import FileChange
+from pytest_agentgate.reports._io import MAX_COUNT
 from pytest_agentgate.reports.lint import parse_lint
 
 Agentgate = Callable[..., CliRun]
@@ -183,3 +184,94 @@ def test_a_line_number_of_5000_digits_in_build_output_is_no_line(
     build = gates(agentgate("verify", "--format", "json"))["build"]
     assert build["status"] == "fail"
     assert [(f["path"], f["line"], f["message"]) for f in build["findings"]] == [finding]
+
+
+# -- harness transcripts -------------------------------------------------------------------------
+
+
+def verify_transcript(agentgate: Agentgate, project: Path, lines: list[str]) -> dict[str, Any]:
+    (project / "ruff.json").write_text("[]", encoding="utf-8")
+    (project / "t.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = agentgate(
+        "verify", "--no-run", "--format", "json", "--lint-format", "ruff", "--lint", "ruff.json",
+        "--transcript", "t.jsonl",
+    )  # fmt: skip
+    return gates(run)["session"]
+
+
+def signals_off(session: dict[str, Any]) -> str:
+    assert session["status"] == "pass"
+    [finding] = session["findings"]
+    message: str = finding["message"]
+    assert message.startswith("the transcript's signals are off: t.jsonl: ")
+    return message
+
+
+def test_a_line_whose_type_is_an_object_is_no_transcript(
+    project: Path, agentgate: Agentgate
+) -> None:
+    session = verify_transcript(agentgate, project, ['{"type": {}, "uuid": "u"}'])
+    assert "is not a transcript agentgate reads" in signals_off(session)
+
+
+def test_a_line_nested_too_deeply_is_not_json(project: Path, agentgate: Agentgate) -> None:
+    session = verify_transcript(agentgate, project, [DEEP_JSON])
+    assert "has no JSON line in its 1 lines: not a transcript" in signals_off(session)
+
+
+def test_tool_arguments_nested_too_deeply_are_kept_as_text(
+    project: Path, agentgate: Agentgate
+) -> None:
+    arguments = json.dumps("[" * 5000 + "]" * 5000)
+    line = (
+        '{"type": "response_item", "payload": {"type": "function_call", "call_id": "c", '
+        f'"name": "shell", "arguments": {arguments}}}}}'
+    )
+    session = verify_transcript(agentgate, project, [line])
+    assert (session["status"], session["actual"]["tool_calls"]) == ("pass", 1)
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ['{"projectHash": "h"}', '{"type": "gemini", "toolCalls": 5}'],
+        ['{"projectHash": "h"}', '{"type": "gemini", "toolCalls": [{"id": "c", "result": 5}]}'],
+        ['{"type": "assistant.message", "data": {"toolRequests": 5}}'],
+    ],
+    ids=["gemini-tool-calls", "gemini-call-result", "copilot-tool-requests"],
+)
+def test_a_number_where_a_list_of_calls_belongs_is_no_call(
+    lines: list[str], project: Path, agentgate: Agentgate
+) -> None:
+    session = verify_transcript(agentgate, project, lines)
+    assert (session["status"], session["findings"]) == ("pass", [])
+
+
+def test_a_negative_token_count_cancels_no_tokens(project: Path, agentgate: Agentgate) -> None:
+    usage = {"input_tokens": -150_000, "cache_read_input_tokens": 150_000, "output_tokens": 100}
+    message = {"id": "m", "model": "claude-sonnet-4-5", "usage": usage}
+    line = {"type": "assistant", "uuid": "u", "message": message}
+    session = verify_transcript(agentgate, project, [json.dumps(line)])
+    assert (session["actual"]["tokens"], session["actual"]["context_percent"]) == (150_100, 75.05)
+
+
+def test_a_token_count_beyond_any_session_is_counted_as_the_most_there_is(
+    project: Path, agentgate: Agentgate
+) -> None:
+    """10**400 tokens: the context's fill overflowed a float. It is now the largest count a
+    report may hold, and every budget sees it spent."""
+    line = '{"type": "assistant", "uuid": "u", "message": {"usage": {"input_tokens": 1%s}}}'
+    session = verify_transcript(agentgate, project, [line % ("0" * 400)])
+    assert session["actual"]["tokens"] == MAX_COUNT
+    assert session["actual"]["context_percent"] == MAX_COUNT * 100 / 1_000_000
+
+
+@pytest.mark.parametrize("stamp", ["1e400", "1" + "0" * 400], ids=["infinite", "400-digits"])
+def test_a_timestamp_that_is_no_time_gives_no_duration(
+    stamp: str, project: Path, agentgate: Agentgate
+) -> None:
+    """1e400 started the session at infinity (a duration of 0.0); 10**400 overflowed a float."""
+    lines = [f'{{"type": "user", "uuid": "u", "timestamp": {stamp}}}']
+    session = verify_transcript(agentgate, project, lines)
+    assert session["status"] == "pass"
+    assert session["actual"]["duration_s"] is None
