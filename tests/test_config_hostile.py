@@ -126,3 +126,91 @@ def test_a_task_id_with_undecodable_bytes_is_a_usage_error(
         main(["verify", "--task", bad])
     assert exited.value.code == 2
     assert "a task id must be text (UTF-8)" in capsys.readouterr().err
+
+
+# Values the parsers cannot build, and numbers no setting takes (tests_fuzz found them; each
+# escaped as a traceback, or reached validation and broke its messages and comparisons).
+DIGITS = "a number of {} digits is larger than any setting takes; write one of at most 300 digits"
+UNBUILDABLE = {
+    "toml-5000-digits": (
+        "agentgate.toml",
+        "profile = " + "1" * 5000,
+        "agentgate.toml:1: " + DIGITS.format("5,000"),
+    ),
+    "pyproject-5000-digits": (
+        "pyproject.toml",
+        "[tool.agentgate]\nprofile = " + "1" * 5000,
+        "pyproject.toml:2: " + DIGITS.format("5,000"),
+    ),
+    "yaml-5000-digits": (
+        "agentgate.yml",
+        "profile: strict\nattempts:\n  max: " + "1" * 5000,
+        "agentgate.yml:3: " + DIGITS.format("5,000"),
+    ),
+    "json-5000-digits": (
+        "agentgate.json",
+        '{\n  "enabled": ' + "1" * 5000 + "\n}",
+        "agentgate.json:2: " + DIGITS.format("5,000"),
+    ),
+    "yaml-hex-6000-digits": (
+        "agentgate.yml",
+        "profile: 0x" + "f" * 5000,
+        "agentgate.yml:1: profile: " + DIGITS.format("about 6,021"),
+    ),
+    "toml-hex-6000-digits": (
+        "agentgate.toml",
+        "[attempts]\nmax = 0x" + "f" * 5000,
+        "agentgate.toml: attempts.max: " + DIGITS.format("about 6,021"),
+    ),
+    "yaml-timeout-beyond-a-float": (
+        "agentgate.yml",
+        "gates:\n  build: {command: x, timeout: 0x" + "f" * 300 + "}",
+        "agentgate.yml:2: gates.build.timeout: " + DIGITS.format("about 362"),
+    ),
+    "yaml-hook-budget-401-digits": (
+        "agentgate.yml",
+        "hook: {budget: 1" + "0" * 400 + "}",
+        "agentgate.yml:1: hook.budget: " + DIGITS.format("about 401"),
+    ),
+    "yaml-no-such-date": (
+        "agentgate.yml",
+        "profile: strict\nbase: 2026-13-45",
+        "agentgate.yml:2: `2026-13-45` is read as a date and is not one (month must be in "
+        "1..12); quote it if it is text",
+    ),
+    "yaml-tagged-float": (
+        "agentgate.yml",
+        "attempts: {max: !!float many}",
+        "agentgate.yml:1: `many` is read as a number and is not one; quote it if it is text",
+    ),
+    "yaml-tagged-bool": (
+        "agentgate.yml",
+        "enabled: !!bool maybe",
+        "agentgate.yml:1: `maybe` is read as true or false and is not one; quote it if it is text",
+    ),
+    "yaml-tagged-timestamp": (
+        "agentgate.yml",
+        "base: !!timestamp today",
+        "agentgate.yml:1: `today` is read as a date and is not one; quote it if it is text",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNBUILDABLE))
+def test_a_value_no_setting_takes_is_an_error_at_its_line(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_agentgate.cli.main import main
+
+    name, text, message = UNBUILDABLE[case]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).write_text(text + "\n", encoding="utf-8")
+    assert main(["explain", "--config", name]) == 2
+    assert capsys.readouterr().err == f"agentgate: error: {tmp_path / message}\n"
+
+
+def test_large_honest_numbers_and_dates_still_read() -> None:
+    text = "attempts: {max: 0x10}\ngates:\n  build: {command: x, timeout: 1" + "0" * 299 + "}\n"
+    raw = parse_raw(text + "base: 2026-02-28\n", "agentgate.yml", "agentgate.yml")
+    assert raw.data["attempts"]["max"] == 16
+    assert raw.data["gates"]["build"]["timeout"] == 10**299

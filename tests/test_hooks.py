@@ -276,6 +276,28 @@ def test_an_event_that_is_not_one_lets_the_agent_stop(
     assert "Is the hook installed for Claude Code?" in answer["systemMessage"]
 
 
+def test_stdin_nested_too_deeply_is_not_an_event(capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by tests_fuzz: the parser's RecursionError was agentgate's own "internal error"."""
+    answer, _, code = call("claude", b"[" * 100_000, capsys)
+    assert code == 0
+    assert answer["systemMessage"].startswith(
+        "agentgate could not gate this stop: the hook's stdin is JSON nested too deeply to read. "
+        "Is the hook installed for Claude Code?"
+    )
+
+
+@pytest.mark.parametrize("stamp", ["1" + "0" * 400, "-1" + "0" * 400], ids=["huge", "negative"])
+def test_a_timestamp_that_is_no_time_still_gates_the_stop(
+    stamp: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by tests_fuzz: 10**400 overflowed a float, and the agent stopped unverified."""
+    root = project(tmp_path, FAILING)
+    payload = json.dumps(event("codex", root, timestamp="STAMP")).replace('"STAMP"', stamp)
+    answer, _, code = call("codex", payload.encode(), capsys)
+    assert code == 0
+    assert answer["decision"] == "block" and "build FAILED" in answer["reason"]
+
+
 def test_a_missing_cwd_lets_the_agent_stop(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -115,19 +115,66 @@ def read_raw(path: Path) -> RawConfig:
     return parse_raw(text, path.name, source)
 
 
-def _check_depth(data: Any, source: str) -> None:
-    """JSON and TOML nest without bound: a configuration deeper than YAML's bound is refused."""
-    stack = [(data, 0)]
+def _check_document(data: Any, source: str, lines: dict[KeyPath, int] | None = None) -> None:
+    """JSON and TOML nest without bound: a configuration deeper than YAML's bound is refused.
+    All three formats write integers of any size (YAML and TOML in hex: ``0xfff...``): one beyond
+    :data:`MAX_NUMBER`, as a key or a value, is refused too, naming its key (and its line)."""
+    stack: list[tuple[Any, KeyPath]] = [(data, ())]
     while stack:
-        node, depth = stack.pop()
-        if depth > MAX_DEPTH:
+        node, path = stack.pop()
+        if len(path) > MAX_DEPTH:
             raise ConfigError(
                 source, None, f"nested more than {MAX_DEPTH} levels deep; a configuration is flat"
             )
         if isinstance(node, dict):
-            stack.extend((v, depth + 1) for v in node.values())
+            for key, value in node.items():
+                stack.append((key, path))
+                stack.append((value, (*path, key if isinstance(key, (str, int)) else "?")))
         elif isinstance(node, list):
-            stack.extend((v, depth + 1) for v in node)
+            stack.extend((value, (*path, index)) for index, value in enumerate(node))
+        elif isinstance(node, int) and not -MAX_NUMBER <= node <= MAX_NUMBER:
+            digits = int(node.bit_length() * math.log10(2)) + 1
+            shown = ".".join(str(p) if _printable(p) else "(a huge number)" for p in path)
+            raise ConfigError(
+                source,
+                shown or None,
+                _too_many_digits(digits, about=True),
+                _line_of(path, lines or {}),
+            )
+
+
+def _printable(part: str | int) -> bool:
+    return not isinstance(part, int) or -MAX_NUMBER <= part <= MAX_NUMBER
+
+
+def _line_of(path: KeyPath, lines: dict[KeyPath, int]) -> int | None:
+    """The line of ``path``, else of the nearest key above it that has one."""
+    while path not in lines and path:
+        path = path[:-1]
+    return lines.get(path)
+
+
+def _too_many_digits(digits: int, *, about: bool = False) -> str:
+    return (
+        f"a number of {'about ' if about else ''}{digits:,} digits is larger than any setting "
+        f"takes; write one of at most {MAX_DIGITS} digits"
+    )
+
+
+# More decimal digits than Python turns into an integer (sys.get_int_max_str_digits()).
+_HUGE_DECIMAL = re.compile(r"[0-9](?:_?[0-9]){4300,}")
+
+
+def _unreadable(source: str, language: str, exc: ValueError, text: str) -> ConfigError:
+    """A value the parser could not build. The only one JSON and TOML have: an integer longer
+    than Python reads (4,300 digits), refused as any huge number is, at its line."""
+    found = _HUGE_DECIMAL.search(text)
+    if found is not None and "integer string conversion" in str(exc):
+        digits = sum(c.isdigit() for c in found.group())
+        line = text.count("\n", 0, found.start()) + 1
+        return ConfigError(source, None, _too_many_digits(digits), line)
+    why = str(exc).split("; use sys.set_int_max_str_digits()")[0]
+    return ConfigError(source, None, f"invalid {language}: a value cannot be read ({why})")
 
 
 def parse_raw(text: str, name: str, source: str) -> RawConfig:
@@ -161,7 +208,9 @@ def _load_toml(text: str, source: str) -> Any:
         else:  # "(at end of document)"
             line = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
         raise ConfigError(source, None, f"invalid TOML: {exc}", line) from None
-    _check_depth(data, source)
+    except ValueError as exc:
+        raise _unreadable(source, "TOML", exc, text) from None
+    _check_document(data, source)
     return data
 
 
@@ -202,21 +251,27 @@ def _read_yaml(text: str, source: str) -> RawConfig:
         )
     lines: dict[KeyPath, int] = {}
     _yaml_lines(node, (), lines, set())
+    _check_document(data, source, lines)
     return RawConfig(data, source, lines)
 
 
 # What a configuration never needs: deeper nesting, or more values once aliases are expanded
-# (an 850-byte "billion laughs" expands to billions).
+# (an 850-byte "billion laughs" expands to billions), or a number a float cannot hold (every
+# comparison and message made of it must work; Python cannot even print 5,000 digits).
 MAX_DEPTH = 64
 MAX_EXPANDED = 100_000
+MAX_NUMBER = 10**300
+MAX_DIGITS = 300
 
 
 def _check_yaml(root: Any, source: str) -> None:
-    """Refuse duplicate keys, alias bombs, alias cycles and deep nesting, naming the line, before
-    the document is built. Nothing of the offending value is quoted."""
+    """Refuse duplicate keys, alias bombs, alias cycles, deep nesting and scalars YAML cannot
+    build (``2026-13-45``, ``!!float abc``), naming the line, before the document is built.
+    Nothing of a large value is quoted."""
     import yaml
 
     sizes: dict[int, int] = {}
+    scalars = yaml.constructor.SafeConstructor()
 
     def size(node: Any, depth: int, active: set[int]) -> int:
         line = node.start_mark.line + 1
@@ -244,6 +299,8 @@ def _check_yaml(root: Any, source: str) -> None:
                 total += size(key, depth + 1, active) + size(value, depth + 1, active)
         elif isinstance(node, yaml.SequenceNode):
             total += sum(size(item, depth + 1, active) for item in node.value)
+        elif node.tag in _YAML_BUILT:
+            _build_scalar(scalars, node, source)
         active.discard(id(node))
         if total > MAX_EXPANDED:
             raise ConfigError(
@@ -257,6 +314,44 @@ def _check_yaml(root: Any, source: str) -> None:
         return total
 
     size(root, 0, set())
+
+
+# The scalars YAML builds into something other than text, each said as a setting would take it.
+_YAML_BUILT = {
+    "tag:yaml.org,2002:int": "a whole number",
+    "tag:yaml.org,2002:float": "a number",
+    "tag:yaml.org,2002:bool": "true or false",
+    "tag:yaml.org,2002:null": "null",
+    "tag:yaml.org,2002:timestamp": "a date",
+    "tag:yaml.org,2002:binary": "base64",
+}
+
+
+def _build_scalar(constructor: Any, node: Any, source: str) -> None:
+    """Build one scalar the way the document will be built, so that one YAML cannot build (the
+    date 2026-13-45, ``!!float abc``, 5,000 digits) is an error at its line, not a traceback."""
+    import yaml
+
+    try:
+        constructor.construct_object(node)
+    except yaml.YAMLError:
+        raise  # said by the parser, with its line
+    except Exception as exc:  # PyYAML's constructors raise whatever Python did (KeyError, ...)
+        line = node.start_mark.line + 1
+        digits = sum(c.isdigit() for c in node.value)
+        if "integer string conversion" in str(exc):
+            raise ConfigError(source, None, _too_many_digits(digits), line) from None
+        value = node.value if len(node.value) <= 40 else node.value[:40] + "..."
+        # A date's reason is the user's ("month must be in 1..12"); the others are Python's.
+        date = node.tag.endswith(":timestamp") and isinstance(exc, ValueError)
+        why = f" ({exc})" if date else ""
+        raise ConfigError(
+            source,
+            None,
+            f"`{value}` is read as {_YAML_BUILT[node.tag]} and is not one{why}; quote it if it "
+            "is text",
+            line,
+        ) from None
 
 
 def _yaml_lines(node: Any, path: KeyPath, lines: dict[KeyPath, int], seen: set[int]) -> None:
@@ -335,9 +430,11 @@ def _read_workspace_json(text: str, source: str) -> RawConfig:
         ) from None
     except json.JSONDecodeError as exc:
         raise ConfigError(source, None, f"invalid JSON: {exc.msg}", exc.lineno) from None
+    except ValueError as exc:
+        raise _unreadable(source, "JSON", exc, text) from None
     if not isinstance(data, dict):
         raise ConfigError(source, None, "expected a JSON object at the top")
-    _check_depth(data, source)
+    _check_document(data, source)
     raw = RawConfig({}, source, ms_timeouts=True)
     out: dict[str, Any] = raw.data
     for key, value in data.items():

@@ -82,6 +82,8 @@ class Harness:
             data = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
             raise EventError(f"the hook's stdin is not JSON ({exc})") from None
+        except RecursionError:
+            raise EventError("the hook's stdin is JSON nested too deeply to read") from None
         if not isinstance(data, dict):
             raise EventError(f"the hook's stdin is a JSON {type(data).__name__}, not an object")
         if self.name == "cursor":
@@ -147,8 +149,12 @@ def _stamp(value: Any) -> int | None:
     """A harness's timestamp in milliseconds: epoch milliseconds, or ISO 8601 text."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)) and math.isfinite(value):
-        return round(value)
+    if isinstance(value, (int, float)):
+        try:
+            finite = math.isfinite(value)
+        except OverflowError:  # an integer too large for a float: no time
+            return None
+        return round(value) if finite else None
     if isinstance(value, str):
         try:
             moment = datetime.fromisoformat(value.replace("Z", "+00:00"))

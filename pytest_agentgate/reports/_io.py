@@ -143,10 +143,11 @@ def _short(value: int) -> str:
 
 
 def optional_int(value: object) -> int | None:
-    """A line or column number if the report gives a usable one, else None."""
+    """A line or column number if the report gives a usable one (a whole number from 0 to
+    :data:`MAX_COUNT`), else None."""
     if isinstance(value, bool) or not isinstance(value, int):
         return None
-    return value
+    return value if 0 <= value <= MAX_COUNT else None
 
 
 def display_path(
@@ -171,7 +172,8 @@ def _display_path(path: str, base: str, follow_links: bool) -> str:
     relative = _under(Path(path), Path(base))
     if relative is None and follow_links:
         # A symlinked working directory (macOS /tmp, bind mounts) against a tool's resolved path.
-        with contextlib.suppress(OSError):
+        # A path that cannot be resolved (a NUL byte in it is a ValueError) is compared as written.
+        with contextlib.suppress(OSError, ValueError):
             relative = _under(Path(path).resolve(), Path(base).resolve())
     return path if relative is None else relative
 

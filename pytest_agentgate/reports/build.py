@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from pytest_agentgate.reports._io import whole_number
 from pytest_agentgate.verdict import Finding
 
 _FILE_LINE_ERROR = re.compile(
@@ -39,14 +40,14 @@ def extract_errors(output: str) -> list[Finding]:
         finding: Finding | None = None
         if m := _FILE_LINE_ERROR.match(line):
             finding = Finding(
-                m["msg"].strip(), path=m["path"], line=int(m["line"]), column=_int(m["col"])
+                m["msg"].strip(), path=m["path"], line=_int(m["line"]), column=_int(m["col"])
             )
         elif m := _TSC_ERROR.match(line):
             finding = Finding(
                 m["msg"].strip(),
                 path=m["path"],
-                line=int(m["line"]),
-                column=int(m["col"]),
+                line=_int(m["line"]),
+                column=_int(m["col"]),
                 code=m["code"],
             )
         elif (m := _RUST_ERROR.match(line)) and not _RUST_SUMMARY.match(m["msg"]):
@@ -66,7 +67,8 @@ def tail_lines(output: str, count: int = MAX_TAIL_LINES) -> list[str]:
 
 
 def _int(text: str | None) -> int | None:
-    return None if text is None else int(text)
+    """A line or column number; None when absent or not credible (thousands of digits)."""
+    return None if text is None else whole_number(text)
 
 
 def _rust_error(m: re.Match[str], lines: list[str], index: int) -> tuple[Finding, int]:
@@ -78,8 +80,8 @@ def _rust_error(m: re.Match[str], lines: list[str], index: int) -> tuple[Finding
             finding = Finding(
                 message,
                 path=loc["path"],
-                line=int(loc["line"]),
-                column=int(loc["col"]),
+                line=_int(loc["line"]),
+                column=_int(loc["col"]),
                 code=m["code"],
             )
             return finding, offset + 1
@@ -99,7 +101,7 @@ def _python_compile_error(path: str, lines: list[str], index: int) -> tuple[Find
             break
         consumed = offset + 1
         if (loc := _PY_FILE_LINE.match(text)) and line_no is None:
-            line_no = int(loc["line"])
+            line_no = _int(loc["line"])
         elif exc := _PY_EXCEPTION.match(text.strip()):
             message = f"{exc['name']}: {exc['msg']}".rstrip(": ")
             break

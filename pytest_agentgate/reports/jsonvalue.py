@@ -45,8 +45,8 @@ def lookup(data: Any, dotted: str, source: str) -> float:
         walked.append(part)
         if isinstance(node, dict) and part in node:
             node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
+        elif isinstance(node, list) and (index := _index(part, len(node))) is not None:
+            node = node[index]
         else:
             raise ReportError(source, f"has no value at `{'.'.join(walked)}` (metric `{dotted}`)")
     if isinstance(node, bool) or not isinstance(node, (int, float)):
@@ -59,6 +59,17 @@ def lookup(data: Any, dotted: str, source: str) -> float:
         # NaN compares false with every bound, so it would pass any min/max: never a pass.
         raise ReportError(source, f"`{dotted}` is {node!r}, not a finite number")
     return value
+
+
+def _index(part: str, size: int) -> int | None:
+    """``part`` as the index of an item of a list of ``size``: ASCII digits only (``str.isdigit``
+    takes "²", which ``int`` refuses), leading zeros aside never longer than the list's size is
+    written (5,000 digits are no index, and ``int`` refuses them)."""
+    digits = part.lstrip("0") or "0"
+    if not (part.isascii() and part.isdigit()) or len(digits) > len(str(size)):
+        return None
+    index = int(digits)
+    return index if index < size else None
 
 
 def severities(data: Any) -> Iterator[str]:

@@ -673,11 +673,13 @@ def detect_lint_format(text: str, source: str) -> str:
     first_line = stripped.partition("\n")[0]
     try:
         data = json.loads(stripped)
+    except RecursionError:
+        raise ReportError(source, "is JSON nested too deeply to read", _formats_hint()) from None
     except ValueError:
         # Several JSON objects one per line: mypy's JSON lines (a lone line parses as an object).
         try:
             first = json.loads(first_line)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise _undetected(source, "it is not valid JSON") from None
         if isinstance(first, dict) and _classify_object(first) == "mypy":
             return "mypy"

@@ -84,17 +84,14 @@ def _python_functions(files: dict[str, Any], source: str, hint: str) -> Ratio | 
 
 
 def _json_detail(
-    entry: dict[str, Any], missing: list[int], branches: bool
+    entry: dict[str, Any], missing: list[int], executed: list[int] | None, branches: bool
 ) -> CoverageDetail | None:
     """Per-line evidence of one coverage.py JSON file entry, for merging shards; None when the
     entry lacks ``executed_lines`` (then it cannot be merged)."""
-    executed = entry.get("executed_lines")
-    if not isinstance(executed, list):
+    lines = _json_lines(missing, executed)
+    if lines is None:
         return None
-    detail = CoverageDetail(lines=dict.fromkeys(missing, False))
-    for n in executed:
-        if isinstance(n, int):
-            detail.lines[n] = True
+    detail = CoverageDetail(lines=lines)
     if branches:
         ran, missed = entry.get("executed_branches"), entry.get("missing_branches")
         if not isinstance(ran, list) or not isinstance(missed, list):
@@ -114,14 +111,13 @@ def _json_detail(
     return detail
 
 
-def _json_lines(entry: dict[str, Any], missing: list[int]) -> dict[int, bool] | None:
+def _json_lines(missing: list[int], executed: list[int] | None) -> dict[int, bool] | None:
     """The measured lines of an entry (``executed_lines`` + ``missing_lines``) -> ran; None when
     the entry has no ``executed_lines``."""
-    executed = entry.get("executed_lines")
-    if not isinstance(executed, list):
+    if executed is None:
         return None
     lines = dict.fromkeys(missing, False)
-    lines.update((n, True) for n in executed if isinstance(n, int))
+    lines.update(dict.fromkeys(executed, True))
     return lines
 
 
@@ -181,14 +177,18 @@ def parse_coverage_json(
         if not isinstance(missing, list):
             raise shape_error(source, f"{where} missing_lines", "a list", missing, hint)
         numbers = sorted(count(n, source, f"{where} missing line", hint) for n in missing)
-        detail = _json_detail(entry, numbers, branches is not None)
+        executed = entry.get("executed_lines")
+        ran = None
+        if isinstance(executed, list):  # without it the file has totals only
+            ran = [count(n, source, f"{where} executed line", hint) for n in executed]
+        detail = _json_detail(entry, numbers, ran, branches is not None)
         file_reports.append(
             FileCoverage(
                 path=path,
                 lines=file_lines,
                 missing_lines=numbers,
                 detail=detail,
-                line_hits=detail.lines if detail is not None else _json_lines(entry, numbers),
+                line_hits=detail.lines if detail is not None else _json_lines(numbers, ran),
             )
         )
 

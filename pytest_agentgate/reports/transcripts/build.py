@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import datetime
 from typing import Any
 
+from pytest_agentgate.reports._io import MAX_COUNT
 from pytest_agentgate.reports.transcripts.model import (
     EDIT_TOOLS,
     SHELL_TOOLS,
@@ -102,15 +104,37 @@ class Builder:
         return session
 
 
+def token_count(value: Any) -> int:
+    """A count of tokens as a harness writes it. What is no count (a string, a float, -1) counts
+    as none; a count above ``MAX_COUNT``, more than any session spends, counts as ``MAX_COUNT``:
+    a budget still sees it spent, and every percentage made of it stays a number."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return 0
+    return min(max(value, 0), MAX_COUNT)
+
+
+def window_size(value: Any) -> int | None:
+    """A model's context window in tokens: a whole number from 1 to ``MAX_COUNT``, else None (a
+    window of 10**400 would make every context fill 0%)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if 0 < value <= MAX_COUNT else None
+
+
 def timestamp(value: Any) -> float | None:
+    """Seconds since the epoch; None for what is no time (NaN, infinite, 10**400, year 99999)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return value / 1000.0 if value > 1e11 else float(value)
+        try:
+            seconds = value / 1000.0 if value > 1e11 else float(value)
+        except OverflowError:  # an integer too large for a float
+            return None
+        return seconds if math.isfinite(seconds) else None
     if isinstance(value, str) and value:
         try:
             return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-        except ValueError:
+        except (ValueError, OverflowError, OSError):  # out of the platform's range too
             return None
     return None
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_agentgate.reports.transcripts.build import Builder
+from pytest_agentgate.reports.transcripts.build import Builder, token_count
 
 # Claude's window, unless the model's name says it has the 1M-token one.
 WINDOW = 200_000
@@ -47,10 +47,10 @@ class ClaudeReader(Builder):
         usage = message.get("usage")
         if isinstance(usage, dict):
             prompt = sum(
-                _int(usage.get(k))
+                token_count(usage.get(k))
                 for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
             )
-            total = prompt + _int(usage.get("output_tokens"))
+            total = prompt + token_count(usage.get("output_tokens"))
             msg_id = message.get("id")
             self.usage(msg_id if isinstance(msg_id, str) else None, total, total)
             if total > WINDOW:  # the transcript does not name the 1M window; usage shows it
@@ -72,7 +72,3 @@ def _text(content: Any) -> str | None:
     if isinstance(content, list):
         return "\n".join(str(p.get("text")) for p in content if isinstance(p, dict) and "text" in p)
     return None
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0

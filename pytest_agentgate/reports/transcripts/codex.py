@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pytest_agentgate.reports.transcripts.build import Builder
+from pytest_agentgate.reports.transcripts.build import Builder, token_count, window_size
 from pytest_agentgate.reports.transcripts.model import Session
 
 
@@ -43,7 +43,8 @@ class CodexReader(Builder):
                 response = payload.get("response_id")
                 self.usage(
                     response if isinstance(response, str) else None,
-                    _int(usage.get("input_tokens")) + _int(usage.get("output_tokens")),
+                    token_count(usage.get("input_tokens"))
+                    + token_count(usage.get("output_tokens")),
                 )
 
     def _item(self, item: dict[str, Any]) -> None:
@@ -52,7 +53,7 @@ class CodexReader(Builder):
             arguments = item.get("arguments")
             try:
                 args = json.loads(arguments) if isinstance(arguments, str) else arguments
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested too deeply to read
                 args = {"input": arguments}
             self.call(str(item.get("call_id")), str(item.get("name")), args)
         elif kind == "custom_tool_call":
@@ -78,15 +79,15 @@ class CodexReader(Builder):
             info = event.get("info")
             if not isinstance(info, dict):
                 return
-            window = info.get("model_context_window")
-            if isinstance(window, int) and window > 0:
+            window = window_size(info.get("model_context_window"))
+            if window is not None:
                 self.session.context_window = window
             last = info.get("last_token_usage")
             if isinstance(last, dict):
-                self.session.context_tokens = _int(last.get("total_tokens"))
+                self.session.context_tokens = token_count(last.get("total_tokens"))
             total = info.get("total_token_usage")
             if isinstance(total, dict):
-                self._total = _int(total.get("total_tokens"))
+                self._total = token_count(total.get("total_tokens"))
         elif kind == "item_completed":
             item = event.get("item")
             if not isinstance(item, dict):
@@ -107,7 +108,3 @@ class CodexReader(Builder):
         if not self._records:
             session.tokens = self._total
         return session
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_agentgate.reports.transcripts.build import Builder
+from pytest_agentgate.reports.transcripts.build import Builder, token_count, window_size
 
 
 class CopilotReader(Builder):
@@ -23,7 +23,8 @@ class CopilotReader(Builder):
         if not isinstance(data, dict):
             return
         if kind == "assistant.message":
-            for request in data.get("toolRequests") or ():
+            requests = data.get("toolRequests")
+            for request in requests if isinstance(requests, list) else ():
                 if isinstance(request, dict):
                     self.call(
                         str(request.get("toolCallId")),
@@ -40,11 +41,11 @@ class CopilotReader(Builder):
             usage = data.get("usage")
             if not isinstance(usage, dict):
                 return
-            tokens = _int(usage.get("inputTokens")) + _int(usage.get("outputTokens"))
+            tokens = token_count(usage.get("inputTokens")) + token_count(usage.get("outputTokens"))
             call_id = usage.get("apiCallId")
             self.usage(call_id if isinstance(call_id, str) else None, tokens, tokens)
-            window = usage.get("maxPromptTokens")
-            if isinstance(window, int) and window > 0:
+            window = window_size(usage.get("maxPromptTokens"))
+            if window is not None:
                 self.session.context_window = window
 
     def _complete(self, data: dict[str, Any]) -> None:
@@ -62,7 +63,3 @@ class CopilotReader(Builder):
             paths = [str(e.get("path")) for e in edits if isinstance(e, dict) and e.get("path")]
             if paths:
                 call.paths = tuple(paths)
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0

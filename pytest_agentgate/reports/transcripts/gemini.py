@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_agentgate.reports.transcripts.build import Builder
+from pytest_agentgate.reports.transcripts.build import Builder, token_count
 
 # Gemini 2.x and later models' window.
 WINDOW = 1_048_576
@@ -46,14 +46,15 @@ class GeminiReader(Builder):
                 self.session.context_window = WINDOW
         tokens = message.get("tokens")
         if isinstance(tokens, dict):
-            context = _int(tokens.get("input")) + _int(tokens.get("output"))
+            context = token_count(tokens.get("input")) + token_count(tokens.get("output"))
             msg_id = message.get("id")
             self.usage(
                 msg_id if isinstance(msg_id, str) else None,
-                _int(tokens.get("total")) or context,
+                token_count(tokens.get("total")) or context,
                 context,
             )
-        for call in message.get("toolCalls") or ():
+        calls = message.get("toolCalls")
+        for call in calls if isinstance(calls, list) else ():
             if isinstance(call, dict):
                 self._tool_call(call)
         content = message.get("content")
@@ -71,7 +72,8 @@ class GeminiReader(Builder):
         self.call(call_id, str(call.get("name")), call.get("args"))
         status = call.get("status")
         output = []
-        for part in call.get("result") or ():
+        parts = call.get("result")
+        for part in parts if isinstance(parts, list) else ():
             response = part.get("functionResponse") if isinstance(part, dict) else None
             if isinstance(response, dict) and isinstance(response.get("response"), dict):
                 output.append(str(response["response"].get("output", "")))
@@ -83,7 +85,3 @@ class GeminiReader(Builder):
             self.result(call_id, failed=None, text="\n".join(output))
             if self._calls[call_id].failed is None:
                 self._calls[call_id].failed = False
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0

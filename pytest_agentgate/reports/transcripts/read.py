@@ -43,9 +43,11 @@ _CLAUDE_TYPES = frozenset(
 def harness_of(record: dict[str, Any]) -> str | None:
     """The harness that wrote a transcript line, from its shape; None when it says nothing."""
     kind = record.get("type")
+    if not isinstance(kind, str):  # any JSON value; a list or an object cannot be looked up
+        kind = None
     if "payload" in record and kind in ("session_meta", "response_item", "event_msg"):
         return "codex"
-    if isinstance(kind, str) and "." in kind and "data" in record:
+    if kind is not None and "." in kind and "data" in record:
         return "copilot"
     if "$set" in record or "projectHash" in record or kind == "gemini":
         return "gemini"
@@ -107,7 +109,7 @@ class _Reading:
                 continue
             try:
                 record = decode(raw.decode("utf-8", "replace"))
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested too deeply to read
                 if raw.strip():
                     self.not_json += 1
                 continue
