@@ -335,8 +335,13 @@ def main() -> int:
         print(f"\n(a) patch coverage, best of {runs}")
         row("diff-cover (main(), in this process)", theirs_s)
         row("agentgate (change + collect + judge)", ours_s)
-        for name, call in parts.items():
-            row(f"  {name}", best_of(runs, call)[0])
+        part_s = {name: best_of(runs, call)[0] for name, call in parts.items()}
+        for name, seconds in part_s.items():
+            row(f"  {name}", seconds)
+        # The engine reads the change while the gate commands run (engine.py, `alongside`):
+        # what patch coverage adds after the tests end is the report and the judge.
+        after = part_s["reading coverage.xml"] + part_s["patch coverage + judge"]
+        row("  after the tests end (engine)", after, f"diff-cover / this = {theirs_s / after:.2f}x")
         row("diff-cover as a command (reference)", cli_s, "interpreter start included")
         print(
             f"  figures: agentgate {ours[1]}/{ours[0]} lines ({ours[2]:.2f}%), "
