@@ -498,6 +498,8 @@ def _snapshot_change(root: Path, task: str | None) -> tuple[Repo, Change] | Base
     from pytest_agentgate.state.snapshot import SnapshotRepo, load_or_take
 
     snapshot = load_or_take(root, task)
+    if isinstance(snapshot, BaseMissing):
+        return snapshot
     if snapshot is None:
         return BaseMissing(
             "not a git repository, and the task's snapshot cannot be read or written",

@@ -170,3 +170,51 @@ def test_a_harness_session_outside_git_is_held_to_its_first_stop(
     blocked = stop()
     assert blocked["decision"] == "block"
     assert "tests/test_calc.py:9 suppression-added" in blocked["reason"]
+
+
+WEAKENED = TESTS.replace("    assert add(-1, -2) == -3\n", "    pass\n")
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_a_snapshot_deleted_or_replaced_is_no_base_not_a_fresh_one(
+    project: Path, capsys: pytest.CaptureFixture[str], how: str
+) -> None:
+    """The cheap way to a clean base: weaken a test, then delete (or rewrite) the snapshot in
+    the user's state directory so the next verdict takes the weakened tree as its base."""
+    verify(capsys)
+    (project / "tests" / "test_calc.py").write_text(WEAKENED)
+    stored = snapshot._path(project.resolve(), "task-1")
+    if how == "deleted":
+        stored.unlink()
+    else:
+        files, _ = snapshot.take(project)
+        stored.write_text(json.dumps({"root": str(project), "made_at": 0, "files": files}))
+    gate = integrity(verify(capsys))
+    assert gate["status"] == "fail"
+    problem = gate["problems"][0]
+    what = "is gone" if how == "deleted" else "is not the one the task's first verdict took"
+    assert f"the snapshot of task task-1's first verdict ({stored}) {what}" in problem
+    assert "agentgate reset --task task-1" in problem
+
+
+def test_a_person_resets_the_task_and_its_next_verdict_takes_a_new_base(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    verify(capsys)
+    snapshot._path(project.resolve(), "task-1").unlink()
+    assert integrity(verify(capsys))["status"] == "fail"
+    capsys.readouterr()
+    assert main(["reset", "--task", "task-1"]) == 0
+    assert "cleared task task-1 (recorded" in capsys.readouterr().out
+    again = verify(capsys)
+    assert integrity(again)["status"] == "pass"
+    assert any("reset by" in n for n in again["notices"]), again["notices"]
+
+
+def test_deleting_the_projects_state_keeps_the_snapshot_as_the_base(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    verify(capsys)
+    shutil.rmtree(project / ".agentgate")
+    (project / "tests" / "test_calc.py").write_text(WEAKENED)
+    assert ("assertion-removed", "tests/test_calc.py", 8) in located(verify(capsys))

@@ -175,8 +175,9 @@ def _at_snapshot(start: Path, config_path: Path | None, snapshot: tuple[Path, st
 
     root, task = snapshot
     kept = load_or_take(root, task)
-    if kept is None:
-        return AtBase()  # the integrity gate says there is no base; the configuration now stands
+    if kept is None or isinstance(kept, BaseMissing):
+        # The integrity gate says there is no base (and fails); the configuration now stands.
+        return AtBase(base=kept)
     repo = SnapshotRepo(root, kept)
     return AtBase(repo, repo.base, _read_at(repo, repo.base, start, config_path))
 

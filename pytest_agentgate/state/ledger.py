@@ -323,9 +323,13 @@ def reset(root: Path, task_id: str | None = None, now: float | None = None) -> i
     The reset is recorded outside the project (who, when, which task), and the task's next
     verdict says so: a reset is never silent.
     """
+    from pytest_agentgate.state import snapshot
+
     now = time.time() if now is None else now
     storage = default_storage(root)
-    if not storage.has_state():
+    # Outside git, the task's base (the snapshot of its first verdict) is reset with it.
+    new_base = task_id is not None and snapshot.forget(root, task_id)
+    if not storage.has_state() and not new_base:
         return 0
     with storage.locked():
         state = storage.read_state()
@@ -333,6 +337,8 @@ def reset(root: Path, task_id: str | None = None, now: float | None = None) -> i
         cleared = list(tasks) if task_id is None else [t for t in (task_id,) if t in tasks]
         for name in cleared:
             del tasks[name]
+        if new_base and task_id is not None and task_id not in cleared:
+            cleared.append(task_id)
         if cleared:
             storage.note_reset(cleared, now)
             storage.write_state(state)

@@ -7,9 +7,11 @@ and the integrity gate judges that change as it judges a commit's: tests removed
 suppressions added, configuration loosened, hooks that rewrite results.
 
 The snapshot lives in the user's state directory (``snapshots/``), keyed by project and task,
-never in the project: deleting ``.agentgate/`` does not reset it. :class:`SnapshotRepo` reads it
-through :class:`~pytest_agentgate.git.Repo`'s interface, so the gates that look at a change do not
-know whether git or a snapshot made it.
+never in the project: deleting ``.agentgate/`` does not reset it. The project's ``.agentgate/``
+keeps its digest: deleting or replacing the snapshot does not reset the base either, it leaves
+the task without one (the integrity gate fails and says so) until a person resets the task.
+:class:`SnapshotRepo` reads it through :class:`~pytest_agentgate.git.Repo`'s interface, so the
+gates that look at a change do not know whether git or a snapshot made it.
 
 What is kept: text files under the project with a source or configuration suffix (and the
 configuration files named without one), except virtualenvs, caches, build output and other
@@ -19,6 +21,7 @@ tools' folders; each at most :data:`MAX_FILE_BYTES`, all together at most :data:
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import json
@@ -28,10 +31,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pytest_agentgate.git import Base, Change, FileChange, GitError, Repo
-from pytest_agentgate.state.storage import user_state_home, write_atomic
+from pytest_agentgate.git import Base, BaseMissing, Change, FileChange, GitError, Repo
+from pytest_agentgate.state.storage import STATE_DIR, user_state_home, write_atomic
 
 SNAPSHOT_DIR = "snapshots"
+# In the project: each task's snapshot digest, so that a snapshot deleted or replaced in the
+# user's state directory is found (both gone together cannot be told from a new task).
+ANCHORS = f"{STATE_DIR}/snapshots.json"
 MAX_FILE_BYTES = 1024 * 1024
 MAX_BYTES = 32 * 1024 * 1024
 MAX_FILES = 20_000
@@ -108,26 +114,92 @@ def _path(root: Path, task: str) -> Path:
     return user_state_home() / SNAPSHOT_DIR / project / f"{name}.json"
 
 
-def load_or_take(root: Path, task: str) -> dict[str, Any] | None:
+def load_or_take(root: Path, task: str) -> dict[str, Any] | BaseMissing | None:
     """The task's snapshot, taken now if this is its first verdict; None when it can be neither
-    read nor written (the gate then says there is no base)."""
+    read nor written (the gate then says there is no base).
+
+    The project's ``.agentgate/`` keeps each snapshot's digest (:data:`ANCHORS`): a snapshot
+    that is gone, or is not the one the task's first verdict took, is no base (BaseMissing),
+    never silently replaced by one of the changed tree."""
     path = _path(root, task)
+    anchors = _read_anchors(root)
+    key = _task_key(task)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(data, dict) and isinstance(data.get("files"), dict):
-            return data
+        raw = path.read_bytes()
     except FileNotFoundError:
-        pass
-    except (OSError, ValueError):
+        raw = None
+    except OSError:
         return None  # unreadable: never silently replaced by a fresh one
+    if raw is not None:
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            return None
+        if not (isinstance(data, dict) and isinstance(data.get("files"), dict)):
+            return None
+        digest = hashlib.sha256(raw).hexdigest()
+        kept = anchors.get(key)
+        if kept is not None and kept != digest:
+            return _tampered(task, path, "is not the one the task's first verdict took")
+        if kept is None:
+            _write_anchor(root, key, digest)  # .agentgate/ was deleted: the snapshot stands
+        return data
+    if key in anchors:
+        return _tampered(task, path, "is gone")
     files, left_out = take(root)
     data = {"root": str(root), "made_at": time.time(), "files": files, "left_out": left_out}
+    text = json.dumps(data, ensure_ascii=False)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps(data, ensure_ascii=False), mode=0o600)
+        write_atomic(path, text, mode=0o600)
     except OSError:
         return None
+    _write_anchor(root, key, hashlib.sha256(text.encode("utf-8")).hexdigest())
     return data
+
+
+def forget(root: Path, task: str) -> bool:
+    """A person's reset: the task's snapshot and its digest are dropped, and its next verdict
+    takes a new one. Whether there was one."""
+    path = _path(root, task)
+    anchors = _read_anchors(root)
+    had = anchors.pop(_task_key(task), None) is not None or path.exists()
+    path.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        if (root / ANCHORS).exists():
+            write_atomic(root / ANCHORS, json.dumps(anchors, sort_keys=True), mode=0o600)
+    return had
+
+
+def _tampered(task: str, path: Path, what: str) -> BaseMissing:
+    return BaseMissing(
+        f"the snapshot of task {task}'s first verdict ({path}) {what}: its change cannot be "
+        "judged without it",
+        f"restore it; a person who decides the task starts over runs `agentgate reset --task "
+        f"{task}` (recorded, and the next verdict says who reset it)",
+    )
+
+
+def _task_key(task: str) -> str:
+    return hashlib.sha256(task.encode(errors="surrogateescape")).hexdigest()[:32]
+
+
+def _read_anchors(root: Path) -> dict[str, str]:
+    try:
+        data = json.loads((root / ANCHORS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _write_anchor(root: Path, key: str, digest: str) -> None:
+    anchors = _read_anchors(root)
+    anchors[key] = digest
+    with contextlib.suppress(OSError):  # without it, a deleted snapshot goes unnoticed
+        (root / STATE_DIR).mkdir(exist_ok=True)
+        write_atomic(root / ANCHORS, json.dumps(anchors, sort_keys=True), mode=0o600)
 
 
 class SnapshotRepo(Repo):
