@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import os
 import re
+from collections.abc import Iterable, Iterator
+from typing import BinaryIO
 
 from pytest_agentgate.reports._io import (
     MAX_COUNT,
-    decode_text,
     display_path,
     read_bytes,
     whole_number,
@@ -84,20 +86,33 @@ def parse_lcov(
     ``BRF/BRH`` and ``FNF/FNH`` are used only for a record that has no detail lines of that kind.
     Branches (functions) are None when no record has any branch (function) data.
     """
+    return _parse(io.StringIO(text, newline=None), source, root=root)
+
+
+def _parse(
+    lines: Iterable[str], source: str, *, root: str | os.PathLike[str] | None
+) -> CoverageReport:
+    """:func:`parse_lcov` over the tracefile's lines, read one at a time: a large tracefile is
+    never held whole, nor as a list of its lines."""
     hint = COVERAGE_HINTS["lcov"]
-    if not text.strip():
-        raise ReportError(source, "is empty", f"did the coverage step crash? {hint}")
-    first = text.lstrip().partition("\n")[0]
-    if not re.match(r"(?:TN|SF|VER):", first):
-        raise ReportError(source, f"is not an lcov tracefile (it starts with {first[:40]!r})", hint)
     files: dict[str, _LcovFile] = {}
     current: _LcovFile | None = None
     current_name = ""
     has_branches = has_functions = False
-    for number, raw in enumerate(text.splitlines(), start=1):
+    started = False
+    # Line numbers and branch names repeat from file to file: each is kept once, shared.
+    shared_ints: dict[int, int] = {}
+    shared_keys: dict[str, str] = {}
+    for number, raw in enumerate(lines, start=1):
         line = raw.strip()
         if not line:
             continue
+        if not started:
+            started = True
+            if not re.match(r"(?:TN|SF|VER):", line):
+                raise ReportError(
+                    source, f"is not an lcov tracefile (it starts with {line[:40]!r})", hint
+                )
         if line == "end_of_record":
             if current is None:
                 raise ReportError(source, f"line {number}: end_of_record outside a record", hint)
@@ -124,6 +139,7 @@ def parse_lcov(
             if len(parts) < 2:
                 raise ReportError(source, f"line {number}: DA needs line,hits", hint)
             at = _lcov_int(parts[0], source, number, hint)
+            at = shared_ints.setdefault(at, at)
             ran = _lcov_int(parts[1], source, number, hint) > 0
             detail.lines[at] = detail.lines.get(at, False) or ran
         elif tag == "BRDA":
@@ -134,14 +150,14 @@ def parse_lcov(
                 )
             has_branches = True
             key = ",".join(parts[:-1])
+            key = shared_keys.setdefault(key, key)
             executions = _lcov_int(parts[-1], source, number, hint)
             taken = executions > 0
             if detail.branches is None:
                 detail.branches = {}
             detail.branches[key] = detail.branches.get(key, False) or taken
-            counts = current.branch_lines.setdefault(
-                _lcov_int(parts[0], source, number, hint), [0, 0, 0]
-            )
+            at = _lcov_int(parts[0], source, number, hint)
+            counts = current.branch_lines.setdefault(shared_ints.setdefault(at, at), [0, 0, 0])
             counts[0] += 1
             counts[1] += taken
             counts[2] += executions
@@ -168,6 +184,8 @@ def parse_lcov(
             elif tag in ("FNF", "FNH"):
                 has_functions = True
         # Other tags (FNL, LN, checksums, MCDC, ...) carry nothing counted here.
+    if not started:
+        raise ReportError(source, "is empty", f"did the coverage step crash? {hint}")
     if current is not None:
         raise ReportError(
             source,
@@ -200,5 +218,31 @@ def read_lcov(
     path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None = None
 ) -> CoverageReport:
     source = os.fspath(path)
-    data = read_bytes(path, hint=COVERAGE_HINTS["lcov"])
-    return parse_lcov(decode_text(data, source), source, root=root)
+    try:
+        handle = open(source, "rb")  # noqa: SIM115 - closed by the `with` below
+    except OSError:
+        read_bytes(source, hint=COVERAGE_HINTS["lcov"])  # raises the right ReportError
+        raise  # pragma: no cover - read_bytes raised
+    with handle:
+        try:
+            return _parse(_decoded(handle, source), source, root=root)
+        except OSError as exc:
+            raise ReportError(
+                source, f"cannot be read: {exc.strerror or exc}", COVERAGE_HINTS["lcov"]
+            ) from None
+
+
+def _decoded(handle: BinaryIO, source: str) -> Iterator[str]:
+    """The UTF-8 lines of an open file (a byte order mark is tolerated), one at a time."""
+    offset = 0
+    for raw in handle:
+        try:
+            line = raw.decode("utf-8-sig" if offset == 0 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise ReportError(
+                source,
+                f"is not UTF-8 text (undecodable byte at offset {offset + exc.start})",
+                "point the gate at the report file itself, not a binary or compressed file",
+            ) from None
+        offset += len(raw)
+        yield line
