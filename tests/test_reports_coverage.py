@@ -908,6 +908,8 @@ def _variants() -> dict[str, str]:
         "a self-closing class": head + '<class name="e" filename="empty.py"/>' + tail,
         "an entity in a filename": text.replace('filename="shop/', 'filename="&#115;hop/', 1),
         "single quotes": text.replace('hits="0"', "hits='0'", 2),
+        "a tab in a filename": text.replace('filename="shop/', 'filename="sh\top/', 1),
+        "a line break in a filename": text.replace('filename="shop/', 'filename="sh\nop/', 1),
         "a line outside any class": head + '<line number="3" hits="1"/>' + tail,
         "a method with lines": text.replace(
             "<methods/>",

@@ -26,7 +26,8 @@ _COBERTURA_NAMES = ("coverage", "sources", "source", "class", "method", "line", 
 # each ``<class>`` start, ``</class>`` end and ``<line .../>`` exactly as coverage.py spells them.
 _FAST_MAX_BYTES = 64 * 1024 * 1024
 _FAST_CLASS = re.compile(
-    rb'<class name="[^"<>&]*" filename="([^"<>&]+)"(?: [\w-]+="[^"<>&]*")*>'
+    # No tab or line break in a filename: XML reads them as spaces, the expression would not.
+    rb'<class name="[^"<>&]*" filename="([^"<>&\t\r\n]+)"(?: [\w-]+="[^"<>&]*")*>'
     rb"([^<]*(?:<(?!/class>)[^<]*)*)</class>"
 )
 _FAST_LINE = re.compile(
