@@ -246,6 +246,84 @@ def test_a_path_that_finds_another_command_tool_runs_afresh(
     assert "the tools on the commands' PATH" in " ".join(not_reused_because(again))
 
 
+def test_a_program_shadowed_on_path_for_one_run_is_not_reused_without_it(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent passes once with a fake ``hostname`` first on PATH (a test runs it); the stop
+    hook, without that folder, must not reuse the pass."""
+    fakebin = tmp_path / "fakebin"
+    fakebin.mkdir()
+    (fakebin / "hostname").write_text("#!/bin/sh\necho expected-host\n")
+    (fakebin / "hostname").chmod(0o755)
+    check = (
+        "import subprocess, sys; "
+        "out = subprocess.run(['hostname'], capture_output=True, text=True).stdout; "
+        "sys.exit(out.strip() != 'expected-host')"
+    )
+    (repo / "agentgate.yml").write_text(
+        f'profile: strict\ngates:\n  build:\n    command: python -c "{check}"\n'
+    )
+    git(repo, "commit", "-q", "-am", "the build asks the host's name")
+    clean_path = os.environ["PATH"]
+    monkeypatch.setenv("PATH", f"{fakebin}{os.pathsep}{clean_path}")
+    assert verify(capsys)["status"] == "pass"
+    monkeypatch.setenv("PATH", clean_path)
+    again = verify(capsys)
+    assert not reused(again) and again["status"] == "fail"
+    assert f"PATH (the run's had {fakebin.resolve()}, this one does not)" in " ".join(
+        not_reused_because(again)
+    )
+
+
+@pytest.mark.parametrize(
+    ("variables", "reuse"),
+    [
+        (
+            {
+                "GIT_CONFIG_COUNT": "1",
+                "GIT_CONFIG_KEY_0": "core.pager",
+                "GIT_CONFIG_VALUE_0": "cat",
+            },
+            True,
+        ),
+        (
+            {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "app.mode", "GIT_CONFIG_VALUE_0": "ok"},
+            False,
+        ),
+        ({"GIT_CONFIG_GLOBAL": "/dev/null"}, False),
+        ({"LC_ALL": "C.UTF-8", "PAGER": "cat", "NO_COLOR": "1", "GIT_TERMINAL_PROMPT": "0"}, True),
+        ({"LC_ALL": "tr_TR.UTF-8"}, False),
+        ({"PAGER": "/tmp/evil"}, False),
+        ({"MYAPP_PROJECT_DIR": "/elsewhere"}, False),
+    ],
+    ids=[
+        "harness-git-setting",
+        "other-git-setting",
+        "no-global-git-config",
+        "harness-values",
+        "another-locale",
+        "another-pager",
+        "a-projects-own-variable",
+    ],
+)
+def test_a_harness_variable_is_ignored_only_with_the_value_a_harness_gives_it(
+    repo: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    variables: dict[str, str],
+    reuse: bool,
+) -> None:
+    """The agent's shell (a harness's) may have these; a value of the agent's choosing is a
+    different environment, and its run is not the stop hook's."""
+    for name in ("LC_ALL", "PAGER", "NO_COLOR", "GIT_TERMINAL_PROMPT", "GIT_CONFIG_COUNT"):
+        monkeypatch.delenv(name, raising=False)
+    with monkeypatch.context() as shell:
+        for name, value in variables.items():
+            shell.setenv(name, value)
+        verify(capsys)
+    assert reused(verify(capsys)) is reuse
+
+
 def test_no_cache_runs_everything_again(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     verify(capsys)
     assert not reused(verify(capsys, "--no-cache"))

@@ -8,15 +8,16 @@ any other). Anything uncertain is a miss, never a stale verdict:
 - the key covers agentgate's own code, HEAD, every changed, untracked *and ignored* file in the
   repository (content hash for changed and untracked ones, size and time for ignored ones: a
   test may read an ignored file), the refs a base can come from, the whole configuration in
-  force, the environment (but for shell and harness bookkeeping: an agent's shell and its stop
-  hook differ there), and the command tools (resolved on the commands' PATH, with the
-  site-packages folders beside them: installing a package changes them). PATH itself counts
-  only through those tools: a program a test starts on its own, found on a PATH the hook does
-  not have, is not part of the key;
+  force, the environment (but for shell and harness bookkeeping, with the values harnesses
+  give it: an agent's shell and its stop hook differ there), and the command tools (resolved on
+  the commands' PATH, with the site-packages folders beside them: installing a package changes
+  them). PATH is not keyed as text; a run is reused only on a PATH that has every folder its
+  PATH had;
 - outside a git repository, in a tree with more than :data:`MAX_IGNORED` ignored files, or when
   anything cannot be read, there is no key and nothing is cached;
 - entries live in the user's state directory, not in the project: deleting or writing files in
-  the project cannot plant a verdict;
+  the project cannot plant a verdict (writing the state directory by hand can, as it can
+  change the attempt counts);
 - the session gate (the agent's words and transcript) is never cached: it is judged each time.
 
 An entry keeps the digest of each part of its key (the environment by variable, salted), so a
@@ -30,6 +31,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import secrets
 import shlex
 import shutil
@@ -37,7 +39,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,53 +55,96 @@ HASHED_BYTES = 8 * 1024 * 1024
 SKIPPED_DIRS = frozenset(
     {STATE_DIR, ".git", "__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache", ".hypothesis"}
 )
-# Shell bookkeeping that differs between two identical runs. PATH counts through what the
-# commands' tools resolve to (:func:`tools_key`), not as text: a harness runs its stop hook with a
-# PATH of its own, and the agent's shell with another.
+# Shell bookkeeping that differs between two identical runs. PATH is not keyed as text: a
+# harness runs its stop hook with a PATH of its own. It counts through what the commands' tools
+# resolve to (:func:`tools_key`), and a run is reused only on a PATH that has every folder the
+# run's PATH had (:func:`path_folders`): a folder put first to shadow a program a test starts
+# makes the next run, without it, run afresh.
 VOLATILE_ENV = frozenset(
     {"_", "OLDPWD", "PWD", "SHLVL", "PATH", "AGENTGATE_RUN_ID", "AGENTGATE_RUNNING"}
 )
 # What the harnesses set in the agent's shell or in their stop hook's environment, and not in
-# the other (measured with the real Claude Code, Codex CLI, Gemini CLI and Copilot CLI): their
-# own variables, and the ones that keep git, pagers and prompts from waiting for a human. An
-# agent's `agentgate verify` and the stop hook after it differ only there, and must be one run.
-HARNESS_ENV_PREFIXES = ("CLAUDE_", "CODEX_", "GEMINI_", "COPILOT_", "CURSOR_", "GIT_CONFIG_")
-HARNESS_ENV_SUFFIXES = ("_PROJECT_DIR", "_HOOK_DIR", "_SESSION_ID")
-HARNESS_ENV = frozenset(
+# the other, measured with the real Claude Code, Codex CLI, Gemini CLI and Copilot CLI: an
+# agent's `agentgate verify` and the stop hook after it must be one run. Their own variables
+# (by prefix, and COPILOT_HOOK_DIR-like locations) are never keyed; the others only with the
+# value a harness gives them (``None``: any value), so an agent cannot set them to its liking.
+HARNESS_ENV_PREFIXES = ("CLAUDE_", "CODEX_", "GEMINI_", "COPILOT_", "CURSOR_")
+HARNESS_ENV_SUFFIXES = ("_HOOK_DIR",)
+HARNESS_ENV: dict[str, frozenset[str] | None] = {
+    "AI_AGENT": None,
+    "CLAUDECODE": None,
+    "SHELL": None,
+    "TERM": None,
+    "COLORTERM": frozenset({""}),
+    "NO_COLOR": frozenset({"1"}),
+    "DISPLAY": frozenset({""}),
+    "DBUS_SESSION_BUS_ADDRESS": frozenset({""}),
+    "LC_ALL": frozenset({"C.UTF-8"}),
+    "LC_CTYPE": frozenset({"C.UTF-8"}),
+    "PAGER": frozenset({"cat"}),
+    "GIT_PAGER": frozenset({"cat"}),
+    "GH_PAGER": frozenset({"cat"}),
+    "GIT_EDITOR": frozenset({"true"}),
+    "GIT_ASKPASS": frozenset({""}),
+    "SSH_ASKPASS": frozenset({""}),
+    "GIT_TERMINAL_PROMPT": frozenset({"0"}),
+    "GIT_OPTIONAL_LOCKS": frozenset({"0"}),
+    "GCM_INTERACTIVE": frozenset({"never", "Never"}),
+    "GH_PROMPT_DISABLED": frozenset({"1"}),
+}
+# The git settings harnesses give through GIT_CONFIG_COUNT/KEY_n/VALUE_n, all of them about
+# not waiting for a person. Any other setting keys every GIT_CONFIG_* variable. (Gemini CLI's
+# GIT_CONFIG_GLOBAL=/dev/null is keyed: without the user's git configuration a test may fail.)
+HARNESS_GIT_CONFIG = frozenset(
     {
-        "AI_AGENT",
-        "SHELL",
-        "TERM",
-        "COLORTERM",
-        "NO_COLOR",
-        "DISPLAY",
-        "DBUS_SESSION_BUS_ADDRESS",
-        "LC_ALL",
-        "LC_CTYPE",
-        "PAGER",
-        "GIT_PAGER",
-        "GH_PAGER",
-        "GIT_EDITOR",
-        "GIT_ASKPASS",
-        "SSH_ASKPASS",
-        "GIT_TERMINAL_PROMPT",
-        "GIT_OPTIONAL_LOCKS",
-        "GCM_INTERACTIVE",
-        "GH_PROMPT_DISABLED",
+        ("credential.helper", ""),
+        ("credential.interactive", "never"),
+        ("core.fsmonitor", ""),
+        ("core.fsmonitor", "false"),
+        ("core.hooksPath", ""),
+        ("core.sshCommand", ""),
+        ("core.pager", "cat"),
+        ("core.editor", ""),
+        ("sequence.editor", ""),
+        ("diff.external", ""),
+        ("safe.bareRepository", "explicit"),
     }
 )
+_GIT_CONFIG_ENTRY = re.compile(r"GIT_CONFIG_(?:COUNT|KEY_\d+|VALUE_\d+)")
 
 
 def keyed_env(environ: Mapping[str, str]) -> dict[str, str]:
     """The variables a verdict can depend on: all but shell and harness bookkeeping."""
-    return {
-        k: v
-        for k, v in environ.items()
-        if k not in VOLATILE_ENV
-        and k not in HARNESS_ENV
-        and not k.startswith(HARNESS_ENV_PREFIXES)
-        and not k.endswith(HARNESS_ENV_SUFFIXES)
+    harness_git = _harness_git_config(environ)
+    keyed = {}
+    for name, value in environ.items():
+        if name in VOLATILE_ENV or name.startswith(HARNESS_ENV_PREFIXES):
+            continue
+        if name.endswith(HARNESS_ENV_SUFFIXES):
+            continue
+        if name in HARNESS_ENV:
+            allowed = HARNESS_ENV[name]
+            if allowed is None or value in allowed:
+                continue
+        if harness_git and _GIT_CONFIG_ENTRY.fullmatch(name):
+            continue
+        keyed[name] = value
+    return keyed
+
+
+def _harness_git_config(environ: Mapping[str, str]) -> bool:
+    """Whether the GIT_CONFIG_COUNT settings are all ones a harness gives."""
+    try:
+        count = int(environ.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        return False
+    if not 0 <= count <= 64:
+        return False
+    pairs = {
+        (environ.get(f"GIT_CONFIG_KEY_{n}"), environ.get(f"GIT_CONFIG_VALUE_{n}"))
+        for n in range(count)
     }
+    return all(pair in HARNESS_GIT_CONFIG for pair in pairs)
 
 
 def _git(root: Path, *args: str) -> bytes | None:
@@ -159,6 +204,15 @@ def tree_state(root: Path) -> tuple[str, str] | None:
     return work.hexdigest(), ignored_files.hexdigest()
 
 
+def path_folders(environ: Mapping[str, str]) -> list[str]:
+    """The folders of PATH that exist, resolved, in order, once each."""
+    seen: dict[str, None] = {}
+    for entry in environ.get("PATH", os.defpath).split(os.pathsep):
+        if entry and os.path.isdir(entry):
+            seen.setdefault(os.path.realpath(entry))
+    return list(seen)
+
+
 def tools_key(commands: Sequence[tuple[str, str]]) -> str:
     """The command tools as found on each command's PATH (``commands``: the command and its
     PATH), and the site-packages beside them."""
@@ -193,6 +247,8 @@ class CacheKey:
     # digest. The environment is kept apart, by variable, and stored only as salted digests.
     parts: dict[str, str]
     env: dict[str, str]
+    # PATH's folders (:func:`path_folders`): a later run must have each of them.
+    path: list[str] = field(default_factory=list)
 
 
 # What each part of the key is, for a miss's explanation.
@@ -231,7 +287,7 @@ def cache_key(
         digest.update(parts[name].encode() + b"\0")
     for name, value in sorted(env.items()):
         digest.update(f"{name}={value}".encode(errors="surrogateescape") + b"\0")
-    return CacheKey(digest.hexdigest(), parts, env)
+    return CacheKey(digest.hexdigest(), parts, env, path_folders(environ))
 
 
 def _digest(text: str) -> str:
@@ -270,7 +326,7 @@ def _read_entry(root: Path) -> dict[str, Any] | None:
 def load(root: Path, key: CacheKey) -> tuple[list[GateResult], float] | None:
     """The judged gates stored under ``key`` for this project, and when they were judged."""
     data = _read_entry(root)
-    if data is None or data.get("key") != key.digest:
+    if data is None or data.get("key") != key.digest or _path_lost(data, key):
         return None
     try:
         return [gate_from_dict(g) for g in data["gates"]], float(data["made_at"])
@@ -282,7 +338,7 @@ def why_missed(root: Path, key: CacheKey) -> tuple[float, list[str]] | None:
     """When the project's last kept run was judged and what differs from it now (the names of
     the parts, environment variables by name); None when there is no earlier run to compare."""
     data = _read_entry(root)
-    if data is None or data.get("key") == key.digest:
+    if data is None or (data.get("key") == key.digest and not _path_lost(data, key)):
         return None
     parts, env, salt = data.get("parts"), data.get("env"), data.get("salt")
     made_at = data.get("made_at")
@@ -294,6 +350,10 @@ def why_missed(root: Path, key: CacheKey) -> tuple[float, list[str]] | None:
     ):
         return None
     differs = [PART_NAMES[name] for name in PART_NAMES if parts.get(name) != key.parts[name]]
+    lost = _path_lost(data, key)
+    if lost:
+        shown = ", ".join(lost[:3]) + (f" and {len(lost) - 3} more" if len(lost) > 3 else "")
+        differs.append(f"PATH (the run's had {shown}, this one does not)")
     names = sorted(
         {n for n in env if n not in key.env}
         | {n for n, v in key.env.items() if env.get(n) != _salted(salt, n, v)}
@@ -302,6 +362,15 @@ def why_missed(root: Path, key: CacheKey) -> tuple[float, list[str]] | None:
         shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
         differs.append(f"the environment ({shown})")
     return float(made_at), differs
+
+
+def _path_lost(data: Mapping[str, Any], key: CacheKey) -> list[str]:
+    """The folders the kept run's PATH had that this run's PATH lacks (all when unknown)."""
+    kept = data.get("path")
+    if not isinstance(kept, list):
+        return ["(unknown)"]
+    here = set(key.path)
+    return [str(folder) for folder in kept if folder not in here]
 
 
 def store(root: Path, key: CacheKey, gates: Sequence[GateResult]) -> None:
@@ -313,6 +382,7 @@ def store(root: Path, key: CacheKey, gates: Sequence[GateResult]) -> None:
         "parts": key.parts,
         "salt": salt,
         "env": {name: _salted(salt, name, value) for name, value in key.env.items()},
+        "path": key.path,
         "gates": [{**g.to_dict(), "notes": list(g.notes)} for g in gates],
     }
     with contextlib.suppress(OSError):  # a cache that cannot be written is only slower

@@ -225,4 +225,10 @@ def test_a_verify_the_agent_ran_answers_its_stop_without_running_again(
         differ = ", ".join(
             sorted(k for k in shell.keys() | hook.keys() if shell.get(k) != hook.get(k))
         )
+    if harness in ("gemini", "copilot"):
+        # Gemini CLI's shell runs git without the user's configuration (GIT_CONFIG_GLOBAL=
+        # /dev/null), Copilot CLI's puts a folder of its own first on PATH: the agent's run is
+        # not the hook's, which runs the gate again.
+        assert "reused" not in records[1], differ
+        return
     assert records[1].get("reused"), f"the hook ran everything again; differing: {differ}"
