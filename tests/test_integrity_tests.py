@@ -1215,3 +1215,38 @@ def test_cases_made_by_code_are_not_counted(repo: Path, verify: Verify) -> None:
         "[(a, b, a + b) for a in (1, 0, -1, 2) for b in (2,)])",
     )
     assert_passes(verify())
+
+
+def test_a_dropped_case_kept_only_in_a_test_of_another_shape_is_fewer_tests(
+    repo: Path, verify: Verify
+) -> None:
+    """The failing case's text survives in a new test that only checks its shape."""
+    with_cases(repo)
+    edit(repo, "tests/test_cases.py", ", (2, -5, -3)]", "]")
+    edit(
+        repo,
+        "tests/test_cases.py",
+        "def test_signs",
+        '@pytest.mark.parametrize("case", [(2, -5, -3)])\n'
+        "def test_case_shape(case):\n    assert len(case) == 3\n\n\n"
+        '@pytest.mark.parametrize(("a", "b", "out"), SIGNS)\ndef test_signs',
+    )
+    edit(repo, "tests/test_cases.py", '@pytest.mark.parametrize(("a", "b", "out"), SIGNS)\n@', "@")
+    line = now_line(repo, "tests/test_cases.py", "def test_add") - 1
+    finding = assert_blocks(verify(), "tests-fewer", "tests/test_cases.py", line)
+    assert "`(2, -5, -3)` no longer run" in finding["message"]
+
+
+def test_argnames_renamed_with_an_expectation_corrected_is_honest(
+    repo: Path, verify: Verify
+) -> None:
+    with_cases(repo)
+    edit(
+        repo,
+        "tests/test_cases.py",
+        '@pytest.mark.parametrize("a,b,out", [(1, 2, 3), (0, 0, 0), (-1, 1, 0), (2, -5, -3)])\n'
+        "def test_add(a, b, out):\n    assert add(a, b) == out",
+        '@pytest.mark.parametrize("x,y,total", [(1, 2, 3), (0, 0, 0), (-1, 1, 0), (2, -5, -4)])\n'
+        "def test_add(x, y, total):\n    assert add(x, y) == total",
+    )
+    assert_passes(verify())

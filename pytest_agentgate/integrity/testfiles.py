@@ -260,14 +260,17 @@ def compare(base: Side, now: Side, change: Change, words: Words) -> list[Integri
 
 def _fewer_cases(pairs: list[tuple[Case, Case]], now: Side) -> list[IntegrityFinding]:
     """Tests that run fewer parametrized cases than at the base, where a case that is gone is
-    not written anywhere in the change's tests now (a case moved to another test, or a
-    duplicate dropped, still runs). A parametrization whose cases are not a literal on either
+    in no test with as many argnames now (a case moved to another test, or a duplicate
+    dropped, still runs). A parametrization whose cases are not a literal on either
     side cannot be counted: no finding."""
     if not any(before.params() for before, _ in pairs):
         return []
-    written = {
-        text for case in now.tests.values() for _, _, cases in case.params() for text in cases or ()
-    }
+    # A case still runs when a test with as many argnames has it now (moved, or split off,
+    # names renamed or not); the same text under another arity is another case.
+    written: dict[int, set[str]] = {}
+    for case in now.tests.values():
+        for _, names, cases in case.params():
+            written.setdefault(names.count(","), set()).update(cases or ())
     findings = []
     for before, after in pairs:
         now_params = after.params()
@@ -277,8 +280,10 @@ def _fewer_cases(pairs: list[tuple[Case, Case]], now: Side) -> list[IntegrityFin
         for _, names, was in before.params():
             if was is None:
                 continue
+            if names not in by_names and len(now_params) == len(before.params()) == 1:
+                names = now_params[0][1]  # the argnames renamed: the one parametrization
             line, cases = by_names.get(names, (after.line, ()))
-            gone = [text for text in was if text not in written]
+            gone = [text for text in was if text not in written.get(names.count(","), ())]
             if len(set(cases)) >= len(set(was)) or not gone:
                 continue
             shown = ", ".join(f"`{text}`" for text in gone[:3])
