@@ -32,7 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from pytest_agentgate.git import Base, BaseMissing, Change, FileChange, GitError, Repo
-from pytest_agentgate.state.storage import STATE_DIR, user_state_home, write_atomic
+from pytest_agentgate.state.storage import (
+    STATE_DIR,
+    ensure_state_dir,
+    user_state_home,
+    write_atomic,
+)
 
 SNAPSHOT_DIR = "snapshots"
 # In the project: each task's snapshot digest, so that a snapshot deleted or replaced in the
@@ -163,10 +168,14 @@ def forget(root: Path, task: str) -> bool:
     takes a new one. Whether there was one."""
     path = _path(root, task)
     anchors = _read_anchors(root)
-    had = anchors.pop(_task_key(task), None) is not None or path.exists()
-    path.unlink(missing_ok=True)
+    had = anchors.pop(_task_key(task), None) is not None
+    try:
+        had = path.exists() or had
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass  # an unusable state directory holds no snapshot: the ledger says why
     with contextlib.suppress(OSError):
-        if (root / ANCHORS).exists():
+        if (root / ANCHORS).exists() and not (root / STATE_DIR).is_symlink():
             write_atomic(root / ANCHORS, json.dumps(anchors, sort_keys=True), mode=0o600)
     return had
 
@@ -185,6 +194,8 @@ def _task_key(task: str) -> str:
 
 
 def _read_anchors(root: Path) -> dict[str, str]:
+    if (root / STATE_DIR).is_symlink():
+        return {}  # not followed (storage.ensure_state_dir): the verdict fails closed anyway
     try:
         data = json.loads((root / ANCHORS).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -198,7 +209,7 @@ def _write_anchor(root: Path, key: str, digest: str) -> None:
     anchors = _read_anchors(root)
     anchors[key] = digest
     with contextlib.suppress(OSError):  # without it, a deleted snapshot goes unnoticed
-        (root / STATE_DIR).mkdir(exist_ok=True)
+        ensure_state_dir(root)  # never through a link: the state fails closed there
         write_atomic(root / ANCHORS, json.dumps(anchors, sort_keys=True), mode=0o600)
 
 
