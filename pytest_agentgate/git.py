@@ -142,9 +142,6 @@ class Repo:
             for words in (lines + [[]] * len(refs))[: len(refs)]
         ]
 
-    def has_commits(self) -> bool:
-        return self.commit("HEAD") is not None
-
     def is_shallow(self) -> bool:
         return self.git("rev-parse", "--is-shallow-repository", check=False).strip() == "true"
 
