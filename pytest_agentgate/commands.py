@@ -138,3 +138,183 @@ def _rooted(value: str, root: Path, key: str) -> str:
     if key == "source" and not (root / value).exists():
         return value
     return str(root / value)
+
+
+# -- the test command without coverage (agentgate verify --coverage-cost) ----------------------
+
+_OPERATORS = frozenset({"&&", "||", ";", "|", "&"})
+_COVERAGE_TOOLS = ("coverage", "coverage3")
+# `coverage run` flags, and its options that take the next word as their value without "=".
+_COVERAGE_RUN_FLAGS = frozenset(
+    {"-a", "--append", "--branch", "-L", "--pylib", "-p", "--parallel-mode", "--timid"}
+)
+_COVERAGE_RUN_VALUED = frozenset(
+    {
+        "--concurrency",
+        "--context",
+        "--data-file",
+        "--debug",
+        "--include",
+        "--omit",
+        "--rcfile",
+        "--save-signal",
+        "--source",
+    }
+)
+# pytest-cov's options that take a value; "--cov" takes one only when the next word is no option.
+_PYTEST_COV_VALUED = frozenset(
+    {"--cov-report", "--cov-config", "--cov-fail-under", "--cov-context"}
+)
+_JUNIT_OPTIONS = ("--junitxml", "--junit-xml")
+# What the shell would expand: such a word cannot be quoted back as it was written.
+_SHELL_SPECIAL = frozenset("$`*?[~")
+
+
+class _Drop:
+    """A step of the command that only runs coverage.py (``coverage xml``): left out."""
+
+
+def without_coverage(command: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The test command with its coverage measurement left out: what ``agentgate verify
+    --coverage-cost`` times against the test gate's own run.
+
+    ``[python -m] coverage run [options] -m MODULE ARGS`` becomes ``python -m MODULE ARGS``
+    (``coverage`` alone runs with the Python beside it on PATH); ``pytest --cov..`` loses its
+    ``--cov`` options and gets ``--no-cov``; steps that only run coverage.py (``coverage xml``,
+    ``coverage combine``) are dropped. pytest's ``--junitxml`` is dropped too, so the timed run
+    writes no report the gate reads. None when the command cannot be read that way: no step
+    measures coverage, a redirection or subshell, or a word the shell would expand.
+    """
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        return None
+    steps: list[list[str]] = [[]]
+    joins: list[str] = []
+    for token in tokens:
+        if token in _OPERATORS:
+            joins.append(token)
+            steps.append([])
+        elif token and set(token) <= set("();<>|&"):
+            return None  # a redirection or a subshell: not a plain list of commands
+        else:
+            steps[-1].append(token)
+    kept: list[tuple[str, list[str]]] = []
+    measured = False
+    for join, step in zip(["", *joins], steps, strict=True):
+        derived = _step_without_coverage(step, env)
+        if derived is None:
+            return None
+        if isinstance(derived, _Drop):
+            continue
+        words_out, changed = derived
+        measured = measured or changed
+        kept.append((join, words_out))
+    if not measured or not kept:
+        return None
+    parts: list[str] = []
+    for index, (join, step) in enumerate(kept):
+        if any(_SHELL_SPECIAL & set(word) for word in step):
+            return None
+        if index:
+            parts.append(join)
+        parts.append(" ".join(_quote(word) for word in step))
+    return " ".join(parts)
+
+
+def _quote(word: str) -> str:
+    """A word quoted for ``sh``; a leading ``NAME=value`` assignment stays an assignment."""
+    name, eq, value = word.partition("=")
+    if eq and name.isidentifier() and not name.startswith("-"):
+        return f"{name}={shlex.quote(value)}"
+    return shlex.quote(word)
+
+
+def _step_without_coverage(
+    step: list[str], env: Mapping[str, str] | None
+) -> tuple[list[str], bool] | _Drop | None:
+    """One step of a command list: (its words, whether coverage was taken out), dropped, or
+    None when it measures coverage in a way this cannot undo."""
+    prefix: list[str] = []
+    rest = list(step)
+    while rest and "=" in rest[0] and rest[0].split("=", 1)[0].isidentifier():
+        prefix.append(rest.pop(0))  # VAR=value before the program
+    if not rest:
+        return prefix, False
+    program = Path(rest[0]).name
+    if program.startswith("python") and rest[1:3] == ["-m", "coverage"]:
+        python: str | None = rest[0]
+        args = rest[3:]
+    elif program in _COVERAGE_TOOLS:
+        python = _python_beside(rest[0], env)
+        args = rest[1:]
+    else:
+        if runs_pytest(" ".join(rest)):
+            words_out, changed = _pytest_without_cov(rest)
+            return prefix + words_out, changed
+        return step, False
+    if not args or args[0] != "run":
+        return _Drop()  # coverage combine / xml / json / report / erase ...
+    target = _coverage_run_target(args[1:])
+    if target is None or python is None:
+        return None
+    return [*prefix, python, *_pytest_without_cov(target)[0]], True
+
+
+def _coverage_run_target(args: list[str]) -> list[str] | None:
+    """What ``coverage run ARGS`` runs, as the words after ``python``; None if unreadable."""
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word in ("-m", "--module"):
+            return ["-m", *args[index + 1 :]] if index + 1 < len(args) else None
+        if word in _COVERAGE_RUN_FLAGS or (word.startswith("--") and "=" in word):
+            index += 1
+        elif word in _COVERAGE_RUN_VALUED:
+            index += 2
+        elif word.startswith("-"):
+            return None  # an option this does not know: its value cannot be told apart
+        else:
+            return args[index:]
+    return None
+
+
+def _pytest_without_cov(args: list[str]) -> tuple[list[str], bool]:
+    """A pytest command line without pytest-cov's options and the JUnit report option;
+    ``--no-cov`` added when it had ``--cov`` (a ``--cov`` in the project's addopts is off too)."""
+    out: list[str] = []
+    had_cov = False
+    index = 0
+    while index < len(args):
+        word = args[index]
+        option = word.split("=", 1)[0]
+        index += 1
+        if option == "--cov":
+            had_cov = True
+            if "=" not in word and index < len(args) and not args[index].startswith("-"):
+                index += 1  # `--cov src`: src is --cov's value, not a test path
+        elif option in _PYTEST_COV_VALUED or option in _JUNIT_OPTIONS:
+            if "=" not in word:
+                index += 1
+        elif option.startswith("--cov-"):
+            pass  # --cov-branch, --cov-append
+        else:
+            out.append(word)
+    if had_cov:
+        out.append("--no-cov")
+    return out, had_cov
+
+
+def _python_beside(script: str, env: Mapping[str, str] | None) -> str | None:
+    """The interpreter installed beside a ``coverage`` script (the one the script runs with)."""
+    search = (env or {}).get("PATH", os.environ.get("PATH", ""))
+    found = shutil.which(script, path=search) if os.sep not in script else script
+    if found is None:
+        return None
+    folder = Path(found).parent
+    for name in ("python", "python3"):
+        if (folder / name).is_file():
+            return str(folder / name)
+    return None

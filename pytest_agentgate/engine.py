@@ -83,6 +83,9 @@ class Request:
     # Reuse the judged gates of an identical earlier run (state/cache.py): the authoritative
     # doors ask for it; --no-cache turns it off.
     cache: bool = False
+    # Measure what coverage costs the test gate (state/coverage_cost.py): its command runs once
+    # more without coverage, then the gates run one at a time; no earlier run is reused.
+    coverage_cost: bool = False
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,8 @@ class Pipeline:
     _cache_inputs: tuple[str, list[tuple[str, str]], dict[str, str]] = ("", [], {})
     # When the run whose judged gates this verdict reuses was made (None: judged now).
     _reused_at: float | None = None
+    # --coverage-cost: the test gate, its command run without coverage, and how that went.
+    _without_coverage: tuple[str, CommandResult] | None = None
 
     def __post_init__(self) -> None:
         self.request.config = with_session(self.request)
@@ -146,8 +151,12 @@ class Pipeline:
                 # A read-only project can still be gated; a command that needs the folder says so.
                 LocalStorage(self.plan.config.root).ensure()
             alongside = self._alongside()
+            # While coverage's cost is measured, no command shares the machine with another.
+            serial = 1 if self._without_coverage is not None else None
             try:
-                self.results = run_commands(self.plan.commands, status=status, cancel=cancel)
+                self.results = run_commands(
+                    self.plan.commands, status=status, cancel=cancel, max_workers=serial
+                )
             finally:
                 alongside.join()
             if not (self._alongside_names or self._cache_key is not None):
@@ -160,6 +169,99 @@ class Pipeline:
                 for name in self._alongside_names:
                     self._early.pop(name, None)
         return self.results
+
+    def measure_without_coverage(self, status: StatusReporter | None = None) -> None:
+        """Run the test gate's command once without coverage, alone, before the gates: the
+        first half of ``agentgate verify --coverage-cost`` (the verdict shows the other).
+        Anything written by it, a report in the project's own pytest options, is written again
+        by the gates' run. Raises AgentgateError when there is no such command to run."""
+        from pytest_agentgate.commands import coverage_options, without_coverage
+        from pytest_agentgate.errors import AgentgateError
+
+        config = self.request.config
+        kinds = {g.name: g.kind for g in config.gates}
+        measuring = [
+            spec
+            for spec in self.plan.commands
+            if kinds.get(spec.key) == "test" and coverage_options(spec.command, spec.cwd)
+        ]
+        if not measuring:
+            raise AgentgateError(
+                "--coverage-cost: no test gate runs a command that measures coverage "
+                "(`coverage run ... -m pytest`, `pytest --cov`); there is nothing to compare"
+            )
+        spec = measuring[0]
+        derived = without_coverage(spec.command, spec.env)
+        if derived is None:
+            raise AgentgateError(
+                f"--coverage-cost: cannot tell how to run the {spec.key} gate's command without "
+                f"coverage: {spec.command}. agentgate reads `[python -m] coverage run [options] "
+                "-m pytest ...` and `pytest --cov ...` (with `&&` between steps), without "
+                "redirections or variables"
+            )
+        plain = dataclasses.replace(spec, key=f"{spec.key} (without coverage)", command=derived)
+        with contextlib.suppress(OSError):
+            LocalStorage(config.root).ensure()
+        self._without_coverage = (spec.key, run_commands([plain], status=status)[plain.key])
+
+    def _coverage_cost_notices(self, gates: list[GateResult]) -> None:
+        """What coverage costs each test gate that measures it: measured now (``--coverage-cost``),
+        as measured earlier for the same command, or how to measure it when the tests took a
+        while (state/coverage_cost.py)."""
+        from pytest_agentgate.commands import coverage_options, runs_this_interpreter
+        from pytest_agentgate.state import coverage_cost
+
+        config = self.request.config
+        tests = {g.name: g for g in config.gates if g.kind == "test" and g.command}
+        for gate in gates:
+            test = tests.get(gate.name)
+            command = None if test is None else test.command
+            if gate.name in self.request.door_evidence or test is None or command is None:
+                continue  # the door ran the tests itself (the pytest session), not this command
+            measured = coverage_options(command, config.root)
+            if measured is None:
+                continue
+            if self._without_coverage is not None and self._without_coverage[0] == gate.name:
+                notice, timed = self._measured_cost(gate.name, command)
+                if not timed:
+                    config.notices.append(notice)
+                    continue
+            elif (kept := coverage_cost.load(config.root, command)) is not None:
+                notice = kept.describe(gate.name, now=False)
+            elif (gate.duration_s or 0) >= coverage_cost.HINT_AFTER_S:
+                notice = coverage_cost.hint(gate.name, gate.duration_s or 0)
+            else:
+                continue
+            env = {**os.environ, **test.env}
+            if runs_this_interpreter(command, env):
+                # The tests ran with this Python: what coverage.py could measure them with.
+                python = (sys.version_info.major, sys.version_info.minor)
+                notice += coverage_cost.tracer_note(python, measured["branch"] is True, env)
+            config.notices.append(notice)
+
+    def _measured_cost(self, name: str, command: str) -> tuple[str, bool]:
+        """The notice of a measurement made now, and whether both runs could be timed."""
+        from pytest_agentgate.state import coverage_cost
+
+        assert self._without_coverage is not None
+        plain = self._without_coverage[1]
+        with_coverage = self.results.get(name)
+        for result, what in ((plain, "without"), (with_coverage, "with")):
+            if result is None or result.exit_code not in (0, 1) or result.timed_out:
+                how = "did not run" if result is None else _how_it_ended(result)
+                why = f"the tests {what} coverage {how}, so the times do not compare"
+                return coverage_cost.not_measured(name, why), False
+        assert with_coverage is not None
+        cost = coverage_cost.CoverageCost(
+            command, with_coverage.duration_s, plain.duration_s, time.time()
+        )
+        try:
+            coverage_cost.save(self.request.config.root, cost)
+        except OSError as exc:
+            self.request.config.notices.append(
+                f"{name}: coverage's cost could not be kept in {coverage_cost.COST_FILE}: {exc}"
+            )
+        return cost.describe(name, now=True), True
 
     def _tree(self) -> tuple[str, str] | None:
         from pytest_agentgate.state import cache
@@ -362,6 +464,7 @@ class Pipeline:
 
     def _conclude(self, gates: list[GateResult]) -> Verdict:
         config = self.request.config
+        self._coverage_cost_notices(gates)
         cleaner = Cleaner(secret_values(os.environ))
         config.notices[:] = [cleaner.text(n) for n in config.notices]
         claim = cleaner.maybe(self.request.claim)
@@ -389,11 +492,20 @@ def run(
 ) -> Verdict:
     """The whole pipeline once: run the commands, then the verdict."""
     pipeline = Pipeline(request, registry or get_registry())
-    reused = pipeline.reuse()
-    if reused is not None:
+    if request.coverage_cost:
+        pipeline.measure_without_coverage(status)
+    elif (reused := pipeline.reuse()) is not None:
         return reused
     pipeline.run_commands(status)
     return pipeline.verdict()
+
+
+def _how_it_ended(result: CommandResult) -> str:
+    if result.timed_out:
+        return "ran out of time"
+    if result.exit_code is None:
+        return "could not start" if result.start_error else "was stopped"
+    return f"exited {result.exit_code}"
 
 
 # -- plan -------------------------------------------------------------------------------------

@@ -79,6 +79,13 @@ def add_parser(subparsers: Subparsers) -> Parser:
         "unchanged tree, configuration, tools and environment reuse its judged gates)",
     )
     parser.add_argument(
+        "--coverage-cost",
+        action="store_true",
+        help="measure what coverage costs the tests: run the test command once more without "
+        "coverage, then the gates one at a time; the verdict shows coverage's share of the "
+        "test gate's time, and later verdicts show it too (implies --no-cache)",
+    )
+    parser.add_argument(
         "--task",
         type=task_id,
         metavar="ID",
@@ -100,6 +107,7 @@ def _max_chars(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     from pytest_agentgate.config.resolve import ReportFlags, resolve_config
     from pytest_agentgate.engine import Request, run
+    from pytest_agentgate.errors import AgentgateError
     from pytest_agentgate.process import StatusReporter
     from pytest_agentgate.registry import get_registry
 
@@ -119,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
     if args.max_chars:
         config.max_chars = args.max_chars
     refuse_folder(args.output, "the verdict")  # before any command runs or attempt counts
+    if args.coverage_cost and args.no_run:
+        raise AgentgateError("--coverage-cost runs the tests, so it cannot be used with --no-run")
     status = StatusReporter.for_stream(sys.stderr)
     request = Request(
         config,
@@ -129,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
         transcript=None if args.transcript is None else Path(args.transcript).absolute(),
         run=not args.no_run,
         record=True,
-        cache=not args.no_cache,
+        cache=not (args.no_cache or args.coverage_cost),
+        coverage_cost=args.coverage_cost,
     )
     try:
         verdict = run(request, registry, status)
