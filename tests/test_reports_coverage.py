@@ -918,7 +918,50 @@ def _variants() -> dict[str, str]:
             1,
         ),
         "a source spelled empty": text.replace("<sources>", "<sources><source/>", 1),
+        "another element in a class": text.replace("<methods/>", "<methods/><extra/>", 1),
+        "a line after its lines": text.replace(
+            "</lines>", '</lines><line number="99" hits="1"/>', 1
+        ),
+        "text between lines": text.replace("</lines>", "text &gt; more</lines>", 1),
     }
+
+
+def _malformed() -> dict[str, bytes]:
+    """coverage.py's report, broken as no XML parser may read it."""
+    text = COVERAGE_PY_SHAPE
+    return {
+        name: value.encode("utf-8") if isinstance(value, str) else value
+        for name, value in {
+            "truncated": text[: text.rindex("</packages>")],
+            "a package left open": text.replace("</package>", "", 1),
+            "a misspelt end tag": text.replace("</classes>", "</clases>", 1),
+            "a stray <": text.replace("</lines>", "<</lines>", 1),
+            "a stray < in the skeleton": text.replace("<packages>", "<packages><", 1),
+            "bytes that are not UTF-8": text.encode().replace(b'name="shop"', b'name="sh\xffp"'),
+            "a control character": text.replace('name="inventory.py"', 'name="inv\x01.py"', 1),
+            "an attribute twice": text.replace(
+                'complexity="0" line-rate', 'complexity="0" complexity="1" line-rate', 1
+            ),
+            "an attribute name that is no name": text.replace(
+                'complexity="0" line-rate', '1complexity="0" line-rate', 1
+            ),
+            "a bare &": text.replace('name="shop"', 'name="sh&p"', 1),
+            "]]> in text": text.replace("</lines>", "]]></lines>", 1),
+            "lines left open": text.replace("</lines>", "", 1),
+        }.items()
+    }
+
+
+@pytest.mark.parametrize("name", list(_malformed()))
+def test_malformed_cobertura_is_refused_by_the_fast_reader_too(name: str, tmp_path: Path) -> None:
+    from pytest_agentgate.reports.coverage import cobertura
+
+    data = _malformed()[name]
+    assert cobertura._read_fast(data, {}, []) is None
+    path = tmp_path / "coverage.xml"
+    path.write_bytes(data)
+    with pytest.raises(ReportError, match="XML|decoded"):
+        read_coverage(path, root=tmp_path)
 
 
 @pytest.mark.parametrize("name", list(_variants()))

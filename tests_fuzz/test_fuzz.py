@@ -947,6 +947,31 @@ def test_cobertura_documents(tmp_path: Path, document: str) -> None:
         sane_coverage(result)
 
 
+# coverage.py's own report takes a reader of regular expressions (cobertura._read_fast); any
+# damaged copy it still reads must be read exactly as the expat reader reads it.
+COVERAGE_PY_XML = (
+    Path(__file__).parent.parent / "tests" / "data" / "python" / "coverage-partial.xml"
+).read_bytes()
+
+
+@given(data=st.data())
+def test_cobertura_fast_reader_agrees_with_expat(tmp_path: Path, data: st.DataObject) -> None:
+    from pytest_agentgate.reports.coverage import cobertura
+
+    document = data.draw(flipped(COVERAGE_PY_XML))
+    report = write(tmp_path, "coverage.xml", document)
+    fast = outcome(lambda: read_cobertura(report, root=tmp_path), ReportError)
+    taken = cobertura._read_fast(document, {}, []) is not None
+    limit = cobertura._FAST_MAX_BYTES
+    cobertura._FAST_MAX_BYTES = -1  # every report through expat
+    try:
+        slow = outcome(lambda: read_cobertura(report, root=tmp_path), ReportError)
+    finally:
+        cobertura._FAST_MAX_BYTES = limit
+    if taken:  # (not taken, both calls went through expat)
+        assert fast == slow, "the fast reader read a report expat reads otherwise"
+
+
 @given(
     shards=st.one_of(
         *(

@@ -34,8 +34,9 @@ def report_from_details(
     for path, detail in details.items():
         summary_lines, summary_branches, summary_functions = fallback.get(path, (None, None, None))
         if detail.lines or summary_lines is None:
-            file_lines = Ratio(sum(detail.lines.values()), len(detail.lines))
-            missing = sorted(n for n, ran in detail.lines.items() if not ran)
+            missing = [n for n, ran in detail.lines.items() if not ran]
+            missing.sort()  # most reports list lines in order: a pass that moves nothing
+            file_lines = Ratio(len(detail.lines) - len(missing), len(detail.lines))
             kept: CoverageDetail | None = detail
         else:
             file_lines, missing, kept = summary_lines, [], None

@@ -27,7 +27,7 @@ _COBERTURA_NAMES = ("coverage", "sources", "source", "class", "method", "line", 
 _FAST_MAX_BYTES = 64 * 1024 * 1024
 _FAST_CLASS = re.compile(
     # No tab or line break in a filename: XML reads them as spaces, the expression would not.
-    rb'<class name="[^"<>&]*" filename="([^"<>&\t\r\n]+)"(?: [\w-]+="[^"<>&]*")*>'
+    rb'<class name="[^"<>&]*" filename="([^"<>&\t\r\n]+)"(?: [A-Za-z_][\w.-]*="[^"<>&]*")*>'
     rb"([^<]*(?:<(?!/class>)[^<]*)*)</class>"
 )
 _FAST_LINE = re.compile(
@@ -41,6 +41,9 @@ _FAST_ROOT = re.compile(
 )
 _COMMENT = re.compile(rb"<!--(.*?)-->", re.DOTALL)
 _METHOD = re.compile(rb"<method[\s/>]")
+# Every byte but those XML 1.0 forbids anywhere in a document (expat refuses them):
+# ``data.translate(None, _ALLOWED)`` keeps only the forbidden ones, at memory speed.
+_ALLOWED = bytes(b for b in range(256) if b >= 0x20 or b in (0x09, 0x0A, 0x0D))
 
 
 def _cobertura_handlers(
@@ -162,8 +165,17 @@ def _read_fast(data: bytes, details: dict[str, CoverageDetail], sources: list[st
     """A well-formed report in coverage.py's exact shape, read with regular expressions: the
     same details and sources as the expat handlers, and whether it has branch data. None when
     the report is of any other shape (or anything is in doubt): the expat reader then reads it
-    and says what is wrong."""
+    and says what is wrong.
+
+    Well-formedness is checked without a pass of expat over the whole report (it took a quarter
+    of the read): every ``<line>`` is one the expression read, every class body is exactly
+    ``<methods/><lines>`` those lines ``</lines>`` (or ``<methods/><lines/>``), and expat reads
+    the rest, the skeleton with each class's own start tag but not its body. What no part may
+    hold is refused first: an entity or character reference (``&``), a character XML forbids,
+    ``]]>``, bytes that are not UTF-8."""
     if not _FAST_ROOT.match(data) or _METHOD.search(data):
+        return None
+    if b"&" in data or b"]]>" in data or data.translate(None, _ALLOWED):
         return None
     # Nothing but comments without markup may hide text from the expression: no CDATA, no
     # DOCTYPE, no processing instruction but the XML declaration.
@@ -172,28 +184,41 @@ def _read_fast(data: bytes, details: dict[str, CoverageDetail], sources: list[st
         return None
     if data.count(b"<?") > data.startswith(b"<?xml "):
         return None
-    parser = hardened_expat(allow_doctype=False)
     try:
-        parser.Parse(data, True)
-    except (XmlRejected, expat.ExpatError, ValueError, LookupError):
+        data.decode("utf-8")
+    except UnicodeDecodeError:
         return None
     branches = False
     blocks = lines_read = 0
-    for filename, body in _FAST_CLASS.findall(data):
-        blocks += 1
+    skeleton: list[bytes] = []
+    end = 0
+    for block in _FAST_CLASS.finditer(data):
+        body = block.group(2)
         found = _FAST_LINE.findall(body)
+        frame = _frame(body)
+        marks = len(found) + frame  # the lines and the frame's tags
+        if not frame or body.count(b"<") != marks or body.count(b">") != marks:
+            return None
+        if frame == 2 and found:
+            return None
+        blocks += 1
         lines_read += len(found)
         hits = {int(number): ran != b"0" for number, ran, _, _ in found}
-        counts = {int(n): (int(c), int(t)) for n, _, c, t in found if c}
-        if len(hits) != len(found) or any(c > t for c, t in counts.values()):
-            return None  # a line written twice, or more branches covered than there are
-        detail = details.setdefault(filename.decode("utf-8"), CoverageDetail())
+        if len(hits) != len(found):
+            return None  # a line written twice
+        detail = details.setdefault(block.group(1).decode("utf-8"), CoverageDetail())
         if detail.lines:
             return None  # a file in two classes: the expat reader folds them
         detail.lines = hits
-        if counts:
+        if any(c for _, _, c, _ in found):
+            counts = {int(n): (int(c), int(t)) for n, _, c, t in found if c}
+            if any(c > t for c, t in counts.values()):
+                return None  # more branches covered than there are
             branches = True
             detail.line_branches = counts
+        skeleton += (data[end : block.start(2)], b"</class>")
+        end = block.end()
+    skeleton.append(data[end:])
     written = (
         data.count(b"<line") - data.count(b"<lines"),
         data.count(b"<class") - data.count(b"<classes"),
@@ -201,11 +226,29 @@ def _read_fast(data: bytes, details: dict[str, CoverageDetail], sources: list[st
     )
     if written != (lines_read, blocks, blocks):
         return None  # an element in another spelling, or out of place: expat reads them all
-    found = _FAST_SOURCE.findall(data)
-    if len(found) != data.count(b"<source") - data.count(b"<sources"):
+    parser = hardened_expat(allow_doctype=False)
+    try:
+        parser.Parse(b"".join(skeleton), True)
+    except (XmlRejected, expat.ExpatError, ValueError, LookupError):
         return None
-    sources.extend(s.decode("utf-8").strip() for s in found)
+    found_sources = _FAST_SOURCE.findall(data)
+    if len(found_sources) != data.count(b"<source") - data.count(b"<sources"):
+        return None
+    sources.extend(s.decode("utf-8").strip() for s in found_sources)
     return branches
+
+
+def _frame(body: bytes) -> int:
+    """How many tags frame a class body's lines: 3 for ``<methods/>``, then ``<lines>`` holding
+    all its ``<line>``s, then ``</lines>``; 2 for ``<methods/><lines/>`` (a file without
+    lines); 0 for anything else."""
+    inner = body.strip()
+    if not inner.startswith(b"<methods/>"):
+        return 0
+    rest = inner[len(b"<methods/>") :].lstrip()
+    if rest == b"<lines/>":
+        return 2
+    return 3 if rest.startswith(b"<lines>") and rest.endswith(b"</lines>") else 0
 
 
 def _resolve(filename: str, sources: list[str], root: str | os.PathLike[str] | None) -> str:
