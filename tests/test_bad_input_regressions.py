@@ -42,6 +42,23 @@ def verify_report(agentgate: Agentgate, project: Path, name: str, text: str, *fl
     return gates(agentgate("verify", "--no-run", "--format", "json", *flags, name))
 
 
+# -- JUnit reports ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("line", ["-1", "9" * 5000, "1e400"])
+def test_a_failed_testcase_line_that_points_nowhere_is_no_line(
+    project: Path, agentgate: Agentgate, line: str
+) -> None:
+    report = (
+        '<testsuite><testcase classname="t" name="test_a" file="t.py" line="' + line + '">'
+        '<failure message="collection failure">boom</failure></testcase></testsuite>'
+    )
+    test = verify_report(agentgate, project, "junit.xml", report, "--junit")["test"]
+    assert test["status"] == "fail"
+    [finding] = test["findings"]
+    assert (finding["path"], finding["line"]) == ("t.py", None)
+
+
 # -- lint reports --------------------------------------------------------------------------------
 
 

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from xml.parsers import expat
 
-from pytest_agentgate.reports._io import XmlRejected, hardened_expat
+from pytest_agentgate.reports._io import XmlRejected, hardened_expat, whole_number
 from pytest_agentgate.reports.model import ReportError, TestCaseResult, TestRun
 from pytest_agentgate.reports.outcomes import (
     ERROR,
@@ -405,12 +405,9 @@ def _first_line(text: str | None) -> str | None:
 
 
 def _to_int(text: str | None) -> int | None:
-    if text is None:
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        return None
+    """A ``line`` attribute as a line number: None unless a whole number from 0 to
+    ``MAX_COUNT`` (a line of -1 or of 5,000 digits points nowhere)."""
+    return None if text is None else whole_number(text)
 
 
 def _new_parser(
