@@ -960,7 +960,7 @@ def test_malformed_cobertura_is_refused_by_the_fast_reader_too(name: str, tmp_pa
     assert cobertura._read_fast(data, {}, []) is None
     path = tmp_path / "coverage.xml"
     path.write_bytes(data)
-    with pytest.raises(ReportError, match="XML|decoded"):
+    with pytest.raises(ReportError, match=r"XML|decoded"):
         read_coverage(path, root=tmp_path)
 
 

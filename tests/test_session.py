@@ -96,6 +96,68 @@ def test_a_transcript_being_written_is_read_up_to_its_last_whole_line(tmp_path: 
     assert len(session.calls) == 5
 
 
+def test_lines_with_only_a_time_are_skipped_but_the_last_one_ends_the_session(
+    tmp_path: Path,
+) -> None:
+    """Claude's attachment and last-prompt lines are not parsed (a third of a long session's
+    bytes); the session still ends at the last line's time, whatever that line is."""
+    text = (TRANSCRIPTS / "claude-code.jsonl").read_text(encoding="utf-8")
+    attachment = next(line for line in text.splitlines() if '"attachment":{' in line[:160])
+    late = json.loads(attachment)
+    late["timestamp"] = "2026-11-23T23:50:00.000Z"
+    path = tmp_path / "claude.jsonl"
+    path.write_text(text + json.dumps(late, separators=(",", ":")) + "\n", encoding="utf-8")
+    session = read_transcript(path)
+    assert session.ended is not None and session.started is not None
+    assert session.ended - session.started == pytest.approx(6 * 60 + 50.044)
+    assert (session.skipped, session.lines) == (0, len(text.splitlines()) + 1)
+    # Followed by a line without a time (Claude ends with one): still the end.
+    lines = text.splitlines()
+    last_prompt = lines[-1]
+    assert '"timestamp"' not in last_prompt
+    body = "\n".join([*lines[:-1], json.dumps(late, separators=(",", ":")), last_prompt])
+    path.write_text(body + "\n", encoding="utf-8")
+    assert read_transcript(path).ended == session.ended
+    # Followed by a line read with a time: that one is the end.
+    body = "\n".join([*lines[:-1], json.dumps(late, separators=(",", ":")), lines[-2]])
+    path.write_text(body + "\n", encoding="utf-8")
+    assert read_transcript(path).ended == pytest.approx(session.started + 0.729)
+
+
+def test_a_tool_result_that_quotes_a_skipped_key_is_still_read(tmp_path: Path) -> None:
+    """What a tool returns is a JSON string: a key in it has escaped quotes, so a failed call
+    whose output starts with `"attachment":{` is no line to skip."""
+    lines = (TRANSCRIPTS / "claude-code.jsonl").read_text(encoding="utf-8").splitlines()
+    call_id, index = next(
+        (part["id"], index)
+        for index, line in enumerate(lines)
+        for part in json.loads(line).get("message", {}).get("content", [])
+        if isinstance(part, dict) and part.get("type") == "tool_use"
+    )
+    result = {
+        "parentUuid": None,
+        "type": "user",
+        "message": {
+            "content": [
+                {
+                    "content": '"attachment":{"x":1} Exit code 3',
+                    "type": "tool_result",
+                    "tool_use_id": call_id,
+                    "is_error": True,
+                }
+            ],
+            "role": "user",
+        },
+        "timestamp": "2026-11-23T23:43:11.000Z",
+    }
+    text = json.dumps(result, separators=(",", ":"))
+    assert '"attachment\\":{' in text[:160]  # escaped, within the bytes looked at
+    path = tmp_path / "claude.jsonl"
+    path.write_text("\n".join([*lines[: index + 1], text]) + "\n", encoding="utf-8")
+    [shell] = [c for c in read_transcript(path).calls if c.id == call_id]
+    assert (shell.failed, shell.exit_code) == (True, 3)
+
+
 def test_a_line_too_long_is_skipped_not_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

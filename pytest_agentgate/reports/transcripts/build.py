@@ -24,10 +24,16 @@ class Builder:
     """Collects one transcript's facts as its lines are fed, in order."""
 
     harness = "unknown"
-    # Lines that say nothing the gate reads, known by their first bytes: never parsed. A line
-    # that starts with one of ``skip``, or has one of ``skip_head`` in its first 160 bytes.
+    # Lines that say nothing the gate reads but their time, known by their first bytes: not
+    # parsed once the first time is known (the last line is read when it is one of them). A
+    # line that starts with one of ``skip``, or has one of ``skip_head`` in its first 160 bytes.
+    # A key written in a line's JSON is quoted with bare quotes; the same text inside a string
+    # value has escaped ones, so no text a tool returns can make a line look skippable.
     skip: tuple[bytes, ...] = ()
-    skip_head: bytes | None = None
+    skip_head: tuple[bytes, ...] = ()
+    # What a skipped line that carries a time has in it: the last such line is read after all,
+    # when no line read after it had a time.
+    time_mark = b'"timestamp":'
 
     def __init__(self, source: str) -> None:
         self.session = Session(self.harness, source)
@@ -36,6 +42,8 @@ class Builder:
         self._usage: dict[str, int] = {}
         self._first: Any = None
         self._last: Any = None
+        # How many times were read: a reader can tell whether a line it fed had one.
+        self.stamps = 0
 
     # -- what a harness's reader calls --------------------------------------------------------
 
@@ -49,6 +57,12 @@ class Builder:
             if self._first is None:
                 self._first = value
             self._last = value
+            self.stamps += 1
+
+    @property
+    def timed(self) -> bool:
+        """Whether the first time is known: from then on, lines with only a time are skipped."""
+        return self._first is not None
 
     def call(self, call_id: str, name: str, arguments: Any) -> ToolCall:
         """A tool call; a second line for the same id (a rewritten message) changes nothing."""

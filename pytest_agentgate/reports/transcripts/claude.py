@@ -19,6 +19,10 @@ LONG_WINDOW = 1_000_000
 
 class ClaudeReader(Builder):
     harness = "claude"
+    # A third of a session's bytes are attachments (agent listings, hook output, file
+    # snapshots) and prompt bookkeeping: lines without a message.
+    skip = (b'{"type":"last-prompt",',)
+    skip_head = (b'"attachment":{',)
 
     def feed(self, record: dict[str, Any]) -> None:
         self.time(record.get("timestamp"))
@@ -46,11 +50,13 @@ class ClaudeReader(Builder):
                 self.session.context_window = LONG_WINDOW if "[1m]" in model else WINDOW
         usage = message.get("usage")
         if isinstance(usage, dict):
-            prompt = sum(
-                token_count(usage.get(k))
-                for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+            get = usage.get
+            total = (
+                token_count(get("input_tokens"))
+                + token_count(get("cache_creation_input_tokens"))
+                + token_count(get("cache_read_input_tokens"))
+                + token_count(get("output_tokens"))
             )
-            total = prompt + token_count(usage.get("output_tokens"))
             msg_id = message.get("id")
             self.usage(msg_id if isinstance(msg_id, str) else None, total, total)
             if total > WINDOW:  # the transcript does not name the 1M window; usage shows it

@@ -21,7 +21,7 @@ class GeminiReader(Builder):
     # Every message is followed by a line that only moves `lastUpdated`; a user message (the
     # prompt, a tool's response) says nothing its gemini message's toolCalls do not.
     skip = (b'{"$set":{"lastUpdated":',)
-    skip_head = b'"type":"user"'
+    skip_head = (b'"type":"user"',)
 
     def feed(self, record: dict[str, Any]) -> None:
         update = record.get("$set")

@@ -35,6 +35,7 @@ MAX_LINE = 16 * 1024 * 1024
 SNIFF_LINES = 20
 _CHUNK = 1024 * 1024
 _DECODER = json.JSONDecoder()
+_RAW_DECODE = _DECODER.raw_decode
 _CLAUDE_TYPES = frozenset(
     {"user", "assistant", "system", "summary", "queue-operation", "attachment", "progress"}
 )
@@ -94,10 +95,14 @@ class _Reading:
 
     def stream(self, handle: BinaryIO) -> None:
         readline = handle.readline
-        decode = _DECODER.decode
         skip: tuple[bytes, ...] = ()
-        head: bytes | None = None
+        heads: tuple[bytes, ...] = ()
+        mark = b""
         feed: Callable[[dict[str, Any]], object] = self._sniff
+        # The last line skipped unread that has a time in it, and how many times had been
+        # read then: when no line read after it had one, its time is the session's end.
+        timed_skip: bytes | None = None
+        stamps = 0
         while raw := readline(MAX_LINE + 1):
             self.lines += 1
             if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
@@ -105,19 +110,39 @@ class _Reading:
                     raw = readline(_CHUNK)
                 self.too_long += 1
                 continue
-            if (skip and raw.startswith(skip)) or (head and head in raw[:160]):
+            skippable = (skip and raw.startswith(skip)) or (heads and _has_head(raw, heads))
+            if skippable and self.builder is not None and self.builder.timed:
+                if mark in raw:
+                    timed_skip, stamps = raw, self.builder.stamps
                 continue
-            try:
-                record = decode(raw.decode("utf-8", "replace"))
-            except (ValueError, RecursionError):  # not JSON, or nested too deeply to read
+            record = self._record(raw)
+            if record is not None and feed(record) and self.builder is not None:
+                feed = self.builder.feed
+                skip, heads = self.builder.skip, self.builder.skip_head
+                mark = self.builder.time_mark
+        if timed_skip is None or self.builder is None or self.builder.stamps != stamps:
+            return
+        if (record := self._record(timed_skip)) is not None:
+            feed(record)
+
+    def _record(self, raw: bytes) -> dict[str, Any] | None:
+        """A line's JSON object; None (counted when the line is not blank) for anything else."""
+        text = raw.decode("utf-8", "replace")
+        try:
+            record, end = _RAW_DECODE(text)
+            if end != len(text) and text[end:].strip():
+                raise ValueError("text after the JSON value")
+        except (ValueError, RecursionError):  # not JSON, or nested too deeply to read
+            try:  # white space before the value: what JSONDecoder.decode allows
+                record = _DECODER.decode(text)
+            except (ValueError, RecursionError):
                 if raw.strip():
                     self.not_json += 1
-                continue
-            if not isinstance(record, dict):
-                self.not_json += 1
-            elif feed(record) and self.builder is not None:
-                feed = self.builder.feed
-                skip, head = self.builder.skip, self.builder.skip_head
+                return None
+        if not isinstance(record, dict):
+            self.not_json += 1
+            return None
+        return record
 
     def _sniff(self, record: dict[str, Any]) -> bool:
         """Keep the first lines until one shows the harness; True once the reader is chosen."""
@@ -149,6 +174,11 @@ class _Reading:
                 f"{MAX_LINE / 2**20:g} MB and were skipped"
             )
         return session
+
+
+def _has_head(raw: bytes, heads: tuple[bytes, ...]) -> bool:
+    start = raw[:160]
+    return any(head in start for head in heads)
 
 
 def _start(pending: list[dict[str, Any]], hint: str | None, shown: str) -> Builder:
