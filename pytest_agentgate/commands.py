@@ -183,8 +183,11 @@ def without_coverage(command: str, env: Mapping[str, str] | None = None) -> str 
     ``--cov`` options and gets ``--no-cov``; steps that only run coverage.py (``coverage xml``,
     ``coverage combine``) are dropped. pytest's ``--junitxml`` is dropped too, so the timed run
     writes no report the gate reads. None when the command cannot be read that way: no step
-    measures coverage, a redirection or subshell, or a word the shell would expand.
+    measures coverage, a redirection or subshell, a line break, or a word the shell would
+    expand.
     """
+    if "\n" in command or "\r" in command:
+        return None  # several commands, one per line: shlex would read them as one
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:

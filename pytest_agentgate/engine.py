@@ -464,7 +464,11 @@ class Pipeline:
 
     def _conclude(self, gates: list[GateResult]) -> Verdict:
         config = self.request.config
-        self._coverage_cost_notices(gates)
+        try:
+            self._coverage_cost_notices(gates)
+        except Exception as exc:  # an informational note never costs the verdict
+            problem = f"{type(exc).__name__}: {exc}"
+            config.notices.append(f"coverage's cost could not be shown: {problem}")
         cleaner = Cleaner(secret_values(os.environ))
         config.notices[:] = [cleaner.text(n) for n in config.notices]
         claim = cleaner.maybe(self.request.claim)

@@ -179,6 +179,12 @@ def test_a_slow_unmeasured_test_gate_says_how_to_measure(
         '{"commands": {"C": {"with_s": -1, "without_s": 1, "measured_at": 1}}}',
         '{"commands": {"C": {"with_s": NaN, "without_s": 1, "measured_at": 1}}}',
         '{"commands": {"C": {"with_s": 1}}}',
+        # Found by an attack review: each made every verdict of the project an internal error,
+        # and a stop hook then let the agent stop unverified.
+        '{"commands": {"C": {"with_s": 1' + "0" * 400 + ', "without_s": 1, "measured_at": 1e9}}}',
+        '{"commands": {"C": {"with_s": 2, "without_s": 1, "measured_at": 1e20}}}',
+        "[" * 100_000 + "]" * 100_000,
+        '{"commands": {"C": {"with_s": 1e12, "without_s": 1, "measured_at": 1e9}}}',
     ],
 )
 def test_a_damaged_file_is_no_figure_and_is_replaced(tmp_path: Path, kept: str) -> None:
@@ -186,15 +192,46 @@ def test_a_damaged_file_is_no_figure_and_is_replaced(tmp_path: Path, kept: str) 
     path.parent.mkdir()
     path.write_text(kept)
     assert coverage_cost.load(tmp_path, "C") is None
-    coverage_cost.save(tmp_path, CoverageCost("C", 2.0, 1.0, 5.0))
-    assert coverage_cost.load(tmp_path, "C") == CoverageCost("C", 2.0, 1.0, 5.0)
+    coverage_cost.save(tmp_path, CoverageCost("C", 2.0, 1.0, 1e9))
+    assert coverage_cost.load(tmp_path, "C") == CoverageCost("C", 2.0, 1.0, 1e9)
 
 
 def test_other_commands_are_kept_beside_a_new_one(tmp_path: Path) -> None:
-    coverage_cost.save(tmp_path, CoverageCost("A", 2.0, 1.0, 5.0))
-    coverage_cost.save(tmp_path, CoverageCost("B", 4.0, 1.0, 6.0))
-    assert coverage_cost.load(tmp_path, "A") == CoverageCost("A", 2.0, 1.0, 5.0)
-    assert coverage_cost.load(tmp_path, "B") == CoverageCost("B", 4.0, 1.0, 6.0)
+    coverage_cost.save(tmp_path, CoverageCost("A", 2.0, 1.0, 1e9))
+    coverage_cost.save(tmp_path, CoverageCost("B", 4.0, 1.0, 1.1e9))
+    assert coverage_cost.load(tmp_path, "A") == CoverageCost("A", 2.0, 1.0, 1e9)
+    assert coverage_cost.load(tmp_path, "B") == CoverageCost("B", 4.0, 1.0, 1.1e9)
+
+
+def test_a_damaged_file_never_costs_a_verdict(
+    busy: Path, agentgate: Agentgate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (busy / "test_fail.py").write_text("def test_fails():\n    assert 1 == 2\n")
+    command = next(iter(_kept_commands(busy, agentgate)))
+    cost = busy / ".agentgate" / coverage_cost.COST_FILE
+    damaged = {"commands": {command: {"with_s": 2, "without_s": 1, "measured_at": 1e20}}}
+    cost.write_text(json.dumps(damaged))
+    run = agentgate("verify", "--no-cache", "--format", "json")
+    assert (run.code, run.gate("test")["status"]) == (1, "fail")
+    assert not any("coverage took" in n for n in run.verdict()["notices"])
+
+    # Whatever goes wrong in the note, the verdict stands and says why the note is missing.
+    def broken(root: Path, command: str) -> None:
+        raise RuntimeError("no such thing")
+
+    monkeypatch.setattr(coverage_cost, "load", broken)
+    run = agentgate("verify", "--no-cache", "--format", "json")
+    assert (run.code, run.gate("test")["status"]) == (1, "fail")
+    notices = run.verdict()["notices"]
+    assert "coverage's cost could not be shown: RuntimeError: no such thing" in notices
+
+
+def _kept_commands(root: Path, agentgate: Agentgate) -> dict[str, object]:
+    """Measure once; the commands the measurement was kept under."""
+    agentgate("verify", "--coverage-cost", "--format", "json")
+    doc = json.loads((root / ".agentgate" / coverage_cost.COST_FILE).read_text())
+    commands: dict[str, object] = doc["commands"]
+    return commands
 
 
 def test_share_and_description() -> None:
@@ -207,6 +244,8 @@ def test_share_and_description() -> None:
     # Noise can make the run without coverage the slower one: that is no negative cost.
     assert CoverageCost("C", 1.0, 1.2, 0.0).share == 0.0
     assert CoverageCost("C", 0.0, 0.0, 0.0).share == 0.0
+    # A time no platform can show is no measurement; a kept one always describes.
+    assert "measured on 2001-" in CoverageCost("C", 2.0, 1.0, 1e9).describe("t", now=False)
     assert "12.0 min with coverage" in CoverageCost("C", 720.0, 60.0, 0.0).describe("t", now=True)
 
 
@@ -251,6 +290,8 @@ def test_share_and_description() -> None:
         ("python -m coverage run -m pytest tests/*.py", None),
         ("python -m coverage run -m pytest 'unbalanced", None),
         ("python -m coverage xml", None),
+        # Two commands on two lines: the second is no argument of the first.
+        ("pytest --cov=src\nrm -rf build", None),
     ],
 )
 def test_without_coverage(command: str, expected: str | None) -> None:

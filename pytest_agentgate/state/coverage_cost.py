@@ -14,7 +14,6 @@ measured for its command, gets a notice saying how to measure it.
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -96,40 +95,60 @@ def _path(root: Path) -> Path:
     return root / STATE_DIR / COST_FILE
 
 
+# Beyond these, a figure is no measurement: a week of tests, a time before 2000 or after 3000.
+MAX_SECONDS = 7 * 86400.0
+_EPOCHS = (946684800.0, 32503680000.0)
+
+
 def load(root: Path, command: str) -> CoverageCost | None:
-    """The measurement kept for ``command``; None when there is none or the file is unreadable
-    (a figure that cannot be read is not shown, and the next measurement replaces the file)."""
+    """The measurement kept for ``command``; None when there is none or the file is damaged in
+    any way (a figure that cannot be read is not shown, and the next measurement replaces the
+    file). Never raises: the file is the agent's to write, and a notice costs no verdict."""
     try:
-        doc = json.loads(_path(root).read_text(encoding="utf-8"))
-        entry = doc["commands"][command]
+        entry = _commands(_path(root)).get(command)
+        if not isinstance(entry, dict):
+            return None
         cost = CoverageCost(
             command,
             float(entry["with_s"]),
             float(entry["without_s"]),
             float(entry["measured_at"]),
         )
-    except (OSError, ValueError, KeyError, TypeError):
+    except (KeyError, TypeError, ValueError, OverflowError):
         return None
-    values = (cost.with_s, cost.without_s, cost.measured_at)
-    if not all(math.isfinite(v) and v >= 0 for v in values):
+    if not all(0 <= v <= MAX_SECONDS for v in (cost.with_s, cost.without_s)):
+        return None  # NaN fails these comparisons too
+    if not _EPOCHS[0] <= cost.measured_at <= _EPOCHS[1]:
         return None
     return cost
 
 
-def save(root: Path, cost: CoverageCost) -> None:
-    """Keep ``cost`` for its command, beside the other commands' measurements."""
-    path = _path(root)
-    commands: dict[str, Any] = {}
+def _commands(path: Path) -> dict[str, Any]:
+    """The file's measurements by command; empty when it is missing or damaged."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(doc, dict) and isinstance(doc.get("commands"), dict):
-            commands = doc["commands"]
-    except (OSError, ValueError):
-        pass
-    commands[cost.command] = {
+    except (OSError, ValueError, RecursionError):
+        return {}
+    commands = doc.get("commands") if isinstance(doc, dict) else None
+    return commands if isinstance(commands, dict) else {}
+
+
+def save(root: Path, cost: CoverageCost) -> None:
+    """Keep ``cost`` for its command, beside the other commands' measurements that still read
+    (a damaged entry or file is dropped)."""
+    path = _path(root)
+    commands: dict[str, Any] = {}
+    for command in _commands(path):
+        if isinstance(command, str) and (kept := load(root, command)) is not None:
+            commands[command] = _entry(kept)
+    commands[cost.command] = _entry(cost)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, json.dumps({"commands": commands}, indent=2, sort_keys=True) + "\n")
+
+
+def _entry(cost: CoverageCost) -> dict[str, float]:
+    return {
         "with_s": round(cost.with_s, 3),
         "without_s": round(cost.without_s, 3),
         "measured_at": round(cost.measured_at, 3),
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, json.dumps({"commands": commands}, indent=2, sort_keys=True) + "\n")

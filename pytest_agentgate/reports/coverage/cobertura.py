@@ -28,7 +28,9 @@ _FAST_MAX_BYTES = 64 * 1024 * 1024
 _FAST_CLASS = re.compile(
     # No tab or line break in a filename: XML reads them as spaces, the expression would not.
     rb'<class name="[^"<>&]*" filename="([^"<>&\t\r\n]+)"(?: [A-Za-z_][\w.-]*="[^"<>&]*")*>'
-    rb"([^<]*(?:<(?!/class>)[^<]*)*)</class>"
+    # The body never runs into the next class: a report whose end tags are spelled otherwise
+    # (`</class >`) fails each class at the next one, not at the end of the file.
+    rb"([^<]*(?:<(?!/class>|class[\s/>])[^<]*)*)</class>"
 )
 _FAST_LINE = re.compile(
     rb'<line number="(\d{1,15})" hits="(0|[1-9]\d{0,14})"'
@@ -44,6 +46,8 @@ _METHOD = re.compile(rb"<method[\s/>]")
 # Every byte but those XML 1.0 forbids anywhere in a document (expat refuses them):
 # ``data.translate(None, _ALLOWED)`` keeps only the forbidden ones, at memory speed.
 _ALLOWED = bytes(b for b in range(256) if b >= 0x20 or b in (0x09, 0x0A, 0x0D))
+# U+FFFE and U+FFFF in UTF-8: no XML characters either (surrogates are no UTF-8 at all).
+_NONCHARACTERS = (b"\xef\xbf\xbe", b"\xef\xbf\xbf")
 
 
 def _cobertura_handlers(
@@ -171,11 +175,13 @@ def _read_fast(data: bytes, details: dict[str, CoverageDetail], sources: list[st
     of the read): every ``<line>`` is one the expression read, every class body is exactly
     ``<methods/><lines>`` those lines ``</lines>`` (or ``<methods/><lines/>``), and expat reads
     the rest, the skeleton with each class's own start tag but not its body. What no part may
-    hold is refused first: an entity or character reference (``&``), a character XML forbids,
-    ``]]>``, bytes that are not UTF-8."""
+    hold is refused first: an entity or character reference (``&``), a character XML forbids
+    (controls, U+FFFE, U+FFFF), ``]]>``, bytes that are not UTF-8."""
     if not _FAST_ROOT.match(data) or _METHOD.search(data):
         return None
     if b"&" in data or b"]]>" in data or data.translate(None, _ALLOWED):
+        return None
+    if any(nonchar in data for nonchar in _NONCHARACTERS):
         return None
     # Nothing but comments without markup may hide text from the expression: no CDATA, no
     # DOCTYPE, no processing instruction but the XML declaration.
@@ -234,6 +240,8 @@ def _read_fast(data: bytes, details: dict[str, CoverageDetail], sources: list[st
     found_sources = _FAST_SOURCE.findall(data)
     if len(found_sources) != data.count(b"<source") - data.count(b"<sources"):
         return None
+    if any(b"\r" in s for s in found_sources):
+        return None  # XML reads a carriage return as a line feed; the expression would not
     sources.extend(s.decode("utf-8").strip() for s in found_sources)
     return branches
 
