@@ -161,10 +161,12 @@ _COVERAGE_RUN_VALUED = frozenset(
         "--source",
     }
 )
-# pytest-cov's options that take a value; "--cov" takes one only when the next word is no option.
+# pytest-cov's options (7.x) that take a value, and its flags; "--cov" takes a value only when
+# the next word is no option. Another --cov-* option cannot be told apart from its value.
 _PYTEST_COV_VALUED = frozenset(
-    {"--cov-report", "--cov-config", "--cov-fail-under", "--cov-context"}
+    {"--cov-report", "--cov-config", "--cov-fail-under", "--cov-context", "--cov-precision"}
 )
+_PYTEST_COV_FLAGS = frozenset({"--cov-branch", "--cov-append", "--cov-reset"})
 _JUNIT_OPTIONS = ("--junitxml", "--junit-xml")
 # What the shell would expand: such a word cannot be quoted back as it was written.
 _SHELL_SPECIAL = frozenset("$`*?[~")
@@ -190,6 +192,7 @@ def without_coverage(command: str, env: Mapping[str, str] | None = None) -> str 
         return None  # several commands, one per line: shlex would read them as one
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
+    lexer.commenters = ""  # a "#" inside a word is the word's; one starting a word is refused
     try:
         tokens = list(lexer)
     except ValueError:
@@ -202,6 +205,8 @@ def without_coverage(command: str, env: Mapping[str, str] | None = None) -> str 
             steps.append([])
         elif token and set(token) <= set("();<>|&"):
             return None  # a redirection or a subshell: not a plain list of commands
+        elif token.startswith("#"):
+            return None  # a comment: the shell would not run what follows
         else:
             steps[-1].append(token)
     kept: list[tuple[str, list[str]]] = []
@@ -255,15 +260,16 @@ def _step_without_coverage(
         args = rest[1:]
     else:
         if runs_pytest(" ".join(rest)):
-            words_out, changed = _pytest_without_cov(rest)
-            return prefix + words_out, changed
+            stripped = _pytest_without_cov(rest)
+            return None if stripped is None else (prefix + stripped[0], stripped[1])
         return step, False
     if not args or args[0] != "run":
         return _Drop()  # coverage combine / xml / json / report / erase ...
     target = _coverage_run_target(args[1:])
-    if target is None or python is None:
+    stripped = None if target is None else _pytest_without_cov(target)
+    if stripped is None or python is None:
         return None
-    return [*prefix, python, *_pytest_without_cov(target)[0]], True
+    return [*prefix, python, *stripped[0]], True
 
 
 def _coverage_run_target(args: list[str]) -> list[str] | None:
@@ -284,7 +290,7 @@ def _coverage_run_target(args: list[str]) -> list[str] | None:
     return None
 
 
-def _pytest_without_cov(args: list[str]) -> tuple[list[str], bool]:
+def _pytest_without_cov(args: list[str]) -> tuple[list[str], bool] | None:
     """A pytest command line without pytest-cov's options and the JUnit report option;
     ``--no-cov`` added when it had ``--cov`` (a ``--cov`` in the project's addopts is off too)."""
     out: list[str] = []
@@ -301,8 +307,10 @@ def _pytest_without_cov(args: list[str]) -> tuple[list[str], bool]:
         elif option in _PYTEST_COV_VALUED or option in _JUNIT_OPTIONS:
             if "=" not in word:
                 index += 1
+        elif option in _PYTEST_COV_FLAGS:
+            pass
         elif option.startswith("--cov-"):
-            pass  # --cov-branch, --cov-append
+            return None  # an option this does not know: its value cannot be told apart
         else:
             out.append(word)
     if had_cov:
@@ -311,13 +319,24 @@ def _pytest_without_cov(args: list[str]) -> tuple[list[str], bool]:
 
 
 def _python_beside(script: str, env: Mapping[str, str] | None) -> str | None:
-    """The interpreter installed beside a ``coverage`` script (the one the script runs with)."""
+    """The interpreter a ``coverage`` script runs with: its ``#!`` line when that names an
+    interpreter by path (as pip writes it), else the Python in the script's folder."""
     search = (env or {}).get("PATH", os.environ.get("PATH", ""))
     found = shutil.which(script, path=search) if os.sep not in script else script
     if found is None:
         return None
-    folder = Path(found).parent
-    for name in ("python", "python3"):
+    try:
+        with open(found, "rb") as handle:
+            first = handle.readline(1024)
+    except OSError:
+        return None
+    if first.startswith(b"#!"):
+        named = first[2:].split()
+        if named and Path(os.fsdecode(named[0])).name.startswith("python"):
+            interpreter = os.fsdecode(named[0])
+            return interpreter if os.path.isfile(interpreter) else None
+    folder = Path(found).resolve().parent
+    for name in ("python3", "python"):
         if (folder / name).is_file():
             return str(folder / name)
     return None

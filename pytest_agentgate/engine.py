@@ -32,6 +32,7 @@ from pytest_agentgate.commands import RUN_ID_ENV
 from pytest_agentgate.config.model import Config, GateConfig
 from pytest_agentgate.config.resolve import add_integrity_gate
 from pytest_agentgate.gates.base import CollectContext, Evidence
+from pytest_agentgate.gates.collect import STALE_SLACK_S
 from pytest_agentgate.gates.judging import UNMEASURED, new_result, skipped
 from pytest_agentgate.gates.session import check_claims
 from pytest_agentgate.git import BaseMissing, Change, GitError, Repo
@@ -175,22 +176,16 @@ class Pipeline:
         first half of ``agentgate verify --coverage-cost`` (the verdict shows the other).
         Anything written by it, a report in the project's own pytest options, is written again
         by the gates' run. Raises AgentgateError when there is no such command to run."""
-        from pytest_agentgate.commands import coverage_options, without_coverage
+        from pytest_agentgate.commands import without_coverage
         from pytest_agentgate.errors import AgentgateError
 
         config = self.request.config
-        kinds = {g.name: g.kind for g in config.gates}
-        measuring = [
-            spec
-            for spec in self.plan.commands
-            if kinds.get(spec.key) == "test" and coverage_options(spec.command, spec.cwd)
-        ]
-        if not measuring:
+        spec = self._measured_test()
+        if spec is None:
             raise AgentgateError(
                 "--coverage-cost: no test gate runs a command that measures coverage "
                 "(`coverage run ... -m pytest`, `pytest --cov`); there is nothing to compare"
             )
-        spec = measuring[0]
         derived = without_coverage(spec.command, spec.env)
         if derived is None:
             raise AgentgateError(
@@ -199,45 +194,74 @@ class Pipeline:
                 "-m pytest ...` and `pytest --cov ...` (with `&&` between steps), without "
                 "redirections or variables"
             )
-        plain = dataclasses.replace(spec, key=f"{spec.key} (without coverage)", command=derived)
+        # A run id of its own: a report this run writes (a --junitxml in the project's own
+        # addopts) is never taken for the gates' run.
+        plain = dataclasses.replace(
+            spec,
+            key=f"{spec.key} (without coverage)",
+            command=derived,
+            env={**(spec.env or {}), RUN_ID_ENV: secrets.token_hex(12)},
+        )
         with contextlib.suppress(OSError):
             LocalStorage(config.root).ensure()
         self._without_coverage = (spec.key, run_commands([plain], status=status)[plain.key])
+        # ... and the gates' run starts more than the freshness check's slack after it ended,
+        # so a report the gates' run does not write again is stale (gates/collect.py).
+        time.sleep(STALE_SLACK_S + 0.05)
+
+    def _measured_test(self) -> CommandSpec | None:
+        """The command ``--coverage-cost`` measures: the first test gate's that measures
+        coverage (``coverage run``, ``pytest --cov``)."""
+        from pytest_agentgate.commands import coverage_options
+
+        kinds = {g.name: g.kind for g in self.request.config.gates}
+        return next(
+            (
+                spec
+                for spec in self.plan.commands
+                if kinds.get(spec.key) == "test" and coverage_options(spec.command, spec.cwd)
+            ),
+            None,
+        )
 
     def _coverage_cost_notices(self, gates: list[GateResult]) -> None:
-        """What coverage costs each test gate that measures it: measured now (``--coverage-cost``),
-        as measured earlier for the same command, or how to measure it when the tests took a
-        while (state/coverage_cost.py)."""
-        from pytest_agentgate.commands import coverage_options, runs_this_interpreter
+        """What coverage costs the test gate ``--coverage-cost`` measures: measured now, as
+        measured earlier for the same command, or how to measure it when the tests took a
+        while and it can be measured (state/coverage_cost.py)."""
+        from pytest_agentgate.commands import (
+            coverage_options,
+            runs_this_interpreter,
+            without_coverage,
+        )
         from pytest_agentgate.state import coverage_cost
 
         config = self.request.config
-        tests = {g.name: g for g in config.gates if g.kind == "test" and g.command}
-        for gate in gates:
-            test = tests.get(gate.name)
-            command = None if test is None else test.command
-            if gate.name in self.request.door_evidence or test is None or command is None:
-                continue  # the door ran the tests itself (the pytest session), not this command
-            measured = coverage_options(command, config.root)
-            if measured is None:
-                continue
-            if self._without_coverage is not None and self._without_coverage[0] == gate.name:
-                notice, timed = self._measured_cost(gate.name, command)
-                if not timed:
-                    config.notices.append(notice)
-                    continue
-            elif (kept := coverage_cost.load(config.root, command)) is not None:
-                notice = kept.describe(gate.name, now=False)
-            elif (gate.duration_s or 0) >= coverage_cost.HINT_AFTER_S:
-                notice = coverage_cost.hint(gate.name, gate.duration_s or 0)
-            else:
-                continue
-            env = {**os.environ, **test.env}
-            if runs_this_interpreter(command, env):
-                # The tests ran with this Python: what coverage.py could measure them with.
-                python = (sys.version_info.major, sys.version_info.minor)
-                notice += coverage_cost.tracer_note(python, measured["branch"] is True, env)
-            config.notices.append(notice)
+        spec = self._measured_test()
+        if spec is None or not self.plan.run or spec.key in self.request.door_evidence:
+            return  # nothing ran under coverage here (--no-run; the pytest session's own)
+        gate = next((g for g in gates if g.name == spec.key), None)
+        if gate is None or gate.status == "skipped":
+            return
+        if self._without_coverage is not None and self._without_coverage[0] == gate.name:
+            notice, timed = self._measured_cost(gate.name, spec.command)
+            if not timed:
+                config.notices.append(notice)
+                return
+        elif (kept := coverage_cost.load(config.root, spec.command)) is not None:
+            notice = kept.describe(gate.name, now=False)
+        elif (gate.duration_s or 0) >= coverage_cost.HINT_AFTER_S and without_coverage(
+            spec.command, spec.env
+        ):
+            notice = coverage_cost.hint(gate.name, gate.duration_s or 0)
+        else:
+            return
+        env = {**os.environ, **(spec.env or {})}
+        measured = coverage_options(spec.command, config.root) or {}
+        if runs_this_interpreter(spec.command, env):
+            # The tests ran with this Python: what coverage.py could measure them with.
+            python = (sys.version_info.major, sys.version_info.minor)
+            notice += coverage_cost.tracer_note(python, measured.get("branch") is True, env)
+        config.notices.append(notice)
 
     def _measured_cost(self, name: str, command: str) -> tuple[str, bool]:
         """The notice of a measurement made now, and whether both runs could be timed."""
@@ -252,8 +276,12 @@ class Pipeline:
                 why = f"the tests {what} coverage {how}, so the times do not compare"
                 return coverage_cost.not_measured(name, why), False
         assert with_coverage is not None
+        # Rounded as they are kept, so that this verdict and later ones show the same figures.
         cost = coverage_cost.CoverageCost(
-            command, with_coverage.duration_s, plain.duration_s, time.time()
+            command,
+            round(with_coverage.duration_s, 3),
+            round(plain.duration_s, 3),
+            round(time.time(), 3),
         )
         try:
             coverage_cost.save(self.request.config.root, cost)

@@ -129,6 +129,84 @@ def test_a_failing_run_without_coverage_is_no_measurement(busy: Path, agentgate:
     assert not (busy / ".agentgate" / "coverage-cost.json").exists()
 
 
+def test_a_report_of_the_run_without_coverage_is_never_the_gates(
+    project: Path, write_config: WriteConfig, agentgate: Agentgate
+) -> None:
+    """The project's own addopts write the JUnit report in both runs. When the run with
+    coverage writes none (here it exits 0 at once), the report the run without coverage left
+    is not this run's: another run id, and older than the gates' run."""
+    (project / "busy.py").write_text(BUSY_CODE)
+    (project / "test_busy.py").write_text(BUSY_TEST)
+    (project / "pytest.ini").write_text("[pytest]\naddopts = --junitxml=j.xml\n")
+    (project / "conftest.py").write_text(
+        "import os\nimport coverage\nif coverage.Coverage.current():\n    os._exit(0)\n"
+    )
+    write_config(
+        "gates:\n"
+        "  test:\n"
+        "    command: '{py} -m coverage run --data-file=.agentgate/.coverage -m pytest -q'\n"
+        "    report: j.xml\n"
+    )
+    run = agentgate("verify", "--coverage-cost", "--format", "json")
+    assert (project / "runs.txt").read_text().split() == ["without"]
+    assert run.code == 1
+    assert run.gate("test")["status"] == "fail"
+    assert run.gate("test")["actual"].get("passed") in (None, 0)
+
+
+def test_the_gates_run_one_at_a_time_while_measuring(
+    busy: Path, write_config: WriteConfig, agentgate: Agentgate
+) -> None:
+    """Nothing shares the machine with the tests under coverage while their time is taken."""
+    write_config(
+        COVERAGE_TEST
+        + "  build:\n"
+        + "    command: >-\n"
+        + '      {py} -c "import time; s = time.time(); time.sleep(1);'
+        + " open('build.txt', 'w').write(f'{s} {time.time()}')\"\n"
+    )
+    (busy / "test_busy.py").write_text(
+        "import time\n\n"
+        + BUSY_TEST.replace(
+            "    with open(",
+            "    start = time.time()\n    with open(",
+        ).replace(
+            "    assert spin(100_000) == sum(range(100_000))\n",
+            "    assert spin(100_000) == sum(range(100_000))\n"
+            '    with open("test.txt", "a") as out:\n'
+            '        out.write(f"{start} {time.time()}\\n")\n',
+        )
+    )
+    assert agentgate("verify", "--coverage-cost").code == 0
+    build = [float(t) for t in (busy / "build.txt").read_text().split()]
+    lines = (busy / "test.txt").read_text().splitlines()
+    tested = [[float(t) for t in line.split()] for line in lines]
+    assert len(tested) == 2  # without coverage, then with it
+    for start, end in tested:
+        assert end <= build[0] or start >= build[1], (build, tested)
+
+
+def test_pytest_cov_is_measured_too(
+    project: Path, write_config: WriteConfig, agentgate: Agentgate
+) -> None:
+    (project / "busy.py").write_text(BUSY_CODE)
+    (project / "test_busy.py").write_text(BUSY_TEST)
+    write_config(
+        "gates:\n"
+        "  test:\n"
+        "    command: >-\n"
+        "      {py} -m pytest -q -p no:cacheprovider --cov=busy --cov-branch\n"
+        "      --cov-report=json:.agentgate/coverage.json --junitxml=.agentgate/junit.xml\n"
+        "    report: .agentgate/junit.xml\n"
+        "  coverage: {report: .agentgate/coverage.json, format: coverage-json}\n"
+    )
+    run = agentgate("verify", "--coverage-cost", "--format", "json")
+    assert run.code == 0, run.out
+    assert (project / "runs.txt").read_text().split() == ["without", "with"]
+    assert _notice(run).group(2) == "now"
+    assert run.gate("coverage")["status"] == "pass"
+
+
 def test_a_test_gate_without_coverage_is_refused(
     project: Path, write_config: WriteConfig, agentgate: Agentgate
 ) -> None:
@@ -155,6 +233,24 @@ def test_no_run_is_refused(busy: Path, agentgate: Agentgate) -> None:
     assert run.code == 2
     assert "--coverage-cost runs the tests, so it cannot be used with --no-run" in run.err
     assert not (busy / "runs.txt").exists()
+
+
+def test_no_figure_and_no_hint_where_nothing_was_measured_here(
+    busy: Path, write_config: WriteConfig, agentgate: Agentgate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert agentgate("verify", "--coverage-cost").code == 0
+    # Under --no-run nothing ran under coverage; a disabled test gate ran nothing at all.
+    run = agentgate("verify", "--no-run", "--format", "json")
+    assert not any("coverage" in n for n in run.verdict()["notices"])
+    write_config(COVERAGE_TEST + "    enabled: false\n  build: {command: 'true'}\n")
+    run = agentgate("verify", "--format", "json")
+    assert not any("coverage" in n for n in run.verdict()["notices"])
+    # A command --coverage-cost would refuse gets no hint pointing at it.
+    monkeypatch.setattr(coverage_cost, "HINT_AFTER_S", 0.0)
+    write_config(COVERAGE_TEST.replace("junit.xml\n    report", "junit.xml > log.txt\n    report"))
+    run = agentgate("verify", "--format", "json")
+    assert (busy / "log.txt").exists()
+    assert not any("coverage" in n for n in run.verdict()["notices"])
 
 
 def test_a_slow_unmeasured_test_gate_says_how_to_measure(
@@ -239,7 +335,7 @@ def test_share_and_description() -> None:
     assert cost.share == 0.75
     assert cost.describe("unit", now=True) == (
         "unit: coverage took 75% of the test gate's time, measured now: "
-        "10.0 s with coverage, 2.5 s without, 4.0x"
+        "10.0 s with coverage, 2.50 s without, 4.0x"
     )
     # Noise can make the run without coverage the slower one: that is no negative cost.
     assert CoverageCost("C", 1.0, 1.2, 0.0).share == 0.0
@@ -292,10 +388,32 @@ def test_share_and_description() -> None:
         ("python -m coverage xml", None),
         # Two commands on two lines: the second is no argument of the first.
         ("pytest --cov=src\nrm -rf build", None),
+        # pytest-cov's --cov-precision takes a value; an option it does not know cannot be read.
+        ("pytest --cov=src --cov-precision 2 tests", "pytest tests --no-cov"),
+        ("pytest --cov=src --cov-newthing x tests", None),
+        # A "#" inside a word is the word's; one that starts a word makes the rest a comment.
+        ("pytest --cov=src 'tests/a#1.py' -q", "pytest 'tests/a#1.py' -q --no-cov"),
+        ("pytest --cov=src tests # && rm -rf /", None),
     ],
 )
 def test_without_coverage(command: str, expected: str | None) -> None:
     assert without_coverage(command) == expected
+
+
+def test_a_bare_coverage_script_runs_with_the_python_its_first_line_names(tmp_path: Path) -> None:
+    bindir = tmp_path / "tools" / "bin"
+    bindir.mkdir(parents=True)
+    python = tmp_path / "venv" / "bin" / "python3.12"
+    python.parent.mkdir(parents=True)
+    python.write_text("")
+    (bindir / "coverage").write_text(f"#!{python}\n# -*- coding: utf-8 -*-\n")
+    (bindir / "coverage").chmod(0o755)
+    (bindir / "python").write_text("")  # an unrelated Python beside it: not the one
+    derived = without_coverage("coverage run -m pytest", {"PATH": str(bindir)})
+    assert derived == f"{python} -m pytest"
+    # A first line naming an interpreter that is not there: no guess.
+    python.unlink()
+    assert without_coverage("coverage run -m pytest", {"PATH": str(bindir)}) is None
 
 
 def test_a_bare_coverage_script_runs_with_the_python_beside_it(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from _helpers import DATA, CliRun
 from pytest_agentgate.gates.session import check_claims, claims, deferrals
 from pytest_agentgate.reports.model import ReportError
 from pytest_agentgate.reports.transcripts import read as reader
+from pytest_agentgate.reports.transcripts.build import timestamp
 from pytest_agentgate.reports.transcripts.read import read_transcript
 from pytest_agentgate.verdict import GateResult
 
@@ -122,6 +123,25 @@ def test_lines_with_only_a_time_are_skipped_but_the_last_one_ends_the_session(
     body = "\n".join([*lines[:-1], json.dumps(late, separators=(",", ":")), lines[-2]])
     path.write_text(body + "\n", encoding="utf-8")
     assert read_transcript(path).ended == pytest.approx(session.started + 0.729)
+
+
+def test_gemini_user_lines_are_skipped_but_a_rewritten_history_is_read(tmp_path: Path) -> None:
+    lines = (TRANSCRIPTS / "gemini-chat.jsonl").read_text(encoding="utf-8").splitlines()
+    last_user = max(i for i, line in enumerate(lines) if '"type":"user"' in line[:160])
+    path = tmp_path / "gemini.jsonl"
+    path.write_text("\n".join(lines[: last_user + 1]) + "\n", encoding="utf-8")
+    session = read_transcript(path)
+    stamp = json.loads(lines[last_user])["timestamp"]
+    assert session.ended == timestamp(stamp)  # the last line's time, though unparsed
+    # A resumed session rewrites its history in one line, which may start with a user
+    # message: the calls in it still count.
+    messages = [json.loads(line) for line in lines if line.startswith('{"id"')]
+    rewrite = json.dumps({"$set": {"messages": messages}}, separators=(",", ":"))
+    assert '"type":"user"' in rewrite[:160]
+    later = next(line for line in lines if '"type":"gemini"' in line)  # read, with a time
+    path.write_text("\n".join([lines[0], rewrite, later]) + "\n", encoding="utf-8")
+    full = read_transcript(TRANSCRIPTS / "gemini-chat.jsonl")
+    assert len(read_transcript(path).calls) == len(full.calls) > 0
 
 
 def test_a_tool_result_that_quotes_a_skipped_key_is_still_read(tmp_path: Path) -> None:

@@ -168,6 +168,8 @@ def check_file_count(context: CollectContext, files: list[Path]) -> None:
 
 # Seconds a report's time may lie ahead of the clock (a file system on another host).
 FUTURE_SLACK_S = 5.0
+# Seconds a report may predate its run: file systems with coarse timestamps.
+STALE_SLACK_S = 1.0
 
 
 def future_reports(files: list[Path], root: Path) -> list[str]:
@@ -199,8 +201,7 @@ def stale_reports(context: CollectContext, files: list[Path]) -> list[str]:
             mtime = path.stat().st_mtime
         except OSError:
             continue
-        # One second of slack for file systems with coarse timestamps.
-        if mtime < context.started_at - 1.0:
+        if mtime < context.started_at - STALE_SLACK_S:
             stale.append(display_path(str(path), context.root))
     return stale
 

@@ -88,6 +88,9 @@ def not_measured(gate: str, why: str) -> str:
 
 
 def _seconds(value: float) -> str:
+    """Enough digits that the times shown and the share computed from them agree."""
+    if value < 10:
+        return f"{value:.2f} s"
     return f"{value:.1f} s" if value < 600 else f"{value / 60:.1f} min"
 
 
@@ -104,10 +107,14 @@ def load(root: Path, command: str) -> CoverageCost | None:
     """The measurement kept for ``command``; None when there is none or the file is damaged in
     any way (a figure that cannot be read is not shown, and the next measurement replaces the
     file). Never raises: the file is the agent's to write, and a notice costs no verdict."""
+    return _cost(command, _commands(_path(root)).get(command))
+
+
+def _cost(command: str, entry: Any) -> CoverageCost | None:
+    """One kept entry as a measurement; None for anything damaged."""
+    if not isinstance(entry, dict):
+        return None
     try:
-        entry = _commands(_path(root)).get(command)
-        if not isinstance(entry, dict):
-            return None
         cost = CoverageCost(
             command,
             float(entry["with_s"]),
@@ -138,8 +145,8 @@ def save(root: Path, cost: CoverageCost) -> None:
     (a damaged entry or file is dropped)."""
     path = _path(root)
     commands: dict[str, Any] = {}
-    for command in _commands(path):
-        if isinstance(command, str) and (kept := load(root, command)) is not None:
+    for command, entry in _commands(path).items():
+        if (kept := _cost(command, entry)) is not None:
             commands[command] = _entry(kept)
     commands[cost.command] = _entry(cost)
     path.parent.mkdir(parents=True, exist_ok=True)

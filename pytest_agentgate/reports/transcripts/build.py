@@ -31,6 +31,8 @@ class Builder:
     # value has escaped ones, so no text a tool returns can make a line look skippable.
     skip: tuple[bytes, ...] = ()
     skip_head: tuple[bytes, ...] = ()
+    # Lines that start with one of these are always read, whatever their first bytes hold.
+    keep: tuple[bytes, ...] = ()
     # What a skipped line that carries a time has in it: the last such line is read after all,
     # when no line read after it had a time.
     time_mark = b'"timestamp":'

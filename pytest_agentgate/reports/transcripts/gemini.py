@@ -22,6 +22,8 @@ class GeminiReader(Builder):
     # prompt, a tool's response) says nothing its gemini message's toolCalls do not.
     skip = (b'{"$set":{"lastUpdated":',)
     skip_head = (b'"type":"user"',)
+    # A rewrite of the whole history (a resumed session) may start with a user message.
+    keep = (b'{"$set":{"messages":',)
 
     def feed(self, record: dict[str, Any]) -> None:
         update = record.get("$set")

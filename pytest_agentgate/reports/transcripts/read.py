@@ -97,6 +97,7 @@ class _Reading:
         readline = handle.readline
         skip: tuple[bytes, ...] = ()
         heads: tuple[bytes, ...] = ()
+        keep: tuple[bytes, ...] = ()
         mark = b""
         feed: Callable[[dict[str, Any]], object] = self._sniff
         # The last line skipped unread that has a time in it, and how many times had been
@@ -111,6 +112,8 @@ class _Reading:
                 self.too_long += 1
                 continue
             skippable = (skip and raw.startswith(skip)) or (heads and _has_head(raw, heads))
+            if skippable and keep and raw.startswith(keep):
+                skippable = False
             if skippable and self.builder is not None and self.builder.timed:
                 if mark in raw:
                     timed_skip, stamps = raw, self.builder.stamps
@@ -119,7 +122,7 @@ class _Reading:
             if record is not None and feed(record) and self.builder is not None:
                 feed = self.builder.feed
                 skip, heads = self.builder.skip, self.builder.skip_head
-                mark = self.builder.time_mark
+                keep, mark = self.builder.keep, self.builder.time_mark
         if timed_skip is None or self.builder is None or self.builder.stamps != stamps:
             return
         if (record := self._record(timed_skip)) is not None:
