@@ -126,8 +126,8 @@ class Pipeline:
     _cache_inputs: tuple[str, list[tuple[str, str]], dict[str, str]] = ("", [], {})
     # When the run whose judged gates this verdict reuses was made (None: judged now).
     _reused_at: float | None = None
-    # --coverage-cost: the test gate, its command run without coverage, and how that went.
-    _without_coverage: tuple[str, CommandResult] | None = None
+    # --coverage-cost: how the measured test gate's command went without coverage.
+    _without_coverage: CommandResult | None = None
 
     def __post_init__(self) -> None:
         self.request.config = with_session(self.request)
@@ -204,7 +204,7 @@ class Pipeline:
         )
         with contextlib.suppress(OSError):
             LocalStorage(config.root).ensure()
-        self._without_coverage = (spec.key, run_commands([plain], status=status)[plain.key])
+        self._without_coverage = run_commands([plain], status=status)[plain.key]
         # ... and the gates' run starts more than the freshness check's slack after it ended,
         # so a report the gates' run does not write again is stale (gates/collect.py).
         time.sleep(STALE_SLACK_S + 0.05)
@@ -242,7 +242,7 @@ class Pipeline:
         gate = next((g for g in gates if g.name == spec.key), None)
         if gate is None or gate.status == "skipped":
             return
-        if self._without_coverage is not None and self._without_coverage[0] == gate.name:
+        if self._without_coverage is not None:
             notice, timed = self._measured_cost(gate.name, spec.command)
             if not timed:
                 config.notices.append(notice)
@@ -267,8 +267,8 @@ class Pipeline:
         """The notice of a measurement made now, and whether both runs could be timed."""
         from pytest_agentgate.state import coverage_cost
 
-        assert self._without_coverage is not None
-        plain = self._without_coverage[1]
+        plain = self._without_coverage
+        assert plain is not None
         with_coverage = self.results.get(name)
         for result, what in ((plain, "without"), (with_coverage, "with")):
             if result is None or result.exit_code not in (0, 1) or result.timed_out:

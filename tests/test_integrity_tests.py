@@ -1110,7 +1110,13 @@ def test_a_command_that_leaves_the_tree_alone_is_judged_on_the_same_change(
 
 # -- parametrized cases ------------------------------------------------------------------------
 
-CASES = """\
+# The base's parametrized test that the changes below rewrite.
+TEST_ADD = (
+    '@pytest.mark.parametrize("a,b,out", [(1, 2, 3), (0, 0, 0), (-1, 1, 0), (2, -5, -3)])\n'
+    "def test_add(a, b, out):\n    assert add(a, b) == out"
+)
+CASES = (
+    """\
 import pytest
 
 from pkg.calc import add
@@ -1118,15 +1124,16 @@ from pkg.calc import add
 SIGNS = [(1, 1, 2), (-1, -1, -2)]
 
 
-@pytest.mark.parametrize("a,b,out", [(1, 2, 3), (0, 0, 0), (-1, 1, 0), (2, -5, -3)])
-def test_add(a, b, out):
-    assert add(a, b) == out
+"""
+    + TEST_ADD
+    + """
 
 
 @pytest.mark.parametrize(("a", "b", "out"), SIGNS)
 def test_signs(a, b, out):
     assert add(a, b) == out
 """
+)
 
 
 def with_cases(repo: Path) -> None:
@@ -1162,8 +1169,7 @@ def test_a_parametrization_dropped_for_one_inlined_case_is_fewer_tests(
     edit(
         repo,
         "tests/test_cases.py",
-        '@pytest.mark.parametrize("a,b,out", [(1, 2, 3), (0, 0, 0), (-1, 1, 0), (2, -5, -3)])\n'
-        "def test_add(a, b, out):\n    assert add(a, b) == out",
+        TEST_ADD,
         "def test_add():\n    assert add(1, 2) == 3",
     )
     line = now_line(repo, "tests/test_cases.py", "def test_add")
@@ -1244,8 +1250,7 @@ def test_argnames_renamed_with_an_expectation_corrected_is_honest(
     edit(
         repo,
         "tests/test_cases.py",
-        '@pytest.mark.parametrize("a,b,out", [(1, 2, 3), (0, 0, 0), (-1, 1, 0), (2, -5, -3)])\n'
-        "def test_add(a, b, out):\n    assert add(a, b) == out",
+        TEST_ADD,
         '@pytest.mark.parametrize("x,y,total", [(1, 2, 3), (0, 0, 0), (-1, 1, 0), (2, -5, -4)])\n'
         "def test_add(x, y, total):\n    assert add(x, y) == total",
     )
