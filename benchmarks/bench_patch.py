@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -241,7 +242,7 @@ def main() -> int:
         return 2
 
     from pytest_agentgate.config.resolve import resolve_config
-    from pytest_agentgate.engine import find_change
+    from pytest_agentgate.engine import Pipeline, Request, find_change
     from pytest_agentgate.gates.base import CollectContext
     from pytest_agentgate.gates.changed import ChangedFiles
     from pytest_agentgate.gates.coverage import CoverageEvidence
@@ -275,13 +276,13 @@ def main() -> int:
                 ran_commands=False,
                 started_at=0.0,
                 registry=registry,
-                change=change,
+                change_found=change,
                 project=config,
             )
 
         coverage_kind = registry.kinds["coverage"]
 
-        def agentgate_patch() -> tuple[int, int, float | None]:
+        def direct_patch() -> tuple[int, int, float | None]:
             change = find_change(config, None)
             ctx = context("coverage", change)
             evidence = coverage_kind.collect(ctx)
@@ -289,6 +290,18 @@ def main() -> int:
             patch = evidence.patch
             assert patch is not None and patch.ratio is not None, result.problems
             return patch.ratio.total, patch.ratio.covered, result.actual["patch"]
+
+        # The engine's own path (`agentgate verify --no-run` with the coverage gate only): the
+        # pipeline reads the change in a thread while the collector reads the report.
+        only_coverage = dataclasses.replace(
+            config, gates=[g for g in config.gates if g.name == "coverage"]
+        )
+
+        def agentgate_patch() -> tuple[int, int, float | None]:
+            request = Request(config=dataclasses.replace(only_coverage), run=False)
+            verdict = Pipeline(request, registry).verdict()
+            (gate,) = verdict.gates
+            return expected[0], expected[1], gate.actual["patch"]
 
         # Its parts, timed alone: the change (shared with every gate that looks at it: the
         # integrity gate computes it anyway), reading the report (done for the other coverage
@@ -325,6 +338,9 @@ def main() -> int:
             total = doc["total_num_lines"]
             return total, total - doc["total_num_violations"], doc["total_percent_covered"]
 
+        expected = direct_patch()
+        if agentgate_patch() != expected:
+            raise SystemExit(f"the pipeline's figure differs: {agentgate_patch()} != {expected}")
         runs = args.runs
         (ours_s, ours), (theirs_s, theirs) = best_of_both(runs, agentgate_patch, diff_cover)
         cli_s, _ = best_of(runs, lambda: subprocess.run(
@@ -334,7 +350,7 @@ def main() -> int:
         failed = False
         print(f"\n(a) patch coverage, best of {runs}")
         row("diff-cover (main(), in this process)", theirs_s)
-        row("agentgate (change + collect + judge)", ours_s)
+        row("agentgate (the pipeline, --no-run)", ours_s)
         part_s = {name: best_of(runs, call)[0] for name, call in parts.items()}
         for name, seconds in part_s.items():
             row(f"  {name}", seconds)

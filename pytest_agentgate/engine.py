@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_agentgate.commands import RUN_ID_ENV
 from pytest_agentgate.config.model import Config, GateConfig
 from pytest_agentgate.config.resolve import add_integrity_gate
-from pytest_agentgate.gates.base import CollectContext, Evidence
+from pytest_agentgate.gates.base import ChangeFound, CollectContext, Evidence, Later
 from pytest_agentgate.gates.collect import STALE_SLACK_S
 from pytest_agentgate.gates.judging import UNMEASURED, new_result, skipped
 from pytest_agentgate.gates.session import check_claims
@@ -375,11 +375,17 @@ class Pipeline:
         ``evidence``: per gate name, what the door measured itself (see ``door_evidence``).
         """
         config = self.request.config
+        change: ChangeFound | Later[ChangeFound]
         if self._change_read:
             change = self._change
         else:
-            change = find_change(
-                config, self.request.base, judged=self._early, task=self.request.task
+            # Read while the collectors read their reports; a collector that needs the change
+            # waits for it then (CollectContext.change).
+            judged = list(self._early)
+            change = Later(
+                lambda: find_change(
+                    config, self.request.base, judged=judged, task=self.request.task
+                )
             )
         found = collect(
             self.plan,
@@ -391,6 +397,10 @@ class Pipeline:
             run_id=self.run_id,
             request=self.request,
         )
+        if isinstance(change, Later):
+            # No git process outlives the verdict; an error no collector asked for is moot.
+            with contextlib.suppress(Exception):
+                change.get()
         # What leaves agentgate is cleaned once, here: secrets masked, control characters made
         # visible, messages bounded (redact.py).
         cleaner = Cleaner(secret_values(os.environ))
@@ -667,7 +677,7 @@ def collect(
     started_at: float,
     registry: Registry,
     door: Mapping[str, Evidence | GateResult],
-    change: tuple[Repo, Change] | BaseMissing | None = None,
+    change: ChangeFound | Later[ChangeFound] = None,
     *,
     run_id: str | None = None,
     request: Request | None = None,
@@ -694,7 +704,7 @@ def collect(
             started_at=started_at,
             registry=registry,
             commands_run=commands_run,
-            change=change,
+            change_found=change,
             project=config,
             run_id=run_id,
             command_env=command_environment(),

@@ -79,6 +79,8 @@ class Change:
     base: Base
     toplevel: Path
     files: dict[str, FileChange] = field(default_factory=dict)
+    # Each project root's folder inside the repository ("" for its top; None: outside it).
+    _prefixes: dict[Path, str | None] = field(default_factory=dict, repr=False, compare=False)
 
     def added_lines(self, path: str) -> set[int]:
         entry = self.files.get(path)
@@ -86,17 +88,20 @@ class Change:
 
     def relative(self, path: str, root: Path) -> str | None:
         """``path`` (repository-relative) relative to the project ``root``; None outside it."""
-        try:
-            prefix = root.resolve().relative_to(self.toplevel)
-        except ValueError:
+        if root not in self._prefixes:
+            try:
+                prefix = root.resolve().relative_to(self.toplevel).as_posix()
+            except ValueError:
+                self._prefixes[root] = None
+            else:
+                self._prefixes[root] = "" if prefix == "." else prefix + "/"
+        prefix = self._prefixes[root]
+        if prefix is None:
             return None
-        if prefix == Path("."):
+        if not prefix:
             return path
-        pure = PurePosixPath(path)
-        try:
-            return str(pure.relative_to(PurePosixPath(prefix.as_posix())))
-        except ValueError:
-            return None
+        pure = PurePosixPath(path).as_posix()
+        return pure[len(prefix) :] if pure.startswith(prefix) else None
 
 
 class Repo:

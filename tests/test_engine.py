@@ -129,6 +129,32 @@ def test_a_gate_kind_that_raises_fails_the_gate(
     check_verdict(verdict.to_dict())
 
 
+def test_a_change_that_cannot_be_read_fails_the_gates_that_need_it(
+    tmp_path: Path,
+    registry: Registry,
+    check_verdict: Callable[[dict[str, Any]], dict[str, Any]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The verdict reads the change in a thread while the collectors read their reports: what
+    # reading it raised reaches the gates that ask for it, never the door as a trace.
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("git went away")
+
+    monkeypatch.setattr(engine, "find_change", broken)
+    config = _config(
+        tmp_path,
+        GateConfig("build", "build", command="true"),
+        GateConfig("integrity", "integrity"),
+    )
+    verdict = run_verdict(config, registry)
+    gates = {g.name: g for g in verdict.gates}
+    assert gates["build"].status == "pass"
+    assert gates["integrity"].status == "fail"
+    assert "RuntimeError('git went away')" in gates["integrity"].summary
+    assert verdict.status == "fail"
+    check_verdict(verdict.to_dict())
+
+
 def test_nothing_verified_is_a_failure(tmp_path: Path, registry: Registry) -> None:
     config = _config(tmp_path, GateConfig("build", "build", command="true"))
     # The task's integrity gate (outside git: against its snapshot) is switched off here.

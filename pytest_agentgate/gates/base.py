@@ -10,9 +10,11 @@ A gate kind has two parts (docs/ARCHITECTURE.md, "Collect, then judge"):
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from pytest_agentgate.config.model import Config, GateConfig
 
@@ -57,6 +59,37 @@ class ReportReaders(Protocol):
         ...
 
 
+# The change being gated (the repository and what changed since the base), why there is no
+# base, or None outside a git repository.
+ChangeFound = tuple[Repo, Change] | BaseMissing | None
+_T = TypeVar("_T")
+
+
+class Later(Generic[_T]):
+    """A value computed in a thread of its own from now on; :meth:`get` waits for it (and
+    raises what computing it raised). The engine reads the change this way while the
+    collectors read their reports, so that neither waits for the other."""
+
+    def __init__(self, compute: Callable[[], _T]) -> None:
+        self._compute = compute
+        self._value: _T | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="agentgate-later", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._compute()
+        except BaseException as exc:  # handed to whoever asks for the value
+            self._error = exc
+
+    def get(self) -> _T:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]  # set when no error was
+
+
 @dataclass
 class CollectContext:
     """Everything a collector may look at: where the project is and what this run did."""
@@ -70,9 +103,9 @@ class CollectContext:
     # Every command that ran this run (all gates): a report named in one of them must be fresh
     # even when the gate reading it has no command of its own (coverage written by the tests).
     commands_run: tuple[str, ...] = ()
-    # The change being gated (the repository and what changed since the base), why there is
-    # no base, or None outside a git repository. Computed once per run by the engine.
-    change: tuple[Repo, Change] | BaseMissing | None = None
+    # The change being gated (see ChangeFound), computed once per run by the engine: possibly
+    # still being read (a Later) when the collector starts; read it through ``change``.
+    change_found: ChangeFound | Later[ChangeFound] = None
     # The whole configuration, for gates that look beyond their own (integrity).
     project: Config | None = None
     # This run's id, given to every command as AGENTGATE_RUN_ID (pytest_plugin/witness.py).
@@ -84,6 +117,11 @@ class CollectContext:
     door: str | None = None
     claim: str | None = None
     transcript: Path | None = None
+
+    @property
+    def change(self) -> ChangeFound:
+        found = self.change_found
+        return found.get() if isinstance(found, Later) else found
 
 
 @dataclass
