@@ -95,13 +95,13 @@ class Change:
                 self._prefixes[root] = None
             else:
                 self._prefixes[root] = "" if prefix == "." else prefix + "/"
-        prefix = self._prefixes[root]
-        if prefix is None:
+        inside = self._prefixes[root]
+        if inside is None:
             return None
-        if not prefix:
+        if not inside:
             return path
         pure = PurePosixPath(path).as_posix()
-        return pure[len(prefix) :] if pure.startswith(prefix) else None
+        return pure[len(inside) :] if pure.startswith(inside) else None
 
 
 class Repo:

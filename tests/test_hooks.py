@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import shutil
+import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +26,13 @@ from pytest_agentgate.harness.protocols import ANSWER_KEYS, HARNESSES
 from pytest_agentgate.state import stops
 from pytest_agentgate.state.ledger import read_history
 
+GIT_ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+}
 PASSING = 'gates:\n  build:\n    command: python -c "pass"\n'
 FAILING = "gates:\n  build:\n    command: python -c \"import sys; print('boom'); sys.exit(1)\"\n"
 
@@ -339,6 +350,67 @@ def test_running_out_of_the_budget_stops_the_gates_and_lets_the_agent_stop(
         "above it). The agent was allowed to stop, and its work was NOT verified."
     )
     assert read_history(root) == []  # nothing judged, no attempt counted
+
+
+def test_the_answer_comes_within_the_budget_when_judging_hangs(tmp_path: Path) -> None:
+    # Not a command hangs but something agentgate does itself once the configuration is read
+    # (here git's diff, as on a stuck network file system): the answer still comes before the
+    # budget ends, it lets the agent stop and says why, and what agentgate started is not left
+    # running.
+    root = project(tmp_path, PASSING + "hook:\n  budget: 10\n")
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run(["git", *args], cwd=root, check=True, env=GIT_ENV)
+    (root / "more.py").write_text("x = 1\n")
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    pids = tmp_path / "git-pids"
+    real_git = shutil.which("git")
+    git = shims / "git"
+    git.write_text(
+        "#!/bin/sh\n"
+        'for arg in "$@"; do\n'
+        f'  if [ "$arg" = diff ]; then echo $$ >> \'{pids}\'; exec sleep 120; fi\n'
+        "done\n"
+        f'exec \'{real_git}\' "$@"\n'
+    )
+    git.chmod(0o755)
+    env = {**os.environ, "PATH": f"{shims}{os.pathsep}{os.environ['PATH']}"}
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest_agentgate", "hook", "claude"],
+        input=json.dumps(event("claude", root)).encode(),
+        capture_output=True,
+        env=env,
+        timeout=60,
+    )
+    took = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr
+    answer = json.loads(proc.stdout)
+    assert answer == {
+        "systemMessage": "agentgate could not gate this stop: its time budget of 10 s ran out "
+        "before it could judge the gates' evidence (reading the reports or the change took too "
+        "long); what it had started was stopped. Raise `hook: {budget: N}` in agentgate.yml "
+        "(and the harness's hook timeout, which `agentgate install-hook` sets above it). The "
+        "agent was allowed to stop, and its work was NOT verified."
+    }
+    assert 10 <= took < 30
+    started_gits = [int(pid) for pid in pids.read_text().split()]
+    assert started_gits
+    for pid in started_gits:
+        for _ in range(50):
+            if not Path(f"/proc/{pid}").exists() or "Z" in _state(pid):
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"git {pid} is still running")
+
+
+def _state(pid: int) -> str:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return "Z"
+    return stat[stat.rfind(")") + 2 :].split()[0]
 
 
 def test_a_budget_below_the_minimum_is_a_configuration_error(

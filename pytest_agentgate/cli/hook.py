@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
-from typing import TYPE_CHECKING
+import threading
+from typing import TYPE_CHECKING, TextIO
 
 from pytest_agentgate.harness.protocols import HARNESSES
 
 if TYPE_CHECKING:
     from pytest_agentgate.cli._args import Parser, Subparsers
+    from pytest_agentgate.harness.protocols import Answer
 
 
 def add_parser(subparsers: Subparsers) -> Parser:
@@ -32,19 +35,62 @@ def add_parser(subparsers: Subparsers) -> Parser:
 
 def run(args: argparse.Namespace) -> int:
     from pytest_agentgate.cli._exit import internal_error
-    from pytest_agentgate.harness.door import MAX_EVENT_BYTES, answer, handle, trouble
+    from pytest_agentgate.harness.door import MAX_EVENT_BYTES, Deadline, answer, handle, trouble
 
     harness = HARNESSES[args.harness]
+    deadline = Deadline()
     raw = sys.stdin.buffer.read(MAX_EVENT_BYTES)
     real_stdout = sys.stdout
+    answered: list[Answer] = []
+
+    def work() -> None:
+        try:
+            # stdout is the harness's channel: nothing but the answer may reach it.
+            with contextlib.redirect_stdout(sys.stderr):
+                answered.append(handle(harness, raw, deadline))
+        except Exception as exc:  # a bug of agentgate's must never trap the agent
+            answered.append(answer(harness, trouble(internal_error(exc))))
+
+    # The gate runs in a thread of its own, so that the answer is given in time whatever it is
+    # doing: the commands are stopped before the budget ends (harness/door.py), but reading
+    # reports, git and the state are not commands.
+    worker = threading.Thread(target=work, name="agentgate-hook", daemon=True)
+    worker.start()
     try:
-        # stdout is the harness's channel: nothing but the answer may reach it.
-        with contextlib.redirect_stdout(sys.stderr):
-            result = handle(harness, raw)
-    except Exception as exc:  # a bug of agentgate's must never trap the agent
-        result = answer(harness, trouble(internal_error(exc)))
-    real_stdout.write(result.stdout + "\n")
-    real_stdout.flush()
+        while worker.is_alive() and (left := deadline.remaining()) > 0:
+            worker.join(min(left, WATCH_S))  # the budget changes once the config is read
+    except BaseException:  # a signal: the commands are stopped before agentgate ends
+        deadline.cancel.set()
+        worker.join(ABANDON_GRACE_S)
+        raise
+    if worker.is_alive():
+        late = answer(harness, deadline.out_of_time())
+        _write(late, real_stdout)
+        _abandon(late.exit_code)
+    result = answered[0]
+    _write(result, real_stdout)
+    return result.exit_code
+
+
+# How often the hook looks at its deadline while the gate runs.
+WATCH_S = 0.25
+# How long a hook stopped by a signal waits for its commands to be stopped.
+ABANDON_GRACE_S = 10.0
+
+
+def _write(result: Answer, stdout: TextIO) -> None:
+    stdout.write(result.stdout + "\n")
+    stdout.flush()
     if result.stderr:
         sys.stderr.write(result.stderr)
-    return result.exit_code
+        sys.stderr.flush()
+
+
+def _abandon(code: int) -> None:
+    """Leave now, with the answer given: the gate's thread is stuck in something that is not a
+    command (a report, git). What this process started is killed; what the gate had not
+    recorded yet (this stop's attempt, as a rule) is not recorded."""
+    from pytest_agentgate.process import kill_children
+
+    kill_children()
+    os._exit(code)

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from pytest_agentgate.config.model import DEFAULT_HOOK_BUDGET_S
 from pytest_agentgate.errors import AgentgateError
 from pytest_agentgate.harness.protocols import Answer, EventError, Harness, HookEvent
 from pytest_agentgate.state.stops import StopRecord, session_stops, stop_key
@@ -33,6 +34,29 @@ MAX_EVENT_BYTES = 8 * 1024 * 1024
 ANSWER_RESERVE_S = 5.0
 
 OutcomeKind = Literal["pass", "block", "escalate", "trouble", "skip"]
+
+
+@dataclass
+class Deadline:
+    """When the hook must have answered: its budget, from the moment it started. The default
+    budget holds until the project's configuration names one (``hook: {budget: N}``)."""
+
+    budget_s: float = DEFAULT_HOOK_BUDGET_S
+    started: float = field(default_factory=time.monotonic)
+    # Set to stop the gate commands: by the budget's timer, or when agentgate itself must end.
+    cancel: threading.Event = field(default_factory=threading.Event)
+
+    def remaining(self) -> float:
+        return self.started + self.budget_s - time.monotonic()
+
+    def out_of_time(self) -> Outcome:
+        """The answer when the budget ran out before the verdict was ready."""
+        return trouble(
+            f"its time budget of {self.budget_s:g} s ran out before it could judge the gates' "
+            "evidence (reading the reports or the change took too long); what it had started "
+            "was stopped. Raise `hook: {budget: N}` in agentgate.yml (and the harness's hook "
+            "timeout, which `agentgate install-hook` sets above it)."
+        )
 
 
 @dataclass(frozen=True)
@@ -63,19 +87,20 @@ def trouble(what: str) -> Outcome:
     )
 
 
-def handle(harness: Harness, raw: bytes) -> Answer:
+def handle(harness: Harness, raw: bytes, deadline: Deadline | None = None) -> Answer:
     """The whole hook: the event's bytes in, the harness's answer out. Raises only for bugs
-    (the CLI turns those into an allowing answer too)."""
+    (the CLI turns those into an allowing answer too). ``deadline``: when the answer is due
+    (the CLI answers for this call when it is not back by then)."""
     try:
         event = harness.parse(raw)
     except EventError as exc:
         return answer(harness, trouble(f"{exc}. Is the hook installed for {harness.title}?"))
     if not event.judge:
         return answer(harness, Outcome("skip"))
-    return answer(harness, gate_stop(harness, event))
+    return answer(harness, gate_stop(harness, event, deadline or Deadline()))
 
 
-def gate_stop(harness: Harness, event: HookEvent) -> Outcome:
+def gate_stop(harness: Harness, event: HookEvent, deadline: Deadline) -> Outcome:
     from pytest_agentgate.config.resolve import resolve_config
     from pytest_agentgate.registry import get_registry
 
@@ -87,6 +112,7 @@ def gate_stop(harness: Harness, event: HookEvent) -> Outcome:
         config = resolve_config(cwd, registry=registry, task=event.session)
     except AgentgateError as exc:
         return trouble(f"its configuration is broken: {exc}. Fix it, and the next stop is gated.")
+    deadline.budget_s = float(config.hook_budget_s)
     notice = _within_harness_cap(harness, config)
     with session_stops(config.root, event.session) as book:
         words = event.message if event.replies is None else event.replies
@@ -98,7 +124,7 @@ def gate_stop(harness: Harness, event: HookEvent) -> Outcome:
         claim = event.message
         if event.replies is not None:
             claim = _new_replies(event.replies, last.replies if last else None)
-        outcome = _judge(harness, event, config, claim, notice)
+        outcome = _judge(harness, event, config, claim, notice, deadline)
         if book is not None:
             book.write(StopRecord(key, time.time(), asdict(outcome), event.replies))
         return outcome
@@ -135,7 +161,12 @@ def _new_replies(replies: str, seen: str | None) -> str:
 
 
 def _judge(
-    harness: Harness, event: HookEvent, config: Config, claim: str | None, notice: str | None
+    harness: Harness,
+    event: HookEvent,
+    config: Config,
+    claim: str | None,
+    notice: str | None,
+    deadline: Deadline,
 ) -> Outcome:
     from pytest_agentgate.engine import Pipeline, Request
 
@@ -152,17 +183,16 @@ def _judge(
         record=True,
         cache=True,
     )
-    budget = float(config.hook_budget_s)
+    budget = deadline.budget_s
     pipeline = Pipeline(request)
     verdict = pipeline.reuse()
     if verdict is not None:
         return _outcome(verdict, config, event)
-    cancel = threading.Event()
-    timer = threading.Timer(max(1.0, budget - ANSWER_RESERVE_S), cancel.set)
+    timer = threading.Timer(max(1.0, deadline.remaining() - ANSWER_RESERVE_S), deadline.cancel.set)
     timer.daemon = True
     timer.start()
     try:
-        results = pipeline.run_commands(cancel=cancel)
+        results = pipeline.run_commands(cancel=deadline.cancel)
     finally:
         timer.cancel()
     unfinished = sorted(name for name, result in results.items() if result.cancelled)
