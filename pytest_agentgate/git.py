@@ -12,15 +12,27 @@ unstaged edits, and untracked files (those git does not ignore). The base is, fi
 A base that cannot be found is said plainly, with the command that fetches it (a shallow clone
 has no merge-base until it is deepened). This module only reads git; it never changes the
 repository or its index (``GIT_OPTIONAL_LOCKS=0``).
+
+What git reports as changed is what the repository's own settings let it see, and those
+settings (``.git/config``, ``.git/info/*``, the index) are not part of the change: an agent can
+change them in one command. So the change is read past them (:func:`hidden_from_git`): git runs
+with the defaults that make it look at every file (no fsmonitor, ctime and full stat checked),
+clean filters other than Git LFS's are switched off, index entries marked ``assume-unchanged``
+or ``skip-worktree`` are read from the disk, and files ignored only by the repository's private
+excludes (``.git/info/exclude``, ``core.excludesFile``) or by a ``.gitignore`` the change itself
+added or edited are untracked files of the change.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -31,6 +43,44 @@ DEFAULT_BRANCHES = ("origin/main", "origin/master", "main", "master")
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 Status = Literal["added", "modified", "deleted", "renamed"]
+
+# git's defaults for the settings under which it may skip looking at a changed file.
+LOOK_AT_EVERY_FILE = (
+    "core.fsmonitor=false",
+    "core.trustctime=true",
+    "core.checkStat=default",
+    "core.ignoreStat=false",
+)
+# Clean filters that cannot make a changed file read as unchanged (Git LFS's, as `git lfs
+# install` writes them): kept, so that an LFS repository reads as fast as it did.
+TRUSTED_FILTERS = {
+    "clean": ("git-lfs clean -- %f",),
+    "process": ("git-lfs filter-process",),
+    "smudge": ("git-lfs smudge -- %f",),
+    "required": ("true",),
+}
+# Ignored folders that hold no code of the project (virtualenvs, caches, build output): never
+# looked into for files a private exclude hides.
+NOT_PROJECT_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".agentgate", "__pycache__", ".venv", "venv", "env",
+        "node_modules", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+        ".hypothesis", "build", "dist", "site-packages", ".eggs", "htmlcov", ".idea", ".vscode",
+        ".cache", ".direnv",
+    }
+)  # fmt: skip
+# Files a private exclude may hide that matter to a gate: code and configuration.
+PROJECT_SUFFIXES = frozenset(
+    {
+        ".py", ".pyi", ".pyx", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts",
+        ".toml", ".cfg", ".ini", ".yml", ".yaml", ".json",
+    }
+)  # fmt: skip
+PROJECT_NAMES = frozenset(
+    {".coveragerc", ".flake8", ".pylintrc", "pylintrc", "conftest.py", ".gitignore"}
+)
+# The most files a folder hidden by a private exclude is read for.
+MAX_HIDDEN_FILES = 5_000
 
 
 class GitError(Exception):
@@ -216,22 +266,47 @@ class Repo:
     # -- the change ----------------------------------------------------------------------------
 
     def change(self, base: Base) -> Change:
-        """Every file from ``base`` to the working tree, with the lines each adds or modifies."""
+        """Every file from ``base`` to the working tree, with the lines each adds or modifies,
+        read past what the repository's own settings hide (see the module's docstring)."""
         change = Change(base, self.toplevel)
-        # Three independent reads, at once: the change's files, its lines, the untracked files.
-        statuses, patch, untracked = _git_many(
-            self.toplevel,
+        diffs = (
             ["diff", "--no-ext-diff", "--no-textconv", "--name-status", "-z", "-M", base.sha, "--"],
             ["diff", "--no-ext-diff", "--no-textconv", "--no-color", "-U0", "-M", base.sha, "--"],
-            ["ls-files", "--others", "--exclude-standard", "-z"],
         )
+        # Read at once: the change's files and lines, the untracked files, and what could hide
+        # a changed file from the first two (filters, index flags, private excludes).
+        statuses, patch, untracked, filters, flags, ignored = _git_many(
+            self.toplevel,
+            *diffs,
+            ["ls-files", "--others", "--exclude-standard", "-z"],
+            FILTERS_COMMAND,
+            FLAGS_COMMAND,
+            ["ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"],
+            unchecked={3},
+        )
+        blind = Blind(filter_overrides(filters), flagged_on_disk(flags, self.toplevel))
+        if blind:
+            with blind.index(self.toplevel) as index:
+                statuses, patch = _git_many(
+                    self.toplevel, *diffs, config=blind.overrides, index=index
+                )
         for entry in _name_status(statuses):
             change.files[entry.path] = entry
         for path, lines in _added_lines(patch).items():
             if path in change.files:
                 change.files[path].lines = lines
-        for path in filter(None, untracked.split("\0")):
-            change.files[path] = FileChange(path, "added", lines=_all_lines(self.toplevel / path))
+        added = list(filter(None, untracked.split("\0")))
+        # A .gitignore the change added or edited is not the project's (one may ignore itself).
+        edited_ignores = {
+            p
+            for p in [*change.files, *added, *ignored.split("\0")]
+            if p.rsplit("/", 1)[-1] == ".gitignore"
+        }
+        added += privately_ignored(self.toplevel, ignored, edited_ignores)
+        for path in added:
+            if path not in change.files:
+                lines = _all_lines(self.toplevel / path)
+                change.files[path] = FileChange(path, "added", lines=lines)
         return change
 
     def read_at(self, base: Base, paths: Iterable[str]) -> dict[str, str | None]:
@@ -275,6 +350,120 @@ class Repo:
             return []
         out = self.git("ls-tree", "-r", "-z", "--name-only", base.sha)
         return [p for p in out.split("\0") if p]
+
+
+# -- what the repository's settings may hide ---------------------------------------------------
+
+FILTERS_COMMAND = ["config", "-z", "--get-regexp", r"^filter\."]
+FLAGS_COMMAND = ["ls-files", "-v", "-z"]
+# `ls-files -v`: a lower-case tag is an assume-unchanged entry, S a skip-worktree one.
+_FLAGGED = re.compile(r"(?:^|\0)(?:[a-z]|S) ([^\0]+)")
+
+
+@dataclass
+class Blind:
+    """What would keep git from seeing a changed file: filters to switch off (``-c``
+    settings) and index entries to read from the disk (paths)."""
+
+    overrides: list[str]
+    flagged: list[str]
+
+    def __bool__(self) -> bool:
+        return bool(self.overrides or self.flagged)
+
+    @contextlib.contextmanager
+    def index(self, toplevel: Path) -> Iterator[Path | None]:
+        """A copy of the index with the flags of :attr:`flagged` cleared (None: none flagged);
+        the repository's own index is never written."""
+        if not self.flagged:
+            yield None
+            return
+        real = Path(_git(toplevel, "rev-parse", "--git-path", "index").strip())
+        with tempfile.TemporaryDirectory(prefix="agentgate-index-") as folder:
+            copy = Path(folder) / "index"
+            try:
+                shutil.copyfile(toplevel / real, copy)
+            except OSError as exc:
+                raise GitError(f"git's index could not be read: {exc}") from None
+            # One flag per call: update-index applies only the last of them.
+            for flag in ("--no-assume-unchanged", "--no-skip-worktree"):
+                _git(
+                    toplevel,
+                    "update-index", flag, "-z", "--stdin",
+                    stdin="\0".join(self.flagged) + "\0",
+                    index=copy,
+                )  # fmt: skip
+            yield copy
+
+
+def filter_overrides(config: str) -> list[str]:
+    """``-c`` settings that switch off every clean filter but Git LFS's (:data:`TRUSTED_FILTERS`),
+    from ``git config -z --get-regexp '^filter[.]'`` (entries ``key\nvalue\0``)."""
+    drivers: set[str] = set()
+    for entry in filter(None, config.split("\0")):
+        key, _, value = entry.partition("\n")
+        name, _, setting = key[len("filter.") :].rpartition(".")
+        if name and value.strip() not in TRUSTED_FILTERS.get(setting, ()):
+            drivers.add(name)
+    return [
+        f"filter.{name}.{setting}={'false' if setting == 'required' else ''}"
+        for name in sorted(drivers)
+        for setting in ("clean", "process", "smudge", "required")
+    ]
+
+
+def flagged_on_disk(listing: str, toplevel: Path) -> list[str]:
+    """The index entries marked ``assume-unchanged`` or ``skip-worktree`` (from ``git ls-files
+    -v -z``) whose file is on the disk: git takes them as unchanged without looking. A
+    skip-worktree entry without a file (a sparse checkout's) is not part of the change."""
+    return [p for p in _FLAGGED.findall(listing) if os.path.lexists(toplevel / p)]
+
+
+def privately_ignored(toplevel: Path, listing: str, edited_ignores: Collection[str]) -> list[str]:
+    """The code and configuration files (``git ls-files --others --ignored --directory -z``)
+    that nothing of the project ignores: only ``.git/info/exclude``, ``core.excludesFile``, or
+    a ``.gitignore`` in ``edited_ignores`` (one the change added or edited). pytest collects
+    ignored files as it collects any other: they are part of the change."""
+    candidates = [
+        p
+        for p in filter(None, listing.split("\0"))
+        if not outside_project(p) and (p.endswith("/") or project_file(p))
+    ]
+    if not candidates:
+        return []
+    out = _git(
+        toplevel,
+        "check-ignore", "-v", "-z", "--no-index", "--stdin",
+        stdin="\0".join(candidates) + "\0",
+        check=False,
+    )  # fmt: skip
+    fields = out.split("\0")
+    found: list[str] = []
+    for i in range(0, len(fields) - 3, 4):
+        source, path = fields[i], fields[i + 3]
+        own = source.rsplit("/", 1)[-1] == ".gitignore" and not os.path.isabs(source)
+        if own and source not in edited_ignores and not source.startswith(".git/"):
+            continue  # the project's own ignore rules, as at the base
+        if not path.endswith("/"):
+            found.append(path)
+            continue
+        for folder, dirs, files in os.walk(toplevel / path):
+            dirs[:] = sorted(d for d in dirs if not outside_project(d + "/"))
+            here = Path(folder).relative_to(toplevel).as_posix()
+            found += (f"{here}/{f}" for f in sorted(files) if project_file(f))
+            if len(found) > MAX_HIDDEN_FILES:
+                return found[:MAX_HIDDEN_FILES]
+    return found
+
+
+def outside_project(path: str) -> bool:
+    parts = path.rstrip("/").split("/")
+    return any(p in NOT_PROJECT_DIRS or p.endswith(".egg-info") for p in parts)
+
+
+def project_file(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return name in PROJECT_NAMES or os.path.splitext(name)[1] in PROJECT_SUFFIXES
 
 
 # -- parsing git's output -------------------------------------------------------------------------
@@ -345,23 +534,34 @@ def _all_lines(path: Path) -> set[int]:
     return set(range(1, count + 1))
 
 
-def _env() -> dict[str, str]:
+def _env(index: Path | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env.update({"LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"})
     for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
         env.pop(name, None)
+    if index is not None:
+        env["GIT_INDEX_FILE"] = str(index)
     return env
 
 
-def _git_many(cwd: Path, *commands: list[str]) -> list[str]:
-    """``_git(cwd, *command)`` for each command, run side by side; the first error raises."""
+def _git_many(
+    cwd: Path,
+    *commands: list[str],
+    unchecked: Collection[int] = (),
+    config: Sequence[str] = (),
+    index: Path | None = None,
+) -> list[str]:
+    """``_git(cwd, *command)`` for each command, run side by side; the first error raises
+    (but for the commands whose index is in ``unchecked``: their exit code is not an error)."""
     results: list[str | GitError] = [GitError("git did not run")] * len(commands)
 
-    def one(index: int) -> None:
+    def one(i: int) -> None:
         try:
-            results[index] = _git(cwd, *commands[index])
+            results[i] = _git(
+                cwd, *commands[i], check=i not in unchecked, config=config, index=index
+            )
         except GitError as exc:
-            results[index] = exc
+            results[i] = exc
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(1, len(commands))]
     for thread in threads:
@@ -377,15 +577,29 @@ def _git_many(cwd: Path, *commands: list[str]) -> list[str]:
     return out
 
 
-def _git(cwd: Path, *args: str, check: bool = True, stdin: str | None = None) -> str:
+def git_command(*args: str, config: Sequence[str] = ()) -> list[str]:
+    """``git ARGS`` as agentgate runs it: paths unquoted, every file looked at
+    (:data:`LOOK_AT_EVERY_FILE`), plus the ``config`` settings."""
+    settings = ["core.quotePath=off", *LOOK_AT_EVERY_FILE, *config]
+    return ["git", *(word for setting in settings for word in ("-c", setting)), *args]
+
+
+def _git(
+    cwd: Path,
+    *args: str,
+    check: bool = True,
+    stdin: str | None = None,
+    config: Sequence[str] = (),
+    index: Path | None = None,
+) -> str:
     try:
         proc = subprocess.run(
-            ["git", "-c", "core.quotePath=off", *args],
+            git_command(*args, config=config),
             cwd=cwd,
             input=None if stdin is None else stdin.encode("utf-8", "surrogateescape"),
             capture_output=True,
             timeout=GIT_TIMEOUT_S,
-            env=_env(),
+            env=_env(index),
             check=False,
         )
     except FileNotFoundError:

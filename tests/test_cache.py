@@ -97,6 +97,35 @@ def test_any_change_in_the_tree_runs_afresh(
     assert not reused(verify(capsys))
 
 
+def _set_back(path: Path, text: str) -> None:
+    """Write ``text`` keeping the file's size and times, as an agent hiding an edit would."""
+    st = path.stat()
+    assert len(text.encode()) == st.st_size
+    path.write_text(text)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+@pytest.mark.parametrize(
+    ("hide", "edited"),
+    [
+        (lambda root: git(root, "update-index", "--assume-unchanged", "code.py"), "code.py"),
+        (lambda root: git(root, "update-index", "--skip-worktree", "code.py"), "code.py"),
+        (lambda root: (root / ".git" / "info" / "exclude").write_text("conf*.py\n"), "conf.py"),
+    ],
+    ids=["assume-unchanged", "skip-worktree", "private-exclude"],
+)
+def test_an_edit_hidden_from_git_runs_afresh(
+    hide: Callable[[Path], object], edited: str, repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # What .git/ says about the tree is not the tree: the key reads past it (git.py).
+    (repo / "conf.py").write_text("x = 1\n")
+    hide(repo)
+    verify(capsys)
+    assert reused(verify(capsys))
+    _set_back(repo / edited, "x = 3\n")
+    assert not reused(verify(capsys))
+
+
 NOT_REUSED = "judged the same tree and configuration but was not reused"
 
 

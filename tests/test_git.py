@@ -148,3 +148,99 @@ def test_the_first_default_branch_that_exists_is_taken(repo: Path) -> None:
     found = Repo.find(repo)
     assert found is not None and found.default_branch() == "master"
     assert found.commits(["master", "nope", "HEAD"])[1] is None
+
+
+# -- what the repository's own settings would hide -------------------------------------------------
+# .git/config, .git/info and the index are not part of the change, and one command changes them:
+# the change is read past each of them.
+
+SKIPPED = "import pytest\n\n\n@pytest.mark.skip\ndef test_one():\n    assert 1\n"
+
+
+def _change_of(repo: Path) -> dict[str, tuple[str, set[int]]]:
+    found = Repo.find(repo)
+    assert found is not None
+    base = found.resolve_base()
+    assert isinstance(base, Base)
+    return {p: (f.status, f.lines) for p, f in found.change(base).files.items()}
+
+
+@pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree"])
+def test_an_edit_the_index_is_told_to_ignore_is_part_of_the_change(repo: Path, flag: str) -> None:
+    write(repo / "tests" / "test_a.py", SKIPPED)
+    git(repo, "update-index", flag, "tests/test_a.py")
+    assert git(repo, "diff", "--name-only", "HEAD") == ""  # what git itself says
+    assert _change_of(repo) == {"tests/test_a.py": ("modified", {1, 2, 3, 4})}
+    # The repository's index keeps its flag: agentgate read a copy.
+    assert git(repo, "ls-files", "-v", "tests/test_a.py")[0] in "hS"
+
+
+def test_a_sparse_entry_without_a_file_is_not_a_change(repo: Path) -> None:
+    git(repo, "update-index", "--skip-worktree", "tests/test_a.py")
+    (repo / "tests" / "test_a.py").unlink()
+    assert _change_of(repo) == {}
+
+
+def test_a_clean_filter_that_hides_an_edit_is_switched_off(repo: Path) -> None:
+    write(repo / "tests" / "test_a.py", SKIPPED)
+    write(repo / ".git" / "info" / "attributes", "*.py filter=hide\n")
+    git(repo, "config", "filter.hide.clean", "git show HEAD:%f")
+    git(repo, "config", "filter.hide.required", "true")
+    assert git(repo, "diff", "--name-only", "HEAD") == ""
+    assert _change_of(repo) == {"tests/test_a.py": ("modified", {1, 2, 3, 4})}
+
+
+def test_git_lfs_filters_are_kept_and_others_switched_off() -> None:
+    from pytest_agentgate.git import filter_overrides
+
+    lfs = (
+        "filter.lfs.clean\ngit-lfs clean -- %f\0filter.lfs.smudge\ngit-lfs smudge -- %f\0"
+        "filter.lfs.process\ngit-lfs filter-process\0filter.lfs.required\ntrue\0"
+    )
+    assert filter_overrides(lfs) == []
+    # A driver named lfs that runs something else is not Git LFS.
+    assert filter_overrides("filter.lfs.clean\ncat base.py\0") == [
+        "filter.lfs.clean=",
+        "filter.lfs.process=",
+        "filter.lfs.smudge=",
+        "filter.lfs.required=false",
+    ]
+
+
+def test_the_repositorys_fsmonitor_is_not_asked(repo: Path, tmp_path: Path) -> None:
+    asked = tmp_path / "asked"
+    hook = tmp_path / "fsmonitor"
+    hook.write_text(f"#!/bin/sh\necho asked >> '{asked}'\nprintf 'token\\0'\n")
+    hook.chmod(0o755)
+    git(repo, "config", "core.fsmonitor", str(hook))
+    write(repo / "tests" / "test_a.py", SKIPPED)
+    assert _change_of(repo)["tests/test_a.py"][0] == "modified"
+    assert not asked.exists()
+
+
+def test_files_only_a_private_exclude_hides_are_part_of_the_change(repo: Path) -> None:
+    write(repo / "tests" / "conftest.py", "def pytest_collection_modifyitems(items):\n    pass\n")
+    write(repo / "tests" / "hidden" / "test_x.py", "def test_x():\n    pass\n")
+    write(repo / "tests" / "hidden" / "data.bin", "x")
+    write(repo / ".venv" / "lib" / "site.py", "x = 1\n")  # not the project's: not looked into
+    write(repo / "notes.log", "x\n")
+    write(repo / ".git" / "info" / "exclude", "conftest.py\nhidden/\n.venv/\n*.log\n")
+    assert _change_of(repo) == {
+        "tests/conftest.py": ("added", {1, 2}),
+        "tests/hidden/test_x.py": ("added", {1, 2}),
+    }
+
+
+def test_the_projects_own_ignore_rules_hold_unless_the_change_edits_them(repo: Path) -> None:
+    write(repo / ".gitignore", "generated_*.py\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", "ignore generated code")
+    write(repo / "pkg" / "generated_a.py", "x = 1\n")
+    assert _change_of(repo) == {}
+    # The change adds a .gitignore that hides a new conftest: both are part of the change.
+    write(repo / "tests" / ".gitignore", ".gitignore\nconftest.py\n")
+    write(repo / "tests" / "conftest.py", "import os\n")
+    assert _change_of(repo) == {
+        "tests/.gitignore": ("added", {1, 2}),
+        "tests/conftest.py": ("added", {1}),
+    }

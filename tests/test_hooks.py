@@ -369,9 +369,9 @@ def test_the_answer_comes_within_the_budget_when_judging_hangs(tmp_path: Path) -
     git.write_text(
         "#!/bin/sh\n"
         'for arg in "$@"; do\n'
-        f'  if [ "$arg" = diff ]; then echo $$ >> \'{pids}\'; exec sleep 120; fi\n'
+        f"  if [ \"$arg\" = diff ]; then echo $$ >> '{pids}'; exec sleep 120; fi\n"
         "done\n"
-        f'exec \'{real_git}\' "$@"\n'
+        f"exec '{real_git}' \"$@\"\n"
     )
     git.chmod(0o755)
     env = {**os.environ, "PATH": f"{shims}{os.pathsep}{os.environ['PATH']}"}

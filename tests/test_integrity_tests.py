@@ -1059,6 +1059,51 @@ def test_pytest_agentgate_refuses_the_trick(repo: Path, change: tuple[str, str],
     assert "stopped before the first test by the integrity gate" in test_gate["summary"], output
 
 
+# -- hidden from git ---------------------------------------------------------------------------
+
+HIDE_FROM_GIT = {
+    "assume-unchanged": ["update-index", "--assume-unchanged", "tests/test_calc.py"],
+    "skip-worktree": ["update-index", "--skip-worktree", "tests/test_calc.py"],
+    "clean-filter": ["config", "filter.same.clean", "git show HEAD:%f"],
+}
+
+
+@pytest.mark.parametrize("trick", sorted(HIDE_FROM_GIT))
+def test_an_edit_hidden_from_git_is_judged_by_both_doors(
+    repo: Path, verify: Verify, trick: str
+) -> None:
+    # One git command after the edit made `git diff` (and the integrity gate) see no change.
+    edit(repo, "tests/test_calc.py", "def test_sub():", "@pytest.mark.skip\ndef test_sub():")
+    if trick == "clean-filter":
+        (repo / ".git" / "info" / "attributes").write_text("*.py filter=same\n")
+    git(repo, *HIDE_FROM_GIT[trick])
+    assert git(repo, "diff", "--name-only", "HEAD") == ""
+    line = now_line(repo, "tests/test_calc.py", "@pytest.mark.skip")
+    assert_blocks(verify(), "skip-added", "tests/test_calc.py", line)
+    code, verdict, output = pytest_agentgate(repo)
+    assert code != 0, output
+    gate = next(g for g in verdict["gates"] if g["name"] == "integrity")
+    assert "skip-added" in {f["code"] for f in gate["findings"]}, output
+
+
+def test_a_conftest_a_private_exclude_hides_is_judged(repo: Path, verify: Verify) -> None:
+    write(
+        repo,
+        "tests/conftest.py",
+        """\
+        def pytest_collection_modifyitems(config, items):
+            items[:] = [i for i in items if "sub" not in i.name]
+        """,
+    )
+    (repo / ".git" / "info" / "exclude").write_text("conftest.py\n")
+    assert git(repo, "status", "--porcelain") == ""
+    assert "tests/conftest.py" in found_paths(verify())
+
+
+def found_paths(gate: dict[str, Any]) -> set[str]:
+    return {f["path"] for f in gate["findings"] if f["severity"] == "error"}
+
+
 # -- read while the commands run ---------------------------------------------------------------
 
 SKIP_WHILE_RUNNING = """\

@@ -37,6 +37,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -147,10 +148,17 @@ def _harness_git_config(environ: Mapping[str, str]) -> bool:
     return all(pair in HARNESS_GIT_CONFIG for pair in pairs)
 
 
-def _git(root: Path, *args: str) -> bytes | None:
+def _git(root: Path, *args: str, config: Sequence[str] = ()) -> bytes | None:
+    from pytest_agentgate.git import git_command
+
     try:
         done = subprocess.run(
-            ["git", *args], cwd=root, capture_output=True, timeout=30, check=False
+            git_command(*args, config=config),
+            cwd=root,
+            capture_output=True,
+            timeout=30,
+            check=False,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
         )
     except (OSError, subprocess.SubprocessError):
         return None
@@ -172,25 +180,47 @@ def _file_key(path: Path, *, content: bool) -> str:
 
 def tree_state(root: Path) -> tuple[str, str] | None:
     """The state of the repository holding ``root``: what the change is made of (HEAD, refs,
-    changed and untracked files, by content) and the ignored files (by size and time), apart:
-    a run writes ignored files itself (a coverage data file), so the cache keeps a verdict under
-    the state the run left, and only when the run changed nothing else. None: cannot be told."""
-    top = _git(root, "rev-parse", "--show-toplevel")
-    head = _git(root, "rev-parse", "HEAD")
-    status = _git(
-        root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=traditional"
+    changed and untracked files, by content) and the ignored files (by size and time, code and
+    configuration by content), apart: a run writes ignored files itself (a coverage data file),
+    so the cache keeps a verdict under the state the run left, and only when the run changed
+    nothing else. Read past what the repository's settings hide from git, as the change is
+    (git.py): index entries flagged unchanged are keyed by content, filters and fsmonitor are
+    off. None: cannot be told."""
+    from pytest_agentgate.git import (
+        FILTERS_COMMAND,
+        FLAGS_COMMAND,
+        filter_overrides,
+        flagged_on_disk,
+        outside_project,
+        project_file,
     )
-    refs = _git(root, "for-each-ref", "--format=%(refname) %(objectname)")
-    if top is None or head is None or status is None or refs is None:
+
+    top, head, refs, filters, flags = _git_many(
+        root,
+        ["rev-parse", "--show-toplevel"],
+        ["rev-parse", "HEAD"],
+        ["for-each-ref", "--format=%(refname) %(objectname)"],
+        FILTERS_COMMAND,
+        [*FLAGS_COMMAND, "--full-name"],
+    )
+    if top is None or head is None or refs is None or flags is None:
         return None
     repo = Path(top.decode().strip())
+    status = _git(
+        root,
+        "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=traditional",
+        config=filter_overrides((filters or b"").decode(errors="surrogateescape")),
+    )  # fmt: skip
+    if status is None:
+        return None
     work = hashlib.sha256(head + b"\0" + refs + b"\0")
     ignored_files = hashlib.sha256()
     ignored = 0
-    for entry in status.split(b"\0"):
-        if len(entry) < 4:
-            continue
-        code, name = entry[:2].decode(), entry[3:].decode(errors="surrogateescape")
+    entries = [(e[:2].decode(), e[3:]) for e in status.split(b"\0") if len(e) >= 4]
+    flagged = flagged_on_disk(flags.decode(errors="surrogateescape"), repo)
+    entries += [("F ", name.encode(errors="surrogateescape")) for name in flagged]
+    for code, raw in entries:
+        name = raw.decode(errors="surrogateescape")
         if any(part in SKIPPED_DIRS for part in Path(name).parts):
             continue
         digest = ignored_files if code == "!!" else work
@@ -200,8 +230,27 @@ def tree_state(root: Path) -> tuple[str, str] | None:
                 return None
         # `--untracked-files=all` lists each ignored file (never a folder): all are keyed.
         digest.update(f"{code} {name}\0".encode(errors="surrogateescape"))
-        digest.update(_file_key(repo / name, content=code != "!!").encode() + b"\0")
+        # An ignored file of the project's code (a conftest.py a private exclude hides) by
+        # content too: its time can be set back.
+        content = code != "!!" or (project_file(name) and not outside_project(name))
+        digest.update(_file_key(repo / name, content=content).encode() + b"\0")
     return work.hexdigest(), ignored_files.hexdigest()
+
+
+def _git_many(root: Path, *commands: list[str]) -> list[bytes | None]:
+    """:func:`_git` for each command, side by side."""
+    out: list[bytes | None] = [None] * len(commands)
+
+    def one(i: int) -> None:
+        out[i] = _git(root, *commands[i])
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(1, len(commands))]
+    for thread in threads:
+        thread.start()
+    one(0)
+    for thread in threads:
+        thread.join()
+    return out
 
 
 def path_folders(environ: Mapping[str, str]) -> list[str]:
