@@ -190,12 +190,14 @@ def without_coverage(command: str, env: Mapping[str, str] | None = None) -> str 
     """
     if "\n" in command or "\r" in command:
         return None  # several commands, one per line: shlex would read them as one
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    lexer.commenters = ""  # a "#" inside a word is the word's; one starting a word is refused
     try:
-        tokens = list(lexer)
+        tokens = _shell_words(command, posix=True)
+        # The same words with their quotes: a quoted `'&&'` is an argument, not an operator,
+        # and the first list cannot tell them apart.
+        quoted = _shell_words(command, posix=False)
     except ValueError:
+        return None
+    if sum(t in _OPERATORS for t in tokens) != sum(t in _OPERATORS for t in quoted):
         return None
     steps: list[list[str]] = [[]]
     joins: list[str] = []
@@ -230,6 +232,13 @@ def without_coverage(command: str, env: Mapping[str, str] | None = None) -> str 
             parts.append(join)
         parts.append(" ".join(_quote(word) for word in step))
     return " ".join(parts)
+
+
+def _shell_words(command: str, *, posix: bool) -> list[str]:
+    lexer = shlex.shlex(command, posix=posix, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""  # a "#" inside a word is the word's; one starting a word is refused
+    return list(lexer)
 
 
 def _quote(word: str) -> str:

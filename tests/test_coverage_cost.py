@@ -394,6 +394,10 @@ def test_share_and_description() -> None:
         # A "#" inside a word is the word's; one that starts a word makes the rest a comment.
         ("pytest --cov=src 'tests/a#1.py' -q", "pytest 'tests/a#1.py' -q --no-cov"),
         ("pytest --cov=src tests # && rm -rf /", None),
+        # A quoted operator is an argument: never read as two commands.
+        ("pytest --cov=src -k '&&' tests", None),
+        ('pytest --cov=src tests ";" -q', None),
+        ("pytest --cov=src -k 'a && b'", "pytest -k 'a && b' --no-cov"),
     ],
 )
 def test_without_coverage(command: str, expected: str | None) -> None:
