@@ -441,8 +441,7 @@ def privately_ignored(toplevel: Path, listing: str, edited_ignores: Collection[s
     found: list[str] = []
     for i in range(0, len(fields) - 3, 4):
         source, path = fields[i], fields[i + 3]
-        own = source.rsplit("/", 1)[-1] == ".gitignore" and not os.path.isabs(source)
-        if own and source not in edited_ignores and not source.startswith(".git/"):
+        if _own_ignore(source, path) and source not in edited_ignores:
             continue  # the project's own ignore rules, as at the base
         if not path.endswith("/"):
             found.append(path)
@@ -454,6 +453,17 @@ def privately_ignored(toplevel: Path, listing: str, edited_ignores: Collection[s
             if len(found) > MAX_HIDDEN_FILES:
                 return found[:MAX_HIDDEN_FILES]
     return found
+
+
+def _own_ignore(source: str, path: str) -> bool:
+    """Whether a pattern from ``source`` (as ``check-ignore -v`` names it) is one of the
+    project's ``.gitignore`` files applying to ``path``: one inside the repository, not under
+    ``.git/``, in a folder that holds ``path``. The same file named as ``core.excludesFile``
+    applies everywhere: its patterns matching outside its folder are not the project's."""
+    folder, _, name = source.rpartition("/")
+    if name != ".gitignore" or os.path.isabs(source) or source.startswith((".git/", "../")):
+        return False
+    return not folder or path.startswith(folder + "/")
 
 
 def outside_project(path: str) -> bool:

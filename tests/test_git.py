@@ -244,3 +244,16 @@ def test_the_projects_own_ignore_rules_hold_unless_the_change_edits_them(repo: P
         "tests/.gitignore": ("added", {1, 2}),
         "tests/conftest.py": ("added", {1}),
     }
+
+
+def test_a_projects_gitignore_named_as_the_global_excludes_file_is_not_the_project(
+    repo: Path,
+) -> None:
+    # docs/.gitignore ignores *.py under docs/ only; as core.excludesFile it ignores every .py.
+    write(repo / "docs" / ".gitignore", "*.py\n")
+    git(repo, "add", "docs/.gitignore")
+    git(repo, "commit", "-qm", "docs")
+    git(repo, "config", "core.excludesFile", "docs/.gitignore")
+    write(repo / "docs" / "conf.py", "x = 1\n")  # ignored by the project itself
+    write(repo / "tests" / "conftest.py", "x = 1\n")
+    assert _change_of(repo) == {"tests/conftest.py": ("added", {1})}
