@@ -188,27 +188,10 @@ def without_coverage(command: str, env: Mapping[str, str] | None = None) -> str 
     measures coverage, a redirection or subshell, a line break, or a word the shell would
     expand.
     """
-    if "\n" in command or "\r" in command:
-        return None  # several commands, one per line: shlex would read them as one
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    lexer.commenters = ""  # a "#" inside a word is the word's; one starting a word is refused
-    try:
-        tokens = list(lexer)
-    except ValueError:
+    split = _steps(command)
+    if split is None:
         return None
-    steps: list[list[str]] = [[]]
-    joins: list[str] = []
-    for token in tokens:
-        if token in _OPERATORS:
-            joins.append(token)
-            steps.append([])
-        elif token and set(token) <= set("();<>|&"):
-            return None  # a redirection or a subshell: not a plain list of commands
-        elif token.startswith("#"):
-            return None  # a comment: the shell would not run what follows
-        else:
-            steps[-1].append(token)
+    steps, joins = split
     kept: list[tuple[str, list[str]]] = []
     measured = False
     for join, step in zip(["", *joins], steps, strict=True):
@@ -230,6 +213,96 @@ def without_coverage(command: str, env: Mapping[str, str] | None = None) -> str 
             parts.append(join)
         parts.append(" ".join(_quote(word) for word in step))
     return " ".join(parts)
+
+
+def _steps(command: str) -> tuple[list[list[str]], list[str]] | None:
+    """The words of each step of a command list, and the operators between them; None for a
+    command that is no plain list of commands (a redirection, a subshell, a comment, several
+    lines, unbalanced quotes)."""
+    if "\n" in command or "\r" in command:
+        return None  # several commands, one per line: shlex would read them as one
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""  # a "#" inside a word is the word's; one starting a word is refused
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        return None
+    steps: list[list[str]] = [[]]
+    joins: list[str] = []
+    for token in tokens:
+        if token in _OPERATORS:
+            joins.append(token)
+            steps.append([])
+        elif token and set(token) <= set("();<>|&"):
+            return None  # a redirection or a subshell: not a plain list of commands
+        elif token.startswith("#"):
+            return None  # a comment: the shell would not run what follows
+        else:
+            steps[-1].append(token)
+    return steps, joins
+
+
+# -- the test command as a collection (the integrity gate's count at the base) ----------------
+
+# agentgate's pytest plugin that writes what a collection selected (pytest_plugin/count.py),
+# into the file this variable names. pytest's cache is left on: the collection runs in a
+# checkout of its own, and a project's `--ff` or `--sw` in addopts needs it.
+COUNT_PLUGIN = "pytest_agentgate.pytest_plugin.count"
+COUNT_FILE_ENV = "AGENTGATE_COUNT_FILE"
+COUNT_OPTIONS = ("--collect-only", "-q", "-p", COUNT_PLUGIN)
+# The gate's own options (pytest --agentgate): never part of a count.
+_GATE_FLAGS = frozenset({"--agentgate-no-run"})
+_GATE_VALUED = frozenset({"--agentgate-json"})
+
+
+def collection_command(command: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The test command as a pytest collection that runs no test: what the integrity gate runs
+    in a checkout of the base to count the tests the base selects.
+
+    The command's one pytest step, without coverage and the JUnit report (as
+    :func:`without_coverage` takes them out) and without the gate's own ``--agentgate``
+    options, with :data:`COUNT_OPTIONS` added. Steps that only run coverage.py are left out.
+    None when the command does not run pytest, runs anything else beside it (``cd sub &&``,
+    ``make &&``), or cannot be read (see :func:`without_coverage`).
+    """
+    if not runs_pytest(command):
+        return None
+    split = _steps(command)
+    if split is None:
+        return None
+    kept: list[list[str]] = []
+    for step in split[0]:
+        derived = _step_without_coverage(step, env)
+        if derived is None:
+            return None
+        if not isinstance(derived, _Drop):
+            kept.append(derived[0])
+    if len(kept) != 1 or not runs_pytest(" ".join(kept[0])) or "--" in kept[0]:
+        return None
+    words_out = [*_without_gate_options(kept[0]), *COUNT_OPTIONS]
+    if any(_SHELL_SPECIAL & set(word) for word in words_out):
+        return None
+    return " ".join(_quote(word) for word in words_out)
+
+
+def _without_gate_options(args: list[str]) -> list[str]:
+    out: list[str] = []
+    index = 0
+    while index < len(args):
+        word = args[index]
+        option = word.split("=", 1)[0]
+        index += 1
+        if option == "--agentgate":
+            # nargs="?": the next word is its profile unless it is an option.
+            if "=" not in word and index < len(args) and not args[index].startswith("-"):
+                index += 1
+        elif option in _GATE_VALUED:
+            if "=" not in word:
+                index += 1
+        elif option not in _GATE_FLAGS:
+            out.append(word)
+    return out
 
 
 def _quote(word: str) -> str:
