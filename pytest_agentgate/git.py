@@ -11,7 +11,8 @@ unstaged edits, and untracked files (those git does not ignore). The base is, fi
 
 A base that cannot be found is said plainly, with the command that fetches it (a shallow clone
 has no merge-base until it is deepened). This module only reads git; it never changes the
-repository or its index (``GIT_OPTIONAL_LOCKS=0``).
+repository or its index (``GIT_OPTIONAL_LOCKS=0``). :meth:`Repo.export` writes a commit's files
+into a folder of the caller's, through an index file of its own.
 """
 
 from __future__ import annotations
@@ -264,6 +265,16 @@ class Repo:
                 out[path] = None
         return out
 
+    def export(self, sha: str, dest: Path, index: Path, timeout: float = GIT_TIMEOUT_S) -> None:
+        """Write the files of commit ``sha`` into the folder ``dest``, as a checkout would (the
+        repository's attributes and filters apply; ``export-ignore`` does not), through
+        ``index``, an index file of the caller's. The repository, its index, its work tree and
+        its list of work trees are untouched, and no hook runs. Raises GitError."""
+        env = {"GIT_INDEX_FILE": str(index)}
+        _git(self.toplevel, "read-tree", sha, extra_env=env, timeout=timeout)
+        prefix = f"--prefix={dest}{os.sep}"
+        _git(self.toplevel, "checkout-index", "-a", "-f", prefix, extra_env=env, timeout=timeout)
+
     def tracked_at(self, base: Base) -> list[str]:
         """Every file in the tree of ``base``."""
         if base.sha == EMPTY_TREE:
@@ -372,15 +383,22 @@ def _git_many(cwd: Path, *commands: list[str]) -> list[str]:
     return out
 
 
-def _git(cwd: Path, *args: str, check: bool = True, stdin: str | None = None) -> str:
+def _git(
+    cwd: Path,
+    *args: str,
+    check: bool = True,
+    stdin: str | None = None,
+    extra_env: dict[str, str] | None = None,
+    timeout: float = GIT_TIMEOUT_S,
+) -> str:
     try:
         proc = subprocess.run(
             ["git", "-c", "core.quotePath=off", *args],
             cwd=cwd,
             input=None if stdin is None else stdin.encode("utf-8", "surrogateescape"),
             capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            env=_env(),
+            timeout=timeout,
+            env={**_env(), **(extra_env or {})},
             check=False,
         )
     except FileNotFoundError:
