@@ -211,7 +211,7 @@ def without_coverage(command: str, env: Mapping[str, str] | None = None) -> str 
             return None
         if index:
             parts.append(join)
-        parts.append(" ".join(_quote(word) for word in step))
+        parts.append(" ".join(quote_word(word) for word in step))
     return " ".join(parts)
 
 
@@ -283,7 +283,7 @@ def collection_command(command: str, env: Mapping[str, str] | None = None) -> st
     words_out = [*_without_gate_options(kept[0]), *COUNT_OPTIONS]
     if any(_SHELL_SPECIAL & set(word) for word in words_out):
         return None
-    return " ".join(_quote(word) for word in words_out)
+    return " ".join(quote_word(word) for word in words_out)
 
 
 def _without_gate_options(args: list[str]) -> list[str]:
@@ -305,7 +305,7 @@ def _without_gate_options(args: list[str]) -> list[str]:
     return out
 
 
-def _quote(word: str) -> str:
+def quote_word(word: str) -> str:
     """A word quoted for ``sh``; a leading ``NAME=value`` assignment stays an assignment."""
     name, eq, value = word.partition("=")
     if eq and name.isidentifier() and not name.startswith("-"):

@@ -324,6 +324,18 @@ def test_collecting_the_base_is_bounded_and_leaves_nothing_behind(
     assert list(scratch.iterdir()) == []
 
 
+def test_a_program_the_project_keeps_out_of_git_collects_the_base(repo: Path) -> None:
+    # `.venv/bin/python -m pytest`: the checkout of the base has no .venv (it is not committed);
+    # the program is the project's.
+    program = repo / "bin" / "py"
+    write(repo, "bin/py", f'#!/bin/sh\nexec {PY} "$@"\n')
+    program.chmod(0o755)
+    (repo / ".git" / "info" / "exclude").write_text("bin/\n", encoding="utf-8")
+    base = Base("main", git(repo, "rev-parse", "HEAD"), "test")
+    target = Target("test", "bin/py -m pytest -q", repo)
+    assert count_at_base(repo, base, [target])["test"].selected == AT_BASE
+
+
 def test_what_cannot_be_collected_is_said(repo: Path) -> None:
     base = Base("main", git(repo, "rev-parse", "HEAD"), "test")
     found = count_at_base(

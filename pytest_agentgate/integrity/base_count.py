@@ -39,6 +39,7 @@ from pytest_agentgate.commands import (
     COUNT_FILE_ENV,
     RUN_ID_ENV,
     collection_command,
+    quote_word,
     runs_pytest,
     words,
 )
@@ -106,6 +107,7 @@ def count_at_base(
         if derived is None:
             found[target.gate] = BaseCount(target.gate, base.sha, None, _no_collection(target))
             continue
+        derived = _program_from(derived, target.cwd)
         try:
             folder = target.cwd.resolve().relative_to(repo.toplevel).as_posix()
         except (OSError, ValueError):
@@ -130,6 +132,25 @@ def _no_collection(target: Target) -> str:
         f"agentgate cannot run `{target.command}` as one pytest collection (it reads one "
         "pytest step, with coverage.py steps beside it, without redirections or variables)"
     )
+
+
+def _program_from(command: str, cwd: Path) -> str:
+    """The command with a program named by a relative path (``.venv/bin/python``, which the
+    project has and the base's checkout does not: it is not committed) made absolute against
+    the folder the gate runs in."""
+    split = words(command)
+    index = 0
+    while index < len(split) and "=" in split[index]:
+        if not split[index].split("=", 1)[0].isidentifier():
+            break
+        index += 1
+    if index >= len(split):
+        return command
+    program = split[index]
+    if os.sep not in program or os.path.isabs(program) or not (cwd / program).is_file():
+        return command
+    split[index] = str((cwd / program).absolute())
+    return " ".join(quote_word(word) for word in split)
 
 
 def _key(commit: str, command: str, folder: str, env: Mapping[str, str] | None) -> str:
