@@ -188,6 +188,37 @@ def without_coverage(command: str, env: Mapping[str, str] | None = None) -> str 
     measures coverage, a redirection or subshell, a line break, or a word the shell would
     expand.
     """
+    split = _steps(command)
+    if split is None:
+        return None
+    steps, joins = split
+    kept: list[tuple[str, list[str]]] = []
+    measured = False
+    for join, step in zip(["", *joins], steps, strict=True):
+        derived = _step_without_coverage(step, env)
+        if derived is None:
+            return None
+        if isinstance(derived, _Drop):
+            continue
+        words_out, changed = derived
+        measured = measured or changed
+        kept.append((join, words_out))
+    if not measured or not kept:
+        return None
+    parts: list[str] = []
+    for index, (join, step) in enumerate(kept):
+        if any(_SHELL_SPECIAL & set(word) for word in step):
+            return None
+        if index:
+            parts.append(join)
+        parts.append(" ".join(quote_word(word) for word in step))
+    return " ".join(parts)
+
+
+def _steps(command: str) -> tuple[list[list[str]], list[str]] | None:
+    """The words of each step of a command list, and the operators between them; None for a
+    command that is no plain list of commands (a redirection, a subshell, a comment, several
+    lines, unbalanced quotes)."""
     if "\n" in command or "\r" in command:
         return None  # several commands, one per line: shlex would read them as one
     try:
@@ -211,27 +242,50 @@ def without_coverage(command: str, env: Mapping[str, str] | None = None) -> str 
             return None  # a comment: the shell would not run what follows
         else:
             steps[-1].append(token)
-    kept: list[tuple[str, list[str]]] = []
-    measured = False
-    for join, step in zip(["", *joins], steps, strict=True):
+    return steps, joins
+
+
+# -- the test command as a collection (the integrity gate's count at the base) ----------------
+
+# agentgate's pytest plugin that writes what a collection selected (pytest_plugin/count.py),
+# into the file this variable names. pytest's cache is left on: the collection runs in a
+# checkout of its own, and a project's `--ff` or `--sw` in addopts needs it.
+COUNT_PLUGIN = "pytest_agentgate.pytest_plugin.count"
+COUNT_FILE_ENV = "AGENTGATE_COUNT_FILE"
+COUNT_OPTIONS = ("--collect-only", "-q", "-p", COUNT_PLUGIN)
+# The gate's own options (pytest --agentgate): never part of a count.
+_GATE_FLAGS = frozenset({"--agentgate-no-run"})
+_GATE_VALUED = frozenset({"--agentgate-json"})
+
+
+def collection_command(command: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The test command as a pytest collection that runs no test: what the integrity gate runs
+    in a checkout of the base to count the tests the base selects.
+
+    The command's one pytest step, without coverage and the JUnit report (as
+    :func:`without_coverage` takes them out) and without the gate's own ``--agentgate``
+    options, with :data:`COUNT_OPTIONS` added. Steps that only run coverage.py are left out.
+    None when the command does not run pytest, runs anything else beside it (``cd sub &&``,
+    ``make &&``), or cannot be read (see :func:`without_coverage`).
+    """
+    if not runs_pytest(command):
+        return None
+    split = _steps(command)
+    if split is None:
+        return None
+    kept: list[list[str]] = []
+    for step in split[0]:
         derived = _step_without_coverage(step, env)
         if derived is None:
             return None
-        if isinstance(derived, _Drop):
-            continue
-        words_out, changed = derived
-        measured = measured or changed
-        kept.append((join, words_out))
-    if not measured or not kept:
+        if not isinstance(derived, _Drop):
+            kept.append(derived[0])
+    if len(kept) != 1 or not runs_pytest(" ".join(kept[0])) or "--" in kept[0]:
         return None
-    parts: list[str] = []
-    for index, (join, step) in enumerate(kept):
-        if any(_SHELL_SPECIAL & set(word) for word in step):
-            return None
-        if index:
-            parts.append(join)
-        parts.append(" ".join(_quote(word) for word in step))
-    return " ".join(parts)
+    words_out = [*_without_gate_options(kept[0]), *COUNT_OPTIONS]
+    if any(_SHELL_SPECIAL & set(word) for word in words_out):
+        return None
+    return " ".join(quote_word(word) for word in words_out)
 
 
 def _shell_words(command: str, *, posix: bool) -> list[str]:
@@ -241,7 +295,26 @@ def _shell_words(command: str, *, posix: bool) -> list[str]:
     return list(lexer)
 
 
-def _quote(word: str) -> str:
+def _without_gate_options(args: list[str]) -> list[str]:
+    out: list[str] = []
+    index = 0
+    while index < len(args):
+        word = args[index]
+        option = word.split("=", 1)[0]
+        index += 1
+        if option == "--agentgate":
+            # nargs="?": the next word is its profile unless it is an option.
+            if "=" not in word and index < len(args) and not args[index].startswith("-"):
+                index += 1
+        elif option in _GATE_VALUED:
+            if "=" not in word:
+                index += 1
+        elif option not in _GATE_FLAGS:
+            out.append(word)
+    return out
+
+
+def quote_word(word: str) -> str:
     """A word quoted for ``sh``; a leading ``NAME=value`` assignment stays an assignment."""
     name, eq, value = word.partition("=")
     if eq and name.isidentifier() and not name.startswith("-"):

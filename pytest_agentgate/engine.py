@@ -47,6 +47,8 @@ from pytest_agentgate.state.task import TaskRef
 from pytest_agentgate.verdict import GateResult, Verdict, human_needed, overall_status
 
 if TYPE_CHECKING:
+    from pytest_agentgate.git import Base
+    from pytest_agentgate.integrity.base_count import BaseCount, Target
     from pytest_agentgate.state.cache import CacheKey
 
 NOTHING_VERIFIED = (
@@ -128,6 +130,12 @@ class Pipeline:
     _reused_at: float | None = None
     # --coverage-cost: how the measured test gate's command went without coverage.
     _without_coverage: CommandResult | None = None
+    # The test gates' counts at the base (integrity/base_count.py), measured beside the
+    # commands; the thread a door started for them; set to stop them early.
+    _base_counts: dict[str, BaseCount] = field(default_factory=dict)
+    _counted: bool = False
+    _counting: threading.Thread | None = None
+    _count_cancel: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self) -> None:
         self.request.config = with_session(self.request)
@@ -158,7 +166,12 @@ class Pipeline:
                 self.results = run_commands(
                     self.plan.commands, status=status, cancel=cancel, max_workers=serial
                 )
+            except BaseException:
+                self._count_cancel.set()  # the base's collection stops with the commands
+                raise
             finally:
+                if cancel is not None and cancel.is_set():
+                    self._count_cancel.set()
                 alongside.join()
             if not (self._alongside_names or self._cache_key is not None):
                 return self.results
@@ -335,10 +348,100 @@ class Pipeline:
                 self._change_read = False
                 for name in names:
                     self._early.pop(name, None)
+            # Then the base's tests are counted, while the commands still run (unless
+            # coverage's cost is measured: then nothing shares the machine with them).
+            if self._without_coverage is None:
+                self.count_base(self._count_cancel)
 
         thread = threading.Thread(target=work, name="agentgate-alongside", daemon=True)
         thread.start()
         return thread
+
+    def count_base(
+        self,
+        cancel: threading.Event | None = None,
+        door_commands: Mapping[str, tuple[str, Path]] | None = None,
+        *,
+        collect: bool = True,
+        evidence: Mapping[str, Evidence | GateResult] | None = None,
+    ) -> None:
+        """Count the tests the base's suite selects for each test gate (the integrity gate
+        compares them with the run's, gates/integrity.py): kept from an earlier verdict, else
+        collected in a checkout of the base (integrity/base_count.py). Needs the integrity
+        gate's evidence, collected before (:meth:`early`). ``door_commands``: per test gate the
+        door measures itself, the pytest command it is and where it runs. ``collect=False``:
+        only what needs no collection (a kept figure, why the base cannot be collected).
+        ``evidence``: where the integrity gate's evidence is, if not among the early gates'."""
+        from pytest_agentgate.integrity import base_count
+
+        targets = self._count_targets(door_commands or {})
+        base = self._integrity_base(self._early if evidence is None else evidence)
+        if not targets or base is None:
+            return
+        try:
+            counts = base_count.count_at_base(
+                self.request.config.root, base, targets, cancel, collect=collect
+            )
+        except Exception as exc:  # a bug here costs no verdict: the count is not compared
+            why = f"agentgate could not count the base's tests ({exc!r})"
+            counts = {t.gate: base_count.BaseCount(t.gate, base.sha, None, why) for t in targets}
+        self._base_counts.update(counts)
+        self._counted = True
+
+    def start_counting(
+        self, cancel: threading.Event, door_commands: Mapping[str, tuple[str, Path]]
+    ) -> None:
+        """:meth:`count_base` in a thread of its own, for a door whose tests are the session it
+        runs (the pytest plugin): the verdict waits for it."""
+        if self._counting is None:
+            self._count_cancel = cancel
+            self._counting = threading.Thread(
+                target=self.count_base,
+                args=(cancel, door_commands),
+                name="agentgate-base-count",
+                daemon=True,
+            )
+            self._counting.start()
+
+    def stop_counting(self, wait: float = 10.0) -> None:
+        """Stop the base's collection, if it still runs, and wait (bounded) for its checkout
+        to be removed."""
+        self._count_cancel.set()
+        if self._counting is not None:
+            self._counting.join(wait)
+
+    def _count_targets(self, door_commands: Mapping[str, tuple[str, Path]]) -> list[Target]:
+        """The test gates whose base is counted: each that runs a command in this run (or is
+        the door's own), when an integrity gate judges the change."""
+        from pytest_agentgate.integrity.base_count import Target
+
+        config = self.request.config
+        if not config.enabled:
+            return []
+        if not any(g.kind == "integrity" and g.enabled for g in config.gates):
+            return []
+        specs = {spec.key: spec for spec in self.plan.commands}
+        targets = []
+        for gate in config.gates:
+            if gate.kind != "test" or not gate.enabled:
+                continue
+            if gate.name in door_commands:
+                command, cwd = door_commands[gate.name]
+                env = {**command_environment(), **gate.env}
+                targets.append(Target(gate.name, command, cwd, env, gate.timeout))
+            elif (spec := specs.get(gate.name)) is not None:
+                targets.append(Target(gate.name, spec.command, spec.cwd, spec.env, spec.timeout))
+        return targets
+
+    @staticmethod
+    def _integrity_base(found: Mapping[str, Evidence | GateResult]) -> Base | None:
+        """The base the integrity gate judges the change against, in its evidence."""
+        from pytest_agentgate.gates.integrity import IntegrityEvidence
+
+        for evidence in found.values():
+            if isinstance(evidence, IntegrityEvidence) and evidence.base is not None:
+                return evidence.base
+        return None
 
     def early(self, names: Collection[str]) -> list[GateResult]:
         """Collect and judge the gates ``names`` now, before the commands have run.
@@ -374,6 +477,8 @@ class Pipeline:
 
         ``evidence``: per gate name, what the door measured itself (see ``door_evidence``).
         """
+        from pytest_agentgate.gates.integrity import with_suite_counts
+
         config = self.request.config
         change: ChangeFound | Later[ChangeFound]
         if self._change_read:
@@ -401,6 +506,15 @@ class Pipeline:
             # No git process outlives the verdict; an error no collector asked for is moot.
             with contextlib.suppress(Exception):
                 change.get()
+        if self._counting is not None:
+            self._counting.join()
+        if not self._counted:
+            # Nothing was counted beside the commands: outside git, what needs no collection
+            # is still said; after a --coverage-cost run, the base is collected now.
+            self.count_base(collect=self._without_coverage is not None, evidence=found)
+        # The integrity gate compares the test run's count with the base's: both go into its
+        # evidence before it is judged.
+        found = with_suite_counts(found, self._base_counts)
         # What leaves agentgate is cleaned once, here: secrets masked, control characters made
         # visible, messages bounded (redact.py).
         cleaner = Cleaner(secret_values(os.environ))

@@ -15,12 +15,15 @@ repository or its index (``GIT_OPTIONAL_LOCKS=0``).
 
 What git reports as changed is what the repository's own settings let it see, and those
 settings (``.git/config``, ``.git/info/*``, the index) are not part of the change: an agent can
-change them in one command. So the change is read past them (:func:`hidden_from_git`): git runs
+change them in one command. So the change is read past them (:meth:`Repo.change`): git runs
 with the defaults that make it look at every file (no fsmonitor, ctime and full stat checked),
 clean filters other than Git LFS's are switched off, index entries marked ``assume-unchanged``
 or ``skip-worktree`` are read from the disk, and files ignored only by the repository's private
 excludes (``.git/info/exclude``, ``core.excludesFile``) or by a ``.gitignore`` the change itself
 added or edited are untracked files of the change.
+
+:meth:`Repo.export` writes a commit's files into a folder of the caller's, through an index
+file of its own.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -344,6 +347,24 @@ class Repo:
                 out[path] = None
         return out
 
+    def export(self, sha: str, dest: Path, index: Path, timeout: float = GIT_TIMEOUT_S) -> None:
+        """Write the files of commit ``sha`` into the folder ``dest``, as a checkout would
+        (``export-ignore`` does not apply), through ``index``, an index file of the caller's.
+        No filter runs: a Git LFS file is written as its pointer (nothing is fetched), and a
+        filter the repository's settings name runs no command of theirs. The repository, its
+        index, its work tree and its list of work trees are untouched, and no hook runs.
+        Raises GitError."""
+        drivers = _git(self.toplevel, *FILTERS_COMMAND, check=False)
+        config = filter_overrides(drivers, trusted={})
+        env = {"GIT_LFS_SKIP_SMUDGE": "1"}
+        _git(self.toplevel, "read-tree", sha, index=index, timeout=timeout, config=config)
+        prefix = f"--prefix={dest}{os.sep}"
+        _git(
+            self.toplevel,
+            "checkout-index", "-a", "-f", prefix,
+            index=index, timeout=timeout, config=config, extra_env=env,
+        )  # fmt: skip
+
     def tracked_at(self, base: Base) -> list[str]:
         """Every file in the tree of ``base``."""
         if base.sha == EMPTY_TREE:
@@ -396,14 +417,17 @@ class Blind:
             yield copy
 
 
-def filter_overrides(config: str) -> list[str]:
-    """``-c`` settings that switch off every clean filter but Git LFS's (:data:`TRUSTED_FILTERS`),
-    from ``git config -z --get-regexp '^filter[.]'`` (entries ``key\nvalue\0``)."""
+def filter_overrides(
+    config: str, trusted: Mapping[str, tuple[str, ...]] = TRUSTED_FILTERS
+) -> list[str]:
+    """``-c`` settings that switch off every filter driver the repository's settings name but
+    the ``trusted`` ones (by default Git LFS's, :data:`TRUSTED_FILTERS`), from ``git config -z
+    --get-regexp '^filter[.]'`` (entries ``key\nvalue\0``)."""
     drivers: set[str] = set()
     for entry in filter(None, config.split("\0")):
         key, _, value = entry.partition("\n")
         name, _, setting = key[len("filter.") :].rpartition(".")
-        if name and value.strip() not in TRUSTED_FILTERS.get(setting, ()):
+        if name and value.strip() not in trusted.get(setting, ()):
             drivers.add(name)
     return [
         f"filter.{name}.{setting}={'false' if setting == 'required' else ''}"
@@ -601,6 +625,8 @@ def _git(
     stdin: str | None = None,
     config: Sequence[str] = (),
     index: Path | None = None,
+    extra_env: dict[str, str] | None = None,
+    timeout: float = GIT_TIMEOUT_S,
 ) -> str:
     try:
         proc = subprocess.run(
@@ -608,8 +634,8 @@ def _git(
             cwd=cwd,
             input=None if stdin is None else stdin.encode("utf-8", "surrogateescape"),
             capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            env=_env(index),
+            timeout=timeout,
+            env={**_env(index), **(extra_env or {})},
             check=False,
         )
     except FileNotFoundError:

@@ -119,3 +119,38 @@ def git(root: Path, *args: str) -> str:
         text=True,
     )
     return done.stdout.strip()
+
+
+def pytest_agentgate(root: Path, profile: str = "strict") -> tuple[int, dict[str, Any], str]:
+    """``pytest --agentgate=PROFILE`` in ``root``, in a process of its own: its exit status, the
+    verdict it wrote (``{}`` if none) and what it printed. Only the user's state directory of
+    agentgate's variables is inherited (the tests' own, see conftest.py)."""
+    import os
+    import subprocess
+
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("AGENTGATE", "PYTEST")) or k == "AGENTGATE_STATE_HOME"
+    }
+    env["NO_COLOR"] = "1"
+    out = root / ".agentgate" / "verdict.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            f"--agentgate={profile}",
+            f"--agentgate-json={out}",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    verdict = json.loads(out.read_text()) if out.is_file() else {}
+    return proc.returncode, verdict, proc.stdout + proc.stderr

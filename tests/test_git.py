@@ -257,3 +257,23 @@ def test_a_projects_gitignore_named_as_the_global_excludes_file_is_not_the_proje
     write(repo / "docs" / "conf.py", "x = 1\n")  # ignored by the project itself
     write(repo / "tests" / "conftest.py", "x = 1\n")
     assert _change_of(repo) == {"tests/conftest.py": ("added", {1})}
+
+
+def test_a_commit_is_exported_without_running_the_repositorys_filters(
+    repo: Path, tmp_path: Path
+) -> None:
+    # Git LFS would fetch every large file; any other filter runs a command of the repository's.
+    ran = tmp_path / "smudged"
+    write(repo / ".gitattributes", "*.py filter=evil\n")
+    git(repo, "add", ".gitattributes")
+    git(repo, "commit", "-qm", "attributes")
+    git(repo, "config", "filter.evil.smudge", f"sh -c 'touch {ran}; cat'")
+    git(repo, "config", "filter.evil.required", "true")
+    found = Repo.find(repo)
+    assert found is not None
+    index = (repo / ".git" / "index").read_bytes()
+    dest = tmp_path / "out"
+    found.export(git(repo, "rev-parse", "HEAD").strip(), dest, tmp_path / "index")
+    assert (dest / "pkg" / "a.py").read_text() == "one = 1\ntwo = 2\nthree = 3\n"
+    assert not ran.exists()
+    assert (repo / ".git" / "index").read_bytes() == index  # the repository's index is untouched

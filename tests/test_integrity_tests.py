@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import CliRun
+from _helpers import CliRun, pytest_agentgate
 
 ENV = {
     "GIT_AUTHOR_NAME": "t",
@@ -1010,31 +1010,6 @@ def test_js_feature_removed_with_its_tests(repo: Path, verify: Verify) -> None:
 
 
 # -- through pytest --agentgate=strict ---------------------------------------------------------
-
-
-def pytest_agentgate(root: Path) -> tuple[int, dict[str, Any], str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTGATE", "PYTEST"))}
-    env["NO_COLOR"] = "1"
-    out = root / ".agentgate" / "verdict.json"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "--agentgate=strict",
-            f"--agentgate-json={out}",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-        ],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    verdict = json.loads(out.read_text()) if out.is_file() else {}
-    return proc.returncode, verdict, proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize(

@@ -4,24 +4,59 @@ It is part of every configuration (see ``config/validate.py``): the change canno
 because the configuration that counts is the base's. Its findings come from the analyzers in
 :mod:`pytest_agentgate.integrity.analyzers`; each names a rule of
 :mod:`pytest_agentgate.integrity.rules` at file:line.
+
+It also compares how many tests the test run selected with how many the base's suite selects
+(``test-count-below-base``): the base's figure is measured while the commands run
+(:mod:`pytest_agentgate.integrity.base_count`), the run's is the test gate's evidence, and the
+engine hands both to this gate's evidence (:func:`with_suite_counts`) before it is judged.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_agentgate.config.model import AllowRule, Config, GateConfig
 from pytest_agentgate.gates.base import CollectContext, Evidence, Option
 from pytest_agentgate.gates.judging import new_result, skipped
+from pytest_agentgate.gates.test import SuiteEvidence
 from pytest_agentgate.git import Base, BaseMissing, Change, Repo
 from pytest_agentgate.integrity.analyzers import ANALYZERS
+from pytest_agentgate.integrity.base_count import BaseCount
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan, allowed
 from pytest_agentgate.integrity.rules import RULES
+from pytest_agentgate.integrity.tests_python import read_settings, settings_file
 from pytest_agentgate.verdict import Finding, GateResult
 
 BLOCK_CHOICES = ("all", "tampering")
+COUNT_RULE = "test-count-below-base"
+# The rules whose findings name tests the change takes out of the run (removed, cases dropped,
+# no longer collected, deselected, skipped for a whole file): with any of them, a count below
+# the base's is what they already say, shown as a note (a feature removed with its tests is
+# honest work).
+EXPLAINS_FEWER = frozenset(
+    {
+        "test-removed",
+        "test-removed-with-feature",
+        "tests-fewer",
+        "selection-narrowed",
+        "skip-added",
+        "tool-config-loosened",
+    }
+)
+
+
+@dataclass(frozen=True)
+class SuiteCount:
+    """One test gate's count at the base, and what its run selected now (None: not known,
+    ``why_not_now`` says why)."""
+
+    base: BaseCount
+    now: int | None = None
+    why_not_now: str | None = None
 
 
 @dataclass
@@ -31,6 +66,42 @@ class IntegrityEvidence(Evidence):
     allow: list[AllowRule] = field(default_factory=list)
     # Files the base could not hold (a snapshot over its size budget): not judged.
     left_out: list[str] = field(default_factory=list)
+    # The test counts (with_suite_counts), and where a count below the base's is reported: the
+    # file pytest reads its settings from, else its first testpaths entry.
+    counts: list[SuiteCount] = field(default_factory=list)
+    count_path: str | None = None
+
+
+def with_suite_counts(
+    found: Mapping[str, Evidence | GateResult], counts: Mapping[str, BaseCount]
+) -> dict[str, Evidence | GateResult]:
+    """``found`` with each integrity gate's evidence given the test gates' counts: at the base
+    (``counts``, by test gate) and in this run (the test gate's evidence). Pure: the engine
+    calls it between collecting and judging, so the integrity judge compares two figures of
+    its own evidence."""
+    out = dict(found)
+    if not counts:
+        return out
+    suite = [SuiteCount(base, *_selected_now(found.get(gate))) for gate, base in counts.items()]
+    for name, evidence in found.items():
+        if isinstance(evidence, IntegrityEvidence) and evidence.base is not None:
+            out[name] = dataclasses.replace(evidence, counts=suite)
+    return out
+
+
+def _selected_now(evidence: Evidence | GateResult | None) -> tuple[int | None, str | None]:
+    if not isinstance(evidence, SuiteEvidence) or evidence.run is None:
+        return None, "the test gate has no report of this run"
+    if evidence.run.partial:
+        return None, "only part of the suite ran (" + "; ".join(evidence.run.partial) + ")"
+    if evidence.collect_errors:
+        return None, f"{evidence.collect_errors} error(s) collecting the tests now"
+    if evidence.selected is None:
+        return None, (
+            "this run's pytest did not say how many tests it selected (agentgate's pytest "
+            "plugin is not installed where it runs, or pytest-xdist collected on its workers)"
+        )
+    return evidence.selected, None
 
 
 class CachedSources:
@@ -118,6 +189,9 @@ class IntegrityGate:
             return evidence
         evidence.allow = list(config.integrity_allow)
         scan = scan_for(context, config, repo, change)
+        evidence.count_path = settings_file(scan.sources.now) or next(
+            iter(read_settings(scan.sources.now).testpaths), None
+        )
         seen: set[tuple[str, str | None, int | None]] = set()
         for name in ANALYZERS:
             module = importlib.import_module(name)
@@ -139,7 +213,9 @@ class IntegrityGate:
         block_all = config.thresholds.get("block", "all") == "all"
         blocking: list[IntegrityFinding] = []
         findings: list[Finding] = []
-        for item in evidence.findings:
+        fewer, count_notes = compare_counts(evidence)
+        items = [*evidence.findings, *fewer]
+        for item in items:
             rule = RULES[item.rule]
             approval = allowed(item, evidence.allow)
             blocks = (
@@ -163,17 +239,18 @@ class IntegrityGate:
             )
         findings.sort(key=lambda f: f.severity != "error")
         against = f"against {evidence.base.describe()}"
-        if not evidence.findings:
+        if not items:
             summary = f"the change weakens nothing {against}"
         else:
             summary = (
-                f"{len(blocking)} of {len(evidence.findings)} findings block {against}"
+                f"{len(blocking)} of {len(items)} findings block {against}"
                 if blocking
-                else f"{len(evidence.findings)} findings reported, none blocking, {against}"
+                else f"{len(items)} findings reported, none blocking, {against}"
             )
         result = new_result(config, evidence, "fail" if blocking else "pass", summary)
         result.findings = findings
-        result.actual = {"findings": len(evidence.findings), "blocking": len(blocking)}
+        result.actual = {"findings": len(items), "blocking": len(blocking)}
+        result.notes.extend(count_notes)
         if evidence.left_out:
             shown = ", ".join(evidence.left_out[:3])
             more = len(evidence.left_out) - 3
@@ -186,3 +263,47 @@ class IntegrityGate:
             restore = sorted({RULES[item.rule].restore for item in blocking})
             result.notes.extend(restore)
         return result
+
+
+def compare_counts(evidence: IntegrityEvidence) -> tuple[list[IntegrityFinding], list[str]]:
+    """A finding for each test gate whose run selected fewer tests than its base's suite when
+    no finding of the change names tests it takes out; a note for every count (what was
+    compared, or why it was not). Pure."""
+    findings: list[IntegrityFinding] = []
+    notes: list[str] = []
+    explained = sorted({f.rule for f in evidence.findings if f.rule in EXPLAINS_FEWER})
+    for count in evidence.counts:
+        base = count.base
+        short = base.commit[:7]
+        head = f"test count ({base.gate})"
+        if base.selected is None:
+            notes.append(f"{head}: not compared with the base: {base.why_not}")
+            continue
+        how = (
+            "kept from an earlier verdict"
+            if base.cached
+            else f"collected in {base.seconds or 0:.1f} s"
+        )
+        at_base = f"{base.selected} at the base (commit {short}, {how})"
+        if evidence.base is not None and base.commit != evidence.base.sha:
+            notes.append(f"{head}: {at_base}: not compared, the change's base is another commit")
+        elif count.now is None:
+            notes.append(f"{head}: {at_base}; not compared: {count.why_not_now}")
+        elif count.now >= base.selected or explained:
+            why = ""
+            if count.now < base.selected:
+                why = f": the {', '.join(explained)} findings above name the tests that went"
+            notes.append(f"{head}: {count.now} tests ran, {at_base}{why}")
+        else:
+            notes.append(f"{head}: {count.now} tests ran, {at_base}")
+            missing = base.selected - count.now
+            findings.append(
+                IntegrityFinding(
+                    COUNT_RULE,
+                    f"{base.selected} tests ran at the base (commit {short}), {count.now} now; "
+                    f"no removed test in the change explains the {missing} missing"
+                    + (f" ({base.gate} gate)" if len(evidence.counts) > 1 else ""),
+                    evidence.count_path,
+                )
+            )
+    return findings, notes

@@ -40,6 +40,11 @@ class SuiteEvidence(Evidence):
     # that disappeared without being deselected, and items selected that never reported.
     dropped: int = 0
     never_ran: int = 0
+    # How many tests pytest selected to run (collected, less those deselected or dropped), and
+    # how many of its collectors failed, as the witness or the pytest door saw them; None when
+    # not known (another runner, pytest-xdist). The integrity gate compares it with the base's.
+    selected: int | None = None
+    collect_errors: int = 0
 
 
 class SuiteGate:
@@ -122,13 +127,15 @@ def _check_witness(
         )
     numbers = {
         key: sum(int(v) for v in run.properties.get(f"agentgate_{key}", []) if v.isdigit())
-        for key in ("collected", "deselected", "selected")
+        for key in ("collected", "deselected", "selected", "collect_errors")
     }
     if "agentgate_collected" in run.properties:
         evidence.dropped = max(
             0, numbers["collected"] - numbers["deselected"] - numbers["selected"]
         )
         evidence.never_ran = max(0, numbers["selected"] - run.total)
+        evidence.selected = numbers["selected"]
+        evidence.collect_errors = numbers["collect_errors"]
 
 
 def _not_run(run: TestRun) -> str:

@@ -33,6 +33,15 @@ _RULES = (
         "restore the cases; fix the code they test instead of dropping them",
     ),
     Rule(
+        "test-count-below-base",
+        "weakening",
+        "fewer tests ran than the base's suite selects (collected at the base commit), and no "
+        "test the change removes explains it: cases a function builds, a file no longer "
+        "collected",
+        "restore the tests that no longer run (the cases, the test files pytest collected); "
+        "tests that are meant to go are deleted where a reviewer sees them",
+    ),
+    Rule(
         "skip-added",
         "weakening",
         "a new skip, skipif, xfail or pytest.skip() (JS: .skip, xit, xdescribe)",

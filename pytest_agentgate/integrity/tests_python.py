@@ -154,6 +154,15 @@ def read_settings(read: Callable[[str], str | None]) -> Settings:
     return Settings()
 
 
+def settings_file(read: Callable[[str], str | None]) -> str | None:
+    """The file pytest reads its settings from on one side (project-relative), if any."""
+    for name in CONFIG_FILES:
+        text = read(name)
+        if text is not None and _pytest_section(name, text) is not None:
+            return name
+    return None
+
+
 def _pytest_section(name: str, text: str) -> dict[str, Any] | None:
     """The pytest section of one configuration file, or None if it has none (or is broken:
     pytest says so itself, and the defaults are then the best guess)."""

@@ -34,13 +34,14 @@ import contextlib
 import dataclasses
 import json
 import os
+import shlex
 import signal
 import sys
 import threading
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from pytest_agentgate.commands import coverage_options, runs_pytest
+from pytest_agentgate.commands import coverage_options, runs_pytest, words
 from pytest_agentgate.config.model import GateConfig
 from pytest_agentgate.config.resolve import resolve_config
 from pytest_agentgate.engine import Pipeline, Request
@@ -135,6 +136,8 @@ def serve(channel: Channel, cancel: threading.Event | None = None) -> int:
             channel.send(gate.finish(evidence))
     finally:  # whatever happened, no command outlives this process
         gate.background.stop()
+        # Nor the base's collection: its checkout is removed before this process ends.
+        gate.pipeline.stop_counting()
     return 0
 
 
@@ -160,6 +163,8 @@ class HelperSession:
         self.coverage_gates = coverage_gates
         self.cov_active = cov_active
         self.measure: dict[str, Any] | None = None
+        # The session's command line ("pytest ARGS") and where it was started.
+        self.invocation: tuple[str, Path] | None = None
         request = Request(
             settings,
             door="pytest",
@@ -188,17 +193,31 @@ class HelperSession:
             settings, registry, adapted.test_gates, adapted.coverage_gates, cov_active, run, cancel
         )
         session.measure = adapted.measure
+        session.invocation = (str(request["command"]), Path(request["cwd"]))
         return session
 
     def early(self) -> dict[str, Any]:
         """Judge the integrity gates now, while pytest waits to import the project's code: a
-        change that fails them is stopped before any of it runs (``early`` in the protocol)."""
+        change that fails them is stopped before any of it runs (``early`` in the protocol).
+        A change they let run gets its base's tests counted while the tests run."""
         names = [g.name for g in self.settings.gates if g.kind == "integrity"]
         results = self.pipeline.early(names)
+        status = overall_status(results)
+        if status == "pass" and self.invocation is not None:
+            self.pipeline.start_counting(self.background.cancel, self.count_commands())
         return {
-            "status": overall_status(results),
+            "status": status,
             "failed": [r.name for r in results if r.failed and r.blocking],
         }
+
+    def count_commands(self) -> dict[str, tuple[str, Path]]:
+        """The command each test gate of this session is, as its base is collected: this
+        Python's pytest with the session's arguments, where the session was started."""
+        assert self.invocation is not None
+        command, cwd = self.invocation
+        args = words(command)[1:]  # "pytest ARGS", as the pytest process wrote it
+        python = shlex.join([sys.executable, "-m", "pytest", *args])
+        return dict.fromkeys(self.test_gates, (python, cwd))
 
     def finish(self, evidence: dict[str, Any]) -> dict[str, Any]:
         verdict = self.verdict(evidence)
@@ -229,7 +248,13 @@ class HelperSession:
             session = CommandResult(
                 spec, int(evidence["exitstatus"]), float(evidence["duration"]), "", ""
             )
-            measured[name] = SuiteEvidence(root, command=session, run=run)
+            measured[name] = SuiteEvidence(
+                root,
+                command=session,
+                run=run,
+                selected=_count(evidence["tests"].get("selected")),
+                collect_errors=_count(evidence["tests"].get("collect_errors")) or 0,
+            )
         if self.coverage_gates:
             measured_here = self.cov_active or self.measure is not None
             coverage = coverage_evidence(evidence.get("coverage"), measured_here, root)
@@ -319,6 +344,11 @@ def tests_evidence(tests: dict[str, Any]) -> TestRun:
     run.flaky = len(run.flaky_tests)
     run.partial = list(tests.get("partial", ()))
     return run
+
+
+def _count(value: Any) -> int | None:
+    """A count the pytest process sent; None for anything else."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def coverage_evidence(

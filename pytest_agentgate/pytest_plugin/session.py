@@ -701,6 +701,7 @@ class GateSession:
         self.pytest_runtest_logreport = self.ledger.test_report
         self.deselected = 0
         self.collected: int | None = None
+        self.collect_errors = 0
         self.last_failed = _last_failed_active(config)
         self.interrupted = False
         self.stopped_because = ""
@@ -771,6 +772,8 @@ class GateSession:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if not report.passed:
             self.ledger.collect_report(report)
+            if report.failed:
+                self.collect_errors += 1
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
         self.deselected += len(items)
@@ -895,6 +898,9 @@ class GateSession:
     def ask_verdict(self, session: pytest.Session) -> dict[str, Any] | None:
         tests = self.ledger.summary()
         tests["partial"] = self.partial_reasons(session)
+        # What the suite selected: the integrity gate compares it with the base's.
+        tests["selected"] = self.collected
+        tests["collect_errors"] = self.collect_errors
         evidence: dict[str, Any] = {
             "tests": tests,
             "exitstatus": int(session.exitstatus),

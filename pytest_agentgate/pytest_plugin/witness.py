@@ -11,6 +11,7 @@ records, as the report's ``agentgate_*`` properties:
   list, ``agentgate_deselected``: the items deselected in the open (``-k``, ``-m``,
   ``--deselect``: ``pytest_deselected``), and ``agentgate_selected``: the items left to run. An
   item that disappeared without being deselected was dropped by a hook;
+  ``agentgate_collect_errors``: the collectors that failed (a test file that does not import);
 - ``agentgate_xpassed``: the tests marked xfail that passed anyway (not strict), which JUnit
   cannot tell from any other pass.
 
@@ -33,6 +34,7 @@ class Witness:
         self.collected: int | None = None
         self.selected: int | None = None
         self.deselected = 0
+        self.collect_errors = 0
         self.xpassed: set[str] = set()
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
@@ -44,6 +46,10 @@ class Witness:
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
         self.deselected += len(items)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collect_errors += 1
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call":
@@ -66,3 +72,4 @@ class Witness:
             xml.add_global_property("agentgate_collected", str(self.collected))
             xml.add_global_property("agentgate_deselected", str(self.deselected))
             xml.add_global_property("agentgate_selected", str(self.selected))
+            xml.add_global_property("agentgate_collect_errors", str(self.collect_errors))

@@ -1,0 +1,305 @@
+"""The integrity gate's count at the base: how many tests the base commit's suite selects.
+
+The static rules read what the change did to the test files (``tests_python.py``). Some drops
+only a collection shows: parametrized cases a function builds (``parametrize("x",
+make_cases())`` where ``make_cases()`` now returns fewer), a test file renamed out of a
+collection pattern set where agentgate does not read it (the command's ``-o python_files=``).
+So the base's suite is collected too, and the integrity gate compares its count with what the
+test run selects now (``gates/integrity.py``):
+
+- the base's files are written into a temporary folder (:meth:`pytest_agentgate.git.Repo.export`:
+  a checkout through an index of its own), removed afterwards whatever happens. Not ``git
+  worktree add``, which registers the folder in the repository (left behind if agentgate is
+  killed) and runs its post-checkout hook; not ``git archive``, which leaves out the files a
+  project marks ``export-ignore`` (often its tests);
+- there, the test gate's command runs as a collection (:func:`commands.collection_command`:
+  ``--collect-only``, coverage and the JUnit report left out) with agentgate's count plugin
+  (:mod:`pytest_agentgate.pytest_plugin.count`), which writes how many tests pytest selected;
+- under a timeout (the gate's, at most :data:`TIMEOUT_S`) that kills its process group
+  (``process.py``), at a lower priority than the gates' commands it runs beside;
+- the figure is kept (``state/base_counts.py``): a base commit never changes.
+
+Anything that keeps the base from being counted (no git, no pytest command, an error collecting
+the base, the timeout) is a reason, never a figure: the gate says it and blocks nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_agentgate.commands import (
+    COUNT_FILE_ENV,
+    RUN_ID_ENV,
+    collection_command,
+    quote_word,
+    runs_pytest,
+    words,
+)
+from pytest_agentgate.git import EMPTY_TREE, Base, GitError, Repo
+from pytest_agentgate.process import CommandResult, CommandSpec, run_command
+from pytest_agentgate.state import base_counts
+
+# At most this long to check the base out and collect it (the gate's own timeout if shorter).
+TIMEOUT_S = 120.0
+# Below the gates' commands, which it runs beside: the tests are what the user waits for.
+NICENESS = 10
+OUTPUT_LIMIT = 64 * 1024
+COUNT_FILE_BYTES = 4096
+
+
+@dataclass(frozen=True)
+class Target:
+    """A test gate whose base is counted: its command, where it runs, its environment."""
+
+    gate: str
+    command: str
+    cwd: Path
+    env: Mapping[str, str] | None = None
+    timeout: float | None = None
+
+
+@dataclass(frozen=True)
+class BaseCount:
+    """The tests the base's suite selects for one test gate, or why that is not known."""
+
+    gate: str
+    commit: str
+    selected: int | None
+    why_not: str | None = None
+    cached: bool = False  # read from the state directory, not collected now
+    seconds: float | None = None  # how long collecting the base took, when it ran now
+
+
+def count_at_base(
+    root: Path,
+    base: Base,
+    targets: Sequence[Target],
+    cancel: threading.Event | None = None,
+    *,
+    collect: bool = True,
+) -> dict[str, BaseCount]:
+    """Each target's count at ``base``: kept from an earlier verdict, else collected now in one
+    checkout of the base (``collect=False``: not collected, and no figure for those targets).
+    Never raises for what the project or its base holds."""
+    if not targets:
+        return {}
+
+    def none(why: str) -> dict[str, BaseCount]:
+        return {t.gate: BaseCount(t.gate, base.sha, None, why) for t in targets}
+
+    if base.sha == EMPTY_TREE:
+        return none("the base is an empty repository, with no test to count")
+    repo = Repo.find(root)
+    if repo is None:
+        return none("not a git repository: a task's snapshot holds no suite to collect")
+    found: dict[str, BaseCount] = {}
+    to_collect: list[tuple[Target, str, str, str]] = []
+    for target in targets:
+        derived = collection_command(target.command, target.env)
+        if derived is None:
+            found[target.gate] = BaseCount(target.gate, base.sha, None, _no_collection(target))
+            continue
+        derived = _program_from(derived, target.cwd)
+        try:
+            folder = target.cwd.resolve().relative_to(repo.toplevel).as_posix()
+        except (OSError, ValueError):
+            why = f"the test command runs outside the repository ({target.cwd})"
+            found[target.gate] = BaseCount(target.gate, base.sha, None, why)
+            continue
+        digest = _key(base.sha, derived, folder, target.env)
+        kept = base_counts.load(root, digest, base.sha)
+        if kept is not None:
+            found[target.gate] = BaseCount(target.gate, base.sha, kept.selected, cached=True)
+        else:
+            to_collect.append((target, derived, folder, digest))
+    if to_collect and collect:
+        found.update(_collect(root, repo, base, to_collect, cancel))
+    return {t.gate: found[t.gate] for t in targets if t.gate in found}
+
+
+def _no_collection(target: Target) -> str:
+    if not runs_pytest(target.command):
+        return "the test command does not run pytest"
+    return (
+        f"agentgate cannot run `{target.command}` as one pytest collection (it reads one "
+        "pytest step, with coverage.py steps beside it, without redirections or variables)"
+    )
+
+
+def _program_from(command: str, cwd: Path) -> str:
+    """The command with a program named by a relative path (``.venv/bin/python``, which the
+    project has and the base's checkout does not: it is not committed) made absolute against
+    the folder the gate runs in."""
+    split = words(command)
+    index = 0
+    while index < len(split) and "=" in split[index]:
+        if not split[index].split("=", 1)[0].isidentifier():
+            break
+        index += 1
+    if index >= len(split):
+        return command
+    program = split[index]
+    if os.sep not in program or os.path.isabs(program) or not (cwd / program).is_file():
+        return command
+    split[index] = str((cwd / program).absolute())
+    return " ".join(quote_word(word) for word in split)
+
+
+def _key(commit: str, command: str, folder: str, env: Mapping[str, str] | None) -> str:
+    """What decides a collection's figure: the commit, the command, the folder it runs in, the
+    program it starts (as installed now) and the gate's environment (PATH but through the
+    program: a harness's PATH differs from the agent's shell's)."""
+    kept_env = sorted((k, v) for k, v in (env or {}).items() if k not in (RUN_ID_ENV, "PATH"))
+    return base_counts.key(commit, command, folder, _program(command, env), json.dumps(kept_env))
+
+
+def _program(command: str, env: Mapping[str, str] | None) -> str:
+    """The program the command starts, resolved, with its size and time: another interpreter
+    or another pytest installed is another collection."""
+    split = words(command)
+    while split and "=" in split[0] and split[0].split("=", 1)[0].isidentifier():
+        split.pop(0)
+    if not split:
+        return ""
+    search = (env or {}).get("PATH", os.environ.get("PATH", os.defpath))
+    found = shutil.which(split[0], path=search) if os.sep not in split[0] else split[0]
+    if found is None:
+        return split[0]
+    try:
+        real = os.path.realpath(found)
+        stat = os.stat(real)
+    except OSError:
+        return found
+    return f"{real}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def _collect(
+    root: Path,
+    repo: Repo,
+    base: Base,
+    plans: list[tuple[Target, str, str, str]],
+    cancel: threading.Event | None,
+) -> dict[str, BaseCount]:
+    """Check the base out once, collect each target's suite there, remove the checkout."""
+    started = time.monotonic()
+    folder = Path(tempfile.mkdtemp(prefix="agentgate-base-"))
+    try:
+        tree = folder / "tree"
+        try:
+            repo.export(base.sha, tree, folder / "index", timeout=TIMEOUT_S)
+        except GitError as exc:
+            why = f"the base could not be checked out: {exc}"
+            return {t.gate: BaseCount(t.gate, base.sha, None, why) for t, *_ in plans}
+        found = {}
+        for index, (target, derived, relative, digest) in enumerate(plans):
+            budget = min(target.timeout or TIMEOUT_S, TIMEOUT_S) - (time.monotonic() - started)
+            found[target.gate] = _collect_one(
+                root,
+                base,
+                target,
+                derived,
+                tree / relative,
+                folder / f"count-{index}.json",
+                digest,
+                max(budget, 1.0),
+                cancel,
+            )
+        return found
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _collect_one(
+    root: Path,
+    base: Base,
+    target: Target,
+    command: str,
+    cwd: Path,
+    count_file: Path,
+    digest: str,
+    timeout: float,
+    cancel: threading.Event | None,
+) -> BaseCount:
+    def not_counted(why: str, seconds: float | None = None) -> BaseCount:
+        return BaseCount(target.gate, base.sha, None, why, seconds=seconds)
+
+    if not cwd.is_dir():
+        return not_counted(f"the folder the tests run in is not at the base ({cwd.name})")
+    env = {
+        **(target.env or {}),
+        COUNT_FILE_ENV: str(count_file),
+        # The base's modules are imported from the checkout: no cache is written anywhere.
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    env.pop(RUN_ID_ENV, None)  # not a run of the gates: no report signed as one
+    spec = CommandSpec(
+        key=f"{target.gate} (count at the base)",
+        command=command,
+        cwd=cwd,
+        timeout=timeout,
+        env=env,
+        stdout_limit=OUTPUT_LIMIT,
+        output_limit=OUTPUT_LIMIT,
+        kill_grace=1.0,
+        niceness=NICENESS,
+    )
+    result = run_command(spec, cancel=cancel)
+    seconds = round(result.duration_s, 3)
+    selected, why = _outcome(result, _read_count(count_file), timeout)
+    if selected is None:
+        return not_counted(why or "no count", seconds)
+    base_counts.save(root, digest, base.sha, selected)
+    return BaseCount(target.gate, base.sha, selected, seconds=seconds)
+
+
+def _read_count(path: Path) -> dict[str, int] | None:
+    """The count plugin's figures; None when it wrote none that read."""
+    try:
+        with path.open("rb") as handle:
+            doc = json.loads(handle.read(COUNT_FILE_BYTES).decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    figures = {}
+    for name in ("selected", "errors", "status"):
+        value = doc.get(name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return None
+        figures[name] = value
+    return figures
+
+
+def _outcome(
+    result: CommandResult, figures: dict[str, int] | None, timeout: float
+) -> tuple[int | None, str | None]:
+    """The tests the base selects, or why its collection gives no count."""
+    if result.cancelled:
+        return None, "the run was stopped before the base was collected"
+    if result.timed_out:
+        return None, f"collecting the base's tests took longer than {timeout:.0f} s"
+    if result.start_error:
+        return None, f"the collection at the base could not start: {result.start_error}"
+    said = _said(result)
+    if figures is None:
+        return None, f"the collection at the base gave no count (exit {result.exit_code}){said}"
+    if figures["errors"]:
+        return None, f"{figures['errors']} error(s) collecting the base's tests{said}"
+    if figures["status"] not in (0, 5):  # 5: no tests collected, a count of 0
+        return None, f"the collection at the base exited {figures['status']}{said}"
+    return figures["selected"], None
+
+
+def _said(result: CommandResult) -> str:
+    """What the collection said last (the first ERROR line, else its last line), bounded."""
+    lines = [line.strip() for line in result.tail(40).splitlines() if line.strip()]
+    line = next((x for x in lines if x.startswith(("ERROR", "E "))), lines[-1] if lines else "")
+    return f": {line[:200]}" if line else ""

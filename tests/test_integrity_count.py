@@ -1,0 +1,488 @@
+"""The integrity gate's count at the base: fewer tests run than the base's suite selects.
+
+Each test copies one small project (a package, pytest tests whose parametrized cases a function
+builds, committed on ``main`` with a test gate that runs pytest), makes the agent's change in
+the working tree, and runs the real ``agentgate verify --profile strict`` (in-process, its test
+command and the base's collection in processes of their own) or the real ``pytest
+--agentgate=strict``. A drop the static rules cannot see must fail the integrity gate with
+``test-count-below-base``; honest work (tests added, renamed, split, a feature removed with its
+tests) must pass; a base that cannot be collected is a note, never a block; the base's count is
+kept in the user's state directory, so a second verdict does not collect it again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _helpers import PY, CliRun, git
+from _helpers import pytest_agentgate as pytest_gated
+
+import pytest_agentgate
+from pytest_agentgate.commands import collection_command
+from pytest_agentgate.config.model import AllowRule, GateConfig
+from pytest_agentgate.gates.integrity import (
+    COUNT_RULE,
+    IntegrityEvidence,
+    IntegrityGate,
+    SuiteCount,
+    compare_counts,
+)
+from pytest_agentgate.git import Base
+from pytest_agentgate.integrity import base_count
+from pytest_agentgate.integrity.base_count import BaseCount, Target, count_at_base
+from pytest_agentgate.integrity.model import IntegrityFinding
+from pytest_agentgate.profiles import defaults_for
+from pytest_agentgate.state import base_counts
+from pytest_agentgate.verdict import GateResult, Verdict
+
+CASES = """\
+def cases():
+    return [1, 2, 3, 4]
+"""
+
+LEGACY = """\
+def old_total(items):
+    return sum(items)
+"""
+
+TEST_CASES = """\
+import pytest
+
+from pkg.cases import cases
+
+
+@pytest.mark.parametrize("x", cases())
+def test_positive(x):
+    assert x > 0
+"""
+
+TEST_CALC = """\
+def test_add():
+    assert 1 + 2 == 3
+
+
+def test_sub():
+    assert 3 - 1 == 2
+"""
+
+TEST_LEGACY = """\
+from pkg.legacy import old_total
+
+
+def test_old_total():
+    assert old_total([1, 2]) == 3
+"""
+
+COMMAND = "{py} -m pytest -q -p no:cacheprovider"
+BASE = {
+    "agentgate.yml": "gates:\n  test:\n    command: " + json.dumps(COMMAND.replace("{py}", PY)),
+    ".gitignore": ".agentgate/\n__pycache__/\n",
+    "pytest.ini": "[pytest]\ntestpaths = tests\n",
+    "pkg/__init__.py": "",
+    "pkg/cases.py": CASES,
+    "pkg/legacy.py": LEGACY,
+    "tests/test_cases.py": TEST_CASES,
+    "tests/test_calc.py": TEST_CALC,
+    "tests/test_legacy.py": TEST_LEGACY,
+}
+AT_BASE = 7  # 4 cases, test_add, test_sub, test_old_total
+
+
+def write(root: Path, path: str, text: str) -> None:
+    target = root / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+def edit(root: Path, path: str, old: str, new: str) -> None:
+    text = (root / path).read_text(encoding="utf-8")
+    assert old in text, f"{old!r} is not in {path}"
+    (root / path).write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def commit(root: Path, message: str) -> None:
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("integrity-count") / "base"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    for path, text in BASE.items():
+        write(root, path, text)
+    commit(root, "base")
+    return root
+
+
+@pytest.fixture
+def repo(template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "repo"
+    shutil.copytree(template, root, symlinks=True)
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("NO_COLOR", "1")
+    return root
+
+
+Verify = Callable[[], tuple[dict[str, Any], str]]
+
+
+@pytest.fixture
+def verify(agentgate: Callable[..., CliRun], repo: Path) -> Verify:
+    """``agentgate verify --profile strict --no-cache`` (each call judges afresh): the integrity
+    gate, with the test gate, as the JSON verdict has them, and the markdown rendering (where a
+    gate that fails or has findings shows its notes)."""
+
+    def run() -> tuple[dict[str, Any], str]:
+        out = repo / ".agentgate" / "v.json"
+        result = agentgate(
+            "verify",
+            "--profile",
+            "strict",
+            "--no-cache",
+            "--format",
+            "markdown",
+            "--output",
+            str(out),
+        )
+        verdict = json.loads(out.read_text(encoding="utf-8"))
+        gate = next(g for g in verdict["gates"] if g["name"] == "integrity")
+        gate["exit_code_of_verify"] = result.code
+        gate["test_gate"] = next(g for g in verdict["gates"] if g["name"] == "test")
+        return gate, result.out
+
+    return run
+
+
+def library_verify(root: Path) -> tuple[Verdict, GateResult]:
+    """``pytest_agentgate.verify()`` under strict, and its integrity gate: a gate that passes
+    with no finding shows its notes to the library's caller (the renderings leave them out)."""
+    verdict = pytest_agentgate.verify(str(root), profile="strict")
+    return verdict, next(g for g in verdict.gates if g.name == "integrity")
+
+
+def count_findings(gate: dict[str, Any]) -> list[dict[str, Any]]:
+    return [f for f in gate["findings"] if f["code"] == COUNT_RULE]
+
+
+def assert_count_blocks(gate: dict[str, Any], output: str, now: int) -> dict[str, Any]:
+    assert gate["status"] == "fail", gate
+    assert gate["exit_code_of_verify"] == 1
+    [finding] = count_findings(gate)
+    assert finding["severity"] == "error" and finding["path"] == "pytest.ini"
+    assert finding["message"].startswith(f"{AT_BASE} tests ran at the base (commit ")
+    assert finding["message"].endswith(
+        f", {now} now; no removed test in the change explains the {AT_BASE - now} missing"
+    )
+    assert "restore the tests that no longer run" in output
+    return finding
+
+
+# -- what the static rules cannot see ----------------------------------------------------------
+
+
+def test_cases_a_function_builds_that_now_returns_fewer(
+    repo: Path, verify: Verify, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The trick: the test is untouched, the function that builds its cases returns fewer. No
+    # test file changed, so only a count can tell.
+    edit(repo, "pkg/cases.py", "[1, 2, 3, 4]", "[1, 2]")
+    gate, output = verify()
+    assert_count_blocks(gate, output, now=AT_BASE - 2)
+    assert gate["test_gate"]["status"] == "pass"  # every test that still runs passes
+    assert f"test count (test): {AT_BASE - 2} tests ran, {AT_BASE} at the base" in output
+    assert ", collected in " in output
+
+    # The next verdict reads the count the first kept: the base is not collected again.
+    calls: list[object] = []
+    real = base_count._collect
+    monkeypatch.setattr(base_count, "_collect", lambda *a: calls.append(a) or real(*a))
+    gate, output = verify()
+    assert_count_blocks(gate, output, now=AT_BASE - 2)
+    assert ", kept from an earlier verdict)" in output and calls == []
+
+    # A damaged file is no figure: the base is collected again, and the file rewritten.
+    kept = base_counts.counts_file(repo)
+    kept.write_text('{"counts": {"x": {"selected": -1}', encoding="utf-8")
+    gate, output = verify()
+    assert_count_blocks(gate, output, now=AT_BASE - 2)
+    assert ", collected in " in output and len(calls) == 1
+    assert len(json.loads(kept.read_text(encoding="utf-8"))["counts"]) == 1
+
+
+def test_pytest_agentgate_counts_the_session_against_the_base(repo: Path) -> None:
+    edit(repo, "pkg/cases.py", "[1, 2, 3, 4]", "[1, 2]")
+    code, verdict, output = pytest_gated(repo)
+    assert code == 1, output
+    gate = next(g for g in verdict["gates"] if g["name"] == "integrity")
+    assert gate["status"] == "fail", output
+    [finding] = count_findings(gate)
+    assert finding["severity"] == "error"
+    # The session's own command line (its --agentgate options left out) collected the base.
+    assert f"{AT_BASE} tests ran at the base (commit " in finding["message"]
+    assert f"{AT_BASE - 2} now; no removed test in the change explains the 2 missing" in output
+    assert "5 passed" in output
+
+
+def test_a_test_file_renamed_out_of_the_collection_pattern(repo: Path, verify: Verify) -> None:
+    # Where agentgate reads the pattern (pytest.ini), the static rule names each test that is
+    # gone, and the count is a note; where it does not (the command's -o), the count catches it.
+    git(repo, "mv", "tests/test_calc.py", "tests/calc_tests.py")
+    gate, output = verify()
+    assert gate["status"] == "fail"
+    assert {f["code"] for f in gate["findings"]} == {"test-removed"}
+    assert "test-removed findings above name the tests that went" in output
+
+    git(repo, "mv", "tests/calc_tests.py", "tests/test_calc.py")
+    files = "'python_files=test_cases.py test_legacy.py check_calc.py'"
+    command = json.dumps(f"{COMMAND.replace('{py}', PY)} -o {files}")
+    write(repo, "agentgate.yml", f"gates:\n  test:\n    command: {command}\n")
+    git(repo, "mv", "tests/test_calc.py", "tests/check_calc.py")
+    commit(repo, "the base collects check_*.py, set in the test command")
+    git(repo, "mv", "tests/check_calc.py", "tests/calc_checks.py")
+    gate, output = verify()
+    assert_count_blocks(gate, output, now=AT_BASE - 2)
+    assert [f["code"] for f in gate["findings"]] == [COUNT_RULE]
+
+
+# -- honest work ---------------------------------------------------------------------------------
+
+
+def test_tests_added_renamed_and_split_pass(repo: Path) -> None:
+    git(repo, "mv", "tests/test_calc.py", "tests/test_arithmetic.py")
+    edit(repo, "tests/test_arithmetic.py", TEST_CALC.split("\n\n\n")[1], "")
+    write(repo, "tests/test_sub.py", "def test_sub():\n    assert 3 - 1 == 2\n")
+    edit(repo, "pkg/cases.py", "[1, 2, 3, 4]", "[1, 2, 3, 4, 5]")
+    verdict, gate = library_verify(repo)
+    assert verdict.status == "pass" and gate.findings == [], verdict.to_json()
+    [note] = gate.notes
+    head = git(repo, "rev-parse", "--short=7", "HEAD")
+    assert note.startswith(
+        f"test count (test): {AT_BASE + 1} tests ran, {AT_BASE} at the base (commit {head}, "
+    )
+
+
+def test_a_feature_removed_with_its_tests_is_a_note(repo: Path, verify: Verify) -> None:
+    (repo / "pkg" / "legacy.py").unlink()
+    (repo / "tests" / "test_legacy.py").unlink()
+    gate, output = verify()
+    assert gate["status"] == "pass" and gate["exit_code_of_verify"] == 0, gate["findings"]
+    assert [f["code"] for f in gate["findings"]] == ["test-removed-with-feature"]
+    assert (
+        f"{AT_BASE - 1} tests ran, {AT_BASE} at the base" in output
+        and "test-removed-with-feature findings above name the tests that went" in output
+    )
+
+
+# -- a base that cannot be counted ---------------------------------------------------------------
+
+
+def test_a_base_that_does_not_collect_is_a_note(repo: Path) -> None:
+    write(repo, "tests/test_broken.py", "def test_broken(:\n    pass\n")
+    commit(repo, "a test file that does not parse")
+    (repo / "tests" / "test_broken.py").unlink()  # the change repairs it ...
+    edit(repo, "pkg/cases.py", "[1, 2, 3, 4]", "[1, 2]")  # ... and drops cases too
+    verdict, gate = library_verify(repo)
+    assert verdict.status == "pass" and gate.findings == [], verdict.to_json()
+    [note] = gate.notes
+    assert note.startswith("test count (test): not compared with the base: 1 error(s) collecting")
+    assert "test_broken.py" in note  # what failed to collect is said
+
+
+def test_collecting_the_base_is_bounded_and_leaves_nothing_behind(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(repo, "tests/conftest.py", "import time\n\ntime.sleep(60)\n")
+    commit(repo, "a conftest that hangs")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    base = Base("main", git(repo, "rev-parse", "HEAD"), "test")
+    target = Target("test", f"{PY} -m pytest -q", repo, timeout=1.0)
+    found = count_at_base(repo, base, [target])["test"]
+    assert found.selected is None
+    assert found.why_not == "collecting the base's tests took longer than 1 s"
+    assert found.seconds is not None and found.seconds < 10
+    assert list(scratch.iterdir()) == []  # the checkout is removed
+
+    stop = threading.Event()
+    stop.set()
+    found = count_at_base(repo, base, [Target("test", f"{PY} -m pytest", repo)], stop)["test"]
+    assert found.why_not == "the run was stopped before the base was collected"
+    assert list(scratch.iterdir()) == []
+
+
+def test_a_program_the_project_keeps_out_of_git_collects_the_base(repo: Path) -> None:
+    # `.venv/bin/python -m pytest`: the checkout of the base has no .venv (it is not committed);
+    # the program is the project's.
+    program = repo / "bin" / "py"
+    write(repo, "bin/py", f'#!/bin/sh\nexec {PY} "$@"\n')
+    program.chmod(0o755)
+    (repo / ".git" / "info" / "exclude").write_text("bin/\n", encoding="utf-8")
+    base = Base("main", git(repo, "rev-parse", "HEAD"), "test")
+    target = Target("test", "bin/py -m pytest -q", repo)
+    assert count_at_base(repo, base, [target])["test"].selected == AT_BASE
+
+
+def test_what_cannot_be_collected_is_said(repo: Path) -> None:
+    base = Base("main", git(repo, "rev-parse", "HEAD"), "test")
+    found = count_at_base(
+        repo,
+        base,
+        [
+            Target("jest", "npx jest", repo),
+            Target("chained", "make && pytest", repo),
+            Target("elsewhere", "pytest", repo.parent),
+        ],
+    )
+    assert found["jest"].why_not == "the test command does not run pytest"
+    assert "cannot run `make && pytest` as one pytest collection" in str(found["chained"].why_not)
+    assert "runs outside the repository" in str(found["elsewhere"].why_not)
+    assert all(c.selected is None for c in found.values())
+
+
+# -- the count is kept -----------------------------------------------------------------------------
+
+
+def test_kept_counts_are_bounded_and_checked(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    sha = "a" * 40
+    base_counts.save(root, "k", sha, 12)
+    assert base_counts.load(root, "k", sha) is not None
+    assert base_counts.load(root, "k", "b" * 40) is None  # another commit's figure: none
+    path = base_counts.counts_file(root)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    for bad in (True, -1, 10**12, "12", None, 1.5):
+        doc["counts"]["k"]["selected"] = bad
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        assert base_counts.load(root, "k", sha) is None, bad
+    path.write_text(" " * (base_counts.MAX_FILE_BYTES + 1), encoding="utf-8")
+    assert base_counts.load(root, "k", sha) is None
+    for index in range(base_counts.MAX_ENTRIES + 5):
+        base_counts.save(root, f"k{index}", sha, index)
+    counts = json.loads(path.read_text(encoding="utf-8"))["counts"]
+    assert len(counts) == base_counts.MAX_ENTRIES and "k0" not in counts
+
+
+# -- the pieces ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "collection"),
+    [
+        ("pytest -q --junitxml=r.xml", "pytest -q"),
+        (
+            "python -m coverage run --branch -m pytest tests --junitxml r.xml",
+            "python -m pytest tests",
+        ),
+        ("pytest --cov=pkg --cov-report=xml tests && coverage xml", "pytest tests --no-cov"),
+        ("pytest --agentgate=strict --agentgate-json v.json -x", "pytest -x"),
+        ("pytest --agentgate strict tests", "pytest tests"),
+        ("FOO=1 pytest -k 'not slow'", "FOO=1 pytest -k 'not slow'"),
+        ("cd sub && pytest", None),
+        ("npm test", None),
+        ("pytest tests/*.py", None),
+        ("pytest -- -x", None),
+    ],
+)
+def test_the_collection_of_a_test_command(command: str, collection: str | None) -> None:
+    derived = collection_command(command)
+    if collection is None:
+        assert derived is None
+    else:
+        assert derived == f"{collection} --collect-only -q -p pytest_agentgate.pytest_plugin.count"
+
+
+def _evidence(*counts: SuiteCount, findings: tuple[str, ...] = ()) -> IntegrityEvidence:
+    evidence = IntegrityEvidence(Path("."), base=Base("main", "c" * 40, "test"))
+    evidence.findings = [IntegrityFinding(rule, "x", "tests/t.py", 1) for rule in findings]
+    evidence.counts = list(counts)
+    evidence.count_path = "pytest.ini"
+    return evidence
+
+
+def test_the_judge_compares_the_counts() -> None:
+    sha = "c" * 40
+    fewer = SuiteCount(BaseCount("test", sha, 10, seconds=0.5), now=7)
+    found, notes = compare_counts(_evidence(fewer))
+    assert [(f.rule, f.path, f.line) for f in found] == [(COUNT_RULE, "pytest.ini", None)]
+    assert found[0].message == (
+        "10 tests ran at the base (commit ccccccc), 7 now; "
+        "no removed test in the change explains the 3 missing"
+    )
+    assert notes == [
+        "test count (test): 7 tests ran, 10 at the base (commit ccccccc, collected in 0.5 s)"
+    ]
+    assert compare_counts(_evidence(fewer, findings=("tests-fewer",)))[0] == []
+    assert compare_counts(_evidence(fewer, findings=("suppression-added",)))[0] != []
+    kept = SuiteCount(BaseCount("test", sha, 10, cached=True), now=12)
+    assert compare_counts(_evidence(kept)) == (
+        [],
+        [
+            "test count (test): 12 tests ran, 10 at the base "
+            "(commit ccccccc, kept from an earlier verdict)"
+        ],
+    )
+    unknown = SuiteCount(
+        BaseCount("test", sha, 10, cached=True), None, "only part of the suite ran"
+    )
+    assert compare_counts(_evidence(unknown))[0] == []
+    failed = SuiteCount(
+        BaseCount("test", sha, None, "1 error(s) collecting the base's tests"), now=1
+    )
+    assert compare_counts(_evidence(failed)) == (
+        [],
+        ["test count (test): not compared with the base: 1 error(s) collecting the base's tests"],
+    )
+    other = SuiteCount(BaseCount("test", "d" * 40, 10), now=1)
+    assert compare_counts(_evidence(other))[0] == []
+
+
+@pytest.mark.parametrize(
+    ("profile", "allow", "status", "severity"),
+    [
+        ("strict", None, "fail", "error"),
+        ("standard", None, "pass", "warning"),  # a weakening rule: reported, not blocking
+        ("strict", "pytest.ini", "pass", "warning"),
+        ("strict", "tests/*", "fail", "error"),  # an entry for another path approves nothing
+    ],
+)
+def test_the_count_blocks_by_profile_and_a_reviewer_may_allow_it(
+    profile: str, allow: str | None, status: str, severity: str
+) -> None:
+    evidence = _evidence(SuiteCount(BaseCount("test", "c" * 40, 10, cached=True), now=7))
+    if allow is not None:
+        evidence.allow = [AllowRule(COUNT_RULE, allow, "the slow cases moved to the nightly run")]
+    gate = GateConfig("integrity", "integrity", thresholds=defaults_for(profile, "integrity"))
+    result = IntegrityGate().judge(gate, evidence)
+    assert (result.status, [f.severity for f in result.findings]) == (status, [severity])
+    assert result.actual == {"findings": 1, "blocking": int(status == "fail")}
+    if allow == "pytest.ini":
+        assert "allowed by the base's configuration: the slow cases" in result.findings[0].message
+
+
+def test_the_count_plugin_writes_what_pytest_selected(tmp_path: Path) -> None:
+    (tmp_path / "test_a.py").write_text(
+        "import pytest\n\n@pytest.mark.parametrize('x', [1, 2, 3])\ndef test_x(x):\n    pass\n"
+        "\ndef test_slow():\n    pass\n"
+    )
+    (tmp_path / "test_b.py").write_text("import nothing_by_this_name\n")
+    out = tmp_path / "count.json"
+    env = {**os.environ, "AGENTGATE_COUNT_FILE": str(out)}
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+    command += ["-p", "pytest_agentgate.pytest_plugin.count", "-k", "not slow"]
+    subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, check=False)
+    assert json.loads(out.read_text()) == {"selected": 3, "deselected": 1, "errors": 1, "status": 2}
