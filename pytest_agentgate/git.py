@@ -568,9 +568,20 @@ def _all_lines(path: Path) -> set[int]:
     return set(range(1, count + 1))
 
 
+# What git reads a commit as is the commit: no replacement object (`git replace`) and no graft
+# (`.git/info/grafts`) stands in for it, or for the base's files.
+GIT_ENV = {
+    "LC_ALL": "C",
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_NO_REPLACE_OBJECTS": "1",
+    "GIT_GRAFT_FILE": os.devnull,
+}
+
+
 def _env(index: Path | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    env.update({"LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"})
+    env.update(GIT_ENV)
     for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
         env.pop(name, None)
     if index is not None:

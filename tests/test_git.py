@@ -277,3 +277,20 @@ def test_a_commit_is_exported_without_running_the_repositorys_filters(
     assert (dest / "pkg" / "a.py").read_text() == "one = 1\ntwo = 2\nthree = 3\n"
     assert not ran.exists()
     assert (repo / ".git" / "index").read_bytes() == index  # the repository's index is untouched
+
+
+@pytest.mark.parametrize("what", ["blob", "commit"])
+def test_a_replacement_object_does_not_stand_in_for_the_base(repo: Path, what: str) -> None:
+    # `git replace` makes git read another object wherever the base's is named.
+    base = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "-b", "work")
+    write(repo / "tests" / "test_a.py", SKIPPED)
+    if what == "blob":
+        fake = git(repo, "hash-object", "-w", "tests/test_a.py").strip()
+        git(repo, "replace", git(repo, "rev-parse", f"{base}:tests/test_a.py").strip(), fake)
+    else:
+        git(repo, "add", "-A")
+        tree = git(repo, "write-tree").strip()
+        git(repo, "replace", base, git(repo, "commit-tree", "-m", "fake base", tree).strip())
+    assert git(repo, "diff", "--name-only", "main") == ""
+    assert _change_of(repo) == {"tests/test_a.py": ("modified", {1, 2, 3, 4})}

@@ -244,6 +244,32 @@ def test_a_lowered_threshold_is_the_bases(repo_from: Callable[[str], Path], veri
     assert gate(run, "integrity")["status"] == "fail"
 
 
+@pytest.mark.parametrize(
+    ("broken", "says"),
+    [
+        ("bogus_key: 1\n", "bogus_key"),
+        ("gates: [unclosed\n", "invalid YAML"),
+    ],
+    ids=["unknown-key", "not-yaml"],
+)
+def test_a_configuration_broken_by_the_change_is_the_bases(
+    repo_from: Callable[[str], Path], verify: Any, broken: str, says: str
+) -> None:
+    # Breaking agentgate.yml made every door say "agentgate's own trouble" (the stop hook let
+    # the agent stop). The base's configuration loads: it is in force, and the change loosened
+    # the configuration.
+    root = repo_from("lint-defect")
+    with (root / "agentgate.yml").open("a", encoding="utf-8") as handle:
+        handle.write(broken)
+    run = verify("--profile", "strict")
+    assert run.code == 1
+    assert gate(run, "lint")["status"] == "fail"
+    ((path, _, message),) = loosened(run)
+    assert path == "agentgate.yml"
+    assert says in message and "the base's configuration is in force: fix the file" in message
+    assert gate(run, "integrity")["status"] == "fail"
+
+
 def test_a_threshold_switched_off_with_null(repo_from: Callable[[str], Path], verify: Any) -> None:
     root = repo_from("defects")
     text = edit(root / "agentgate.yml", "  test:\n", "  test:\n    min_pass_rate: null\n")

@@ -98,8 +98,14 @@ def resolve_config(
         explicit = Path(config_path) if Path(config_path).is_absolute() else cwd / config_path
     path = explicit if explicit is not None else find_config(cwd)
     now_raw = None
+    # A change's configuration that does not load is the change's fault, not agentgate's: where
+    # the base's loads, it is in force and the integrity gate says so (never a free stop).
+    now_error: ConfigError | None = None
     if path is not None and (explicit is None or path.exists()):
-        now_raw = read_raw(path)
+        try:
+            now_raw = read_raw(path)
+        except ConfigError as exc:
+            now_error = exc
     snapshot = None
     if task is not None:
         snapshot = (path.resolve().parent if path is not None else project_root(cwd), task)
@@ -111,12 +117,14 @@ def resolve_config(
     config: Config | None = None
     if law is not None and law.raw is not None:
         try:
-            config = _governed(law, law.raw, path, now_raw, flags, profile, registry)
+            config = _governed(law, law.raw, path, now_raw, flags, profile, registry, now_error)
         except ConfigError as exc:
             notices.append(_not_the_law(law.label, exc))
     elif law is not None and law.error is not None:
         notices.append(_not_the_law(law.label, law.error))
     if config is None:
+        if now_error is not None:
+            raise now_error
         if path is not None and now_raw is None:
             read_raw(path)  # the file named by --config is not there: say so
         config = _stand_alone(cwd, path, now_raw, flags, profile, registry, found)
@@ -258,8 +266,11 @@ def _governed(
     flags: ReportFlags,
     profile: str | None,
     registry: Registry,
+    now_error: ConfigError | None = None,
 ) -> Config:
-    """The base's configuration, tightened by the change's when it is the same project's."""
+    """The base's configuration, tightened by the change's when it is the same project's.
+    ``now_error``: why the change's file does not load (then the base's is in force, and the
+    change loosened the configuration: :func:`_broken_now`)."""
     root = law.path.parent
     in_place = now_raw is not None and path is not None and path.resolve().parent == root
     base_profile = profile_of(law_raw) or DEFAULT_PROFILE
@@ -271,6 +282,8 @@ def _governed(
     add_integrity_gate(base_config, True)
     name = PurePosixPath(law.repo_path).name
     base_side = Side(law_raw, law.text, name, law.label)
+    if now_error is not None and path is not None:
+        return _broken_now(govern(base_config, base_side, None, None), path, now_error)
     if not in_place or now_raw is None or path is None:
         config = govern(base_config, base_side, None, None)
         if not law.path.exists():
@@ -287,12 +300,32 @@ def _governed(
                 f"{law.label} is in force"
             )
         return config
-    now_config = validate(
-        _with_flags(now_raw, flags), registry, root=root, path=path, profile_override=in_force
-    )
+    try:
+        now_config = validate(
+            _with_flags(now_raw, flags), registry, root=root, path=path, profile_override=in_force
+        )
+    except ConfigError as exc:
+        return _broken_now(govern(base_config, base_side, None, None), path, exc)
     add_integrity_gate(now_config, True)
     now_side = Side(now_raw, _text(path), path.name, f"{path.name} (this change)")
     return govern(base_config, base_side, now_config, now_side)
+
+
+def _broken_now(config: Config, path: Path, error: ConfigError) -> Config:
+    """The base's configuration in force, because the change's does not load: a loosening of
+    the configuration the integrity gate reports (the agent cannot stop by breaking it)."""
+    where = path.name if error.line is None else f"{path.name}:{error.line}"
+    detail = f"{error.key}: {error.message}" if error.key else error.message
+    config.loosened.append(
+        ConfigChange(
+            "config",
+            f"{path.name} does not load in this change at {where} ({detail}); the base's "
+            "configuration is in force: fix the file",
+            path.name,
+            error.line,
+        )
+    )
+    return config
 
 
 def _text(path: Path) -> str | None:

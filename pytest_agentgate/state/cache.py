@@ -149,7 +149,7 @@ def _harness_git_config(environ: Mapping[str, str]) -> bool:
 
 
 def _git(root: Path, *args: str, config: Sequence[str] = ()) -> bytes | None:
-    from pytest_agentgate.git import git_command
+    from pytest_agentgate.git import GIT_ENV, git_command
 
     try:
         done = subprocess.run(
@@ -158,7 +158,7 @@ def _git(root: Path, *args: str, config: Sequence[str] = ()) -> bytes | None:
             capture_output=True,
             timeout=30,
             check=False,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+            env={**os.environ, **GIT_ENV},
         )
     except (OSError, subprocess.SubprocessError):
         return None
