@@ -306,7 +306,7 @@ class Repo:
             if p.rsplit("/", 1)[-1] == ".gitignore"
         }
         added += privately_ignored(self.toplevel, ignored, edited_ignores)
-        for path in added:
+        for path in through_folders(self.toplevel, added):
             if path not in change.files:
                 lines = _all_lines(self.toplevel / path)
                 change.files[path] = FileChange(path, "added", lines=lines)
@@ -467,16 +467,40 @@ def privately_ignored(toplevel: Path, listing: str, edited_ignores: Collection[s
         source, path = fields[i], fields[i + 3]
         if _own_ignore(source, path) and source not in edited_ignores:
             continue  # the project's own ignore rules, as at the base
-        if not path.endswith("/"):
-            found.append(path)
-            continue
-        for folder, dirs, files in os.walk(toplevel / path):
-            dirs[:] = sorted(d for d in dirs if not outside_project(d + "/"))
-            here = Path(folder).relative_to(toplevel).as_posix()
-            found += (f"{here}/{f}" for f in sorted(files) if project_file(f))
-            if len(found) > MAX_HIDDEN_FILES:
-                return found[:MAX_HIDDEN_FILES]
+        found.append(path)
     return found
+
+
+def through_folders(toplevel: Path, paths: list[str]) -> list[str]:
+    """``paths`` (untracked or hidden), with each folder among them replaced by the code and
+    configuration files in it: git lists a nested repository (``tests/ext/``), a folder a
+    private exclude hides, and a symbolic link to a folder as one entry, and pytest collects
+    what is inside. Links are followed (each real folder once), at most
+    :data:`MAX_HIDDEN_FILES` files in all."""
+    out: list[str] = []
+    seen: set[str] = set()
+    budget = MAX_HIDDEN_FILES
+    for path in paths:
+        clean = path.rstrip("/")
+        target = toplevel / clean
+        if not (path.endswith("/") or (target.is_symlink() and target.is_dir())):
+            out.append(path)
+            continue
+        for folder, dirs, files in os.walk(target, followlinks=True):
+            real = os.path.realpath(folder)
+            if real in seen:
+                dirs[:] = []
+                continue
+            seen.add(real)
+            dirs[:] = sorted(d for d in dirs if not outside_project(d + "/"))
+            inner = Path(folder).relative_to(target).as_posix()
+            here = clean if inner == "." else f"{clean}/{inner}"
+            chosen = [f"{here}/{f}" for f in sorted(files) if project_file(f)]
+            out += chosen[:budget]
+            budget -= len(chosen)
+            if budget <= 0:
+                return out
+    return out
 
 
 def _own_ignore(source: str, path: str) -> bool:

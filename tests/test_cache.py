@@ -126,6 +126,19 @@ def test_an_edit_hidden_from_git_runs_afresh(
     assert not reused(verify(capsys))
 
 
+def test_an_edit_through_a_linked_folder_runs_afresh(
+    repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "conftest.py").write_text("x = 1\n")
+    (repo / "linked").symlink_to(outside)
+    verify(capsys)
+    assert reused(verify(capsys))
+    _set_back(outside / "conftest.py", "x = 2\n")
+    assert not reused(verify(capsys))
+
+
 NOT_REUSED = "judged the same tree and configuration but was not reused"
 
 

@@ -294,3 +294,22 @@ def test_a_replacement_object_does_not_stand_in_for_the_base(repo: Path, what: s
         git(repo, "replace", base, git(repo, "commit-tree", "-m", "fake base", tree).strip())
     assert git(repo, "diff", "--name-only", "main") == ""
     assert _change_of(repo) == {"tests/test_a.py": ("modified", {1, 2, 3, 4})}
+
+
+def test_files_git_lists_as_one_folder_are_part_of_the_change(repo: Path, tmp_path: Path) -> None:
+    # A nested repository and a link to a folder outside the repository are one entry each
+    # in git's listing; pytest collects what is inside them.
+    write(repo / "tests" / "ext" / "conftest.py", "x = 1\n")
+    write(repo / "tests" / "ext" / "deep" / "test_d.py", "def test_d():\n    pass\n")
+    git(repo / "tests" / "ext", "init", "-q")
+    outside = tmp_path / "outside"
+    write(outside / "conftest.py", "y = 1\n")
+    write(outside / "sub" / "test_s.py", "z = 1\n")
+    (outside / "sub" / "loop").symlink_to(outside)  # each real folder is read once
+    (repo / "tests" / "linked").symlink_to(outside)
+    assert _change_of(repo) == {
+        "tests/ext/conftest.py": ("added", {1}),
+        "tests/ext/deep/test_d.py": ("added", {1, 2}),
+        "tests/linked/conftest.py": ("added", {1}),
+        "tests/linked/sub/test_s.py": ("added", {1}),
+    }

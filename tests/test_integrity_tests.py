@@ -1075,6 +1075,24 @@ def test_a_conftest_a_private_exclude_hides_is_judged(repo: Path, verify: Verify
     assert "tests/conftest.py" in found_paths(verify())
 
 
+@pytest.mark.parametrize("hide", ["nested-repository", "linked-folder"])
+def test_a_conftest_git_lists_as_one_folder_is_judged(
+    repo: Path, verify: Verify, tmp_path: Path, hide: str
+) -> None:
+    conftest = """\
+        def pytest_collection_modifyitems(config, items):
+            items[:] = [i for i in items if "sub" not in i.name]
+        """
+    if hide == "nested-repository":
+        write(repo, "tests/ext/conftest.py", conftest)
+        git(repo / "tests" / "ext", "init", "-q")
+    else:
+        outside = tmp_path / "elsewhere"
+        write(outside, "conftest.py", conftest)
+        (repo / "tests" / "ext").symlink_to(outside)
+    assert "tests/ext/conftest.py" in found_paths(verify())
+
+
 def found_paths(gate: dict[str, Any]) -> set[str]:
     return {f["path"] for f in gate["findings"] if f["severity"] == "error"}
 

@@ -193,6 +193,7 @@ def tree_state(root: Path) -> tuple[str, str] | None:
         flagged_on_disk,
         outside_project,
         project_file,
+        through_folders,
     )
 
     top, head, refs, filters, flags = _git_many(
@@ -234,6 +235,10 @@ def tree_state(root: Path) -> tuple[str, str] | None:
         # content too: its time can be set back.
         content = code != "!!" or (project_file(name) and not outside_project(name))
         digest.update(_file_key(repo / name, content=content).encode() + b"\0")
+        if code != "!!" and (repo / name).is_symlink() and (repo / name).is_dir():
+            # A link to a folder: what pytest would collect through it, by content.
+            for inner in through_folders(repo, [name]):
+                digest.update(f"{inner}\0{_file_key(repo / inner, content=True)}\0".encode())
     return work.hexdigest(), ignored_files.hexdigest()
 
 
