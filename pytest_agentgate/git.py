@@ -295,6 +295,13 @@ class Repo:
                 )
         for entry in _name_status(statuses):
             change.files[entry.path] = entry
+        # Code that an attribute calls binary (`*.py -diff` in .git/info/attributes) has no
+        # hunks: its lines are read again as text.
+        binary = [p for p in _binary_files(patch) if project_file(p) and p in change.files]
+        if binary:
+            patch += _git(
+                self.toplevel, *diffs[1][:-1], "--text", "--", *binary, config=blind.overrides
+            )
         for path, lines in _added_lines(patch).items():
             if path in change.files:
                 change.files[path].lines = lines
@@ -568,6 +575,14 @@ def _added_lines(patch: str) -> dict[str, set[int]]:
                 count = 1 if match.group(2) is None else int(match.group(2))
                 current.update(range(start, start + count))
     return found
+
+
+_BINARY = re.compile(r"^Binary files (?:a/.*|/dev/null) and b/(.*) differ$", re.M)
+
+
+def _binary_files(patch: str) -> list[str]:
+    """The files ``git diff`` called binary (no hunks, their new side's path)."""
+    return [_unquote(m.group(1)) for m in _BINARY.finditer(patch)]
 
 
 def _unquote(path: str) -> str:

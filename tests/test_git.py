@@ -313,3 +313,17 @@ def test_files_git_lists_as_one_folder_are_part_of_the_change(repo: Path, tmp_pa
         "tests/linked/conftest.py": ("added", {1}),
         "tests/linked/sub/test_s.py": ("added", {1}),
     }
+
+
+def test_code_an_attribute_calls_binary_still_has_its_lines(repo: Path) -> None:
+    # `-diff` makes `git diff` print "Binary files differ" and no hunk: no changed line, and
+    # patch coverage had nothing to measure.
+    write(repo / "pkg" / "a.py", "one = 1\ntwo = 2\nthree = 3\nfour = 4\n")
+    write(repo / "pkg" / "new.py", "x = 1\n")
+    write(repo / ".git" / "info" / "attributes", "*.py -diff\n")
+    git(repo, "add", "pkg/new.py")
+    assert "Binary files" in git(repo, "diff", "HEAD")
+    assert _change_of(repo) == {
+        "pkg/a.py": ("modified", {4}),
+        "pkg/new.py": ("added", {1}),
+    }
