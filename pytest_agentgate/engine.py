@@ -40,7 +40,7 @@ from pytest_agentgate.process import CommandResult, CommandSpec, StatusReporter,
 from pytest_agentgate.redact import Cleaner, secret_values
 from pytest_agentgate.registry import Registry, get_registry
 from pytest_agentgate.render.continuation import render_continuation
-from pytest_agentgate.state import ledger
+from pytest_agentgate.state import ledger, task_base
 from pytest_agentgate.state.ledger import Decision
 from pytest_agentgate.state.storage import LocalStorage, Storage, default_storage
 from pytest_agentgate.state.task import TaskRef
@@ -528,6 +528,16 @@ class Pipeline:
             self._remember(gates)
         return self._conclude(gates)
 
+    def _cache_extra(self) -> str:
+        """What else decides the verdict: the door's base, and a task's pinned base
+        (state/task_base.py): the same tree is judged against another commit."""
+        pinned = None
+        if self.request.task is not None:
+            repo = Repo.find(self.request.config.root)
+            if repo is not None:
+                pinned = task_base.pinned(repo.toplevel, self.request.task)
+        return f"{self.request.base}|{pinned}"
+
     def _remember(self, gates: list[GateResult]) -> None:
         """Keep the judged gates under the state the run left the tree in, if the run changed
         nothing but ignored files (a coverage data file); the session gate is never kept."""
@@ -539,7 +549,7 @@ class Pipeline:
         if before is None or after is None or after[0] != before[0]:
             return
         key = cache.cache_key(
-            config.root, *self._cache_inputs, tree=after, extra=f"{self.request.base}"
+            config.root, *self._cache_inputs, tree=after, extra=self._cache_extra()
         )
         cache.store(config.root, key, [g for g in gates if g.kind != "session"])
 
@@ -571,7 +581,7 @@ class Pipeline:
             dict(os.environ),
         )
         self._cache_key = cache.cache_key(
-            config.root, *self._cache_inputs, tree=self._cache_tree, extra=f"{request.base}"
+            config.root, *self._cache_inputs, tree=self._cache_tree, extra=self._cache_extra()
         )
         found = cache.load(config.root, self._cache_key)
         if found is None:
@@ -752,7 +762,10 @@ def find_change(
     if repo is None:
         return _snapshot_change(config.root, task)
     try:
-        base = repo.resolve_base(explicit=explicit_base, configured=config.base)
+        if config.base is not None and not explicit_base:
+            base = repo.resolve_base(configured=config.base)
+        else:
+            base = task_base.resolve(repo, task, explicit_base)
         if isinstance(base, BaseMissing):
             return base
         return repo, repo.change(base)

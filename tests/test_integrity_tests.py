@@ -1093,6 +1093,45 @@ def test_a_conftest_git_lists_as_one_folder_is_judged(
     assert "tests/ext/conftest.py" in found_paths(verify())
 
 
+def test_a_tasks_base_is_pinned_where_it_first_met_the_gate(
+    repo: Path, agentgate: Callable[..., CliRun]
+) -> None:
+    # The base comes from refs, and refs move: the agent commits its weakened test and points
+    # main at it. A task is judged against the base its first verdict found.
+    def integrity(*args: str) -> dict[str, Any]:
+        run = agentgate("verify", "--profile", "strict", "--format", "json", "--no-run", *args)
+        return run.gate("integrity")
+
+    base = git(repo, "rev-parse", "main").strip()
+    git(repo, "checkout", "-q", "-b", "work")
+    assert integrity("--task", "t1")["status"] == "pass"  # the first verdict pins main
+    edit(repo, "tests/test_calc.py", "def test_sub():", "@pytest.mark.skip\ndef test_sub():")
+    git(repo, "commit", "-qam", "wip")
+    git(repo, "branch", "-f", "main", "HEAD")
+    assert integrity()["status"] == "pass"  # without a task, the refs decide
+    pinned = integrity("--task", "t1")
+    assert pinned["status"] == "fail"
+    assert base[:12] in pinned["summary"]
+    assert "skip-added" in {f["code"] for f in pinned["findings"]}
+    # A person's reset takes the pin away with the attempts; the next verdict pins again.
+    assert agentgate("reset", "--task", "t1").code == 0
+    assert integrity("--task", "t1")["status"] == "pass"
+
+
+def test_a_pinned_base_that_is_gone_is_said(repo: Path, agentgate: Callable[..., CliRun]) -> None:
+    from pytest_agentgate.git import Repo
+    from pytest_agentgate.state import task_base
+
+    found = Repo.find(repo)
+    assert found is not None
+    task_base.pin(found.toplevel, "t2", "ab" * 20, "nothing")
+    gate = agentgate("verify", "--format", "json", "--no-run", "--task", "t2").gate("integrity")
+    assert gate["status"] == "fail"
+    said = json.dumps(gate)
+    assert "the commit where the task first met the gate (abababababab)" in said
+    assert "agentgate reset --task t2" in said
+
+
 def found_paths(gate: dict[str, Any]) -> set[str]:
     return {f["path"] for f in gate["findings"] if f["severity"] == "error"}
 

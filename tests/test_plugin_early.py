@@ -260,7 +260,8 @@ def test_an_option_of_the_rejected_conftest_is_not_an_escape(pytester: pytest.Py
 
 
 def test_a_broken_configuration_does_not_let_the_conftest_run(pytester: pytest.Pytester) -> None:
-    # Nothing judged the change: none of its code runs either.
+    # The change broke agentgate.yml: the base's configuration judges it (and reports the
+    # broken file) before any of the change's code runs.
     root = project(pytester.path)
     change(
         root,
@@ -269,6 +270,22 @@ def test_a_broken_configuration_does_not_let_the_conftest_run(pytester: pytest.P
             "conftest.py": IMPORTED + "import os\nos._exit(0)\n",
         },
     )
+    result, verdict = gated(pytester)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert verdict is not None and verdict["status"] == "fail"
+    integrity = next(g for g in verdict["gates"] if g["name"] == "integrity")
+    assert {f["code"] for f in integrity["findings"]} == {"exit-forced", "gate-config-loosened"}
+    assert not ran(root) and not ran(root, "conftest-imported")
+
+
+def test_a_configuration_broken_at_the_base_too_stops_before_the_conftest(
+    pytester: pytest.Pytester,
+) -> None:
+    # Nothing can judge the change: none of its code runs either.
+    root = project(pytester.path)
+    change(root, **{"agentgate.yml": "gates: {bogus: 1}\n"})
+    git(root, "commit", "-qam", "broken on the base branch")
+    change(root, **{"conftest.py": IMPORTED + "import os\nos._exit(0)\n"})
     result, verdict = gated(pytester)
     assert result.ret == pytest.ExitCode.USAGE_ERROR and verdict is None
     assert "agentgate.yml" in result.stderr.str()

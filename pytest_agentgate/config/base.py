@@ -135,11 +135,13 @@ def at_base(
     explicit: str | None,
     now_key: str | None,
     snapshot: tuple[Path, str] | None = None,
+    task: str | None = None,
 ) -> AtBase:
     """The base of the change and the configuration there.
 
     The base is ``explicit`` (``--base``), else ``base:`` of the base's own configuration, else
-    the merge-base with the default branch (git.py). The change's ``base:`` (``now_key``) only
+    where the ``task`` first met the gate (state/task_base.py), else the merge-base with the
+    default branch (git.py). The change's ``base:`` (``now_key``) only
     names a base when git finds none: otherwise a change could pick the commit it is judged
     against. ``config_path`` is an explicit ``--config``: only that file is looked for; else the
     same names as :func:`~pytest_agentgate.config.files.find_config`, from ``start`` up to the
@@ -151,7 +153,9 @@ def at_base(
         return _at_snapshot(start, config_path, snapshot) if snapshot else AtBase()
     found = AtBase(repo)
     try:
-        base = repo.resolve_base(explicit=explicit)
+        from pytest_agentgate.state import task_base
+
+        base = task_base.resolve(repo, task, explicit)
         if explicit is None and isinstance(base, BaseMissing) and now_key:
             base = repo.resolve_base(configured=now_key)
         found.base = base

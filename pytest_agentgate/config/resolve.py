@@ -110,7 +110,12 @@ def resolve_config(
     if task is not None:
         snapshot = (path.resolve().parent if path is not None else project_root(cwd), task)
     found = at_base(
-        cwd, config_path=explicit, explicit=base, now_key=_base_key(now_raw), snapshot=snapshot
+        cwd,
+        config_path=explicit,
+        explicit=base,
+        now_key=_base_key(now_raw),
+        snapshot=snapshot,
+        task=task,
     )
     law = found.file
     notices: list[str] = []

@@ -323,12 +323,17 @@ def reset(root: Path, task_id: str | None = None, now: float | None = None) -> i
     The reset is recorded outside the project (who, when, which task), and the task's next
     verdict says so: a reset is never silent.
     """
-    from pytest_agentgate.state import snapshot
+    from pytest_agentgate.git import Repo
+    from pytest_agentgate.state import snapshot, task_base
 
     now = time.time() if now is None else now
     storage = default_storage(root)
-    # Outside git, the task's base (the snapshot of its first verdict) is reset with it.
+    # The task's base (in git, where it first met the gate; outside git, the snapshot of its
+    # first verdict) is reset with it.
     new_base = task_id is not None and snapshot.forget(root, task_id)
+    if task_id is not None:
+        repo = Repo.find(root)
+        new_base = (repo is not None and task_base.forget(repo.toplevel, task_id)) or new_base
     if not storage.has_state() and not new_base:
         return 0
     with storage.locked():
