@@ -35,7 +35,7 @@ from pytest_agentgate.gates.base import ChangeFound, CollectContext, Evidence, L
 from pytest_agentgate.gates.collect import STALE_SLACK_S
 from pytest_agentgate.gates.judging import UNMEASURED, new_result, skipped
 from pytest_agentgate.gates.session import check_claims
-from pytest_agentgate.git import BaseMissing, Change, GitError, Repo
+from pytest_agentgate.git import Base, BaseMissing, Change, GitError, Repo
 from pytest_agentgate.process import CommandResult, CommandSpec, StatusReporter, run_commands
 from pytest_agentgate.redact import Cleaner, secret_values
 from pytest_agentgate.registry import Registry, get_registry
@@ -47,7 +47,6 @@ from pytest_agentgate.state.task import TaskRef
 from pytest_agentgate.verdict import GateResult, Verdict, human_needed, overall_status
 
 if TYPE_CHECKING:
-    from pytest_agentgate.git import Base
     from pytest_agentgate.integrity.base_count import BaseCount, Target
     from pytest_agentgate.state.cache import CacheKey
 
@@ -536,7 +535,13 @@ class Pipeline:
             repo = Repo.find(self.request.config.root)
             if repo is not None:
                 pinned = task_base.pinned(repo.toplevel, self.request.task)
-        return f"{self.request.base}|{pinned}"
+            if repo is not None and pinned is not None:
+                # The refs are in the key: a pin where they lead is no other base (and the
+                # stop hook reuses the run the agent's own `agentgate verify` made).
+                found = repo.resolve_base()
+                if isinstance(found, Base) and found.sha == pinned:
+                    pinned = None
+        return f"{self.request.base}|{pinned or ''}"
 
     def _remember(self, gates: list[GateResult]) -> None:
         """Keep the judged gates under the state the run left the tree in, if the run changed

@@ -801,6 +801,20 @@ def test_ruff_ignoring_what_the_base_enforces(
             "pytest: python_functions test -> check: tests named test are no longer collected",
         ),
         (
+            'testpaths = ["tests"]\n',
+            'testpaths = ["tests", "../elsewhere"]\n',
+            "testpaths",
+            "pytest: testpaths gained ../elsewhere, outside the project: what pytest collects "
+            "there is no part of the change agentgate judges",
+        ),
+        (
+            'testpaths = ["tests"]\n',
+            'testpaths = ["tests"]\npythonpath = ["/opt/plugins"]\n',
+            "pythonpath",
+            "pytest: pythonpath gained /opt/plugins, outside the project: what pytest imports "
+            "there is no part of the change agentgate judges",
+        ),
+        (
             'exclude_also = ["if TYPE_CHECKING:"]\n',
             'exclude_also = ["if TYPE_CHECKING:", "def "]\n',
             "exclude_also",
@@ -834,6 +848,8 @@ def test_ruff_ignoring_what_the_base_enforces(
         "pytest-testpaths",
         "pytest-python-files",
         "pytest-python-functions",
+        "pytest-testpaths-outside",
+        "pytest-pythonpath-outside",
         "coverage-exclude",
         "coverage-omit",
         "coverage-fail-under",
@@ -1020,3 +1036,12 @@ def test_pytest_agentgate_strict_passes_honest_work(
     code, verdict = plugin(root)
     assert code == 0, verdict
     assert plugin_gate(verdict, "integrity")["findings"] == []
+
+
+def test_pytest_paths_inside_the_project_are_not_findings() -> None:
+    from pytest_agentgate.integrity.settings import _leaves_the_project
+
+    for inside in ("src", "tests/unit", "./lib", "a/../b", "."):
+        assert not _leaves_the_project(inside), inside
+    for outside in ("..", "../x", "a/../../x", "/abs", "~/plugins", "C:\\plugins", "..\\x"):
+        assert _leaves_the_project(outside), outside

@@ -213,9 +213,13 @@ def test_a_wrong_scope_names_the_key(legacy: Path, agentgate: Agentgate) -> None
         config("changes"),
     )
     result = agentgate("verify")
-    assert result.code == 2
-    assert "agentgate.yml:3: gates.lint.scope: 'changes' is not valid; did you mean 'changed'?" in (
-        result.err
+    # The base's configuration is in force; the change's broken file is an integrity finding
+    # that names the key and what to do.
+    assert result.code == 1
+    assert (
+        "agentgate.yml:3 (gates.lint.scope: 'changes' is not valid; did you mean 'changed'? "
+        "choose one of: all, changed); the base's configuration is in force: fix the file"
+        in result.out
     )
 
 

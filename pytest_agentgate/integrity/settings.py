@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import configparser
 import fnmatch
+import posixpath
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
 from pytest_agentgate.git import GitError
@@ -424,6 +425,18 @@ class _Tools:
             return
         old = base.values if base else {}
         new = now.values if now else {}
+        for key in ("testpaths", "pythonpath"):
+            before = set(_split(old.get(key)))
+            for entry in _split(new.get(key)):
+                if entry not in before and _leaves_the_project(entry):
+                    yield self.finding(
+                        f"pytest: {key} gained {entry}, outside the project: what pytest "
+                        f"{'collects' if key == 'testpaths' else 'imports'} there is no part of "
+                        "the change agentgate judges",
+                        now,
+                        base,
+                        key,
+                    )
         changed = [k for k in _COLLECTION if _split(old.get(k)) != _split(new.get(k))]
         if not changed:
             return
@@ -479,6 +492,15 @@ class _Tools:
                 continue
             return Settings(name, text, dict(parser.items(section)), section)
         return None
+
+
+def _leaves_the_project(entry: str) -> bool:
+    """Whether a path in pytest's settings (relative to the project) names a folder outside
+    it: absolute, or climbing out with ``..``."""
+    path = entry.strip()
+    if path.startswith("~") or PurePosixPath(path).is_absolute() or PureWindowsPath(path).drive:
+        return True
+    return posixpath.normpath(path.replace("\\", "/")).startswith("..")
 
 
 _RUFF_FILES = (".ruff.toml", "ruff.toml", "pyproject.toml")
