@@ -228,7 +228,7 @@ def _steps(command: str) -> tuple[list[list[str]], list[str]] | None:
         quoted = _shell_words(command, posix=False)
     except ValueError:
         return None
-    if sum(t in _OPERATORS for t in tokens) != sum(t in _OPERATORS for t in quoted):
+    if [t for t in tokens if t in _OPERATORS] != [q for q in quoted if q in _OPERATORS]:
         return None
     steps: list[list[str]] = [[]]
     joins: list[str] = []

@@ -54,14 +54,14 @@ LOOK_AT_EVERY_FILE = (
     "core.checkStat=default",
     "core.ignoreStat=false",
 )
-# Clean filters that cannot make a changed file read as unchanged (Git LFS's, as `git lfs
-# install` writes them): kept, so that an LFS repository reads as fast as it did.
-TRUSTED_FILTERS = {
-    "clean": ("git-lfs clean -- %f",),
-    "process": ("git-lfs filter-process",),
-    "smudge": ("git-lfs smudge -- %f",),
-    "required": ("true",),
-}
+# Every diff names its sides a/ and b/, whatever `diff.mnemonicPrefix`, `diff.noprefix` or
+# `diff.srcPrefix` say, and reads no external or converted text.
+DIFF_OPTIONS = (
+    "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "--no-relative",
+)  # fmt: skip
+# Clean filters that may run while the change is read: none. Even Git LFS's turns code an
+# attribute assigns to it into a pointer; an LFS file the tree left untouched is not re-read.
+TRUSTED_FILTERS: dict[str, tuple[str, ...]] = {}
 # Ignored folders that hold no code of the project (virtualenvs, caches, build output): never
 # looked into for files a private exclude hides.
 NOT_PROJECT_DIRS = frozenset(
@@ -79,6 +79,19 @@ PROJECT_SUFFIXES = frozenset(
         ".toml", ".cfg", ".ini", ".yml", ".yaml", ".json",
     }
 )  # fmt: skip
+# What pytest (or a JS runner) loads as code or settings: the files read inside a folder git
+# lists as one entry, and the ignored files keyed by content.
+CODE_SUFFIXES = frozenset(
+    {".py", ".pyi", ".pyx", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"}
+)
+SETTINGS_NAMES = frozenset(
+    {
+        "conftest.py", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",
+        ".coveragerc", "ruff.toml", ".ruff.toml", ".gitignore", "package.json",
+    }
+)  # fmt: skip
+# The most folders looked into, and files kept, inside what git lists as one entry.
+MAX_HIDDEN_FOLDERS = 20_000
 PROJECT_NAMES = frozenset(
     {".coveragerc", ".flake8", ".pylintrc", "pylintrc", "conftest.py", ".gitignore"}
 )
@@ -200,6 +213,14 @@ class Repo:
             for words in (lines + [[]] * len(refs))[: len(refs)]
         ]
 
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        """Whether commit ``older`` is in the history of ``newer``."""
+        try:
+            _git(self.toplevel, "merge-base", "--is-ancestor", older, newer)
+        except GitError:
+            return False
+        return True
+
     def is_shallow(self) -> bool:
         return self.git("rev-parse", "--is-shallow-repository", check=False).strip() == "true"
 
@@ -273,8 +294,8 @@ class Repo:
         read past what the repository's own settings hide (see the module's docstring)."""
         change = Change(base, self.toplevel)
         diffs = (
-            ["diff", "--no-ext-diff", "--no-textconv", "--name-status", "-z", "-M", base.sha, "--"],
-            ["diff", "--no-ext-diff", "--no-textconv", "--no-color", "-U0", "-M", base.sha, "--"],
+            ["diff", *DIFF_OPTIONS, "--name-status", "-z", "-M", base.sha, "--"],
+            ["diff", *DIFF_OPTIONS, "--no-color", "-U0", "-M", base.sha, "--"],
         )
         # Read at once: the change's files and lines, the untracked files, and what could hide
         # a changed file from the first two (filters, index flags, private excludes).
@@ -288,30 +309,38 @@ class Repo:
             unchecked={3},
         )
         blind = Blind(filter_overrides(filters), flagged_on_disk(flags, self.toplevel))
-        if blind:
-            with blind.index(self.toplevel) as index:
+        with blind.index(self.toplevel) as index:
+            if blind:
                 statuses, patch = _git_many(
                     self.toplevel, *diffs, config=blind.overrides, index=index
                 )
-        for entry in _name_status(statuses):
+            entries = list(_name_status(statuses))
+            # Code that an attribute calls binary (`*.py -diff` in .git/info/attributes) has
+            # no hunks: its lines are read again as text.
+            names = {e.path for e in entries}
+            binary = [p for p in _binary_files(patch) if project_file(p) and p in names]
+            if binary:
+                patch += _git(
+                    self.toplevel,
+                    *diffs[1][:-1], "--text", "--", *binary,
+                    config=blind.overrides, index=index,
+                )  # fmt: skip
+        for entry in entries:
             change.files[entry.path] = entry
-        # Code that an attribute calls binary (`*.py -diff` in .git/info/attributes) has no
-        # hunks: its lines are read again as text.
-        binary = [p for p in _binary_files(patch) if project_file(p) and p in change.files]
-        if binary:
-            patch += _git(
-                self.toplevel, *diffs[1][:-1], "--text", "--", *binary, config=blind.overrides
-            )
         for path, lines in _added_lines(patch).items():
             if path in change.files:
                 change.files[path].lines = lines
         added = list(filter(None, untracked.split("\0")))
-        # A .gitignore the change added or edited is not the project's (one may ignore itself).
-        edited_ignores = {
+        # A .gitignore the change added or edited is the project's only in the lines the base
+        # had (a new one may even ignore itself): each with the lines it had at the base.
+        edited = [
             p
             for p in [*change.files, *added, *ignored.split("\0")]
             if p.rsplit("/", 1)[-1] == ".gitignore"
-        }
+            and change.files.get(p, FileChange(p, "added")).status != "deleted"
+        ]
+        at_base = self.read_at(base, edited) if edited else {}
+        edited_ignores = {p: _pattern_lines(at_base.get(p)) for p in edited}
         added += privately_ignored(self.toplevel, ignored, edited_ignores)
         for path in through_folders(self.toplevel, added):
             if path not in change.files:
@@ -450,15 +479,18 @@ def flagged_on_disk(listing: str, toplevel: Path) -> list[str]:
     return [p for p in _FLAGGED.findall(listing) if os.path.lexists(toplevel / p)]
 
 
-def privately_ignored(toplevel: Path, listing: str, edited_ignores: Collection[str]) -> list[str]:
+def privately_ignored(
+    toplevel: Path, listing: str, edited_ignores: Mapping[str, frozenset[str]]
+) -> list[str]:
     """The code and configuration files (``git ls-files --others --ignored --directory -z``)
     that nothing of the project ignores: only ``.git/info/exclude``, ``core.excludesFile``, or
-    a ``.gitignore`` in ``edited_ignores`` (one the change added or edited). pytest collects
-    ignored files as it collects any other: they are part of the change."""
+    a line of a ``.gitignore`` the change added or edited that the base's did not have
+    (``edited_ignores``: each such file, with its lines at the base). pytest collects ignored
+    files as it collects any other: they are part of the change."""
     candidates = [
         p
         for p in filter(None, listing.split("\0"))
-        if not outside_project(p) and (p.endswith("/") or project_file(p))
+        if not outside_project(p) and (p.endswith("/") or loads_code(p))
     ]
     if not candidates:
         return []
@@ -471,8 +503,9 @@ def privately_ignored(toplevel: Path, listing: str, edited_ignores: Collection[s
     fields = out.split("\0")
     found: list[str] = []
     for i in range(0, len(fields) - 3, 4):
-        source, path = fields[i], fields[i + 3]
-        if _own_ignore(source, path) and source not in edited_ignores:
+        source, pattern, path = fields[i], fields[i + 2], fields[i + 3]
+        as_at_base = source not in edited_ignores or pattern.strip() in edited_ignores[source]
+        if _own_ignore(source, path) and as_at_base:
             continue  # the project's own ignore rules, as at the base
         found.append(path)
     return found
@@ -480,20 +513,21 @@ def privately_ignored(toplevel: Path, listing: str, edited_ignores: Collection[s
 
 def through_folders(toplevel: Path, paths: list[str]) -> list[str]:
     """``paths`` (untracked or hidden), with each folder among them replaced by the code and
-    configuration files in it: git lists a nested repository (``tests/ext/``), a folder a
-    private exclude hides, and a symbolic link to a folder as one entry, and pytest collects
-    what is inside. Links are followed (each real folder once), at most
-    :data:`MAX_HIDDEN_FILES` files in all."""
+    settings files in it (:func:`loads_code`): git lists a nested repository (``tests/ext/``),
+    a folder a private exclude hides, and a symbolic link to a folder as one entry, and pytest
+    collects what is inside. Links are followed (each real folder once). Raises GitError past
+    :data:`MAX_HIDDEN_FOLDERS` folders or :data:`MAX_HIDDEN_FILES` files: such a change
+    cannot be read whole, and is not judged as if it were."""
     out: list[str] = []
     seen: set[str] = set()
-    budget = MAX_HIDDEN_FILES
+    files = 0
     for path in paths:
         clean = path.rstrip("/")
         target = toplevel / clean
         if not (path.endswith("/") or (target.is_symlink() and target.is_dir())):
             out.append(path)
             continue
-        for folder, dirs, files in os.walk(target, followlinks=True):
+        for folder, dirs, names in os.walk(target, followlinks=True):
             real = os.path.realpath(folder)
             if real in seen:
                 dirs[:] = []
@@ -502,12 +536,24 @@ def through_folders(toplevel: Path, paths: list[str]) -> list[str]:
             dirs[:] = sorted(d for d in dirs if not outside_project(d + "/"))
             inner = Path(folder).relative_to(target).as_posix()
             here = clean if inner == "." else f"{clean}/{inner}"
-            chosen = [f"{here}/{f}" for f in sorted(files) if project_file(f)]
-            out += chosen[:budget]
-            budget -= len(chosen)
-            if budget <= 0:
-                return out
+            chosen = [f"{here}/{f}" for f in sorted(names) if loads_code(f)]
+            out += chosen
+            files += len(chosen)
+            if len(seen) > MAX_HIDDEN_FOLDERS or files > MAX_HIDDEN_FILES:
+                raise GitError(
+                    f"{clean} holds more than {MAX_HIDDEN_FOLDERS:,} folders or "
+                    f"{MAX_HIDDEN_FILES:,} code files that git does not list (a nested "
+                    "repository, a linked or privately ignored folder): the change cannot be "
+                    "read whole; move it out of the project or track it"
+                )
     return out
+
+
+def _pattern_lines(text: str | None) -> frozenset[str]:
+    """A .gitignore's patterns, as ``check-ignore -v`` names them."""
+    if text is None:
+        return frozenset()
+    return frozenset(line.strip() for line in text.splitlines() if line.strip())
 
 
 def _own_ignore(source: str, path: str) -> bool:
@@ -524,6 +570,12 @@ def _own_ignore(source: str, path: str) -> bool:
 def outside_project(path: str) -> bool:
     parts = path.rstrip("/").split("/")
     return any(p in NOT_PROJECT_DIRS or p.endswith(".egg-info") for p in parts)
+
+
+def loads_code(path: str) -> bool:
+    """Whether pytest (or a JS test runner) loads ``path`` as code or reads it as settings."""
+    name = path.rsplit("/", 1)[-1]
+    return name in SETTINGS_NAMES or os.path.splitext(name)[1] in CODE_SUFFIXES
 
 
 def project_file(path: str) -> bool:

@@ -139,6 +139,18 @@ def test_an_edit_through_a_linked_folder_runs_afresh(
     assert not reused(verify(capsys))
 
 
+def test_an_edit_inside_a_nested_repository_runs_afresh(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / "ext").mkdir()
+    (repo / "ext" / "test_e.py").write_text("x = 1\n")
+    git(repo / "ext", "init", "-q")
+    verify(capsys)
+    assert reused(verify(capsys))
+    _set_back(repo / "ext" / "test_e.py", "x = 2\n")
+    assert not reused(verify(capsys))
+
+
 NOT_REUSED = "judged the same tree and configuration but was not reused"
 
 

@@ -397,6 +397,7 @@ def test_share_and_description() -> None:
         # A quoted operator is an argument: never read as two commands.
         ("pytest --cov=src -k '&&' tests", None),
         ('pytest --cov=src tests ";" -q', None),
+        ("pytest --cov=src '&&' x\\;", None),
         ("pytest --cov=src -k 'a && b'", "pytest -k 'a && b' --no-cov"),
     ],
 )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentgate.git import EMPTY_TREE, Base, BaseMissing, Repo
+from pytest_agentgate.git import EMPTY_TREE, Base, BaseMissing, GitError, Repo
 
 
 def git(root: Path, *args: str) -> str:
@@ -190,20 +190,24 @@ def test_a_clean_filter_that_hides_an_edit_is_switched_off(repo: Path) -> None:
     assert _change_of(repo) == {"tests/test_a.py": ("modified", {1, 2, 3, 4})}
 
 
-def test_git_lfs_filters_are_kept_and_others_switched_off() -> None:
+def test_every_clean_filter_is_switched_off_git_lfs_too() -> None:
     from pytest_agentgate.git import filter_overrides
 
+    # Git LFS's own would turn code an attribute assigns to it into a pointer.
     lfs = (
         "filter.lfs.clean\ngit-lfs clean -- %f\0filter.lfs.smudge\ngit-lfs smudge -- %f\0"
         "filter.lfs.process\ngit-lfs filter-process\0filter.lfs.required\ntrue\0"
+        "filter.other.clean\ncat\0"
     )
-    assert filter_overrides(lfs) == []
-    # A driver named lfs that runs something else is not Git LFS.
-    assert filter_overrides("filter.lfs.clean\ncat base.py\0") == [
+    assert filter_overrides(lfs) == [
         "filter.lfs.clean=",
         "filter.lfs.process=",
         "filter.lfs.smudge=",
         "filter.lfs.required=false",
+        "filter.other.clean=",
+        "filter.other.process=",
+        "filter.other.smudge=",
+        "filter.other.required=false",
     ]
 
 
@@ -327,3 +331,52 @@ def test_code_an_attribute_calls_binary_still_has_its_lines(repo: Path) -> None:
         "pkg/a.py": ("modified", {4}),
         "pkg/new.py": ("added", {1}),
     }
+
+
+@pytest.mark.parametrize("setting", ["diff.mnemonicPrefix", "diff.noprefix"])
+def test_the_diffs_prefixes_are_agentgates(repo: Path, setting: str) -> None:
+    # `+++ w/pkg/a.py` (or no prefix) named another file, and its lines were lost.
+    git(repo, "config", setting, "true")
+    write(repo / ".git" / "info" / "attributes", "*.py -diff\n")
+    write(repo / "pkg" / "a.py", "one = 1\ntwo = 2\nthree = 3\nfour = 4\n")
+    assert _change_of(repo) == {"pkg/a.py": ("modified", {4})}
+
+
+def test_an_edit_flagged_in_the_index_and_called_binary_keeps_its_lines(repo: Path) -> None:
+    write(repo / "pkg" / "a.py", "one = 1\ntwo = 2\nthree = 3\nfour = 4\n")
+    git(repo, "update-index", "--assume-unchanged", "pkg/a.py")
+    write(repo / ".git" / "info" / "attributes", "*.py -diff\n")
+    assert _change_of(repo) == {"pkg/a.py": ("modified", {4})}
+
+
+def test_an_edited_gitignore_keeps_the_bases_lines(repo: Path) -> None:
+    # The developer's own ignored files stay ignored when the change adds a line; what the new
+    # line hides is part of the change.
+    write(repo / ".gitignore", "generated/\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", "ignore generated")
+    write(repo / "generated" / "conftest.py", "x = 1\n")
+    write(repo / ".gitignore", "generated/\n.env\nhidden_conftest/\n")
+    write(repo / "hidden_conftest" / "conftest.py", "y = 1\n")
+    assert _change_of(repo) == {
+        ".gitignore": ("modified", {2, 3}),
+        "hidden_conftest/conftest.py": ("added", {1}),
+    }
+
+
+def test_a_folder_too_large_to_read_whole_is_said(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_agentgate import git as git_module
+
+    monkeypatch.setattr(git_module, "MAX_HIDDEN_FILES", 3)
+    for i in range(5):
+        write(repo / "aaa" / f"m{i}.py", "x = 1\n")
+    git(repo / "aaa", "init", "-q")
+    write(repo / "zzz_conftest.py", "y = 1\n")
+    found = Repo.find(repo)
+    assert found is not None
+    base = found.resolve_base()
+    assert isinstance(base, Base)
+    with pytest.raises(GitError, match="aaa holds more than .* the change cannot be read whole"):
+        found.change(base)

@@ -1045,3 +1045,29 @@ def test_pytest_paths_inside_the_project_are_not_findings() -> None:
         assert not _leaves_the_project(inside), inside
     for outside in ("..", "../x", "a/../../x", "/abs", "~/plugins", "C:\\plugins", "..\\x"):
         assert _leaves_the_project(outside), outside
+
+
+@pytest.mark.parametrize(
+    ("file", "text"),
+    [
+        ("agentgate.yml", "gates: [\n"),
+        ("pyproject.toml", None),  # [tool.agentgate] with a profile that is no profile
+    ],
+    ids=["new-yaml", "tool-agentgate"],
+)
+def test_a_broken_configuration_where_the_base_has_none_is_zero_configs(
+    repo_from: Callable[[str], Path], verify: Any, file: str, text: str | None
+) -> None:
+    # No agentgate configuration at the base: its law is what zero-config detects, and the
+    # change's broken file is reported, never a free stop.
+    root = repo_from("bare")
+    if text is None:
+        with (root / file).open("a", encoding="utf-8") as handle:
+            handle.write("\n[tool.agentgate]\nprofile = 3\n")
+    else:
+        write(root / file, text)
+    run = verify()
+    assert run.code == 1
+    ((path, _, message),) = loosened(run)
+    assert path == file and "the base's configuration is in force: fix the file" in message
+    assert {g["name"] for g in run.verdict()["gates"]} >= {"test", "integrity"}

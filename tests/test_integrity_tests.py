@@ -1113,6 +1113,9 @@ def test_a_tasks_base_is_pinned_where_it_first_met_the_gate(
     assert pinned["status"] == "fail"
     assert base[:12] in pinned["summary"]
     assert "skip-added" in {f["code"] for f in pinned["findings"]}
+    # Said, for a person whose agent pulled a newer default branch: how to move the pin.
+    text = agentgate("verify", "--profile", "strict", "--no-run", "--task", "t1").out
+    assert "main has moved on to" in text and "agentgate reset --task t1" in text
     # A person's reset takes the pin away with the attempts; the next verdict pins again.
     assert agentgate("reset", "--task", "t1").code == 0
     assert integrity("--task", "t1")["status"] == "pass"
@@ -1332,3 +1335,16 @@ def test_argnames_renamed_with_an_expectation_corrected_is_honest(
         "def test_add(x, y, total):\n    assert add(x, y) == total",
     )
     assert_passes(verify())
+
+
+def test_a_damaged_pin_is_no_base(repo: Path, agentgate: Callable[..., CliRun]) -> None:
+    from pytest_agentgate.git import Repo
+    from pytest_agentgate.state import task_base
+
+    found = Repo.find(repo)
+    assert found is not None
+    task_base.pin(found.toplevel, "t3", "ab" * 20, "nothing")
+    task_base._path(found.toplevel, "t3").write_text("{damaged")
+    gate = agentgate("verify", "--format", "json", "--no-run", "--task", "t3").gate("integrity")
+    assert gate["status"] == "fail"
+    assert "pinned base" in json.dumps(gate) and "cannot be read" in json.dumps(gate)

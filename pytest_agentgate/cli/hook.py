@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
             # stdout is the harness's channel: nothing but the answer may reach it.
             with contextlib.redirect_stdout(sys.stderr):
                 answered.append(handle(harness, raw, deadline))
-        except Exception as exc:  # a bug of agentgate's must never trap the agent
+        except BaseException as exc:  # a bug of agentgate's must never trap the agent
             answered.append(answer(harness, trouble(internal_error(exc))))
 
     # The gate runs in a thread of its own, so that the answer is given in time whatever it is

@@ -127,12 +127,16 @@ def resolve_config(
             notices.append(_not_the_law(law.label, exc))
     elif law is not None and law.error is not None:
         notices.append(_not_the_law(law.label, law.error))
-    if config is None:
-        if now_error is not None:
-            raise now_error
+    if config is None and now_error is None:
         if path is not None and now_raw is None:
             read_raw(path)  # the file named by --config is not there: say so
-        config = _stand_alone(cwd, path, now_raw, flags, profile, registry, found)
+        try:
+            config = _stand_alone(cwd, path, now_raw, flags, profile, registry, found)
+        except ConfigError as exc:
+            now_error = exc
+    if config is None:
+        assert now_error is not None
+        config = _without_the_broken_file(cwd, path, now_error, flags, profile, registry, found)
     config.notices[:0] = notices
     if explicit is None and path is not None:
         _above_the_project(config, cwd, path)
@@ -314,6 +318,27 @@ def _governed(
     add_integrity_gate(now_config, True)
     now_side = Side(now_raw, _text(path), path.name, f"{path.name} (this change)")
     return govern(base_config, base_side, now_config, now_side)
+
+
+def _without_the_broken_file(
+    cwd: Path,
+    path: Path | None,
+    error: ConfigError,
+    flags: ReportFlags,
+    profile: str | None,
+    registry: Registry,
+    found: AtBase,
+) -> Config:
+    """A change's configuration that does not load, where the base has none: the base's law
+    is then what zero-config detects, and the broken file is reported. Outside git (no base),
+    or where nothing is detected, the error stands: nothing can judge the change."""
+    if found.repo is None or path is None or found.file is not None:
+        raise error
+    try:
+        config = _stand_alone(cwd, None, None, flags, profile, registry, found)
+    except ConfigError:
+        raise error from None
+    return _broken_now(config, path, error)
 
 
 def _broken_now(config: Config, path: Path, error: ConfigError) -> Config:

@@ -251,6 +251,8 @@ class IntegrityGate:
         result.findings = findings
         result.actual = {"findings": len(items), "blocking": len(blocking)}
         result.notes.extend(count_notes)
+        if "has moved on to" in evidence.base.how:
+            result.notes.append(f"the base is {evidence.base.describe()}: {evidence.base.how}")
         if evidence.left_out:
             shown = ", ".join(evidence.left_out[:3])
             more = len(evidence.left_out) - 3

@@ -189,10 +189,11 @@ def tree_state(root: Path) -> tuple[str, str] | None:
     from pytest_agentgate.git import (
         FILTERS_COMMAND,
         FLAGS_COMMAND,
+        GitError,
         filter_overrides,
         flagged_on_disk,
+        loads_code,
         outside_project,
-        project_file,
         through_folders,
     )
 
@@ -233,11 +234,17 @@ def tree_state(root: Path) -> tuple[str, str] | None:
         digest.update(f"{code} {name}\0".encode(errors="surrogateescape"))
         # An ignored file of the project's code (a conftest.py a private exclude hides) by
         # content too: its time can be set back.
-        content = code != "!!" or (project_file(name) and not outside_project(name))
+        content = code != "!!" or (loads_code(name) and not outside_project(name))
         digest.update(_file_key(repo / name, content=content).encode() + b"\0")
-        if code != "!!" and (repo / name).is_symlink() and (repo / name).is_dir():
-            # A link to a folder: what pytest would collect through it, by content.
-            for inner in through_folders(repo, [name]):
+        folder = name.endswith("/") or ((repo / name).is_symlink() and (repo / name).is_dir())
+        if code != "!!" and folder:
+            # A nested repository or a link to a folder: what pytest would collect in it, by
+            # content (git.py reads the change the same way).
+            try:
+                inside = through_folders(repo, [name])
+            except GitError:
+                return None
+            for inner in inside:
                 digest.update(f"{inner}\0{_file_key(repo / inner, content=True)}\0".encode())
     return work.hexdigest(), ignored_files.hexdigest()
 

@@ -9,8 +9,8 @@ verdict of the task is judged against that commit, whatever the refs say since.
 The pin lives in the user's state directory (``task-bases/``), keyed by repository and task,
 never in the project: deleting ``.agentgate/`` does not move it. ``agentgate reset --task ID``
 removes it with the task's attempts (recorded, as every reset); the next verdict pins again.
-A pin that cannot be read or that names no commit of the repository is said, never silently
-replaced: the verdict then finds the base from the refs and says why.
+A pin that cannot be read, or that names no commit of the repository, leaves the task without
+a base (the integrity gate fails and says how to reset it), never silently replaced.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def _path(toplevel: Path, task: str) -> Path:
 
 def pinned(toplevel: Path, task: str) -> str | None:
     """The commit the task's first verdict was judged against; None when there is none yet, or
-    it cannot be read (a damaged pin is no pin: the base is found from the refs again)."""
+    it cannot be read (:func:`resolve` tells the two apart)."""
     try:
         with _path(toplevel, task).open("rb") as handle:
             doc = json.loads(handle.read(MAX_BYTES))
@@ -76,6 +76,12 @@ def resolve(repo: Repo, task: str | None, explicit: str | None = None) -> Base |
     if task is None or explicit:
         return repo.resolve_base(explicit=explicit)
     kept = pinned(repo.toplevel, task)
+    if kept is None and _path(repo.toplevel, task).exists():
+        return BaseMissing(
+            f"the task's pinned base ({_path(repo.toplevel, task)}) cannot be read",
+            f"a person can run `agentgate reset --task {task}` to judge the task from the "
+            "default branch again",
+        )
     if kept is not None:
         if repo.commit(kept) is None:
             return BaseMissing(
@@ -84,7 +90,20 @@ def resolve(repo: Repo, task: str | None, explicit: str | None = None) -> Base |
                 f"a person can run `agentgate reset --task {task}` to judge the task from the "
                 "default branch again",
             )
-        return repo.resolve_base(task_start=kept)
+        pinned_base = repo.resolve_base(task_start=kept)
+        now = repo.resolve_base()
+        moved = isinstance(now, Base) and now.sha != kept and repo.is_ancestor(kept, now.sha)
+        if isinstance(pinned_base, Base) and isinstance(now, Base) and moved:
+            # The default branch moved on (a pull, or the agent moving it): the pin holds, and
+            # a person who knows the work now follows it can move the pin.
+            return Base(
+                pinned_base.ref,
+                pinned_base.sha,
+                f"{HOW}; {now.ref} has moved on to {now.sha[:12]} since, and the change is "
+                f"judged from the pin: if the work was rebased or merged onto it, "
+                f"`agentgate reset --task {task}` judges it from there",
+            )
+        return pinned_base
     base = repo.resolve_base()
     if isinstance(base, Base) and base.sha != EMPTY_TREE:
         pin(repo.toplevel, task, base.sha, base.describe())
