@@ -33,7 +33,6 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import threading
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -436,8 +435,10 @@ class Blind:
             yield None
             return
         real = Path(_git(toplevel, "rev-parse", "--git-path", "index").strip())
-        with tempfile.TemporaryDirectory(prefix="agentgate-index-") as folder:
-            copy = Path(folder) / "index"
+        from pytest_agentgate.process import temporary_folder
+
+        with temporary_folder("agentgate-index-") as folder:
+            copy = folder / "index"
             try:
                 shutil.copyfile(toplevel / real, copy)
             except OSError as exc:

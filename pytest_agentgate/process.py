@@ -24,13 +24,15 @@ import contextlib
 import os
 import secrets
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol, TextIO
@@ -289,6 +291,32 @@ def _linux_group_has_live_member(pgid: int) -> bool:
         if len(fields) >= 3 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
             return True
     return False
+
+
+# Temporary folders this process is using (a checkout of the base, a copy of git's index):
+# removed by :func:`leave_now` when the process must leave without finishing.
+TEMPORARY: set[str] = set()
+
+
+@contextlib.contextmanager
+def temporary_folder(prefix: str) -> Iterator[Path]:
+    """A temporary folder, removed afterwards, and by :func:`leave_now` if it comes first."""
+    folder = tempfile.mkdtemp(prefix=prefix)
+    TEMPORARY.add(folder)
+    try:
+        yield Path(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        TEMPORARY.discard(folder)
+
+
+def leave_now(code: int) -> None:
+    """End this process at once (``os._exit``): what it started is killed, its temporary
+    folders are removed. For the hook that must answer before the harness's timeout."""
+    kill_children()
+    for folder in list(TEMPORARY):
+        shutil.rmtree(folder, ignore_errors=True)
+    os._exit(code)
 
 
 def kill_children() -> None:

@@ -378,5 +378,5 @@ def test_a_folder_too_large_to_read_whole_is_said(
     assert found is not None
     base = found.resolve_base()
     assert isinstance(base, Base)
-    with pytest.raises(GitError, match="aaa holds more than .* the change cannot be read whole"):
+    with pytest.raises(GitError, match=r"aaa holds more than .* the change cannot be read whole"):
         found.change(base)

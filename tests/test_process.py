@@ -442,3 +442,30 @@ def test_niceness_lowers_the_priority_of_what_the_command_starts(tmp_path: Path)
     result = run_command(CommandSpec("nice", probe, tmp_path, timeout=10, niceness=5))
     assert result.exit_code == 0
     assert int(result.stdout.strip()) == min(base + 5, 19)
+
+
+def test_leaving_now_removes_the_temporary_folders_and_kills_the_children(
+    tmp_path: Path,
+) -> None:
+    # The hook leaves with os._exit at its deadline: a checkout of the base it was making is
+    # not left behind, nor the process it started.
+    code = (
+        "import subprocess, sys\n"
+        "from pytest_agentgate.process import leave_now, temporary_folder\n"
+        "with temporary_folder('agentgate-test-') as folder:\n"
+        "    (folder / 'f').write_text('x')\n"
+        "    child = subprocess.Popen(['sleep', '60'])\n"
+        "    print(folder, child.pid, flush=True)\n"
+        "    leave_now(3)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 3, proc.stderr
+    folder, pid = proc.stdout.split()
+    assert not Path(folder).exists()
+    for _ in range(50):
+        state = Path(f"/proc/{pid}/stat")
+        if not state.exists() or state.read_text().rsplit(")", 1)[1].split()[0] == "Z":
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"sleep {pid} still runs")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 import threading
 from typing import TYPE_CHECKING, TextIO
@@ -90,7 +89,6 @@ def _abandon(code: int) -> None:
     """Leave now, with the answer given: the gate's thread is stuck in something that is not a
     command (a report, git). What this process started is killed; what the gate had not
     recorded yet (this stop's attempt, as a rule) is not recorded."""
-    from pytest_agentgate.process import kill_children
+    from pytest_agentgate.process import leave_now
 
-    kill_children()
-    os._exit(code)
+    leave_now(code)

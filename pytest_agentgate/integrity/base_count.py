@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -44,7 +43,7 @@ from pytest_agentgate.commands import (
     words,
 )
 from pytest_agentgate.git import EMPTY_TREE, Base, GitError, Repo
-from pytest_agentgate.process import CommandResult, CommandSpec, run_command
+from pytest_agentgate.process import CommandResult, CommandSpec, run_command, temporary_folder
 from pytest_agentgate.state import base_counts
 
 # At most this long to check the base out and collect it (the gate's own timeout if shorter).
@@ -190,9 +189,11 @@ def _collect(
 ) -> dict[str, BaseCount]:
     """Check the base out once, collect each target's suite there, remove the checkout."""
     started = time.monotonic()
-    folder = Path(tempfile.mkdtemp(prefix="agentgate-base-"))
-    try:
+    with temporary_folder("agentgate-base-") as folder:
         tree = folder / "tree"
+        if cancel is not None and cancel.is_set():
+            why = "the run was stopped before the base was collected"
+            return {t.gate: BaseCount(t.gate, base.sha, None, why) for t, *_ in plans}
         try:
             repo.export(base.sha, tree, folder / "index", timeout=TIMEOUT_S)
         except GitError as exc:
@@ -213,8 +214,6 @@ def _collect(
                 cancel,
             )
         return found
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _collect_one(
