@@ -486,3 +486,31 @@ def test_the_count_plugin_writes_what_pytest_selected(tmp_path: Path) -> None:
     command += ["-p", "pytest_agentgate.pytest_plugin.count", "-k", "not slow"]
     subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, check=False)
     assert json.loads(out.read_text()) == {"selected": 3, "deselected": 1, "errors": 1, "status": 2}
+
+
+DESELECT_FROM_LOCAL_STATE = """\
+import pathlib
+
+
+def pytest_collection_modifyitems(config, items):
+    # What --sw, --lf and testmon do: deselect by state the repository does not hold.
+    path = pathlib.Path(__file__).with_name(".deselect")
+    if not path.exists():
+        return
+    names = set(path.read_text().split())
+    gone = [item for item in items if item.name in names]
+    if gone:
+        config.hook.pytest_deselected(items=gone)
+        items[:] = [item for item in items if item.name not in names]
+"""
+
+
+def test_tests_deselected_by_local_state_are_not_missing(repo: Path, verify: Verify) -> None:
+    # A checkout of the base has no such state: the counts compare what the suites hold,
+    # deselected tests included (deselection is judged by its own rules).
+    write(repo, "conftest.py", DESELECT_FROM_LOCAL_STATE)
+    commit(repo, "deselect by local state")
+    (repo / ".deselect").write_text("test_add test_sub\n")
+    gate, _ = verify()
+    assert not count_findings(gate), gate["findings"]
+    assert gate["test_gate"]["status"] == "pass"

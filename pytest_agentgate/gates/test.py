@@ -40,7 +40,7 @@ class SuiteEvidence(Evidence):
     # that disappeared without being deselected, and items selected that never reported.
     dropped: int = 0
     never_ran: int = 0
-    # How many tests pytest selected to run (collected, less those deselected or dropped), and
+    # How many tests the suite holds (selected to run, plus deselected; not those dropped), and
     # how many of its collectors failed, as the witness or the pytest door saw them; None when
     # not known (another runner, pytest-xdist). The integrity gate compares it with the base's.
     selected: int | None = None
@@ -134,7 +134,9 @@ def _check_witness(
             0, numbers["collected"] - numbers["deselected"] - numbers["selected"]
         )
         evidence.never_ran = max(0, numbers["selected"] - run.total)
-        evidence.selected = numbers["selected"]
+        # What the suite holds: deselection (the project's `-m`, `--sw`, `--lf`) is judged
+        # elsewhere, and a checkout of the base has no cache to deselect by.
+        evidence.selected = numbers["selected"] + numbers["deselected"]
         evidence.collect_errors = numbers["collect_errors"]
 
 

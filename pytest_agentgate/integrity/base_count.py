@@ -269,7 +269,7 @@ def _read_count(path: Path) -> dict[str, int] | None:
     if not isinstance(doc, dict):
         return None
     figures = {}
-    for name in ("selected", "errors", "status"):
+    for name in ("selected", "deselected", "errors", "status"):
         value = doc.get(name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             return None
@@ -294,7 +294,8 @@ def _outcome(
         return None, f"{figures['errors']} error(s) collecting the base's tests{said}"
     if figures["status"] not in (0, 5):  # 5: no tests collected, a count of 0
         return None, f"the collection at the base exited {figures['status']}{said}"
-    return figures["selected"], None
+    # What the suite holds, deselected tests included (as the run's figure is counted).
+    return figures["selected"] + figures["deselected"], None
 
 
 def _said(result: CommandResult) -> str:

@@ -899,7 +899,8 @@ class GateSession:
         tests = self.ledger.summary()
         tests["partial"] = self.partial_reasons(session)
         # What the suite selected: the integrity gate compares it with the base's.
-        tests["selected"] = self.collected
+        # (with those deselected: the base's checkout has no cache for `--lf` or `--sw`).
+        tests["selected"] = None if self.collected is None else self.collected + self.deselected
         tests["collect_errors"] = self.collect_errors
         evidence: dict[str, Any] = {
             "tests": tests,
