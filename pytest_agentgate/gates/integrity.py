@@ -99,7 +99,7 @@ def _selected_now(evidence: Evidence | GateResult | None) -> tuple[int | None, s
     if evidence.selected is None:
         return None, (
             "this run's pytest did not say how many tests it selected (agentgate's pytest "
-            "plugin is not installed where it runs, or pytest-xdist collected on its workers)"
+            "plugin is not installed where it runs, or the run wrote no JUnit report)"
         )
     return evidence.selected, None
 

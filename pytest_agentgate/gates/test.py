@@ -42,7 +42,7 @@ class SuiteEvidence(Evidence):
     never_ran: int = 0
     # How many tests the suite holds (selected to run, plus deselected; not those dropped), and
     # how many of its collectors failed, as the witness or the pytest door saw them; None when
-    # not known (another runner, pytest-xdist). The integrity gate compares it with the base's.
+    # not known (another runner). The integrity gate compares it with the base's.
     selected: int | None = None
     collect_errors: int = 0
 

@@ -203,8 +203,9 @@ def xdist_worker_being_configured(config: pytest.Config) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("help", False) or config.getoption("version", False):
         return
-    if RUN_ID_ENV in os.environ and not hasattr(config, "workerinput"):
-        # A run agentgate started: what it collects is part of the test gate's evidence.
+    if RUN_ID_ENV in os.environ:
+        # A run agentgate started: what it collects is part of the test gate's evidence (an
+        # xdist worker hands its counts to the controller, which signs the report).
         from pytest_agentgate.pytest_plugin.witness import PLUGIN_NAME, Witness
 
         config.pluginmanager.register(Witness(os.environ[RUN_ID_ENV]), PLUGIN_NAME)

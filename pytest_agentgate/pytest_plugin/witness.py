@@ -15,7 +15,8 @@ records, as the report's ``agentgate_*`` properties:
 - ``agentgate_xpassed``: the tests marked xfail that passed anyway (not strict), which JUnit
   cannot tell from any other pass.
 
-Under pytest-xdist the items are collected on the workers: only the run id is recorded.
+Under pytest-xdist the items are collected on the workers, each the whole suite: each worker
+hands its counts to the controller (xdist's ``workeroutput``), which records them, once.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ from typing import Any
 import pytest
 
 PLUGIN_NAME = "agentgate-witness"
+# The key of a worker's counts in xdist's ``workeroutput``.
+WORKER_KEY = "agentgate_witness"
+COUNTS = ("collected", "deselected", "selected", "collect_errors")
 
 
 class Witness:
@@ -58,17 +62,34 @@ class Witness:
             else:
                 self.xpassed.discard(report.nodeid)  # a rerun's outcome replaces it
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        """On the xdist controller: a worker's counts (every worker collects the same suite;
+        the largest figures are kept, as a worker that crashed may have counted less)."""
+        counts = getattr(node, "workeroutput", {}).get(WORKER_KEY)
+        if not isinstance(counts, dict):
+            return
+        for name in COUNTS:
+            value = counts.get(name)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                setattr(self, name, max(getattr(self, name) or 0, value))
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         from _pytest.junitxml import xml_key
 
+        workeroutput = getattr(session.config, "workeroutput", None)
+        if workeroutput is not None:  # an xdist worker: its counts go to the controller
+            if self.collected is not None:
+                workeroutput[WORKER_KEY] = {name: getattr(self, name) for name in COUNTS}
+            return
         xml = session.config.stash.get(xml_key, None)
         if xml is None:
             return
         xml.add_global_property("agentgate_run", self.run_id)
         if self.xpassed:
             xml.add_global_property("agentgate_xpassed", str(len(self.xpassed)))
-        if self.collected is not None and not hasattr(session.config, "workerinput"):
+        if self.collected is not None:
             xml.add_global_property("agentgate_collected", str(self.collected))
             xml.add_global_property("agentgate_deselected", str(self.deselected))
             xml.add_global_property("agentgate_selected", str(self.selected))
