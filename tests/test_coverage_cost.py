@@ -87,7 +87,8 @@ def test_measured_now_then_shown_in_every_later_verdict(busy: Path, agentgate: A
     assert entry["with_s"] == pytest.approx(with_s, abs=0.05)
     assert entry["without_s"] == pytest.approx(without_s, abs=0.05)
     share = 100 * (entry["with_s"] - entry["without_s"]) / entry["with_s"]
-    assert int(notice.group(1)) == round(share)
+    # A busy machine can make the run without coverage the slower one: shown as 0%, no less.
+    assert int(notice.group(1)) == max(0, round(share))
 
     later = agentgate("verify", "--no-cache", "--format", "json")
     again = _notice(later)
