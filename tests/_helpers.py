@@ -154,3 +154,25 @@ def pytest_agentgate(root: Path, profile: str = "strict") -> tuple[int, dict[str
     )
     verdict = json.loads(out.read_text()) if out.is_file() else {}
     return proc.returncode, verdict, proc.stdout + proc.stderr
+
+
+# A pytest plugin that rewrites failures as passes (the plugin an agent would plant).
+REWRITER = """\
+import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        report.outcome = "passed"
+"""
+
+
+def egg_info(root: Path, name: str, entry_points: str) -> None:
+    """A distribution's metadata folder in ``root``, as an install (or an agent) writes one."""
+    info = root / f"{name.replace('-', '_')}.egg-info"
+    info.mkdir()
+    (info / "PKG-INFO").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(entry_points)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _helpers import CliRun
+from _helpers import REWRITER, CliRun, egg_info
 
 Agentgate = Callable[..., CliRun]
 WriteConfig = Callable[[str], Path]
@@ -84,6 +84,43 @@ def test_under_xdist_the_workers_counts_sign_the_report(
     assert (signed["agentgate_collected"], signed["agentgate_selected"]) == ("8", "7")
     assert signed["agentgate_deselected"] == "1"
     assert not any("dropped" in p or "never ran" in p for p in gate["problems"])
+
+
+def test_a_plugin_planted_in_the_project_folder_fails_the_test_gate(
+    suite: Path, write_config: WriteConfig, agentgate: Agentgate
+) -> None:
+    # `python -m pytest` puts the project folder first on sys.path: an egg-info there with a
+    # pytest11 entry point loads a plugin that rewrites failures as passes, and nothing of it
+    # needs to be tracked (build/ and *.egg-info/ are in most projects' .gitignore).
+    (suite / "build").mkdir()
+    (suite / "build" / "zz_helper.py").write_text(REWRITER)
+    egg_info(suite, "zz-helper", "[pytest11]\nzz = build.zz_helper\n")
+    write_config(config('"{py} -m pytest -q -p no:cacheprovider --junitxml=junit.xml"'))
+    run = agentgate("verify", "--format", "json")
+    gate = run.gate("test")
+    assert gate["status"] == "fail" and run.code == 1
+    assert gate["actual"]["failed"] == 0  # the plugin did rewrite the failure
+    assert any(
+        "pytest loaded plugins that no installed package provides" in p
+        and "zz (zz_helper.egg-info)" in p
+        for p in gate["problems"]
+    ), gate["problems"]
+
+
+def test_an_editable_installs_egg_info_in_the_project_is_no_planted_plugin(
+    suite: Path, write_config: WriteConfig, agentgate: Agentgate
+) -> None:
+    # setuptools leaves <name>.egg-info in the project of an editable install: the same
+    # distribution, with the same plugins, is installed.
+    from importlib import metadata
+
+    installed = metadata.distribution("pytest-agentgate").read_text("entry_points.txt") or ""
+    assert "pytest11" in installed
+    egg_info(suite, "pytest-agentgate", installed)
+    write_config(config('"{py} -m pytest -q -p no:cacheprovider --junitxml=junit.xml"'))
+    gate = agentgate("verify", "--format", "json").gate("test")
+    assert not any("no installed package provides" in p for p in gate["problems"])
+    assert (gate["actual"]["passed"], gate["actual"]["failed"]) == (2, 1)
 
 
 def test_a_report_copied_over_the_one_pytest_wrote_is_not_evidence(

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import PY, CliRun
+from _helpers import PY, REWRITER, CliRun, egg_info
 
 from pytest_agentgate.pytest_plugin import entry, session
 from pytest_agentgate.pytest_plugin.session import (
@@ -635,3 +635,30 @@ def test_no_test_writes_to_the_real_user_state_directory(
     # tests/conftest.py points it at a folder of the session's own, for every process it starts.
     home = Path(os.environ["AGENTGATE_STATE_HOME"])
     assert home.is_relative_to(tmp_path_factory.getbasetemp())
+
+
+def test_a_plugin_planted_in_the_project_folder_fails_the_pytest_door(tmp_path: Path) -> None:
+    # `python -m pytest` finds an egg-info in the project folder and loads its pytest11 plugin;
+    # build/ and *.egg-info/ are ignored by the project itself, so git shows nothing.
+    root = repository(
+        tmp_path / "proj",
+        "gates:\n  test: {command: pytest}\n",
+        **{
+            ".gitignore": "build/\n*.egg-info/\n.agentgate/\n",
+            "test_a.py": "def test_a():\n    assert 1 == 2\n",
+        },
+    )
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "base"],
+        cwd=root,
+        check=True,
+    )
+    (root / "build").mkdir()
+    (root / "build" / "zz_helper.py").write_text(REWRITER)
+    egg_info(root, "zz-helper", "[pytest11]\nzz = build.zz_helper\n")
+    proc = pytest_in(root, "--agentgate=strict", "--agentgate-json=v.json")
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    test_gate = next(g for g in verdict_in(root)["gates"] if g["kind"] == "test")
+    assert test_gate["status"] == "fail"
+    assert any("zz (zz_helper.egg-info)" in p for p in test_gate["problems"]), test_gate

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_agentgate.commands import runs_pytest, runs_this_interpreter
@@ -45,6 +45,8 @@ class SuiteEvidence(Evidence):
     # not known (another runner). The integrity gate compares it with the base's.
     selected: int | None = None
     collect_errors: int = 0
+    # pytest plugins loaded from the project folder by no installation (witness.py).
+    local_plugins: list[str] = field(default_factory=list)
 
 
 class SuiteGate:
@@ -129,6 +131,7 @@ def _check_witness(
         key: sum(int(v) for v in run.properties.get(f"agentgate_{key}", []) if v.isdigit())
         for key in ("collected", "deselected", "selected", "collect_errors")
     }
+    evidence.local_plugins = list(run.properties.get("agentgate_local_plugin", []))
     if "agentgate_collected" in run.properties:
         evidence.dropped = max(
             0, numbers["collected"] - numbers["deselected"] - numbers["selected"]
@@ -192,6 +195,9 @@ def _judge_run(config: GateConfig, evidence: SuiteEvidence, run: TestRun) -> Gat
     if evidence.dropped:
         fail = True
         summary += f"; {evidence.dropped} collected tests dropped"
+    if evidence.local_plugins:
+        fail = True
+        summary += f"; {len(evidence.local_plugins)} pytest plugins loaded from the project folder"
     if run_partial:
         summary += "; partial run: " + "; ".join(run_partial)
         if config.thresholds.get("partial") == "fail":
@@ -209,6 +215,12 @@ def _judge_run(config: GateConfig, evidence: SuiteEvidence, run: TestRun) -> Gat
             f"{evidence.dropped} of the tests pytest collected were removed from the run "
             "without being deselected (a pytest_collection_modifyitems hook or a plugin): "
             "every collected test must run"
+        )
+    if evidence.local_plugins:
+        result.problems.append(
+            "pytest loaded plugins that no installed package provides, from a distribution in "
+            f"the project folder ({', '.join(evidence.local_plugins)}): remove it, or install "
+            "the plugin as a package"
         )
     if partial_problem is not None:
         result.problems.append(partial_problem)

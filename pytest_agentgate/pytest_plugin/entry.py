@@ -61,6 +61,10 @@ from pytest_agentgate.profiles import PROFILE_NAMES
 # pytest_agentgate.process.RUNNING_ENV; not imported, so that an ungated run imports no more.
 RUNNING_ENV = "AGENTGATE_RUNNING"
 
+# sys.path as pytest loaded its plugins (this module is one of them), before any conftest.py
+# changed it: `python -m pytest` has the current folder first (pytest_plugin/witness.py).
+START_PATH = tuple(sys.path)
+
 SESSION_PLUGIN = "agentgate-session"
 NOTICE_PLUGIN = "agentgate-notice"
 # ini values that switch the gate on with the configuration's own profile, or off.

@@ -254,6 +254,11 @@ class HelperSession:
                 run=run,
                 selected=_count(evidence["tests"].get("selected")),
                 collect_errors=_count(evidence["tests"].get("collect_errors")) or 0,
+                local_plugins=[
+                    str(name)
+                    for name in evidence["tests"].get("local_plugins") or []
+                    if isinstance(name, str)
+                ],
             )
         if self.coverage_gates:
             measured_here = self.cov_active or self.measure is not None

@@ -902,6 +902,9 @@ class GateSession:
         # (with those deselected: the base's checkout has no cache for `--lf` or `--sw`).
         tests["selected"] = None if self.collected is None else self.collected + self.deselected
         tests["collect_errors"] = self.collect_errors
+        from pytest_agentgate.pytest_plugin.witness import local_plugins
+
+        tests["local_plugins"] = local_plugins(self.config)
         evidence: dict[str, Any] = {
             "tests": tests,
             "exitstatus": int(session.exitstatus),

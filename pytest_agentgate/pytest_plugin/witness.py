@@ -13,7 +13,12 @@ records, as the report's ``agentgate_*`` properties:
   item that disappeared without being deselected was dropped by a hook;
   ``agentgate_collect_errors``: the collectors that failed (a test file that does not import);
 - ``agentgate_xpassed``: the tests marked xfail that passed anyway (not strict), which JUnit
-  cannot tell from any other pass.
+  cannot tell from any other pass;
+- ``agentgate_local_plugin``: each pytest plugin loaded from a distribution in the folder
+  ``python -m pytest`` put first on ``sys.path`` (a ``*.egg-info`` or ``*.dist-info`` with a
+  ``pytest11`` entry point in the project), unless that folder is on ``sys.path`` by
+  installation too, or the same distribution, with the same plugins, is installed: an editable
+  install leaves its ``.egg-info`` in the project, a planted one is loaded by no installation.
 
 Under pytest-xdist the items are collected on the workers, each the whole suite: each worker
 hands its counts to the controller (xdist's ``workeroutput``), which records them, once.
@@ -21,6 +26,7 @@ hands its counts to the controller (xdist's ``workeroutput``), which records the
 
 from __future__ import annotations
 
+import os
 from collections.abc import Generator, Sequence
 from typing import Any
 
@@ -62,6 +68,9 @@ class Witness:
             else:
                 self.xpassed.discard(report.nodeid)  # a rerun's outcome replaces it
 
+    def pytest_configure(self, config: pytest.Config) -> None:
+        self.local_plugins = local_plugins(config)
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:
         """On the xdist controller: a worker's counts (every worker collects the same suite;
@@ -87,6 +96,8 @@ class Witness:
         if xml is None:
             return
         xml.add_global_property("agentgate_run", self.run_id)
+        for name in getattr(self, "local_plugins", ()):
+            xml.add_global_property("agentgate_local_plugin", name)
         if self.xpassed:
             xml.add_global_property("agentgate_xpassed", str(len(self.xpassed)))
         if self.collected is not None:
@@ -94,3 +105,41 @@ class Witness:
             xml.add_global_property("agentgate_deselected", str(self.deselected))
             xml.add_global_property("agentgate_selected", str(self.selected))
             xml.add_global_property("agentgate_collect_errors", str(self.collect_errors))
+
+
+def local_plugins(config: pytest.Config) -> list[str]:
+    """The pytest plugins loaded from a distribution found only because ``python -m pytest``
+    put the current folder first on ``sys.path`` (see the module's docstring)."""
+    from pytest_agentgate.pytest_plugin.entry import START_PATH
+
+    if not START_PATH or not START_PATH[0]:
+        return []
+    first = os.path.realpath(START_PATH[0])
+    if first in {os.path.realpath(p) for p in START_PATH[1:] if p}:
+        return []  # on sys.path by installation too (a .pth of a legacy develop install)
+    later = [p for p in START_PATH[1:] if p]
+    found = []
+    for plugin, dist in config.pluginmanager.list_plugin_distinfo():
+        where = getattr(dist, "_path", None)
+        if where is None or os.path.realpath(os.path.dirname(str(where))) != first:
+            continue
+        name = dist.metadata["Name"] or os.path.basename(str(where))
+        if _installed_alike(name, dist, later):
+            continue
+        found.append(
+            f"{config.pluginmanager.get_name(plugin) or name} ({os.path.basename(str(where))})"
+        )
+    return sorted(set(found))
+
+
+def _installed_alike(name: str, dist: Any, path: list[str]) -> bool:
+    """Whether a distribution of that name with the same pytest plugins is on ``path``."""
+    from importlib import metadata
+
+    def plugins(of: Any) -> set[tuple[str, str]]:
+        return {(e.name, e.value) for e in of.entry_points if e.group == "pytest11"}
+
+    for other in metadata.distributions(name=name, path=path):
+        if plugins(other) == plugins(dist):
+            return True
+    return False
