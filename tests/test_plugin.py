@@ -149,7 +149,8 @@ def test_without_the_option_the_plugin_has_no_per_test_cost(pytester: pytest.Pyt
     assert (pytester.path / "off.txt").read_text().splitlines() == [
         "hooks: ['pytest_addoption', 'pytest_configure', 'pytest_load_initial_conftests']",
         "modules: ['pytest_agentgate', 'pytest_agentgate.commands', 'pytest_agentgate.profiles', "
-        "'pytest_agentgate.pytest_plugin', 'pytest_agentgate.pytest_plugin.entry']",
+        "'pytest_agentgate.pytest_plugin', 'pytest_agentgate.pytest_plugin.entry', "
+        "'pytest_agentgate.pytest_plugin.start']",
         "session: None",
     ]
 

@@ -57,13 +57,10 @@ import pytest
 
 from pytest_agentgate.commands import RUN_ID_ENV
 from pytest_agentgate.profiles import PROFILE_NAMES
+from pytest_agentgate.pytest_plugin.start import START_KEY, START_PATH
 
 # pytest_agentgate.process.RUNNING_ENV; not imported, so that an ungated run imports no more.
 RUNNING_ENV = "AGENTGATE_RUNNING"
-
-# sys.path as pytest loaded its plugins (this module is one of them), before any conftest.py
-# changed it: `python -m pytest` has the current folder first (pytest_plugin/witness.py).
-START_PATH = tuple(sys.path)
 
 SESSION_PLUGIN = "agentgate-session"
 NOTICE_PLUGIN = "agentgate-notice"
@@ -207,6 +204,7 @@ def xdist_worker_being_configured(config: pytest.Config) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("help", False) or config.getoption("version", False):
         return
+    config.stash[START_KEY] = START_PATH
     if RUN_ID_ENV in os.environ:
         # A run agentgate started: what it collects is part of the test gate's evidence (an
         # xdist worker hands its counts to the controller, which signs the report).

@@ -110,14 +110,15 @@ class Witness:
 def local_plugins(config: pytest.Config) -> list[str]:
     """The pytest plugins loaded from a distribution found only because ``python -m pytest``
     put the current folder first on ``sys.path`` (see the module's docstring)."""
-    from pytest_agentgate.pytest_plugin.entry import START_PATH
+    from pytest_agentgate.pytest_plugin.start import START_KEY
 
-    if not START_PATH or not START_PATH[0]:
+    start = config.stash.get(START_KEY, ())
+    if not start or not start[0]:
         return []
-    first = os.path.realpath(START_PATH[0])
-    if first in {os.path.realpath(p) for p in START_PATH[1:] if p}:
+    first = os.path.realpath(start[0])
+    if first in {os.path.realpath(p) for p in start[1:] if p}:
         return []  # on sys.path by installation too (a .pth of a legacy develop install)
-    later = [p for p in START_PATH[1:] if p]
+    later = [p for p in start[1:] if p]
     found = []
     for plugin, dist in config.pluginmanager.list_plugin_distinfo():
         where = getattr(dist, "_path", None)
