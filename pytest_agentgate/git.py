@@ -34,12 +34,13 @@ import re
 import shutil
 import subprocess
 import threading
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import Literal, TypeVar
 
 GIT_TIMEOUT_S = 60.0
+_T = TypeVar("_T")
 DEFAULT_BRANCHES = ("origin/main", "origin/master", "main", "master")
 # git's empty tree: the base of a repository that has no commit yet.
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -681,6 +682,23 @@ def _env(index: Path | None = None) -> dict[str, str]:
     return env
 
 
+def side_by_side(calls: Sequence[Callable[[], _T]]) -> list[_T]:
+    """Each call's result, in order; the calls run at once, one thread each but the first
+    (git processes mostly wait). A call must not raise: catch what it may."""
+    out: list[_T | None] = [None] * len(calls)
+
+    def one(i: int) -> None:
+        out[i] = calls[i]()
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(1, len(calls))]
+    for thread in threads:
+        thread.start()
+    one(0)
+    for thread in threads:
+        thread.join()
+    return out  # type: ignore[return-value]  # every slot was filled
+
+
 def _git_many(
     cwd: Path,
     *commands: list[str],
@@ -690,24 +708,18 @@ def _git_many(
 ) -> list[str]:
     """``_git(cwd, *command)`` for each command, run side by side; the first error raises
     (but for the commands whose index is in ``unchecked``: their exit code is not an error)."""
-    results: list[str | GitError] = [GitError("git did not run")] * len(commands)
 
-    def one(i: int) -> None:
-        try:
-            results[i] = _git(
-                cwd, *commands[i], check=i not in unchecked, config=config, index=index
-            )
-        except GitError as exc:
-            results[i] = exc
+    def call(i: int) -> Callable[[], str | GitError]:
+        def run() -> str | GitError:
+            try:
+                return _git(cwd, *commands[i], check=i not in unchecked, config=config, index=index)
+            except GitError as exc:
+                return exc
 
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(1, len(commands))]
-    for thread in threads:
-        thread.start()
-    one(0)
-    for thread in threads:
-        thread.join()
+        return run
+
     out = []
-    for result in results:
+    for result in side_by_side([call(i) for i in range(len(commands))]):
         if isinstance(result, GitError):
             raise result
         out.append(result)

@@ -12,6 +12,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,20 @@ def record(config: Any, task: Any, verdict: Any, **kwargs: Any) -> Any:
     return ledger_record(
         config, task, verdict, lambda d: conclude(config, verdict.gates, decision=d), **kwargs
     )
+
+
+def write(root: Path, path: str, text: str) -> None:
+    """``text`` (dedented) into ``root / path``, its folders made."""
+    target = root / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+def edit(root: Path, path: str, old: str, new: str) -> None:
+    """Replace ``old`` (which must be there) by ``new`` in ``root / path``, once."""
+    text = (root / path).read_text(encoding="utf-8")
+    assert old in text, f"{old!r} is not in {path}"
+    (root / path).write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
 def git(root: Path, *args: str) -> str:

@@ -18,14 +18,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import textwrap
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import PY, CliRun, git
+from _helpers import PY, CliRun, edit, git, write
 from _helpers import pytest_agentgate as pytest_gated
 
 import pytest_agentgate
@@ -97,18 +96,6 @@ BASE = {
     "tests/test_legacy.py": TEST_LEGACY,
 }
 AT_BASE = 7  # 4 cases, test_add, test_sub, test_old_total
-
-
-def write(root: Path, path: str, text: str) -> None:
-    target = root / path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(textwrap.dedent(text), encoding="utf-8")
-
-
-def edit(root: Path, path: str, old: str, new: str) -> None:
-    text = (root / path).read_text(encoding="utf-8")
-    assert old in text, f"{old!r} is not in {path}"
-    (root / path).write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
 def commit(root: Path, message: str) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import CliRun, pytest_agentgate
+from _helpers import CliRun, edit, pytest_agentgate, write
 
 ENV = {
     "GIT_AUTHOR_NAME": "t",
@@ -156,18 +156,6 @@ def git(root: Path, *args: str) -> str:
         check=True,
     )
     return proc.stdout
-
-
-def write(root: Path, path: str, text: str) -> None:
-    target = root / path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(textwrap.dedent(text), encoding="utf-8")
-
-
-def edit(root: Path, path: str, old: str, new: str) -> None:
-    text = (root / path).read_text(encoding="utf-8")
-    assert old in text, f"{old!r} is not in {path}"
-    (root / path).write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
 def line_of(text: str, needle: str) -> int:

@@ -28,6 +28,7 @@ run of the same tree and configuration that misses says what else differed: "the
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -37,7 +38,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -251,18 +251,9 @@ def tree_state(root: Path) -> tuple[str, str] | None:
 
 def _git_many(root: Path, *commands: list[str]) -> list[bytes | None]:
     """:func:`_git` for each command, side by side."""
-    out: list[bytes | None] = [None] * len(commands)
+    from pytest_agentgate.git import side_by_side
 
-    def one(i: int) -> None:
-        out[i] = _git(root, *commands[i])
-
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(1, len(commands))]
-    for thread in threads:
-        thread.start()
-    one(0)
-    for thread in threads:
-        thread.join()
-    return out
+    return side_by_side([functools.partial(_git, root, *command) for command in commands])
 
 
 def path_folders(environ: Mapping[str, str]) -> list[str]:
