@@ -7,7 +7,7 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -296,22 +296,46 @@ def _shell_words(command: str, *, posix: bool) -> list[str]:
 
 
 def _without_gate_options(args: list[str]) -> list[str]:
+    dropped = _without_options(
+        args, valued=_GATE_VALUED, optional=("--agentgate",), flags=_GATE_FLAGS
+    )
+    assert dropped is not None  # nothing is refused
+    return dropped[0]
+
+
+def _without_options(
+    args: list[str],
+    *,
+    valued: Collection[str],
+    optional: Collection[str],
+    flags: Collection[str],
+    refuse: Callable[[str], bool] = lambda option: False,
+) -> tuple[list[str], set[str]] | None:
+    """``args`` without the options named (and their values: always for ``valued``, the next
+    word unless it is an option for ``optional``, none for ``flags``), and which of them were
+    there; None when an option is one ``refuse`` says cannot be read."""
     out: list[str] = []
+    seen: set[str] = set()
     index = 0
     while index < len(args):
         word = args[index]
         option = word.split("=", 1)[0]
         index += 1
-        if option == "--agentgate":
-            # nargs="?": the next word is its profile unless it is an option.
+        if option in optional:
             if "=" not in word and index < len(args) and not args[index].startswith("-"):
-                index += 1
-        elif option in _GATE_VALUED:
+                index += 1  # `--cov src`: src is the option's value, not a test path
+        elif option in valued:
             if "=" not in word:
                 index += 1
-        elif option not in _GATE_FLAGS:
+        elif option in flags:
+            pass
+        elif refuse(option):
+            return None
+        else:
             out.append(word)
-    return out
+            continue
+        seen.add(option)
+    return out, seen
 
 
 def quote_word(word: str) -> str:
@@ -375,26 +399,18 @@ def _coverage_run_target(args: list[str]) -> list[str] | None:
 def _pytest_without_cov(args: list[str]) -> tuple[list[str], bool] | None:
     """A pytest command line without pytest-cov's options and the JUnit report option;
     ``--no-cov`` added when it had ``--cov`` (a ``--cov`` in the project's addopts is off too)."""
-    out: list[str] = []
-    had_cov = False
-    index = 0
-    while index < len(args):
-        word = args[index]
-        option = word.split("=", 1)[0]
-        index += 1
-        if option == "--cov":
-            had_cov = True
-            if "=" not in word and index < len(args) and not args[index].startswith("-"):
-                index += 1  # `--cov src`: src is --cov's value, not a test path
-        elif option in _PYTEST_COV_VALUED or option in _JUNIT_OPTIONS:
-            if "=" not in word:
-                index += 1
-        elif option in _PYTEST_COV_FLAGS:
-            pass
-        elif option.startswith("--cov-"):
-            return None  # an option this does not know: its value cannot be told apart
-        else:
-            out.append(word)
+    dropped = _without_options(
+        args,
+        valued={*_PYTEST_COV_VALUED, *_JUNIT_OPTIONS},
+        optional=("--cov",),
+        flags=_PYTEST_COV_FLAGS,
+        # An option this does not know: its value cannot be told apart.
+        refuse=lambda option: option.startswith("--cov-"),
+    )
+    if dropped is None:
+        return None
+    out, seen = dropped
+    had_cov = "--cov" in seen
     if had_cov:
         out.append("--no-cov")
     return out, had_cov

@@ -59,9 +59,6 @@ LOOK_AT_EVERY_FILE = (
 DIFF_OPTIONS = (
     "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "--no-relative",
 )  # fmt: skip
-# Clean filters that may run while the change is read: none. Even Git LFS's turns code an
-# attribute assigns to it into a pointer; an LFS file the tree left untouched is not re-read.
-TRUSTED_FILTERS: dict[str, tuple[str, ...]] = {}
 # Ignored folders that hold no code of the project (virtualenvs, caches, build output): never
 # looked into for files a private exclude hides.
 NOT_PROJECT_DIRS = frozenset(
@@ -391,7 +388,7 @@ class Repo:
         index, its work tree and its list of work trees are untouched, and no hook runs.
         Raises GitError."""
         drivers = _git(self.toplevel, *FILTERS_COMMAND, check=False)
-        config = filter_overrides(drivers, trusted={})
+        config = filter_overrides(drivers)
         env = {"GIT_LFS_SKIP_SMUDGE": "1"}
         _git(self.toplevel, "read-tree", sha, index=index, timeout=timeout, config=config)
         prefix = f"--prefix={dest}{os.sep}"
@@ -455,18 +452,13 @@ class Blind:
             yield copy
 
 
-def filter_overrides(
-    config: str, trusted: Mapping[str, tuple[str, ...]] = TRUSTED_FILTERS
-) -> list[str]:
-    """``-c`` settings that switch off every filter driver the repository's settings name but
-    the ``trusted`` ones (by default Git LFS's, :data:`TRUSTED_FILTERS`), from ``git config -z
-    --get-regexp '^filter[.]'`` (entries ``key\nvalue\0``)."""
-    drivers: set[str] = set()
-    for entry in filter(None, config.split("\0")):
-        key, _, value = entry.partition("\n")
-        name, _, setting = key[len("filter.") :].rpartition(".")
-        if name and value.strip() not in trusted.get(setting, ()):
-            drivers.add(name)
+def filter_overrides(config: str) -> list[str]:
+    """``-c`` settings that switch off every filter driver the repository's settings name,
+    from ``git config -z --get-regexp '^filter[.]'`` (entries ``key\nvalue\0``). None is
+    kept, not even Git LFS's: it turns code an attribute assigns to it into a pointer (an LFS
+    file the tree left untouched is not re-read)."""
+    keys = (entry.partition("\n")[0] for entry in config.split("\0") if entry)
+    drivers = {name for key in keys if (name := key[len("filter.") :].rpartition(".")[0])}
     return [
         f"filter.{name}.{setting}={'false' if setting == 'required' else ''}"
         for name in sorted(drivers)
