@@ -19,6 +19,7 @@ import pytest
 from _helpers import DATA, CliRun
 
 from pytest_agentgate.gates.session import check_claims, claims, deferrals
+from pytest_agentgate.reports._io import MAX_COUNT
 from pytest_agentgate.reports.model import ReportError
 from pytest_agentgate.reports.transcripts import read as reader
 from pytest_agentgate.reports.transcripts.build import timestamp
@@ -176,6 +177,44 @@ def test_a_tool_result_that_quotes_a_skipped_key_is_still_read(tmp_path: Path) -
     path.write_text("\n".join([*lines[: index + 1], text]) + "\n", encoding="utf-8")
     [shell] = [c for c in read_transcript(path).calls if c.id == call_id]
     assert (shell.failed, shell.exit_code) == (True, 3)
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_the_standard_librarys_parser_reads_what_orjson_reads(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast = read_transcript(TRANSCRIPTS / name)
+    monkeypatch.setattr(reader, "_fast_loads", None)  # PyPy, or a platform without its wheel
+    assert read_transcript(TRANSCRIPTS / name) == fast
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["orjson", "json"])
+def test_lines_orjson_refuses_are_read_as_json_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fast: bool
+) -> None:
+    if not fast:
+        monkeypatch.setattr(reader, "_fast_loads", None)
+    lines = (TRANSCRIPTS / "claude-code.jsonl").read_bytes().splitlines()
+    last = lines[-2]
+    assert b'"type":"text","text":"Fixed add' in last
+    # Bytes that are not UTF-8 and a lone surrogate in the final text; NaN and a number past
+    # 64 bits as token counts; a value after the object: json reads, or skips, each the same.
+    odd = [
+        last.replace(b'"text":"Fixed add', b'"text":"\\ud800 caf\xe9 Fixed add'),
+        b'{"type":"assistant","uuid":"n","message":{"id":"n","usage":{"input_tokens":NaN}}}',
+        b'{"type":"assistant","uuid":"b","message":{"id":"b","usage":{"input_tokens":'
+        + b"9" * 30
+        + b"}}}",
+        b'{"type":"assistant","uuid":"t"} trailing',
+        b"[1, 2]",
+    ]
+    path = tmp_path / "odd.jsonl"
+    path.write_bytes(b"\n".join([*lines[:-2], *odd, lines[-1]]) + b"\n")
+    session = read_transcript(path)
+    assert session.final_message is not None
+    assert session.final_message.startswith("\ud800 caf\ufffd Fixed add")
+    assert session.skipped == 2  # the trailing text and the list
+    assert session.tokens == 360 + MAX_COUNT
 
 
 def test_a_line_too_long_is_skipped_not_kept(

@@ -120,21 +120,29 @@ class Builder:
         return session
 
 
+def whole_number(value: Any) -> int | None:
+    """A JSON integer; None for anything else. A float with nothing after the point counts: orjson
+    reads an integer past 64 bits as a float, where json reads it as an int."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
 def token_count(value: Any) -> int:
-    """A count of tokens as a harness writes it. What is no count (a string, a float, -1) counts
-    as none; a count above ``MAX_COUNT``, more than any session spends, counts as ``MAX_COUNT``:
-    a budget still sees it spent, and every percentage made of it stays a number."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        return 0
-    return min(max(value, 0), MAX_COUNT)
+    """A count of tokens as a harness writes it. What is no count (a string, 1.5, -1) counts as
+    none; a count above ``MAX_COUNT``, more than any session spends, counts as ``MAX_COUNT``: a
+    budget still sees it spent, and every percentage made of it stays a number."""
+    count = whole_number(value)
+    return 0 if count is None else min(max(count, 0), MAX_COUNT)
 
 
 def window_size(value: Any) -> int | None:
     """A model's context window in tokens: a whole number from 1 to ``MAX_COUNT``, else None (a
     window of 10**400 would make every context fill 0%)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value if 0 < value <= MAX_COUNT else None
+    size = whole_number(value)
+    return size if size is not None and 0 < size <= MAX_COUNT else None
 
 
 def timestamp(value: Any) -> float | None:

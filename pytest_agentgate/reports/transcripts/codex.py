@@ -12,7 +12,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pytest_agentgate.reports.transcripts.build import Builder, token_count, window_size
+from pytest_agentgate.reports.transcripts.build import (
+    Builder,
+    token_count,
+    whole_number,
+    window_size,
+)
 from pytest_agentgate.reports.transcripts.model import Session
 
 
@@ -93,8 +98,8 @@ class CodexReader(Builder):
             if not isinstance(item, dict):
                 return
             if item.get("type") == "CommandExecution":
-                code = item.get("exit_code")
-                if isinstance(code, int):
+                code = whole_number(item.get("exit_code"))
+                if code is not None:
                     self.result(str(item.get("id")), failed=code != 0, text=f"exit code {code}")
             elif item.get("type") == "FileChange" and isinstance(item.get("changes"), dict):
                 call = self._calls.get(str(item.get("id")))

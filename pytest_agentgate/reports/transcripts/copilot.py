@@ -10,7 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_agentgate.reports.transcripts.build import Builder, token_count, window_size
+from pytest_agentgate.reports.transcripts.build import (
+    Builder,
+    token_count,
+    whole_number,
+    window_size,
+)
 
 
 class CopilotReader(Builder):
@@ -51,9 +56,9 @@ class CopilotReader(Builder):
     def _complete(self, data: dict[str, Any]) -> None:
         call_id = str(data.get("toolCallId"))
         shell = data.get("shellExecution")
-        code = shell.get("exitCode") if isinstance(shell, dict) else None
+        code = whole_number(shell.get("exitCode")) if isinstance(shell, dict) else None
         success = data.get("success")
-        if isinstance(code, int):
+        if code is not None:
             self.result(call_id, failed=code != 0 or success is False, text=f"exit code {code}")
         elif isinstance(success, bool):
             self.result(call_id, failed=not success)

@@ -23,6 +23,12 @@ from pytest_agentgate.reports.transcripts.copilot import CopilotReader
 from pytest_agentgate.reports.transcripts.gemini import GeminiReader
 from pytest_agentgate.reports.transcripts.model import Session
 
+_fast_loads: Callable[[bytes], Any] | None
+try:  # orjson parses a line 2-3x faster than json; without it (PyPy) json reads the same
+    from orjson import loads as _fast_loads
+except ImportError:  # pragma: no cover - installed wherever it has a wheel
+    _fast_loads = None
+
 READERS: dict[str, type[Builder]] = {
     "claude": ClaudeReader,
     "codex": CodexReader,
@@ -130,6 +136,19 @@ class _Reading:
 
     def _record(self, raw: bytes) -> dict[str, Any] | None:
         """A line's JSON object; None (counted when the line is not blank) for anything else."""
+        if _fast_loads is not None:
+            try:
+                record = _fast_loads(raw)
+            except ValueError:  # orjson is stricter (bad UTF-8, NaN, huge numbers): json decides
+                return self._read(raw)
+            if isinstance(record, dict):
+                return record
+            self.not_json += 1
+            return None
+        return self._read(raw)
+
+    def _read(self, raw: bytes) -> dict[str, Any] | None:
+        """:meth:`_record` by the standard library's parser."""
         text = raw.decode("utf-8", "replace")
         try:
             record, end = _RAW_DECODE(text)
