@@ -770,7 +770,7 @@ def find_change(
         if config.base is not None and not explicit_base:
             base = repo.resolve_base(configured=config.base)
         else:
-            base = task_base.resolve(repo, task, explicit_base)
+            base = task_base.resolve(repo, task, explicit_base, config.root)
         if isinstance(base, BaseMissing):
             return base
         return repo, repo.change(base)

@@ -1123,6 +1123,70 @@ def test_a_pinned_base_that_is_gone_is_said(repo: Path, agentgate: Callable[...,
     assert "agentgate reset --task t2" in said
 
 
+def test_deleting_the_pin_does_not_move_the_base(
+    repo: Path, agentgate: Callable[..., CliRun]
+) -> None:
+    # The pin in the user's state directory is one file: deleting it after moving main would
+    # pin the moved main. The project's .agentgate/ keeps the pinned commit too.
+    from pytest_agentgate.git import Repo
+    from pytest_agentgate.state import task_base
+
+    def integrity(*args: str) -> dict[str, Any]:
+        run = agentgate("verify", "--profile", "strict", "--format", "json", "--no-run", *args)
+        return run.gate("integrity")
+
+    found = Repo.find(repo)
+    assert found is not None
+    base = git(repo, "rev-parse", "main").strip()
+    git(repo, "checkout", "-q", "-b", "work")
+    assert integrity("--task", "t4")["status"] == "pass"
+    record = json.loads((repo / ".agentgate" / "task-bases.json").read_text())
+    assert list(record.values()) == [base]
+    edit(repo, "tests/test_calc.py", "def test_sub():", "@pytest.mark.skip\ndef test_sub():")
+    git(repo, "commit", "-qam", "wip")
+    git(repo, "branch", "-f", "main", "HEAD")
+    pin = task_base._path(found.toplevel, "t4")
+    pin.unlink()
+    gone = integrity("--task", "t4")
+    assert gone["status"] == "fail"
+    said = json.dumps(gone)
+    assert "is gone" in said and f"first met the gate at {base[:12]}" in said
+    assert "agentgate reset --task t4" in said
+    assert not pin.exists()  # never silently pinned again
+    # A pin rewritten to the moved main contradicts the project's record.
+    pin.write_text(json.dumps({"sha": git(repo, "rev-parse", "HEAD").strip()}))
+    assert "one of them was changed" in json.dumps(integrity("--task", "t4"))
+    # With the change's own `base:` in agentgate.yml, a broken pin is still no base it picks.
+    (repo / "agentgate.yml").write_text("base: HEAD\n" + (repo / "agentgate.yml").read_text())
+    picked = integrity("--task", "t4")
+    assert picked["status"] == "fail" and "one of them was changed" in json.dumps(picked)
+
+
+def test_deleting_agentgate_state_keeps_the_pin(
+    repo: Path, agentgate: Callable[..., CliRun]
+) -> None:
+    # .agentgate/ deleted (git clean -xdf): the pin in the user's state directory stands, and
+    # the project's record of it is written again. A reset takes both away.
+    def integrity(*args: str) -> dict[str, Any]:
+        run = agentgate("verify", "--profile", "strict", "--format", "json", "--no-run", *args)
+        return run.gate("integrity")
+
+    base = git(repo, "rev-parse", "main").strip()
+    git(repo, "checkout", "-q", "-b", "work")
+    assert integrity("--task", "t5")["status"] == "pass"
+    shutil.rmtree(repo / ".agentgate")
+    edit(repo, "tests/test_calc.py", "def test_sub():", "@pytest.mark.skip\ndef test_sub():")
+    git(repo, "commit", "-qam", "wip")
+    git(repo, "branch", "-f", "main", "HEAD")
+    pinned = integrity("--task", "t5")
+    assert pinned["status"] == "fail" and "skip-added" in {f["code"] for f in pinned["findings"]}
+    record = repo / ".agentgate" / "task-bases.json"
+    assert list(json.loads(record.read_text()).values()) == [base]
+    assert agentgate("reset", "--task", "t5").code == 0
+    assert json.loads(record.read_text()) == {}
+    assert integrity("--task", "t5")["status"] == "pass"  # pinned again, at the moved main
+
+
 def found_paths(gate: dict[str, Any]) -> set[str]:
     return {f["path"] for f in gate["findings"] if f["severity"] == "error"}
 

@@ -155,7 +155,7 @@ def at_base(
     try:
         from pytest_agentgate.state import task_base
 
-        base = task_base.resolve(repo, task, explicit)
+        base = task_base.resolve(repo, task, explicit, snapshot[0] if snapshot else None)
         if explicit is None and isinstance(base, BaseMissing) and now_key:
             base = repo.resolve_base(configured=now_key)
         found.base = base

@@ -333,7 +333,7 @@ def reset(root: Path, task_id: str | None = None, now: float | None = None) -> i
     new_base = task_id is not None and snapshot.forget(root, task_id)
     if task_id is not None:
         repo = Repo.find(root)
-        new_base = (repo is not None and task_base.forget(repo.toplevel, task_id)) or new_base
+        new_base = (repo is not None and task_base.forget(repo.toplevel, task_id, root)) or new_base
     if not storage.has_state() and not new_base:
         return 0
     with storage.locked():

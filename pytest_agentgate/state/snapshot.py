@@ -21,7 +21,6 @@ tools' folders; each at most :data:`MAX_FILE_BYTES`, all together at most :data:
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import hashlib
 import json
@@ -33,16 +32,16 @@ from typing import Any
 
 from pytest_agentgate.git import Base, BaseMissing, Change, FileChange, GitError, Repo
 from pytest_agentgate.state.storage import (
-    STATE_DIR,
-    ensure_state_dir,
+    Anchors,
     user_state_home,
     write_atomic,
 )
 
 SNAPSHOT_DIR = "snapshots"
-# In the project: each task's snapshot digest, so that a snapshot deleted or replaced in the
-# user's state directory is found (both gone together cannot be told from a new task).
-ANCHORS = f"{STATE_DIR}/snapshots.json"
+# In the project's .agentgate/: each task's snapshot digest, so that a snapshot deleted or
+# replaced in the user's state directory is found (both gone together cannot be told from a new
+# task).
+ANCHORS = "snapshots.json"
 MAX_FILE_BYTES = 1024 * 1024
 MAX_BYTES = 32 * 1024 * 1024
 MAX_FILES = 20_000
@@ -127,8 +126,9 @@ def load_or_take(root: Path, task: str) -> dict[str, Any] | BaseMissing | None:
     that is gone, or is not the one the task's first verdict took, is no base (BaseMissing),
     never silently replaced by one of the changed tree."""
     path = _path(root, task)
-    anchors = _read_anchors(root)
+    anchors = Anchors(root, ANCHORS)
     key = _task_key(task)
+    kept = anchors.get(key)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -143,13 +143,12 @@ def load_or_take(root: Path, task: str) -> dict[str, Any] | BaseMissing | None:
         if not (isinstance(data, dict) and isinstance(data.get("files"), dict)):
             return None
         digest = hashlib.sha256(raw).hexdigest()
-        kept = anchors.get(key)
         if kept is not None and kept != digest:
             return _tampered(task, path, "is not the one the task's first verdict took")
         if kept is None:
-            _write_anchor(root, key, digest)  # .agentgate/ was deleted: the snapshot stands
+            anchors.put(key, digest)  # .agentgate/ was deleted: the snapshot stands
         return data
-    if key in anchors:
+    if kept is not None:
         return _tampered(task, path, "is gone")
     files, left_out = take(root)
     data = {"root": str(root), "made_at": time.time(), "files": files, "left_out": left_out}
@@ -159,7 +158,7 @@ def load_or_take(root: Path, task: str) -> dict[str, Any] | BaseMissing | None:
         write_atomic(path, text, mode=0o600)
     except OSError:
         return None
-    _write_anchor(root, key, hashlib.sha256(text.encode("utf-8")).hexdigest())
+    anchors.put(key, hashlib.sha256(text.encode("utf-8")).hexdigest())
     return data
 
 
@@ -167,16 +166,12 @@ def forget(root: Path, task: str) -> bool:
     """A person's reset: the task's snapshot and its digest are dropped, and its next verdict
     takes a new one. Whether there was one."""
     path = _path(root, task)
-    anchors = _read_anchors(root)
-    had = anchors.pop(_task_key(task), None) is not None
+    had = Anchors(root, ANCHORS).drop(_task_key(task))
     try:
         had = path.exists() or had
         path.unlink(missing_ok=True)
     except OSError:
         pass  # an unusable state directory holds no snapshot: the ledger says why
-    with contextlib.suppress(OSError):
-        if (root / ANCHORS).exists() and not (root / STATE_DIR).is_symlink():
-            write_atomic(root / ANCHORS, json.dumps(anchors, sort_keys=True), mode=0o600)
     return had
 
 
@@ -191,26 +186,6 @@ def _tampered(task: str, path: Path, what: str) -> BaseMissing:
 
 def _task_key(task: str) -> str:
     return hashlib.sha256(task.encode(errors="surrogateescape")).hexdigest()[:32]
-
-
-def _read_anchors(root: Path) -> dict[str, str]:
-    if (root / STATE_DIR).is_symlink():
-        return {}  # not followed (storage.ensure_state_dir): the verdict fails closed anyway
-    try:
-        data = json.loads((root / ANCHORS).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
-
-
-def _write_anchor(root: Path, key: str, digest: str) -> None:
-    anchors = _read_anchors(root)
-    anchors[key] = digest
-    with contextlib.suppress(OSError):  # without it, a deleted snapshot goes unnoticed
-        ensure_state_dir(root)  # never through a link: the state fails closed there
-        write_atomic(root / ANCHORS, json.dumps(anchors, sort_keys=True), mode=0o600)
 
 
 class SnapshotRepo(Repo):

@@ -413,6 +413,49 @@ def ensure_state_dir(root: Path) -> Path:
     return state
 
 
+class Anchors:
+    """What the project's ``.agentgate/`` keeps of a record held in the user's state directory
+    (a task's snapshot, its pinned base): one file of task key to value. Deleting the record
+    in one place leaves the other: the gate then fails closed and says so, where deleting a
+    lone copy would have made a fresh one, silently. Best effort both ways: a project that
+    cannot be written keeps no anchor, and ``.agentgate`` as a link is never followed."""
+
+    def __init__(self, root: Path, name: str) -> None:
+        self.root = root
+        self.path = root / STATE_DIR / name
+
+    def read(self) -> dict[str, str]:
+        if (self.root / STATE_DIR).is_symlink():
+            return {}  # not followed (ensure_state_dir): the verdict fails closed anyway
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+
+    def get(self, key: str) -> str | None:
+        return self.read().get(key)
+
+    def put(self, key: str, value: str) -> None:
+        anchors = self.read()
+        anchors[key] = value
+        with contextlib.suppress(OSError):
+            ensure_state_dir(self.root)  # never through a link: the state fails closed there
+            write_atomic(self.path, json.dumps(anchors, sort_keys=True), mode=0o600)
+
+    def drop(self, key: str) -> bool:
+        """Forget ``key`` (a person's reset); whether it was there."""
+        anchors = self.read()
+        if anchors.pop(key, None) is None:
+            return False
+        with contextlib.suppress(OSError):
+            if not (self.root / STATE_DIR).is_symlink():
+                write_atomic(self.path, json.dumps(anchors, sort_keys=True), mode=0o600)
+        return True
+
+
 def remove_stale_temporaries(directory: Path) -> None:
     """Remove what an interrupted atomic write left (``.NAME.XXXX.tmp``). Called under the
     lock, which every writer of these files holds: any such file is a dead writer's."""

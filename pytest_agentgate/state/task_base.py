@@ -6,16 +6,18 @@ its own commit, and the change it is judged on shrinks to nothing. So the first 
 task (a harness session, ``agentgate verify --task``) keeps the base it found, and every later
 verdict of the task is judged against that commit, whatever the refs say since.
 
-The pin lives in the user's state directory (``task-bases/``), keyed by repository and task,
-never in the project: deleting ``.agentgate/`` does not move it. ``agentgate reset --task ID``
-removes it with the task's attempts (recorded, as every reset); the next verdict pins again.
-A pin that cannot be read, or that names no commit of the repository, leaves the task without
-a base (the integrity gate fails and says how to reset it), never silently replaced.
+The pin lives in the user's state directory (``task-bases/``), keyed by repository and task:
+deleting ``.agentgate/`` does not move it. The project's ``.agentgate/task-bases.json`` keeps
+the pinned commit too (:class:`~pytest_agentgate.state.storage.Anchors`), so deleting the pin
+alone does not move it either. ``agentgate reset --task ID`` removes both with the task's
+attempts (recorded, as every reset); the next verdict pins again. A pin that cannot be read,
+that is gone while the project's record holds it, that the record contradicts, or that names no
+commit of the repository, leaves the task without a base (the integrity gate fails and says how
+to reset it), never silently replaced.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import re
@@ -23,9 +25,11 @@ import time
 from pathlib import Path
 
 from pytest_agentgate.git import EMPTY_TREE, Base, BaseMissing, Repo
-from pytest_agentgate.state.storage import user_state_home, write_atomic
+from pytest_agentgate.state.storage import Anchors, user_state_home, write_atomic
 
 PIN_DIR = "task-bases"
+# In the project's .agentgate/: each task's pinned commit.
+ANCHORS = "task-bases.json"
 HOW = "where the task first met the gate"
 _SHA = re.compile(r"[0-9a-f]{40,64}")
 MAX_BYTES = 4096
@@ -49,40 +53,69 @@ def pinned(toplevel: Path, task: str) -> str | None:
     return sha if isinstance(sha, str) and _SHA.fullmatch(sha) else None
 
 
-def pin(toplevel: Path, task: str, sha: str, described: str) -> None:
-    """Keep ``sha`` as the task's base, unless it already has one; best effort (a state
-    directory that cannot be written leaves the task judged from the refs, as before)."""
+def pin(toplevel: Path, task: str, sha: str, described: str, root: Path | None = None) -> None:
+    """Keep ``sha`` as the task's base, unless it already has one, and its record in the
+    project at ``root`` (the repository's top level when None); best effort (a state directory
+    that cannot be written leaves the task judged from the refs, as before)."""
     path = _path(toplevel, task)
     if path.exists() or not _SHA.fullmatch(sha):
         return
     doc = {"sha": sha, "found": described, "at": time.time(), "repository": str(toplevel)}
-    with contextlib.suppress(OSError):
+    try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         write_atomic(path, json.dumps(doc) + "\n", mode=0o600)
+    except OSError:
+        return
+    Anchors(root or toplevel, ANCHORS).put(_task_key(toplevel, task), sha)
 
 
-def forget(toplevel: Path, task: str) -> bool:
-    """Remove the task's pin (``agentgate reset``); whether there was one."""
+def forget(toplevel: Path, task: str, root: Path | None = None) -> bool:
+    """Remove the task's pin and the project's record of it (``agentgate reset``); whether
+    there was either."""
+    had = Anchors(root or toplevel, ANCHORS).drop(_task_key(toplevel, task))
     try:
         _path(toplevel, task).unlink()
     except OSError:
-        return False
+        return had
     return True
 
 
-def resolve(repo: Repo, task: str | None, explicit: str | None = None) -> Base | BaseMissing:
+def resolve(
+    repo: Repo, task: str | None, explicit: str | None = None, root: Path | None = None
+) -> Base | BaseMissing:
     """The base of a task's change: ``explicit`` (``--base``) first; else the task's pin;
-    else the base the refs give (git.py), pinned for the task's later verdicts."""
+    else the base the refs give (git.py), pinned for the task's later verdicts. ``root`` is
+    the project, whose ``.agentgate/`` keeps a record of the pin (the top level when None)."""
     if task is None or explicit:
         return repo.resolve_base(explicit=explicit)
+    path = _path(repo.toplevel, task)
     kept = pinned(repo.toplevel, task)
-    if kept is None and _path(repo.toplevel, task).exists():
+    reset = (
+        f"a person can run `agentgate reset --task {task}` to judge the task from the "
+        "default branch again"
+    )
+    if kept is None and path.exists():
+        return BaseMissing(f"the task's pinned base ({path}) cannot be read", reset)
+    anchors = Anchors(root or repo.toplevel, ANCHORS)
+    key = _task_key(repo.toplevel, task)
+    recorded = anchors.get(key)
+    if kept is None and recorded is not None:
         return BaseMissing(
-            f"the task's pinned base ({_path(repo.toplevel, task)}) cannot be read",
-            f"a person can run `agentgate reset --task {task}` to judge the task from the "
-            "default branch again",
+            f"the task's pinned base ({path}) is gone, while the project's "
+            f"{anchors.path.parent.name}/{ANCHORS} says the task first met the gate at "
+            f"{recorded[:12]}: its change cannot be judged without it",
+            f"restore the pin; {reset}",
+        )
+    if kept is not None and recorded is not None and recorded != kept:
+        return BaseMissing(
+            f"the task's pinned base ({path}) is {kept[:12]}, while the project's "
+            f"{anchors.path.parent.name}/{ANCHORS} says the task first met the gate at "
+            f"{recorded[:12]}: one of them was changed",
+            reset,
         )
     if kept is not None:
+        if recorded is None:
+            anchors.put(key, kept)  # .agentgate/ was deleted: the pin stands
         if repo.commit(kept) is None:
             return BaseMissing(
                 f"the commit where the task first met the gate ({kept[:12]}) is not in the "
@@ -106,5 +139,10 @@ def resolve(repo: Repo, task: str | None, explicit: str | None = None) -> Base |
         return pinned_base
     base = repo.resolve_base()
     if isinstance(base, Base) and base.sha != EMPTY_TREE:
-        pin(repo.toplevel, task, base.sha, base.describe())
+        pin(repo.toplevel, task, base.sha, base.describe(), root)
     return base
+
+
+def _task_key(toplevel: Path, task: str) -> str:
+    """The task's key in the project's record: its pin file's name."""
+    return _path(toplevel, task).stem
