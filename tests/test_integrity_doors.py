@@ -662,3 +662,145 @@ def test_a_plugin_planted_in_the_project_folder_fails_the_pytest_door(tmp_path: 
     test_gate = next(g for g in verdict_in(root)["gates"] if g["kind"] == "test")
     assert test_gate["status"] == "fail"
     assert any("zz (zz_helper.egg-info)" in p for p in test_gate["problems"]), test_gate
+
+
+# -- 5. settings from the environment ----------------------------------------------------------
+
+CALC = (
+    "def add(a, b):\n    return a + b\n\n\n"
+    "def unused(x):\n    if x:\n        return 1\n    return 2\n"
+)
+CALC_TESTS = (
+    "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\n"
+    "def test_bad():\n    assert add(1, 1) == 3\n"
+)
+ENV_GATES = f"""\
+profile: strict
+gates:
+  test:
+    command: {shell("{py} -m pytest -q -p no:cacheprovider --junitxml=.agentgate/junit.xml")}
+    report: .agentgate/junit.xml
+"""
+
+
+def committed(root: Path) -> Path:
+    subprocess.run([GIT or "git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(
+        [GIT or "git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"],
+        cwd=root,
+        check=True,
+    )
+    return root
+
+
+@pytest.fixture
+def env_repo(tmp_path: Path, state_home: Path) -> Path:
+    return committed(
+        repository(
+            tmp_path / "proj",
+            ENV_GATES,
+            **{"calc.py": CALC, "tests/test_calc.py": CALC_TESTS},
+        )
+    )
+
+
+def verify_under(root: Path, env: dict[str, str]) -> tuple[int, dict[str, Any]]:
+    proc = run(root, str(SCRIPT), "verify", "--format", "json", env=env)
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def environment_findings(verdict: dict[str, Any]) -> list[str]:
+    (gate,) = [g for g in verdict["gates"] if g["name"] == "integrity"]
+    return [f["message"] for f in gate["findings"] if f["code"] == "environment-loosened"]
+
+
+@pytest.mark.skipif(GIT is None, reason="needs git")
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        ({"PYTEST_ADDOPTS": "-k 'not bad'"}, "PYTEST_ADDOPTS in the environment has -k"),
+        ({"PYTEST_ADDOPTS": "--deselect=tests/test_calc.py::test_bad"}, "has --deselect"),
+        ({"PYTEST_ADDOPTS": "-o python_functions=test_add"}, "has -o: pytest reads settings"),
+    ],
+    ids=["-k", "--deselect", "-o"],
+)
+def test_a_selection_from_the_environment_fails_the_gate(
+    env_repo: Path, env: dict[str, str], said: str
+) -> None:
+    # The trick: the failing test left out through PYTEST_ADDOPTS, which the base's count,
+    # collected under the same environment, followed. The tests then "all pass".
+    code, verdict = verify_under(env_repo, env)
+    assert code == 1 and verdict["status"] == "fail"
+    assert any(said in message for message in environment_findings(verdict))
+
+
+@pytest.mark.skipif(GIT is None, reason="needs git")
+def test_a_plugin_from_the_environment_fails_the_gate(env_repo: Path, tmp_path: Path) -> None:
+    (tmp_path / "plugins").mkdir()
+    (tmp_path / "plugins" / "rewrite.py").write_text(REWRITER, encoding="utf-8")
+    env = {"PYTEST_PLUGINS": "rewrite", "PYTHONPATH": str(tmp_path / "plugins")}
+    code, verdict = verify_under(env_repo, env)
+    assert code == 1
+    (test,) = [g for g in verdict["gates"] if g["name"] == "test"]
+    assert test["status"] == "pass"  # the plugin did rewrite the failure...
+    assert environment_findings(verdict) == [  # ...and the gate says where it came from
+        "PYTEST_PLUGINS=rewrite in the environment loads plugins the project does not: a "
+        "plugin can rewrite any test's result"
+    ]
+    # The pytest door: the same plugin, the same finding.
+    proc = pytest_in(env_repo, "--agentgate=strict", env=env)
+    assert proc.returncode != 0 and "environment-loosened: PYTEST_PLUGINS=rewrite" in proc.stdout
+
+
+COVERED = (
+    "{py} -m coverage run --branch --source=calc --data-file=.agentgate/.coverage "
+    "-m pytest -q -p no:cacheprovider --junitxml=.agentgate/junit.xml"
+)
+
+
+@pytest.mark.skipif(GIT is None, reason="needs git")
+def test_coverage_settings_from_outside_the_project_fail_the_gate(
+    tmp_path: Path, state_home: Path
+) -> None:
+    config = f"""\
+profile: strict
+gates:
+  test:
+    command: {shell(COVERED)}
+    report: .agentgate/junit.xml
+  coverage:
+    report: .agentgate/.coverage
+    format: coverage-data
+"""
+    tests = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    root = committed(
+        repository(tmp_path / "proj", config, **{"calc.py": CALC, "tests/test_calc.py": tests})
+    )
+    outside = tmp_path / "cov.rc"
+    outside.write_text("[report]\nexclude_lines =\n    def unused\n", encoding="utf-8")
+    code, verdict = verify_under(root, {"COVERAGE_RCFILE": str(outside)})
+    assert code == 1
+    (coverage,) = [g for g in verdict["gates"] if g["name"] == "coverage"]
+    assert coverage["status"] == "pass"  # unused() excluded: 100% of what is left...
+    assert environment_findings(verdict) == [
+        f"COVERAGE_RCFILE={outside} in the environment: coverage.py reads its settings from "
+        "that file, not from the project's"
+    ]
+    # The project's own settings file, named in the variable, is the project's.
+    (root / ".coveragerc").write_text("[run]\nbranch = true\n", encoding="utf-8")
+    committed(root)
+    code, verdict = verify_under(root, {"COVERAGE_RCFILE": ".coveragerc"})
+    assert environment_findings(verdict) == []
+    assert code == 1  # unused() is not covered: the honest verdict
+
+
+@pytest.mark.skipif(GIT is None, reason="needs git")
+def test_reporting_options_from_the_environment_are_fine(env_repo: Path) -> None:
+    (env_repo / "tests" / "test_calc.py").write_text(
+        CALC_TESTS.replace("== 3\n", "== 2\n").replace("add(1, 2) == 2", "add(1, 2) == 3"),
+        encoding="utf-8",
+    )
+    committed(env_repo)
+    code, verdict = verify_under(env_repo, {"PYTEST_ADDOPTS": "--color=yes -v -rA"})
+    assert environment_findings(verdict) == []
+    assert (code, verdict["status"]) == (0, "pass")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,7 +140,7 @@ class CachedSources:
 
 def scan_for(context: CollectContext, config: Config, repo: Repo, change: Change) -> Scan:
     sources = CachedSources(context.root, repo, change)
-    scan = Scan(context.root, repo, change, config, sources)
+    scan = Scan(context.root, repo, change, config, sources, environ=dict(os.environ))
     for entry in change.files.values():
         path = change.relative(entry.path, context.root)
         if path is None:

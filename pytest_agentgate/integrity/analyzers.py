@@ -11,4 +11,5 @@ ANALYZERS: tuple[str, ...] = (
     "pytest_agentgate.integrity.settings",
     "pytest_agentgate.integrity.suppressions",
     "pytest_agentgate.integrity.stop_hooks",
+    "pytest_agentgate.integrity.environment",
 )

@@ -9,7 +9,7 @@ them in the change and reports each at ``file:line`` with a short reason.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
@@ -63,6 +63,8 @@ class Scan:
     # Project-relative paths the change touches: added, modified, renamed (new path) or deleted.
     touched: dict[str, str] = field(default_factory=dict)  # path -> status
     renamed_from: dict[str, str] = field(default_factory=dict)  # new path -> old path
+    # The environment the gate's commands run under (agentgate's own, without the gates' `env:`).
+    environ: Mapping[str, str] = field(default_factory=dict)
 
     def repo_path(self, path: str) -> str:
         """A project-relative path as the repository names it."""

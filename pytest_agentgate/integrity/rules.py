@@ -139,6 +139,14 @@ _RULES = (
         "restore the setting",
     ),
     Rule(
+        "environment-loosened",
+        "tampering",
+        "an environment variable chooses what pytest or coverage.py measures: selection, "
+        "reruns, settings or plugins in PYTEST_ADDOPTS, PYTEST_PLUGINS, a COVERAGE_RCFILE that "
+        "is not the project's",
+        "unset it; a setting the project means goes in the gate's `env:` in agentgate.yml",
+    ),
+    Rule(
         "stop-hook-removed",
         "tampering",
         "agentgate's stop hook was taken out of a harness's project settings, or its timeout cut",
