@@ -411,8 +411,15 @@ def parse_running_marker(value: str | None) -> int | None:
     return int(pid) if int(pid) > 0 else None  # pid 1: agentgate as a container's init
 
 
+# Caches a tool trusts by a file's modification time: a file restored with the time it had when
+# it was clean (`touch -r`) is not looked at again, and its old result is reported. Off for
+# every gate command, unless the gate's own `env:` (the base's configuration) turns one on.
+NO_TOOL_CACHE = {"RUFF_NO_CACHE": "true"}
+
+
 def _child_env(spec: CommandSpec) -> dict[str, str]:
     env = dict(os.environ)
+    env.update(NO_TOOL_CACHE)
     if spec.env:
         env.update(spec.env)
     # Lets a nested agentgate or the pytest plugin inside a gate command know it is nested.

@@ -804,3 +804,31 @@ def test_reporting_options_from_the_environment_are_fine(env_repo: Path) -> None
     code, verdict = verify_under(env_repo, {"PYTEST_ADDOPTS": "--color=yes -v -rA"})
     assert environment_findings(verdict) == []
     assert (code, verdict["status"]) == (0, "pass")
+
+
+# -- 6. tool caches keyed by a file's time ------------------------------------------------------
+
+
+@pytest.mark.skipif(GIT is None, reason="needs git")
+def test_a_lint_error_restored_with_its_clean_time_is_still_found(
+    tmp_path: Path, state_home: Path
+) -> None:
+    # The trick: lint the clean file once (ruff caches "no findings" for its modification
+    # time), put the error back and give the file that time again. ruff's cache answers for it.
+    config = (
+        "gates:\n  lint:\n"
+        f"    command: {shell('{py} -m ruff check --output-format json --select F .')}\n"
+        "    format: ruff\n"
+    )
+    root = committed(repository(tmp_path / "proj", config, **{"calc.py": "import os\n"}))
+    ruff = (sys.executable, "-m", "ruff", "check", "--select", "F", ".")
+    (root / "calc.py").write_text("x = 1\n", encoding="utf-8")
+    assert run(root, *ruff).returncode == 0
+    stamp = (root / "calc.py").stat()
+    (root / "calc.py").write_text("import os\n", encoding="utf-8")
+    os.utime(root / "calc.py", ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    # The cache answers as the trick needs when ruff is run as the agent runs it...
+    assert run(root, *ruff).returncode == 0
+    # ...and not in the gate's commands.
+    gated = run(root, str(SCRIPT), "verify", "--no-cache")
+    assert gated.returncode == 1 and "FAIL  lint" in gated.stdout
