@@ -29,6 +29,7 @@ file of its own.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import os
 import re
 import shutil
@@ -338,7 +339,9 @@ class Repo:
         ]
         at_base = self.read_at(base, edited) if edited else {}
         edited_ignores = {p: _pattern_lines(at_base.get(p)) for p in edited}
-        added += privately_ignored(self.toplevel, ignored, edited_ignores)
+        hidden, own = privately_ignored(self.toplevel, ignored, edited_ignores)
+        added += hidden
+        added += pytest_loads_in(self.toplevel, own)
         for path in through_folders(self.toplevel, added):
             if path not in change.files:
                 lines = _all_lines(self.toplevel / path)
@@ -475,19 +478,20 @@ def flagged_on_disk(listing: str, toplevel: Path) -> list[str]:
 
 def privately_ignored(
     toplevel: Path, listing: str, edited_ignores: Mapping[str, frozenset[str]]
-) -> list[str]:
+) -> tuple[list[str], list[str]]:
     """The code and configuration files (``git ls-files --others --ignored --directory -z``)
     that nothing of the project ignores: only ``.git/info/exclude``, ``core.excludesFile``, or
     a line of a ``.gitignore`` the change added or edited that the base's did not have
     (``edited_ignores``: each such file, with its lines at the base). pytest collects ignored
-    files as it collects any other: they are part of the change."""
+    files as it collects any other: they are part of the change. Second, the files and folders
+    the project's own ignore rules hide (:func:`pytest_loads_in` reads them)."""
     candidates = [
         p
         for p in filter(None, listing.split("\0"))
         if not outside_project(p) and (p.endswith("/") or loads_code(p))
     ]
     if not candidates:
-        return []
+        return [], []
     out = _git(
         toplevel,
         "check-ignore", "-v", "-z", "--no-index", "--stdin",
@@ -496,13 +500,65 @@ def privately_ignored(
     )  # fmt: skip
     fields = out.split("\0")
     found: list[str] = []
+    own: list[str] = []
     for i in range(0, len(fields) - 3, 4):
         source, pattern, path = fields[i], fields[i + 2], fields[i + 3]
         as_at_base = source not in edited_ignores or pattern.strip() in edited_ignores[source]
         if _own_ignore(source, path) and as_at_base:
-            continue  # the project's own ignore rules, as at the base
+            own.append(path)  # the project's own ignore rules, as at the base
+            continue
         found.append(path)
-    return found
+    return found, own
+
+
+# pytest's default `norecursedirs` (besides names starting with a dot): it never collects there.
+NORECURSE = ("*.egg", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")
+# pytest's default `python_files`: what it imports as a test module.
+TEST_FILES = ("test_*.py", "*_test.py")
+
+
+def pytest_loads_in(toplevel: Path, paths: list[str]) -> list[str]:
+    """What pytest loads among files and folders the project's own ignore rules hide: each
+    conftest.py (its hooks can rewrite any result, its import-time code patch anything) and
+    each test module of pytest's default pattern, in folders pytest recurses into. git shows
+    none of them; a project rarely ignores either, and an agent could put one there. Raises
+    GitError past :data:`MAX_HIDDEN_FOLDERS` folders."""
+    out: list[str] = []
+    walked = 0
+    for path in paths:
+        clean = path.rstrip("/")
+        if not path.endswith("/"):
+            if _pytest_loads(clean.rsplit("/", 1)[-1]):
+                out.append(clean)
+            continue
+        top = toplevel / clean
+        for folder, dirs, names in os.walk(top):
+            walked += 1
+            if walked > MAX_HIDDEN_FOLDERS:
+                raise GitError(
+                    f"{clean} holds more than {MAX_HIDDEN_FOLDERS:,} folders that the "
+                    "project's .gitignore hides and pytest would look in: the change cannot "
+                    "be read whole; move them out of the project, or name them in pytest's "
+                    "norecursedirs and agentgate's base configuration"
+                )
+            if "pyvenv.cfg" in names:  # a virtualenv: pytest does not recurse into one
+                dirs[:] = []
+                continue
+            dirs[:] = sorted(
+                d
+                for d in dirs
+                if not d.startswith(".")
+                and d not in NOT_PROJECT_DIRS
+                and not any(fnmatch.fnmatch(d, pattern) for pattern in NORECURSE)
+            )
+            inner = Path(folder).relative_to(top).as_posix()
+            here = clean if inner == "." else f"{clean}/{inner}"
+            out += [f"{here}/{f}" for f in sorted(names) if _pytest_loads(f)]
+    return out
+
+
+def _pytest_loads(name: str) -> bool:
+    return name == "conftest.py" or any(fnmatch.fnmatch(name, p) for p in TEST_FILES)
 
 
 def through_folders(toplevel: Path, paths: list[str]) -> list[str]:

@@ -350,17 +350,20 @@ def test_an_edit_flagged_in_the_index_and_called_binary_keeps_its_lines(repo: Pa
 
 
 def test_an_edited_gitignore_keeps_the_bases_lines(repo: Path) -> None:
-    # The developer's own ignored files stay ignored when the change adds a line; what the new
-    # line hides is part of the change.
+    # The developer's own ignored files stay ignored when the change adds a line, but for what
+    # pytest loads from them (a conftest.py, a test module); what the new line hides is part of
+    # the change.
     write(repo / ".gitignore", "generated/\n")
     git(repo, "add", ".gitignore")
     git(repo, "commit", "-qm", "ignore generated")
+    write(repo / "generated" / "data.py", "x = 1\n")
     write(repo / "generated" / "conftest.py", "x = 1\n")
     write(repo / ".gitignore", "generated/\n.env\nhidden_conftest/\n")
-    write(repo / "hidden_conftest" / "conftest.py", "y = 1\n")
+    write(repo / "hidden_conftest" / "helper.py", "y = 1\n")
     assert _change_of(repo) == {
         ".gitignore": ("modified", {2, 3}),
-        "hidden_conftest/conftest.py": ("added", {1}),
+        "generated/conftest.py": ("added", {1}),
+        "hidden_conftest/helper.py": ("added", {1}),
     }
 
 

@@ -89,8 +89,9 @@ _RULES = (
     Rule(
         "result-rewritten",
         "tampering",
-        "conftest or plugin code that alters test reports or outcomes",
-        "remove the hook; a test's result is what the test did",
+        "conftest, plugin or test code that alters test reports or outcomes: a hook, or a "
+        "patch of pytest's, coverage.py's or agentgate's own code",
+        "remove the hook or the patch; a test's result is what the test did",
     ),
     Rule(
         "selection-narrowed",

@@ -1,0 +1,183 @@
+"""Code that patches the test tools themselves: ``result-rewritten`` without a hook.
+
+A conftest.py, a plugin, or a test module runs its code when pytest imports it, so it can
+replace pytest's own functions with no ``pytest_*`` hook at all::
+
+    import _pytest.reports
+    _pytest.reports.TestReport.from_item_and_call = classmethod(always_passed)
+
+and every test after it passes, in the JUnit report and in agentgate's witness alike. The same
+goes for coverage.py, pluggy, pytest-xdist, pytest-cov and agentgate's own plugin. This module
+finds, in the change's Python files, each assignment, ``del``, ``setattr``/``delattr``,
+``monkeypatch.setattr``/``delattr``, or ``mock.patch``/``patch.object`` whose target belongs to
+one of those tools, and that the base did not have. Reading them (importing a class for a type
+hint, calling a function) is not a finding. A project's own package is never a tool here: its
+tests patch it as tests do (agentgate's own suite patches agentgate).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+
+RULE = "result-rewritten"
+# The tools whose code decides what a test run reports, by their top-level module.
+TOOLS = frozenset(
+    {"_pytest", "pytest", "pluggy", "xdist", "coverage", "pytest_cov", "pytest_agentgate"}
+)
+# Calls that patch their first argument (an object, or a dotted name as text).
+PATCHERS = frozenset({"setattr", "delattr"})
+
+
+def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
+    tools = TOOLS - own_packages(scan.root)
+    for path, status in sorted(scan.touched.items()):
+        if status == "deleted" or not path.endswith(".py"):
+            continue
+        now = scan.sources.now(path)
+        if not now or not any(tool in now for tool in tools):
+            continue
+        before = scan.sources.at_base(scan.renamed_from.get(path, path)) or ""
+        old = {target for target, _ in patched(_parse(before), tools)}
+        seen: set[str] = set()
+        for target, line in patched(_parse(now), tools):
+            if target in old or target in seen:
+                continue
+            seen.add(target)
+            yield IntegrityFinding(
+                RULE,
+                f"{PurePosixPath(path).name} patches {target}, code of the test tools: it can "
+                "rewrite results without a hook",
+                path,
+                line,
+            )
+
+
+def own_packages(root: Path) -> frozenset[str]:
+    """The project's own top-level packages among :data:`TOOLS` (in its root or ``src/``)."""
+    return frozenset(
+        name
+        for name in TOOLS
+        if any((folder / name / "__init__.py").is_file() for folder in (root, root / "src"))
+    )
+
+
+def patched(tree: ast.Module | None, tools: frozenset[str]) -> Iterator[tuple[str, int]]:
+    """Each target of the tools that ``tree`` patches, as a dotted name, with its line."""
+    if tree is None:
+        return
+    names = _tool_names(tree, tools)  # none: patches by name (`patch("_pytest.x")`) still count
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt | ast.expr):
+            continue
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Delete):
+            targets = node.targets
+        elif isinstance(node, ast.Call):
+            called = _patch_call(node, names, tools)
+            if called is not None:
+                yield called, node.lineno
+            continue
+        for target in targets:
+            for part in _unpacked(target):
+                if isinstance(part, (ast.Attribute, ast.Subscript)):
+                    dotted = _rooted(part, names)
+                    if dotted is not None:
+                        yield dotted, node.lineno
+
+
+def _tool_names(tree: ast.Module, tools: frozenset[str]) -> dict[str, str]:
+    """The names the module binds to the tools' modules and objects, each with what it is."""
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in tools:
+                    bound = alias.asname or alias.name.split(".")[0]
+                    names[bound] = alias.name if alias.asname else bound
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and not node.level
+            and node.module.split(".")[0] in tools
+        ):
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return names
+
+
+def _patch_call(call: ast.Call, names: dict[str, str], tools: frozenset[str]) -> str | None:
+    """The target of ``setattr(X, ...)``, ``monkeypatch.setattr(X, ...)``, ``patch("x.y")``,
+    ``patch.object(X, ...)`` when it is one of the tools'."""
+    func = _dotted(call.func)
+    last = func.rsplit(".", 1)[-1]
+    if not call.args:
+        return None
+    first = call.args[0]
+    by_name = last in PATCHERS and func not in PATCHERS  # monkeypatch.setattr("a.b.c", v)
+    by_name = by_name or func == "patch" or func.endswith(".patch")  # mock.patch("a.b.c")
+    by_object = last in PATCHERS or func.endswith("patch.object")
+    if by_name or by_object:
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            text = first.value
+            return text if by_name and text.split(".")[0] in tools else None
+        dotted = _rooted(first, names)
+        if dotted is not None and len(call.args) > 1 and _is_text(call.args[1]):
+            name = call.args[1].value  # type: ignore[attr-defined]
+            return f"{dotted}.{name}"
+        return dotted
+    return None
+
+
+def _is_text(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _rooted(node: ast.expr, names: dict[str, str]) -> str | None:
+    """``node`` as a dotted name when its root is one of ``names`` (else None)."""
+    parts: list[str] = []
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        if isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Subscript):
+            parts.append("[]")
+            node = node.value
+        else:
+            node = node.func
+    if not isinstance(node, ast.Name) or node.id not in names:
+        return None
+    return ".".join([names[node.id], *reversed(parts)]).replace(".[]", "[]")
+
+
+def _unpacked(target: ast.expr) -> Iterator[ast.expr]:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _unpacked(element)
+    elif isinstance(target, ast.Starred):
+        yield from _unpacked(target.value)
+    else:
+        yield target
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        prefix = _dotted(node.value)
+        return f"{prefix}.{node.attr}" if prefix else ""
+    return ""
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None

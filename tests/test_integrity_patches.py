@@ -1,0 +1,213 @@
+"""Code that patches the test tools themselves (integrity/patches.py), and the files pytest loads
+from folders the project's own .gitignore hides (git.pytest_loads_in)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _helpers import REWRITER
+
+from pytest_agentgate.integrity.patches import TOOLS, own_packages, patched
+
+SCRIPT = Path(sys.executable).with_name("agentgate")
+
+
+def targets(code: str, tools: frozenset[str] = TOOLS) -> list[str]:
+    return [target for target, _ in patched(ast.parse(code), tools)]
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        (
+            "import _pytest.reports\n"
+            "_pytest.reports.TestReport.from_item_and_call = classmethod(f)\n",
+            ["_pytest.reports.TestReport.from_item_and_call"],
+        ),
+        (
+            "from _pytest.reports import TestReport as R\nR.outcome = 'passed'\n",
+            ["_pytest.reports.TestReport.outcome"],
+        ),
+        (
+            "import _pytest.runner as runner\ndel runner.call_and_report\n",
+            ["_pytest.runner.call_and_report"],
+        ),
+        (
+            "from _pytest import junitxml\n"
+            "setattr(junitxml.LogXML, 'pytest_runtest_logreport', f)\n",
+            ["_pytest.junitxml.LogXML.pytest_runtest_logreport"],
+        ),
+        (
+            "def test_x(monkeypatch):\n"
+            "    monkeypatch.setattr('_pytest.reports.TestReport.from_item_and_call', f)\n",
+            ["_pytest.reports.TestReport.from_item_and_call"],
+        ),
+        (
+            "from unittest import mock\n@mock.patch('coverage.Coverage.report')\ndef test_x(m):\n"
+            "    pass\n",
+            ["coverage.Coverage.report"],
+        ),
+        (
+            "from unittest.mock import patch\nimport pluggy\n"
+            "with patch.object(pluggy.PluginManager, 'hook'):\n    pass\n",
+            ["pluggy.PluginManager.hook"],
+        ),
+        (
+            "import pytest_agentgate.pytest_plugin.witness as w\nw.COUNTS, x = (), 1\n",
+            ["pytest_agentgate.pytest_plugin.witness.COUNTS"],
+        ),
+        ("import xdist\nxdist.plugin.x += 1\n", ["xdist.plugin.x"]),
+        ("import pytest\npytest.skip.Exception = AssertionError\n", ["pytest.skip.Exception"]),
+    ],
+)
+def test_patches_of_the_tools_are_found(code: str, expected: list[str]) -> None:
+    assert targets(code) == expected
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "from _pytest.fixtures import FixtureRequest\n\ndef f(request: FixtureRequest): ...\n",
+        "import pytest\n\nx = pytest.approx(1)\npytest_plugins = ['a']\n",
+        "import calc\n\ndef test_x(monkeypatch):\n    monkeypatch.setattr(calc, 'add', f)\n",
+        "def test_x(monkeypatch):\n    monkeypatch.setattr('calc.add', f)\n",
+        "import pytest\n\nclass T:\n    def setup_method(self):\n        self.mark = pytest.mark\n",
+        "import _pytest\n_pytest = None\n",  # rebinding a name patches nothing
+        "from unittest import mock\n@mock.patch('os.getcwd')\ndef test_x(m): ...\n",
+        "import coverage\nsetattr(obj, 'coverage', 1)\n",
+    ],
+)
+def test_using_the_tools_is_not_patching_them(code: str) -> None:
+    assert targets(code) == []
+
+
+def test_a_projects_own_package_is_not_a_tool(tmp_path: Path) -> None:
+    assert own_packages(tmp_path) == frozenset()
+    (tmp_path / "src" / "pluggy").mkdir(parents=True)
+    (tmp_path / "src" / "pluggy" / "__init__.py").write_text("")
+    (tmp_path / "coverage").mkdir()
+    (tmp_path / "coverage" / "__init__.py").write_text("")
+    assert own_packages(tmp_path) == {"pluggy", "coverage"}
+    assert targets("import pluggy\npluggy.x = 1\n", TOOLS - own_packages(tmp_path)) == []
+
+
+# -- through the doors, on a real repository -----------------------------------------------------
+
+PATCHER = """\
+import _pytest.reports
+
+_made = _pytest.reports.TestReport.from_item_and_call.__func__
+
+
+def _passed(cls, item, call):
+    report = _made(cls, item, call)
+    if report.failed:
+        report.outcome = "passed"
+    return report
+
+
+_pytest.reports.TestReport.from_item_and_call = classmethod(_passed)
+"""
+CONFIG = """\
+profile: strict
+gates:
+  test:
+    command: "{py} -m pytest -q -p no:cacheprovider --junitxml=.agentgate/junit.xml"
+    report: .agentgate/junit.xml
+"""
+FAILING = "def test_add():\n    assert 1 + 1 == 3\n"
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("AGENTGATE_RUNNING", raising=False)
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    root = tmp_path / "proj"
+    (root / "tests").mkdir(parents=True)
+    (root / "agentgate.yml").write_text(CONFIG.replace("{py}", sys.executable))
+    (root / "tests" / "test_calc.py").write_text(FAILING)
+    (root / ".gitignore").write_text("generated/\nscratch_*.py\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    return root
+
+
+def verify(root: Path) -> tuple[int, dict[str, Any]]:
+    proc = subprocess.run(
+        [str(SCRIPT), "verify", "--format", "json", "--no-cache"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def findings(verdict: dict[str, Any]) -> list[tuple[str, str]]:
+    (gate,) = [g for g in verdict["gates"] if g["name"] == "integrity"]
+    return [(f["code"], f["path"]) for f in gate["findings"]]
+
+
+def test_the_failing_project_fails(project: Path) -> None:
+    code, verdict = verify(project)
+    assert code == 1 and findings(verdict) == []
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["conftest.py", "tests/test_zz_setup.py", "generated/conftest.py", "generated/a/test_x.py"],
+)
+def test_a_patch_of_pytest_fails_the_gate_wherever_pytest_loads_it(
+    project: Path, where: str
+) -> None:
+    # The trick: one file that replaces pytest's report maker as pytest imports it; every
+    # failure after it is a pass. `generated/` is a folder the project's .gitignore hides.
+    path = project / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(PATCHER)
+    code, verdict = verify(project)
+    (test,) = [g for g in verdict["gates"] if g["name"] == "test"]
+    assert test["status"] == "pass"  # the patch works...
+    assert code == 1 and ("result-rewritten", where) in findings(verdict)  # ...and is seen
+
+
+def test_a_hook_in_a_conftest_the_gitignore_hides_is_seen(project: Path) -> None:
+    (project / "generated").mkdir()
+    (project / "generated" / "conftest.py").write_text(REWRITER)
+    code, verdict = verify(project)
+    assert code == 1 and ("result-rewritten", "generated/conftest.py") in findings(verdict)
+
+
+def test_what_pytest_does_not_load_in_ignored_folders_is_not_read(project: Path) -> None:
+    # Fixed code, and ignored files pytest never imports (data, a virtualenv, a dot-folder).
+    (project / "tests" / "test_calc.py").write_text("def test_add():\n    assert 1 + 1 == 2\n")
+    git(project, "commit", "-qam", "fix")
+    for where in (
+        "generated/helpers.py",
+        "generated/venv/lib/test_x.py",
+        "generated/.x/conftest.py",
+    ):
+        path = project / where
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(PATCHER)
+    (project / "generated" / "venv" / "pyvenv.cfg").write_text("home = /usr\n")
+    code, verdict = verify(project)
+    assert findings(verdict) == []
+    assert code == 0, verdict
