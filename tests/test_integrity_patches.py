@@ -63,6 +63,10 @@ def targets(code: str, tools: frozenset[str] = TOOLS) -> list[str]:
             ["pytest_agentgate.pytest_plugin.witness.COUNTS"],
         ),
         ("import xdist\nxdist.plugin.x += 1\n", ["xdist.plugin.x"]),
+        (
+            "from unittest import TestCase\nTestCase.assertEqual = lambda *a, **k: None\n",
+            ["unittest.TestCase.assertEqual"],
+        ),
         ("import pytest\npytest.skip.Exception = AssertionError\n", ["pytest.skip.Exception"]),
     ],
 )
@@ -81,6 +85,8 @@ def test_patches_of_the_tools_are_found(code: str, expected: list[str]) -> None:
         "import _pytest\n_pytest = None\n",  # rebinding a name patches nothing
         "from unittest import mock\n@mock.patch('os.getcwd')\ndef test_x(m): ...\n",
         "import coverage\nsetattr(obj, 'coverage', 1)\n",
+        "from unittest import mock\n\ndef test_x():\n    m = mock.Mock()\n    m.return_value = 1\n",
+        "from unittest import TestCase\n\nclass T(TestCase):\n    maxDiff = None\n",
     ],
 )
 def test_using_the_tools_is_not_patching_them(code: str) -> None:

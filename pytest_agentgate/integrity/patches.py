@@ -7,8 +7,8 @@ replace pytest's own functions with no ``pytest_*`` hook at all::
     _pytest.reports.TestReport.from_item_and_call = classmethod(always_passed)
 
 and every test after it passes, in the JUnit report and in agentgate's witness alike. The same
-goes for coverage.py, pluggy, pytest-xdist, pytest-cov and agentgate's own plugin. This module
-finds, in the change's Python files, each assignment, ``del``, ``setattr``/``delattr``,
+goes for coverage.py, pluggy, pytest-xdist, pytest-cov, unittest and agentgate's own plugin.
+This module finds, in the change's Python files, each assignment, ``del``, ``setattr``/``delattr``,
 ``monkeypatch.setattr``/``delattr``, or ``mock.patch``/``patch.object`` whose target belongs to
 one of those tools, and that the base did not have. Reading them (importing a class for a type
 hint, calling a function) is not a finding. A project's own package is never a tool here: its
@@ -26,8 +26,11 @@ from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 RULE = "result-rewritten"
 # The tools whose code decides what a test run reports, by their top-level module.
 TOOLS = frozenset(
-    {"_pytest", "pytest", "pluggy", "xdist", "coverage", "pytest_cov", "pytest_agentgate"}
-)
+    {
+        "_pytest", "pytest", "pluggy", "xdist", "coverage", "pytest_cov", "pytest_agentgate",
+        "unittest",  # TestCase's assertions: `TestCase.assertEqual = lambda *a: None`
+    }
+)  # fmt: skip
 # Calls that patch their first argument (an object, or a dotted name as text).
 PATCHERS = frozenset({"setattr", "delattr"})
 
