@@ -189,9 +189,10 @@ def test_a_patch_of_pytest_fails_the_gate_wherever_pytest_loads_it(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(PATCHER)
     code, verdict = verify(project)
+    assert code == 1 and ("result-rewritten", where) in findings(verdict)  # read in the source
     (test,) = [g for g in verdict["gates"] if g["name"] == "test"]
-    assert test["status"] == "pass"  # the patch works...
-    assert code == 1 and ("result-rewritten", where) in findings(verdict)  # ...and is seen
+    assert test["status"] == "fail"  # and seen at run time (below)
+    assert any("code of the test tools was replaced" in p for p in test["problems"])
 
 
 def test_a_hook_in_a_conftest_the_gitignore_hides_is_seen(project: Path) -> None:
@@ -216,4 +217,92 @@ def test_what_pytest_does_not_load_in_ignored_folders_is_not_read(project: Path)
     (project / "generated" / "venv" / "pyvenv.cfg").write_text("home = /usr\n")
     code, verdict = verify(project)
     assert findings(verdict) == []
+    assert code == 0, verdict
+
+
+# -- the same at run time: the witness sees what reading the source cannot ------------------------
+
+INDIRECT = """\
+import importlib
+
+_module = importlib.import_module("_py" + "test.reports")
+_class = getattr(_module, "Test" + "Report")
+_made = _class.from_item_and_call.__func__
+
+
+def _passed(cls, item, call):
+    report = _made(cls, item, call)
+    if report.failed:
+        report.outcome = "passed"
+    return report
+
+
+setattr(_class, "from_item" + "_and_call", classmethod(_passed))
+"""
+
+
+def test_replaced_names_what_the_project_wrote_over_a_tool(monkeypatch: pytest.MonkeyPatch) -> None:
+    import _pytest.junitxml
+    import _pytest.reports
+
+    from pytest_agentgate.pytest_plugin.tampering import replaced
+
+    assert replaced() == []
+
+    def passed(cls: Any, item: Any, call: Any) -> None: ...
+
+    # A method of its own beside pytest's: this test's own report is still made by pytest.
+    with monkeypatch.context() as patch:
+        patch.setattr(_pytest.reports.TestReport, "probe", classmethod(passed), raising=False)
+        found = replaced()
+    assert len(found) == 1 and found[0].startswith("_pytest.reports.TestReport.probe (")
+    assert f"{Path(__file__)}:" in found[0]
+    assert replaced() == []
+    # A tool's plugin object, patched on the object itself.
+    writer = _pytest.junitxml.LogXML.__new__(_pytest.junitxml.LogXML)
+    writer.pytest_runtest_logreport = passed  # type: ignore[method-assign]
+    (found,) = replaced([writer, object()])
+    assert found.startswith("_pytest.junitxml.LogXML().pytest_runtest_logreport (")
+
+
+@pytest.mark.parametrize("where", ["conftest.py", "tests/test_zz_setup.py"])
+@pytest.mark.parametrize("workers", [None, "2"], ids=["serial", "xdist"])
+def test_a_tool_replaced_out_of_sight_fails_the_test_gate(
+    project: Path, where: str, workers: str | None
+) -> None:
+    # The trick: the patch of the report maker, with names computed so that no reading of the
+    # source finds it. Both doors see it when the tests have been imported.
+    (project / where).write_text(INDIRECT)
+    if workers:
+        config = (project / "agentgate.yml").read_text().replace(" -q ", f" -q -n {workers} ")
+        (project / "agentgate.yml").write_text(config)
+        git(project, "commit", "-qam", "xdist")
+    code, verdict = verify(project)
+    (test,) = [g for g in verdict["gates"] if g["name"] == "test"]
+    assert code == 1 and test["status"] == "fail"
+    assert findings(verdict) == []  # nothing to read in the source...
+    (problem,) = [p for p in test["problems"] if "replaced" in p]
+    assert "_pytest.reports.TestReport.from_item_and_call (" in problem  # ...seen at run time
+    assert f"{where}:8)" in problem
+    door = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--agentgate=strict"]
+        + (["-n", workers] if workers else []),
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert door.returncode != 0
+    assert "code of the test tools was replaced" in door.stdout
+
+
+def test_a_tool_patched_by_monkeypatch_in_a_test_and_undone_is_fine(project: Path) -> None:
+    (project / "tests" / "test_calc.py").write_text(
+        "import _pytest.reports\n\n\n"
+        "def test_add(monkeypatch):\n"
+        "    monkeypatch.setattr(_pytest.reports.TestReport, 'extra', 1, raising=False)\n"
+        "    assert 1 + 1 == 2\n"
+    )
+    git(project, "commit", "-qam", "fix")
+    code, verdict = verify(project)
     assert code == 0, verdict

@@ -47,6 +47,8 @@ class SuiteEvidence(Evidence):
     collect_errors: int = 0
     # pytest plugins loaded from the project folder by no installation (witness.py).
     local_plugins: list[str] = field(default_factory=list)
+    # The test tools' code replaced by code the project wrote (pytest_plugin/tampering.py).
+    replaced: list[str] = field(default_factory=list)
 
 
 class SuiteGate:
@@ -132,6 +134,7 @@ def _check_witness(
         for key in ("collected", "deselected", "selected", "collect_errors")
     }
     evidence.local_plugins = list(run.properties.get("agentgate_local_plugin", []))
+    evidence.replaced = list(run.properties.get("agentgate_replaced", []))
     if "agentgate_collected" in run.properties:
         evidence.dropped = max(
             0, numbers["collected"] - numbers["deselected"] - numbers["selected"]
@@ -198,6 +201,9 @@ def _judge_run(config: GateConfig, evidence: SuiteEvidence, run: TestRun) -> Gat
     if evidence.local_plugins:
         fail = True
         summary += f"; {len(evidence.local_plugins)} pytest plugins loaded from the project folder"
+    if evidence.replaced:
+        fail = True
+        summary += f"; {len(evidence.replaced)} functions of the test tools replaced"
     if run_partial:
         summary += "; partial run: " + "; ".join(run_partial)
         if config.thresholds.get("partial") == "fail":
@@ -221,6 +227,11 @@ def _judge_run(config: GateConfig, evidence: SuiteEvidence, run: TestRun) -> Gat
             "pytest loaded plugins that no installed package provides, from a distribution in "
             f"the project folder ({', '.join(evidence.local_plugins)}): remove it, or install "
             "the plugin as a package"
+        )
+    if evidence.replaced:
+        result.problems.append(
+            "code of the test tools was replaced while the tests ran, so their results are not "
+            f"the tests': {', '.join(evidence.replaced)}; remove the code that replaces it"
         )
     if partial_problem is not None:
         result.problems.append(partial_problem)

@@ -259,6 +259,11 @@ class HelperSession:
                     for name in evidence["tests"].get("local_plugins") or []
                     if isinstance(name, str)
                 ],
+                replaced=[
+                    str(name)
+                    for name in evidence["tests"].get("replaced") or []
+                    if isinstance(name, str)
+                ],
             )
         if self.coverage_gates:
             measured_here = self.cov_active or self.measure is not None

@@ -43,6 +43,8 @@ from pytest_agentgate.reports.outcomes import (
 )
 
 WORKER_OUTPUT_KEY = "agentgate_deselected"
+# A worker's list of the test tools' code it found replaced (pytest_plugin/tampering.py).
+WORKER_REPLACED_KEY = "agentgate_replaced"
 MAX_MESSAGE = 500
 COVERAGE_HINT = (
     "check that --cov= (or [run] source) names your package and that the tests import it"
@@ -95,6 +97,20 @@ class WorkerAgent:
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
         self.output[WORKER_OUTPUT_KEY] += len(items)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._look_for_replaced(session.config)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self._look_for_replaced(session.config)
+
+    def _look_for_replaced(self, config: pytest.Config) -> None:
+        from pytest_agentgate.pytest_plugin.tampering import replaced
+
+        found = set(self.output.get(WORKER_REPLACED_KEY, ()))
+        found.update(replaced(config.pluginmanager.get_plugins()))
+        self.output[WORKER_REPLACED_KEY] = sorted(found)
 
 
 # -- folding test reports ---------------------------------------------------------------------
@@ -701,6 +717,8 @@ class GateSession:
         self.pytest_runtest_logreport = self.ledger.test_report
         self.deselected = 0
         self.collected: int | None = None
+        # The test tools' code found replaced, here or on an xdist worker.
+        self.replaced: set[str] = set()
         self.collect_errors = 0
         self.last_failed = _last_failed_active(config)
         self.interrupted = False
@@ -780,6 +798,12 @@ class GateSession:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected = len(session.items)
+        self._look_for_replaced()
+
+    def _look_for_replaced(self) -> None:
+        from pytest_agentgate.pytest_plugin.tampering import replaced
+
+        self.replaced.update(replaced(self.config.pluginmanager.get_plugins()))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
@@ -790,6 +814,9 @@ class GateSession:
         output = getattr(node, "workeroutput", None) or {}
         # Every worker collects (and deselects from) the whole suite: the largest count is it.
         self.deselected = max(self.deselected, int(output.get(WORKER_OUTPUT_KEY, 0)))
+        found = output.get(WORKER_REPLACED_KEY)
+        if isinstance(found, list):
+            self.replaced.update(str(entry) for entry in found)
         self.ledger.worker_down(str(getattr(getattr(node, "gateway", None), "id", node)), error)
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
@@ -905,6 +932,8 @@ class GateSession:
         from pytest_agentgate.pytest_plugin.witness import local_plugins
 
         tests["local_plugins"] = local_plugins(self.config)
+        self._look_for_replaced()
+        tests["replaced"] = sorted(self.replaced)
         evidence: dict[str, Any] = {
             "tests": tests,
             "exitstatus": int(session.exitstatus),

@@ -18,7 +18,11 @@ records, as the report's ``agentgate_*`` properties:
   ``python -m pytest`` put first on ``sys.path`` (a ``*.egg-info`` or ``*.dist-info`` with a
   ``pytest11`` entry point in the project), unless that folder is on ``sys.path`` by
   installation too, or the same distribution, with the same plugins, is installed: an editable
-  install leaves its ``.egg-info`` in the project, a planted one is loaded by no installation.
+  install leaves its ``.egg-info`` in the project, a planted one is loaded by no installation;
+- ``agentgate_replaced``: each function or class of the test tools (pytest, pluggy, xdist,
+  coverage.py, unittest, agentgate) replaced by code written outside any installed package
+  (``tampering.replaced``), looked for when collection is done (the test modules are imported)
+  and when the session ends.
 
 Under pytest-xdist the items are collected on the workers, each the whole suite: each worker
 hands its counts to the controller (xdist's ``workeroutput``), which records them, once.
@@ -46,6 +50,15 @@ class Witness:
         self.deselected = 0
         self.collect_errors = 0
         self.xpassed: set[str] = set()
+        self.replaced: set[str] = set()
+
+    def _look_for_replaced(self, config: pytest.Config) -> None:
+        from pytest_agentgate.pytest_plugin.tampering import replaced
+
+        self.replaced.update(replaced(config.pluginmanager.get_plugins()))
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._look_for_replaced(session.config)
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Generator[None, Any, None]:
@@ -78,6 +91,9 @@ class Witness:
         counts = getattr(node, "workeroutput", {}).get(WORKER_KEY)
         if not isinstance(counts, dict):
             return
+        found = counts.get("replaced")
+        if isinstance(found, list):
+            self.replaced.update(str(entry) for entry in found)
         for name in COUNTS:
             value = counts.get(name)
             if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
@@ -87,10 +103,12 @@ class Witness:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         from _pytest.junitxml import xml_key
 
+        self._look_for_replaced(session.config)
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:  # an xdist worker: its counts go to the controller
             if self.collected is not None:
                 workeroutput[WORKER_KEY] = {name: getattr(self, name) for name in COUNTS}
+                workeroutput[WORKER_KEY]["replaced"] = sorted(self.replaced)
             return
         xml = session.config.stash.get(xml_key, None)
         if xml is None:
@@ -98,6 +116,8 @@ class Witness:
         xml.add_global_property("agentgate_run", self.run_id)
         for name in getattr(self, "local_plugins", ()):
             xml.add_global_property("agentgate_local_plugin", name)
+        for entry in sorted(self.replaced):
+            xml.add_global_property("agentgate_replaced", entry)
         if self.xpassed:
             xml.add_global_property("agentgate_xpassed", str(len(self.xpassed)))
         if self.collected is not None:

@@ -1,0 +1,131 @@
+"""The test tools' own code, replaced while pytest runs: what the witness checks.
+
+A conftest.py, a test module or a plugin can replace a function of pytest itself (say
+``TestReport.from_item_and_call``, so that every failure is reported as a pass) with no hook and
+in ways no reading of the source finds (``importlib.import_module`` and ``setattr`` with
+computed names). At run time the replacement shows: the function's code was written somewhere
+else. :func:`replaced` lists each function, method and class of the tools' loaded modules whose
+code lives outside every installed package, the standard library, and the tool's own folder:
+code of the project, or of a file it wrote (the tests' ``monkeypatch`` undoes its patches
+before the witness looks).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import site
+import sys
+import sysconfig
+from collections.abc import Iterable, Iterator
+from types import ModuleType
+from typing import Any
+
+# The tools whose code decides what a test run reports, by their top-level module.
+TOOLS = frozenset(
+    {
+        "_pytest", "pytest", "pluggy", "xdist", "coverage", "pytest_cov", "pytest_agentgate",
+        "unittest",
+    }
+)  # fmt: skip
+# The most findings kept: one is enough to fail the gate.
+MAX_FOUND = 20
+
+
+def replaced(plugins: Iterable[object] = ()) -> list[str]:
+    """Each of the tools' functions or classes whose code is not where installed code lives,
+    as ``module.Class.name (file:line)``; sorted, at most :data:`MAX_FOUND`. ``plugins``: the
+    plugin objects pytest registered; a tool's instance among them (the JUnit writer) is looked
+    at too (``LogXML.pytest_runtest_logreport`` set on the object itself)."""
+    roots = _installed_roots()
+    found: dict[str, str] = {}
+    for plugin in plugins:
+        kind = type(plugin)
+        name = getattr(kind, "__module__", "") or ""
+        module = sys.modules.get(name)
+        where = getattr(module, "__file__", None)
+        if name.split(".", 1)[0] not in TOOLS or not isinstance(where, str):
+            continue
+        own = (*roots, _package_folder(name, where))
+        for attr, value in list(getattr(plugin, "__dict__", {}).items()):
+            place = _written_at(value) if callable(value) else None
+            if place is not None and not _inside(place[0], own):
+                label = f"{name}.{kind.__qualname__}().{attr}"
+                found[label] = f"{label} ({place[0]}:{place[1]})"
+    for name, module in list(sys.modules.items()):
+        if name.split(".", 1)[0] not in TOOLS or not isinstance(module, ModuleType):
+            continue
+        where = getattr(module, "__file__", None)
+        if not isinstance(where, str):
+            continue
+        own = (*roots, _package_folder(name, where))
+        for label, value in _members(name, module):
+            place = _written_at(value)
+            if place is not None and not _inside(place[0], own):
+                found[label] = f"{label} ({place[0]}:{place[1]})"
+            if len(found) >= MAX_FOUND:
+                return sorted(found.values())
+    return sorted(found.values())
+
+
+def _members(name: str, module: ModuleType) -> Iterator[tuple[str, Any]]:
+    """The module's attributes, and the attributes of the classes it defines."""
+    for attr, value in list(vars(module).items()):
+        yield f"{name}.{attr}", value
+        if isinstance(value, type) and value.__module__ == name:
+            for inner, member in list(vars(value).items()):
+                yield f"{name}.{value.__qualname__}.{inner}", member
+
+
+def _written_at(value: Any) -> tuple[str, int] | None:
+    """Where the code of a function (or method, classmethod, property, partial) or class was
+    written; None for what has no Python code of its own (builtins, data)."""
+    for _ in range(4):  # unwrap a few layers: classmethod(partial(f)), property.fget
+        if isinstance(value, (classmethod, staticmethod)):
+            value = value.__func__
+        elif isinstance(value, property):
+            value = value.fget
+        elif isinstance(value, functools.partial):
+            value = value.func
+        elif hasattr(value, "__func__") and not isinstance(value, type):
+            value = value.__func__  # a bound method
+        else:
+            break
+    if isinstance(value, type):
+        module = sys.modules.get(getattr(value, "__module__", "") or "")
+        where = getattr(module, "__file__", None)
+        return (where, 0) if isinstance(where, str) else None
+    code = getattr(value, "__code__", None)
+    filename = getattr(code, "co_filename", None)
+    if not isinstance(filename, str) or filename.startswith("<"):
+        return None  # a builtin, or generated code (dataclasses, attrs): "<string>"
+    return filename, int(getattr(code, "co_firstlineno", 0))
+
+
+@functools.lru_cache(maxsize=1)
+def _installed_roots() -> tuple[str, ...]:
+    """Where installed code and the standard library live."""
+    paths = set(sysconfig.get_paths().values())
+    paths.update(site.getsitepackages() if hasattr(site, "getsitepackages") else ())
+    paths.add(site.getusersitepackages())
+    installed = ("site-packages", "dist-packages")
+    paths.update(p for p in sys.path if os.path.basename(p.rstrip(os.sep)) in installed)
+    return tuple(sorted({os.path.realpath(p) for p in paths if p}))
+
+
+def _package_folder(name: str, where: str) -> str:
+    """The folder of a module's top-level package (an editable install of a tool lives there)."""
+    folder = os.path.dirname(os.path.realpath(where))
+    for _ in range(name.count(".")):
+        folder = os.path.dirname(folder)
+    return folder
+
+
+@functools.lru_cache(maxsize=4096)
+def _real(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def _inside(path: str, roots: tuple[str, ...]) -> bool:
+    real = _real(path)
+    return any(real == root or real.startswith(root + os.sep) for root in roots)
