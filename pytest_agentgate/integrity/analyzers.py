@@ -13,4 +13,5 @@ ANALYZERS: tuple[str, ...] = (
     "pytest_agentgate.integrity.suppressions",
     "pytest_agentgate.integrity.stop_hooks",
     "pytest_agentgate.integrity.environment",
+    "pytest_agentgate.integrity.bytecode",
 )

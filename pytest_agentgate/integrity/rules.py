@@ -140,6 +140,14 @@ _RULES = (
         "restore the setting",
     ),
     Rule(
+        "stale-bytecode",
+        "tampering",
+        "a __pycache__ file that Python or pytest loads in place of its source holds other code "
+        "(compiled from another text, its header made to match the file's time and size)",
+        "delete the project's __pycache__ folders (`find . -name __pycache__ -prune -exec rm -rf "
+        "{} +`) and run the checks again",
+    ),
+    Rule(
         "environment-loosened",
         "tampering",
         "an environment variable chooses what pytest or coverage.py measures: selection, "

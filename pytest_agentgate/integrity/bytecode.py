@@ -1,0 +1,228 @@
+"""Bytecode that Python runs in place of its source: ``stale-bytecode``.
+
+Python trusts a ``__pycache__/NAME.cpython-XY.pyc`` whose header records the source's
+modification time and size, and never reads the source again (pytest does the same with its
+``-pytest-X.Y.pyc`` of a rewritten test module). So an agent can fix a module, import it (the
+pyc now holds the fixed code), put the broken text back at the same size and give the file its
+old time (``touch -r``): git shows the file unchanged, and the tests run the fixed code. A pyc
+built by hand does the same, with a header of the file's time and size, or of its hash (pytest
+9 checks only that), as does an "unchecked" hash-based one (Python never looks at its source).
+
+For each Python file of the project (tracked at the base, or added by the change), each pyc of
+this interpreter that Python or pytest would load for it is compiled again from the source and
+compared, code object for code object. A pair of source and pyc found alike is remembered in the
+user's state directory by their digests, so a later verdict compiles only what changed. Pycs of
+another interpreter version are not read (agentgate cannot compile for it).
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import hashlib
+import importlib.util
+import json
+import marshal
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+from types import CodeType
+from typing import Any
+
+from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+
+RULE = "stale-bytecode"
+CACHE_DIR = "bytecode"
+# Source files looked at, at most: a project larger than this is looked at in part.
+MAX_FILES = 20_000
+# Source and pyc pairs remembered as alike, per project.
+MAX_REMEMBERED = 50_000
+_FLAG_HASH = 0b01
+_FLAG_CHECK = 0b10
+
+
+def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
+    tag = sys.implementation.cache_tag
+    if tag is None:  # pragma: no cover - an interpreter that writes no bytecode
+        return
+    remembered = _Remembered(scan.root)
+    pytest_tail = _pytest_tail(tag)
+    folders: dict[Path, list[str]] = {}
+    for path in _python_files(scan)[:MAX_FILES]:
+        source_path = scan.root / path
+        cache = source_path.parent / "__pycache__"
+        if cache not in folders:
+            try:
+                folders[cache] = os.listdir(cache)
+            except OSError:
+                folders[cache] = []
+        names = folders[cache]
+        if not names:
+            continue
+        stem = source_path.stem
+        for name in names:
+            kind = _kind(name, stem, tag, pytest_tail)
+            if kind is None:
+                continue
+            finding = _check(scan.root, path, source_path, cache / name, kind, remembered)
+            if finding is not None:
+                yield finding
+    remembered.save()
+
+
+def _python_files(scan: Scan) -> list[str]:
+    """The project's Python files: tracked at the base, and those the change adds or edits."""
+    found: dict[str, None] = {}
+    with contextlib.suppress(Exception):  # a snapshot, or git failing: the change alone
+        for path in scan.repo.tracked_at(scan.change.base):
+            relative = scan.change.relative(path, scan.root)
+            if relative is not None and relative.endswith(".py"):
+                found[relative] = None
+    for path, status in scan.touched.items():
+        if status != "deleted" and path.endswith(".py"):
+            found[path] = None
+    return list(found)
+
+
+def _pytest_tail(tag: str) -> str | None:
+    try:
+        import pytest
+    except ImportError:  # pragma: no cover - pytest is a dependency
+        return None
+    return f".{tag}-pytest-{pytest.__version__}.pyc"
+
+
+def _kind(name: str, stem: str, tag: str, pytest_tail: str | None) -> str | None:
+    """What a pyc in ``__pycache__`` is for ``stem``: ``"0"``, ``"1"``, ``"2"`` (the
+    optimization level of Python's own) or ``"pytest"``; None when it is not this
+    interpreter's pyc of this file."""
+    if not name.startswith(stem + "."):
+        return None
+    rest = name[len(stem) :]
+    if rest == f".{tag}.pyc":
+        return "0"
+    if rest in (f".{tag}.opt-1.pyc", f".{tag}.opt-2.pyc"):
+        return rest[-5]
+    if pytest_tail is not None and rest == pytest_tail:
+        return "pytest"
+    return None
+
+
+def _check(
+    root: Path, path: str, source_path: Path, pyc: Path, kind: str, remembered: _Remembered
+) -> IntegrityFinding | None:
+    try:
+        data = pyc.read_bytes()
+        source = source_path.read_bytes()
+        stat = source_path.stat()
+    except OSError:
+        return None
+    if len(data) < 16 or data[:4] != importlib.util.MAGIC_NUMBER:
+        return None  # another interpreter's: not loaded by this one
+    flags = int.from_bytes(data[4:8], "little")
+    if flags & _FLAG_HASH:  # pytest 9 writes checked ones; Python unchecked ones on request
+        if flags & _FLAG_CHECK and data[8:16] != importlib.util.source_hash(source):
+            return None  # checked against its source, and stale: compiled again
+    else:
+        mtime = int.from_bytes(data[8:12], "little")
+        size = int.from_bytes(data[12:16], "little")
+        if mtime != int(stat.st_mtime) & 0xFFFFFFFF or size != stat.st_size & 0xFFFFFFFF:
+            return None  # stale by its header: Python compiles the source again
+    key = hashlib.sha256(source + b"\0" + data).hexdigest()[:32]
+    if key in remembered:
+        return None
+    try:
+        loaded = marshal.loads(data[16:])
+        alike = isinstance(loaded, CodeType) and any(
+            _behaviour(loaded) == _behaviour(compiled)
+            for compiled in _compiled(source, source_path, kind)
+        )
+    except (ValueError, EOFError, TypeError, SyntaxError, RecursionError, MemoryError):
+        alike = False
+    if alike:
+        remembered.add(key)
+        return None
+    shown = PurePosixPath(path).parent / "__pycache__" / pyc.name
+    loader = "pytest" if kind == "pytest" else "Python"
+    return IntegrityFinding(
+        RULE,
+        f"{shown} is not compiled from {PurePosixPath(path).name}, and {loader} loads it in its "
+        "place (its header says it is up to date): the tests run code that is not in the file",
+        path,
+    )
+
+
+def _behaviour(code: CodeType) -> tuple[Any, ...]:
+    """What a code object does, without where its lines are: a patch release of Python may
+    number lines differently (a fixed line table) under the same magic number."""
+    consts = tuple(_behaviour(c) if isinstance(c, CodeType) else c for c in code.co_consts)
+    return (
+        code.co_code,
+        consts,
+        code.co_names,
+        code.co_varnames,
+        code.co_freevars,
+        code.co_cellvars,
+        code.co_flags,
+        code.co_argcount,
+        code.co_posonlyargcount,
+        code.co_kwonlyargcount,
+        code.co_name,
+    )
+
+
+def _compiled(source: bytes, path: Path, kind: str) -> Iterator[CodeType]:
+    """The code Python (or pytest, rewriting asserts) makes of ``source``."""
+    if kind != "pytest":
+        yield compile(source, str(path), "exec", dont_inherit=True, optimize=int(kind))
+        return
+    from _pytest.assertion.rewrite import rewrite_asserts
+
+    for pass_hook in (False, True):  # `enable_assertion_pass_hook`, as the project sets it
+        tree = ast.parse(source, filename=str(path))
+        rewrite_asserts(tree, source, str(path), _Ini(pass_hook))  # type: ignore[arg-type]
+        yield compile(tree, str(path), "exec", dont_inherit=True)
+
+
+class _Ini:
+    """The one ini value assertion rewriting reads from pytest's config."""
+
+    def __init__(self, pass_hook: bool) -> None:
+        self.pass_hook = pass_hook
+
+    def getini(self, name: str) -> Any:
+        return self.pass_hook if name == "enable_assertion_pass_hook" else None
+
+
+class _Remembered:
+    """Source and pyc pairs found alike, by digest, in the user's state directory."""
+
+    def __init__(self, root: Path) -> None:
+        from pytest_agentgate.state.storage import user_state_home
+
+        project = hashlib.sha256(str(root.resolve()).encode(errors="surrogateescape"))
+        self.path = user_state_home() / CACHE_DIR / f"{project.hexdigest()[:32]}.json"
+        self.keys: set[str] = set()
+        self.added = False
+        with contextlib.suppress(OSError, ValueError):
+            doc = json.loads(self.path.read_text(encoding="utf-8"))
+            if isinstance(doc, list):
+                self.keys = {k for k in doc if isinstance(k, str)}
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.keys
+
+    def add(self, key: str) -> None:
+        self.keys.add(key)
+        self.added = True
+
+    def save(self) -> None:
+        if not self.added:
+            return
+        from pytest_agentgate.state.storage import write_atomic
+
+        keys = sorted(self.keys)[-MAX_REMEMBERED:]
+        with contextlib.suppress(OSError):
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            write_atomic(self.path, json.dumps(keys), mode=0o600)

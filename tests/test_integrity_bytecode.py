@@ -1,0 +1,155 @@
+"""Bytecode that Python or pytest runs in place of its source (integrity/bytecode.py), on real
+repositories: the pyc is made by the real interpreter, or by pytest's own assertion rewriting."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import marshal
+import os
+import py_compile
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SCRIPT = Path(sys.executable).with_name("agentgate")
+BROKEN = "def add(a, b):\n    return a - b\n"
+FIXED = "def add(a, b):\n    return a + b\n"  # the same size: the header records it
+TEST = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+CONFIG = """\
+profile: strict
+gates:
+  test:
+    command: "{py} -m pytest -q -p no:cacheprovider --junitxml=.agentgate/junit.xml"
+    report: .agentgate/junit.xml
+"""
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "state"))
+    for name in ("AGENTGATE_RUNNING", "PYTEST_ADDOPTS", "PYTHONDONTWRITEBYTECODE"):
+        monkeypatch.delenv(name, raising=False)
+    root = tmp_path / "proj"
+    (root / "tests").mkdir(parents=True)
+    (root / "agentgate.yml").write_text(CONFIG.replace("{py}", sys.executable))
+    (root / "calc.py").write_text(BROKEN)
+    (root / "tests" / "test_calc.py").write_text(TEST)
+    (root / "tests" / "conftest.py").write_text("import sys\nsys.path.insert(0, '.')\n")
+    (root / ".gitignore").write_text("__pycache__/\n.agentgate/\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    return root
+
+
+def verify(root: Path) -> tuple[int, dict[str, Any]]:
+    proc = subprocess.run(
+        [str(SCRIPT), "verify", "--format", "json", "--no-cache"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def gate(verdict: dict[str, Any], name: str) -> dict[str, Any]:
+    (found,) = [g for g in verdict["gates"] if g["name"] == name]
+    return found
+
+
+def stale(verdict: dict[str, Any]) -> list[str]:
+    return [
+        f["message"]
+        for f in gate(verdict, "integrity")["findings"]
+        if f["code"] == "stale-bytecode"
+    ]
+
+
+def restore(path: Path, text: str, like: os.stat_result) -> None:
+    """Put ``text`` back into ``path`` with the time ``like`` had."""
+    path.write_text(text)
+    os.utime(path, ns=(like.st_atime_ns, like.st_mtime_ns))
+
+
+def test_the_broken_project_fails_and_honest_pycs_are_fine(project: Path) -> None:
+    code, verdict = verify(project)
+    assert code == 1 and gate(verdict, "test")["status"] == "fail" and stale(verdict) == []
+    (project / "calc.py").write_text(FIXED)
+    git(project, "commit", "-qam", "fix")
+    for _ in range(2):  # the second time from what the first remembered
+        code, verdict = verify(project)
+        assert code == 0 and stale(verdict) == [], verdict
+    assert list((project.parent / "state" / "bytecode").glob("*.json"))
+
+
+def test_a_pyc_of_the_fixed_code_under_the_broken_file_is_found(project: Path) -> None:
+    # The trick: fix calc.py, import it (the pyc holds the fix), put the broken text back at
+    # the same size and give it the fixed file's time. git sees no change; Python runs the fix.
+    source = project / "calc.py"
+    source.write_text(FIXED)
+    subprocess.run([sys.executable, "-c", "import calc"], cwd=project, check=True)
+    restore(source, BROKEN, source.stat())
+    assert source.read_text() == BROKEN
+    code, verdict = verify(project)
+    assert gate(verdict, "test")["status"] == "pass"  # the trick works...
+    assert code == 1  # ...and is found
+    (message,) = stale(verdict)
+    tag = sys.implementation.cache_tag
+    assert message.startswith(f"__pycache__/calc.{tag}.pyc is not compiled from calc.py")
+
+
+def test_an_unchecked_hash_pyc_is_found(project: Path) -> None:
+    # Python never compares an "unchecked" hash-based pyc with its source: no time needed.
+    source = project / "calc.py"
+    source.write_text(FIXED)
+    py_compile.compile(
+        str(source),
+        cfile=importlib.util.cache_from_source(str(source)),
+        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+    )
+    source.write_text(BROKEN)
+    code, verdict = verify(project)
+    assert code == 1 and len(stale(verdict)) == 1
+
+
+def test_a_rewritten_test_module_made_by_hand_is_found(project: Path) -> None:
+    # pytest loads its own pyc of a test module when the header holds the source's hash: a
+    # test that asserts nothing, rewritten by pytest's own code, under the real test's hash.
+    from _pytest.assertion.rewrite import rewrite_asserts
+
+    test = project / "tests" / "test_calc.py"
+    hollow = TEST.replace("assert add(1, 2) == 3", "assert add(1, 2) != 9")
+    tree = ast.parse(hollow)
+    rewrite_asserts(tree, hollow.encode(), str(test), None)
+    code_object = compile(tree, str(test), "exec", dont_inherit=True)
+    pytest_version = pytest.__version__
+    pyc = (
+        test.parent
+        / "__pycache__"
+        / f"test_calc.{sys.implementation.cache_tag}-pytest-{pytest_version}.pyc"
+    )
+    pyc.parent.mkdir(exist_ok=True)
+    header = importlib.util.MAGIC_NUMBER + (3).to_bytes(4, "little")
+    pyc.write_bytes(
+        header + importlib.util.source_hash(test.read_bytes()) + marshal.dumps(code_object)
+    )
+    code, verdict = verify(project)
+    assert gate(verdict, "test")["status"] == "pass"  # pytest ran the hollow test...
+    assert code == 1  # ...and the gate says why
+    (message,) = stale(verdict)
+    assert "is not compiled from test_calc.py, and pytest loads it" in message
