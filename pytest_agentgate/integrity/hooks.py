@@ -113,18 +113,37 @@ def _parse(text: str) -> ast.Module | None:
 
 
 def _defines_hooks(tree: ast.Module) -> bool:
-    return any(
-        isinstance(n, ast.FunctionDef) and n.name.startswith("pytest_") for n in ast.walk(tree)
-    )
+    return bool(_hooks(tree))
 
 
 def _hooks(tree: ast.Module | None) -> dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """The module's hook functions by hook name: each ``def pytest_*``, and each function a
+    ``pytest_* = ...`` assignment binds (``pytest_runtest_makereport = hookimpl(...)(_wrap)``,
+    an alias of another name), judged as if it were defined under the hook's name."""
     found: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    defined: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
     for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith(
-            "pytest_"
-        ):
-            found.setdefault(node.name, []).append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defined.setdefault(node.name, node)
+            if node.name.startswith("pytest_"):
+                found.setdefault(node.name, []).append(node)
+    for node in ast.walk(tree) if tree is not None else ():
+        if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id.startswith("pytest_"):
+                bound = [
+                    defined[n.id]
+                    for n in ast.walk(node.value)
+                    if isinstance(n, ast.Name) and n.id in defined
+                ]
+                if not bound:  # a lambda, or a function from elsewhere: judged by the name alone
+                    stand_in = ast.parse(f"def {target.id}(): pass").body[0]
+                    assert isinstance(stand_in, ast.FunctionDef)
+                    stand_in.lineno = node.lineno
+                    bound = [stand_in]
+                found.setdefault(target.id, []).extend(bound)
     return found
 
 
@@ -289,7 +308,11 @@ def _exit_findings(
     def exits(tree: ast.Module | None) -> list[ast.Call]:
         if tree is None:
             return []
-        return [c for c in _calls(tree, EXIT_CALLS) if not _under_main_guard(tree, c)]
+        return [
+            c
+            for c in _calls(tree, EXIT_CALLS)
+            if not _under_main_guard(tree, c) and _ends_the_run(tree, c)
+        ]
 
     calls = exits(now)
     excess = Counter(_dotted(c.func) for c in calls) - Counter(
@@ -305,6 +328,27 @@ def _exit_findings(
                 path,
                 call.lineno,
             )
+
+
+# Calls that register a function to run later: a finding only when what they register ends the
+# run (`atexit.register(os._exit, 0)`), not for a timeout fixture's alarm or a cleanup.
+REGISTERING = {"signal.signal", "atexit.register"}
+
+
+def _ends_the_run(tree: ast.Module, call: ast.Call) -> bool:
+    if _dotted(call.func) not in REGISTERING:
+        return True
+    ending = EXIT_CALLS - REGISTERING
+    local = {
+        n.name: n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    for arg in [*call.args, *(k.value for k in call.keywords)]:
+        if _dotted(arg) in ending or _calls(arg, ending):
+            return True  # atexit.register(os._exit, 0), signal.signal(s, lambda *a: os._exit(0))
+        body = local.get(_dotted(arg))
+        if body is not None and _calls(body, ending):
+            return True
+    return False
 
 
 def _under_main_guard(tree: ast.Module, call: ast.Call) -> bool:
@@ -378,8 +422,15 @@ def _literal_names(node: ast.AST) -> Iterator[str]:
         yield node.value
 
 
+# agentgate's variables a CI workflow sets for its own runner (where state and caches live, how
+# much to say): the workflow's runs are a person's, not the agent's under the gate.
+CI_SETTINGS = frozenset({"AGENTGATE_STATE_HOME", "AGENTGATE_CACHE_HOME", "AGENTGATE_DEBUG"})
+
+
 def _guard_in_text(path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
     excess = Counter(GUARD_WORDS.findall(now)) - Counter(GUARD_WORDS.findall(before))
+    if path.startswith(".github/workflows/"):
+        excess = Counter({w: n for w, n in excess.items() if w not in CI_SETTINGS})
     for word, count in sorted(excess.items()):
         line = _line_of(now, word)
         for _ in range(count):
@@ -424,10 +475,35 @@ def _settings_findings(path: str, name: str, now: str, before: str) -> Iterator[
                 path,
                 line,
             )
+
+    loaded = Counter(_plugins(new.get("addopts", ""))) - Counter(_plugins(old.get("addopts", "")))
+    for plugin in sorted(loaded):
+        yield IntegrityFinding(
+            "result-rewritten",
+            f"addopts gained -p {plugin}: pytest loads a plugin the base's configuration does "
+            "not name, and a plugin can rewrite any result",
+            path,
+            line,
+        )
     if "reruns" in new and new.get("reruns") != old.get("reruns"):
         yield IntegrityFinding(
             "rerun-added", "reruns set in the pytest configuration", path, _line_of(now, "reruns")
         )
+
+
+def _plugins(addopts: str) -> list[str]:
+    """The plugins ``-p NAME`` (or ``-pNAME``) loads; ``-p no:NAME`` leaves one out instead."""
+    try:
+        words = shlex.split(addopts)
+    except ValueError:
+        words = addopts.split()
+    found = []
+    for i, word in enumerate(words):
+        if word == "-p" and i + 1 < len(words):
+            found.append(words[i + 1])
+        elif word.startswith("-p") and not word.startswith("--") and len(word) > 2:
+            found.append(word[2:])
+    return [name for name in found if not name.startswith("no:")]
 
 
 def _options(addopts: str) -> list[str]:

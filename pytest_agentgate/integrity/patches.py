@@ -36,6 +36,7 @@ PATCHERS = frozenset({"setattr", "delattr"})
 
 
 def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
+    yield from shadowing(scan)
     tools = TOOLS - own_packages(scan.root)
     for path, status in sorted(scan.touched.items()):
         if status == "deleted" or not path.endswith(".py"):
@@ -57,6 +58,34 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
                 path,
                 line,
             )
+
+
+# What the gates run as ``python -m NAME``: a module or package of that name the change adds at
+# the project's root is imported in place of the installed one (the current folder comes first).
+RUN_AS_MODULES = TOOLS | {"ruff", "mypy", "pylint", "flake8", "pycodestyle", "pyflakes"}
+
+
+def shadowing(scan: Scan) -> Iterator[IntegrityFinding]:
+    """Modules the change adds at the project's root under a tool's name."""
+    seen: set[str] = set()
+    for path, status in sorted(scan.touched.items()):
+        if status == "deleted":
+            continue
+        top, _, rest = path.partition("/")
+        name = top[:-3] if not rest and top.endswith(".py") else top if rest else ""
+        if name not in RUN_AS_MODULES or name in seen:
+            continue
+        if rest and not (scan.root / top / "__init__.py").is_file():
+            continue  # a folder without __init__.py: the installed package still wins
+        if scan.sources.at_base(f"{top}/__init__.py" if rest else top) is not None:
+            continue  # the project's own, at the base too
+        seen.add(name)
+        yield IntegrityFinding(
+            RULE,
+            f"{top}{'/' if rest else ''} at the project's root shadows the installed {name}: "
+            f"`python -m {name}` runs the project's copy",
+            f"{top}/__init__.py" if rest else top,
+        )
 
 
 def own_packages(root: Path) -> frozenset[str]:
