@@ -218,3 +218,34 @@ def test_deleting_the_projects_state_keeps_the_snapshot_as_the_base(
     shutil.rmtree(project / ".agentgate")
     (project / "tests" / "test_calc.py").write_text(WEAKENED)
     assert ("assertion-removed", "tests/test_calc.py", 8) in located(verify(capsys))
+
+
+def test_two_first_verdicts_at_once_take_one_snapshot(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two hooks of one session side by side: a second snapshot never replaces the first while
+    the project's digest names the first (the task would have no base)."""
+    import threading
+    import time
+
+    taken: list[float] = []
+    real_take = snapshot.take
+
+    def slow_take(root: Path) -> tuple[dict[str, str], list[str]]:
+        taken.append(time.monotonic())
+        time.sleep(0.3)
+        return real_take(root)
+
+    monkeypatch.setattr(snapshot, "take", slow_take)
+    found: list[object] = []
+    threads = [
+        threading.Thread(target=lambda: found.append(snapshot.load_or_take(project, "t")))
+        for _ in range(3)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(taken) == 1
+    assert all(isinstance(f, dict) for f in found)
+    assert isinstance(snapshot.load_or_take(project, "t"), dict)  # its digest is the project's

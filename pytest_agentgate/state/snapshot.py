@@ -21,6 +21,7 @@ tools' folders; each at most :data:`MAX_FILE_BYTES`, all together at most :data:
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import json
@@ -33,6 +34,7 @@ from typing import Any
 from pytest_agentgate.git import Base, BaseMissing, Change, FileChange, GitError, Repo
 from pytest_agentgate.state.storage import (
     Anchors,
+    locked,
     user_state_home,
     write_atomic,
 )
@@ -124,8 +126,20 @@ def load_or_take(root: Path, task: str) -> dict[str, Any] | BaseMissing | None:
 
     The project's ``.agentgate/`` keeps each snapshot's digest (:data:`ANCHORS`): a snapshot
     that is gone, or is not the one the task's first verdict took, is no base (BaseMissing),
-    never silently replaced by one of the changed tree."""
+    never silently replaced by one of the changed tree.
+
+    Two calls at once for one task (a harness that runs two hooks of one session side by side)
+    take one snapshot: the project's snapshots are taken under a lock, so a second snapshot can
+    never replace the first while the project's digest names the first."""
     path = _path(root, task)
+    with contextlib.ExitStack() as stack:
+        with contextlib.suppress(OSError):  # unwritable: nothing can be written, nor raced
+            path.parent.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(locked(path.parent))
+        return _load_or_take(root, task, path)
+
+
+def _load_or_take(root: Path, task: str, path: Path) -> dict[str, Any] | BaseMissing | None:
     anchors = Anchors(root, ANCHORS)
     key = _task_key(task)
     kept = anchors.get(key)
