@@ -4,7 +4,8 @@ A project outside any git repository has no commit to compare a change with. For
 harness session, ``agentgate verify --task``), the first verdict keeps the text of the project's
 source and configuration files; each later verdict of the task compares the files now with it,
 and the integrity gate judges that change as it judges a commit's: tests removed, skips and
-suppressions added, configuration loosened, hooks that rewrite results.
+suppressions added, configuration loosened, hooks that rewrite results. A harness session takes
+it when it starts (:func:`take_first`, harness/start.py), before its agent has edited anything.
 
 The snapshot lives in the user's state directory (``snapshots/``), keyed by project and task,
 never in the project: deleting ``.agentgate/`` does not reset it. The project's ``.agentgate/``
@@ -137,6 +138,14 @@ def load_or_take(root: Path, task: str) -> dict[str, Any] | BaseMissing | None:
             path.parent.mkdir(parents=True, exist_ok=True)
             stack.enter_context(locked(path.parent))
         return _load_or_take(root, task, path)
+
+
+def take_first(root: Path, task: str) -> None:
+    """Take the task's snapshot now unless it has one (the session's start: before the agent
+    has changed anything, harness/start.py); an existing one is left for the verdicts to read
+    and check."""
+    if not _path(root, task).exists():
+        load_or_take(root, task)
 
 
 def _load_or_take(root: Path, task: str, path: Path) -> dict[str, Any] | BaseMissing | None:
