@@ -146,14 +146,17 @@ def timeout_of(harness: Harness, entry: Mapping[str, Any]) -> float | None:
     return value / 1000 if harness.name == "gemini" else float(value)
 
 
-def our_entries(harness: Harness, text: str | None) -> list[dict[str, Any]]:
-    """agentgate's stop-hook handlers in a settings file's text (none when it is not JSON)."""
+def our_entries(
+    harness: Harness, text: str | None, event: str | None = None
+) -> list[dict[str, Any]]:
+    """agentgate's handlers of ``event`` (the stop event when None) in a settings file's text
+    (none when it is not JSON)."""
     try:
         document = json.loads(text or "")
     except ValueError:
         return []
     hooks = document.get("hooks") if isinstance(document, dict) else None
-    entries = hooks.get(harness.event) if isinstance(hooks, dict) else None
+    entries = hooks.get(event or harness.event) if isinstance(hooks, dict) else None
     found: list[dict[str, Any]] = []
     for entry in entries if isinstance(entries, list) else []:
         inner = entry.get("hooks") if isinstance(entry, dict) else None
