@@ -37,16 +37,29 @@ def command(harness: str) -> str:
     return shlex.join([*agentgate_argv(), "hook", harness])
 
 
+def start(harness: str) -> str:
+    return shlex.join([*agentgate_argv(), "hook", harness, "--session-start"])
+
+
 def test_claude_project_settings(proj: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert install("claude") == 0
     assert read(proj / ".claude/settings.json") == {
         "hooks": {
-            "Stop": [{"hooks": [{"type": "command", "command": command("claude"), "timeout": 120}]}]
+            "Stop": [
+                {"hooks": [{"type": "command", "command": command("claude"), "timeout": 120}]}
+            ],
+            "SessionStart": [
+                {"hooks": [{"type": "command", "command": start("claude"), "timeout": 30}]}
+            ],
         }
     }
     out = capsys.readouterr().out
     assert "wrote .claude/settings.json: Stop hook" in out
     assert "timeout 120 s (agentgate answers within 100 s)" in out
+    assert (
+        f"  and SessionStart hook `{start('claude')}`, timeout 30 s: pins the commit the task is "
+        "judged against when the session starts\n"
+    ) in out
     assert "review the new hook with /hooks" in out
 
 
@@ -75,10 +88,26 @@ def test_each_harness_gets_its_own_shape_and_a_timeout_above_the_budget(proj: Pa
             ]
         }
     ]
+    assert read(proj / ".gemini/settings.json")["hooks"]["SessionStart"] == [
+        {
+            "hooks": [
+                {
+                    "type": "command",
+                    "name": "agentgate",
+                    "command": start("gemini"),
+                    "timeout": 30000,
+                }
+            ]
+        }
+    ]
     assert read(proj / ".github/hooks/agentgate.json") == {
         "version": 1,
-        "hooks": {"agentStop": [{"type": "command", "bash": command("copilot"), "timeoutSec": 70}]},
+        "hooks": {
+            "agentStop": [{"type": "command", "bash": command("copilot"), "timeoutSec": 70}],
+            "sessionStart": [{"type": "command", "bash": start("copilot"), "timeoutSec": 30}],
+        },
     }
+    # Cursor's sessionStart could not be checked against a real Cursor: the stop hook alone.
     assert read(proj / ".cursor/hooks.json") == {
         "version": 1,
         "hooks": {"stop": [{"command": command("cursor"), "timeout": 70, "loop_limit": 8}]},
@@ -144,7 +173,10 @@ def test_uninstall_takes_out_only_agentgate(proj: Path, capsys: pytest.CaptureFi
     assert read(settings) == {
         "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify"}]}]}
     }
-    assert "removed the Claude Code stop hook from .claude/settings.json" in capsys.readouterr().out
+    assert (
+        "removed the Claude Code stop and session-start hooks from .claude/settings.json"
+        in capsys.readouterr().out
+    )
     assert install("claude", "--uninstall") == 0
     assert "not there" in capsys.readouterr().out
 
@@ -191,7 +223,7 @@ def test_user_settings(proj: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_codex_is_told_both_trust_steps(proj: Path, capsys: pytest.CaptureFixture[str]) -> None:
     install("codex")
     out = capsys.readouterr().out
-    assert "approve agentgate's Stop hook" in out
+    assert "approve agentgate's Stop and SessionStart hooks when asked" in out
     assert f'[projects."{proj}"]' in out and 'trust_level = "trusted"' in out
     assert ".agentgate/escalations/" in out
 
@@ -218,3 +250,59 @@ def test_a_broken_configuration_still_installs_with_the_default_budget(
     assert install("claude") == 0
     assert "the configuration cannot be read" in capsys.readouterr().out
     assert read(proj / ".claude/settings.json")["hooks"]["Stop"][0]["hooks"][0]["timeout"] == 120
+
+
+def test_an_install_without_the_session_start_hook_gets_it(
+    proj: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An agentgate that wrote the stop hook alone: installing again adds the session-start hook
+    beside it (backed up first), and once there, nothing changes."""
+    path = proj / ".codex/hooks.json"
+    path.parent.mkdir()
+    stop = {"type": "command", "command": command("codex"), "timeout": 120}
+    old = {"hooks": {"Stop": [{"hooks": [stop]}]}}
+    path.write_text(json.dumps(old))
+    assert install("codex") == 0
+    hooks = read(path)["hooks"]
+    assert hooks["Stop"] == old["hooks"]["Stop"]
+    assert hooks["SessionStart"] == [
+        {"hooks": [{"type": "command", "command": start("codex"), "timeout": 30}]}
+    ]
+    assert [json.loads(b.read_text()) for b in proj.glob(".codex/*.bak")] == [old]
+    capsys.readouterr()
+    assert install("codex") == 0
+    assert (
+        "hooks already installed in .codex/hooks.json; nothing changed" in capsys.readouterr().out
+    )
+
+
+def test_other_session_start_hooks_are_kept_and_ours_is_never_listed_twice(proj: Path) -> None:
+    settings = proj / ".claude/settings.json"
+    settings.parent.mkdir()
+    theirs = {"matcher": "startup", "hooks": [{"type": "command", "command": "load-context"}]}
+    stale = {
+        "hooks": [{"type": "command", "command": "/old/bin/agentgate hook claude --session-start"}]
+    }
+    settings.write_text(json.dumps({"hooks": {"SessionStart": [theirs, stale, stale]}}))
+    install("claude")
+    assert read(settings)["hooks"]["SessionStart"] == [
+        theirs,
+        {"hooks": [{"type": "command", "command": start("claude"), "timeout": 30}]},
+    ]
+    install("claude", "--uninstall")
+    assert read(settings) == {"hooks": {"SessionStart": [theirs]}}
+
+
+@pytest.mark.parametrize(
+    ("harness", "path", "event"),
+    [
+        ("codex", ".codex/hooks.json", "SessionStart"),
+        ("gemini", ".gemini/settings.json", "SessionStart"),
+        ("copilot", ".github/hooks/agentgate.json", "sessionStart"),
+    ],
+)
+def test_uninstall_takes_both_hooks_out(harness: str, path: str, event: str, proj: Path) -> None:
+    install(harness)
+    assert event in read(proj / path)["hooks"]
+    assert install(harness, "--uninstall") == 0
+    assert "hooks" not in read(proj / path)

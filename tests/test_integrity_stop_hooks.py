@@ -75,3 +75,43 @@ def test_other_edits_of_the_settings_are_fine(
     assert main(["install-hook", "cursor"]) == 0  # a new harness too
     gate = integrity(capsys)
     assert [f for f in gate["findings"] if f["code"] == "stop-hook-removed"] == []
+
+
+def test_taking_the_session_start_hook_out_is_tampering(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It pins each later session's base before its agent can move it: an agent that takes it
+    out cannot unpin its own session, but would every session after it."""
+    claude = repo / ".claude" / "settings.json"
+    settings = json.loads(claude.read_text())
+    del settings["hooks"]["SessionStart"]
+    claude.write_text(json.dumps(settings))
+    copilot = repo / ".github" / "hooks" / "agentgate.json"
+    settings = json.loads(copilot.read_text())
+    settings["hooks"]["sessionStart"][0]["timeoutSec"] = 1
+    copilot.write_text(json.dumps(settings))
+    gate = integrity(capsys)
+    assert gate["status"] == "fail"
+    messages = sorted(f["message"] for f in gate["findings"] if f["code"] == "stop-hook-removed")
+    assert messages == [
+        "agentgate's Claude Code session-start hook was taken out of .claude/settings.json",
+        "agentgate's Copilot CLI session-start hook timeout was cut from 30 s to 1 s in "
+        ".github/hooks/agentgate.json: the session's base is not pinned when it runs out",
+    ]
+
+
+def test_adding_the_session_start_hook_to_an_older_install_is_fine(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The base as an older agentgate wrote it: the stop hook alone.
+    git(repo, "checkout", "-q", "main")
+    path = repo / ".gemini" / "settings.json"
+    settings = json.loads(path.read_text())
+    del settings["hooks"]["SessionStart"]
+    path.write_text(json.dumps(settings))
+    git(repo, "commit", "-qam", "the stop hook alone")
+    git(repo, "checkout", "-q", "-B", "agent")
+    assert main(["install-hook", "gemini"]) == 0
+    gate = integrity(capsys)
+    assert [f for f in gate["findings"] if f["code"] == "stop-hook-removed"] == []
+    assert "SessionStart" in json.loads(path.read_text())["hooks"]

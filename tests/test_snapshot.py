@@ -218,3 +218,64 @@ def test_deleting_the_projects_state_keeps_the_snapshot_as_the_base(
     shutil.rmtree(project / ".agentgate")
     (project / "tests" / "test_calc.py").write_text(WEAKENED)
     assert ("assertion-removed", "tests/test_calc.py", 8) in located(verify(capsys))
+
+
+def test_a_session_start_takes_the_snapshot_before_the_agent_edits_anything(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Outside git the first stop's snapshot would hold whatever the agent did before it: the
+    session-start hook takes it when the session starts (harness/start.py)."""
+    import io
+    import sys
+
+    from pytest_agentgate.state import stops
+
+    monkeypatch.setattr(stops, "SAME_STOP_S", 0.0)
+
+    def hook(session: str, *args: str, **event: str) -> str:
+        payload = {"session_id": session, "cwd": str(project), **event}
+        monkeypatch.setattr(
+            sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps(payload).encode()))
+        )
+        assert main(["hook", "claude", *args]) == 0
+        return capsys.readouterr().out
+
+    assert hook("s-1", "--session-start", hook_event_name="SessionStart", source="startup") == ""
+    assert snapshot._path(project.resolve(), "s-1").is_file()
+    (project / "tests" / "test_calc.py").write_text(TESTS.replace("== -3", "== -3  # noqa"))
+    blocked = json.loads(hook("s-1", hook_event_name="Stop"))
+    assert blocked["decision"] == "block"
+    assert "tests/test_calc.py:9 suppression-added" in blocked["reason"]
+    # A session that did not start through the hook takes its snapshot at its first stop.
+    assert "decision" not in json.loads(hook("s-2", hook_event_name="Stop"))
+
+
+def test_two_first_verdicts_at_once_take_one_snapshot(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two hooks of one session side by side: a second snapshot never replaces the first while
+    the project's digest names the first (the task would have no base)."""
+    import threading
+    import time
+
+    taken: list[float] = []
+    real_take = snapshot.take
+
+    def slow_take(root: Path) -> tuple[dict[str, str], list[str]]:
+        taken.append(time.monotonic())
+        time.sleep(0.3)
+        return real_take(root)
+
+    monkeypatch.setattr(snapshot, "take", slow_take)
+    found: list[object] = []
+    threads = [
+        threading.Thread(target=lambda: found.append(snapshot.load_or_take(project, "t")))
+        for _ in range(3)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(taken) == 1
+    assert all(isinstance(f, dict) for f in found)
+    assert isinstance(snapshot.load_or_take(project, "t"), dict)  # its digest is the project's

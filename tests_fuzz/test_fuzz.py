@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -1809,7 +1810,10 @@ hook_event = st.fixed_dictionaries(
         "transcript_path": maybe(st.just("/t.jsonl")),
         "last_assistant_message": maybe(text),
         "prompt_response": maybe(text),
-        "hook_event_name": st.sampled_from(["Stop", "AfterAgent", "agentStop", "stop"]),
+        "hook_event_name": st.sampled_from(
+            ["Stop", "AfterAgent", "agentStop", "stop", "SessionStart", "sessionStart"]
+        ),
+        "source": maybe(st.sampled_from(["startup", "resume", "new"])),
         "stop_hook_active": flag,
         "timestamp": st.one_of(timestamp, hostile_number),
         "sessionId": maybe(st.just("s2")),
@@ -1837,6 +1841,24 @@ def test_hook_stdin(harness: str, raw: bytes) -> None:
     if event is not None:
         sane(event)
         assert isinstance(event.session, str) and isinstance(event.cwd, str)
+
+
+@given(
+    harness=st.sampled_from(list(HARNESSES)),
+    raw=st.one_of(st.binary(), hook_stdin()),
+    flagged=st.booleans(),
+)
+def test_session_start_stdin(
+    harness: str, raw: bytes, flagged: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever comes on stdin, the session's start answers nothing and exits 0."""
+    from pytest_agentgate.harness.start import is_start, start_session
+
+    monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "state"))
+    if not is_start(HARNESSES[harness], raw, flagged):
+        return
+    answer = start_session(HARNESSES[harness], raw)
+    assert (answer.stdout, answer.exit_code) == ("", 0)
 
 
 def test_profiles() -> None:

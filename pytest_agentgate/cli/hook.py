@@ -1,7 +1,9 @@
 """``agentgate hook HARNESS``: answer a harness's stop hook; the event comes on stdin.
 
 Whatever happens, the harness gets an answer in its own protocol: an error of agentgate's lets
-the agent stop and tells the user (see ``harness/door.py``).
+the agent stop and tells the user (see ``harness/door.py``). With ``--session-start`` (or a
+``SessionStart`` event) the session is starting: its task's base is pinned, and the answer is
+empty (``harness/start.py``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pytest_agentgate.harness.protocols import HARNESSES
 
 if TYPE_CHECKING:
     from pytest_agentgate.cli._args import Parser, Subparsers
-    from pytest_agentgate.harness.protocols import Answer
+    from pytest_agentgate.harness.protocols import Answer, Harness
 
 
 def add_parser(subparsers: Subparsers) -> Parser:
@@ -29,16 +31,25 @@ def add_parser(subparsers: Subparsers) -> Parser:
         "the user on an escalation or on agentgate's own trouble.",
     )
     parser.add_argument("harness", choices=sorted(HARNESSES), help="the harness calling")
+    parser.add_argument(
+        "--session-start",
+        action="store_true",
+        help="the session is starting: pin its task's base (the commit its change is judged "
+        "against) before the agent can move it; answers nothing and never fails",
+    )
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     from pytest_agentgate.cli._exit import internal_error
     from pytest_agentgate.harness.door import MAX_EVENT_BYTES, Deadline, answer, handle, trouble
+    from pytest_agentgate.harness.start import is_start
 
     harness = HARNESSES[args.harness]
     deadline = Deadline()
     raw = sys.stdin.buffer.read(MAX_EVENT_BYTES)
+    if is_start(harness, raw, args.session_start):
+        return _start(harness, raw)
     real_stdout = sys.stdout
     answered: list[Answer] = []
 
@@ -71,6 +82,33 @@ def run(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
+def _start(harness: Harness, raw: bytes) -> int:
+    """The session's start: the pin, in a thread given :data:`START_BUDGET_S`; exit 0 with
+    nothing on stdout whatever happens (a late pin is left to the first verdict)."""
+    from pytest_agentgate.harness.start import START_BUDGET_S, note, start_session
+
+    real_stdout = sys.stdout
+    answered: list[Answer] = []
+
+    def work() -> None:
+        try:
+            with contextlib.redirect_stdout(sys.stderr):
+                answered.append(start_session(harness, raw))
+        except BaseException as exc:  # never fails the session's start
+            answered.append(note(f"{type(exc).__name__}: {exc}"))
+
+    worker = threading.Thread(target=work, name="agentgate-start", daemon=True)
+    worker.start()
+    worker.join(START_BUDGET_S)
+    if worker.is_alive():
+        late = note(f"it took more than {START_BUDGET_S:g} s")
+        _write(late, real_stdout)
+        _abandon(0)
+    result = answered[0]
+    _write(result, real_stdout)
+    return 0
+
+
 # How often the hook looks at its deadline while the gate runs.
 WATCH_S = 0.25
 # How long a hook stopped by a signal waits for its commands to be stopped.
@@ -78,8 +116,9 @@ ABANDON_GRACE_S = 10.0
 
 
 def _write(result: Answer, stdout: TextIO) -> None:
-    stdout.write(result.stdout + "\n")
-    stdout.flush()
+    if result.stdout:  # an empty answer is no output at all (a session's start)
+        stdout.write(result.stdout + "\n")
+        stdout.flush()
     if result.stderr:
         sys.stderr.write(result.stderr)
         sys.stderr.flush()

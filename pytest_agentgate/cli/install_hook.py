@@ -1,5 +1,6 @@
 """``agentgate install-hook HARNESS``: make the harness call ``agentgate hook`` when its agent
-wants to stop (see ``harness/install.py`` for where each harness reads its hooks)."""
+wants to stop, and when its session starts (see ``harness/install.py`` for where each harness
+reads its hooks)."""
 
 from __future__ import annotations
 
@@ -17,17 +18,16 @@ def add_parser(subparsers: Subparsers) -> Parser:
     parser = subparsers.add_parser(
         "install-hook",
         help="make a harness ask agentgate before its agent stops",
-        description="Merge agentgate's stop hook into the project's (or, with --user, your) "
-        "settings of the harness: other settings and hooks are kept, a changed file is backed "
-        "up, and running it twice changes nothing.",
+        description="Merge agentgate's stop hook, and its session-start hook (which pins the "
+        "commit the task's change is judged against before the agent can move it), into the "
+        "project's (or, with --user, your) settings of the harness: other settings and hooks "
+        "are kept, a changed file is backed up, and running it twice changes nothing.",
     )
     parser.add_argument("harness", choices=sorted(HARNESSES), help="the harness to set up")
     parser.add_argument(
         "--user", action="store_true", help="your settings for every project, not this project's"
     )
-    parser.add_argument(
-        "--uninstall", action="store_true", help="take agentgate's stop hook out again"
-    )
+    parser.add_argument("--uninstall", action="store_true", help="take agentgate's hooks out again")
     return parser
 
 
@@ -40,8 +40,10 @@ def run(args: argparse.Namespace) -> int:
         hook_command,
         install,
         settings_path,
+        start_command,
         trust_steps,
     )
+    from pytest_agentgate.harness.start import START_TIMEOUT_S
     from pytest_agentgate.project import project_root
 
     harness = HARNESSES[args.harness]
@@ -61,18 +63,25 @@ def run(args: argparse.Namespace) -> int:
     timeout = budget + TIMEOUT_MARGIN_S
     done = install(harness, path, command=command, timeout_s=timeout, uninstall=args.uninstall)
     shown = _shown(path, root)
+    hooks = "stop hook" if harness.start_event is None else "stop and session-start hooks"
     if not done.changed:
         state = "not there" if args.uninstall else "already installed"
-        print(f"agentgate: {harness.title} stop hook {state} in {shown}; nothing changed")
+        print(f"agentgate: {harness.title} {hooks} {state} in {shown}; nothing changed")
         return 0
     if args.uninstall:
-        print(f"agentgate: removed the {harness.title} stop hook from {shown}")
+        print(f"agentgate: removed the {harness.title} {hooks} from {shown}")
     else:
         print(
             f"agentgate: {harness.title} now asks agentgate before its agent stops.\n"
             f"  wrote {shown}: {harness.event} hook `{command}`, timeout {timeout} s "
             f"(agentgate answers within {budget} s)"
         )
+        if harness.start_event is not None:
+            print(
+                f"  and {harness.start_event} hook `{start_command(command)}`, timeout "
+                f"{START_TIMEOUT_S} s: pins the commit the task is judged against when the "
+                "session starts"
+            )
     if done.backup is not None:
         print(f"  the previous file is kept as {_shown(done.backup, root)}")
     if not args.uninstall:

@@ -174,6 +174,23 @@ def at_base(
     return found
 
 
+def pin_task(start: Path, root: Path, task: str) -> None:
+    """Keep the ``task``'s base now, as :func:`at_base` keeps it at the task's first verdict:
+    in git the base the refs give, pinned (state/task_base.py); outside git the snapshot of the
+    project at ``root`` (state/snapshot.py). Called when a harness session starts
+    (harness/start.py), before its agent can commit on the default branch, move it, or edit a
+    file; a task that has its base already keeps it. Reads no configuration."""
+    repo = Repo.find(start)
+    if repo is None:
+        from pytest_agentgate.state.snapshot import take_first
+
+        take_first(root, task)
+        return
+    from pytest_agentgate.state import task_base
+
+    task_base.resolve(repo, task, None, root)
+
+
 def _at_snapshot(start: Path, config_path: Path | None, snapshot: tuple[Path, str]) -> AtBase:
     from pytest_agentgate.state.snapshot import SnapshotRepo, load_or_take
 

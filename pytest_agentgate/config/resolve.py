@@ -20,6 +20,7 @@ from pytest_agentgate.config.base import (
     guard_new,
     hold_to_profile,
     label_sources,
+    pin_task,
     profile_of,
     stricter_profile,
 )
@@ -108,7 +109,7 @@ def resolve_config(
             now_error = exc
     snapshot = None
     if task is not None:
-        snapshot = (path.resolve().parent if path is not None else project_root(cwd), task)
+        snapshot = (task_home(cwd, path), task)
     found = at_base(
         cwd,
         config_path=explicit,
@@ -142,6 +143,20 @@ def resolve_config(
         _above_the_project(config, cwd, path)
     hold_to_profile(config)
     return config
+
+
+def task_home(cwd: Path, path: Path | None) -> Path:
+    """The project whose ``.agentgate/`` keeps the record of a task's base (and, outside git,
+    whose files the task's snapshot keeps): the folder of the configuration file ``path``,
+    else the project that contains ``cwd``."""
+    return path.resolve().parent if path is not None else project_root(cwd)
+
+
+def pin_task_base(cwd: Path, task: str) -> None:
+    """Keep the base of ``task``, a run started in ``cwd``, now: what :func:`resolve_config`
+    keeps at the task's first verdict, found the same way (config/base.py ``pin_task``).
+    Only the configuration file is looked for, never read."""
+    pin_task(cwd, task_home(cwd, find_config(cwd)), task)
 
 
 def _above_the_project(config: Config, cwd: Path, path: Path) -> None:

@@ -1,11 +1,16 @@
 """``agentgate install-hook``: write a harness's settings so it calls ``agentgate hook``.
 
+Two entries per harness: the stop hook (``agentgate hook NAME``, on the harness's stop event),
+and, where the harness has one, the session-start hook (``agentgate hook NAME
+--session-start``, on its session-start event: it pins the task's base before the agent can
+move it, harness/start.py). Cursor gets the stop hook alone.
+
 The settings are merged: every other setting and hook stays as it is, an entry of agentgate's
 already there is updated in place (never listed twice: Codex and Copilot would run it twice),
 and a file that changes is backed up first. The command is the absolute path of this
 agentgate: a harness does not activate the project's virtualenv.
 
-Where each harness reads its stop hooks (checked with the real CLIs, 2026-11):
+Where each harness reads its hooks (checked with the real CLIs, 2026-11):
 
 =========  ==================================  ======================================
 harness    project                             user (``--user``)
@@ -34,6 +39,7 @@ from typing import Any
 
 from pytest_agentgate.errors import AgentgateError
 from pytest_agentgate.harness.protocols import CURSOR_LOOP_LIMIT, Harness
+from pytest_agentgate.harness.start import START_TIMEOUT_S
 
 # The harness's hook timeout is agentgate's budget plus this margin, so agentgate always
 # answers first (Copilot's default, 30 s, would silently let the agent stop).
@@ -71,6 +77,12 @@ def settings_path(harness: Harness, root: Path, *, user: bool, home: Path | None
 def hook_command(harness: Harness) -> str:
     """``'/abs/path/agentgate' hook NAME``: the agentgate that is running now."""
     return shlex.join([*agentgate_argv(), "hook", harness.name])
+
+
+def start_command(command: str) -> str:
+    """The session-start hook's command, from the stop hook's: ``... hook NAME
+    --session-start``."""
+    return f"{command} --session-start"
 
 
 def agentgate_argv() -> list[str]:
@@ -134,14 +146,17 @@ def timeout_of(harness: Harness, entry: Mapping[str, Any]) -> float | None:
     return value / 1000 if harness.name == "gemini" else float(value)
 
 
-def our_entries(harness: Harness, text: str | None) -> list[dict[str, Any]]:
-    """agentgate's stop-hook handlers in a settings file's text (none when it is not JSON)."""
+def our_entries(
+    harness: Harness, text: str | None, event: str | None = None
+) -> list[dict[str, Any]]:
+    """agentgate's handlers of ``event`` (the stop event when None) in a settings file's text
+    (none when it is not JSON)."""
     try:
         document = json.loads(text or "")
     except ValueError:
         return []
     hooks = document.get("hooks") if isinstance(document, dict) else None
-    entries = hooks.get(harness.event) if isinstance(hooks, dict) else None
+    entries = hooks.get(event or harness.event) if isinstance(hooks, dict) else None
     found: list[dict[str, Any]] = []
     for entry in entries if isinstance(entries, list) else []:
         inner = entry.get("hooks") if isinstance(entry, dict) else None
@@ -152,18 +167,24 @@ def our_entries(harness: Harness, text: str | None) -> list[dict[str, Any]]:
 
 
 def merge(
-    harness: Harness, document: dict[str, Any], new: dict[str, Any] | None, shown: str
+    harness: Harness,
+    document: dict[str, Any],
+    new: dict[str, Any] | None,
+    shown: str,
+    event: str | None = None,
 ) -> dict[str, Any]:
-    """``document`` with agentgate's handler set to ``new`` (None: removed), all else kept."""
+    """``document`` with agentgate's handler of ``event`` (the stop event when None) set to
+    ``new`` (None: removed), all else kept."""
+    event = event or harness.event
     hooks = document.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InstallError(
             f"{shown}: `hooks` is not a mapping; fix it by hand, nothing was changed"
         )
-    entries = hooks.setdefault(harness.event, [])
+    entries = hooks.setdefault(event, [])
     if not isinstance(entries, list):
         raise InstallError(
-            f"{shown}: `hooks.{harness.event}` is not a list; fix it by hand, nothing was changed"
+            f"{shown}: `hooks.{event}` is not a list; fix it by hand, nothing was changed"
         )
     grouped = harness.name in ("claude", "codex", "gemini")  # [{"hooks": [handler, ...]}, ...]
     placed = False
@@ -190,9 +211,9 @@ def merge(
     if new is not None and not placed:
         kept.append({"hooks": [new]} if grouped else new)
     if kept:
-        hooks[harness.event] = kept
+        hooks[event] = kept
     else:
-        del hooks[harness.event]
+        del hooks[event]
     if not hooks:
         del document["hooks"]
     if harness.name in ("copilot", "cursor") and document and "version" not in document:
@@ -208,7 +229,8 @@ def install(
     timeout_s: int,
     uninstall: bool = False,
 ) -> Installed:
-    """Merge agentgate's stop hook into ``path`` (or take it out); write only on a change."""
+    """Merge agentgate's stop hook (``command``) and session-start hook into ``path`` (or take
+    both out); write only on a change."""
     shown = str(path)
     before: str | None = None
     document: dict[str, Any] = {}
@@ -232,6 +254,9 @@ def install(
         return Installed(path, changed=False)
     new = None if uninstall else handler(harness, command, timeout_s)
     merged = merge(harness, json.loads(json.dumps(document)), new, shown)
+    if harness.start_event is not None:
+        start = None if uninstall else handler(harness, start_command(command), START_TIMEOUT_S)
+        merged = merge(harness, merged, start, shown, harness.start_event)
     if before is not None and before.strip() and merged == document:
         return Installed(path, changed=False)
     text = json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
@@ -262,7 +287,8 @@ def trust_steps(harness: Harness, root: Path, *, user: bool) -> list[str]:
     if harness.name == "codex":
         steps = [
             "Codex runs a hook only once you have trusted it: start `codex` in the project and "
-            "approve agentgate's Stop hook when asked (until then Codex silently runs no hook)."
+            "approve agentgate's Stop and SessionStart hooks when asked (until then Codex "
+            "silently runs neither)."
         ]
         if not user:
             steps.append(

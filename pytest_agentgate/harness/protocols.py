@@ -1,4 +1,4 @@
-"""Each harness's stop-hook protocol: what its event says, and how an answer must be written.
+"""Each harness's hook protocol: what its events say, and how an answer must be written.
 
 Facts checked against the real CLIs (Claude Code 2.1, Codex CLI 0.169, Gemini CLI 0.61,
 Copilot CLI 1.0, headless, 2026-11); Cursor from its published protocol:
@@ -14,6 +14,18 @@ Copilot CLI 1.0, headless, 2026-11); Cursor from its published protocol:
 - Claude Code and Copilot CLI let the agent stop at the 9th consecutive block; Cursor after the
   hook's ``loop_limit`` (written as :data:`CURSOR_LOOP_LIMIT` by ``install-hook``). agentgate
   must escalate before that (``block_cap``).
+
+The session's start (``start_event``; checked with the same four CLIs, 2026-11): Claude Code,
+Codex and Gemini CLI send ``SessionStart`` (snake_case, ``hook_event_name``, ``session_id``,
+``cwd``, ``source``; Codex adds ``model`` and ``permission_mode``, Gemini ``timestamp``),
+Copilot CLI ``sessionStart`` (camelCase: ``sessionId``, ``cwd``, ``timestamp``, ``source``,
+``initialPrompt``, and no event name), and Copilot runs a Claude-style ``SessionStart`` hook from
+``.claude/settings.json`` too, after its own, with ``hook_event_name``. The session id is the one
+the session's stop events carry. Each of the four runs the hook before its first request to the
+model, and waits for it. Empty stdout with exit 0 changes nothing: Claude Code and Codex give
+any other stdout to the model as context, Gemini CLI shows it to the user; stderr with exit 0
+reaches no model. Cursor's ``sessionStart`` could not be run (no headless Cursor): it has none
+here.
 """
 
 from __future__ import annotations
@@ -54,6 +66,8 @@ class HookEvent:
     # When the harness says the stop happened, in milliseconds: Copilot CLI gives its own hook
     # and the Claude-style one the same instant for one stop (one as a number, one as text).
     stamp: int | None = None
+    # The event is the session's start, by its own name (``hook_event_name``), not a stop.
+    start: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,13 +81,16 @@ class Answer:
 
 @dataclass(frozen=True)
 class Harness:
-    """One harness: its name, its stop event, and its answers."""
+    """One harness: its name, its stop event, its session-start event, and its answers."""
 
     name: str
     title: str
     event: str
     # Consecutive blocks after which the harness lets the agent stop by itself; None: no cap.
     block_cap: int | None
+    # The event a session starts with (``agentgate hook NAME --session-start``); None: none
+    # agentgate uses.
+    start_event: str | None = None
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -131,7 +148,8 @@ def _text(data: Mapping[str, Any], key: str, *, required: bool = True) -> str | 
 
 def _claude_shaped_event(harness: Harness, data: Mapping[str, Any]) -> HookEvent:
     """Claude Code's ``Stop``; Codex's ``Stop`` (the same keys and more); Gemini's
-    ``AfterAgent``; and Copilot running a Claude-style hook (snake_case, Claude's keys)."""
+    ``AfterAgent``; and Copilot running a Claude-style hook (snake_case, Claude's keys). Their
+    ``SessionStart`` too: ``session_id`` and ``cwd`` are there, the rest is left None."""
     message = _text(data, "last_assistant_message", required=False)
     replies = _text(data, "prompt_response", required=False) if harness.name == "gemini" else None
     return HookEvent(
@@ -142,6 +160,7 @@ def _claude_shaped_event(harness: Harness, data: Mapping[str, Any]) -> HookEvent
         message=message,
         replies=replies,
         stamp=_stamp(data.get("timestamp")),
+        start=data.get("hook_event_name") == "SessionStart",
     )
 
 
@@ -167,7 +186,9 @@ def _stamp(value: Any) -> int | None:
 
 
 def _copilot_event(data: Mapping[str, Any]) -> HookEvent:
-    """Copilot CLI's ``agentStop``: camelCase, and no message (its transcript has it)."""
+    """Copilot CLI's ``agentStop``: camelCase, and no message (its transcript has it). Its
+    ``sessionStart`` has ``sessionId`` and ``cwd`` too (and no event name: the command says
+    which event it is)."""
     return HookEvent(
         harness="copilot",
         session=_text(data, "sessionId") or "",
@@ -201,10 +222,10 @@ def _cursor_event(data: Mapping[str, Any]) -> HookEvent:
 HARNESSES: dict[str, Harness] = {
     h.name: h
     for h in (
-        Harness("claude", "Claude Code", "Stop", block_cap=8),
-        Harness("codex", "Codex CLI", "Stop", block_cap=None),
-        Harness("gemini", "Gemini CLI", "AfterAgent", block_cap=None),
-        Harness("copilot", "Copilot CLI", "agentStop", block_cap=8),
+        Harness("claude", "Claude Code", "Stop", block_cap=8, start_event="SessionStart"),
+        Harness("codex", "Codex CLI", "Stop", block_cap=None, start_event="SessionStart"),
+        Harness("gemini", "Gemini CLI", "AfterAgent", block_cap=None, start_event="SessionStart"),
+        Harness("copilot", "Copilot CLI", "agentStop", block_cap=8, start_event="sessionStart"),
         Harness("cursor", "Cursor", "stop", block_cap=CURSOR_LOOP_LIMIT),
     )
 }

@@ -158,7 +158,8 @@ _RULES = (
     Rule(
         "stop-hook-removed",
         "tampering",
-        "agentgate's stop hook was taken out of a harness's project settings, or its timeout cut",
+        "agentgate's stop hook (or its session-start hook) was taken out of a harness's "
+        "project settings, or its timeout cut",
         "restore the hook entry (`agentgate install-hook HARNESS` writes it again)",
     ),
 )

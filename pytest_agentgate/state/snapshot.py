@@ -4,7 +4,8 @@ A project outside any git repository has no commit to compare a change with. For
 harness session, ``agentgate verify --task``), the first verdict keeps the text of the project's
 source and configuration files; each later verdict of the task compares the files now with it,
 and the integrity gate judges that change as it judges a commit's: tests removed, skips and
-suppressions added, configuration loosened, hooks that rewrite results.
+suppressions added, configuration loosened, hooks that rewrite results. A harness session takes
+it when it starts (:func:`take_first`, harness/start.py), before its agent has edited anything.
 
 The snapshot lives in the user's state directory (``snapshots/``), keyed by project and task,
 never in the project: deleting ``.agentgate/`` does not reset it. The project's ``.agentgate/``
@@ -21,6 +22,7 @@ tools' folders; each at most :data:`MAX_FILE_BYTES`, all together at most :data:
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import json
@@ -33,6 +35,7 @@ from typing import Any
 from pytest_agentgate.git import Base, BaseMissing, Change, FileChange, GitError, Repo
 from pytest_agentgate.state.storage import (
     Anchors,
+    locked,
     user_state_home,
     write_atomic,
 )
@@ -124,8 +127,28 @@ def load_or_take(root: Path, task: str) -> dict[str, Any] | BaseMissing | None:
 
     The project's ``.agentgate/`` keeps each snapshot's digest (:data:`ANCHORS`): a snapshot
     that is gone, or is not the one the task's first verdict took, is no base (BaseMissing),
-    never silently replaced by one of the changed tree."""
+    never silently replaced by one of the changed tree.
+
+    Two calls at once for one task (a harness that runs two hooks of one session side by side)
+    take one snapshot: the project's snapshots are taken under a lock, so a second snapshot can
+    never replace the first while the project's digest names the first."""
     path = _path(root, task)
+    with contextlib.ExitStack() as stack:
+        with contextlib.suppress(OSError):  # unwritable: nothing can be written, nor raced
+            path.parent.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(locked(path.parent))
+        return _load_or_take(root, task, path)
+
+
+def take_first(root: Path, task: str) -> None:
+    """Take the task's snapshot now unless it has one (the session's start: before the agent
+    has changed anything, harness/start.py); an existing one is left for the verdicts to read
+    and check."""
+    if not _path(root, task).exists():
+        load_or_take(root, task)
+
+
+def _load_or_take(root: Path, task: str, path: Path) -> dict[str, Any] | BaseMissing | None:
     anchors = Anchors(root, ANCHORS)
     key = _task_key(task)
     kept = anchors.get(key)

@@ -4,7 +4,11 @@ The base of a change is found from refs (the merge-base of HEAD with the default
 and refs move: an agent can commit on the default branch, or point it (or ``origin/main``) at
 its own commit, and the change it is judged on shrinks to nothing. So the first verdict of a
 task (a harness session, ``agentgate verify --task``) keeps the base it found, and every later
-verdict of the task is judged against that commit, whatever the refs say since.
+verdict of the task is judged against that commit, whatever the refs say since. A harness
+session pins it earlier, when it starts (``agentgate hook NAME --session-start``,
+harness/start.py, through :func:`resolve` too): an agent that commits on the default branch
+before its first stop, in a repository without a remote, would otherwise have its own commit
+pinned as the base.
 
 The pin lives in the user's state directory (``task-bases/``), keyed by repository and task:
 deleting ``.agentgate/`` does not move it. The project's ``.agentgate/task-bases.json`` keeps

@@ -63,11 +63,11 @@ def git(root: Path, *args: str) -> None:
     )
 
 
-def make_project(tmp_path: Path, harness: str, *, config: str = CONFIG) -> Path:
+def make_project(tmp_path: Path, harness: str, *, config: str = CONFIG, test: str = TEST) -> Path:
     root = tmp_path / "project"
     (root / "tests").mkdir(parents=True)
     (root / "calc.py").write_text(CALC)
-    (root / "tests" / "test_calc.py").write_text(TEST)
+    (root / "tests" / "test_calc.py").write_text(test)
     (root / "pyproject.toml").write_text(PYPROJECT)
     (root / "agentgate.yml").write_text(config)
     git(root, "init", "-q", "-b", "main")
@@ -94,6 +94,14 @@ class Run:
         self.exit_code = int((folder / "exit_code").read_text().strip())
         self.out = (folder / "harness.out").read_text(errors="replace")
         self.err = (folder / "harness.err").read_text(errors="replace")
+
+    def first_request(self) -> str:
+        """The body of the first request the harness sent its model, as JSON text."""
+        for line in (self.folder / "server_log.jsonl").read_text().splitlines():
+            record = json.loads(line)
+            if record.get("body"):
+                return json.dumps(record["body"])
+        raise AssertionError("the harness sent its model no request")
 
     @property
     def blocks(self) -> list[str]:
@@ -232,3 +240,79 @@ def test_a_verify_the_agent_ran_answers_its_stop_without_running_again(
         assert "reused" not in records[1], differ
         return
     assert records[1].get("reused"), f"the hook ran everything again; differing: {differ}"
+
+
+# One test fails, one passes: with the failing one skipped, the suite passes.
+SKIPPABLE = """\
+import pytest
+from calc import add
+
+
+def test_add_sums_two_numbers():
+    assert add(2, 3) == 5
+
+
+def test_add_zero():
+    assert add(0, 0) == 0
+"""
+# The agent's way past the gate: skip the failing test and commit it on main, before its first
+# stop, in a repository with no remote (the base the refs give is then its own commit).
+SKIP_AND_COMMIT = (
+    "sed -i 's/^def test_add_sums_two_numbers/@pytest.mark.skip\\ndef test_add_sums_two_numbers/'"
+    " tests/test_calc.py && git -c user.email=agent@example.com -c user.name=agent"
+    " commit -qam 'make the tests pass'"
+)
+# Where install-hook writes the session-start hook, and under which event.
+SESSION_START = {
+    "claude": (".claude/settings.json", "SessionStart"),
+    "codex": (".codex/hooks.json", "SessionStart"),
+    "gemini": (".gemini/settings.json", "SessionStart"),
+    "copilot": (".github/hooks/agentgate.json", "sessionStart"),
+}
+
+
+def commits_on_main(project: Path) -> list[str]:
+    done = subprocess.run(
+        ["git", "log", "--format=%s", "main"], cwd=project, capture_output=True, text=True
+    )
+    return done.stdout.splitlines()
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+@pytest.mark.parametrize("started", [True, False], ids=["session-start-hook", "stop-hook-only"])
+def test_a_skip_committed_on_main_before_the_first_stop_is_blocked(
+    harness: str, started: bool, tmp_path: Path
+) -> None:
+    project = make_project(tmp_path, harness, test=SKIPPABLE)
+    path, event = SESSION_START[harness]
+    settings = json.loads((project / path).read_text())
+    assert "--session-start" in json.dumps(settings["hooks"][event])
+    if not started:  # the control: what the stop hook alone lets through
+        del settings["hooks"][event]
+        (project / path).write_text(json.dumps(settings))
+        git(project, "commit", "-qam", "the stop hook alone")
+    script = [
+        {"shell": SKIP_AND_COMMIT},
+        {"text": "All done, the tests pass. (reply {n})"},
+    ]
+    run = run_harness(harness, project, script, tmp_path)
+    assert commits_on_main(project)[0] == "make the tests pass"  # the agent did commit on main
+    assert "@pytest.mark.skip" in (project / "tests" / "test_calc.py").read_text()
+    statuses = [h["status"] for h in history(project)]
+    if not started:
+        assert run.blocks == []
+        assert statuses == ["pass"]
+        return
+    assert run.blocks, f"not blocked; history {statuses}"
+    # The session-start hook said nothing the model sees (Claude Code would have added its
+    # stdout as "SessionStart:startup hook success: ...", Codex as a developer message).
+    first = run.first_request()
+    assert "SessionStart" not in first and "agentgate: note" not in first
+    assert len(run.blocks) == 3  # attempts.max, then a human: the agent never takes it back
+    reason = run.blocks[0]
+    assert "COMPLETION REJECTED (attempt 1 of 3)" in reason
+    assert (
+        "tests/test_calc.py:5 skip-added: new @pytest.mark.skip on test_add_sums_two_numbers"
+        in reason
+    )
+    assert statuses == ["fail", "fail", "fail", "escalate"]
