@@ -30,6 +30,15 @@ def _user_state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
         yield home
 
 
+@pytest.fixture
+def fresh_state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A user's state directory of the test's own: harness sessions ("sess-1") and tasks of one
+    test are never those of another (a session is gated where it started)."""
+    home = tmp_path / "user-state-of-the-test"
+    monkeypatch.setenv("AGENTGATE_STATE_HOME", str(home))
+    return home
+
+
 @pytest.fixture(autouse=True)
 def _not_inside_an_agentgate_run(monkeypatch: pytest.MonkeyPatch) -> None:
     """When agentgate gates this suite, its run id and its guard are in the environment (and

@@ -26,6 +26,8 @@ from pytest_agentgate.harness.protocols import ANSWER_KEYS, HARNESSES
 from pytest_agentgate.state import stops
 from pytest_agentgate.state.ledger import read_history
 
+pytestmark = pytest.mark.usefixtures("fresh_state_home")
+
 GIT_ENV = {
     **os.environ,
     "GIT_AUTHOR_NAME": "t",
@@ -565,3 +567,45 @@ def test_a_record_planted_in_the_project_does_not_let_the_agent_go(
     (folder / "last-stop.json").write_text(json.dumps(forged))
     answer, _, _ = call("claude", event("claude", root, last_assistant_message=words), capsys)
     assert answer["decision"] == "block"
+
+
+# -- the session's project is where it started ---------------------------------------------------
+
+
+@pytest.mark.parametrize("harness", ["claude", "codex", "gemini", "copilot"])
+def test_a_stop_in_another_folder_is_gated_where_the_session_started(
+    harness: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The trick: end the turn with the shell in a scratch project whose one gate passes (the
+    # stop event's cwd follows the agent's `cd`).
+    work = project(tmp_path, FAILING)
+    scratch = project(tmp_path, PASSING, name="scratch")
+    call(harness, event(harness, work, last_assistant_message="one"), capsys)
+    answer, _, _ = call(harness, event(harness, scratch, last_assistant_message="two"), capsys)
+    assert answer.get("decision") == "block"
+    history = read_history(work)
+    assert [v["status"] for v in history] == ["fail", "fail"]
+    assert [v["task"] for v in history] == ["sess-1", "sess-1"]
+    assert not (scratch / ".agentgate").exists()  # the scratch project was not gated
+
+
+def test_a_stop_whose_folder_is_gone_is_gated_where_the_session_started(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work = project(tmp_path, FAILING)
+    gone = project(tmp_path, PASSING, name="gone")
+    call("claude", event("claude", work, last_assistant_message="one"), capsys)
+    shutil.rmtree(gone)
+    answer, _, _ = call("claude", event("claude", gone, last_assistant_message="two"), capsys)
+    assert answer["decision"] == "block"
+    assert read_history(work)[-1]["status"] == "fail"
+
+
+def test_a_new_session_in_another_folder_is_gated_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work = project(tmp_path, FAILING)
+    other = project(tmp_path, PASSING, name="other")
+    call("claude", event("claude", work), capsys)
+    answer, _, _ = call("claude", event("claude", other, session="sess-2"), capsys)
+    assert answer == {"systemMessage": "agentgate: PASS (profile strict)"}

@@ -28,6 +28,8 @@ from pytest_agentgate.harness.protocols import HARNESSES
 from pytest_agentgate.state import stops, task_base
 from pytest_agentgate.state.ledger import read_history
 
+pytestmark = pytest.mark.usefixtures("fresh_state_home")
+
 CALC = "def add(a, b):\n    return a - b\n"
 TESTS = """\
 import pytest

@@ -13,6 +13,8 @@ transcript), the one pipeline judges, and the Verdict becomes the harness's answ
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -103,10 +105,28 @@ def handle(harness: Harness, raw: bytes, deadline: Deadline | None = None) -> An
 def gate_stop(harness: Harness, event: HookEvent, deadline: Deadline) -> Outcome:
     from pytest_agentgate.config.resolve import resolve_config
     from pytest_agentgate.registry import get_registry
+    from pytest_agentgate.state.sessions import remember_start
 
     cwd = Path(event.cwd)
-    if not cwd.is_dir():
-        return trouble(f"the event's cwd {event.cwd!r} is not a folder.")
+    moved = None
+    if cwd.is_dir():
+        origin = remember_start(harness.name, event.session, cwd)
+        if origin != Path(os.path.realpath(cwd)) and origin.is_dir():
+            moved = (
+                f"the agent's shell is in {cwd}, but its session started in {origin}: the "
+                "project the session started in is gated"
+            )
+            cwd = origin
+    else:
+        kept = None
+        with contextlib.suppress(Exception):
+            from pytest_agentgate.state.sessions import started_in
+
+            kept = started_in(harness.name, event.session)
+        if kept is None or not kept.is_dir():
+            return trouble(f"the event's cwd {event.cwd!r} is not a folder.")
+        moved = f"the event's folder {event.cwd} is gone; the session started in {kept}"
+        cwd = kept
     registry = get_registry()
     try:
         config = resolve_config(cwd, registry=registry, task=event.session)
@@ -114,6 +134,8 @@ def gate_stop(harness: Harness, event: HookEvent, deadline: Deadline) -> Outcome
         return trouble(f"its configuration is broken: {exc}. Fix it, and the next stop is gated.")
     deadline.budget_s = float(config.hook_budget_s)
     notice = _within_harness_cap(harness, config)
+    if moved is not None:
+        config.notices.append(moved)
     with session_stops(config.root, event.session) as book:
         words = event.message if event.replies is None else event.replies
         key = stop_key(event.session, words, event.stamp)

@@ -7,7 +7,8 @@ has that commit inside its base: the change judged is empty. So when the harness
 before its agent has run anything, the hook pins the base its first verdict would find, under
 the same task (the harness session's id, the one its stop events carry): the stops then find the
 pin. Outside git it takes the task's snapshot (state/snapshot.py), for the same reason: the
-files the agent edited before its first stop would be in it.
+files the agent edited before its first stop would be in it. The session's folder is kept too
+(state/sessions.py): its stops are gated there, wherever the agent's shell has moved.
 
 Nothing here may change what the agent does: the answer is empty stdout and exit 0, whatever
 happens (see harness/protocols.py for what each harness makes of other output). A start that
@@ -67,8 +68,10 @@ def start_session(harness: Harness, raw: bytes) -> Answer:
     if not cwd.is_dir():
         return QUIET
     from pytest_agentgate.config.resolve import pin_task_base
+    from pytest_agentgate.state.sessions import remember_start
 
     try:
+        remember_start(harness.name, event.session, cwd)  # where its stops are gated
         pin_task_base(cwd, event.session)
     except Exception as exc:  # a bug of agentgate's never fails the session's start
         return note(f"{type(exc).__name__}: {exc}")
