@@ -174,3 +174,86 @@ def test_what_does_not_shadow_a_tool_is_fine(tmp_path: Path) -> None:
     (tmp_path / "coverage" / "__init__.py").write_text("")
     base = {"coverage/__init__.py": "", "coverage/x.py": ""}
     assert found(tmp_path, base, {**base, "coverage/x.py": "y = 1\n"}) == []
+
+
+# -- code that behaves one way under the tests (integrity/under_test.py) -------------------------
+
+
+def under_test(root: Path, base: dict[str, str], now: dict[str, str]) -> list[tuple[str, str]]:
+    from pytest_agentgate.integrity import under_test as module
+
+    return [(f.rule, f.message) for f in module.analyze(scan_of(root, base, now))]
+
+
+TAX = "def tax(x):\n    return x * 0.2 + 1.5\n"
+
+
+@pytest.mark.parametrize(
+    "fixed",
+    [
+        "import os\n\ndef tax(x):\n"
+        "    return x * 0.2 + (0 if os.environ.get('PYTEST_CURRENT_TEST') else 1.5)\n",
+        "import os\n\ndef tax(x):\n"
+        "    return x * 0.2 + (0 if 'PYTEST_VERSION' in os.environ else 1.5)\n",
+        "import sys\n\ndef tax(x):\n    return x * 0.2 + (0 if 'pytest' in sys.modules else 1.5)\n",
+        "import sys\n\ndef tax(x):\n"
+        "    return x * 0.2 + (0 if sys.modules.get('_pytest') else 1.5)\n",
+    ],
+)
+def test_code_that_asks_for_the_tests_is_a_finding(tmp_path: Path, fixed: str) -> None:
+    rules = under_test(tmp_path, {"pkg/calc.py": TAX}, {"pkg/calc.py": fixed})
+    assert [r for r, _ in rules] == ["test-detected"]
+
+
+def test_asking_for_the_tests_in_a_test_or_a_docstring_is_fine(tmp_path: Path) -> None:
+    now = {
+        "tests/helpers.py": "import os\nWORKER = os.environ.get('PYTEST_XDIST_WORKER')\n",
+        "pkg/calc.py": '"""Never reads PYTEST_CURRENT_TEST."""\n' + TAX,
+    }
+    assert under_test(tmp_path, {"pkg/calc.py": TAX}, now) == []
+    # Already read at the base: not the change's question.
+    asking = "import os\nW = os.environ.get('PYTEST_XDIST_WORKER')\n"
+    assert under_test(tmp_path, {"pkg/w.py": asking}, {"pkg/w.py": asking + "\nX = 1\n"}) == []
+
+
+def test_type_checking_given_a_value_is_a_suppression(tmp_path: Path) -> None:
+    hidden = "TYPE_CHECKING = True\n\nif TYPE_CHECKING:\n    def discount(x):\n        return x\n"
+    rules = under_test(tmp_path, {"pkg/calc.py": TAX}, {"pkg/calc.py": TAX + hidden})
+    assert [r for r, _ in rules] == ["suppression-added"]
+    honest = "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from pkg import x\n"
+    assert under_test(tmp_path, {"pkg/calc.py": TAX}, {"pkg/calc.py": honest + TAX}) == []
+
+
+@pytest.mark.parametrize(
+    "conftest",
+    [
+        "import pkg.calc\n\npkg.calc.tax = lambda x: x * 0.2\n",
+        "from pkg import calc\n\ndef _tax(x):\n    return x * 0.2\n\ncalc.tax = _tax\n",
+        "from pkg import calc\nfrom unittest import mock\n\nsetattr(calc, 'tax', mock.Mock())\n",
+        "import pytest\nfrom pkg import calc\n\n@pytest.fixture(autouse=True)\ndef fixed():\n"
+        "    calc.tax = lambda x: 0\n",
+    ],
+)
+def test_the_projects_code_replaced_for_every_test_is_a_finding(
+    tmp_path: Path, conftest: str
+) -> None:
+    (tmp_path / "pkg").mkdir()
+    rules = under_test(tmp_path, {}, {"tests/conftest.py": conftest})
+    assert [r for r, _ in rules] == ["tested-code-mocked"]
+    assert "pkg.calc.tax" in rules[0][1] or "calc.tax" in rules[0][1]
+
+
+@pytest.mark.parametrize(
+    "conftest",
+    [
+        "from pkg import settings\n\nsettings.DEBUG = True\nsettings.LIMITS['x'] = 1\n",
+        "import pytest\nfrom pkg import calc\n\n@pytest.fixture\ndef fake(monkeypatch):\n"
+        "    monkeypatch.setattr(calc, 'clock', lambda: 0)\n",
+        "import os\n\nos.getcwd = lambda: '/'\n",  # not the project's code
+    ],
+)
+def test_settings_monkeypatch_and_other_code_are_not_the_projects_functions(
+    tmp_path: Path, conftest: str
+) -> None:
+    (tmp_path / "pkg").mkdir()
+    assert under_test(tmp_path, {}, {"tests/conftest.py": conftest}) == []

@@ -9,6 +9,7 @@ ANALYZERS: tuple[str, ...] = (
     "pytest_agentgate.integrity.exits",
     "pytest_agentgate.integrity.hooks",
     "pytest_agentgate.integrity.patches",
+    "pytest_agentgate.integrity.under_test",
     "pytest_agentgate.integrity.settings",
     "pytest_agentgate.integrity.suppressions",
     "pytest_agentgate.integrity.stop_hooks",

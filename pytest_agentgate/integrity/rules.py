@@ -113,6 +113,14 @@ _RULES = (
     ),
     # -- suppressions --------------------------------------------------------------------------
     Rule(
+        "test-detected",
+        "weakening",
+        "code (not a test) that asks whether it runs under pytest or agentgate "
+        '(PYTEST_CURRENT_TEST, "pytest" in sys.modules): it can behave one way for the tests '
+        "and another for its users",
+        "make the code right for its users; the tests then pass by themselves",
+    ),
+    Rule(
         "suppression-added",
         "weakening",
         "a new noqa, type: ignore, pragma: no cover, nosec, eslint-disable or @ts-ignore",

@@ -1,0 +1,254 @@
+"""Code that behaves one way under the tests and another for its users.
+
+- **test-detected** (code, not tests): the change makes the code ask whether it runs under
+  pytest (``PYTEST_CURRENT_TEST``, ``PYTEST_VERSION``, ``PYTEST_XDIST_WORKER`` in the
+  environment, ``"pytest" in sys.modules``, agentgate's own run id), so that a "fix" can apply
+  only while the tests look: ``return price + (0 if os.environ.get("PYTEST_CURRENT_TEST") else
+  1.5)``.
+- **suppression-added**: ``TYPE_CHECKING`` given a value of the project's own. coverage.py leaves
+  ``if TYPE_CHECKING:`` blocks out of its figures, as code that never runs; with
+  ``TYPE_CHECKING = True`` the block runs for every user, and is measured by no one.
+- **tested-code-mocked** (a conftest.py or test module): the project's own function replaced for
+  every test by plain assignment (``calc.tax = lambda x: 0``, ``setattr(calc, "tax", f)``), when
+  the file is imported or in a fixture, without ``monkeypatch``: the tests then check the
+  stand-in. Settings (a constant, a dict entry) are not functions, and are not findings.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+
+# What only code that wants to know whether the tests are looking reads (a string of its own).
+UNDER_TEST = frozenset(
+    {
+        "PYTEST_CURRENT_TEST", "PYTEST_VERSION", "PYTEST_XDIST_WORKER", "_called_from_test",
+        "AGENTGATE_RUN_ID", "AGENTGATE_RUNNING",
+    }
+)  # fmt: skip
+TEST_FOLDERS = frozenset({"tests", "test", "testing"})
+
+
+def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
+    for path, status in sorted(scan.touched.items()):
+        if status == "deleted" or not path.endswith(".py"):
+            continue
+        now = scan.sources.now(path)
+        if not now:
+            continue
+        before = scan.sources.at_base(scan.renamed_from.get(path, path)) or ""
+        name = PurePosixPath(path).name
+        if is_test_code(path):
+            if "=" in now or "setattr" in now:
+                yield from _replaced_project_code(scan.root, path, now, before)
+            continue
+        yield from _asks_for_the_tests(path, now, before)
+        if "TYPE_CHECKING" in now:
+            yield from _type_checking_set(path, name, now, before)
+
+
+def is_test_code(path: str) -> bool:
+    pure = PurePosixPath(path)
+    return (
+        pure.name == "conftest.py"
+        or pure.name.startswith("test_")
+        or pure.name.endswith("_test.py")
+        or any(part in TEST_FOLDERS for part in pure.parent.parts)
+    )
+
+
+def _asks_for_the_tests(path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
+    tree = _parse(now)
+    words = _words(tree)
+    extra = Counter(word for word, _ in words) - Counter(word for word, _ in _words(_parse(before)))
+    for word, line in words:
+        if extra[word] > 0:
+            extra[word] -= 1
+            yield IntegrityFinding(
+                "test-detected",
+                f"{PurePosixPath(path).name} reads {word}: the code can behave one way under the "
+                "tests and another for its users",
+                path,
+                line,
+            )
+    asked, asked_before = _pytest_in_modules(tree), _pytest_in_modules(_parse(before))
+    for line in asked[len(asked_before) :]:
+        yield IntegrityFinding(
+            "test-detected",
+            f"{PurePosixPath(path).name} asks whether pytest is loaded: the code can behave one "
+            "way under the tests and another for its users",
+            path,
+            line,
+        )
+
+
+def _words(tree: ast.Module | None) -> list[tuple[str, int]]:
+    """Each string of the code that is one of :data:`UNDER_TEST` (docstrings hold none)."""
+    found = []
+    for node in ast.walk(tree) if tree is not None else ():
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value in UNDER_TEST
+        ):
+            found.append((node.value, node.lineno))
+    return sorted(found, key=lambda item: item[1])
+
+
+def _pytest_in_modules(tree: ast.Module | None) -> list[int]:
+    """Lines of ``"pytest" in sys.modules`` and ``sys.modules.get("pytest")``, in order (the
+    change's new ones are those past the base's count: a line moved is not a new question)."""
+    found: list[int] = []
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Compare) and any(
+            _dotted(c) == "sys.modules" for c in node.comparators
+        ):
+            if isinstance(node.left, ast.Constant) and str(node.left.value).lstrip("_") == "pytest":
+                found.append(node.lineno)
+        elif (
+            isinstance(node, ast.Call)
+            and _dotted(node.func) in ("sys.modules.get", "sys.modules.__contains__")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and str(node.args[0].value).lstrip("_") == "pytest"
+        ):
+            found.append(node.lineno)
+    return sorted(found)
+
+
+def _type_checking_set(path: str, name: str, now: str, before: str) -> Iterator[IntegrityFinding]:
+    def assigned(tree: ast.Module | None) -> list[int]:
+        lines = []
+        for node in ast.walk(tree) if tree is not None else ():
+            if not isinstance(node, ast.stmt):
+                continue
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+                targets = [node.target]
+            if any(_dotted(t).rsplit(".", 1)[-1] == "TYPE_CHECKING" for t in targets):
+                lines.append(node.lineno)
+        return lines
+
+    new, old = assigned(_parse(now)), assigned(_parse(before))
+    for line in new[len(old) :]:
+        yield IntegrityFinding(
+            "suppression-added",
+            f"{name} gives TYPE_CHECKING a value of its own: coverage leaves `if TYPE_CHECKING:` "
+            "blocks out as code that never runs, and this one runs",
+            path,
+            line,
+        )
+
+
+def _replaced_project_code(
+    root: Path, path: str, now: str, before: str
+) -> Iterator[IntegrityFinding]:
+    new = _replacements(_parse(now), root)
+    old = Counter(target for target, _ in _replacements(_parse(before), root))
+    for target, line in new:
+        if old[target] > 0:
+            old[target] -= 1
+            continue
+        yield IntegrityFinding(
+            "tested-code-mocked",
+            f"{PurePosixPath(path).name} replaces {target} for every test (without monkeypatch): "
+            "the tests check the stand-in, not the code",
+            path,
+            line,
+        )
+
+
+def _replacements(tree: ast.Module | None, root: Path) -> list[tuple[str, int]]:
+    """Functions of the project's own modules replaced by assignment or setattr."""
+    if tree is None:
+        return []
+    names = _project_names(tree, root)
+    if not names:
+        return []
+    defined = {
+        n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    found: list[tuple[str, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and _callable_value(node.value, defined):
+            for target in node.targets:
+                dotted = _dotted(target)
+                if isinstance(target, ast.Attribute) and dotted.split(".")[0] in names:
+                    found.append((dotted, node.lineno))
+        elif (
+            isinstance(node, ast.Call)
+            and _dotted(node.func) == "setattr"
+            and len(node.args) >= 3
+            and _dotted(node.args[0]).split(".")[0] in names
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+            and _callable_value(node.args[2], defined)
+        ):
+            found.append((f"{_dotted(node.args[0])}.{node.args[1].value}", node.lineno))
+    return found
+
+
+def _callable_value(value: ast.expr, defined: set[str]) -> bool:
+    """A value that stands in for a function: a lambda, a function of this file, a mock."""
+    if isinstance(value, ast.Lambda):
+        return True
+    if isinstance(value, ast.Name):
+        return value.id in defined
+    if isinstance(value, ast.Call):
+        name = _dotted(value.func).rsplit(".", 1)[-1]
+        return name in ("Mock", "MagicMock", "AsyncMock", "create_autospec", "partial") or (
+            name in ("classmethod", "staticmethod") and bool(value.args)
+        )
+    return False
+
+
+def _project_names(tree: ast.Module, root: Path) -> set[str]:
+    """Names the module binds to the project's own modules (found in its root or ``src/``)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if _is_project(alias.name.split(".")[0], root):
+                    names.add(alias.asname or alias.name.split(".")[0])
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and not node.level
+            and _is_project(node.module.split(".")[0], root)
+        ):
+            names.update(alias.asname or alias.name for alias in node.names)
+    return names
+
+
+def _is_project(top: str, root: Path) -> bool:
+    return any(
+        (folder / top).is_dir() or (folder / f"{top}.py").is_file()
+        for folder in (root, root / "src")
+    )
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        prefix = _dotted(node.value)
+        return f"{prefix}.{node.attr}" if prefix else ""
+    return ""
+
+
+def _line_of(text: str, needle: str) -> int | None:
+    index = text.find(needle)
+    return None if index < 0 else text.count("\n", 0, index) + 1
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
