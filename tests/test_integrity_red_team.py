@@ -257,3 +257,53 @@ def test_settings_monkeypatch_and_other_code_are_not_the_projects_functions(
 ) -> None:
     (tmp_path / "pkg").mkdir()
     assert under_test(tmp_path, {}, {"tests/conftest.py": conftest}) == []
+
+
+REWRITE_JUNIT = """\
+import re
+from pathlib import Path
+
+_state = {}
+
+
+def pytest_sessionstart(session):
+    _state["session"] = session
+
+
+def pytest_unconfigure(config):
+    junit = config.getoption("xmlpath", None)
+    if junit and Path(junit).exists():
+        text = Path(junit).read_text(encoding="utf-8")
+        text = re.sub(r"<failure[^>]*?(/>|>.*?</failure>)", "", text, flags=re.DOTALL)
+        Path(junit).write_text(text, encoding="utf-8")
+        _state["session"].exitstatus = 0
+"""
+AT_EXIT = """\
+import atexit
+import glob
+
+
+def _clean():
+    for name in glob.glob(".agentgate/*"):
+        pass
+
+
+atexit.register(_clean)
+"""
+
+
+@pytest.mark.parametrize("code", [REWRITE_JUNIT, AT_EXIT])
+def test_a_conftest_that_reaches_for_the_junit_report_is_a_finding(
+    tmp_path: Path, code: str
+) -> None:
+    rules = found(tmp_path, {"tests/conftest.py": CONFTEST_BASE}, {"tests/conftest.py": code})
+    assert "result-rewritten" in [r for r, _ in rules]
+
+
+def test_a_conftest_with_fixtures_and_data_files_is_fine(tmp_path: Path) -> None:
+    code = (
+        "import json, pytest\n\n@pytest.fixture\ndef data():\n"
+        "    return json.load(open('tests/data/cases.json'))\n\n"
+        "@pytest.fixture\ndef feed():\n    return open('tests/data/feed.xml').read()\n"
+    )
+    assert found(tmp_path, {"tests/conftest.py": CONFTEST_BASE}, {"tests/conftest.py": code}) == []

@@ -94,6 +94,7 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
             if name == "conftest.py" or (hooks and _defines_hooks(now_tree)):
                 yield from _hook_findings(path, now_tree, before_tree)
                 yield from _exit_findings(path, now_tree, before_tree)
+                yield from _report_findings(path, now_tree, before_tree)
             if guard:
                 yield from _guard_in_code(path, now_tree, before_tree)
         elif name in SETTINGS_FILES:
@@ -180,11 +181,16 @@ def _judge_hook(
         return IntegrityFinding(
             "result-rewritten", f"{where} writes to reports or stats", path, func.lineno
         )
-    if name == "pytest_sessionfinish" and _assigns(
-        func, {"exitstatus", "testsfailed", "testscollected"}
-    ):
+    if _assigns(func, {"exitstatus", "testsfailed", "testscollected"}):
         return IntegrityFinding(
             "result-rewritten", f"{where} sets the session's exit status", path, func.lineno
+        )
+    if _touches_the_report(func):
+        return IntegrityFinding(
+            "result-rewritten",
+            f"{where} reaches for the JUnit report or its writer, which the gate reads",
+            path,
+            func.lineno,
         )
     if name == "pytest_collection_modifyitems" and _removes_items(func):
         return IntegrityFinding(
@@ -234,6 +240,46 @@ def _writes_attributes(func: ast.AST) -> bool:
         ):
             return True
     return False
+
+
+# What a hook names to reach the JUnit report pytest wrote (and the gate reads): its path in
+# pytest's options, its writer, agentgate's own report folder.
+REPORT_NAMES = frozenset({"xmlpath", "junitxml", "xml_key", "LogXML", "junit_xml", "_xml"})
+
+
+def _touches_the_report(func: ast.AST) -> bool:
+    return bool(_report_lines(func))
+
+
+def _report_lines(tree: ast.AST | None) -> list[int]:
+    """The lines that name the JUnit report, its path or its writer (:data:`REPORT_NAMES`)."""
+    lines = []
+    for node in ast.walk(tree) if tree is not None else ():
+        named = (isinstance(node, ast.Attribute) and node.attr in REPORT_NAMES) or (
+            isinstance(node, ast.Name) and node.id in REPORT_NAMES
+        )
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+            named = ".agentgate" in text or "junit" in text.lower() or text in REPORT_NAMES
+        if named:
+            lines.append(getattr(node, "lineno", 0))
+    return sorted(lines)
+
+
+def _report_findings(
+    path: str, now: ast.Module, before: ast.Module | None
+) -> Iterator[IntegrityFinding]:
+    """Code of a conftest or plugin, outside its hooks too (an ``atexit`` handler), that the
+    change makes name the JUnit report: it can rewrite the report after pytest wrote it."""
+    new, old = _report_lines(now), _report_lines(before)
+    if len(new) > len(old):
+        yield IntegrityFinding(
+            "result-rewritten",
+            f"{PurePosixPath(path).name} reaches for the JUnit report or its writer, which the "
+            "gate reads: it can rewrite the results after pytest wrote them",
+            path,
+            new[len(old)] if len(old) < len(new) else None,
+        )
 
 
 def _assigns(func: ast.AST, attrs: set[str]) -> bool:
