@@ -4,6 +4,7 @@ patch coverage: the share of the lines the change adds or modifies that the test
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import glob
 import os
@@ -31,7 +32,7 @@ from pytest_agentgate.gates.judging import (
     pct,
     unreadable,
 )
-from pytest_agentgate.gates.patch import PatchCoverage, measure_patch
+from pytest_agentgate.gates.patch import PatchCoverage, imported_unmeasured, measure_patch
 from pytest_agentgate.profiles import ProfileDefault
 from pytest_agentgate.reports._io import display_path
 from pytest_agentgate.reports.hints import missing_hint
@@ -159,7 +160,13 @@ class CoverageGate:
             return evidence
         if cfg.thresholds.get("patch") is not None:
             changed = ChangedFiles.of(context.change, context.root)
-            evidence.patch = measure_patch(evidence.report, changed)
+            evidence.patch = patch = measure_patch(evidence.report, changed)
+            if patch.unmeasured and patch.files:
+                texts = {}
+                for measured in patch.files:
+                    with contextlib.suppress(OSError, UnicodeDecodeError):
+                        texts[measured.path] = (context.root / measured.path).read_text("utf-8")
+                patch.imported = imported_unmeasured(patch, texts)
         return evidence
 
     def judge(self, config: GateConfig, evidence: CoverageEvidence) -> GateResult:
@@ -271,6 +278,15 @@ def _judge_patch(
     if threshold is None:
         if ratio is not None and ratio.total:
             parts.append(f"patch {pct(ratio.percent)} of {count(ratio.total, 'changed line')}")
+        return []
+    if patch.imported:
+        failed.append("patch")
+        moved = "; ".join(f"{path} (imported by {importer})" for path, importer in patch.imported)
+        parts.append("patch: changed code the report does not measure, called from code it does")
+        problems.append(
+            f"changed code that measured code imports is outside what coverage measures: "
+            f"{moved}; measure it (`[run] source`, `--cov=`), or move it back into the package"
+        )
         return []
     if ratio is None:
         if patch.no_base and isinstance(threshold, ProfileDefault):

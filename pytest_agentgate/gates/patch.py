@@ -11,7 +11,8 @@ Counted as diff-cover counts it, so the two give the same figure on the same cha
   (Python, JavaScript, TypeScript) and not tests are listed in a note, since a module no test
   imports is absent from a report made without ``source`` / ``--cov=PACKAGE``.
 
-This module is pure: the collector gives it the parsed report and the change.
+This module is pure: the collector gives it the parsed report and the change (and, for
+:func:`imported_unmeasured`, the text of the measured files it names).
 """
 
 from __future__ import annotations
@@ -53,6 +54,9 @@ class PatchCoverage:
     files: list[PatchFile] = field(default_factory=list)
     # Changed code files (not tests) the report does not measure: (path, changed lines).
     unmeasured: list[tuple[str, int]] = field(default_factory=list)
+    # Of those, each one a measured file of the change imports: (path, the importer). Code
+    # moved out of what coverage measures, and called from it, escapes every figure.
+    imported: list[tuple[str, str]] = field(default_factory=list)
     no_base: bool = False
     why: str | None = None
     how: str | None = None
@@ -112,3 +116,37 @@ def measure_patch(report: CoverageReport, changed: ChangedFiles | NoBase) -> Pat
     result.ratio = total
     result.files.sort(key=lambda f: (-len(f.uncovered), f.path))
     return result
+
+
+def module_names(path: str) -> list[str]:
+    """The names ``import`` finds a project file by: ``pricing.py`` as ``pricing``,
+    ``src/shop/tax.py`` as ``shop.tax`` (and ``src.shop.tax``), a package by its folder."""
+    parts = path[:-3].split("/") if path.endswith(".py") else []
+    if not parts:
+        return []
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    names = [".".join(parts)] if parts else []
+    if len(parts) > 1 and parts[0] in ("src", "lib"):
+        names.append(".".join(parts[1:]))
+    return names
+
+
+def imported_unmeasured(patch: PatchCoverage, texts: dict[str, str]) -> list[tuple[str, str]]:
+    """The unmeasured changed files that a measured changed file (``texts``: its path and
+    text) imports by absolute name."""
+    import re
+
+    found = []
+    for path, _ in patch.unmeasured:
+        for name in module_names(path):
+            pattern = re.compile(
+                rf"^\s*(?:from\s+{re.escape(name)}(?:\s|\.)|import\s+(?:[\w.]+\s*,\s*)*"
+                rf"{re.escape(name)}\b)",
+                re.MULTILINE,
+            )
+            importer = next((p for p, text in sorted(texts.items()) if pattern.search(text)), None)
+            if importer is not None and importer != path:
+                found.append((path, importer))
+                break
+    return found

@@ -1,0 +1,124 @@
+"""Changed code moved out of what coverage measures, and called from what it measures, fails
+patch coverage under a profile that gates it (gates/patch.py ``imported_unmeasured``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentgate.gates.patch import PatchCoverage, imported_unmeasured, module_names
+
+SCRIPT = Path(sys.executable).with_name("agentgate")
+CONFIG = """\
+profile: strict
+gates:
+  test:
+    command: >-
+      {py} -m coverage run --branch --source=pkg --data-file=.agentgate/.coverage
+      -m pytest -q -p no:cacheprovider --junitxml=.agentgate/junit.xml
+    report: .agentgate/junit.xml
+  coverage:
+    report: .agentgate/.coverage
+    format: coverage-data
+"""
+CALC = "def total(x):\n    return x * 2\n"
+DISCOUNT = "def discount(x):\n    if x > 100:\n        return x - 10\n    return x\n"
+TESTS = "from pkg.calc import total\n\n\ndef test_total():\n    assert total(2) == 4\n"
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("AGENTGATE_RUNNING", raising=False)
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "calc.py").write_text(CALC)
+    (root / "tests" / "test_calc.py").write_text(TESTS)
+    (root / "tests" / "conftest.py").write_text("import sys\nsys.path.insert(0, '.')\n")
+    (root / "agentgate.yml").write_text(CONFIG.replace("{py}", sys.executable))
+    (root / ".gitignore").write_text(".agentgate/\n__pycache__/\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    return root
+
+
+def coverage_gate(root: Path) -> tuple[int, dict[str, Any]]:
+    proc = subprocess.run(
+        [str(SCRIPT), "verify", "--format", "json", "--no-cache"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    verdict = json.loads(proc.stdout)
+    (gate,) = [g for g in verdict["gates"] if g["name"] == "coverage"]
+    return proc.returncode, gate
+
+
+def test_untested_code_in_the_package_fails(project: Path) -> None:
+    (project / "pkg" / "calc.py").write_text(CALC + "\n\n" + DISCOUNT)
+    code, gate = coverage_gate(project)
+    assert code == 1 and gate["status"] == "fail"
+
+
+def test_the_same_code_moved_outside_the_measured_package_still_fails(project: Path) -> None:
+    # The trick: the untested function in a root-level module, re-exported by the package.
+    (project / "pricing.py").write_text(DISCOUNT)
+    (project / "pkg" / "calc.py").write_text("from pricing import discount  # noqa: F401\n" + CALC)
+    code, gate = coverage_gate(project)
+    assert code == 1 and gate["status"] == "fail"
+    (problem,) = [p for p in gate["problems"] if "outside what coverage measures" in p]
+    assert "pricing.py (imported by pkg/calc.py)" in problem
+
+
+def test_changed_code_outside_the_package_that_nothing_measured_imports_passes(
+    project: Path,
+) -> None:
+    (project / "scripts").mkdir()
+    (project / "scripts" / "release.py").write_text("print('release')\n")
+    code, gate = coverage_gate(project)
+    assert code == 0 and gate["status"] == "pass"
+    assert "outside what coverage measures" not in json.dumps(gate)
+
+
+@pytest.mark.parametrize(
+    ("path", "names"),
+    [
+        ("pricing.py", ["pricing"]),
+        ("src/shop/tax.py", ["src.shop.tax", "shop.tax"]),
+        ("tools/__init__.py", ["tools"]),
+        ("README.md", []),
+    ],
+)
+def test_module_names(path: str, names: list[str]) -> None:
+    assert module_names(path) == names
+
+
+def test_imports_are_read_by_absolute_name() -> None:
+    patch = PatchCoverage(unmeasured=[("pricing.py", 4), ("shop/tax.py", 2), ("other.py", 1)])
+    texts = {
+        "pkg/a.py": "import os, pricing\n",
+        "pkg/b.py": "from shop.tax import rate\n",
+        "pkg/c.py": "# import other\nx = 'from other import y'\n",
+    }
+    assert imported_unmeasured(patch, texts) == [
+        ("pricing.py", "pkg/a.py"),
+        ("shop/tax.py", "pkg/b.py"),
+    ]
