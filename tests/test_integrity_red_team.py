@@ -307,3 +307,21 @@ def test_a_conftest_with_fixtures_and_data_files_is_fine(tmp_path: Path) -> None
         "@pytest.fixture\ndef feed():\n    return open('tests/data/feed.xml').read()\n"
     )
     assert found(tmp_path, {"tests/conftest.py": CONFTEST_BASE}, {"tests/conftest.py": code}) == []
+
+
+def test_a_test_that_now_imports_a_copy_of_the_code_is_a_finding(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    base = "from pkg.calc import tax\n\n\ndef test_tax():\n    assert tax(0) == 0.0\n"
+    copy = base.replace("from pkg.calc import tax", "from tests.fixed_calc import tax")
+    rules = under_test(tmp_path, {"tests/test_calc.py": base}, {"tests/test_calc.py": copy})
+    assert rules == [
+        (
+            "tested-code-mocked",
+            "test_calc.py imported tax from pkg.calc at the base and now from tests.fixed_calc: "
+            "the test checks that copy, not the project's code",
+        )
+    ]
+    # A module of the project moved or renamed is still the project's code.
+    (tmp_path / "pkg2").mkdir()
+    moved = base.replace("from pkg.calc import tax", "from pkg2.tax import tax")
+    assert under_test(tmp_path, {"tests/test_calc.py": base}, {"tests/test_calc.py": moved}) == []

@@ -11,7 +11,9 @@
 - **tested-code-mocked** (a conftest.py or test module): the project's own function replaced for
   every test by plain assignment (``calc.tax = lambda x: 0``, ``setattr(calc, "tax", f)``), when
   the file is imported or in a fixture, without ``monkeypatch``: the tests then check the
-  stand-in. Settings (a constant, a dict entry) are not functions, and are not findings.
+  stand-in. Settings (a constant, a dict entry) are not functions, and are not findings. And a
+  test that imported a name from the project's code at the base and now imports it from a
+  module of the tests (``from tests.fixed_calc import tax``): a corrected copy under test.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
         if is_test_code(path):
             if "=" in now or "setattr" in now:
                 yield from _replaced_project_code(scan.root, path, now, before)
+            if before and "import" in now:
+                yield from _imported_elsewhere(scan.root, path, now, before)
             continue
         yield from _asks_for_the_tests(path, now, before)
         if "TYPE_CHECKING" in now:
@@ -191,6 +195,37 @@ def _replacements(tree: ast.Module | None, root: Path) -> list[tuple[str, int]]:
             and _callable_value(node.args[2], defined)
         ):
             found.append((f"{_dotted(node.args[0])}.{node.args[1].value}", node.lineno))
+    return found
+
+
+def _imported_elsewhere(root: Path, path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
+    was, is_now = _imports(_parse(before)), _imports(_parse(now))
+    for name, (module, line) in sorted(is_now.items()):
+        old = was.get(name)
+        if old is None or old[0] == module:
+            continue
+        top = module.split(".")[0]
+        if _is_project(old[0].split(".")[0], root) and (
+            top in TEST_FOLDERS
+            or not _is_project(top, root)
+            or is_test_code(module.replace(".", "/"))
+        ):
+            yield IntegrityFinding(
+                "tested-code-mocked",
+                f"{PurePosixPath(path).name} imported {name} from {old[0]} at the base and now "
+                f"from {module}: the test checks that copy, not the project's code",
+                path,
+                line,
+            )
+
+
+def _imports(tree: ast.Module | None) -> dict[str, tuple[str, int]]:
+    """Each name ``from MODULE import NAME`` binds: its module and line (absolute imports)."""
+    found: dict[str, tuple[str, int]] = {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                found[alias.asname or alias.name] = (node.module, node.lineno)
     return found
 
 
