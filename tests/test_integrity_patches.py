@@ -306,3 +306,27 @@ def test_a_tool_patched_by_monkeypatch_in_a_test_and_undone_is_fine(project: Pat
     git(project, "commit", "-qam", "fix")
     code, verdict = verify(project)
     assert code == 0, verdict
+
+
+def test_a_tool_module_loaded_from_the_project_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import types
+
+    from pytest_agentgate.pytest_plugin.tampering import replaced
+
+    planted = tmp_path / ".agentgate" / "pytest_cov.py"
+    planted.parent.mkdir()
+    planted.write_text("")
+    fake = types.ModuleType("pytest_cov")
+    fake.__file__ = str(planted)
+    monkeypatch.setitem(sys.modules, "pytest_cov", fake)
+    assert f"pytest_cov (loaded from {planted}, in place of the installed one)" in replaced(
+        (), str(tmp_path)
+    )
+    # The project's own package of that name is its own.
+    own = tmp_path / "src" / "pytest_cov" / "__init__.py"
+    own.parent.mkdir(parents=True)
+    own.write_text("")
+    fake.__file__ = str(own)
+    assert not [entry for entry in replaced((), str(tmp_path)) if "in place of" in entry]

@@ -79,6 +79,8 @@ def test_a_plugin_module_with_a_hook_bound_by_assignment_is_read(tmp_path: Path)
         ("-q", "-q -ptools.fix", ["tools.fix"]),
         ("-p tools.fix", "-p tools.fix -q", []),
         ("", "-p no:cacheprovider", []),
+        ("", "-p pytester -p xdist.plugin -p pytest_cov", []),  # pytest's own, and installed
+        ("", "-p agentfix", ["agentfix"]),  # on a `pythonpath` the change adds
     ],
 )
 def test_a_plugin_added_to_addopts_is_a_finding(

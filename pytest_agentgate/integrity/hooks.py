@@ -523,7 +523,7 @@ def _settings_findings(path: str, name: str, now: str, before: str) -> Iterator[
             )
 
     loaded = Counter(_plugins(new.get("addopts", ""))) - Counter(_plugins(old.get("addopts", "")))
-    for plugin in sorted(loaded):
+    for plugin in sorted(p for p in loaded if not _installed_plugin(p)):
         yield IntegrityFinding(
             "result-rewritten",
             f"addopts gained -p {plugin}: pytest loads a plugin the base's configuration does "
@@ -535,6 +535,26 @@ def _settings_findings(path: str, name: str, now: str, before: str) -> Iterator[
         yield IntegrityFinding(
             "rerun-added", "reruns set in the pytest configuration", path, _line_of(now, "reruns")
         )
+
+
+def _installed_plugin(name: str) -> bool:
+    """Whether ``-p NAME`` names one of pytest's own plugins (``pytester``) or a module an
+    installed package provides: not code of the project, nor of a folder it put on the path.
+    Looked up without importing anything."""
+    import importlib.machinery
+    import site
+    import sysconfig
+
+    try:
+        from _pytest.config import builtin_plugins
+    except ImportError:  # pragma: no cover - pytest is a dependency
+        builtin_plugins = set()
+    if name in builtin_plugins:
+        return True
+    installed = {sysconfig.get_paths()[key] for key in ("stdlib", "purelib", "platlib")}
+    installed.update(site.getsitepackages() if hasattr(site, "getsitepackages") else ())
+    top = name.split(".", 1)[0]
+    return importlib.machinery.PathFinder.find_spec(top, sorted(installed)) is not None
 
 
 def _plugins(addopts: str) -> list[str]:

@@ -109,7 +109,7 @@ class WorkerAgent:
         from pytest_agentgate.pytest_plugin.tampering import replaced
 
         found = set(self.output.get(WORKER_REPLACED_KEY, ()))
-        found.update(replaced(config.pluginmanager.get_plugins()))
+        found.update(replaced(config.pluginmanager.get_plugins(), str(config.rootpath)))
         self.output[WORKER_REPLACED_KEY] = sorted(found)
 
 
@@ -803,7 +803,9 @@ class GateSession:
     def _look_for_replaced(self) -> None:
         from pytest_agentgate.pytest_plugin.tampering import replaced
 
-        self.replaced.update(replaced(self.config.pluginmanager.get_plugins()))
+        self.replaced.update(
+            replaced(self.config.pluginmanager.get_plugins(), str(self.config.rootpath))
+        )
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:

@@ -32,13 +32,18 @@ TOOLS = frozenset(
 MAX_FOUND = 20
 
 
-def replaced(plugins: Iterable[object] = ()) -> list[str]:
+def replaced(plugins: Iterable[object] = (), project: str | None = None) -> list[str]:
     """Each of the tools' functions or classes whose code is not where installed code lives,
     as ``module.Class.name (file:line)``; sorted, at most :data:`MAX_FOUND`. ``plugins``: the
     plugin objects pytest registered; a tool's instance among them (the JUnit writer) is looked
-    at too (``LogXML.pytest_runtest_logreport`` set on the object itself)."""
+    at too (``LogXML.pytest_runtest_logreport`` set on the object itself). ``project``: the
+    project's folder (pytest's rootdir); a tool's module loaded from a file in it, other than the
+    project's own package of that name, is a module put in the tool's place."""
     roots = _installed_roots()
     found: dict[str, str] = {}
+    if project is not None:
+        for name, origin in _shadows(project):
+            found[name] = f"{name} (loaded from {origin}, in place of the installed one)"
     for plugin in plugins:
         kind = type(plugin)
         name = getattr(kind, "__module__", "") or ""
@@ -66,6 +71,22 @@ def replaced(plugins: Iterable[object] = ()) -> list[str]:
             if len(found) >= MAX_FOUND:
                 return sorted(found.values())
     return sorted(found.values())
+
+
+def _shadows(project: str) -> Iterator[tuple[str, str]]:
+    """The tools' top-level modules loaded from a file of the project that is not its own
+    package of that name (``<project>/NAME/`` or ``<project>/src/NAME/``)."""
+    root = _real(project)
+    for name in TOOLS:
+        module = sys.modules.get(name)
+        where = getattr(module, "__file__", None)
+        if not isinstance(where, str) or not _inside(where, (root,)):
+            continue
+        if _inside(where, _installed_roots()):
+            continue  # a virtualenv inside the project: installed
+        own = (os.path.join(root, name), os.path.join(root, "src", name))
+        if not _inside(where, own):
+            yield name, where
 
 
 def _members(name: str, module: ModuleType) -> Iterator[tuple[str, Any]]:

@@ -55,7 +55,7 @@ class Witness:
     def _look_for_replaced(self, config: pytest.Config) -> None:
         from pytest_agentgate.pytest_plugin.tampering import replaced
 
-        self.replaced.update(replaced(config.pluginmanager.get_plugins()))
+        self.replaced.update(replaced(config.pluginmanager.get_plugins(), str(config.rootpath)))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self._look_for_replaced(session.config)
