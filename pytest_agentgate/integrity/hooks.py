@@ -278,7 +278,7 @@ def _report_findings(
             f"{PurePosixPath(path).name} reaches for the JUnit report or its writer, which the "
             "gate reads: it can rewrite the results after pytest wrote them",
             path,
-            new[len(old)] if len(old) < len(new) else None,
+            new[len(old)],
         )
 
 
