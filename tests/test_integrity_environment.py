@@ -28,8 +28,9 @@ def said(environ: dict[str, str], root: Path = Path("/project")) -> list[str]:
         ("-vxkslow", ["-x", "-k"]),
         ("--lf", ["--lf"]),
         ("--reruns 3", ["--reruns"]),
-        ("-p no:randomly", ["-p"]),
+        ("-p evil_plugin", ["-p"]),
         ("-pmyplugin", ["-p"]),
+        ("-p no:agentgate", ["-p"]),
         ("-c /tmp/pytest.ini", ["-c"]),
         ("-o addopts=", ["-o"]),
         ("--rootdir=/tmp --noconftest", ["--rootdir", "--noconftest"]),
@@ -55,6 +56,8 @@ def test_options_that_choose_what_runs(addopts: str, options: list[str]) -> None
         "-vrx",
         "-n4",
         "-Werror",
+        "-p no:cacheprovider -p pytester -p xdist.plugin",
+        "-o cache_dir=/tmp/c -o console_output_style=classic",
     ],
 )
 def test_options_that_only_change_the_report_are_not_findings(addopts: str) -> None:

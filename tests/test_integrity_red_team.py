@@ -56,7 +56,9 @@ def _wrap(item, call):
     [
         "pytest_runtest_makereport = pytest.hookimpl(hookwrapper=True)(_wrap)\n",
         "pytest_runtest_makereport = _wrap\n",
-        "pytest_runtest_makereport: object = lambda item, call: None\n",
+        "pytest_runtest_makereport: object = lambda item, call: make(item, call)\n",
+        "from elsewhere import wrap as pytest_runtest_makereport\n"
+        "pytest_runtest_makereport = wrap\n",
     ],
 )
 def test_a_hook_bound_by_assignment_is_a_hook(tmp_path: Path, binding: str) -> None:
@@ -232,8 +234,7 @@ def test_type_checking_given_a_value_is_a_suppression(tmp_path: Path) -> None:
         "import pkg.calc\n\npkg.calc.tax = lambda x: x * 0.2\n",
         "from pkg import calc\n\ndef _tax(x):\n    return x * 0.2\n\ncalc.tax = _tax\n",
         "from pkg import calc\nfrom unittest import mock\n\nsetattr(calc, 'tax', mock.Mock())\n",
-        "import pytest\nfrom pkg import calc\n\n@pytest.fixture(autouse=True)\ndef fixed():\n"
-        "    calc.tax = lambda x: 0\n",
+        "from pkg import calc\n\nif True:\n    calc.tax = lambda x: 0\n",
     ],
 )
 def test_the_projects_code_replaced_for_every_test_is_a_finding(
@@ -252,6 +253,9 @@ def test_the_projects_code_replaced_for_every_test_is_a_finding(
         "import pytest\nfrom pkg import calc\n\n@pytest.fixture\ndef fake(monkeypatch):\n"
         "    monkeypatch.setattr(calc, 'clock', lambda: 0)\n",
         "import os\n\nos.getcwd = lambda: '/'\n",  # not the project's code
+        # A fixture that swaps a dependency and puts it back is the fixture's business.
+        "import pytest\nfrom pkg import net\n\n@pytest.fixture\ndef offline():\n"
+        "    real, net.fetch = net.fetch, lambda: 1\n    yield\n    net.fetch = real\n",
     ],
 )
 def test_settings_monkeypatch_and_other_code_are_not_the_projects_functions(
@@ -327,3 +331,105 @@ def test_a_test_that_now_imports_a_copy_of_the_code_is_a_finding(tmp_path: Path)
     (tmp_path / "pkg2").mkdir()
     moved = base.replace("from pkg.calc import tax", "from pkg2.tax import tax")
     assert under_test(tmp_path, {"tests/test_calc.py": base}, {"tests/test_calc.py": moved}) == []
+
+
+# -- honest changes a false-positive hunt found blocked ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [
+        ("tests/test_x.py", "import pytest\n\npytest_version = pytest.__version__\n"),
+        (
+            "tests/test_doors.py",
+            "pytest_plugins = ['pytester']\n\ndef pytest_in(root):\n"
+            "    return root / '.agentgate'\n",
+        ),
+        (
+            "tests/conftest.py",
+            "import pytest\n\n@pytest.fixture\ndef sample():\n"
+            "    return open('tests/data/junit_sample.xml').read()\n",
+        ),
+        (
+            "tests/conftest.py",
+            "import os, signal, subprocess, pytest\n\n@pytest.fixture\n"
+            "def server():\n    proc = subprocess.Popen(['sleep', '9'])\n    yield proc\n"
+            "    os.kill(proc.pid, signal.SIGTERM)\n",
+        ),
+        (
+            "tests/conftest.py",
+            "import pytest\n\ndef pytest_collect_file(parent, file_path):\n"
+            "    if file_path.suffix == '.yaml':\n"
+            "        return YamlFile.from_parent(parent, path=file_path)\n",
+        ),
+        ("tests/conftest.py", "import unittest\n\nunittest.TestCase.maxDiff = None\n"),
+        (
+            "src/myplugin/plugin.py",
+            "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\n"
+            "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
+            "    setattr(item, 'rep_' + outcome.get_result().when, outcome.get_result())\n",
+        ),
+    ],
+)
+def test_honest_code_is_no_finding(tmp_path: Path, path: str, code: str) -> None:
+    assert found(tmp_path, {}, {path: code}) == []
+    assert under_test(tmp_path, {}, {path: code}) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [
+        ("pkg/_version.py", "TYPE_CHECKING = False\nif TYPE_CHECKING:\n    from typing import T\n"),
+        (
+            "pkg/compat.py",
+            "try:\n    from typing import TYPE_CHECKING\nexcept ImportError:\n"
+            "    TYPE_CHECKING = False\n",
+        ),
+        ("docs/conf.py", "import typing\ntyping.TYPE_CHECKING = True\n"),
+        ("tests_e2e/workdirs.py", "import os\nNAME = os.environ.get('PYTEST_CURRENT_TEST')\n"),
+        ("pkg/testing.py", "import os\nWORKER = os.environ.get('PYTEST_CURRENT_TEST', 'gw0')\n"),
+        ("pkg/db.py", "import os\nWORKER = os.environ.get('PYTEST_XDIST_WORKER', 'gw0')\n"),
+    ],
+)
+def test_honest_code_under_test_is_no_finding(tmp_path: Path, path: str, code: str) -> None:
+    assert under_test(tmp_path, {}, {path: code}) == []
+
+
+def test_a_test_importing_from_the_standard_library_instead_of_a_shim_is_fine(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "calc").mkdir()
+    base = "from calc.compat import cached_property\n"
+    now = "from functools import cached_property\n"
+    assert under_test(tmp_path, {"tests/test_c.py": base}, {"tests/test_c.py": now}) == []
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import os\n\ndef pytest_sessionfinish(session):\n    os.kill(os.getpid(), 9)\n",
+        "import os\n\ndef pytest_sessionfinish(session):\n    os.kill(0, 9)\n",
+        "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
+        "    outcome.get_result().outcome = 'passed'\n",
+        "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
+        "    outcome.force_result(None)\n",
+        "def pytest_runtest_makereport(item, call):\n    return make(item, call)\n",
+    ],
+)
+def test_what_still_rewrites_or_ends_the_run_is_found(tmp_path: Path, code: str) -> None:
+    rules = [r for r, _ in found(tmp_path, {"conftest.py": "x = 1\n"}, {"conftest.py": code})]
+    assert set(rules) & {"result-rewritten", "exit-forced"}
+
+
+def test_an_expectation_changed_to_one_or_zero_is_not_weaker(tmp_path: Path) -> None:
+    from pytest_agentgate.integrity import tests_python
+
+    base = "from calc import sub\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n"
+    for now in (base.replace("== 2", "== 1"), base.replace("== 2", "== 0")):
+        scan = scan_of(tmp_path, {"tests/test_calc.py": base}, {"tests/test_calc.py": now})
+        assert [f.rule for f in tests_python.analyze(scan)] == []
+    weak = base.replace("== 2", "== True")
+    scan = scan_of(tmp_path, {"tests/test_calc.py": base}, {"tests/test_calc.py": weak})
+    assert [f.rule for f in tests_python.analyze(scan)] == ["assertion-weakened"]

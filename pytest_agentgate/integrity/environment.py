@@ -52,15 +52,23 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
 def findings(environ: Mapping[str, str], root: Path) -> Iterator[IntegrityFinding]:
     """The environment's settings that choose what pytest and coverage.py measure."""
     addopts = environ.get("PYTEST_ADDOPTS", "")
-    for option in dict.fromkeys(_options(addopts)):
+    said: set[str] = set()
+    for option, value in _pairs(addopts):
+        if option in said:
+            continue
         if option in SELECTION_OPTIONS:
             what = "tests are left out by the caller, not by the project's suite"
         elif option in RERUN_OPTIONS:
             what = "failures are retried until they pass"
+        elif option in ("-p",) and not _loosening_plugin(value):
+            continue  # pytest's own or an installed plugin; `no:cacheprovider`
+        elif option in ("-o", "--override-ini") and not _loosening_ini(value):
+            continue  # `-o cache_dir=...`, `-o console_output_style=...`
         elif option in SETTINGS_OPTIONS:
             what = "pytest reads settings, plugins or conftest files the project does not give it"
         else:
             continue
+        said.add(option)
         yield IntegrityFinding(RULE, f"PYTEST_ADDOPTS in the environment has {option}: {what}")
     plugins = environ.get("PYTEST_PLUGINS", "").strip()
     if plugins:
@@ -79,23 +87,54 @@ def findings(environ: Mapping[str, str], root: Path) -> Iterator[IntegrityFindin
             )
 
 
-def _options(addopts: str) -> list[str]:
-    """The options in a PYTEST_ADDOPTS value, by name: ``-knot slow`` and ``--deselect=x`` too."""
+# pytest ini keys that choose what is collected, selected, or how a failure counts: a `-o` of
+# one of these is the caller's suite, not the project's. The rest (cache_dir, log_*,
+# console_output_style, junit_suite_name, ...) change where things go or how they read.
+LOOSENING_INI = frozenset(
+    {
+        "addopts", "python_files", "python_classes", "python_functions", "testpaths",
+        "norecursedirs", "pythonpath", "confcutdir", "filterwarnings", "xfail_strict",
+        "usefixtures", "required_plugins", "empty_parameter_set_mark", "markers",
+        "consider_namespace_packages", "collect_imported_tests", "strict_markers", "strict",
+    }
+)  # fmt: skip
+
+
+def _loosening_ini(value: str | None) -> bool:
+    key = (value or "").split("=", 1)[0].strip()
+    return not key or key in LOOSENING_INI
+
+
+def _loosening_plugin(value: str | None) -> bool:
+    """``-p NAME``: a plugin neither pytest's own nor installed; ``-p no:NAME`` of agentgate's."""
+    from pytest_agentgate.integrity.hooks import _installed_plugin
+
+    name = (value or "").strip()
+    if name.startswith("no:"):
+        return "agentgate" in name
+    return not name or not _installed_plugin(name)
+
+
+def _pairs(addopts: str) -> list[tuple[str, str | None]]:
+    """Each option with its value where it takes one (``-p X``, ``-pX``, ``-o k=v``)."""
     try:
         words = shlex.split(addopts)
     except ValueError:
         words = addopts.split()
-    found = []
-    for word in words:
+    pairs: list[tuple[str, str | None]] = []
+    for i, word in enumerate(words):
+        following = words[i + 1] if i + 1 < len(words) else None
         if word.startswith("--"):
-            found.append(word.split("=", 1)[0])
+            name, _, attached = word.partition("=")
+            pairs.append((name, attached or following))
         elif word.startswith("-") and len(word) > 1:
-            # `-vx` is -v and -x; `-knot` is -k with its value, `-vrx` is -v, then -r with its.
-            for letter in word[1:]:
-                found.append(f"-{letter}")
-                if found[-1] in _SHORT_VALUED:
+            for j, letter in enumerate(word[1:], start=1):
+                option = f"-{letter}"
+                if option in _SHORT_VALUED:
+                    pairs.append((option, word[j + 1 :] or following))
                     break
-    return found
+                pairs.append((option, None))
+    return list(dict.fromkeys(pairs))
 
 
 def _projects_own(value: str, root: Path) -> bool:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import functools
 import re
 import shlex
 import sys
@@ -39,7 +40,8 @@ else:  # pragma: no cover - Python 3.10
 RESULT_HOOKS = {"pytest_runtest_makereport", "pytest_report_teststatus"}
 CALL_HOOKS = {"pytest_runtest_call", "pytest_pyfunc_call"}
 REPORT_WRITERS = {"pytest_runtest_logreport", "pytest_terminal_summary"}
-SELECTION_HOOKS = {"pytest_ignore_collect", "pytest_collect_file", "pytest_deselected"}
+# pytest_collect_file is not one: it adds collectors beside pytest's own, never removes one.
+SELECTION_HOOKS = {"pytest_ignore_collect", "pytest_deselected"}
 EXIT_CALLS = {
     "pytest.exit",
     "os._exit",
@@ -114,13 +116,32 @@ def _parse(text: str) -> ast.Module | None:
 
 
 def _defines_hooks(tree: ast.Module) -> bool:
-    return bool(_hooks(tree))
+    return any(is_hook_name(name) for name in _hooks(tree))
+
+
+def is_hook_name(name: str) -> bool:
+    """A hook pytest (or pytest-xdist) calls: not merely a name that starts with ``pytest_``
+    (``pytest_plugins``, a helper ``def pytest_in(...)``, a local ``pytest_version``)."""
+    return name in _hook_names() or name.startswith("pytest_xdist_")
+
+
+@functools.lru_cache(maxsize=1)
+def _hook_names() -> frozenset[str]:
+    try:
+        import _pytest.hookspec as spec
+    except ImportError:  # pragma: no cover - pytest is a dependency
+        return frozenset()
+    names = {n for n in dir(spec) if n.startswith("pytest_")}
+    # pytest-xdist's and pytest-cov's, which a project's conftest may implement too.
+    names |= {"pytest_configure_node", "pytest_testnodedown", "pytest_testnodeready"}
+    return frozenset(names)
 
 
 def _hooks(tree: ast.Module | None) -> dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]:
     """The module's hook functions by hook name: each ``def pytest_*``, and each function a
-    ``pytest_* = ...`` assignment binds (``pytest_runtest_makereport = hookimpl(...)(_wrap)``,
-    an alias of another name), judged as if it were defined under the hook's name."""
+    module-level assignment to a hook's name binds (``pytest_runtest_makereport =
+    hookimpl(...)(_wrap)``, an alias of another name), judged as if it were defined under the
+    hook's name."""
     found: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
     defined: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
     for node in ast.walk(tree) if tree is not None else ():
@@ -128,20 +149,22 @@ def _hooks(tree: ast.Module | None) -> dict[str, list[ast.FunctionDef | ast.Asyn
             defined.setdefault(node.name, node)
             if node.name.startswith("pytest_"):
                 found.setdefault(node.name, []).append(node)
-    for node in ast.walk(tree) if tree is not None else ():
+    for node in tree.body if tree is not None else ():
         if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
-            if isinstance(target, ast.Name) and target.id.startswith("pytest_"):
+            if isinstance(target, ast.Name) and is_hook_name(target.id):
                 bound = [
                     defined[n.id]
                     for n in ast.walk(node.value)
                     if isinstance(n, ast.Name) and n.id in defined
                 ]
-                if not bound:  # a lambda, or a function from elsewhere: judged by the name alone
-                    stand_in = ast.parse(f"def {target.id}(): pass").body[0]
+                if not bound:  # a lambda (its body returned), or a function from elsewhere
+                    stand_in = ast.parse(f"def {target.id}(): return _elsewhere").body[0]
                     assert isinstance(stand_in, ast.FunctionDef)
+                    if isinstance(node.value, ast.Lambda):
+                        stand_in.body = [ast.Return(node.value.body)]
                     stand_in.lineno = node.lineno
                     bound = [stand_in]
                 found.setdefault(target.id, []).extend(bound)
@@ -173,7 +196,11 @@ def _judge_hook(
     path: str, name: str, func: ast.FunctionDef | ast.AsyncFunctionDef
 ) -> IntegrityFinding | None:
     where = f"{name} in {PurePosixPath(path).name}"
-    if name in RESULT_HOOKS or name in CALL_HOOKS:
+    if not is_hook_name(name):
+        return None  # a helper named like a hook: pytest never calls it
+    if name == "pytest_runtest_makereport" and not _alters_the_report(func):
+        pass  # reads the report (a plugin attaching it to the item): alters nothing
+    elif name in RESULT_HOOKS or name in CALL_HOOKS:
         return IntegrityFinding(
             "result-rewritten", f"new or changed {where} can alter test outcomes", path, func.lineno
         )
@@ -222,6 +249,58 @@ def _calls(node: ast.AST, names: set[str]) -> list[ast.Call]:
     return [n for n in ast.walk(node) if isinstance(n, ast.Call) and _dotted(n.func) in names]
 
 
+# What a makereport hook changes when it rewrites a result.
+REPORT_FIELDS = frozenset({"outcome", "longrepr", "wasxfail", "excinfo", "when"})
+RESULT_SETTERS = frozenset({"force_result", "set_result", "force_exception", "_result"})
+
+
+def _alters_the_report(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a makereport hook writes a report's outcome, hands pluggy a result of its own, or
+    (not a wrapper) returns a report: what reading it, to keep it on the item, never does."""
+    wrapper = any(
+        isinstance(k, ast.keyword) and k.arg in ("hookwrapper", "wrapper")
+        for d in func.decorator_list
+        if isinstance(d, ast.Call)
+        for k in d.keywords
+    )
+    for node in ast.walk(func):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Attribute) and t.attr in REPORT_FIELDS for t in targets):
+                return True
+        elif isinstance(node, ast.Call):
+            called = _dotted(node.func).rsplit(".", 1)[-1]
+            if called in RESULT_SETTERS:
+                return True
+            if called == "setattr" and len(node.args) >= 2 and _may_name_a_field(node.args[1]):
+                return True
+        elif (
+            isinstance(node, ast.Return)
+            and node.value is not None
+            and not wrapper
+            and not (isinstance(node.value, ast.Constant) and node.value.value is None)
+        ):
+            return True
+    return False
+
+
+def _may_name_a_field(name: ast.expr) -> bool:
+    """Whether a ``setattr`` name may be one of :data:`REPORT_FIELDS`: ``"rep_" + when`` (the
+    pytest docs' recipe keeping the report on the item) never is."""
+    if isinstance(name, ast.Constant):
+        return name.value in REPORT_FIELDS
+    if isinstance(name, ast.BinOp) and isinstance(name.left, ast.Constant):
+        prefix = name.left.value
+        return not (
+            isinstance(prefix, str)
+            and prefix
+            and not any(field.startswith(prefix) for field in REPORT_FIELDS)
+        )
+    if isinstance(name, ast.JoinedStr) and name.values and isinstance(name.values[0], ast.Constant):
+        return _may_name_a_field(ast.BinOp(name.values[0], ast.Add(), ast.Constant("")))
+    return True
+
+
 def _writes_attributes(func: ast.AST) -> bool:
     for node in ast.walk(func):
         targets = (
@@ -260,7 +339,7 @@ def _report_lines(tree: ast.AST | None) -> list[int]:
         )
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             text = node.value
-            named = ".agentgate" in text or "junit" in text.lower() or text in REPORT_NAMES
+            named = ".agentgate" in text or text in REPORT_NAMES
         if named:
             lines.append(getattr(node, "lineno", 0))
     return sorted(lines)
@@ -382,7 +461,10 @@ REGISTERING = {"signal.signal", "atexit.register"}
 
 
 def _ends_the_run(tree: ast.Module, call: ast.Call) -> bool:
-    if _dotted(call.func) not in REGISTERING:
+    name = _dotted(call.func)
+    if name == "os.kill":
+        return _targets_the_run(call)
+    if name not in REGISTERING:
         return True
     ending = EXIT_CALLS - REGISTERING
     local = {
@@ -395,6 +477,22 @@ def _ends_the_run(tree: ast.Module, call: ast.Call) -> bool:
         if body is not None and _calls(body, ending):
             return True
     return False
+
+
+def _targets_the_run(call: ast.Call) -> bool:
+    """``os.kill`` of the run itself (``os.getpid()``, its parent, its group: 0 or a negative
+    pid), or of a pid the code does not name plainly; not of a subprocess a fixture started
+    (``os.kill(proc.pid, signal.SIGTERM)``)."""
+    if not call.args:
+        return True
+    pid = call.args[0]
+    if isinstance(pid, ast.Call):
+        return _dotted(pid.func) in ("os.getpid", "os.getppid", "getpid", "getppid")
+    if isinstance(pid, ast.Constant):
+        return not isinstance(pid.value, int) or pid.value <= 0
+    if isinstance(pid, ast.UnaryOp) and isinstance(pid.op, ast.USub):
+        return True
+    return not isinstance(pid, ast.Attribute)  # `proc.pid`: another process
 
 
 def _under_main_guard(tree: ast.Module, call: ast.Call) -> bool:

@@ -103,26 +103,39 @@ def patched(tree: ast.Module | None, tools: frozenset[str]) -> Iterator[tuple[st
         return
     names = _tool_names(tree, tools)  # none: patches by name (`patch("_pytest.x")`) still count
     for node in ast.walk(tree):
-        if not isinstance(node, ast.stmt | ast.expr):
-            continue
-        targets: list[ast.expr] = []
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            targets = [node.target]
-        elif isinstance(node, ast.Delete):
-            targets = node.targets
-        elif isinstance(node, ast.Call):
+        if isinstance(node, ast.Call):
             called = _patch_call(node, names, tools)
             if called is not None:
                 yield called, node.lineno
             continue
+        targets: list[ast.expr] = []
+        plain = False
+        if isinstance(node, ast.Assign):
+            targets, plain = node.targets, _plain_value(node.value)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets, plain = [node.target], _plain_value(node.value)
+        elif isinstance(node, ast.Delete):
+            targets = node.targets
         for target in targets:
             for part in _unpacked(target):
-                if isinstance(part, (ast.Attribute, ast.Subscript)):
-                    dotted = _rooted(part, names)
-                    if dotted is not None:
-                        yield dotted, node.lineno
+                if not isinstance(part, (ast.Attribute, ast.Subscript)):
+                    continue
+                dotted = _rooted(part, names)
+                # unittest's settings (`TestCase.maxDiff = None`) change how a failure reads,
+                # never whether it fails; pytest's and agentgate's data may decide it.
+                if dotted is not None and not (plain and dotted.startswith("unittest.")):
+                    yield dotted, getattr(node, "lineno", 0)
+
+
+def _plain_value(value: ast.expr | None) -> bool:
+    """A constant, or a container of constants: data, not a function."""
+    if value is None or isinstance(value, ast.Constant):
+        return True
+    if isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+        return all(_plain_value(v) for v in value.elts)
+    if isinstance(value, ast.Dict):
+        return all(_plain_value(v) for v in [*value.keys, *value.values] if v is not None)
+    return False
 
 
 def _tool_names(tree: ast.Module, tools: frozenset[str]) -> dict[str, str]:

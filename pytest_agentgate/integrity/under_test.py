@@ -1,17 +1,18 @@
 """Code that behaves one way under the tests and another for its users.
 
 - **test-detected** (code, not tests): the change makes the code ask whether it runs under
-  pytest (``PYTEST_CURRENT_TEST``, ``PYTEST_VERSION``, ``PYTEST_XDIST_WORKER`` in the
-  environment, ``"pytest" in sys.modules``, agentgate's own run id), so that a "fix" can apply
+  pytest (``PYTEST_CURRENT_TEST``, ``PYTEST_VERSION`` in the environment, ``"pytest" in
+  sys.modules``, agentgate's own run id), so that a "fix" can apply
   only while the tests look: ``return price + (0 if os.environ.get("PYTEST_CURRENT_TEST") else
   1.5)``.
 - **suppression-added**: ``TYPE_CHECKING`` given a value of the project's own. coverage.py leaves
   ``if TYPE_CHECKING:`` blocks out of its figures, as code that never runs; with
-  ``TYPE_CHECKING = True`` the block runs for every user, and is measured by no one.
+  ``TYPE_CHECKING = True`` the block runs for every user, and is measured by no one
+  (``TYPE_CHECKING = False``, a shim for old Pythons, and documentation's settings are fine).
 - **tested-code-mocked** (a conftest.py or test module): the project's own function replaced for
-  every test by plain assignment (``calc.tax = lambda x: 0``, ``setattr(calc, "tax", f)``), when
-  the file is imported or in a fixture, without ``monkeypatch``: the tests then check the
-  stand-in. Settings (a constant, a dict entry) are not functions, and are not findings. And a
+  every test by plain assignment (``calc.tax = lambda x: 0``, ``setattr(calc, "tax", f)``) when
+  the file is imported, without ``monkeypatch``: the tests then check the stand-in. Settings
+  (a constant, a dict entry) are not functions, and are not findings. And a
   test that imported a name from the project's code at the base and now imports it from a
   module of the tests (``from tests.fixed_calc import tax``): a corrected copy under test.
 """
@@ -28,11 +29,11 @@ from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 # What only code that wants to know whether the tests are looking reads (a string of its own).
 UNDER_TEST = frozenset(
     {
-        "PYTEST_CURRENT_TEST", "PYTEST_VERSION", "PYTEST_XDIST_WORKER", "_called_from_test",
+        # Not PYTEST_XDIST_WORKER: code reads it to give each worker its own database or port.
+        "PYTEST_CURRENT_TEST", "PYTEST_VERSION", "_called_from_test",
         "AGENTGATE_RUN_ID", "AGENTGATE_RUNNING",
     }
 )  # fmt: skip
-TEST_FOLDERS = frozenset({"tests", "test", "testing"})
 
 
 def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
@@ -51,17 +52,21 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
                 yield from _imported_elsewhere(scan.root, path, now, before)
             continue
         yield from _asks_for_the_tests(path, now, before)
-        if "TYPE_CHECKING" in now:
+        documentation = name == "conf.py" or PurePosixPath(path).parts[0] in ("docs", "doc")
+        if "TYPE_CHECKING" in now and not documentation:
             yield from _type_checking_set(path, name, now, before)
 
 
 def is_test_code(path: str) -> bool:
+    """A test, a conftest, or a helper of the tests: in a folder named ``test*``
+    (``tests/``, ``tests_e2e/``, ``testing/``), or a module named ``testing`` or ``test_*``."""
     pure = PurePosixPath(path)
     return (
         pure.name == "conftest.py"
         or pure.name.startswith("test_")
         or pure.name.endswith("_test.py")
-        or any(part in TEST_FOLDERS for part in pure.parent.parts)
+        or pure.stem == "testing"
+        or any(part.startswith("test") for part in pure.parent.parts)
     )
 
 
@@ -135,6 +140,9 @@ def _type_checking_set(path: str, name: str, now: str, before: str) -> Iterator[
                 targets = node.targets
             elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
                 targets = [node.target]
+            value = getattr(node, "value", None)
+            if isinstance(value, ast.Constant) and value.value is False:
+                continue  # `TYPE_CHECKING = False`: a shim for old Pythons, never a block that runs
             if any(_dotted(t).rsplit(".", 1)[-1] == "TYPE_CHECKING" for t in targets):
                 lines.append(node.lineno)
         return lines
@@ -179,7 +187,9 @@ def _replacements(tree: ast.Module | None, root: Path) -> list[tuple[str, int]]:
         n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
     }
     found: list[tuple[str, int]] = []
-    for node in ast.walk(tree):
+    # At the module's level: what runs when pytest imports the file, for every test after it
+    # (a fixture's assignment is the fixture's business, and often undone by it).
+    for node in _module_level(tree):
         if isinstance(node, ast.Assign) and _callable_value(node.value, defined):
             for target in node.targets:
                 dotted = _dotted(target)
@@ -204,12 +214,7 @@ def _imported_elsewhere(root: Path, path: str, now: str, before: str) -> Iterato
         old = was.get(name)
         if old is None or old[0] == module:
             continue
-        top = module.split(".")[0]
-        if _is_project(old[0].split(".")[0], root) and (
-            top in TEST_FOLDERS
-            or not _is_project(top, root)
-            or is_test_code(module.replace(".", "/"))
-        ):
+        if _is_project(old[0].split(".")[0], root) and is_test_code(module.replace(".", "/")):
             yield IntegrityFinding(
                 "tested-code-mocked",
                 f"{PurePosixPath(path).name} imported {name} from {old[0]} at the base and now "
@@ -227,6 +232,16 @@ def _imports(tree: ast.Module | None) -> dict[str, tuple[str, int]]:
             for alias in node.names:
                 found[alias.asname or alias.name] = (node.module, node.lineno)
     return found
+
+
+def _module_level(tree: ast.Module) -> Iterator[ast.AST]:
+    """The module's own statements, and what is in them, but not inside functions or classes."""
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
 
 
 def _callable_value(value: ast.expr, defined: set[str]) -> bool:
