@@ -265,8 +265,11 @@ def test_replaced_names_what_the_project_wrote_over_a_tool(monkeypatch: pytest.M
     assert found.startswith("_pytest.junitxml.LogXML().pytest_runtest_logreport (")
 
 
-@pytest.mark.parametrize("where", ["conftest.py", "tests/test_zz_setup.py"])
-@pytest.mark.parametrize("workers", [None, "2"], ids=["serial", "xdist"])
+@pytest.mark.parametrize(
+    ("where", "workers"),
+    [("conftest.py", None), ("tests/test_zz_setup.py", "2")],
+    ids=["conftest-serial", "test-module-xdist"],
+)
 def test_a_tool_replaced_out_of_sight_fails_the_test_gate(
     project: Path, where: str, workers: str | None
 ) -> None:

@@ -16,6 +16,8 @@ import pytest
 from pytest_agentgate.cli.main import main
 from pytest_agentgate.state import snapshot
 
+pytestmark = pytest.mark.usefixtures("fresh_state_home")
+
 TESTS = """\
 from calc import add
 
