@@ -520,6 +520,14 @@ def test_a_skip_the_base_already_had_is_not_new(repo: Path, verify: Verify) -> N
         ("    sub(3, 1)\n", "no assert"),
         ("    return\n    assert sub(3, 1) == 2\n", "returns on line"),
         (
+            "    def check():\n        assert sub(3, 1) == 2\n    sub(3, 1)\n",
+            "its asserts are in `check` (line 24), which it never calls",
+        ),
+        (
+            "    def check():\n        assert sub(3, 1) == 2\n    return\n    check()\n",
+            "never calls",
+        ),
+        (
             "    try:\n        assert sub(3, 1) == 2\n    except AssertionError:\n        pass\n",
             "try/except AssertionError",
         ),
@@ -761,6 +769,14 @@ def test_new_tests_that_assert_through_helpers_fixtures_and_raises(
         def test_raises_again():
             with pytest.raises(TypeError):
                 sub(1, None)
+
+
+        def test_with_a_nested_check():
+            def check(a, b):
+                assert sub(a, b) == a - b
+
+            for a in (1, 2):
+                check(a, 1)
 
 
         class TestCalc:"""
@@ -1006,6 +1022,10 @@ def test_js_feature_removed_with_its_tests(repo: Path, verify: Verify) -> None:
         (("def test_sub():", "@pytest.mark.skip\ndef test_sub():"), "skip-added"),
         (("def test_sub():\n    assert sub(3, 1) == 2\n", ""), "test-removed"),
         (("assert sub(3, 1) == 2", "assert True"), "assertion-removed"),
+        (
+            ("    assert sub(3, 1) == 2\n", "    def check():\n        assert sub(3, 1) == 2\n"),
+            "assertion-removed",
+        ),
         (("assert sub(3, 1) == 2", "assert sub(3, 1)"), "assertion-weakened"),
         (("[(2, 3, 6)]", "[]"), "tests-fewer"),
     ],

@@ -391,6 +391,67 @@ TRICKS = [
         ),
         "assertion-removed",
     ),
+    (
+        "the asserts moved into a nested function that is never called",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3\n",
+            "def test_add():\n    def check():\n        assert add(1, 2) == 3\n    add(1, 2)\n",
+        ),
+        "assertion-removed",
+    ),
+    (
+        "a nested function called only after a return",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3\n",
+            "def test_add():\n    def check():\n        assert add(1, 2) == 3\n"
+            "    add(1, 2)\n    return\n    check()\n",
+        ),
+        "assertion-removed",
+    ),
+    (
+        "a nested function called only by another that is never called",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3\n",
+            "def test_add():\n    def check():\n        assert add(1, 2) == 3\n\n"
+            "    def never():\n        check()\n    add(1, 2)\n",
+        ),
+        "assertion-removed",
+    ),
+    (
+        "a nested function called only under `if False`",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3\n",
+            "def test_add():\n    def check():\n        assert add(1, 2) == 3\n"
+            "    if False:\n        check()\n",
+        ),
+        "assertion-removed",
+    ),
+    (
+        "a method of a nested class that is never called",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3\n",
+            "def test_add():\n    class Checks:\n        def check(self):\n"
+            "            assert add(1, 2) == 3\n    Checks()\n",
+        ),
+        "assertion-removed",
+    ),
+    (
+        "a nested function named like a module helper that asserts",
+        change(
+            "def test_helper():\n    helper(2)\n",
+            "def test_helper():\n    def helper(x):\n        add(x, 0)\n    helper(2)\n",
+        ),
+        "assertion-removed",
+    ),
+    (
+        "the exact assert moved into a nested function, a weak one left",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3\n",
+            "def test_add():\n    def check():\n        assert add(1, 2) == 3\n"
+            "    assert add(1, 2)  # <-\n",
+        ),
+        "assertion-weakened",
+    ),
 ]
 
 
@@ -538,6 +599,22 @@ HONEST = [
             "        assert add(1, 1) == 2\n\n\ndef test_reraise():\n    try:\n"
             "        assert add(1, 1) == 2\n    except AssertionError:\n        raise\n\n\n"
             "class TestThings:",
+        ),
+    ),
+    (
+        "nested functions called, handed over as callbacks, or methods of a nested class",
+        change(
+            "class TestThings:",
+            "def test_handed_over():\n    def check(x):\n        assert add(x, 0) == x\n"
+            "    list(map(check, [1, 2]))\n\n\n"
+            "def test_called_by_a_called_one():\n    def check(x):\n"
+            "        assert add(x, 0) == x\n\n"
+            "    def run():\n        check(1)\n    run()\n\n\n"
+            "def test_local_class():\n    class Checks:\n        def check(self, x):\n"
+            "            assert add(x, 0) == x\n    Checks().check(1)\n\n\n"
+            "def test_local_eq():\n    class Near:\n        def __eq__(self, other):\n"
+            "            assert add(other, 0) == other\n            return True\n"
+            "    Near() == 1\n\n\nclass TestThings:",
         ),
     ),
     (

@@ -1041,23 +1041,12 @@ def _params(module: Module, func: Function) -> list[tuple[int, str, tuple[str, .
     return found
 
 
-def _checks(func: Function) -> list[tuple[int, str]]:
-    """(line, "exact" | "weak") of each assertion written in the test's own body, in order."""
-    found: list[tuple[int, str]] = []
-    for node in ast.walk(func):
-        if isinstance(node, ast.Assert):
-            found.append((node.lineno, _strength(node.test)))
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and isinstance(node.func.value, ast.Name)
-            and node.func.value.id == "self"
-        ):
-            if node.func.attr in _EXACT_METHODS:
-                found.append((node.lineno, "exact"))
-            elif node.func.attr in _WEAK_METHODS:
-                found.append((node.lineno, "weak"))
-    return sorted(found)
+def _checks(module: Module, func: Function) -> list[tuple[int, str]]:
+    """(line, "exact" | "weak") of each assertion the test's own body reaches, in order: not
+    one after a return, nor in a nested function it never calls."""
+    scan = AssertScan(module, None)
+    scan.function(func)
+    return sorted(scan.checks)
 
 
 def _strength(test: ast.expr) -> str:
@@ -1104,6 +1093,19 @@ class Tally:
     swallowed: str | None = None
     dead: int | None = None  # the line that returns before the asserts
     vacuous: int | None = None  # a line whose assert is always true
+    uncalled: str | None = None  # a nested function with asserts that is never called
+
+
+Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+@dataclass(eq=False)
+class _Local:
+    """A function or class defined inside the function scanned, not yet called."""
+
+    node: Definition
+    method: bool  # a method of a local class
+    swallowed: str | None  # where its class was defined
 
 
 class AssertScan:
@@ -1113,12 +1115,73 @@ class AssertScan:
         self.module = module
         self.helper = helper
         self.tally = Tally()
+        # (line, "exact" | "weak") of each assert and self.assert* call reached.
+        self.checks: list[tuple[int, str]] = []
+        # The functions and classes defined inside the function: their asserts count only when
+        # the code that runs calls them (the name called, or handed to a call as a callback).
+        self._locals: set[str] = set()
+        self._pending: list[_Local] = []
+        self._used: dict[str, str | None] = {}  # local name -> swallowed where it is used
+        self._attrs: dict[str, str | None] = {}  # names called as attributes: a class's methods
 
     def function(self, func: Function) -> Tally:
+        self._locals = {
+            node.name
+            for stmt in func.body
+            for node in ast.walk(stmt)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        }
         for decorator in func.decorator_list:
             self._expression(decorator, None)
-        self._block(_body(func), None)
+        self._run(_body(func), None)
         return self.tally
+
+    def _run(self, body: list[ast.stmt], swallowed: str | None) -> bool:
+        """A block, then the local definitions the code that runs calls (and those they call)."""
+        ends = self._block(body, swallowed)
+        while True:
+            ready = [local for local in self._pending if self._called(local)]
+            if not ready:
+                break
+            for local in ready:
+                self._pending.remove(local)
+                inner = self._where_used(local)
+                if isinstance(local.node, ast.ClassDef):
+                    self._class(local.node, inner)
+                else:
+                    self._block(_body(local.node), inner)
+        if self.tally.uncalled is None:
+            for local in self._pending:
+                if _has_assert(local.node.body):
+                    self.tally.uncalled = f"`{local.node.name}` (line {local.node.lineno})"
+                    break
+        return ends
+
+    def _called(self, local: _Local) -> bool:
+        name = local.node.name
+        if local.method:  # a method of a local class: called by name, or by Python (__eq__)
+            return name in self._attrs or (name.startswith("__") and name.endswith("__"))
+        return name in self._used
+
+    def _where_used(self, local: _Local) -> str | None:
+        name = local.node.name
+        if local.method:
+            return self._attrs.get(name, local.swallowed)
+        return self._used.get(name)
+
+    def _define(self, node: Definition, swallowed: str | None, method: bool = False) -> None:
+        for decorator in node.decorator_list:
+            self._expression(decorator, swallowed)
+        self._pending.append(_Local(node, method, swallowed))
+
+    def _class(self, cls: ast.ClassDef, swallowed: str | None) -> None:
+        for stmt in cls.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                self._define(stmt, swallowed, method=True)
+            elif isinstance(stmt, ast.ClassDef):
+                self._define(stmt, swallowed)
+            else:
+                self._statement(stmt, swallowed)
 
     def _count(self, swallowed: str | None) -> None:
         if swallowed is None:
@@ -1133,7 +1196,8 @@ class AssertScan:
                 rest = body[index + 1 :]
                 if rest and self.tally.dead is None:
                     probe = AssertScan(self.module, None)
-                    probe._block(rest, None)
+                    probe._locals = self._locals
+                    probe._run(rest, None)
                     if probe.tally.count:
                         self.tally.dead = stmt.lineno
                 return True
@@ -1142,6 +1206,7 @@ class AssertScan:
     def _statement(self, stmt: ast.stmt, swallowed: str | None) -> bool:
         module = self.module
         if isinstance(stmt, ast.Assert):
+            self.checks.append((stmt.lineno, _strength(stmt.test)))
             self._expression(stmt.test, swallowed)
             if truthy(stmt.test, module) is True:
                 if swallowed is None and self.tally.vacuous is None:
@@ -1183,7 +1248,7 @@ class AssertScan:
         if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             return self._try(stmt, swallowed)
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            self._block(stmt.body, swallowed)  # a callback or local helper: counted as called
+            self._define(stmt, swallowed)  # a callback or local helper: counted when called
             return False
         if isinstance(stmt, ast.Match):
             self._expression(stmt.subject, swallowed)
@@ -1246,8 +1311,27 @@ class AssertScan:
 
     def _expression(self, node: ast.AST, swallowed: str | None) -> None:
         for call in ast.walk(node):
+            if (
+                isinstance(call, ast.Name)
+                and call.id in self._locals
+                and isinstance(call.ctx, ast.Load)
+            ):
+                if self._used.get(call.id, "") is not None:
+                    self._used[call.id] = swallowed  # called, or handed over as a callback
+                continue
             if not isinstance(call, ast.Call):
                 continue
+            func = call.func
+            if isinstance(func, ast.Attribute):
+                if self._attrs.get(func.attr, "") is not None:
+                    self._attrs[func.attr] = swallowed
+                if isinstance(func.value, ast.Name) and func.value.id == "self":
+                    if func.attr in _EXACT_METHODS:
+                        self.checks.append((call.lineno, "exact"))
+                    elif func.attr in _WEAK_METHODS:
+                        self.checks.append((call.lineno, "weak"))
+            if isinstance(func, ast.Name) and func.id in self._locals:
+                continue  # a local function: judged by its body, when it is called
             # A helper of the project is judged by its body, whatever its name says.
             resolved = self.helper(call) if self.helper is not None else self._local(call)
             if resolved is None and is_assertion_call(call, self.module):
@@ -1354,7 +1438,7 @@ class PySide:
                     func.lineno,
                     partial(_read_body, module, func, self._is_project_module),
                     partial(self.why_nothing, module, func, cls),
-                    checks=partial(_checks, func),
+                    checks=partial(_checks, module, func),
                     mocked=partial(_mocked, func),
                     params=partial(_params, module, func),
                 )
@@ -1384,6 +1468,8 @@ class PySide:
             return tally.swallowed
         if tally.dead is not None:
             return f"it returns on line {tally.dead}, before its asserts"
+        if tally.uncalled is not None:
+            return f"its asserts are in {tally.uncalled}, which it never calls"
         if tally.vacuous is not None:
             return f"its assert on line {tally.vacuous} is always true"
         if all(isinstance(s, ast.Pass) or _is_ellipsis(s) for s in _body(func)):
