@@ -253,6 +253,39 @@ def test_a_deleted_test_is_removed(repo: Path, verify: Verify) -> None:
     assert "test_sub" in finding["message"] and "at the base, line" in finding["message"]
 
 
+def test_a_test_replaced_by_one_sharing_a_word_of_its_name_is_removed(
+    repo: Path, verify: Verify
+) -> None:
+    # The failing test goes; a new one in its place shares "sub" with its name and asserts
+    # something else, which passes: a new test, and the old one removed.
+    edit(
+        repo,
+        "tests/test_calc.py",
+        "def test_sub():\n    assert sub(3, 1) == 2\n",
+        "def test_sub_positive():\n    assert sub(3, 1) > 0\n",
+    )
+    finding = assert_blocks(
+        verify(),
+        "test-removed",
+        "tests/test_calc.py",
+        base_line("tests/test_calc.py", "def test_sub"),
+    )
+    assert "keeps what it checked" in finding["message"]
+
+
+def test_a_renamed_test_keeping_what_it_checks_is_the_same_test(repo: Path, verify: Verify) -> None:
+    # Renamed, wrapped in a class, a variable introduced and the expectation written with
+    # pytest.approx: it still checks sub(3, 1) against 2.
+    edit(
+        repo,
+        "tests/test_calc.py",
+        "def test_sub():\n    assert sub(3, 1) == 2\n",
+        "class TestSubtraction:\n    def test_subtracts(self):\n        difference = sub(3, 1)\n"
+        "        assert difference == pytest.approx(2)\n",
+    )
+    assert_passes(verify())
+
+
 @pytest.mark.parametrize("new_name", ["_test_sub", "check_sub"])
 def test_a_test_renamed_to_a_name_pytest_does_not_collect_is_removed(
     repo: Path, verify: Verify, new_name: str

@@ -6,8 +6,8 @@ touches, at the base and now, into a :class:`Side`; :func:`compare` judges the c
 
 - a test of the base that is not there now is removed, unless it was renamed or moved: the same
   body under another name or in another file, the same name in another file or class, or (in
-  the same file) a body that is mostly the same. A renamed test is still the same test, and is
-  compared with what it was;
+  the same file) a body that still checks most of what the old one did (its calls and
+  expected values). A renamed test is still the same test, and is compared with what it was;
 - a test that asserted something at the base and asserts nothing now lost its assertions;
 - a test the change adds that asserts nothing only runs the code;
 - a skip, xfail, ``.only`` or rerun that applies here and that the base did not have, in the same
@@ -33,10 +33,15 @@ CATEGORY_RULES: dict[str, str] = {
     "exit": "exit-forced",
 }
 # How alike the bodies of a vanished test and a new one of the same file must be for them to
-# be the same test, renamed and edited (the share of tokens they have in common): anywhere in
-# the file, or in the place the old one was (between the same neighbours).
+# be the same test, renamed and edited, where the language does not say what a body checks
+# (the share of tokens they have in common).
 SIMILAR = 0.8
-SIMILAR_IN_PLACE = 0.5
+# Where the language says what a body checks (its calls and values): the share of the old
+# test's a renamed one must keep. A shared word of the name, or the old test's place, is not
+# enough: ``test_tax_zero: assert tax(0) == 0.0`` replaced by ``test_tax_positive: assert
+# tax(1) > 0`` is a test removed.
+KEPT = 0.6
+FACTS = 2000  # at most this many calls of one body are read as its facts
 
 
 @dataclass
@@ -104,6 +109,9 @@ class Body:
     strings: tuple[str, ...] = ()
     # It states types the compiler checks (TypeScript): a new test that does asserts that.
     typed: bool = False
+    # What it checks, as a rename or a move keeps it: the calls it makes with their arguments,
+    # the values it expects ("call add(1, 2)", "value 3"). Empty where the language has none.
+    facts: tuple[str, ...] = ()
 
 
 @dataclass
@@ -357,13 +365,15 @@ def _match(
     pair_off(lambda b, n: bool(b.key) and b.key == n.key)
     pair_off(lambda b, n: b.name == n.name)
     if removed and added:
-        # Renamed and edited, in the same file: alike anywhere, fairly alike where it was
-        # (between the same neighbours), or under a name that keeps a word of the old one.
-        # The pair is still compared: this lets through nothing an edit in place would not.
+        # Renamed and edited, in the same file: only a body that keeps what the old one
+        # checked (most of its calls and expected values) is the same test; a shared word of
+        # the name or the old test's place only says which of the alike ones it is. The pair
+        # is still compared: this lets through nothing an edit in place would not.
         slots = _Slots(base, now, pairs)
         for before in list(removed):
             candidates = [
                 (
+                    _kept(before, after),
                     _shared_words(before, after),
                     slots.same(before, after),
                     _similarity(before, after),
@@ -373,16 +383,53 @@ def _match(
                 for index, after in enumerate(added)
                 if change.origin.get(after.path, after.path) == before.path and before.parts
             ]
-            # The likeliest first: the most words of the old name, in its place, alike.
-            for shared, in_place, similarity, _, after in sorted(
-                candidates, key=lambda c: (-c[0], -c[1], -c[2], c[3])
+            # The likeliest first: the most of what it checked, words of its name, its place.
+            for kept, _, _, similarity, _, after in sorted(
+                candidates, key=lambda c: (-(c[0] or 0), -c[1], -c[2], -c[3], c[4])
             ):
-                if similarity >= SIMILAR or (similarity >= SIMILAR_IN_PLACE and in_place) or shared:
+                alike = similarity >= SIMILAR if kept is None else kept >= KEPT
+                if alike:
                     pairs.append((before, after))
                     removed.remove(before)
                     added.remove(after)
                     break
+        _split_or_merged(removed, added, pairs, change)
     return pairs, removed, added
+
+
+def _split_or_merged(
+    removed: list[Case], added: list[Case], pairs: list[tuple[Case, Case]], change: Change
+) -> None:
+    """Tests split in several, or merged into one: all that the old test checked is still
+    checked, together, by the new or changed tests of its file. It is paired with the new test that
+    keeps the most of it (judged as that test), or, merged into a test that is already
+    paired, is gone without a finding."""
+    changed = [after for before, after in pairs if before.key != after.key]
+    for before in list(removed):
+        was = Counter(before.body.facts)
+        if not was:
+            continue
+        new = [c for c in added if change.origin.get(c.path, c.path) == before.path]
+        edited = [c for c in changed if change.origin.get(c.path, c.path) == before.path]
+        together: Counter[str] = Counter()
+        for case in [*new, *edited]:
+            together += Counter(case.body.facts)
+        if was - together:
+            continue  # not all of it: the tests that split it would keep what they like
+        removed.remove(before)
+        best = max(new, key=lambda case: _kept(before, case) or 0, default=None)
+        if best is not None and _kept(before, best):
+            pairs.append((before, best))
+            added.remove(best)
+
+
+def _kept(before: Case, after: Case) -> float | None:
+    """The share of what ``before`` checked (its calls and values) that ``after`` still
+    checks; None when the language does not say."""
+    was = Counter(before.body.facts)
+    if not was:
+        return None
+    return sum((was & Counter(after.body.facts)).values()) / sum(was.values())
 
 
 # Words a test's name has that say nothing of what it tests.
@@ -535,4 +582,7 @@ def _why_gone(case: Case, now: Side, change: Change, words: Words) -> str:
             other = now.uncollected.get(path, {}).get(case.key) if case.key else None
             if other is not None:
                 return f"renamed to {other}, which {words.runner} does not collect"
-    return "deleted (a renamed or moved test keeps its body; this one was not found)"
+    return (
+        "deleted (a renamed or moved test keeps what it checked, its calls and expected "
+        "values; no test of the change does)"
+    )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import copy
 import fnmatch
 import os
 import shlex
@@ -28,6 +29,7 @@ from typing import Any
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 from pytest_agentgate.integrity.testfiles import (
+    FACTS,
     Body,
     Case,
     Category,
@@ -1581,7 +1583,104 @@ def _read_body(module: Module, func: Function, project: Callable[[str], bool]) -
         tokens(ast.unparse(ast.Module(body=_body(func), type_ignores=[]))),
         frozenset(_uses(module, func, project)),
         tuple(_strings(func)),
+        facts=_facts(module, func),
     )
+
+
+def _facts(module: Module, func: Function) -> tuple[str, ...]:
+    """What the test checks, as a rename, a move or a reformat keeps it: each call it makes
+    with its arguments (``add(1, 2)``: what it is called on aside, ``c.add`` and ``calc.add``
+    are one), each value it writes outside a call (``== 3``), its parametrized cases' values.
+    The names it binds itself are one placeholder (a variable renamed is the same test), and
+    ``pytest.approx(x)`` is ``x``."""
+    found: list[str] = []
+    calls = 0
+    for stmt in _normalized(module, func, {}, approx=True):
+        inside: set[int] = set()
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call):
+                arguments = [*node.args, *node.keywords]
+                inside.update(id(sub) for arg in arguments for sub in ast.walk(arg))
+                if calls < FACTS:
+                    calls += 1
+                    found.append("call " + _called(node))
+            elif isinstance(node, ast.Constant) and id(node) not in inside:
+                found.append("value " + repr(node.value))
+    for _, cases in _parametrized(module, func):
+        for node in ast.walk(cases):
+            if isinstance(node, ast.Constant):
+                found.append("value " + repr(node.value))
+    return tuple(found)
+
+
+def _called(call: ast.Call) -> str:
+    """``add(1, 2)`` for ``calc.add(1, 2)``: the function's own name and the arguments."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else _short(func, 100)
+    return _short(ast.Call(ast.Name(name, ast.Load()), call.args, call.keywords), 400)
+
+
+def _parametrized(module: Module, func: Function) -> list[tuple[list[str] | None, ast.expr]]:
+    """(argnames, argvalues as written) of each ``@pytest.mark.parametrize`` of the test; the
+    argnames are None when they are not a literal."""
+    found: list[tuple[list[str] | None, ast.expr]] = []
+    for decorator in func.decorator_list:
+        node = module.alias(decorator)
+        if not isinstance(node, ast.Call) or module.dotted(node.func) != "pytest.mark.parametrize":
+            continue
+        kwargs = {k.arg: k.value for k in node.keywords if k.arg}
+        names = node.args[0] if node.args else kwargs.get("argnames")
+        cases = node.args[1] if len(node.args) > 1 else kwargs.get("argvalues")
+        if cases is None:
+            continue
+        argnames = None if names is None else value(names, module)
+        if isinstance(argnames, str):
+            argnames = argnames.split(",")
+        listed = [str(n).strip() for n in argnames] if isinstance(argnames, list | tuple) else None
+        found.append((listed, module.alias(cases)))
+    return found
+
+
+def _normalized(
+    module: Module, func: Function, bound: dict[str, ast.expr], approx: bool
+) -> list[ast.stmt]:
+    """The test's body (a copy) as a rename keeps it: the names it binds itself (variables,
+    loop targets, nested functions) all ``_``; the names in ``bound`` replaced by the values
+    they are bound to (a parametrized case); with ``approx``, ``pytest.approx(x)`` is ``x``."""
+    body = [copy.deepcopy(stmt) for stmt in _body(func)]
+    local: set[str] = set()
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+                local.add(node.id)
+            elif isinstance(node, Definition | ast.ExceptHandler) and node.name is not None:
+                local.add(node.name)
+    normal = _Normal(module, local - set(bound), bound, approx)
+    return [normal.visit(stmt) for stmt in body]
+
+
+class _Normal(ast.NodeTransformer):
+    def __init__(
+        self, module: Module, local: set[str], bound: dict[str, ast.expr], approx: bool
+    ) -> None:
+        self.module = module
+        self.local = local
+        self.bound = bound
+        self.approx = approx
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if isinstance(node.ctx, ast.Load) and node.id in self.bound:
+            return copy.deepcopy(self.bound[node.id])
+        if node.id in self.local:
+            return ast.Name("_", node.ctx)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        name = self.module.dotted(node.func)
+        self.generic_visit(node)
+        if self.approx and name == "pytest.approx" and len(node.args) == 1 and not node.keywords:
+            return node.args[0]
+        return node
 
 
 def _strings(func: Function) -> Iterator[str]:
