@@ -286,6 +286,34 @@ def test_a_renamed_test_keeping_what_it_checks_is_the_same_test(repo: Path, veri
     assert_passes(verify())
 
 
+@pytest.mark.parametrize(
+    ("cases", "removed"), [("[(1, 2, 3), (0, 0, 0)]", False), ("[(0, 0, 0)]", True)]
+)
+def test_a_test_folded_into_a_parametrized_one(
+    repo: Path, verify: Verify, cases: str, removed: bool
+) -> None:
+    # test_add's check becomes a case of a new parametrized test: it still runs. Without its
+    # case, the fold drops it.
+    edit(
+        repo,
+        "tests/test_calc.py",
+        "def test_add():\n    assert add(1, 2) == 3\n",
+        f"@pytest.mark.parametrize(('a', 'b', 'out'), {cases})\n"
+        "def test_adds(a, b, out):\n    assert add(a, b) == out\n",
+    )
+    gate = verify()
+    if removed:
+        assert_blocks(
+            gate,
+            "test-removed",
+            "tests/test_calc.py",
+            base_line("tests/test_calc.py", "def test_add"),
+        )
+    else:
+        assert_passes(gate)
+        assert gate["findings"] == []
+
+
 @pytest.mark.parametrize("new_name", ["_test_sub", "check_sub"])
 def test_a_test_renamed_to_a_name_pytest_does_not_collect_is_removed(
     repo: Path, verify: Verify, new_name: str

@@ -1490,6 +1490,112 @@ def test_a_test_split_in_two_or_two_merged_into_one_is_not_removed(tmp_path: Pat
     assert [(f.rule, f.line) for f in found] == [("test-removed", 4)]
 
 
+FOLD_BASE = """\
+import pytest
+
+from pkg.calc import tax, total
+
+
+def test_tax_zero():
+    assert tax(0) == 0.0
+
+
+def test_tax_ten():
+    assert tax(10) == pytest.approx(1.5)
+
+
+def test_total():
+    assert total(100) == pytest.approx(115.0)
+"""
+
+FOLDED = """\
+import pytest
+
+from pkg.calc import tax, total
+
+
+@pytest.mark.parametrize(("amount", "expected"), [(0, 0.0), (10, 1.5)])
+def test_tax(amount, expected):
+    assert tax(amount) == pytest.approx(expected)
+
+
+def test_total():
+    assert total(100) == pytest.approx(115.0)
+"""
+
+
+@pytest.mark.parametrize(
+    "folded",
+    [
+        FOLDED,
+        # Another spelling of the same cases: pytest.param, argnames as a string, a check
+        # after them.
+        FOLDED.replace(
+            '("amount", "expected"), [(0, 0.0), (10, 1.5)]',
+            '"amount,expected", [pytest.param(0, 0.0, id="zero"), (10, 1.5)]',
+        ).replace(
+            "    assert tax(amount) == pytest.approx(expected)",
+            "    assert tax(amount) == pytest.approx(expected)\n    assert tax(amount) >= 0",
+        ),
+        # Into a parametrized test the base had, which gains the cases.
+        FOLDED.replace("[(0, 0.0), (10, 1.5)]", "[(0, 0.0), (10, 1.5), (20, 3.0)]"),
+    ],
+)
+def test_tests_folded_into_a_parametrized_one_are_not_removed(tmp_path: Path, folded: str) -> None:
+    assert analyze({PY: FOLD_BASE}, {PY: folded}, tmp_path) == []
+    base_with_host = FOLD_BASE.replace(
+        "def test_tax_zero():",
+        '@pytest.mark.parametrize(("amount", "expected"), [(20, 3.0)])\n'
+        "def test_tax(amount, expected):\n    assert tax(amount) == pytest.approx(expected)\n\n\n"
+        "def test_tax_zero():",
+    )
+    assert analyze({PY: base_with_host}, {PY: folded}, tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("folded", "rules_found"),
+    [
+        # The failing case left out of the parametrization.
+        (FOLDED.replace("[(0, 0.0), (10, 1.5)]", "[(10, 1.5)]"), ["test-removed"]),
+        # Written with another expectation.
+        (FOLDED.replace("[(0, 0.0), (10, 1.5)]", "[(0, 1.5), (10, 1.5)]"), ["test-removed"]),
+        # Written, but marked to fail or skip.
+        (
+            FOLDED.replace("(0, 0.0), (10", "pytest.param(0, 0.0, marks=pytest.mark.xfail), (10"),
+            ["skip-added", "test-removed"],
+        ),
+        (
+            FOLDED.replace("(10, 1.5)]", "pytest.param(10, 1.5, marks=pytest.mark.skip)]"),
+            ["skip-added", "test-removed"],
+        ),
+        # The parametrized test is skipped, or returns before the check.
+        (
+            FOLDED.replace("def test_tax(", "@pytest.mark.skip\ndef test_tax("),
+            ["skip-added", "test-removed", "test-removed"],
+        ),
+        (
+            FOLDED.replace(
+                "    assert tax(amount)",
+                "    if amount == 0:\n        return\n    assert tax(amount)",
+            ),
+            ["test-removed", "test-removed"],
+        ),
+        # A case of the right values in a test that checks something else with them.
+        (
+            FOLDED.replace(
+                "assert tax(amount) == pytest.approx(expected)", "assert tax(amount) >= 0"
+            ),
+            ["test-removed", "test-removed"],
+        ),
+    ],
+)
+def test_a_fold_that_does_not_run_the_removed_check_is_removal(
+    tmp_path: Path, folded: str, rules_found: list[str]
+) -> None:
+    found = analyze({PY: FOLD_BASE}, {PY: folded}, tmp_path)
+    assert sorted(f.rule for f in found) == rules_found, found
+
+
 def test_js_a_test_replaced_by_one_that_shares_a_word_of_its_title_is_removed(
     tmp_path: Path,
 ) -> None:

@@ -112,6 +112,12 @@ class Body:
     # What it checks, as a rename or a move keeps it: the calls it makes with their arguments,
     # the values it expects ("call add(1, 2)", "value 3"). Empty where the language has none.
     facts: tuple[str, ...] = ()
+    # Its statements, normalised as a fold into a parametrized test keeps them (Python; empty
+    # for a test that is itself parametrized).
+    statements: tuple[str, ...] = ()
+    # A parametrized test's cases that run, each its statements with the case's values put in
+    # for the argnames, and whether each is plain (cannot end the test before the next one).
+    cases: tuple[tuple[tuple[str, bool], ...], ...] = ()
 
 
 @dataclass
@@ -220,7 +226,7 @@ def compare(base: Side, now: Side, change: Change, words: Words) -> list[Integri
     for mark in new_marks:
         findings.append(_mark_finding(mark))
     code: CodeRemoved | None = None
-    for case in removed:
+    for case in _unfolded(removed, pairs, added, now):
         if code is None:
             code = change.removed_code()
         findings.append(_removed_finding(case, now, change, words, code))
@@ -264,6 +270,59 @@ def compare(base: Side, now: Side, change: Change, words: Words) -> list[Integri
                 )
             )
     return findings
+
+
+def _unfolded(
+    removed: list[Case], pairs: list[tuple[Case, Case]], added: list[Case], now: Side
+) -> list[Case]:
+    """The removed tests that were not folded into a parametrized test: a test whose body runs
+    as one case of a parametrized test the change adds or edits (``test_tax_zero``'s ``assert
+    tax(0) == 0.0`` as the case ``(0, 0.0)`` of ``assert tax(amount) == approx(expected)``)
+    still runs. The case must be written among the parametrize cases, without marks, and the
+    test run here: no skip or xfail on it, its class or its file, and nothing before the
+    folded statements that could end it early."""
+    if not removed:
+        return removed
+    hosts = [
+        *added,
+        *(
+            after
+            for before, after in pairs
+            if before.key != after.key or before.params() != after.params()
+        ),
+    ]
+    hosts = [case for case in hosts if case.runs and case.body.cases and not _skipped(case, now)]
+    if not hosts:
+        return removed
+    return [case for case in removed if not any(_folded(case, host) for host in hosts)]
+
+
+def _folded(case: Case, host: Case) -> bool:
+    statements = case.body.statements
+    if not statements:
+        return False
+    size = len(statements)
+    for instance in host.body.cases:
+        for start in range(len(instance) - size + 1):
+            run = tuple(text for text, _ in instance[start : start + size])
+            if run == statements and all(plain for _, plain in instance[:start]):
+                return True
+    return False
+
+
+def _skipped(case: Case, now: Side) -> bool:
+    """A skip or xfail applies, or may, to ``case`` (itself, its class, its file)."""
+    scopes = {"", case.qualname}
+    parts = case.qualname.split("::")
+    scopes.update("::".join(parts[:n]) for n in range(1, len(parts)))
+    return any(
+        mark.path == case.path
+        and mark.scope in scopes
+        and mark.category == "skip"
+        and mark.here is not False
+        and mark.effect is None  # a case's own mark: that case is not read
+        for mark in now.marks
+    )
 
 
 def _fewer_cases(pairs: list[tuple[Case, Case]], now: Side) -> list[IntegrityFinding]:

@@ -1584,7 +1584,87 @@ def _read_body(module: Module, func: Function, project: Callable[[str], bool]) -
         frozenset(_uses(module, func, project)),
         tuple(_strings(func)),
         facts=_facts(module, func),
+        statements=_statements(module, func),
+        cases=_instances(module, func),
     )
+
+
+def _statements(module: Module, func: Function) -> tuple[str, ...]:
+    """The test's statements as a fold into a parametrized test keeps them (see
+    :func:`_instances`); none for a test that is itself parametrized."""
+    if _parametrized(module, func):
+        return ()
+    return tuple(ast.dump(stmt) for stmt in _normalized(module, func, {}, approx=True))
+
+
+CASES = 256  # at most this many cases of one parametrized test are read
+
+
+def _instances(module: Module, func: Function) -> tuple[tuple[tuple[str, bool], ...], ...]:
+    """Each case of a parametrized test that runs: its statements with the case's values put
+    in for the argnames (``pytest.approx(x)`` as ``x``, the names it binds all ``_``), each
+    with whether it is plain (cannot end the test: an assignment, an assert, a call that is no
+    skip). Only literal cases count, and none with marks (``pytest.param(..., marks=...)``);
+    an indirect parametrization is none."""
+    decorators = _parametrized(module, func)
+    if not decorators:
+        return ()
+    combined: list[dict[str, ast.expr]] = [{}]
+    for argnames, cases in decorators:
+        bindings = _bindings(module, argnames, cases)
+        if bindings is None:
+            return ()
+        combined = [{**a, **b} for a in combined for b in bindings][:CASES]
+    out = []
+    for bound in combined:
+        body = _normalized(module, func, bound, approx=True)
+        out.append(tuple((ast.dump(stmt), _plain(stmt, module)) for stmt in body))
+    return tuple(out)
+
+
+def _bindings(
+    module: Module, argnames: list[str] | None, cases: ast.expr
+) -> list[dict[str, ast.expr]] | None:
+    """Each case of one parametrize: argname -> its value; None when they cannot be read."""
+    if argnames is None or not isinstance(cases, ast.List | ast.Tuple):
+        return None
+    out = []
+    for element in cases.elts:
+        if isinstance(element, ast.Starred):
+            return None
+        values: list[ast.expr] = [element]
+        if isinstance(element, ast.Call) and module.dotted(element.func) == "pytest.param":
+            if any(k.arg == "marks" for k in element.keywords):
+                continue  # skipped, xfailed or otherwise marked: it may not run as written
+            values = list(element.args)
+            if len(argnames) == 1 and len(values) == 1:
+                out.append({argnames[0]: values[0]})
+                continue
+        elif len(argnames) == 1:
+            out.append({argnames[0]: element})
+            continue
+        elif isinstance(element, ast.Tuple | ast.List):
+            values = list(element.elts)
+        if len(values) != len(argnames) or any(isinstance(v, ast.Starred) for v in values):
+            return None
+        out.append(dict(zip(argnames, values, strict=True)))
+    return out
+
+
+_ENDS = {"pytest.skip", "pytest.xfail", "pytest.fail", "pytest.exit", "sys.exit", "os._exit"}
+
+
+def _plain(stmt: ast.stmt, module: Module) -> bool:
+    """A statement that cannot end the test early: not a return, raise, branch, loop, with or
+    try (whose effect depends), nor a skip."""
+    if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Assert):
+        return True
+    if isinstance(stmt, ast.Expr):
+        return not any(
+            isinstance(node, ast.Call) and (module.dotted(node.func) or "") in _ENDS
+            for node in ast.walk(stmt)
+        )
+    return False
 
 
 def _facts(module: Module, func: Function) -> tuple[str, ...]:
@@ -1622,7 +1702,8 @@ def _called(call: ast.Call) -> str:
 
 def _parametrized(module: Module, func: Function) -> list[tuple[list[str] | None, ast.expr]]:
     """(argnames, argvalues as written) of each ``@pytest.mark.parametrize`` of the test; the
-    argnames are None when they are not a literal."""
+    argnames are None when they are not a literal (or the parametrization is indirect: the
+    values go to fixtures)."""
     found: list[tuple[list[str] | None, ast.expr]] = []
     for decorator in func.decorator_list:
         node = module.alias(decorator)
@@ -1636,7 +1717,11 @@ def _parametrized(module: Module, func: Function) -> list[tuple[list[str] | None
         argnames = None if names is None else value(names, module)
         if isinstance(argnames, str):
             argnames = argnames.split(",")
-        listed = [str(n).strip() for n in argnames] if isinstance(argnames, list | tuple) else None
+        listed = (
+            [str(n).strip() for n in argnames]
+            if isinstance(argnames, list | tuple) and "indirect" not in kwargs
+            else None
+        )
         found.append((listed, module.alias(cases)))
     return found
 
