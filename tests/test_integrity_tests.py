@@ -905,6 +905,26 @@ def test_reformatting_and_changing_an_expectation_with_the_behaviour(
     assert_passes(verify())
 
 
+def test_an_expectation_changed_with_no_code_changed_is_a_notice(
+    repo: Path, verify: Verify
+) -> None:
+    edit(repo, "tests/test_calc.py", "assert sub(3, 1) == 2", "assert sub(3, 1) == 3")
+    gate = verify()
+    assert_passes(gate)  # a notice: the old expectation may have been the wrong one
+    (notice,) = gate["findings"]
+    assert (notice["code"], notice["severity"]) == ("expectation-changed", "warning")
+    assert (notice["path"], notice["line"]) == (
+        "tests/test_calc.py",
+        now_line(repo, "tests/test_calc.py", "assert sub(3, 1) == 3"),
+    )
+    assert "`sub(3, 1) == 3` where the base expected `sub(3, 1) == 2`" in notice["message"]
+    # With the code it tests changed too, the behaviour changed: nothing to say.
+    edit(repo, "pkg/calc.py", "return a - b", "return a - b + 1")
+    gate = verify()
+    assert_passes(gate)
+    assert gate["findings"] == []
+
+
 def test_a_renamed_test_whose_body_was_edited_is_the_same_test(repo: Path, verify: Verify) -> None:
     edit(
         repo,

@@ -626,10 +626,6 @@ HONEST = [
         ),
     ),
     (
-        "the expectation changes with the behaviour",
-        change("    assert add(1, 2) == 3", "    assert add(1, 2) == 4"),
-    ),
-    (
         "a new test that is skipped only elsewhere",
         change(
             "class TestThings:",
@@ -643,6 +639,46 @@ HONEST = [
 @pytest.mark.parametrize("new", [n for _, n in HONEST], ids=[d for d, _ in HONEST])
 def test_python_honest_changes(tmp_path: Path, new: str) -> None:
     assert analyze({PY: BASE_PY}, {PY: new}, tmp_path) == []
+
+
+def test_an_expectation_changed_with_the_code_untouched_is_a_notice(tmp_path: Path) -> None:
+    new = change("    assert add(1, 2) == 3", "    assert add(1, 2) == 4  # <-")
+    # The code changes with the expectation: the behaviour changed, no finding.
+    code = {"pkg/__init__.py": "def add(a, b):\n    return a + b\n"}
+    changed = {"pkg/__init__.py": "def add(a, b):\n    return a + b + 1\n"}
+    assert analyze({PY: BASE_PY, **code}, {PY: new, **changed}, tmp_path) == []
+    # Nothing but the test changes: a notice for the reviewer (the test was wrong, or it now
+    # agrees with a bug), never blocking.
+    (finding,) = analyze({PY: BASE_PY, **code}, {PY: new, **code}, tmp_path)
+    assert (finding.rule, finding.line) == ("expectation-changed", marked(new, "# <-"))
+    assert "`add(1, 2) == 4` where the base expected `add(1, 2) == 3`" in finding.message
+    # The same for unittest's assertEqual, pytest.approx and a parametrized case.
+    unit = change("self.assertEqual(add(2, 2), 4)", "self.assertEqual(add(2, 2), 5)")
+    assert [f.rule for f in analyze({PY: BASE_PY}, {PY: unit}, tmp_path)] == ["expectation-changed"]
+    base = (
+        "import pytest\n\nfrom pkg import mul, tax\n\n\n"
+        "def test_tax():\n    assert tax(10) == pytest.approx(1.5)\n\n\n"
+        "@pytest.mark.parametrize(('a', 'b', 'out'), [(2, 3, 6), (1, 1, 1)])\n"
+        "def test_mul(a, b, out):\n    assert mul(a, b) == out\n"
+    )
+    now = base.replace("approx(1.5)", "approx(3.0)").replace("(2, 3, 6)", "(2, 3, 5)")
+    found = analyze({PY: base}, {PY: now}, tmp_path)
+    assert [(f.rule, f.line) for f in found] == [
+        ("expectation-changed", 7),
+        ("expectation-changed", 12),
+    ]
+    assert "`mul(2, 3) == 5` where the base expected `mul(2, 3) == 6`" in found[1].message
+    # Not an expectation changed: another call, a new check beside the old one, a check of
+    # a variable, a comparison rewritten.
+    for honest in (
+        change("    assert add(1, 2) == 3", "    assert add(2, 2) == 4"),
+        change("    assert add(1, 2) == 3", "    assert add(1, 2) == 3\n    assert add(1, 2) != 4"),
+        change("    assert add(1, 2) == 3", "    assert add(1, 2) == 3.0"),
+        change("    assert add(1, 2) == 3", "    assert 3 == add(1, 2)"),
+    ):
+        assert analyze({PY: BASE_PY}, {PY: honest}, tmp_path) == [], honest
+    variable = "def test_add():\n    total = add(1, 2)\n    assert total == 3\n"
+    assert analyze({PY: variable}, {PY: variable.replace("== 3", "== 4")}, tmp_path) == []
 
 
 def test_a_new_skipped_test_is_one_finding_not_two(tmp_path: Path) -> None:

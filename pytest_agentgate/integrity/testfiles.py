@@ -118,6 +118,10 @@ class Body:
     # A parametrized test's cases that run, each its statements with the case's values put in
     # for the argnames, and whether each is plain (cannot end the test before the next one).
     cases: tuple[tuple[tuple[str, bool], ...], ...] = ()
+    # (what it calls, what it expects as compared and as written, line) of each assert that
+    # compares a call of the code with a literal: ("tax(0)", "== 0", "== 0.0", 7); a
+    # parametrized test's for each case (Python).
+    expects: tuple[tuple[str, str, str, int], ...] = ()
 
 
 @dataclass
@@ -169,6 +173,8 @@ class Change:
     gone: dict[str, str]
     # What the change deletes from the code (not the tests): read only when a test is gone.
     removed_code: Callable[[], CodeRemoved]
+    # The change touches test files and nothing else (no code, no data, no settings).
+    only_tests: bool = False
 
 
 # A test's string and the code share a phrase of this many words: the message it checks.
@@ -255,6 +261,10 @@ def compare(base: Side, now: Side, change: Change, words: Words) -> list[Integri
                 findings.append(weakened)
         findings.extend(_mocked(after, {name for _, name in before.mocked()}))
     findings.extend(_fewer_cases(pairs, now))
+    if change.only_tests:
+        for before, after in pairs:
+            if before.why_nothing() is None and after.why_nothing() is None:
+                findings.extend(_expectation_changed(before, after))
     for case in added:
         if not case.runs or (case.path, case.qualname) in skipped_now:
             continue
@@ -365,6 +375,36 @@ def _fewer_cases(pairs: list[tuple[Case, Case]], now: Side) -> list[IntegrityFin
                 )
             )
     return findings
+
+
+def _expectation_changed(before: Case, after: Case) -> list[IntegrityFinding]:
+    """A test that calls the code as it did and now expects another value of it, in a change
+    that touches nothing but tests: either the test was wrong, or it now agrees with a bug. A
+    notice for the reviewer (never blocking): ``assert tax(0) == 0.0`` become ``== 1.5``."""
+    was: dict[str, dict[str, str]] = {}
+    for subject, same, written, _ in before.body.expects:
+        was.setdefault(subject, {})[same] = written
+    now: dict[str, dict[str, str]] = {}
+    lines: dict[str, int] = {}
+    for subject, same, written, line in after.body.expects:
+        now.setdefault(subject, {})[same] = written
+        lines.setdefault(subject, line)
+    for subject, expecting in now.items():
+        old = was.get(subject, {})
+        if old and not set(old) <= set(expecting):
+            shown_now = " or ".join(sorted(expecting.values()))
+            shown_was = " or ".join(sorted(old.values()))
+            return [
+                IntegrityFinding(
+                    "expectation-changed",
+                    f"{after.qualname} now expects `{subject} {shown_now}` where the base "
+                    f"expected `{subject} {shown_was}`, and the change touches no code: is the "
+                    "test wrong, or does it now agree with a bug?",
+                    after.path,
+                    lines[subject],
+                )
+            ]
+    return []
 
 
 def _mocked(case: Case, at_base: set[str]) -> list[IntegrityFinding]:

@@ -118,7 +118,15 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
                 )
     if not base_side.tests and not now_side.tests and not now_side.marks:
         return []
-    change = Change(origin, gone, lambda: removed_code(scan, which_base, which_now))
+    only_tests = all(
+        which_now.is_test(path)
+        or which_base.is_test(scan.renamed_from.get(path, path))
+        or PurePosixPath(path).name == "conftest.py"
+        for path in scan.touched
+    )
+    change = Change(
+        origin, gone, lambda: removed_code(scan, which_base, which_now), only_tests=only_tests
+    )
     return compare(base_side, now_side, change, Words("pytest", settings.describe_files()))
 
 
@@ -1586,6 +1594,79 @@ def _read_body(module: Module, func: Function, project: Callable[[str], bool]) -
         facts=_facts(module, func),
         statements=_statements(module, func),
         cases=_instances(module, func),
+        expects=_expects(module, func),
+    )
+
+
+_OPERATORS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">"}
+_OPERATORS |= {ast.GtE: ">=", ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
+_EQUAL_METHODS = {"assertEqual", "assertEquals", "assertAlmostEqual", "assert_equal"}
+
+
+def _expects(module: Module, func: Function) -> tuple[tuple[str, str, str, int], ...]:
+    """(subject, "== expected" as compared, as written, line) of each assert of the test that
+    compares a call of the code, written out (no variable of the test's own), with a literal;
+    for a parametrized test, for each case, its values put in."""
+    bindings: list[dict[str, ast.expr]] = [{}]
+    for argnames, cases in _parametrized(module, func):
+        found = _bindings(module, argnames, cases)
+        if found is None:
+            return ()
+        bindings = [{**a, **b} for a in bindings for b in found][:CASES]
+    out: list[tuple[str, str, str, int]] = []
+    for bound in bindings:
+        for stmt in _normalized(module, func, bound, approx=True):
+            for node in ast.walk(stmt):
+                if not isinstance(node, ast.Assert | ast.Call):
+                    continue
+                pair = _compared(node)
+                if pair is not None:
+                    subject, op, expected = pair
+                    if _literal(expected) and _self_contained(subject):
+                        written = f"{op} {_short(expected, 100)}"
+                        number = ast.literal_eval(expected)
+                        same = written
+                        if type(number) is float and number.is_integer():
+                            same = f"{op} {int(number)!r}"  # 3.0 expects what 3 does
+                        out.append((_short(subject, 200), same, written, node.lineno))
+    return tuple(out)
+
+
+def _compared(node: ast.Assert | ast.Call) -> tuple[ast.expr, str, ast.expr] | None:
+    """(subject, operator, expected) of ``assert subject == expected`` (either way round) or
+    ``self.assertEqual(subject, expected)``."""
+    if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare):
+        test = node.test
+        if len(test.ops) != 1 or type(test.ops[0]) not in _OPERATORS:
+            return None
+        op = _OPERATORS[type(test.ops[0])]
+        left, right = test.left, test.comparators[0]
+        if _literal(left) and not _literal(right) and op in ("==", "!="):
+            left, right = right, left
+        return left, op, right
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _EQUAL_METHODS
+        and len(node.args) >= 2
+    ):
+        return node.args[0], "==", node.args[1]
+    return None
+
+
+def _literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _self_contained(subject: ast.expr) -> bool:
+    """A call of the code with what it is given written out: not a variable of the test's."""
+    nodes = list(ast.walk(subject))
+    return any(isinstance(n, ast.Call) for n in nodes) and not any(
+        isinstance(n, ast.Name) and n.id == "_" for n in nodes
     )
 
 
