@@ -427,6 +427,32 @@ TRICKS = [
         "assertion-removed",
     ),
     (
+        "a nested function only printed, or bound to another name",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3\n",
+            "def test_add():\n    def check():\n        assert add(1, 2) == 3\n"
+            "    print(check)\n    _ = check\n",
+        ),
+        "assertion-removed",
+    ),
+    (
+        "a return in a loop over items written out, before the asserts",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3\n",
+            "def test_add():\n    for _ in [1]:\n        return\n    assert add(1, 2) == 3\n",
+        ),
+        "assertion-removed",
+    ),
+    (
+        "a return in `while True`, before the asserts",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3\n",
+            "def test_add():\n    while True:\n        add(1, 2)\n        return\n"
+            "    assert add(1, 2) == 3\n",
+        ),
+        "assertion-removed",
+    ),
+    (
         "a method of a nested class that is never called",
         change(
             "def test_add():\n    assert add(1, 2) == 3\n",
@@ -612,6 +638,10 @@ HONEST = [
             "    def run():\n        check(1)\n    run()\n\n\n"
             "def test_local_class():\n    class Checks:\n        def check(self, x):\n"
             "            assert add(x, 0) == x\n    Checks().check(1)\n\n\n"
+            "def test_key():\n    def key(x):\n        assert add(x, 0) == x\n        return x\n"
+            "    sorted([2, 1], key=key)\n\n\n"
+            "def test_loop_left():\n    for x in [1, 2]:\n        if x > 1:\n            break\n"
+            "        continue\n    while True:\n        break\n    assert add(1, 1) == 2\n\n\n"
             "def test_local_eq():\n    class Near:\n        def __eq__(self, other):\n"
             "            assert add(other, 0) == other\n            return True\n"
             "    Near() == 1\n\n\nclass TestThings:",
@@ -1520,6 +1550,15 @@ def test_a_test_split_in_two_or_two_merged_into_one_is_not_removed(tmp_path: Pat
         "    assert add(2, 2) == 4\n"
     )
     assert analyze({PY: base}, {PY: merged}, tmp_path) == []
+    # The old test's call and value sprinkled into another test, unchecked: removed.
+    sprinkled = base.replace(
+        "def test_more():\n    assert add(2, 2) == 4\n",
+        "def test_new():\n    assert sub(1, 1) == 0\n",
+    ).replace(
+        "    assert sub(3, 1) == 2\n", "    assert sub(3, 1) == 2\n    add(2, 2)\n    four = 4\n"
+    )
+    found = analyze({PY: base}, {PY: sprinkled}, tmp_path)
+    assert [(f.rule, f.line) for f in found] == [("test-removed", 9)]
     # Split, with one half's check dropped for another: that half is no longer checked.
     dropped = split.replace("assert sub(3, 1) == 2", "assert sub(3, 1) > 0")
     found = analyze({PY: base}, {PY: dropped}, tmp_path)
@@ -1604,7 +1643,11 @@ def test_tests_folded_into_a_parametrized_one_are_not_removed(tmp_path: Path, fo
             FOLDED.replace("(10, 1.5)]", "pytest.param(10, 1.5, marks=pytest.mark.skip)]"),
             ["skip-added", "test-removed"],
         ),
-        # The parametrized test is skipped, or returns before the check.
+        # The parametrized test is skipped, rerun, or returns before the check.
+        (
+            FOLDED.replace("def test_tax(", "@pytest.mark.flaky(reruns=3)\ndef test_tax("),
+            ["rerun-added", "test-removed", "test-removed"],
+        ),
         (
             FOLDED.replace("def test_tax(", "@pytest.mark.skip\ndef test_tax("),
             ["skip-added", "test-removed", "test-removed"],

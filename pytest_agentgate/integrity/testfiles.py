@@ -115,8 +115,9 @@ class Body:
     # Its statements, normalised as a fold into a parametrized test keeps them (Python; empty
     # for a test that is itself parametrized).
     statements: tuple[str, ...] = ()
-    # A parametrized test's cases that run, each its statements with the case's values put in
-    # for the argnames, and whether each is plain (cannot end the test before the next one).
+    # The cases it runs (one for a test that is not parametrized), each its statements with
+    # the case's values put in for the argnames, and whether each is plain (cannot end the
+    # test before the next one): where a removed test may have been folded or merged.
     cases: tuple[tuple[tuple[str, bool], ...], ...] = ()
     # (what it calls, what it expects as compared and as written, line) of each assert that
     # compares a call of the code with a literal: ("tax(0)", "== 0", "== 0.0", 7); a
@@ -285,12 +286,13 @@ def compare(base: Side, now: Side, change: Change, words: Words) -> list[Integri
 def _unfolded(
     removed: list[Case], pairs: list[tuple[Case, Case]], added: list[Case], now: Side
 ) -> list[Case]:
-    """The removed tests that were not folded into a parametrized test: a test whose body runs
-    as one case of a parametrized test the change adds or edits (``test_tax_zero``'s ``assert
-    tax(0) == 0.0`` as the case ``(0, 0.0)`` of ``assert tax(amount) == approx(expected)``)
-    still runs. The case must be written among the parametrize cases, without marks, and the
-    test run here: no skip or xfail on it, its class or its file, and nothing before the
-    folded statements that could end it early."""
+    """The removed tests that were not folded into another: a test whose statements run as
+    one case of a parametrized test the change adds or edits (``test_tax_zero``'s ``assert
+    tax(0) == 0.0`` as the case ``(0, 0.0)`` of ``assert tax(amount) == approx(expected)``), or
+    as a run of statements of a test it was merged into, still runs. The case must be written
+    among the parametrize cases, without marks, and the test run here: no skip, xfail or rerun
+    on it, its class or its file, and nothing before the folded statements that could end it
+    early."""
     if not removed:
         return removed
     hosts = [
@@ -321,14 +323,14 @@ def _folded(case: Case, host: Case) -> bool:
 
 
 def _skipped(case: Case, now: Side) -> bool:
-    """A skip or xfail applies, or may, to ``case`` (itself, its class, its file)."""
+    """A skip, xfail or rerun applies, or may, to ``case`` (itself, its class, its file)."""
     scopes = {"", case.qualname}
     parts = case.qualname.split("::")
     scopes.update("::".join(parts[:n]) for n in range(1, len(parts)))
     return any(
         mark.path == case.path
         and mark.scope in scopes
-        and mark.category == "skip"
+        and mark.category in ("skip", "rerun")
         and mark.here is not False
         and mark.effect is None  # a case's own mark: that case is not read
         for mark in now.marks
@@ -492,33 +494,31 @@ def _match(
                     removed.remove(before)
                     added.remove(after)
                     break
-        _split_or_merged(removed, added, pairs, change)
+        _split(removed, added, pairs, change)
     return pairs, removed, added
 
 
-def _split_or_merged(
+def _split(
     removed: list[Case], added: list[Case], pairs: list[tuple[Case, Case]], change: Change
 ) -> None:
-    """Tests split in several, or merged into one: all that the old test checked is still
-    checked, together, by the new or changed tests of its file. It is paired with the new test that
-    keeps the most of it (judged as that test), or, merged into a test that is already
-    paired, is gone without a finding."""
-    changed = [after for before, after in pairs if before.key != after.key]
+    """Tests split in several: all that the old test checked is still checked, together, by
+    new tests of its file. It is paired with the one that keeps the most of it (judged as that
+    test); the others are new tests. (Tests merged into one are folded: see
+    :func:`_unfolded`.)"""
     for before in list(removed):
         was = Counter(before.body.facts)
         if not was:
             continue
         new = [c for c in added if change.origin.get(c.path, c.path) == before.path]
-        edited = [c for c in changed if change.origin.get(c.path, c.path) == before.path]
         together: Counter[str] = Counter()
-        for case in [*new, *edited]:
+        for case in new:
             together += Counter(case.body.facts)
         if was - together:
             continue  # not all of it: the tests that split it would keep what they like
-        removed.remove(before)
-        best = max(new, key=lambda case: _kept(before, case) or 0, default=None)
-        if best is not None and _kept(before, best):
+        best = max(new, key=lambda case: _kept(before, case) or 0)
+        if _kept(before, best):
             pairs.append((before, best))
+            removed.remove(before)
             added.remove(best)
 
 

@@ -1107,6 +1107,12 @@ class Tally:
 
 
 Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+# Builtins that take a function without calling it.
+_NOT_CALLING = {
+    "print", "id", "repr", "str", "type", "isinstance", "issubclass", "hash", "bool", "callable",
+    "len", "dir", "vars", "format", "ascii", "list", "tuple", "set", "frozenset", "dict",
+    "object", "getattr", "hasattr", "staticmethod", "classmethod", "property",
+}  # fmt: skip
 
 
 @dataclass(eq=False)
@@ -1247,9 +1253,14 @@ class AssertScan:
         if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
             header = stmt.test if isinstance(stmt, ast.While) else stmt.iter
             self._expression(header, swallowed)
-            self._block(stmt.body, swallowed)
+            body_ends = self._block(stmt.body, swallowed)
             self._block(stmt.orelse, swallowed)
-            return False
+            leaves = any(isinstance(n, ast.Break | ast.Continue) for n in _walk_body(stmt.body))
+            if isinstance(stmt, ast.While):
+                # `while True:` with no break is left only by a return or a raise.
+                return truthy(stmt.test, module) is True and not leaves
+            # A loop over items written out runs its body once at least.
+            return body_ends and not leaves and _some_items(stmt.iter)
         if isinstance(stmt, ast.With | ast.AsyncWith):
             inner = swallowed
             for item in stmt.items:
@@ -1319,19 +1330,25 @@ class AssertScan:
         final_ends = self._block(getattr(stmt, "finalbody", []), swallowed)
         return final_ends or ((body_ends or else_ends) and handlers_end and bool(handlers))
 
+    def _use(self, name: str, swallowed: str | None) -> None:
+        if self._used.get(name, "") is not None:  # once used where nothing swallows, it counts
+            self._used[name] = swallowed
+
     def _expression(self, node: ast.AST, swallowed: str | None) -> None:
         for call in ast.walk(node):
-            if (
-                isinstance(call, ast.Name)
-                and call.id in self._locals
-                and isinstance(call.ctx, ast.Load)
-            ):
-                if self._used.get(call.id, "") is not None:
-                    self._used[call.id] = swallowed  # called, or handed over as a callback
-                continue
             if not isinstance(call, ast.Call):
                 continue
             func = call.func
+            # A local function called, or handed to a call that may call it (a callback, a
+            # thread's target, map); print(check) or id(check) does not.
+            if isinstance(func, ast.Name) and func.id in self._locals:
+                self._use(func.id, swallowed)
+            if not (isinstance(func, ast.Name) and func.id in _NOT_CALLING):
+                for arg in [*call.args, *(k.value for k in call.keywords)]:
+                    if isinstance(arg, ast.Starred):
+                        arg = arg.value
+                    if isinstance(arg, ast.Name) and arg.id in self._locals:
+                        self._use(arg.id, swallowed)
             if isinstance(func, ast.Attribute):
                 if self._attrs.get(func.attr, "") is not None:
                     self._attrs[func.attr] = swallowed
@@ -1413,6 +1430,34 @@ def _reraises(body: list[ast.stmt], module: Module) -> bool:
             return True
         if isinstance(node, ast.Call) and is_assertion_call(node, module):
             return True
+    return False
+
+
+def _walk_body(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """The nodes of a block, not those of the functions and classes it defines."""
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, Definition | ast.Lambda):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _some_items(node: ast.expr) -> bool:
+    """An iterable written out with at least one item: ``[1, 2]``, ``"ab"``, ``range(3)``."""
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return bool(node.elts) and not any(isinstance(e, ast.Starred) for e in node.elts)
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str | bytes) and bool(node.value)
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "range"
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        arg = node.args[0]
+        return isinstance(arg, ast.Constant) and type(arg.value) is int and arg.value > 0
     return False
 
 
@@ -1682,14 +1727,12 @@ CASES = 256  # at most this many cases of one parametrized test are read
 
 
 def _instances(module: Module, func: Function) -> tuple[tuple[tuple[str, bool], ...], ...]:
-    """Each case of a parametrized test that runs: its statements with the case's values put
-    in for the argnames (``pytest.approx(x)`` as ``x``, the names it binds all ``_``), each
-    with whether it is plain (cannot end the test: an assignment, an assert, a call that is no
-    skip). Only literal cases count, and none with marks (``pytest.param(..., marks=...)``);
-    an indirect parametrization is none."""
+    """Each case a test runs (a test that is not parametrized: one): its statements with the
+    case's values put in for the argnames (``pytest.approx(x)`` as ``x``, the names it binds
+    all ``_``), each with whether it is plain (cannot end the test: an assignment, an assert, a
+    call that is no skip). Only literal cases count, and none with marks
+    (``pytest.param(..., marks=...)``); an indirect parametrization is none."""
     decorators = _parametrized(module, func)
-    if not decorators:
-        return ()
     combined: list[dict[str, ast.expr]] = [{}]
     for argnames, cases in decorators:
         bindings = _bindings(module, argnames, cases)
