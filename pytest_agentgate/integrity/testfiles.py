@@ -67,6 +67,22 @@ class Case:
     # (line, argnames, each case as written) of each parametrization (Python's
     # ``@pytest.mark.parametrize``); the cases are None when they are not written as a literal.
     params: Callable[[], list[tuple[int, str, tuple[str, ...] | None]]] = lambda: []
+    # The test as written (decorators, signature, body), to tell whether the change edited it.
+    written: Callable[[], str] = lambda: ""
+    # What it checks, as a rename or a move keeps it: the calls it makes with their arguments,
+    # the values it expects ("call add(1, 2)", "value 3"). Empty where the language has none.
+    facts: Callable[[], tuple[str, ...]] = lambda: ()
+    # Its statements, normalised as a fold into another test keeps them (Python; none for a
+    # test that is itself parametrized).
+    statements: Callable[[], tuple[str, ...]] = lambda: ()
+    # The cases it runs (one for a test that is not parametrized), each its statements with
+    # the case's values put in for the argnames, and whether each is plain (cannot end the
+    # test before the next one): where a removed test may have been folded or merged.
+    cases: Callable[[], tuple[tuple[tuple[str, bool], ...], ...]] = lambda: ()
+    # (what it calls, what it expects as compared and as written, line) of each assert that
+    # compares a call of the code with a literal: ("tax(0)", "== 0", "== 0.0", 7); a
+    # parametrized test's for each case (Python).
+    expects: Callable[[], tuple[tuple[str, str, str, int], ...]] = lambda: ()
     _body: Body | None = field(default=None, repr=False, compare=False)
     _why: list[str | None] = field(default_factory=list, repr=False, compare=False)
 
@@ -109,20 +125,6 @@ class Body:
     strings: tuple[str, ...] = ()
     # It states types the compiler checks (TypeScript): a new test that does asserts that.
     typed: bool = False
-    # What it checks, as a rename or a move keeps it: the calls it makes with their arguments,
-    # the values it expects ("call add(1, 2)", "value 3"). Empty where the language has none.
-    facts: tuple[str, ...] = ()
-    # Its statements, normalised as a fold into a parametrized test keeps them (Python; empty
-    # for a test that is itself parametrized).
-    statements: tuple[str, ...] = ()
-    # The cases it runs (one for a test that is not parametrized), each its statements with
-    # the case's values put in for the argnames, and whether each is plain (cannot end the
-    # test before the next one): where a removed test may have been folded or merged.
-    cases: tuple[tuple[tuple[str, bool], ...], ...] = ()
-    # (what it calls, what it expects as compared and as written, line) of each assert that
-    # compares a call of the code with a literal: ("tax(0)", "== 0", "== 0.0", 7); a
-    # parametrized test's for each case (Python).
-    expects: tuple[tuple[str, str, str, int], ...] = ()
 
 
 @dataclass
@@ -264,6 +266,8 @@ def compare(base: Side, now: Side, change: Change, words: Words) -> list[Integri
     findings.extend(_fewer_cases(pairs, now))
     if change.only_tests:
         for before, after in pairs:
+            if before.written() == after.written():
+                continue
             if before.why_nothing() is None and after.why_nothing() is None:
                 findings.extend(_expectation_changed(before, after))
     for case in added:
@@ -297,24 +301,20 @@ def _unfolded(
         return removed
     hosts = [
         *added,
-        *(
-            after
-            for before, after in pairs
-            if before.key != after.key or before.params() != after.params()
-        ),
+        *(after for before, after in pairs if before.written() != after.written()),
     ]
-    hosts = [case for case in hosts if case.runs and case.body.cases and not _skipped(case, now)]
+    hosts = [case for case in hosts if case.runs and case.cases() and not _skipped(case, now)]
     if not hosts:
         return removed
     return [case for case in removed if not any(_folded(case, host) for host in hosts)]
 
 
 def _folded(case: Case, host: Case) -> bool:
-    statements = case.body.statements
+    statements = case.statements()
     if not statements:
         return False
     size = len(statements)
-    for instance in host.body.cases:
+    for instance in host.cases():
         for start in range(len(instance) - size + 1):
             run = tuple(text for text, _ in instance[start : start + size])
             if run == statements and all(plain for _, plain in instance[:start]):
@@ -384,11 +384,11 @@ def _expectation_changed(before: Case, after: Case) -> list[IntegrityFinding]:
     that touches nothing but tests: either the test was wrong, or it now agrees with a bug. A
     notice for the reviewer (never blocking): ``assert tax(0) == 0.0`` become ``== 1.5``."""
     was: dict[str, dict[str, str]] = {}
-    for subject, same, written, _ in before.body.expects:
+    for subject, same, written, _ in before.expects():
         was.setdefault(subject, {})[same] = written
     now: dict[str, dict[str, str]] = {}
     lines: dict[str, int] = {}
-    for subject, same, written, line in after.body.expects:
+    for subject, same, written, line in after.expects():
         now.setdefault(subject, {})[same] = written
         lines.setdefault(subject, line)
     for subject, expecting in now.items():
@@ -506,13 +506,13 @@ def _split(
     test); the others are new tests. (Tests merged into one are folded: see
     :func:`_unfolded`.)"""
     for before in list(removed):
-        was = Counter(before.body.facts)
+        was = Counter(before.facts())
         if not was:
             continue
         new = [c for c in added if change.origin.get(c.path, c.path) == before.path]
         together: Counter[str] = Counter()
         for case in new:
-            together += Counter(case.body.facts)
+            together += Counter(case.facts())
         if was - together:
             continue  # not all of it: the tests that split it would keep what they like
         best = max(new, key=lambda case: _kept(before, case) or 0)
@@ -525,10 +525,10 @@ def _split(
 def _kept(before: Case, after: Case) -> float | None:
     """The share of what ``before`` checked (its calls and values) that ``after`` still
     checks; None when the language does not say."""
-    was = Counter(before.body.facts)
+    was = Counter(before.facts())
     if not was:
         return None
-    return sum((was & Counter(after.body.facts)).values()) / sum(was.values())
+    return sum((was & Counter(after.facts())).values()) / sum(was.values())
 
 
 # Words a test's name has that say nothing of what it tests.

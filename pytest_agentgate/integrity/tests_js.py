@@ -17,7 +17,7 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property, partial
+from functools import cache, cached_property, partial
 from pathlib import PurePosixPath
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
@@ -565,7 +565,6 @@ class JsFile:
                 tuple(m.group(2) for m in _STRING.finditer(text)),
                 self.typescript
                 and (self.type_tests or bool(_TYPED.search(masked)) or "@ts-expect-error" in text),
-                facts=_facts(text, masked),
             )
 
         return Case(
@@ -576,6 +575,8 @@ class JsFile:
             read_body,
             partial(self.why_nothing, call),
             runs=body is not None and "todo" not in call.modifiers,
+            written=lambda: text,
+            facts=cache(partial(_facts, text, masked)),
         )
 
     def _call_marks(self, call: Call, side: Side) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import configparser
-import copy
 import fnmatch
 import os
 import shlex
@@ -326,10 +325,11 @@ def _collect_ignore(text: str | None) -> tuple[list[str], list[str]]:
 class Module:
     """A test file's tree: its imports, constants, tests, helpers and fixtures."""
 
-    def __init__(self, path: str, tree: ast.Module, settings: Settings) -> None:
+    def __init__(self, path: str, tree: ast.Module, settings: Settings, text: str = "") -> None:
         self.path = path
         self.tree = tree
         self.settings = settings
+        self.lines = text.splitlines()
         self.imports: dict[str, str] = {}  # local name -> dotted name it stands for
         self.plain_imports: set[str] = set()  # top-level modules imported at module level
         self.consts: dict[str, ast.expr] = {}
@@ -509,7 +509,7 @@ def parse(text: str | None, path: str, settings: Settings) -> Module | None:
     if text is None:
         return None
     try:
-        return Module(path, ast.parse(text, filename=path), settings)
+        return Module(path, ast.parse(text, filename=path), settings, text)
     except (SyntaxError, ValueError, RecursionError):
         return None
 
@@ -1051,14 +1051,6 @@ def _params(module: Module, func: Function) -> list[tuple[int, str, tuple[str, .
     return found
 
 
-def _checks(module: Module, func: Function) -> list[tuple[int, str]]:
-    """(line, "exact" | "weak") of each assertion the test's own body reaches, in order: not
-    one after a return, nor in a nested function it never calls."""
-    scan = AssertScan(module, None)
-    scan.function(func)
-    return sorted(scan.checks)
-
-
 def _strength(test: ast.expr) -> str:
     """An assert's test: "exact" when it compares with a value (other than True, False or
     None), "weak" when it only checks truthiness, None-ness or a type."""
@@ -1477,6 +1469,7 @@ class PySide:
     settings: Settings
     _modules: dict[str, Module | None] = field(default_factory=dict)
     _fixtures: dict[str, dict[str, Function]] = field(default_factory=dict)
+    _scans: dict[int, AssertScan] = field(default_factory=dict)
 
     def module(self, path: str) -> Module | None:
         if path not in self._modules:
@@ -1493,9 +1486,14 @@ class PySide:
                     func.lineno,
                     partial(_read_body, module, func, self._is_project_module),
                     partial(self.why_nothing, module, func, cls),
-                    checks=partial(_checks, module, func),
+                    checks=partial(self._checks, module, func, cls),
                     mocked=partial(_mocked, func),
                     params=partial(_params, module, func),
+                    written=partial(_written, module, func),
+                    facts=cache(partial(_facts, module, func)),
+                    statements=cache(partial(_statements, module, func)),
+                    cases=cache(partial(_instances, module, func)),
+                    expects=cache(partial(_expects, module, func)),
                 )
             )
         side.uncollected[module.path] = dict(module.uncollected)
@@ -1510,9 +1508,21 @@ class PySide:
 
     # does a test assert something?
 
+    def _scan(self, module: Module, func: Function, cls: str | None) -> AssertScan:
+        """The test's assertions as it would run, its helpers followed (one level)."""
+        if id(func) not in self._scans:
+            helped = AssertScan(module, lambda call: self._helper_asserts(module, call, cls))
+            helped.function(func)
+            self._scans[id(func)] = helped
+        return self._scans[id(func)]
+
+    def _checks(self, module: Module, func: Function, cls: str | None) -> list[tuple[int, str]]:
+        """(line, "exact" | "weak") of each assertion the test's own body reaches, in order: not
+        one after a return, nor in a nested function it never calls."""
+        return sorted(self._scan(module, func, cls).checks)
+
     def why_nothing(self, module: Module, func: Function, cls: str | None) -> str | None:
-        helped = AssertScan(module, lambda call: self._helper_asserts(module, call, cls))
-        tally = helped.function(func)
+        tally = self._scan(module, func, cls).tally
         if tally.count:
             return None
         for name in self._fixture_names(module, func):
@@ -1630,16 +1640,18 @@ def _uses(module: Module, func: Function, project: Callable[[str], bool]) -> Ite
                 yield node.attr
 
 
+def _written(module: Module, func: Function) -> str:
+    """The test's text, decorators included: whether the change edited it."""
+    first = min([func.lineno, *(d.lineno for d in func.decorator_list)])
+    return "\n".join(module.lines[first - 1 : func.end_lineno or func.lineno])
+
+
 def _read_body(module: Module, func: Function, project: Callable[[str], bool]) -> Body:
     return Body(
         body_key(func),
         tokens(ast.unparse(ast.Module(body=_body(func), type_ignores=[]))),
         frozenset(_uses(module, func, project)),
         tuple(_strings(func)),
-        facts=_facts(module, func),
-        statements=_statements(module, func),
-        cases=_instances(module, func),
-        expects=_expects(module, func),
     )
 
 
@@ -1856,7 +1868,7 @@ def _normalized(
     """The test's body (a copy) as a rename keeps it: the names it binds itself (variables,
     loop targets, nested functions) all ``_``; the names in ``bound`` replaced by the values
     they are bound to (a parametrized case); with ``approx``, ``pytest.approx(x)`` is ``x``."""
-    body = [copy.deepcopy(stmt) for stmt in _body(func)]
+    body = [_copy(stmt) for stmt in _body(func)]
     local: set[str] = set()
     for stmt in body:
         for node in ast.walk(stmt):
@@ -1866,6 +1878,21 @@ def _normalized(
                 local.add(node.name)
     normal = _Normal(module, local - set(bound), bound, approx)
     return [normal.visit(stmt) for stmt in body]
+
+
+def _copy(node: Any) -> Any:
+    """A copy of an AST (copy.deepcopy's generality costs several times as much)."""
+    if isinstance(node, ast.AST):
+        new = node.__class__()
+        for name in node._fields:
+            setattr(new, name, _copy(getattr(node, name, None)))
+        for name in node._attributes:
+            if hasattr(node, name):
+                setattr(new, name, getattr(node, name))
+        return new
+    if isinstance(node, list):
+        return [_copy(item) for item in node]
+    return node
 
 
 class _Normal(ast.NodeTransformer):
@@ -1879,7 +1906,8 @@ class _Normal(ast.NodeTransformer):
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if isinstance(node.ctx, ast.Load) and node.id in self.bound:
-            return copy.deepcopy(self.bound[node.id])
+            value: ast.AST = _copy(self.bound[node.id])
+            return value
         if node.id in self.local:
             return ast.Name("_", node.ctx)
         return node
