@@ -453,6 +453,15 @@ TRICKS = [
         "assertion-removed",
     ),
     (
+        "a nested function with the asserts called where AssertionError is expected",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3\n",
+            "def test_add():\n    def check():\n        assert add(1, 2) == 3\n"
+            "    with pytest.raises(AssertionError):\n        check()\n",
+        ),
+        "assertion-removed",
+    ),
+    (
         "a method of a nested class that is never called",
         change(
             "def test_add():\n    assert add(1, 2) == 3\n",

@@ -1128,21 +1128,31 @@ class AssertScan:
         # The functions and classes defined inside the function: their asserts count only when
         # the code that runs calls them (the name called, or handed to a call as a callback).
         self._locals: set[str] = set()
+        self._asserting: set[str] = set()  # those of them with an assert in their body
         self._pending: list[_Local] = []
         self._used: dict[str, str | None] = {}  # local name -> swallowed where it is used
         self._attrs: dict[str, str | None] = {}  # names called as attributes: a class's methods
 
     def function(self, func: Function) -> Tally:
-        self._locals = {
-            node.name
-            for stmt in func.body
-            for node in ast.walk(stmt)
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-        }
+        defined = [
+            node for stmt in func.body for node in ast.walk(stmt) if isinstance(node, Definition)
+        ]
+        self._locals = {node.name for node in defined}
+        self._asserting = {node.name for node in defined if _has_assert(node.body)}
         for decorator in func.decorator_list:
             self._expression(decorator, None)
         self._run(_body(func), None)
         return self.tally
+
+    def _calls_asserting_local(self, body: list[ast.stmt]) -> bool:
+        """``body`` calls a function the test defines that asserts: its asserts are there."""
+        return any(
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in self._asserting
+            for stmt in body
+            for node in ast.walk(stmt)
+        )
 
     def _run(self, body: list[ast.stmt], swallowed: str | None) -> bool:
         """A block, then the local definitions the code that runs calls (and those they call)."""
@@ -1204,7 +1214,7 @@ class AssertScan:
                 rest = body[index + 1 :]
                 if rest and self.tally.dead is None:
                     probe = AssertScan(self.module, None)
-                    probe._locals = self._locals
+                    probe._locals, probe._asserting = self._locals, self._asserting
                     probe._run(rest, None)
                     if probe.tally.count:
                         self.tally.dead = stmt.lineno
@@ -1289,7 +1299,9 @@ class AssertScan:
         expects = name in _RAISES or last.startswith(("assertRaises", "assertWarns"))
         if call is not None and expects:
             caught = call.args[0] if call.args else None
-            if _catches_assertions(caught, self.module) and _has_assert(body):
+            if _catches_assertions(caught, self.module) and (
+                _has_assert(body) or self._calls_asserting_local(body)
+            ):
                 return inner or (
                     f"its asserts are inside `with {_short(call, 50)}`, which expects them to fail"
                 )
