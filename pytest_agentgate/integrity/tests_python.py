@@ -1072,7 +1072,7 @@ def _strength(test: ast.expr) -> str:
         return "exact" if called in _COMPARING_CALLS else "weak"
     if isinstance(test, ast.Compare):
         plain = all(
-            isinstance(side, ast.Constant) and side.value in (True, False, None)
+            isinstance(side, ast.Constant) and any(side.value is v for v in (True, False, None))
             for side in test.comparators
         )
         if any(isinstance(op, _EXACT_OPS) for op in test.ops) and not plain:
