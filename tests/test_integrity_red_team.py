@@ -429,7 +429,8 @@ def test_an_expectation_changed_to_one_or_zero_is_not_weaker(tmp_path: Path) -> 
     base = "from calc import sub\n\n\ndef test_sub():\n    assert sub(5, 3) == 2\n"
     for now in (base.replace("== 2", "== 1"), base.replace("== 2", "== 0")):
         scan = scan_of(tmp_path, {"tests/test_calc.py": base}, {"tests/test_calc.py": now})
-        assert [f.rule for f in tests_python.analyze(scan)] == []
+        # A notice (the code did not change), never a weakening.
+        assert [f.rule for f in tests_python.analyze(scan)] == ["expectation-changed"]
     weak = base.replace("== 2", "== True")
     scan = scan_of(tmp_path, {"tests/test_calc.py": base}, {"tests/test_calc.py": weak})
-    assert [f.rule for f in tests_python.analyze(scan)] == ["assertion-weakened"]
+    assert "assertion-weakened" in [f.rule for f in tests_python.analyze(scan)]

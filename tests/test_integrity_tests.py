@@ -253,6 +253,67 @@ def test_a_deleted_test_is_removed(repo: Path, verify: Verify) -> None:
     assert "test_sub" in finding["message"] and "at the base, line" in finding["message"]
 
 
+def test_a_test_replaced_by_one_sharing_a_word_of_its_name_is_removed(
+    repo: Path, verify: Verify
+) -> None:
+    # The failing test goes; a new one in its place shares "sub" with its name and asserts
+    # something else, which passes: a new test, and the old one removed.
+    edit(
+        repo,
+        "tests/test_calc.py",
+        "def test_sub():\n    assert sub(3, 1) == 2\n",
+        "def test_sub_positive():\n    assert sub(3, 1) > 0\n",
+    )
+    finding = assert_blocks(
+        verify(),
+        "test-removed",
+        "tests/test_calc.py",
+        base_line("tests/test_calc.py", "def test_sub"),
+    )
+    assert "keeps what it checked" in finding["message"]
+
+
+def test_a_renamed_test_keeping_what_it_checks_is_the_same_test(repo: Path, verify: Verify) -> None:
+    # Renamed, wrapped in a class, a variable introduced and the expectation written with
+    # pytest.approx: it still checks sub(3, 1) against 2.
+    edit(
+        repo,
+        "tests/test_calc.py",
+        "def test_sub():\n    assert sub(3, 1) == 2\n",
+        "class TestSubtraction:\n    def test_subtracts(self):\n        difference = sub(3, 1)\n"
+        "        assert difference == pytest.approx(2)\n",
+    )
+    assert_passes(verify())
+
+
+@pytest.mark.parametrize(
+    ("cases", "removed"), [("[(1, 2, 3), (0, 0, 0)]", False), ("[(0, 0, 0)]", True)]
+)
+def test_a_test_folded_into_a_parametrized_one(
+    repo: Path, verify: Verify, cases: str, removed: bool
+) -> None:
+    # test_add's check becomes a case of a new parametrized test: it still runs. Without its
+    # case, the fold drops it.
+    edit(
+        repo,
+        "tests/test_calc.py",
+        "def test_add():\n    assert add(1, 2) == 3\n",
+        f"@pytest.mark.parametrize(('a', 'b', 'out'), {cases})\n"
+        "def test_adds(a, b, out):\n    assert add(a, b) == out\n",
+    )
+    gate = verify()
+    if removed:
+        assert_blocks(
+            gate,
+            "test-removed",
+            "tests/test_calc.py",
+            base_line("tests/test_calc.py", "def test_add"),
+        )
+    else:
+        assert_passes(gate)
+        assert gate["findings"] == []
+
+
 @pytest.mark.parametrize("new_name", ["_test_sub", "check_sub"])
 def test_a_test_renamed_to_a_name_pytest_does_not_collect_is_removed(
     repo: Path, verify: Verify, new_name: str
@@ -520,6 +581,14 @@ def test_a_skip_the_base_already_had_is_not_new(repo: Path, verify: Verify) -> N
         ("    sub(3, 1)\n", "no assert"),
         ("    return\n    assert sub(3, 1) == 2\n", "returns on line"),
         (
+            "    def check():\n        assert sub(3, 1) == 2\n    sub(3, 1)\n",
+            "its asserts are in `check` (line 24), which it never calls",
+        ),
+        (
+            "    def check():\n        assert sub(3, 1) == 2\n    return\n    check()\n",
+            "never calls",
+        ),
+        (
             "    try:\n        assert sub(3, 1) == 2\n    except AssertionError:\n        pass\n",
             "try/except AssertionError",
         ),
@@ -763,6 +832,14 @@ def test_new_tests_that_assert_through_helpers_fixtures_and_raises(
                 sub(1, None)
 
 
+        def test_with_a_nested_check():
+            def check(a, b):
+                assert sub(a, b) == a - b
+
+            for a in (1, 2):
+                check(a, 1)
+
+
         class TestCalc:"""
         ),
     )
@@ -826,6 +903,26 @@ def test_reformatting_and_changing_an_expectation_with_the_behaviour(
     )
     commit_branch(repo)
     assert_passes(verify())
+
+
+def test_an_expectation_changed_with_no_code_changed_is_a_notice(
+    repo: Path, verify: Verify
+) -> None:
+    edit(repo, "tests/test_calc.py", "assert sub(3, 1) == 2", "assert sub(3, 1) == 3")
+    gate = verify()
+    assert_passes(gate)  # a notice: the old expectation may have been the wrong one
+    (notice,) = gate["findings"]
+    assert (notice["code"], notice["severity"]) == ("expectation-changed", "warning")
+    assert (notice["path"], notice["line"]) == (
+        "tests/test_calc.py",
+        now_line(repo, "tests/test_calc.py", "assert sub(3, 1) == 3"),
+    )
+    assert "`sub(3, 1) == 3` where the base expected `sub(3, 1) == 2`" in notice["message"]
+    # With the code it tests changed too, the behaviour changed: nothing to say.
+    edit(repo, "pkg/calc.py", "return a - b", "return a - b + 1")
+    gate = verify()
+    assert_passes(gate)
+    assert gate["findings"] == []
 
 
 def test_a_renamed_test_whose_body_was_edited_is_the_same_test(repo: Path, verify: Verify) -> None:
@@ -1006,6 +1103,10 @@ def test_js_feature_removed_with_its_tests(repo: Path, verify: Verify) -> None:
         (("def test_sub():", "@pytest.mark.skip\ndef test_sub():"), "skip-added"),
         (("def test_sub():\n    assert sub(3, 1) == 2\n", ""), "test-removed"),
         (("assert sub(3, 1) == 2", "assert True"), "assertion-removed"),
+        (
+            ("    assert sub(3, 1) == 2\n", "    def check():\n        assert sub(3, 1) == 2\n"),
+            "assertion-removed",
+        ),
         (("assert sub(3, 1) == 2", "assert sub(3, 1)"), "assertion-weakened"),
         (("[(2, 3, 6)]", "[]"), "tests-fewer"),
     ],

@@ -391,6 +391,102 @@ TRICKS = [
         ),
         "assertion-removed",
     ),
+    (
+        "the asserts moved into a nested function that is never called",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3\n",
+            "def test_add():\n    def check():\n        assert add(1, 2) == 3\n    add(1, 2)\n",
+        ),
+        "assertion-removed",
+    ),
+    (
+        "a nested function called only after a return",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3\n",
+            "def test_add():\n    def check():\n        assert add(1, 2) == 3\n"
+            "    add(1, 2)\n    return\n    check()\n",
+        ),
+        "assertion-removed",
+    ),
+    (
+        "a nested function called only by another that is never called",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3\n",
+            "def test_add():\n    def check():\n        assert add(1, 2) == 3\n\n"
+            "    def never():\n        check()\n    add(1, 2)\n",
+        ),
+        "assertion-removed",
+    ),
+    (
+        "a nested function called only under `if False`",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3\n",
+            "def test_add():\n    def check():\n        assert add(1, 2) == 3\n"
+            "    if False:\n        check()\n",
+        ),
+        "assertion-removed",
+    ),
+    (
+        "a nested function only printed, or bound to another name",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3\n",
+            "def test_add():\n    def check():\n        assert add(1, 2) == 3\n"
+            "    print(check)\n    _ = check\n",
+        ),
+        "assertion-removed",
+    ),
+    (
+        "a return in a loop over items written out, before the asserts",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3\n",
+            "def test_add():\n    for _ in [1]:\n        return\n    assert add(1, 2) == 3\n",
+        ),
+        "assertion-removed",
+    ),
+    (
+        "a return in `while True`, before the asserts",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3\n",
+            "def test_add():\n    while True:\n        add(1, 2)\n        return\n"
+            "    assert add(1, 2) == 3\n",
+        ),
+        "assertion-removed",
+    ),
+    (
+        "a nested function with the asserts called where AssertionError is expected",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3\n",
+            "def test_add():\n    def check():\n        assert add(1, 2) == 3\n"
+            "    with pytest.raises(AssertionError):\n        check()\n",
+        ),
+        "assertion-removed",
+    ),
+    (
+        "a method of a nested class that is never called",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3\n",
+            "def test_add():\n    class Checks:\n        def check(self):\n"
+            "            assert add(1, 2) == 3\n    Checks()\n",
+        ),
+        "assertion-removed",
+    ),
+    (
+        "a nested function named like a module helper that asserts",
+        change(
+            "def test_helper():\n    helper(2)\n",
+            "def test_helper():\n    def helper(x):\n        add(x, 0)\n    helper(2)\n",
+        ),
+        "assertion-removed",
+    ),
+    (
+        "the exact assert moved into a nested function, a weak one left",
+        change(
+            "def test_add():\n    assert add(1, 2) == 3\n",
+            "def test_add():\n    def check():\n        assert add(1, 2) == 3\n"
+            "    assert add(1, 2)  # <-\n",
+        ),
+        "assertion-weakened",
+    ),
 ]
 
 
@@ -541,16 +637,32 @@ HONEST = [
         ),
     ),
     (
+        "nested functions called, handed over as callbacks, or methods of a nested class",
+        change(
+            "class TestThings:",
+            "def test_handed_over():\n    def check(x):\n        assert add(x, 0) == x\n"
+            "    list(map(check, [1, 2]))\n\n\n"
+            "def test_called_by_a_called_one():\n    def check(x):\n"
+            "        assert add(x, 0) == x\n\n"
+            "    def run():\n        check(1)\n    run()\n\n\n"
+            "def test_local_class():\n    class Checks:\n        def check(self, x):\n"
+            "            assert add(x, 0) == x\n    Checks().check(1)\n\n\n"
+            "def test_key():\n    def key(x):\n        assert add(x, 0) == x\n        return x\n"
+            "    sorted([2, 1], key=key)\n\n\n"
+            "def test_loop_left():\n    for x in [1, 2]:\n        if x > 1:\n            break\n"
+            "        continue\n    while True:\n        break\n    assert add(1, 1) == 2\n\n\n"
+            "def test_local_eq():\n    class Near:\n        def __eq__(self, other):\n"
+            "            assert add(other, 0) == other\n            return True\n"
+            "    Near() == 1\n\n\nclass TestThings:",
+        ),
+    ),
+    (
         "pytest.raises(AssertionError) of a function",
         change(
             "class TestThings:",
             "def test_check_raises():\n    with pytest.raises(AssertionError):\n"
             "        helper(None)\n\n\nclass TestThings:",
         ),
-    ),
-    (
-        "the expectation changes with the behaviour",
-        change("    assert add(1, 2) == 3", "    assert add(1, 2) == 4"),
     ),
     (
         "a new test that is skipped only elsewhere",
@@ -568,6 +680,54 @@ def test_python_honest_changes(tmp_path: Path, new: str) -> None:
     assert analyze({PY: BASE_PY}, {PY: new}, tmp_path) == []
 
 
+def test_an_expectation_changed_with_the_code_untouched_is_a_notice(tmp_path: Path) -> None:
+    new = change("    assert add(1, 2) == 3", "    assert add(1, 2) == 4  # <-")
+    # The code changes with the expectation: the behaviour changed, no finding.
+    code = {"pkg/__init__.py": "def add(a, b):\n    return a + b\n"}
+    changed = {"pkg/__init__.py": "def add(a, b):\n    return a + b + 1\n"}
+    assert analyze({PY: BASE_PY, **code}, {PY: new, **changed}, tmp_path) == []
+    # Nothing but the test changes: a notice for the reviewer (the test was wrong, or it now
+    # agrees with a bug), never blocking.
+    (finding,) = analyze({PY: BASE_PY, **code}, {PY: new, **code}, tmp_path)
+    assert (finding.rule, finding.line) == ("expectation-changed", marked(new, "# <-"))
+    assert "`add(1, 2) == 4` where the base expected `add(1, 2) == 3`" in finding.message
+    # The same for unittest's assertEqual, pytest.approx and a parametrized case.
+    unit = change("self.assertEqual(add(2, 2), 4)", "self.assertEqual(add(2, 2), 5)")
+    assert [f.rule for f in analyze({PY: BASE_PY}, {PY: unit}, tmp_path)] == ["expectation-changed"]
+    base = (
+        "import pytest\n\nfrom pkg import mul, tax\n\n\n"
+        "def test_tax():\n    assert tax(10) == pytest.approx(1.5)\n\n\n"
+        "@pytest.mark.parametrize(('a', 'b', 'out'), [(2, 3, 6), (1, 1, 1)])\n"
+        "def test_mul(a, b, out):\n    assert mul(a, b) == out\n"
+    )
+    now = base.replace("approx(1.5)", "approx(3.0)").replace("(2, 3, 6)", "(2, 3, 5)")
+    found = analyze({PY: base}, {PY: now}, tmp_path)
+    assert [(f.rule, f.line) for f in found] == [
+        ("expectation-changed", 7),
+        ("expectation-changed", 12),
+    ]
+    assert "`mul(2, 3) == 5` where the base expected `mul(2, 3) == 6`" in found[1].message
+    # Not an expectation changed: another call, a new check beside the old one, a check of
+    # a variable, a comparison rewritten.
+    for honest in (
+        change("    assert add(1, 2) == 3", "    assert add(2, 2) == 4"),
+        change("    assert add(1, 2) == 3", "    assert add(1, 2) == 3\n    assert add(1, 2) != 4"),
+        change("    assert add(1, 2) == 3", "    assert add(1, 2) == 3.0"),
+        change("    assert add(1, 2) == 3", "    assert 3 == add(1, 2)"),
+    ):
+        assert analyze({PY: BASE_PY}, {PY: honest}, tmp_path) == [], honest
+    variable = "def test_add():\n    total = add(1, 2)\n    assert total == 3\n"
+    assert analyze({PY: variable}, {PY: variable.replace("== 3", "== 4")}, tmp_path) == []
+
+
+def test_comparing_with_zero_or_one_is_exact(tmp_path: Path) -> None:
+    # 0 == False and 1 == True: still comparisons with a value, not truthiness checks.
+    for compared in ("add(1, 2) > 0", "add(1, 2) == 0", "add(1, 2) != 1"):
+        new = change("    assert add(1, 2) == 3", f"    assert {compared}")
+        found = analyze({PY: BASE_PY}, {PY: new}, tmp_path)
+        assert "assertion-weakened" not in {f.rule for f in found}, compared
+
+
 def test_a_new_skipped_test_is_one_finding_not_two(tmp_path: Path) -> None:
     new = change(
         "class TestThings:",
@@ -580,7 +740,7 @@ def test_a_new_skipped_test_is_one_finding_not_two(tmp_path: Path) -> None:
 def test_a_renamed_test_is_compared_with_what_it_was(tmp_path: Path) -> None:
     new = change(
         "def test_add():\n    assert add(1, 2) == 3\n",
-        "def test_addition():  # <-\n    add(1, 2)\n",
+        "def test_addition():  # <-\n    assert add(1, 2) == 3 or True\n",
     )
     new = new.replace("def test_helper", "def test_helper_renamed")
     found = analyze({PY: BASE_PY}, {PY: new}, tmp_path)
@@ -1306,7 +1466,7 @@ def test_js_a_new_test_for_another_platform_is_honest(tmp_path: Path) -> None:
     assert analyze({JS: BASE_JS}, {JS: new}, tmp_path) == []
 
 
-def test_a_restructured_file_pairs_tests_by_the_words_of_their_names(tmp_path: Path) -> None:
+def test_a_restructured_file_pairs_tests_by_what_they_check(tmp_path: Path) -> None:
     base = (
         "import pytest\n\nfrom pkg import make\n\n\n"
         "def test_multiple_bad_default():\n    with pytest.raises(TypeError):\n"
@@ -1316,14 +1476,235 @@ def test_a_restructured_file_pairs_tests_by_the_words_of_their_names(tmp_path: P
         "import pytest\n\nfrom pkg import make\n\n\n"
         "@pytest.mark.parametrize('default', [[], [1]])\n"
         "def test_init_good_default_list(default):\n    make(multiple=True, default=default)\n\n\n"
-        "@pytest.mark.parametrize('default', [1, 'x'])\n"
-        "def test_init_bad_default_list(default):\n    with pytest.raises(ValueError):\n"
-        "        make(multiple=True, default=default)  # <-\n"
+        "def test_init_bad_default_list():\n    with pytest.raises(TypeError):\n"
+        "        make(multiple=True, default=False)\n    with pytest.raises(TypeError):\n"
+        "        make(multiple=True, default='x')\n"
     )
     found = analyze({PY: base}, {PY: now}, tmp_path)
-    # The old test is the new "bad default" one (it still asserts); the "good default" one is
+    # The old test's check is the new "bad default" one's first; the "good default" one is
     # new, and asserts nothing.
     assert [(f.rule, f.line) for f in found] == [("test-asserts-nothing", 7)]
+    # The same restructure, where no new test checks what the old one did (default=False
+    # raising TypeError): the old test is gone, whatever words the new names share with it.
+    dropped = now.replace("=False", "=1").replace("TypeError", "ValueError")
+    found = analyze({PY: base}, {PY: dropped}, tmp_path)
+    assert [(f.rule, f.line) for f in found] == [("test-removed", 6), ("test-asserts-nothing", 7)]
+
+
+def test_a_test_replaced_by_one_that_shares_a_word_of_its_name_is_removed(
+    tmp_path: Path,
+) -> None:
+    base = (
+        "import pytest\n\nfrom pkg.calc import tax, total\n\n\n"
+        "def test_tax_zero():\n    assert tax(0) == 0.0\n\n\n"
+        "def test_tax_ten():\n    assert tax(10) == pytest.approx(1.5)\n\n\n"
+        "def test_total():\n    assert total(100) == pytest.approx(115.0)\n\n\n"
+        "def test_negative():\n    with pytest.raises(ValueError):\n        tax(-1)\n"
+    )
+    replaced = (
+        "import pytest\n\nfrom pkg.calc import tax, total\n\n\n"
+        "def test_tax_positive():\n    assert tax(1) > 0\n\n\n"
+        "def test_tax_negative_message():\n    with pytest.raises(ValueError, match='negative'):\n"
+        "        tax(-5)\n\n\n"
+        "def test_total_negative():\n    with pytest.raises(ValueError):\n        total(-1)\n\n\n"
+        "def test_negative():\n    with pytest.raises(ValueError):\n        tax(-1)\n"
+    )
+    found = analyze({PY: base}, {PY: replaced}, tmp_path)
+    assert [(f.rule, f.line) for f in found] == [
+        ("test-removed", 6),
+        ("test-removed", 10),
+        ("test-removed", 14),
+    ]
+    # In the old tests' places, too: a place is no evidence of the same test.
+    in_place = (
+        "import pytest\n\nfrom pkg.calc import tax, total\n\n\n"
+        "def test_tax_zero_or_more():\n    assert tax(0) >= 0\n\n\n"
+        "def test_tax_ten_positive():\n    assert tax(10) > 0\n\n\n"
+        "def test_total_positive():\n    assert total(100) > 0\n\n\n"
+        "def test_negative():\n    with pytest.raises(ValueError):\n        tax(-1)\n"
+    )
+    found = analyze({PY: base}, {PY: in_place}, tmp_path)
+    assert [f.rule for f in found] == ["test-removed"] * 3
+    # Honest renames stay renames: a new name, a variable renamed, the body reformatted,
+    # moved into a class or to another file, or edited while keeping what it checks.
+    honest = (
+        "import pytest\n\nfrom pkg.calc import tax, total\n\n\n"
+        "def test_no_tax_on_nothing():\n    amount = tax(0)\n    assert amount == 0.0\n\n\n"
+        "class TestTax:\n    def test_ten_percent(self):\n"
+        "        assert tax(\n            10,\n        ) == pytest.approx(1.5)\n\n\n"
+        "def test_negative():\n    with pytest.raises(ValueError):\n        tax(-1)\n"
+    )
+    moved = (
+        "import pytest\n\nfrom pkg.calc import total\n\n\n"
+        "def test_total_adds_the_tax():\n    assert total(100) == pytest.approx(115.0)\n"
+    )
+    second = "tests/test_total.py"
+    assert analyze({PY: base}, {PY: honest, second: moved}, tmp_path) == []
+    before = "def test_tax_zero():\n    value = tax(0)\n    assert value == 0.0\n"
+    after = (
+        "def test_zero():\n    result = tax(0)\n    assert result == pytest.approx(0.0)\n"
+        "    assert isinstance(result, float)\n"
+    )
+    assert analyze({PY: before}, {PY: after}, tmp_path) == []
+
+
+def test_a_test_split_in_two_or_two_merged_into_one_is_not_removed(tmp_path: Path) -> None:
+    base = (
+        "from pkg.calc import add, sub\n\n\n"
+        "def test_math():\n    assert add(1, 2) == 3\n    assert sub(3, 1) == 2\n\n\n"
+        "def test_more():\n    assert add(2, 2) == 4\n"
+    )
+    split = (
+        "from pkg.calc import add, sub\n\n\n"
+        "def test_adds():\n    assert add(1, 2) == 3\n\n\n"
+        "def test_subtracts():\n    assert sub(3, 1) == 2\n\n\n"
+        "def test_more():\n    assert add(2, 2) == 4\n"
+    )
+    assert analyze({PY: base}, {PY: split}, tmp_path) == []
+    merged = (
+        "from pkg.calc import add, sub\n\n\n"
+        "def test_arithmetic():\n    assert add(1, 2) == 3\n    assert sub(3, 1) == 2\n"
+        "    assert add(2, 2) == 4\n"
+    )
+    assert analyze({PY: base}, {PY: merged}, tmp_path) == []
+    # The old test's call and value sprinkled into another test, unchecked: removed.
+    sprinkled = base.replace(
+        "def test_more():\n    assert add(2, 2) == 4\n",
+        "def test_new():\n    assert sub(1, 1) == 0\n",
+    ).replace(
+        "    assert sub(3, 1) == 2\n", "    assert sub(3, 1) == 2\n    add(2, 2)\n    four = 4\n"
+    )
+    found = analyze({PY: base}, {PY: sprinkled}, tmp_path)
+    assert [(f.rule, f.line) for f in found] == [("test-removed", 9)]
+    # Split, with one half's check dropped for another: that half is no longer checked.
+    dropped = split.replace("assert sub(3, 1) == 2", "assert sub(3, 1) > 0")
+    found = analyze({PY: base}, {PY: dropped}, tmp_path)
+    assert [(f.rule, f.line) for f in found] == [("test-removed", 4)]
+
+
+FOLD_BASE = """\
+import pytest
+
+from pkg.calc import tax, total
+
+
+def test_tax_zero():
+    assert tax(0) == 0.0
+
+
+def test_tax_ten():
+    assert tax(10) == pytest.approx(1.5)
+
+
+def test_total():
+    assert total(100) == pytest.approx(115.0)
+"""
+
+FOLDED = """\
+import pytest
+
+from pkg.calc import tax, total
+
+
+@pytest.mark.parametrize(("amount", "expected"), [(0, 0.0), (10, 1.5)])
+def test_tax(amount, expected):
+    assert tax(amount) == pytest.approx(expected)
+
+
+def test_total():
+    assert total(100) == pytest.approx(115.0)
+"""
+
+
+@pytest.mark.parametrize(
+    "folded",
+    [
+        FOLDED,
+        # Another spelling of the same cases: pytest.param, argnames as a string, a check
+        # after them.
+        FOLDED.replace(
+            '("amount", "expected"), [(0, 0.0), (10, 1.5)]',
+            '"amount,expected", [pytest.param(0, 0.0, id="zero"), (10, 1.5)]',
+        ).replace(
+            "    assert tax(amount) == pytest.approx(expected)",
+            "    assert tax(amount) == pytest.approx(expected)\n    assert tax(amount) >= 0",
+        ),
+        # Into a parametrized test the base had, which gains the cases.
+        FOLDED.replace("[(0, 0.0), (10, 1.5)]", "[(0, 0.0), (10, 1.5), (20, 3.0)]"),
+    ],
+)
+def test_tests_folded_into_a_parametrized_one_are_not_removed(tmp_path: Path, folded: str) -> None:
+    assert analyze({PY: FOLD_BASE}, {PY: folded}, tmp_path) == []
+    base_with_host = FOLD_BASE.replace(
+        "def test_tax_zero():",
+        '@pytest.mark.parametrize(("amount", "expected"), [(20, 3.0)])\n'
+        "def test_tax(amount, expected):\n    assert tax(amount) == pytest.approx(expected)\n\n\n"
+        "def test_tax_zero():",
+    )
+    assert analyze({PY: base_with_host}, {PY: folded}, tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("folded", "rules_found"),
+    [
+        # The failing case left out of the parametrization.
+        (FOLDED.replace("[(0, 0.0), (10, 1.5)]", "[(10, 1.5)]"), ["test-removed"]),
+        # Written with another expectation.
+        (FOLDED.replace("[(0, 0.0), (10, 1.5)]", "[(0, 1.5), (10, 1.5)]"), ["test-removed"]),
+        # Written, but marked to fail or skip.
+        (
+            FOLDED.replace("(0, 0.0), (10", "pytest.param(0, 0.0, marks=pytest.mark.xfail), (10"),
+            ["skip-added", "test-removed"],
+        ),
+        (
+            FOLDED.replace("(10, 1.5)]", "pytest.param(10, 1.5, marks=pytest.mark.skip)]"),
+            ["skip-added", "test-removed"],
+        ),
+        # The parametrized test is skipped, rerun, or returns before the check.
+        (
+            FOLDED.replace("def test_tax(", "@pytest.mark.flaky(reruns=3)\ndef test_tax("),
+            ["rerun-added", "test-removed", "test-removed"],
+        ),
+        (
+            FOLDED.replace("def test_tax(", "@pytest.mark.skip\ndef test_tax("),
+            ["skip-added", "test-removed", "test-removed"],
+        ),
+        (
+            FOLDED.replace(
+                "    assert tax(amount)",
+                "    if amount == 0:\n        return\n    assert tax(amount)",
+            ),
+            ["test-removed", "test-removed"],
+        ),
+        # A case of the right values in a test that checks something else with them.
+        (
+            FOLDED.replace(
+                "assert tax(amount) == pytest.approx(expected)", "assert tax(amount) >= 0"
+            ),
+            ["test-removed", "test-removed"],
+        ),
+    ],
+)
+def test_a_fold_that_does_not_run_the_removed_check_is_removal(
+    tmp_path: Path, folded: str, rules_found: list[str]
+) -> None:
+    found = analyze({PY: FOLD_BASE}, {PY: folded}, tmp_path)
+    assert sorted(f.rule for f in found) == rules_found, found
+
+
+def test_js_a_test_replaced_by_one_that_shares_a_word_of_its_title_is_removed(
+    tmp_path: Path,
+) -> None:
+    base = 'import { sum } from "./sum";\n\nit("adds", () => {\n  expect(sum(1, 2)).toBe(3);\n});\n'
+    replaced = base.replace('"adds"', '"adds positives"').replace(
+        "expect(sum(1, 2)).toBe(3)", "expect(sum(1, 1)).toBeGreaterThan(0)"
+    )
+    found = analyze({JS: base}, {JS: replaced}, tmp_path)
+    assert [(f.rule, f.line) for f in found] == [("test-removed", 3)]
+    renamed = base.replace('"adds"', '"adds two numbers"').replace(
+        "expect(sum(1, 2)).toBe(3);", "const total = sum(1, 2);\n  expect(total).toBe(3);"
+    )
+    assert analyze({JS: base}, {JS: renamed}, tmp_path) == []
 
 
 TYPES_TS = "src/types.test.ts"

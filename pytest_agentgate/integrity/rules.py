@@ -73,6 +73,13 @@ _RULES = (
         "restore the exact expectation; change it only together with the behaviour",
     ),
     Rule(
+        "expectation-changed",
+        "notice",
+        "a test calls the code as it did and expects another value, in a change that touches "
+        "no code: the test was wrong, or it now agrees with a bug",
+        "nothing, if the old expectation was wrong; otherwise restore it and fix the code",
+    ),
+    Rule(
         "tested-code-mocked",
         "tampering",
         "a test replaces the very function it asserts on (monkeypatch.setattr, mock.patch), "

@@ -6,8 +6,8 @@ touches, at the base and now, into a :class:`Side`; :func:`compare` judges the c
 
 - a test of the base that is not there now is removed, unless it was renamed or moved: the same
   body under another name or in another file, the same name in another file or class, or (in
-  the same file) a body that is mostly the same. A renamed test is still the same test, and is
-  compared with what it was;
+  the same file) a body that still checks most of what the old one did (its calls and
+  expected values). A renamed test is still the same test, and is compared with what it was;
 - a test that asserted something at the base and asserts nothing now lost its assertions;
 - a test the change adds that asserts nothing only runs the code;
 - a skip, xfail, ``.only`` or rerun that applies here and that the base did not have, in the same
@@ -33,10 +33,15 @@ CATEGORY_RULES: dict[str, str] = {
     "exit": "exit-forced",
 }
 # How alike the bodies of a vanished test and a new one of the same file must be for them to
-# be the same test, renamed and edited (the share of tokens they have in common): anywhere in
-# the file, or in the place the old one was (between the same neighbours).
+# be the same test, renamed and edited, where the language does not say what a body checks
+# (the share of tokens they have in common).
 SIMILAR = 0.8
-SIMILAR_IN_PLACE = 0.5
+# Where the language says what a body checks (its calls and values): the share of the old
+# test's a renamed one must keep. A shared word of the name, or the old test's place, is not
+# enough: ``test_tax_zero: assert tax(0) == 0.0`` replaced by ``test_tax_positive: assert
+# tax(1) > 0`` is a test removed.
+KEPT = 0.6
+FACTS = 2000  # at most this many calls of one body are read as its facts
 
 
 @dataclass
@@ -62,6 +67,22 @@ class Case:
     # (line, argnames, each case as written) of each parametrization (Python's
     # ``@pytest.mark.parametrize``); the cases are None when they are not written as a literal.
     params: Callable[[], list[tuple[int, str, tuple[str, ...] | None]]] = lambda: []
+    # The test as written (decorators, signature, body), to tell whether the change edited it.
+    written: Callable[[], str] = lambda: ""
+    # What it checks, as a rename or a move keeps it: the calls it makes with their arguments,
+    # the values it expects ("call add(1, 2)", "value 3"). Empty where the language has none.
+    facts: Callable[[], tuple[str, ...]] = lambda: ()
+    # Its statements, normalised as a fold into another test keeps them (Python; none for a
+    # test that is itself parametrized).
+    statements: Callable[[], tuple[str, ...]] = lambda: ()
+    # The cases it runs (one for a test that is not parametrized), each its statements with
+    # the case's values put in for the argnames, and whether each is plain (cannot end the
+    # test before the next one): where a removed test may have been folded or merged.
+    cases: Callable[[], tuple[tuple[tuple[str, bool], ...], ...]] = lambda: ()
+    # (what it calls, what it expects as compared and as written, line) of each assert that
+    # compares a call of the code with a literal: ("tax(0)", "== 0", "== 0.0", 7); a
+    # parametrized test's for each case (Python).
+    expects: Callable[[], tuple[tuple[str, str, str, int], ...]] = lambda: ()
     _body: Body | None = field(default=None, repr=False, compare=False)
     _why: list[str | None] = field(default_factory=list, repr=False, compare=False)
 
@@ -155,6 +176,8 @@ class Change:
     gone: dict[str, str]
     # What the change deletes from the code (not the tests): read only when a test is gone.
     removed_code: Callable[[], CodeRemoved]
+    # The change touches test files and nothing else (no code, no data, no settings).
+    only_tests: bool = False
 
 
 # A test's string and the code share a phrase of this many words: the message it checks.
@@ -212,7 +235,7 @@ def compare(base: Side, now: Side, change: Change, words: Words) -> list[Integri
     for mark in new_marks:
         findings.append(_mark_finding(mark))
     code: CodeRemoved | None = None
-    for case in removed:
+    for case in _unfolded(removed, pairs, added, now):
         if code is None:
             code = change.removed_code()
         findings.append(_removed_finding(case, now, change, words, code))
@@ -241,6 +264,12 @@ def compare(base: Side, now: Side, change: Change, words: Words) -> list[Integri
                 findings.append(weakened)
         findings.extend(_mocked(after, {name for _, name in before.mocked()}))
     findings.extend(_fewer_cases(pairs, now))
+    if change.only_tests:
+        for before, after in pairs:
+            if before.written() == after.written():
+                continue
+            if before.why_nothing() is None and after.why_nothing() is None:
+                findings.extend(_expectation_changed(before, after))
     for case in added:
         if not case.runs or (case.path, case.qualname) in skipped_now:
             continue
@@ -256,6 +285,56 @@ def compare(base: Side, now: Side, change: Change, words: Words) -> list[Integri
                 )
             )
     return findings
+
+
+def _unfolded(
+    removed: list[Case], pairs: list[tuple[Case, Case]], added: list[Case], now: Side
+) -> list[Case]:
+    """The removed tests that were not folded into another: a test whose statements run as
+    one case of a parametrized test the change adds or edits (``test_tax_zero``'s ``assert
+    tax(0) == 0.0`` as the case ``(0, 0.0)`` of ``assert tax(amount) == approx(expected)``), or
+    as a run of statements of a test it was merged into, still runs. The case must be written
+    among the parametrize cases, without marks, and the test run here: no skip, xfail or rerun
+    on it, its class or its file, and nothing before the folded statements that could end it
+    early."""
+    if not removed:
+        return removed
+    hosts = [
+        *added,
+        *(after for before, after in pairs if before.written() != after.written()),
+    ]
+    hosts = [case for case in hosts if case.runs and case.cases() and not _skipped(case, now)]
+    if not hosts:
+        return removed
+    return [case for case in removed if not any(_folded(case, host) for host in hosts)]
+
+
+def _folded(case: Case, host: Case) -> bool:
+    statements = case.statements()
+    if not statements:
+        return False
+    size = len(statements)
+    for instance in host.cases():
+        for start in range(len(instance) - size + 1):
+            run = tuple(text for text, _ in instance[start : start + size])
+            if run == statements and all(plain for _, plain in instance[:start]):
+                return True
+    return False
+
+
+def _skipped(case: Case, now: Side) -> bool:
+    """A skip, xfail or rerun applies, or may, to ``case`` (itself, its class, its file)."""
+    scopes = {"", case.qualname}
+    parts = case.qualname.split("::")
+    scopes.update("::".join(parts[:n]) for n in range(1, len(parts)))
+    return any(
+        mark.path == case.path
+        and mark.scope in scopes
+        and mark.category in ("skip", "rerun")
+        and mark.here is not False
+        and mark.effect is None  # a case's own mark: that case is not read
+        for mark in now.marks
+    )
 
 
 def _fewer_cases(pairs: list[tuple[Case, Case]], now: Side) -> list[IntegrityFinding]:
@@ -298,6 +377,36 @@ def _fewer_cases(pairs: list[tuple[Case, Case]], now: Side) -> list[IntegrityFin
                 )
             )
     return findings
+
+
+def _expectation_changed(before: Case, after: Case) -> list[IntegrityFinding]:
+    """A test that calls the code as it did and now expects another value of it, in a change
+    that touches nothing but tests: either the test was wrong, or it now agrees with a bug. A
+    notice for the reviewer (never blocking): ``assert tax(0) == 0.0`` become ``== 1.5``."""
+    was: dict[str, dict[str, str]] = {}
+    for subject, same, written, _ in before.expects():
+        was.setdefault(subject, {})[same] = written
+    now: dict[str, dict[str, str]] = {}
+    lines: dict[str, int] = {}
+    for subject, same, written, line in after.expects():
+        now.setdefault(subject, {})[same] = written
+        lines.setdefault(subject, line)
+    for subject, expecting in now.items():
+        old = was.get(subject, {})
+        if old and not set(old) <= set(expecting):
+            shown_now = " or ".join(sorted(expecting.values()))
+            shown_was = " or ".join(sorted(old.values()))
+            return [
+                IntegrityFinding(
+                    "expectation-changed",
+                    f"{after.qualname} now expects `{subject} {shown_now}` where the base "
+                    f"expected `{subject} {shown_was}`, and the change touches no code: is the "
+                    "test wrong, or does it now agree with a bug?",
+                    after.path,
+                    lines[subject],
+                )
+            ]
+    return []
 
 
 def _mocked(case: Case, at_base: set[str]) -> list[IntegrityFinding]:
@@ -357,13 +466,15 @@ def _match(
     pair_off(lambda b, n: bool(b.key) and b.key == n.key)
     pair_off(lambda b, n: b.name == n.name)
     if removed and added:
-        # Renamed and edited, in the same file: alike anywhere, fairly alike where it was
-        # (between the same neighbours), or under a name that keeps a word of the old one.
-        # The pair is still compared: this lets through nothing an edit in place would not.
+        # Renamed and edited, in the same file: only a body that keeps what the old one
+        # checked (most of its calls and expected values) is the same test; a shared word of
+        # the name or the old test's place only says which of the alike ones it is. The pair
+        # is still compared: this lets through nothing an edit in place would not.
         slots = _Slots(base, now, pairs)
         for before in list(removed):
             candidates = [
                 (
+                    _kept(before, after),
                     _shared_words(before, after),
                     slots.same(before, after),
                     _similarity(before, after),
@@ -373,16 +484,51 @@ def _match(
                 for index, after in enumerate(added)
                 if change.origin.get(after.path, after.path) == before.path and before.parts
             ]
-            # The likeliest first: the most words of the old name, in its place, alike.
-            for shared, in_place, similarity, _, after in sorted(
-                candidates, key=lambda c: (-c[0], -c[1], -c[2], c[3])
+            # The likeliest first: the most of what it checked, words of its name, its place.
+            for kept, _, _, similarity, _, after in sorted(
+                candidates, key=lambda c: (-(c[0] or 0), -c[1], -c[2], -c[3], c[4])
             ):
-                if similarity >= SIMILAR or (similarity >= SIMILAR_IN_PLACE and in_place) or shared:
+                alike = similarity >= SIMILAR if kept is None else kept >= KEPT
+                if alike:
                     pairs.append((before, after))
                     removed.remove(before)
                     added.remove(after)
                     break
+        _split(removed, added, pairs, change)
     return pairs, removed, added
+
+
+def _split(
+    removed: list[Case], added: list[Case], pairs: list[tuple[Case, Case]], change: Change
+) -> None:
+    """Tests split in several: all that the old test checked is still checked, together, by
+    new tests of its file. It is paired with the one that keeps the most of it (judged as that
+    test); the others are new tests. (Tests merged into one are folded: see
+    :func:`_unfolded`.)"""
+    for before in list(removed):
+        was = Counter(before.facts())
+        if not was:
+            continue
+        new = [c for c in added if change.origin.get(c.path, c.path) == before.path]
+        together: Counter[str] = Counter()
+        for case in new:
+            together += Counter(case.facts())
+        if was - together:
+            continue  # not all of it: the tests that split it would keep what they like
+        best = max(new, key=lambda case: _kept(before, case) or 0)
+        if _kept(before, best):
+            pairs.append((before, best))
+            removed.remove(before)
+            added.remove(best)
+
+
+def _kept(before: Case, after: Case) -> float | None:
+    """The share of what ``before`` checked (its calls and values) that ``after`` still
+    checks; None when the language does not say."""
+    was = Counter(before.facts())
+    if not was:
+        return None
+    return sum((was & Counter(after.facts())).values()) / sum(was.values())
 
 
 # Words a test's name has that say nothing of what it tests.
@@ -535,4 +681,7 @@ def _why_gone(case: Case, now: Side, change: Change, words: Words) -> str:
             other = now.uncollected.get(path, {}).get(case.key) if case.key else None
             if other is not None:
                 return f"renamed to {other}, which {words.runner} does not collect"
-    return "deleted (a renamed or moved test keeps its body; this one was not found)"
+    return (
+        "deleted (a renamed or moved test keeps what it checked, its calls and expected "
+        "values; no test of the change does)"
+    )

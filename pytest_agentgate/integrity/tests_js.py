@@ -17,11 +17,12 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property, partial
+from functools import cache, cached_property, partial
 from pathlib import PurePosixPath
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 from pytest_agentgate.integrity.testfiles import (
+    FACTS,
     Body,
     Case,
     Category,
@@ -574,6 +575,8 @@ class JsFile:
             read_body,
             partial(self.why_nothing, call),
             runs=body is not None and "todo" not in call.modifiers,
+            written=lambda: text,
+            facts=cache(partial(_facts, text, masked)),
         )
 
     def _call_marks(self, call: Call, side: Side) -> None:
@@ -794,6 +797,46 @@ def _word_at(code: str, i: int, word: str) -> bool:
     before = code[i - 1] if i else " "
     after = code[i + len(word)] if i + len(word) < len(code) else " "
     return not (before.isalnum() or before in "_$.") and not (after.isalnum() or after in "_$")
+
+
+_CALLED = re.compile(r"(?<![\w$])([A-Za-z_$][\w$]*)\s*\(")
+_NUMBER = re.compile(r"(?<![\w$.])\d[\d_]*(?:\.\d+)?(?![\w$])")
+_KEYWORDS = {"if", "for", "while", "switch", "catch", "function", "return", "typeof", "await"}
+
+
+def _facts(text: str, masked: str) -> tuple[str, ...]:
+    """What a test's body checks, as a rename or a move keeps it: each call with its arguments
+    (``sum(1, 2)``, ``toBe(3)``; what it is called on aside), each string and number it writes
+    outside a call."""
+    found: list[str] = []
+    inside = bytearray(len(masked))
+    for count, match in enumerate(_CALLED.finditer(masked)):
+        if count >= FACTS:
+            break
+        if match.group(1) in _KEYWORDS:
+            continue
+        end = _closing(masked, match.end() - 1)
+        inside[match.end() : end] = b"\x01" * max(0, end - match.end())
+        found.append("call " + _normal(text[match.start() : end + 1]))
+    code = _COMMENT.sub(lambda m: " " * len(m.group(0)), text)
+    found += ["value " + m.group(2) for m in _STRING.finditer(code) if not inside[m.start()]]
+    found += ["value " + m.group(0) for m in _NUMBER.finditer(masked) if not inside[m.start()]]
+    return tuple(found)
+
+
+def _closing(code: str, start: int, reach: int = 400) -> int:
+    """The bracket that closes the one at ``start`` in masked code (``reach`` characters on
+    at most, where a longer call is cut: what a fact needs)."""
+    depth = 0
+    last = min(len(code), start + reach)
+    for index in range(start, last):
+        if code[index] in "([{":
+            depth += 1
+        elif code[index] in ")]}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return last - 1
 
 
 def _normal(text: str) -> str:

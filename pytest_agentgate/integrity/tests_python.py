@@ -28,6 +28,7 @@ from typing import Any
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 from pytest_agentgate.integrity.testfiles import (
+    FACTS,
     Body,
     Case,
     Category,
@@ -116,7 +117,15 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
                 )
     if not base_side.tests and not now_side.tests and not now_side.marks:
         return []
-    change = Change(origin, gone, lambda: removed_code(scan, which_base, which_now))
+    only_tests = all(
+        which_now.is_test(path)
+        or which_base.is_test(scan.renamed_from.get(path, path))
+        or PurePosixPath(path).name == "conftest.py"
+        for path in scan.touched
+    )
+    change = Change(
+        origin, gone, lambda: removed_code(scan, which_base, which_now), only_tests=only_tests
+    )
     return compare(base_side, now_side, change, Words("pytest", settings.describe_files()))
 
 
@@ -316,10 +325,11 @@ def _collect_ignore(text: str | None) -> tuple[list[str], list[str]]:
 class Module:
     """A test file's tree: its imports, constants, tests, helpers and fixtures."""
 
-    def __init__(self, path: str, tree: ast.Module, settings: Settings) -> None:
+    def __init__(self, path: str, tree: ast.Module, settings: Settings, text: str = "") -> None:
         self.path = path
         self.tree = tree
         self.settings = settings
+        self.lines = text.splitlines()
         self.imports: dict[str, str] = {}  # local name -> dotted name it stands for
         self.plain_imports: set[str] = set()  # top-level modules imported at module level
         self.consts: dict[str, ast.expr] = {}
@@ -499,7 +509,7 @@ def parse(text: str | None, path: str, settings: Settings) -> Module | None:
     if text is None:
         return None
     try:
-        return Module(path, ast.parse(text, filename=path), settings)
+        return Module(path, ast.parse(text, filename=path), settings, text)
     except (SyntaxError, ValueError, RecursionError):
         return None
 
@@ -1041,25 +1051,6 @@ def _params(module: Module, func: Function) -> list[tuple[int, str, tuple[str, .
     return found
 
 
-def _checks(func: Function) -> list[tuple[int, str]]:
-    """(line, "exact" | "weak") of each assertion written in the test's own body, in order."""
-    found: list[tuple[int, str]] = []
-    for node in ast.walk(func):
-        if isinstance(node, ast.Assert):
-            found.append((node.lineno, _strength(node.test)))
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and isinstance(node.func.value, ast.Name)
-            and node.func.value.id == "self"
-        ):
-            if node.func.attr in _EXACT_METHODS:
-                found.append((node.lineno, "exact"))
-            elif node.func.attr in _WEAK_METHODS:
-                found.append((node.lineno, "weak"))
-    return sorted(found)
-
-
 def _strength(test: ast.expr) -> str:
     """An assert's test: "exact" when it compares with a value (other than True, False or
     None), "weak" when it only checks truthiness, None-ness or a type."""
@@ -1105,6 +1096,25 @@ class Tally:
     swallowed: str | None = None
     dead: int | None = None  # the line that returns before the asserts
     vacuous: int | None = None  # a line whose assert is always true
+    uncalled: str | None = None  # a nested function with asserts that is never called
+
+
+Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+# Builtins that take a function without calling it.
+_NOT_CALLING = {
+    "print", "id", "repr", "str", "type", "isinstance", "issubclass", "hash", "bool", "callable",
+    "len", "dir", "vars", "format", "ascii", "list", "tuple", "set", "frozenset", "dict",
+    "object", "getattr", "hasattr", "staticmethod", "classmethod", "property",
+}  # fmt: skip
+
+
+@dataclass(eq=False)
+class _Local:
+    """A function or class defined inside the function scanned, not yet called."""
+
+    node: Definition
+    method: bool  # a method of a local class
+    swallowed: str | None  # where its class was defined
 
 
 class AssertScan:
@@ -1114,12 +1124,83 @@ class AssertScan:
         self.module = module
         self.helper = helper
         self.tally = Tally()
+        # (line, "exact" | "weak") of each assert and self.assert* call reached.
+        self.checks: list[tuple[int, str]] = []
+        # The functions and classes defined inside the function: their asserts count only when
+        # the code that runs calls them (the name called, or handed to a call as a callback).
+        self._locals: set[str] = set()
+        self._asserting: set[str] = set()  # those of them with an assert in their body
+        self._pending: list[_Local] = []
+        self._used: dict[str, str | None] = {}  # local name -> swallowed where it is used
+        self._attrs: dict[str, str | None] = {}  # names called as attributes: a class's methods
 
     def function(self, func: Function) -> Tally:
+        defined = [
+            node for stmt in func.body for node in ast.walk(stmt) if isinstance(node, Definition)
+        ]
+        self._locals = {node.name for node in defined}
+        self._asserting = {node.name for node in defined if _has_assert(node.body)}
         for decorator in func.decorator_list:
             self._expression(decorator, None)
-        self._block(_body(func), None)
+        self._run(_body(func), None)
         return self.tally
+
+    def _calls_asserting_local(self, body: list[ast.stmt]) -> bool:
+        """``body`` calls a function the test defines that asserts: its asserts are there."""
+        return any(
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in self._asserting
+            for stmt in body
+            for node in ast.walk(stmt)
+        )
+
+    def _run(self, body: list[ast.stmt], swallowed: str | None) -> bool:
+        """A block, then the local definitions the code that runs calls (and those they call)."""
+        ends = self._block(body, swallowed)
+        while True:
+            ready = [local for local in self._pending if self._called(local)]
+            if not ready:
+                break
+            for local in ready:
+                self._pending.remove(local)
+                inner = self._where_used(local)
+                if isinstance(local.node, ast.ClassDef):
+                    self._class(local.node, inner)
+                else:
+                    self._block(_body(local.node), inner)
+        if self.tally.uncalled is None:
+            for local in self._pending:
+                if _has_assert(local.node.body):
+                    self.tally.uncalled = f"`{local.node.name}` (line {local.node.lineno})"
+                    break
+        return ends
+
+    def _called(self, local: _Local) -> bool:
+        name = local.node.name
+        if local.method:  # a method of a local class: called by name, or by Python (__eq__)
+            return name in self._attrs or (name.startswith("__") and name.endswith("__"))
+        return name in self._used
+
+    def _where_used(self, local: _Local) -> str | None:
+        name = local.node.name
+        if local.method:
+            return self._attrs.get(name, local.swallowed)
+        return self._used.get(name)
+
+    def _define(self, node: Definition, swallowed: str | None, method: bool = False) -> None:
+        for decorator in node.decorator_list:
+            self._expression(decorator, swallowed)
+        self._pending.append(_Local(node, method, swallowed))
+
+    def _class(self, cls: ast.ClassDef, swallowed: str | None) -> None:
+        for stmt in cls.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                self._define(stmt, swallowed, method=True)
+            elif isinstance(stmt, ast.ClassDef):
+                self._define(stmt, swallowed)
+            else:
+                self._statement(stmt, swallowed)
 
     def _count(self, swallowed: str | None) -> None:
         if swallowed is None:
@@ -1134,7 +1215,8 @@ class AssertScan:
                 rest = body[index + 1 :]
                 if rest and self.tally.dead is None:
                     probe = AssertScan(self.module, None)
-                    probe._block(rest, None)
+                    probe._locals, probe._asserting = self._locals, self._asserting
+                    probe._run(rest, None)
                     if probe.tally.count:
                         self.tally.dead = stmt.lineno
                 return True
@@ -1143,6 +1225,7 @@ class AssertScan:
     def _statement(self, stmt: ast.stmt, swallowed: str | None) -> bool:
         module = self.module
         if isinstance(stmt, ast.Assert):
+            self.checks.append((stmt.lineno, _strength(stmt.test)))
             self._expression(stmt.test, swallowed)
             if truthy(stmt.test, module) is True:
                 if swallowed is None and self.tally.vacuous is None:
@@ -1173,9 +1256,14 @@ class AssertScan:
         if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
             header = stmt.test if isinstance(stmt, ast.While) else stmt.iter
             self._expression(header, swallowed)
-            self._block(stmt.body, swallowed)
+            body_ends = self._block(stmt.body, swallowed)
             self._block(stmt.orelse, swallowed)
-            return False
+            leaves = any(isinstance(n, ast.Break | ast.Continue) for n in _walk_body(stmt.body))
+            if isinstance(stmt, ast.While):
+                # `while True:` with no break is left only by a return or a raise.
+                return truthy(stmt.test, module) is True and not leaves
+            # A loop over items written out runs its body once at least.
+            return body_ends and not leaves and _some_items(stmt.iter)
         if isinstance(stmt, ast.With | ast.AsyncWith):
             inner = swallowed
             for item in stmt.items:
@@ -1184,7 +1272,7 @@ class AssertScan:
         if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             return self._try(stmt, swallowed)
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            self._block(stmt.body, swallowed)  # a callback or local helper: counted as called
+            self._define(stmt, swallowed)  # a callback or local helper: counted when called
             return False
         if isinstance(stmt, ast.Match):
             self._expression(stmt.subject, swallowed)
@@ -1212,7 +1300,9 @@ class AssertScan:
         expects = name in _RAISES or last.startswith(("assertRaises", "assertWarns"))
         if call is not None and expects:
             caught = call.args[0] if call.args else None
-            if _catches_assertions(caught, self.module) and _has_assert(body):
+            if _catches_assertions(caught, self.module) and (
+                _has_assert(body) or self._calls_asserting_local(body)
+            ):
                 return inner or (
                     f"its asserts are inside `with {_short(call, 50)}`, which expects them to fail"
                 )
@@ -1245,10 +1335,35 @@ class AssertScan:
         final_ends = self._block(getattr(stmt, "finalbody", []), swallowed)
         return final_ends or ((body_ends or else_ends) and handlers_end and bool(handlers))
 
+    def _use(self, name: str, swallowed: str | None) -> None:
+        if self._used.get(name, "") is not None:  # once used where nothing swallows, it counts
+            self._used[name] = swallowed
+
     def _expression(self, node: ast.AST, swallowed: str | None) -> None:
         for call in ast.walk(node):
             if not isinstance(call, ast.Call):
                 continue
+            func = call.func
+            # A local function called, or handed to a call that may call it (a callback, a
+            # thread's target, map); print(check) or id(check) does not.
+            if isinstance(func, ast.Name) and func.id in self._locals:
+                self._use(func.id, swallowed)
+            if not (isinstance(func, ast.Name) and func.id in _NOT_CALLING):
+                for arg in [*call.args, *(k.value for k in call.keywords)]:
+                    if isinstance(arg, ast.Starred):
+                        arg = arg.value
+                    if isinstance(arg, ast.Name) and arg.id in self._locals:
+                        self._use(arg.id, swallowed)
+            if isinstance(func, ast.Attribute):
+                if self._attrs.get(func.attr, "") is not None:
+                    self._attrs[func.attr] = swallowed
+                if isinstance(func.value, ast.Name) and func.value.id == "self":
+                    if func.attr in _EXACT_METHODS:
+                        self.checks.append((call.lineno, "exact"))
+                    elif func.attr in _WEAK_METHODS:
+                        self.checks.append((call.lineno, "weak"))
+            if isinstance(func, ast.Name) and func.id in self._locals:
+                continue  # a local function: judged by its body, when it is called
             # A helper of the project is judged by its body, whatever its name says.
             resolved = self.helper(call) if self.helper is not None else self._local(call)
             if resolved is None and is_assertion_call(call, self.module):
@@ -1323,6 +1438,34 @@ def _reraises(body: list[ast.stmt], module: Module) -> bool:
     return False
 
 
+def _walk_body(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """The nodes of a block, not those of the functions and classes it defines."""
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, Definition | ast.Lambda):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _some_items(node: ast.expr) -> bool:
+    """An iterable written out with at least one item: ``[1, 2]``, ``"ab"``, ``range(3)``."""
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return bool(node.elts) and not any(isinstance(e, ast.Starred) for e in node.elts)
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str | bytes) and bool(node.value)
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "range"
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        arg = node.args[0]
+        return isinstance(arg, ast.Constant) and type(arg.value) is int and arg.value > 0
+    return False
+
+
 def _has_assert(body: list[ast.stmt]) -> bool:
     return any(isinstance(node, ast.Assert) for stmt in body for node in ast.walk(stmt))
 
@@ -1339,6 +1482,7 @@ class PySide:
     settings: Settings
     _modules: dict[str, Module | None] = field(default_factory=dict)
     _fixtures: dict[str, dict[str, Function]] = field(default_factory=dict)
+    _scans: dict[int, AssertScan] = field(default_factory=dict)
 
     def module(self, path: str) -> Module | None:
         if path not in self._modules:
@@ -1355,9 +1499,14 @@ class PySide:
                     func.lineno,
                     partial(_read_body, module, func, self._is_project_module),
                     partial(self.why_nothing, module, func, cls),
-                    checks=partial(_checks, func),
+                    checks=partial(self._checks, module, func, cls),
                     mocked=partial(_mocked, func),
                     params=partial(_params, module, func),
+                    written=partial(_written, module, func),
+                    facts=cache(partial(_facts, module, func)),
+                    statements=cache(partial(_statements, module, func)),
+                    cases=cache(partial(_instances, module, func)),
+                    expects=cache(partial(_expects, module, func)),
                 )
             )
         side.uncollected[module.path] = dict(module.uncollected)
@@ -1372,9 +1521,21 @@ class PySide:
 
     # does a test assert something?
 
+    def _scan(self, module: Module, func: Function, cls: str | None) -> AssertScan:
+        """The test's assertions as it would run, its helpers followed (one level)."""
+        if id(func) not in self._scans:
+            helped = AssertScan(module, lambda call: self._helper_asserts(module, call, cls))
+            helped.function(func)
+            self._scans[id(func)] = helped
+        return self._scans[id(func)]
+
+    def _checks(self, module: Module, func: Function, cls: str | None) -> list[tuple[int, str]]:
+        """(line, "exact" | "weak") of each assertion the test's own body reaches, in order: not
+        one after a return, nor in a nested function it never calls."""
+        return sorted(self._scan(module, func, cls).checks)
+
     def why_nothing(self, module: Module, func: Function, cls: str | None) -> str | None:
-        helped = AssertScan(module, lambda call: self._helper_asserts(module, call, cls))
-        tally = helped.function(func)
+        tally = self._scan(module, func, cls).tally
         if tally.count:
             return None
         for name in self._fixture_names(module, func):
@@ -1385,6 +1546,8 @@ class PySide:
             return tally.swallowed
         if tally.dead is not None:
             return f"it returns on line {tally.dead}, before its asserts"
+        if tally.uncalled is not None:
+            return f"its asserts are in {tally.uncalled}, which it never calls"
         if tally.vacuous is not None:
             return f"its assert on line {tally.vacuous} is always true"
         if all(isinstance(s, ast.Pass) or _is_ellipsis(s) for s in _body(func)):
@@ -1490,6 +1653,12 @@ def _uses(module: Module, func: Function, project: Callable[[str], bool]) -> Ite
                 yield node.attr
 
 
+def _written(module: Module, func: Function) -> str:
+    """The test's text, decorators included: whether the change edited it."""
+    first = min([func.lineno, *(d.lineno for d in func.decorator_list)])
+    return "\n".join(module.lines[first - 1 : func.end_lineno or func.lineno])
+
+
 def _read_body(module: Module, func: Function, project: Callable[[str], bool]) -> Body:
     return Body(
         body_key(func),
@@ -1497,6 +1666,271 @@ def _read_body(module: Module, func: Function, project: Callable[[str], bool]) -
         frozenset(_uses(module, func, project)),
         tuple(_strings(func)),
     )
+
+
+_OPERATORS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">"}
+_OPERATORS |= {ast.GtE: ">=", ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
+_EQUAL_METHODS = {"assertEqual", "assertEquals", "assertAlmostEqual", "assert_equal"}
+
+
+def _expects(module: Module, func: Function) -> tuple[tuple[str, str, str, int], ...]:
+    """(subject, "== expected" as compared, as written, line) of each assert of the test that
+    compares a call of the code, written out (no variable of the test's own), with a literal;
+    for a parametrized test, for each case, its values put in."""
+    bindings: list[dict[str, ast.expr]] = [{}]
+    for argnames, cases in _parametrized(module, func):
+        found = _bindings(module, argnames, cases)
+        if found is None:
+            return ()
+        bindings = [{**a, **b} for a in bindings for b in found][:CASES]
+    out: list[tuple[str, str, str, int]] = []
+    for bound in bindings:
+        for stmt in _normalized(module, func, bound, approx=True):
+            for node in ast.walk(stmt):
+                if not isinstance(node, ast.Assert | ast.Call):
+                    continue
+                pair = _compared(node)
+                if pair is not None:
+                    subject, op, expected = pair
+                    if _literal(expected) and _self_contained(subject):
+                        written = f"{op} {_short(expected, 100)}"
+                        number = ast.literal_eval(expected)
+                        same = written
+                        if type(number) is float and number.is_integer():
+                            same = f"{op} {int(number)!r}"  # 3.0 expects what 3 does
+                        out.append((_short(subject, 200), same, written, node.lineno))
+    return tuple(out)
+
+
+def _compared(node: ast.Assert | ast.Call) -> tuple[ast.expr, str, ast.expr] | None:
+    """(subject, operator, expected) of ``assert subject == expected`` (either way round) or
+    ``self.assertEqual(subject, expected)``."""
+    if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare):
+        test = node.test
+        if len(test.ops) != 1 or type(test.ops[0]) not in _OPERATORS:
+            return None
+        op = _OPERATORS[type(test.ops[0])]
+        left, right = test.left, test.comparators[0]
+        if _literal(left) and not _literal(right) and op in ("==", "!="):
+            left, right = right, left
+        return left, op, right
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _EQUAL_METHODS
+        and len(node.args) >= 2
+    ):
+        return node.args[0], "==", node.args[1]
+    return None
+
+
+def _literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _self_contained(subject: ast.expr) -> bool:
+    """A call of the code with what it is given written out: not a variable of the test's."""
+    nodes = list(ast.walk(subject))
+    return any(isinstance(n, ast.Call) for n in nodes) and not any(
+        isinstance(n, ast.Name) and n.id == "_" for n in nodes
+    )
+
+
+def _statements(module: Module, func: Function) -> tuple[str, ...]:
+    """The test's statements as a fold into a parametrized test keeps them (see
+    :func:`_instances`); none for a test that is itself parametrized."""
+    if _parametrized(module, func):
+        return ()
+    return tuple(ast.dump(stmt) for stmt in _normalized(module, func, {}, approx=True))
+
+
+CASES = 256  # at most this many cases of one parametrized test are read
+
+
+def _instances(module: Module, func: Function) -> tuple[tuple[tuple[str, bool], ...], ...]:
+    """Each case a test runs (a test that is not parametrized: one): its statements with the
+    case's values put in for the argnames (``pytest.approx(x)`` as ``x``, the names it binds
+    all ``_``), each with whether it is plain (cannot end the test: an assignment, an assert, a
+    call that is no skip). Only literal cases count, and none with marks
+    (``pytest.param(..., marks=...)``); an indirect parametrization is none."""
+    decorators = _parametrized(module, func)
+    combined: list[dict[str, ast.expr]] = [{}]
+    for argnames, cases in decorators:
+        bindings = _bindings(module, argnames, cases)
+        if bindings is None:
+            return ()
+        combined = [{**a, **b} for a in combined for b in bindings][:CASES]
+    out = []
+    for bound in combined:
+        body = _normalized(module, func, bound, approx=True)
+        out.append(tuple((ast.dump(stmt), _plain(stmt, module)) for stmt in body))
+    return tuple(out)
+
+
+def _bindings(
+    module: Module, argnames: list[str] | None, cases: ast.expr
+) -> list[dict[str, ast.expr]] | None:
+    """Each case of one parametrize: argname -> its value; None when they cannot be read."""
+    if argnames is None or not isinstance(cases, ast.List | ast.Tuple):
+        return None
+    out = []
+    for element in cases.elts:
+        if isinstance(element, ast.Starred):
+            return None
+        values: list[ast.expr] = [element]
+        if isinstance(element, ast.Call) and module.dotted(element.func) == "pytest.param":
+            if any(k.arg == "marks" for k in element.keywords):
+                continue  # skipped, xfailed or otherwise marked: it may not run as written
+            values = list(element.args)
+            if len(argnames) == 1 and len(values) == 1:
+                out.append({argnames[0]: values[0]})
+                continue
+        elif len(argnames) == 1:
+            out.append({argnames[0]: element})
+            continue
+        elif isinstance(element, ast.Tuple | ast.List):
+            values = list(element.elts)
+        if len(values) != len(argnames) or any(isinstance(v, ast.Starred) for v in values):
+            return None
+        out.append(dict(zip(argnames, values, strict=True)))
+    return out
+
+
+_ENDS = {"pytest.skip", "pytest.xfail", "pytest.fail", "pytest.exit", "sys.exit", "os._exit"}
+
+
+def _plain(stmt: ast.stmt, module: Module) -> bool:
+    """A statement that cannot end the test early: not a return, raise, branch, loop, with or
+    try (whose effect depends), nor a skip."""
+    if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Assert):
+        return True
+    if isinstance(stmt, ast.Expr):
+        return not any(
+            isinstance(node, ast.Call) and (module.dotted(node.func) or "") in _ENDS
+            for node in ast.walk(stmt)
+        )
+    return False
+
+
+def _facts(module: Module, func: Function) -> tuple[str, ...]:
+    """What the test checks, as a rename, a move or a reformat keeps it: each call it makes
+    with its arguments (``add(1, 2)``: what it is called on aside, ``c.add`` and ``calc.add``
+    are one), each value it writes outside a call (``== 3``), its parametrized cases' values.
+    The names it binds itself are one placeholder (a variable renamed is the same test), and
+    ``pytest.approx(x)`` is ``x``."""
+    found: list[str] = []
+    calls = 0
+    for stmt in _normalized(module, func, {}, approx=True):
+        inside: set[int] = set()
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call):
+                arguments = [*node.args, *node.keywords]
+                inside.update(id(sub) for arg in arguments for sub in ast.walk(arg))
+                if calls < FACTS:
+                    calls += 1
+                    found.append("call " + _called(node))
+            elif isinstance(node, ast.Constant) and id(node) not in inside:
+                found.append("value " + repr(node.value))
+    for _, cases in _parametrized(module, func):
+        for node in ast.walk(cases):
+            if isinstance(node, ast.Constant):
+                found.append("value " + repr(node.value))
+    return tuple(found)
+
+
+def _called(call: ast.Call) -> str:
+    """``add(1, 2)`` for ``calc.add(1, 2)``: the function's own name and the arguments."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else _short(func, 100)
+    return _short(ast.Call(ast.Name(name, ast.Load()), call.args, call.keywords), 400)
+
+
+def _parametrized(module: Module, func: Function) -> list[tuple[list[str] | None, ast.expr]]:
+    """(argnames, argvalues as written) of each ``@pytest.mark.parametrize`` of the test; the
+    argnames are None when they are not a literal (or the parametrization is indirect: the
+    values go to fixtures)."""
+    found: list[tuple[list[str] | None, ast.expr]] = []
+    for decorator in func.decorator_list:
+        node = module.alias(decorator)
+        if not isinstance(node, ast.Call) or module.dotted(node.func) != "pytest.mark.parametrize":
+            continue
+        kwargs = {k.arg: k.value for k in node.keywords if k.arg}
+        names = node.args[0] if node.args else kwargs.get("argnames")
+        cases = node.args[1] if len(node.args) > 1 else kwargs.get("argvalues")
+        if cases is None:
+            continue
+        argnames = None if names is None else value(names, module)
+        if isinstance(argnames, str):
+            argnames = argnames.split(",")
+        listed = (
+            [str(n).strip() for n in argnames]
+            if isinstance(argnames, list | tuple) and "indirect" not in kwargs
+            else None
+        )
+        found.append((listed, module.alias(cases)))
+    return found
+
+
+def _normalized(
+    module: Module, func: Function, bound: dict[str, ast.expr], approx: bool
+) -> list[ast.stmt]:
+    """The test's body (a copy) as a rename keeps it: the names it binds itself (variables,
+    loop targets, nested functions) all ``_``; the names in ``bound`` replaced by the values
+    they are bound to (a parametrized case); with ``approx``, ``pytest.approx(x)`` is ``x``."""
+    body = [_copy(stmt) for stmt in _body(func)]
+    local: set[str] = set()
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+                local.add(node.id)
+            elif isinstance(node, Definition | ast.ExceptHandler) and node.name is not None:
+                local.add(node.name)
+    normal = _Normal(module, local - set(bound), bound, approx)
+    return [normal.visit(stmt) for stmt in body]
+
+
+def _copy(node: Any) -> Any:
+    """A copy of an AST (copy.deepcopy's generality costs several times as much)."""
+    if isinstance(node, ast.AST):
+        new = node.__class__()
+        for name in node._fields:
+            setattr(new, name, _copy(getattr(node, name, None)))
+        for name in node._attributes:
+            if hasattr(node, name):
+                setattr(new, name, getattr(node, name))
+        return new
+    if isinstance(node, list):
+        return [_copy(item) for item in node]
+    return node
+
+
+class _Normal(ast.NodeTransformer):
+    def __init__(
+        self, module: Module, local: set[str], bound: dict[str, ast.expr], approx: bool
+    ) -> None:
+        self.module = module
+        self.local = local
+        self.bound = bound
+        self.approx = approx
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if isinstance(node.ctx, ast.Load) and node.id in self.bound:
+            value: ast.AST = _copy(self.bound[node.id])
+            return value
+        if node.id in self.local:
+            return ast.Name("_", node.ctx)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        name = self.module.dotted(node.func)
+        self.generic_visit(node)
+        if self.approx and name == "pytest.approx" and len(node.args) == 1 and not node.keywords:
+            return node.args[0]
+        return node
 
 
 def _strings(func: Function) -> Iterator[str]:
