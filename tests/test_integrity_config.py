@@ -928,6 +928,138 @@ def test_settings_that_follow_a_move(repo_from: Callable[[str], Path], verify: A
     assert tool_findings(run) == []
 
 
+# -- files ruff no longer reads: an ignore rule naming a tracked file ------------------------------
+
+
+def ignore_findings(run: CliRun) -> list[tuple[str | None, int | None, str]]:
+    return [f for f in tool_findings(run) if "ignore" in f[2]]
+
+
+@pytest.mark.parametrize(
+    ("file", "text", "message"),
+    [
+        (
+            ".gitignore",
+            ".agentgate/\n.coverage\ntools/bad.py\n",
+            ".gitignore `tools/bad.py` ignores tools/bad.py, tracked at the base: ruff skips "
+            "files .gitignore names",
+        ),
+        (
+            "tools/.gitignore",
+            "# generated\n*.py\n",
+            ".gitignore `*.py` ignores tools/bad.py, tracked at the base: ruff skips files "
+            ".gitignore names",
+        ),
+        (
+            ".ignore",
+            "tools/\n",
+            ".ignore `tools/` ignores tools/bad.py, tracked at the base: ruff skips files "
+            ".ignore names",
+        ),
+    ],
+    ids=["gitignore-line", "new-gitignore", "dot-ignore"],
+)
+def test_a_tracked_file_an_ignore_rule_hides_from_ruff(
+    repo_from: Callable[[str], Path], verify: Any, file: str, text: str, message: str
+) -> None:
+    # ruff skips what .gitignore (and .ignore) name, tracked files too: the lint error in
+    # tools/bad.py went unseen, and nothing in ruff's settings changed.
+    root = repo_from("lint-defect")
+    write(root / file, text)
+    run = verify("--profile", "strict")
+    assert gate(run, "lint")["status"] == "pass"  # ruff no longer reads the file ...
+    assert run.code == 1  # ... the integrity gate says why
+    assert ignore_findings(run) == [(file, len(text.splitlines()), message)]
+
+
+def test_a_file_taken_out_of_the_index_and_ignored(
+    repo_from: Callable[[str], Path], verify: Any
+) -> None:
+    # `git rm --cached`: the change shows the file deleted, but it is on the disk, imported,
+    # and ruff skips it.
+    root = repo_from("lint-defect")
+    git(root, "rm", "-q", "--cached", "tools/bad.py")
+    with (root / ".gitignore").open("a", encoding="utf-8") as handle:
+        handle.write("tools/bad.py\n")
+    run = verify("--profile", "strict")
+    assert gate(run, "lint")["status"] == "pass" and run.code == 1
+    assert [(p, line) for p, line, _ in ignore_findings(run)] == [(".gitignore", 3)]
+
+
+def test_an_exception_taken_out_of_the_gitignore(
+    repo_from: Callable[[str], Path], verify: Any
+) -> None:
+    # The line that ignores the file was at the base; the base's `!` exception kept it linted.
+    root = repo_from("lint-defect")
+    write(root / ".gitignore", ".agentgate/\n.coverage\ntools/*.py\n!tools/bad.py\n")
+    git(root, "commit", "-qam", "tools are generated, but one")
+    git(root, "branch", "-q", "-f", "main")
+    write(root / ".gitignore", ".agentgate/\n.coverage\ntools/*.py\n")
+    run = verify("--profile", "strict")
+    assert gate(run, "lint")["status"] == "pass" and run.code == 1
+    assert ignore_findings(run) == [
+        (
+            ".gitignore",
+            3,
+            ".gitignore `tools/*.py` ignores tools/bad.py, tracked at the base: ruff skips "
+            "files .gitignore names",
+        )
+    ]
+
+
+def test_a_private_exclude_naming_a_tracked_file(
+    repo_from: Callable[[str], Path], verify: Any
+) -> None:
+    # .git/info/exclude is no part of the change: git status shows nothing, ruff skips the file.
+    root = repo_from("lint-defect")
+    exclude = Path(git(root, "rev-parse", "--git-path", "info/exclude").strip())
+    write(root / exclude, "# private\ntools/bad.py\n")
+    run = verify("--profile", "strict")
+    assert gate(run, "lint")["status"] == "pass" and run.code == 1
+    assert ignore_findings(run) == [
+        (
+            "tools/bad.py",
+            None,
+            ".git/info/exclude:2 `tools/bad.py` ignores tools/bad.py tracked at the base: ruff "
+            "skips files git ignores, and the repository's private excludes are no part of the "
+            "change; take the line out",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "honest",
+    ["untracked-only", "deleted", "ignored-at-the-base"],
+)
+def test_honest_ignore_rules(repo_from: Callable[[str], Path], verify: Any, honest: str) -> None:
+    root = repo_from("lint-clean")
+    if honest == "untracked-only":
+        # Build output and a scratch module: ignored, never tracked.
+        write(root / "dist" / "generated.py", "import os\n")
+        write(root / "scratch.py", "import sys\n")
+        write(root / ".gitignore", ".agentgate/\n.coverage\ndist/\nscratch.py\n*.log\n")
+    elif honest == "deleted":
+        # A tracked file the change deletes, and ignores from now on.
+        write(root / "tools" / "gen.py", "X = 1\n")
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", "generated code")
+        git(root, "branch", "-q", "-f", "main")
+        git(root, "rm", "-q", "tools/gen.py")
+        write(root / ".gitignore", ".agentgate/\n.coverage\ntools/gen.py\n")
+    else:
+        # A file ignored at the base, tracked all the same (git add -f): ruff skipped it then.
+        write(root / ".gitignore", ".agentgate/\n.coverage\nvendor/\n")
+        write(root / "vendor" / "lib.py", "import os\n")
+        git(root, "add", "-A")
+        git(root, "add", "-f", "vendor/lib.py")
+        git(root, "commit", "-qm", "vendored")
+        git(root, "branch", "-q", "-f", "main")
+        write(root / ".gitignore", ".agentgate/\n.coverage\nvendor/\n*.log\n")
+    run = verify("--profile", "strict")
+    assert run.code == 0, run.out
+    assert gate(run, "integrity")["findings"] == []
+
+
 # -- resolve_config directly -----------------------------------------------------------------------
 
 
