@@ -763,6 +763,39 @@ def test_ruff_ignoring_what_the_base_enforces(
     ("old", "new", "needle", "message"),
     [
         (
+            "[tool.ruff.lint]\n",
+            '[tool.ruff]\ninclude = ["pkg/*.py", "tests/*.py"]\n\n[tool.ruff.lint]\n',
+            "include",
+            "ruff: include narrowed to pkg/*.py, tests/*.py: 1 files are no longer linted "
+            "(tools/bad.py)",
+        ),
+        (
+            'select = ["E", "F", "W"]\n',
+            'select = ["E", "F", "W"]\n\n[tool.ruff.lint.pyflakes]\n'
+            'allowed-unused-imports = ["os", "sys"]\n',
+            "allowed-unused-imports",
+            "ruff: pyflakes.allowed-unused-imports gained os, sys: the base's F rules report less",
+        ),
+    ],
+    ids=["include", "allowed-unused-imports"],
+)
+def test_ruff_told_to_read_less_or_let_more_pass(
+    repo_from: Callable[[str], Path], verify: Any, old: str, new: str, needle: str, message: str
+) -> None:
+    # Neither is an ignore, an exclude or a narrower select: ruff skips tools/bad.py, or lets
+    # its unused imports pass, and the lint gate passed.
+    root = repo_from("lint-defect")
+    text = edit(root / "pyproject.toml", old, new)
+    run = verify("--profile", "strict")
+    assert gate(run, "lint")["status"] == "pass"
+    assert run.code == 1
+    assert tool_findings(run) == [("pyproject.toml", line_of(text, needle), message)]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "needle", "message"),
+    [
+        (
             'select = ["E", "F", "W"]\n',
             'select = ["E"]\n',
             "select",
@@ -840,6 +873,43 @@ def test_ruff_ignoring_what_the_base_enforces(
             "source",
             "coverage: source narrowed: pkg no longer measured",
         ),
+        (
+            "[tool.ruff.lint]\n",
+            '[tool.ruff]\nextend-include = ["*.pyw"]\ninclude = ["tests/*"]\n\n[tool.ruff.lint]\n',
+            'include = ["tests',
+            "ruff: include narrowed to *.pyw, tests/*: 1 files are no longer linted "
+            "(pkg/__init__.py)",
+        ),
+        (
+            'select = ["E", "F", "W"]\n',
+            'select = ["E", "F", "W"]\n\n[tool.ruff.lint.pycodestyle]\nmax-line-length = 200\n',
+            "max-line-length",
+            "ruff: pycodestyle.max-line-length 88 -> 200: the base's E501 reports less",
+        ),
+        (
+            "[tool.ruff.lint]\n",
+            "[tool.ruff]\nline-length = 120\n\n[tool.ruff.lint]\n",
+            "line-length",
+            "ruff: line-length 88 -> 120: the base's E501 reports less",
+        ),
+        (
+            'select = ["E", "F", "W"]\n',
+            'select = ["E", "F", "W"]\ndummy-variable-rgx = "^.*$"\n',
+            "dummy-variable-rgx",
+            "ruff: dummy-variable-rgx (default) -> '^.*$': what ruff reports changes",
+        ),
+        (
+            "[tool.ruff.lint]\n",
+            '[tool.ruff]\nbuiltins = ["undefined_name"]\n\n[tool.ruff.lint]\n',
+            "builtins",
+            "ruff: builtins gained undefined_name: the base's F821 reports less",
+        ),
+        (
+            'select = ["E", "F", "W"]\n',
+            'select = ["E", "F", "W", "C90"]\n',
+            None,
+            None,
+        ),
     ],
     ids=[
         "ruff-select",
@@ -855,12 +925,31 @@ def test_ruff_ignoring_what_the_base_enforces(
         "coverage-fail-under",
         "coverage-branch",
         "coverage-source",
+        "ruff-include",
+        "ruff-max-line-length",
+        "ruff-line-length",
+        "ruff-dummy-variable-rgx",
+        "ruff-builtins",
+        "ruff-max-complexity",
     ],
 )
 def test_a_tool_setting_loosened(
-    repo_from: Callable[[str], Path], verify: Any, old: str, new: str, needle: str, message: str
+    repo_from: Callable[[str], Path],
+    verify: Any,
+    old: str,
+    new: str,
+    needle: str | None,
+    message: str | None,
 ) -> None:
     root = repo_from("cheap")
+    if needle is None:  # a rule of the base's own, and its option raised
+        edit(root / "pyproject.toml", old, new)
+        git(root, "commit", "-qam", "complexity")
+        git(root, "branch", "-q", "-f", "main")
+        old = "[tool.ruff.lint]\n"
+        new = "[tool.ruff.lint.mccabe]\nmax-complexity = 25\n\n[tool.ruff.lint]\n"
+        needle = "max-complexity"
+        message = "ruff: mccabe.max-complexity 10 -> 25: the base's C90 rules report less"
     text = edit(root / "pyproject.toml", old, new)
     git(root, "commit", "-qam", "settings")
     run = verify("--profile", "strict")
@@ -896,6 +985,23 @@ def test_a_new_coveragerc_that_takes_over(repo_from: Callable[[str], Path], veri
         ('testpaths = ["tests"]\n', 'testpaths = ["tests", "more_tests"]\n'),
         ('source = ["pkg"]\n', 'source = ["pkg"]\nomit = ["pkg/generated/*"]\n'),
         ("[tool.coverage.report]\n", "# Coverage, reported.\n[tool.coverage.report]\n"),
+        # How ruff runs, fixes and formats; where first-party code is; a newer Python
+        (
+            "[tool.ruff.lint]\n",
+            '[tool.ruff]\ncache-dir = ".cache/ruff"\nsrc = ["pkg"]\nfix = true\n'
+            'output-format = "full"\ntarget-version = "py312"\n\n[tool.ruff.format]\n'
+            'quote-style = "single"\nexclude = ["pkg"]\n\n[tool.ruff.lint]\n'
+            'unfixable = ["F401"]\n',
+        ),
+        # a lower maximum, and the options of rules the base does not enforce
+        (
+            "[tool.ruff.lint]\n",
+            "[tool.ruff]\nline-length = 79\n\n[tool.ruff.lint.mccabe]\nmax-complexity = 50\n"
+            "\n[tool.ruff.lint.pylint]\nmax-args = 12\n\n[tool.ruff.lint.isort]\n"
+            'known-first-party = ["pkg"]\n\n[tool.ruff.lint]\n',
+        ),
+        # more files linted
+        ("[tool.ruff.lint]\n", '[tool.ruff]\nextend-include = ["*.pyw"]\n\n[tool.ruff.lint]\n'),
     ],
     ids=[
         "select-more",
@@ -904,6 +1010,9 @@ def test_a_new_coveragerc_that_takes_over(repo_from: Callable[[str], Path], veri
         "testpaths-wider",
         "omit-nothing",
         "comment",
+        "ruff-runs-fixes-formats",
+        "ruff-tighter-or-not-enforced",
+        "ruff-include-wider",
     ],
 )
 def test_an_honest_tool_setting(
@@ -1177,6 +1286,74 @@ def test_pytest_paths_inside_the_project_are_not_findings() -> None:
         assert not _leaves_the_project(inside), inside
     for outside in ("..", "../x", "a/../../x", "/abs", "~/plugins", "C:\\plugins", "..\\x"):
         assert _leaves_the_project(outside), outside
+
+
+RUFF_BASE = {"lint": {"select": ["E", "F", "B", "PL", "C90", "TID"]}}
+
+
+@pytest.mark.parametrize(
+    ("base", "now", "found"),
+    [
+        # what lets more pass
+        ({}, {"fix-only": True}, ["fix-only false -> true: ruff reports less"]),
+        ({"preview": True}, {}, ["preview true -> false: ruff reports less"]),
+        ({"respect-gitignore": False}, {}, ["respect-gitignore false -> true: ruff reports less"]),
+        (
+            {"target-version": "py312"},
+            {"target-version": "py38"},
+            ["target-version 'py312' -> 'py38': ruff reports less"],
+        ),
+        (
+            {},
+            {"lint": {"pylint": {"max-args": 9, "allow-magic-value-types": ["int"]}}},
+            [
+                "pylint.allow-magic-value-types gained int: the base's PL rules report less",
+                "pylint.max-args 5 -> 9: the base's PL rules report less",
+            ],
+        ),
+        (
+            {"lint": {"flake8-tidy-imports": {"banned-api": {"os.system": {"msg": "no"}}}}},
+            {},
+            ["flake8-tidy-imports.banned-api lost os.system: the base's TID rules report less"],
+        ),
+        (
+            {},
+            {"lint": {"flake8-bugbear": {"extend-immutable-calls": ["a.b"]}}},
+            ["flake8-bugbear.extend-immutable-calls gained a.b: the base's B rules report less"],
+        ),
+        (  # deprecated top-level tables are the same options
+            {},
+            {"pyflakes": {"allowed-unused-imports": ["os"]}},
+            ["pyflakes.allowed-unused-imports gained os: the base's F rules report less"],
+        ),
+        (
+            {},
+            {"lint": {"some-future-option": 1}},
+            ["some-future-option (default) -> 1: what ruff reports changes"],
+        ),
+        # what only tightens, options of rules the base does not enforce, what `ruff check`
+        # reports nothing of
+        ({}, {"preview": True, "respect-gitignore": False, "target-version": "py313"}, []),
+        ({}, {"lint": {"mccabe": {"max-complexity": 5}, "pylint": {"max-args": 3}}}, []),
+        ({}, {"lint": {"flake8-tidy-imports": {"banned-api": {"os.system": {}}}}}, []),
+        ({}, {"lint": {"pydocstyle": {"convention": "google"}, "isort": {"force-sort": 1}}}, []),
+        ({}, {"format": {"quote-style": "single"}, "cache-dir": "x", "unsafe-fixes": True}, []),
+    ],
+)
+def test_ruff_options_compared(base: dict[str, Any], now: dict[str, Any], found: list[str]) -> None:
+    from pytest_agentgate.integrity.settings import _ruff_options_loosened, _ruff_values
+
+    def merged(extra: dict[str, Any]) -> dict[str, Any]:
+        out = json.loads(json.dumps(RUFF_BASE))
+        for key, value in extra.items():
+            if key == "lint":
+                out["lint"].update(value)
+            else:
+                out[key] = value
+        return _ruff_values(out)
+
+    got = [f"{key} {message}" for key, message in _ruff_options_loosened(merged(base), merged(now))]
+    assert got == found
 
 
 @pytest.mark.parametrize(
