@@ -1169,6 +1169,119 @@ def test_honest_ignore_rules(repo_from: Callable[[str], Path], verify: Any, hone
     assert gate(run, "integrity")["findings"] == []
 
 
+# -- zero-config: what detection finds at the base is the law -------------------------------------
+
+NO_COVERAGE_SETTINGS = CLEAN["pyproject.toml"].split("[tool.coverage.run]")[0]
+UNTESTED = "\n\ndef untested(x):\n    if x:\n        return 1\n    return 2\n"
+
+
+def zero_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str]) -> Path:
+    """A repository whose base has no agentgate configuration, on a branch ``change``."""
+    root = build(tmp_path / "repo", files)
+    git(root, "checkout", "-q", "-b", "change")
+    monkeypatch.chdir(root)
+    return root
+
+
+PRE_COMMIT_HOOK = """\
+repos:
+  - repo: https://github.com/{repo}
+    hooks:
+      - id: {hook}
+"""
+
+
+def test_a_linter_new_in_the_change_lints_beside_the_bases(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Any
+) -> None:
+    # A pre-commit hook outranks [tool.ruff] in zero-config's detection: pycodestyle, which
+    # has no F401, took the lint gate from the ruff the base declares.
+    root = zero_repo(tmp_path, monkeypatch, {**CLEAN, **LINT_DEFECT})
+    write(
+        root / ".pre-commit-config.yaml",
+        PRE_COMMIT_HOOK.format(repo="PyCQA/pycodestyle", hook="pycodestyle"),
+    )
+    run = verify("--profile", "strict")
+    assert run.code == 1
+    lint = gate(run, "lint")
+    assert "ruff check" in lint["command"] and lint["status"] == "fail"
+    assert lint["actual"]["errors"] == 2  # tools/bad.py's unused imports
+    assert "pycodestyle" in gate(run, "lint-pycodestyle")["command"]
+    assert any(
+        n.startswith("lint-pycodestyle: pycodestyle") and "beside ruff" in n
+        for n in run.verdict()["notices"]
+    )
+
+
+def test_the_bases_own_linter_pinned_in_the_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Any
+) -> None:
+    # The same tool the base declares, now from a pre-commit hook: no second gate.
+    root = zero_repo(tmp_path, monkeypatch, CLEAN)
+    write(
+        root / ".pre-commit-config.yaml",
+        PRE_COMMIT_HOOK.format(repo="astral-sh/ruff-pre-commit", hook="ruff"),
+    )
+    run = verify("--profile", "strict")
+    assert run.code == 0, run.out
+    assert [g["name"] for g in run.verdict()["gates"] if g["name"].startswith("lint")] == ["lint"]
+
+
+@pytest.mark.parametrize(
+    "settings",
+    ['[tool.coverage.run]\nsource = ["tests"]\n', '[tool.coverage.run]\ninclude = ["tests/*"]\n'],
+    ids=["source", "include"],
+)
+def test_coverage_settings_new_in_the_change_measure_what_the_base_did(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Any, settings: str
+) -> None:
+    # No coverage settings at the base: zero-config measured the package (--source=pkg). New
+    # settings that measure only the tests made its gaps vanish.
+    files = {**CLEAN, "pyproject.toml": NO_COVERAGE_SETTINGS}
+    files["pkg/__init__.py"] += UNTESTED
+    root = zero_repo(tmp_path, monkeypatch, files)
+    with (root / "pyproject.toml").open("a", encoding="utf-8") as handle:
+        handle.write("\n" + settings)
+    run = verify("--profile", "strict")
+    assert run.code == 1
+    coverage = gate(run, "coverage")
+    assert coverage["status"] == "fail" and coverage["actual"]["lines"] < 90
+    assert "--source=pkg" in gate(run, "test")["command"]
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        '[tool.coverage.run]\nsource = ["pkg"]\nbranch = true\n',
+        '[tool.coverage.run]\ninclude = ["pkg/*"]\n\n[tool.coverage.report]\nfail_under = 90\n',
+    ],
+    ids=["source", "include"],
+)
+def test_honest_coverage_settings_new_in_the_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Any, settings: str
+) -> None:
+    root = zero_repo(tmp_path, monkeypatch, {**CLEAN, "pyproject.toml": NO_COVERAGE_SETTINGS})
+    with (root / "pyproject.toml").open("a", encoding="utf-8") as handle:
+        handle.write("\n" + settings)
+    run = verify("--profile", "strict")
+    assert run.code == 0, run.out
+    assert gate(run, "integrity")["findings"] == []
+
+
+def test_zero_config_keeps_the_bases_packages_and_adds_the_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Any
+) -> None:
+    # The base's detection is the law; the change's adds to it. An empty src/ and a package
+    # dressed as a virtualenv narrowed what zero-config measured and compiled.
+    root = zero_repo(tmp_path, monkeypatch, {**CLEAN, "pyproject.toml": NO_COVERAGE_SETTINGS})
+    (root / "src").mkdir()
+    write(root / "pkg" / "pyvenv.cfg", "home = /usr\n")
+    write(root / "extra" / "__init__.py", "X = 1\n")
+    run = verify("--profile", "strict", "--no-run")
+    assert "--source=pkg,src " in gate(run, "test")["command"]
+    assert gate(run, "build")["command"].endswith("compileall -q pkg tests extra")
+
+
 # -- resolve_config directly -----------------------------------------------------------------------
 
 

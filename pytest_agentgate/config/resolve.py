@@ -38,6 +38,8 @@ from pytest_agentgate.linters import declared_linter
 from pytest_agentgate.profiles import DEFAULT_PROFILE, defaults_for
 from pytest_agentgate.project import project_root, zero_config
 from pytest_agentgate.registry import Registry, get_registry
+from pytest_agentgate.tree import Files
+from pytest_agentgate.tree import at_base as files_at_base
 
 
 @dataclass
@@ -218,7 +220,8 @@ def _stand_alone(
         # From a subdirectory, the project is the nearest folder up to the repository root that
         # has a project file; its gates run there, as they would from a config file.
         root = project_root(cwd)
-        detected = zero_config(root)
+        at_base = _files_at_base(found, root)
+        detected = zero_config(root, at_base)
         if detected is None:
             raise ConfigError(
                 str(cwd),
@@ -234,7 +237,7 @@ def _stand_alone(
             "compileall, its linter, pytest and coverage under the strict profile; "
             "`agentgate init` writes this as agentgate.yml"
         )
-        notices.append(declared_linter(root).describe())
+        notices.extend(_linters_described(root, at_base))
     config = validate(
         _with_flags(raw, flags), registry, root=root, path=path, profile_override=profile
     )
@@ -244,6 +247,34 @@ def _stand_alone(
     if found.repo is not None and isinstance(found.base, Base) and path is not None:
         _unreviewed(config, found, found.base, path, side)
     return config
+
+
+def _files_at_base(found: AtBase, root: Path) -> Files | None:
+    """The project's files at the change's base, where zero-config's detection is the law."""
+    if found.repo is None or not isinstance(found.base, Base):
+        return None
+    return files_at_base(found.repo, found.base, root)
+
+
+def _linters_described(root: Path, at_base: Files | None) -> list[str]:
+    """What zero-config lints with: the linter the project declares at the base (else now),
+    and the one the change declares when it is another tool (a gate ``lint-TOOL`` beside)."""
+    law = declared_linter(at_base if at_base is not None else root)
+    out = [law.describe()]
+    if at_base is None:
+        return out
+    now = declared_linter(root)
+    if now.tool != law.tool:
+        out.append(
+            f"lint-{now.tool}: {now.describe().removeprefix('lint: ')}, new in this change: "
+            f"it lints beside {law.tool}, which the base declares and which stays the law"
+        )
+    elif now != law:
+        out.append(
+            f"lint: the change declares {now.describe().removeprefix('lint: ')}; not in force "
+            "until it is merged: the base's lints"
+        )
+    return out
 
 
 def _unreviewed(config: Config, found: AtBase, base: Base, path: Path, side: Side | None) -> None:
