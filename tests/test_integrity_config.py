@@ -1249,6 +1249,27 @@ def test_coverage_settings_new_in_the_change_measure_what_the_base_did(
     assert "--source=pkg" in gate(run, "test")["command"]
 
 
+def test_a_coverage_source_where_the_bases_settings_had_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Any
+) -> None:
+    # The base's coverage settings name no source: coverage.py measured all the code that ran.
+    base = NO_COVERAGE_SETTINGS + "[tool.coverage.run]\nbranch = true\n"
+    files = {**CLEAN, "pyproject.toml": base}
+    files["pkg/__init__.py"] += UNTESTED
+    root = zero_repo(tmp_path, monkeypatch, files)
+    text = edit(root / "pyproject.toml", "branch = true\n", 'branch = true\nsource = ["tests"]\n')
+    run = verify("--profile", "strict")
+    assert run.code == 1
+    assert tool_findings(run) == [
+        (
+            "pyproject.toml",
+            line_of(text, "source"),
+            "coverage: source tests: 1 files of the project's code, measured at the base, no "
+            "longer are (pkg/__init__.py)",
+        )
+    ]
+
+
 @pytest.mark.parametrize(
     "settings",
     [

@@ -32,6 +32,8 @@ from typing import Any
 
 from pytest_agentgate.git import GitError
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+from pytest_agentgate.project import coverage_sources
+from pytest_agentgate.tree import at_base
 
 GATE_RULE = "gate-config-loosened"
 TOOL_RULE = "tool-config-loosened"
@@ -447,6 +449,7 @@ class _Tools:
                     base,
                     name,
                 )
+        yield from self._coverage_set(old, new, base, now)
         old_floor = _number(old.get("report.fail_under")) or 0.0
         new_floor = _number(new.get("report.fail_under")) or 0.0
         if new_floor < old_floor:
@@ -459,6 +462,46 @@ class _Tools:
                 now,
                 base,
                 "branch",
+            )
+
+    def _coverage_set(
+        self,
+        old: dict[str, Any],
+        new: dict[str, Any],
+        base: Settings | None,
+        now: Settings | None,
+    ) -> Iterator[IntegrityFinding]:
+        """A ``source`` (``source_pkgs``) or an ``include`` where the base had none: what it
+        leaves out of the project's code (the packages and modules zero-config measures, as
+        the base's files show them) is no longer measured. Without settings, the base measured
+        all of it: zero-config names it, and coverage.py measures what runs."""
+        sources = [*_words(new.get("run.source")), *_words(new.get("run.source_pkgs"))]
+        had = [*_words(old.get("run.source")), *_words(old.get("run.source_pkgs"))]
+        old_include = _words(old.get("run.include")) + _words(old.get("report.include"))
+        new_include = _words(new.get("run.include")) + _words(new.get("report.include"))
+        if had or not (sources or set(new_include) - set(old_include)):
+            return
+        files = at_base(self.scan.repo, self.scan.change.base, self.scan.root)
+        code = coverage_sources(files) if files is not None else []
+        mine = [f for f in self.files() if _in_code(f, code)]
+        if sources:
+            lost = [f for f in mine if not _in_code(f, sources)]
+            key = "source" if _words(new.get("run.source")) else "source_pkgs"
+            what = f"{key} {_show(sources)}"
+        else:
+            lost = [
+                f
+                for f in mine
+                if (not old_include or _omitted(f, old_include)) and not _omitted(f, new_include)
+            ]
+            key, what = "include", f"include gained {_show(set(new_include) - set(old_include))}"
+        if lost:
+            yield self.finding(
+                f"coverage: {what}: {len(lost)} files of the project's code, measured at the "
+                f"base, no longer are ({_show(lost)})",
+                now,
+                base,
+                key,
             )
 
     # -- pytest ------------------------------------------------------------------------------------
@@ -969,6 +1012,12 @@ def _within(source: str, sources: Iterable[str], *, files: bool = False) -> bool
         if source.startswith(other + "/") or (not files and source.startswith(other + ".")):
             return True
     return False
+
+
+def _in_code(path: str, sources: Iterable[str]) -> bool:
+    """Whether a file is in ``sources`` (folders, dotted packages, top-level modules)."""
+    names = list(sources)
+    return _within(path, names, files=True) or path.removesuffix(".py") in names
 
 
 def _is_python(path: str) -> bool:
