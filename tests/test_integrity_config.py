@@ -612,18 +612,67 @@ profile: "strict"
     assert not any("not in force" in n for n in run.verdict()["notices"])
 
 
-def test_a_configuration_new_in_the_change(repo_from: Callable[[str], Path], verify: Any) -> None:
+def test_a_configuration_new_in_the_change(
+    repo_from: Callable[[str], Path], verify: Any, agentgate: Callable[..., CliRun]
+) -> None:
+    # What `agentgate init` writes, tightened: zero-config's gates, as the base ran them, kept.
     root = repo_from("bare")
-    write(root / "agentgate.yml", LINT_ONLY)
+    assert agentgate("init").code == 0
+    edit(
+        root / "agentgate.yml",
+        "    format: coverage-data\n",
+        "    format: coverage-data\n    lines: 95\n",
+    )
     git(root, "add", "agentgate.yml")
     git(root, "commit", "-qm", "adopt agentgate")
     run = verify("--profile", "strict")
     assert run.code == 0, run.out
+    notices = run.verdict()["notices"]
     assert (
         "agentgate.yml is new in this change: it is not yet the law; a reviewer approves it by "
         "merging it"
-    ) in run.verdict()["notices"]
+    ) in notices
+    assert any(n.startswith("agentgate.yml: gates.build.command") for n in notices)
     assert gate(run, "integrity")["findings"] == []
+    assert gate(run, "coverage")["expected"]["lines"] == 95.0  # tightened: in force
+
+
+def test_a_new_configuration_where_the_base_has_none_is_held_to_zero_config(
+    repo_from: Callable[[str], Path], verify: Any
+) -> None:
+    # The base had no configuration: zero-config gated it (build, lint, test, coverage). A new
+    # agentgate.yml with a build gate only was obeyed, and the failing test never ran.
+    root = repo_from("bare")
+    write(root / "tests/test_defect.py", TEST_DEFECT["tests/test_defect.py"])
+    write(root / "agentgate.yml", CHEAP)
+    run = verify("--profile", "strict")
+    assert run.code == 1
+    assert gate(run, "test")["status"] == "fail"  # zero-config's test gate ran
+    assert {g["name"] for g in run.verdict()["gates"]} >= {"build", "lint", "test", "coverage"}
+    at = line_of(CHEAP, "gates:")
+    assert sorted(loosened(run)) == [
+        ("agentgate.yml", at, f"gates.{name}: removed; the base's {name} gate is in force")
+        for name in ("coverage", "lint", "test")
+    ]
+    assert (
+        "the base has no agentgate configuration: zero-config's gates, as detected at the base, "
+        "are the law; agentgate.yml may tighten them and add gates"
+    ) in run.verdict()["notices"]
+
+
+def test_a_project_new_in_the_change_keeps_its_new_configuration(
+    repo_from: Callable[[str], Path], verify: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Nothing of it at the base: no zero-config to hold the new file to.
+    root = repo_from("bare")
+    project = root / "tools" / "cli"
+    write(project / "pyproject.toml", '[project]\nname = "cli"\nversion = "0"\n')
+    write(project / "cli.py", "def main():\n    return 0\n")
+    write(project / "agentgate.yml", CHEAP)
+    monkeypatch.chdir(project)
+    run = verify("--profile", "strict")
+    assert run.code == 0, run.out
+    assert [g["name"] for g in run.verdict()["gates"]] == ["integrity", "build"]
 
 
 def test_a_new_configuration_cannot_pick_its_base_or_approve_itself(
@@ -712,23 +761,34 @@ def test_a_new_configuration_cannot_switch_off_the_gate(
     assert integrity["status"] == "fail" and integrity["blocking"] is True
     assert integrity["expected"] == {"block": "all"}
     here = line_of(text, "integrity")
-    assert sorted(loosened(run)) == [
-        (
-            "agentgate.yml",
-            line_of(text, "enabled"),
-            "enabled: true -> false; gating stays on, as at the base",
-        ),
-        (
-            "agentgate.yml",
-            here,
-            "gates.integrity.block: all -> tampering; the base's all is in force",
-        ),
-        (
-            "agentgate.yml",
-            here,
-            "gates.integrity.blocking: true -> false; the integrity gate judges every change",
-        ),
-    ]
+    assert sorted(loosened(run)) == sorted(
+        [
+            # the base had no configuration: zero-config's gates are the law (a test of its own)
+            *[
+                (
+                    "agentgate.yml",
+                    line_of(text, "gates:"),
+                    f"gates.{name}: removed; the base's {name} gate is in force",
+                )
+                for name in ("coverage", "lint", "test")
+            ],
+            (
+                "agentgate.yml",
+                line_of(text, "enabled"),
+                "enabled: true -> false; gating stays on, as at the base",
+            ),
+            (
+                "agentgate.yml",
+                here,
+                "gates.integrity.block: all -> tampering; the base's all is in force",
+            ),
+            (
+                "agentgate.yml",
+                here,
+                "gates.integrity.blocking: true -> false; the integrity gate judges every change",
+            ),
+        ]
+    )
 
 
 # -- the tools' settings ---------------------------------------------------------------------------

@@ -210,6 +210,14 @@ def _stand_alone(
     if path is not None and raw is not None:
         root = path.resolve().parent
         side = Side(raw, _text(path), path.name, raw.source.replace(str(path), path.name, 1))
+        if (
+            isinstance(found.base, Base)
+            and found.file is None
+            and _in_repository(found.repo, path) is not None
+        ):
+            governed = _over_zero_config(path, raw, side, flags, profile, registry, found)
+            if governed is not None:
+                return governed
     elif flags.any():
         raw = RawConfig({}, FLAGS_SOURCE)
         root = cwd
@@ -275,6 +283,64 @@ def _linters_described(root: Path, at_base: Files | None) -> list[str]:
             "until it is merged: the base's lints"
         )
     return out
+
+
+def _over_zero_config(
+    path: Path,
+    raw: RawConfig,
+    side: Side,
+    flags: ReportFlags,
+    profile: str | None,
+    registry: Registry,
+    found: AtBase,
+) -> Config | None:
+    """A configuration file new in the change, where the base has none: the base's law is what
+    zero-config detects (in the project's files at the base, tree.py), and the new file is
+    held to it as a change to a configuration of the base's is (config/base.py ``govern``): it
+    may tighten thresholds and add gates; a gate it leaves out, disables or lowers is
+    ``gate-config-loosened``, and zero-config's gate stands. A gate's command, report, format
+    or env unlike zero-config's is not loosening in itself (`agentgate init` writes
+    ``python`` where zero-config runs this interpreter): a notice, and zero-config's runs
+    until a reviewer merges the file. None: the project has no files at the base (a repository
+    without a commit, a project new in the change), or zero-config detects none there."""
+    assert isinstance(found.base, Base)
+    root = path.resolve().parent
+    at_base = _files_at_base(found, root)
+    detected = None if at_base is None else zero_config(root, at_base)
+    if detected is None:
+        return None  # no commit yet, or a project new in the change: the file stands
+    law_raw = RawConfig(detected[0], "zero-config defaults")
+    in_force = profile or stricter_profile(profile_of(law_raw), profile_of(raw) or DEFAULT_PROFILE)
+    law = validate(
+        _with_flags(law_raw, flags), registry, root=root, path=None, profile_override=in_force
+    )
+    add_integrity_gate(law, True)
+    now = validate(
+        _with_flags(raw, flags), registry, root=root, path=path, profile_override=in_force
+    )
+    add_integrity_gate(now, True)
+    label_sources(now, side)
+    _unreviewed(now, found, found.base, path, side)  # gating on, no approval, no base of its own
+    law_side = Side(law_raw, None, "zero-config", "zero-config defaults at the base")
+    config = govern(law, law_side, now, side)
+    measured = [c for c in config.loosened if c.key.rsplit(".", 1)[-1] in _MEASURED_KEYS]
+    config.loosened = [*now.loosened, *(c for c in config.loosened if c not in measured)]
+    config.notices[:0] = [
+        *(n for n in now.notices if not any(n.startswith(f"{g.name}: ") for g in law.gates)),
+        f"the base has no agentgate configuration: zero-config's gates, as detected at the "
+        f"base, are the law; {side.file} may tighten them and add gates",
+        *_linters_described(root, at_base),
+    ]
+    if measured:
+        config.notices.append(
+            f"{side.file}: " + ", ".join(c.key for c in measured) + " not in force until it is "
+            "merged: zero-config's run"
+        )
+    return config
+
+
+# Gate settings unlike zero-config's in a new configuration: notices, not findings.
+_MEASURED_KEYS = ("command", "report", "format", "env")
 
 
 def _unreviewed(config: Config, found: AtBase, base: Base, path: Path, side: Side | None) -> None:
