@@ -32,11 +32,12 @@ _SHOWN = 5
 
 
 def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
-    try:
-        found = [*_project_rules(scan), *_private_rules(scan)]
-    except (GitError, OSError, ValueError):
-        return  # not git (a task's snapshot), or git cannot tell: other rules still judge
-    yield from found
+    for rules in (_project_rules, _private_rules):
+        try:
+            found = rules(scan)
+        except (GitError, OSError, ValueError):
+            continue  # not git (a task's snapshot), or git cannot tell: other rules still judge
+        yield from found
 
 
 def _linted(scan: Scan, path: str) -> str | None:
