@@ -85,7 +85,7 @@ CODE_SUFFIXES = frozenset(
 SETTINGS_NAMES = frozenset(
     {
         "conftest.py", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",
-        ".coveragerc", "ruff.toml", ".ruff.toml", ".gitignore", "package.json",
+        ".coveragerc", "ruff.toml", ".ruff.toml", ".gitignore", ".ignore", "package.json",
     }
 )  # fmt: skip
 # The most folders looked into, and files kept, inside what git lists as one entry.
@@ -408,6 +408,17 @@ class Repo:
         out = self.git("ls-tree", "-r", "-z", "--name-only", base.sha)
         return [p for p in out.split("\0") if p]
 
+    def ignored_tracked(self) -> list[str]:
+        """The files of the index that git's ignore rules name (every source: the work tree's
+        ``.gitignore`` files, ``.git/info/exclude``, ``core.excludesFile``)."""
+        out = self.git("ls-files", "-z", "--cached", "--ignored", "--exclude-standard")
+        return [p for p in out.split("\0") if p]
+
+    def ignored(self, paths: Collection[str]) -> dict[str, Ignored]:
+        """Which of ``paths`` git's ignore rules here name, each with the rule that decides
+        (:func:`ignored_by` reads given files instead)."""
+        return _check_ignore(self.toplevel, paths)
+
 
 # -- what the repository's settings may hide ---------------------------------------------------
 
@@ -504,7 +515,7 @@ def privately_ignored(
     for i in range(0, len(fields) - 3, 4):
         source, pattern, path = fields[i], fields[i + 2], fields[i + 3]
         as_at_base = source not in edited_ignores or pattern.strip() in edited_ignores[source]
-        if _own_ignore(source, path) and as_at_base:
+        if own_ignore(source, path) and as_at_base:
             own.append(path)  # the project's own ignore rules, as at the base
             continue
         found.append(path)
@@ -599,6 +610,82 @@ def through_folders(toplevel: Path, paths: list[str]) -> list[str]:
     return out
 
 
+# The files of ignore rules that ruff (through ripgrep's `ignore` crate) reads in each folder,
+# the later one's rules winning: git's, and the `.ignore` of ripgrep and its kin.
+IGNORE_FILES = (".gitignore", ".ignore")
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """The rule that makes a path ignored: its file (as ``check-ignore -v`` names it), line
+    and pattern."""
+
+    source: str
+    line: int
+    pattern: str
+
+
+def ignored_by(files: Mapping[str, str], paths: Collection[str]) -> dict[str, Ignored]:
+    """Which of ``paths`` the ignore files ``files`` (repository-relative path of each
+    ``.gitignore`` or ``.ignore`` -> its text) ignore, as git reads a ``.gitignore`` and ruff
+    reads both (a folder's ``.ignore`` after its ``.gitignore``): each path ignored, with the
+    rule that decides, in the file and at the line of ``files`` it comes from. Read by git in
+    a repository of its own in a temporary folder, with only these files: no setting or
+    exclude of the user's applies. Raises GitError."""
+    wanted = [p for p in paths if p]
+    if not wanted or not files:
+        return {}
+    folders: dict[str, list[str]] = {}
+    for path in sorted(files):  # in a folder, `.gitignore` then `.ignore`
+        folders.setdefault(str(PurePosixPath(path).parent), []).append(path)
+    from pytest_agentgate.process import temporary_folder
+
+    with temporary_folder("agentgate-ignores-") as top:
+        origin: dict[tuple[str, int], tuple[str, int]] = {}
+        for folder, names in folders.items():
+            merged: list[str] = []
+            for name in names:
+                for number, text in enumerate(files[name].splitlines(), 1):
+                    merged.append(text)
+                    origin[(folder, len(merged))] = (name, number)
+            target = top / folder / ".gitignore"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text("\n".join(merged) + "\n", encoding="utf-8", errors="surrogateescape")
+        _git(top, "init", "-q", "--template=")
+        found = _check_ignore(top, wanted, config=(f"core.excludesFile={os.devnull}",))
+    out: dict[str, Ignored] = {}
+    for path, rule in found.items():
+        folder = str(PurePosixPath(rule.source).parent)
+        source, line = origin.get((folder, rule.line), (rule.source, rule.line))
+        out[path] = Ignored(source, line, rule.pattern)
+    return out
+
+
+def _check_ignore(
+    cwd: Path, paths: Collection[str], config: Sequence[str] = ()
+) -> dict[str, Ignored]:
+    """``git check-ignore -v --no-index`` on ``paths``: each one an ignore rule names, with
+    that rule (a path a negated rule, ``!pattern``, decides is not ignored)."""
+    wanted = [p for p in paths if p]
+    if not wanted:
+        return {}
+    out = _git(
+        cwd,
+        "check-ignore", "-v", "-z", "--no-index", "--stdin",
+        stdin="\0".join(wanted) + "\0",
+        config=config,
+        ok=(0, 1),  # 1: none is ignored
+    )  # fmt: skip
+    fields = out.split("\0")
+    found: dict[str, Ignored] = {}
+    for i in range(0, len(fields) - 3, 4):
+        source, number, pattern, path = fields[i : i + 4]
+        if not source or pattern.startswith("!") or not number.isdigit():
+            continue
+        found[path] = Ignored(source, int(number), pattern)
+    return found
+
+
 def _pattern_lines(text: str | None) -> frozenset[str]:
     """A .gitignore's patterns, as ``check-ignore -v`` names them."""
     if text is None:
@@ -606,7 +693,7 @@ def _pattern_lines(text: str | None) -> frozenset[str]:
     return frozenset(line.strip() for line in text.splitlines() if line.strip())
 
 
-def _own_ignore(source: str, path: str) -> bool:
+def own_ignore(source: str, path: str) -> bool:
     """Whether a pattern from ``source`` (as ``check-ignore -v`` names it) is one of the
     project's ``.gitignore`` files applying to ``path``: one inside the repository, not under
     ``.git/``, in a folder that holds ``path``. The same file named as ``core.excludesFile``
@@ -790,6 +877,7 @@ def _git(
     index: Path | None = None,
     extra_env: dict[str, str] | None = None,
     timeout: float = GIT_TIMEOUT_S,
+    ok: Collection[int] = (0,),
 ) -> str:
     try:
         proc = subprocess.run(
@@ -805,7 +893,7 @@ def _git(
         raise GitError("git is not installed (or not on PATH)") from None
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise GitError(f"git {args[0]} failed: {exc}") from None
-    if check and proc.returncode != 0:
+    if check and proc.returncode not in ok:
         err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(f"git {args[0]} failed: {err[-1] if err else proc.returncode}")
     return proc.stdout.decode("utf-8", "surrogateescape")

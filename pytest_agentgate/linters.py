@@ -17,7 +17,8 @@ pin it exactly (``ruff==0.6.9``). A project that declares none is linted by ruff
 only (syntax errors, undefined names and the like: ``E9, F63, F7, F82``), with ruff's
 configuration files ignored, and the verdict says so. A pinned version runs through
 ``python -m pytest_agentgate.tools``, which installs it apart from the project (tools.py). Only
-files are read here; nothing runs.
+files are read here, through :class:`~pytest_agentgate.tree.Files` (on the disk, or the project's
+files at the change's base, whose linter is the law: project.py); nothing runs.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pytest_agentgate.tree import Files, OnDisk
 
 # ruff's rules that find errors rather than style: what a project that declares no linter gets.
 ERROR_RULES = "E9,F63,F7,F82"
@@ -44,7 +47,6 @@ _LINT_HOOKS = {
     "flake8": "flake8",
     "pycodestyle": "pycodestyle",
 }
-_MAX_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -104,18 +106,9 @@ def _installed_version(tool: str) -> str | None:
         return None
 
 
-def _read(path: Path) -> str | None:
-    try:
-        if not path.is_file() or path.stat().st_size > _MAX_BYTES:
-            return None
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-
-
-def _pre_commit(root: Path) -> list[tuple[str, str | None]]:
+def _pre_commit(files: Files) -> list[tuple[str, str | None]]:
     """(tool, rev) for each lint hook in ``.pre-commit-config.yaml``, in file order."""
-    text = _read(root / ".pre-commit-config.yaml") or _read(root / ".pre-commit-config.yml")
+    text = files.read(".pre-commit-config.yaml") or files.read(".pre-commit-config.yml")
     if not text:
         return []
     import yaml
@@ -145,8 +138,8 @@ def _pre_commit(root: Path) -> list[tuple[str, str | None]]:
     return found
 
 
-def _ini_sections(root: Path, name: str) -> set[str]:
-    text = _read(root / name)
+def _ini_sections(files: Files, name: str) -> set[str]:
+    text = files.read(name)
     if text is None:
         return set()
     parser = configparser.ConfigParser(interpolation=None, strict=False)
@@ -157,37 +150,37 @@ def _ini_sections(root: Path, name: str) -> set[str]:
     return set(parser.sections())
 
 
-def _ruff_config(root: Path) -> str | None:
+def _ruff_config(files: Files) -> str | None:
     for name in ("ruff.toml", ".ruff.toml"):
-        if (root / name).is_file():
+        if files.is_file(name):
             return name
-    text = _read(root / "pyproject.toml")
+    text = files.read("pyproject.toml")
     if text and re.search(r"^\s*\[\s*tool\s*\.\s*ruff\b", text, re.MULTILINE):
         return "pyproject.toml [tool.ruff]"
     return None
 
 
-def _ini_config(root: Path, tool: str) -> str | None:
-    if tool == "flake8" and (root / ".flake8").is_file():
+def _ini_config(files: Files, tool: str) -> str | None:
+    if tool == "flake8" and files.is_file(".flake8"):
         return ".flake8"
     wanted = ("flake8",) if tool == "flake8" else ("pycodestyle", "pep8")
     for name in ("setup.cfg", "tox.ini"):
-        sections = _ini_sections(root, name)
+        sections = _ini_sections(files, name)
         for section in wanted:
             if section in sections:
                 return f"{name} [{section}]"
     return None
 
 
-def _pylint_config(root: Path) -> str | None:
+def _pylint_config(files: Files) -> str | None:
     for name in (".pylintrc", "pylintrc"):
-        if (root / name).is_file():
+        if files.is_file(name):
             return name
-    text = _read(root / "pyproject.toml")
+    text = files.read("pyproject.toml")
     if text and re.search(r"^\s*\[\s*tool\s*\.\s*pylint\b", text, re.MULTILINE):
         return "pyproject.toml [tool.pylint]"
     for name in ("setup.cfg", "tox.ini"):
-        sections = _ini_sections(root, name)
+        sections = _ini_sections(files, name)
         if "MASTER" in sections or any(s.startswith("pylint.") for s in sections):
             return f"{name} [pylint]"
     return None
@@ -207,11 +200,11 @@ _REQUIREMENT_FILES = (
 )
 
 
-def _dev_dependencies(root: Path) -> tuple[dict[str, str | None], dict[str, str]]:
+def _dev_dependencies(files: Files) -> tuple[dict[str, str | None], dict[str, str]]:
     """The linters in the project's development dependencies: tool -> exact pin (or None), and
     tool -> where it is declared, in the order found."""
     requirements: list[tuple[str, str]] = []
-    text = _read(root / "pyproject.toml")
+    text = files.read("pyproject.toml")
     if text:
         if sys.version_info >= (3, 11):
             import tomllib
@@ -234,7 +227,7 @@ def _dev_dependencies(root: Path) -> tuple[dict[str, str | None], dict[str, str]
                     if isinstance(item, str):
                         requirements.append((item, f"pyproject.toml {where}"))
     for name in _REQUIREMENT_FILES:
-        for line in (_read(root / name) or "").splitlines():
+        for line in (files.read(name) or "").splitlines():
             requirements.append((line, name))
     pins: dict[str, str | None] = {}
     where_found: dict[str, str] = {}
@@ -249,21 +242,23 @@ def _dev_dependencies(root: Path) -> tuple[dict[str, str | None], dict[str, str]
     return pins, where_found
 
 
-def declared_linter(root: Path) -> Linter:
-    """The linter the project at ``root`` declares (see the module's docstring)."""
-    hooks = _pre_commit(root)
+def declared_linter(root: Path | Files) -> Linter:
+    """The linter the project at ``root`` declares (see the module's docstring); ``root`` may
+    be its files at a commit (tree.py)."""
+    files = OnDisk(root) if isinstance(root, Path) else root
+    hooks = _pre_commit(files)
     configs = {
-        "ruff": _ruff_config(root),
-        "flake8": _ini_config(root, "flake8"),
-        "pycodestyle": _ini_config(root, "pycodestyle"),
-        "pylint": _pylint_config(root),
+        "ruff": _ruff_config(files),
+        "flake8": _ini_config(files, "flake8"),
+        "pycodestyle": _ini_config(files, "pycodestyle"),
+        "pylint": _pylint_config(files),
     }
     if hooks:
         tool, version = hooks[0]
         where = ".pre-commit-config.yaml" if version else None
         config = configs[tool] or ("ruff's defaults" if tool == "ruff" else None)
         return Linter(tool, version, where, config)
-    pins, declared_in = _dev_dependencies(root)
+    pins, declared_in = _dev_dependencies(files)
     for tool, config in configs.items():
         if config is not None:
             version = pins.get(tool)

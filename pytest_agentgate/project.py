@@ -1,5 +1,8 @@
 """Zero configuration: recognise a Python project and gate it with compileall, ruff, pytest
-and coverage, the tools this package installs with itself."""
+and coverage, the tools this package installs with itself.
+
+In a repository, what is detected in the project's files at the change's base is the law
+(:func:`python_defaults` with ``base``, tree.py): the change may add to it, never narrow it."""
 
 from __future__ import annotations
 
@@ -8,53 +11,60 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_agentgate.linters import declared_linter
+from pytest_agentgate.linters import Linter, declared_linter
 from pytest_agentgate.state.storage import STATE_DIR
+from pytest_agentgate.tree import Files, OnDisk
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "tox.ini")
 SKIP_DIRS = {"node_modules", "build", "dist", "site-packages", "__pycache__", "htmlcov"}
 TEST_DIRS = {"tests", "test", "testing"}
 
 
-def _is_venv(path: Path) -> bool:
+def _is_venv(files: Files, path: str) -> bool:
     """A virtualenv/venv (``pyvenv.cfg``) or a conda environment (``conda-meta/``)."""
-    return (path / "pyvenv.cfg").exists() or (path / "conda-meta").is_dir()
+    return files.is_file(f"{path}/pyvenv.cfg") or files.is_dir(f"{path}/conda-meta")
 
 
-def _skipped(entry: Path) -> bool:
+def _skipped(files: Files, path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
     return (
-        entry.name.startswith(".")
-        or entry.name in SKIP_DIRS
-        or entry.name.endswith(".egg-info")
-        or _is_venv(entry)
+        name.startswith(".")
+        or name in SKIP_DIRS
+        or name.endswith(".egg-info")
+        or _is_venv(files, path)
     )
 
 
-def _has_python(directory: Path, depth: int = 4) -> bool:
+def _has_python(files: Files, directory: str, depth: int = 4) -> bool:
     """Python files in ``directory`` or a few levels below (namespace packages have no
     ``__init__.py``), never looking into environments, caches or hidden folders."""
-    try:
-        entries = sorted(directory.iterdir())
-    except OSError:
-        return False
-    if any(e.suffix == ".py" and e.is_file() for e in entries):
+    entries = files.entries(directory)
+    if any(name.endswith(".py") and not folder for name, folder in entries):
         return True
     return depth > 1 and any(
-        e.is_dir() and not _skipped(e) and _has_python(e, depth - 1) for e in entries
+        folder
+        and not _skipped(files, f"{directory}/{name}")
+        and _has_python(files, f"{directory}/{name}", depth - 1)
+        for name, folder in entries
     )
 
 
-def python_dirs(root: Path) -> list[str]:
+def python_dirs(root: Path | Files) -> list[str]:
     """Top-level directories holding Python code, tests included, in name order."""
+    files = _files(root)
     return [
-        entry.name
-        for entry in sorted(root.iterdir())
-        if entry.is_dir() and not _skipped(entry) and _has_python(entry)
+        name
+        for name, folder in files.entries("")
+        if folder and not _skipped(files, name) and _has_python(files, name)
     ]
 
 
-def _top_modules(root: Path) -> list[str]:
-    return sorted(p.name for p in root.glob("*.py") if p.is_file())
+def _top_modules(files: Files) -> list[str]:
+    return [name for name, folder in files.entries("") if not folder and name.endswith(".py")]
+
+
+def _files(root: Path | Files) -> Files:
+    return OnDisk(root) if isinstance(root, Path) else root
 
 
 def is_python_project(root: Path) -> str | None:
@@ -62,7 +72,7 @@ def is_python_project(root: Path) -> str | None:
     for marker in PROJECT_MARKERS:
         if (root / marker).is_file():
             return marker
-    modules = _top_modules(root)
+    modules = _top_modules(OnDisk(root))
     if modules:
         return modules[0]
     dirs = python_dirs(root)
@@ -121,62 +131,97 @@ def _home() -> Path | None:
         return None
 
 
-def _has_coverage_config(root: Path) -> bool:
-    if (root / ".coveragerc").is_file():
+def _has_coverage_config(files: Files) -> bool:
+    if files.is_file(".coveragerc"):
         return True
     for name, marker in (
         ("pyproject.toml", "[tool.coverage"),
         ("setup.cfg", "[coverage:"),
         ("tox.ini", "[coverage:"),
     ):
-        path = root / name
-        try:
-            if path.is_file() and marker in path.read_text(encoding="utf-8", errors="replace"):
-                return True
-        except OSError:
-            continue
+        if marker in (files.read(name) or ""):
+            return True
     return False
 
 
-def _coverage_sources(root: Path) -> list[str]:
-    if (root / "src").is_dir():
+def coverage_sources(files: Files) -> list[str]:
+    """What zero-config measures: ``src``, else the top-level packages and modules that are not
+    tests."""
+    if files.is_dir("src"):
         return ["src"]
     dirs = [
-        d for d in python_dirs(root) if d not in TEST_DIRS and (root / d / "__init__.py").exists()
+        d for d in python_dirs(files) if d not in TEST_DIRS and files.is_file(f"{d}/__init__.py")
     ]
     modules = [
         m.removesuffix(".py")
-        for m in _top_modules(root)
+        for m in _top_modules(files)
         if not (m.startswith("test_") or m.endswith("_test.py") or m in ("conftest.py", "setup.py"))
     ]
     return dirs + modules
 
 
-def python_defaults(root: Path, python: str | None = None) -> dict[str, Any]:
-    """The config document a Python project gets when it has none (what `agentgate init` writes)."""
+def python_defaults(
+    root: Path, python: str | None = None, base: Files | None = None
+) -> dict[str, Any]:
+    """The config document a Python project gets when it has none (what `agentgate init` writes).
+
+    ``base``: the project's files at the change's base, whose detection is the law (tree.py):
+    its linter lints (the change's own, if another tool, is added as a gate ``lint-TOOL``), its
+    coverage settings decide whether agentgate names what coverage measures, and the change may
+    add folders to compile and packages to measure, never take the base's away but by deleting
+    them."""
     py = python or "python"
-    targets = python_dirs(root) + _top_modules(root) or ["."]
+    now = OnDisk(root)
+    sides: list[Files] = [now] if base is None else [base, now]
+    law = sides[0]
+    targets = _still_there(
+        now, [t for side in sides for t in python_dirs(side) + _top_modules(side)]
+    )
     cov = f"{py} -m coverage run --branch --data-file={STATE_DIR}/.coverage"
-    if not _has_coverage_config(root) and (sources := _coverage_sources(root)):
+    sources = _still_there(now, [s for side in sides for s in coverage_sources(side)], module=True)
+    if not _has_coverage_config(law) and sources:
         cov += " --source=" + ",".join(sources)
     junit = f"{STATE_DIR}/junit.xml"
-    return {
-        "profile": "strict",
-        "gates": {
-            "build": {"command": f"{py} -m compileall -q " + " ".join(map(shlex.quote, targets))},
-            "lint": declared_linter(root).gate(py),
-            "test": {
-                "command": f"{cov} -m pytest -q --junitxml={junit} -o junit_family=xunit1",
-                "report": junit,
-            },
-            "coverage": {"report": f"{STATE_DIR}/.coverage", "format": "coverage-data"},
+    gates: dict[str, Any] = {
+        "build": {
+            "command": f"{py} -m compileall -q " + " ".join(map(shlex.quote, targets or ["."]))
         },
+        "lint": declared_linter(law).gate(py),
+        "test": {
+            "command": f"{cov} -m pytest -q --junitxml={junit} -o junit_family=xunit1",
+            "report": junit,
+        },
+        "coverage": {"report": f"{STATE_DIR}/.coverage", "format": "coverage-data"},
     }
+    if base is not None:
+        added = added_linter(root, base)
+        if added is not None:
+            gates[f"lint-{added.tool}"] = {"kind": "lint", **added.gate(py)}
+    return {"profile": "strict", "gates": gates}
 
 
-def zero_config(root: Path) -> tuple[dict[str, Any], str] | None:
-    """Defaults for the project at ``root`` run with this interpreter, and why it was detected."""
+def added_linter(root: Path, base: Files) -> Linter | None:
+    """The linter the project declares now when it is another tool than the one its files at
+    ``base`` declare: it lints too, beside the base's."""
+    law, now = declared_linter(base), declared_linter(root)
+    return now if now.tool != law.tool else None
+
+
+def _still_there(now: Files, names: list[str], *, module: bool = False) -> list[str]:
+    """``names`` once each, in order, those on the disk now (a folder, a file; with ``module``,
+    a module ``NAME.py`` too)."""
+    out: list[str] = []
+    for name in names:
+        there = now.is_dir(name) or now.is_file(name) or (module and now.is_file(f"{name}.py"))
+        if there and name not in out:
+            out.append(name)
+    return out
+
+
+def zero_config(root: Path, base: Files | None = None) -> tuple[dict[str, Any], str] | None:
+    """Defaults for the project at ``root`` run with this interpreter, and why it was detected;
+    ``base``: its files at the change's base (:func:`python_defaults`)."""
     marker = is_python_project(root)
     if marker is None:
         return None
-    return python_defaults(root, shlex.quote(sys.executable)), marker
+    return python_defaults(root, shlex.quote(sys.executable), base), marker

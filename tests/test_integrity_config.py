@@ -612,18 +612,67 @@ profile: "strict"
     assert not any("not in force" in n for n in run.verdict()["notices"])
 
 
-def test_a_configuration_new_in_the_change(repo_from: Callable[[str], Path], verify: Any) -> None:
+def test_a_configuration_new_in_the_change(
+    repo_from: Callable[[str], Path], verify: Any, agentgate: Callable[..., CliRun]
+) -> None:
+    # What `agentgate init` writes, tightened: zero-config's gates, as the base ran them, kept.
     root = repo_from("bare")
-    write(root / "agentgate.yml", LINT_ONLY)
+    assert agentgate("init").code == 0
+    edit(
+        root / "agentgate.yml",
+        "    format: coverage-data\n",
+        "    format: coverage-data\n    lines: 95\n",
+    )
     git(root, "add", "agentgate.yml")
     git(root, "commit", "-qm", "adopt agentgate")
     run = verify("--profile", "strict")
     assert run.code == 0, run.out
+    notices = run.verdict()["notices"]
     assert (
         "agentgate.yml is new in this change: it is not yet the law; a reviewer approves it by "
         "merging it"
-    ) in run.verdict()["notices"]
+    ) in notices
+    assert any(n.startswith("agentgate.yml: gates.build.command") for n in notices)
     assert gate(run, "integrity")["findings"] == []
+    assert gate(run, "coverage")["expected"]["lines"] == 95.0  # tightened: in force
+
+
+def test_a_new_configuration_where_the_base_has_none_is_held_to_zero_config(
+    repo_from: Callable[[str], Path], verify: Any
+) -> None:
+    # The base had no configuration: zero-config gated it (build, lint, test, coverage). A new
+    # agentgate.yml with a build gate only was obeyed, and the failing test never ran.
+    root = repo_from("bare")
+    write(root / "tests/test_defect.py", TEST_DEFECT["tests/test_defect.py"])
+    write(root / "agentgate.yml", CHEAP)
+    run = verify("--profile", "strict")
+    assert run.code == 1
+    assert gate(run, "test")["status"] == "fail"  # zero-config's test gate ran
+    assert {g["name"] for g in run.verdict()["gates"]} >= {"build", "lint", "test", "coverage"}
+    at = line_of(CHEAP, "gates:")
+    assert sorted(loosened(run)) == [
+        ("agentgate.yml", at, f"gates.{name}: removed; the base's {name} gate is in force")
+        for name in ("coverage", "lint", "test")
+    ]
+    assert (
+        "the base has no agentgate configuration: zero-config's gates, as detected at the base, "
+        "are the law; agentgate.yml may tighten them and add gates"
+    ) in run.verdict()["notices"]
+
+
+def test_a_project_new_in_the_change_keeps_its_new_configuration(
+    repo_from: Callable[[str], Path], verify: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Nothing of it at the base: no zero-config to hold the new file to.
+    root = repo_from("bare")
+    project = root / "tools" / "cli"
+    write(project / "pyproject.toml", '[project]\nname = "cli"\nversion = "0"\n')
+    write(project / "cli.py", "def main():\n    return 0\n")
+    write(project / "agentgate.yml", CHEAP)
+    monkeypatch.chdir(project)
+    run = verify("--profile", "strict")
+    assert run.code == 0, run.out
+    assert [g["name"] for g in run.verdict()["gates"]] == ["integrity", "build"]
 
 
 def test_a_new_configuration_cannot_pick_its_base_or_approve_itself(
@@ -712,23 +761,34 @@ def test_a_new_configuration_cannot_switch_off_the_gate(
     assert integrity["status"] == "fail" and integrity["blocking"] is True
     assert integrity["expected"] == {"block": "all"}
     here = line_of(text, "integrity")
-    assert sorted(loosened(run)) == [
-        (
-            "agentgate.yml",
-            line_of(text, "enabled"),
-            "enabled: true -> false; gating stays on, as at the base",
-        ),
-        (
-            "agentgate.yml",
-            here,
-            "gates.integrity.block: all -> tampering; the base's all is in force",
-        ),
-        (
-            "agentgate.yml",
-            here,
-            "gates.integrity.blocking: true -> false; the integrity gate judges every change",
-        ),
-    ]
+    assert sorted(loosened(run)) == sorted(
+        [
+            # the base had no configuration: zero-config's gates are the law (a test of its own)
+            *[
+                (
+                    "agentgate.yml",
+                    line_of(text, "gates:"),
+                    f"gates.{name}: removed; the base's {name} gate is in force",
+                )
+                for name in ("coverage", "lint", "test")
+            ],
+            (
+                "agentgate.yml",
+                line_of(text, "enabled"),
+                "enabled: true -> false; gating stays on, as at the base",
+            ),
+            (
+                "agentgate.yml",
+                here,
+                "gates.integrity.block: all -> tampering; the base's all is in force",
+            ),
+            (
+                "agentgate.yml",
+                here,
+                "gates.integrity.blocking: true -> false; the integrity gate judges every change",
+            ),
+        ]
+    )
 
 
 # -- the tools' settings ---------------------------------------------------------------------------
@@ -757,6 +817,39 @@ def test_ruff_ignoring_what_the_base_enforces(
             "ruff: ignore gained F401, rules the base enforces",
         )
     ]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "needle", "message"),
+    [
+        (
+            "[tool.ruff.lint]\n",
+            '[tool.ruff]\ninclude = ["pkg/*.py", "tests/*.py"]\n\n[tool.ruff.lint]\n',
+            "include",
+            "ruff: include narrowed to pkg/*.py, tests/*.py: 1 files are no longer linted "
+            "(tools/bad.py)",
+        ),
+        (
+            'select = ["E", "F", "W"]\n',
+            'select = ["E", "F", "W"]\n\n[tool.ruff.lint.pyflakes]\n'
+            'allowed-unused-imports = ["os", "sys"]\n',
+            "allowed-unused-imports",
+            "ruff: pyflakes.allowed-unused-imports gained os, sys: the base's F rules report less",
+        ),
+    ],
+    ids=["include", "allowed-unused-imports"],
+)
+def test_ruff_told_to_read_less_or_let_more_pass(
+    repo_from: Callable[[str], Path], verify: Any, old: str, new: str, needle: str, message: str
+) -> None:
+    # Neither is an ignore, an exclude or a narrower select: ruff skips tools/bad.py, or lets
+    # its unused imports pass, and the lint gate passed.
+    root = repo_from("lint-defect")
+    text = edit(root / "pyproject.toml", old, new)
+    run = verify("--profile", "strict")
+    assert gate(run, "lint")["status"] == "pass"
+    assert run.code == 1
+    assert tool_findings(run) == [("pyproject.toml", line_of(text, needle), message)]
 
 
 @pytest.mark.parametrize(
@@ -840,6 +933,43 @@ def test_ruff_ignoring_what_the_base_enforces(
             "source",
             "coverage: source narrowed: pkg no longer measured",
         ),
+        (
+            "[tool.ruff.lint]\n",
+            '[tool.ruff]\nextend-include = ["*.pyw"]\ninclude = ["tests/*"]\n\n[tool.ruff.lint]\n',
+            'include = ["tests',
+            "ruff: include narrowed to *.pyw, tests/*: 1 files are no longer linted "
+            "(pkg/__init__.py)",
+        ),
+        (
+            'select = ["E", "F", "W"]\n',
+            'select = ["E", "F", "W"]\n\n[tool.ruff.lint.pycodestyle]\nmax-line-length = 200\n',
+            "max-line-length",
+            "ruff: pycodestyle.max-line-length 88 -> 200: the base's E501 reports less",
+        ),
+        (
+            "[tool.ruff.lint]\n",
+            "[tool.ruff]\nline-length = 120\n\n[tool.ruff.lint]\n",
+            "line-length",
+            "ruff: line-length 88 -> 120: the base's E501 reports less",
+        ),
+        (
+            'select = ["E", "F", "W"]\n',
+            'select = ["E", "F", "W"]\ndummy-variable-rgx = "^.*$"\n',
+            "dummy-variable-rgx",
+            "ruff: dummy-variable-rgx (default) -> '^.*$': what ruff reports changes",
+        ),
+        (
+            "[tool.ruff.lint]\n",
+            '[tool.ruff]\nbuiltins = ["undefined_name"]\n\n[tool.ruff.lint]\n',
+            "builtins",
+            "ruff: builtins gained undefined_name: the base's F821 reports less",
+        ),
+        (
+            'select = ["E", "F", "W"]\n',
+            'select = ["E", "F", "W", "C90"]\n',
+            None,
+            None,
+        ),
     ],
     ids=[
         "ruff-select",
@@ -855,12 +985,31 @@ def test_ruff_ignoring_what_the_base_enforces(
         "coverage-fail-under",
         "coverage-branch",
         "coverage-source",
+        "ruff-include",
+        "ruff-max-line-length",
+        "ruff-line-length",
+        "ruff-dummy-variable-rgx",
+        "ruff-builtins",
+        "ruff-max-complexity",
     ],
 )
 def test_a_tool_setting_loosened(
-    repo_from: Callable[[str], Path], verify: Any, old: str, new: str, needle: str, message: str
+    repo_from: Callable[[str], Path],
+    verify: Any,
+    old: str,
+    new: str,
+    needle: str | None,
+    message: str | None,
 ) -> None:
     root = repo_from("cheap")
+    if needle is None:  # a rule of the base's own, and its option raised
+        edit(root / "pyproject.toml", old, new)
+        git(root, "commit", "-qam", "complexity")
+        git(root, "branch", "-q", "-f", "main")
+        old = "[tool.ruff.lint]\n"
+        new = "[tool.ruff.lint.mccabe]\nmax-complexity = 25\n\n[tool.ruff.lint]\n"
+        needle = "max-complexity"
+        message = "ruff: mccabe.max-complexity 10 -> 25: the base's C90 rules report less"
     text = edit(root / "pyproject.toml", old, new)
     git(root, "commit", "-qam", "settings")
     run = verify("--profile", "strict")
@@ -896,6 +1045,23 @@ def test_a_new_coveragerc_that_takes_over(repo_from: Callable[[str], Path], veri
         ('testpaths = ["tests"]\n', 'testpaths = ["tests", "more_tests"]\n'),
         ('source = ["pkg"]\n', 'source = ["pkg"]\nomit = ["pkg/generated/*"]\n'),
         ("[tool.coverage.report]\n", "# Coverage, reported.\n[tool.coverage.report]\n"),
+        # How ruff runs, fixes and formats; where first-party code is; a newer Python
+        (
+            "[tool.ruff.lint]\n",
+            '[tool.ruff]\ncache-dir = ".cache/ruff"\nsrc = ["pkg"]\nfix = true\n'
+            'output-format = "full"\ntarget-version = "py312"\n\n[tool.ruff.format]\n'
+            'quote-style = "single"\nexclude = ["pkg"]\n\n[tool.ruff.lint]\n'
+            'unfixable = ["F401"]\n',
+        ),
+        # a lower maximum, and the options of rules the base does not enforce
+        (
+            "[tool.ruff.lint]\n",
+            "[tool.ruff]\nline-length = 79\n\n[tool.ruff.lint.mccabe]\nmax-complexity = 50\n"
+            "\n[tool.ruff.lint.pylint]\nmax-args = 12\n\n[tool.ruff.lint.isort]\n"
+            'known-first-party = ["pkg"]\n\n[tool.ruff.lint]\n',
+        ),
+        # more files linted
+        ("[tool.ruff.lint]\n", '[tool.ruff]\nextend-include = ["*.pyw"]\n\n[tool.ruff.lint]\n'),
     ],
     ids=[
         "select-more",
@@ -904,6 +1070,9 @@ def test_a_new_coveragerc_that_takes_over(repo_from: Callable[[str], Path], veri
         "testpaths-wider",
         "omit-nothing",
         "comment",
+        "ruff-runs-fixes-formats",
+        "ruff-tighter-or-not-enforced",
+        "ruff-include-wider",
     ],
 )
 def test_an_honest_tool_setting(
@@ -926,6 +1095,272 @@ def test_settings_that_follow_a_move(repo_from: Callable[[str], Path], verify: A
     run = verify("--profile", "strict")
     assert run.code == 0, run.out
     assert tool_findings(run) == []
+
+
+# -- files ruff no longer reads: an ignore rule naming a tracked file ------------------------------
+
+
+def ignore_findings(run: CliRun) -> list[tuple[str | None, int | None, str]]:
+    return [f for f in tool_findings(run) if "ignore" in f[2]]
+
+
+@pytest.mark.parametrize(
+    ("file", "text", "message"),
+    [
+        (
+            ".gitignore",
+            ".agentgate/\n.coverage\ntools/bad.py\n",
+            ".gitignore `tools/bad.py` ignores tools/bad.py, tracked at the base: ruff skips "
+            "files .gitignore names",
+        ),
+        (
+            "tools/.gitignore",
+            "# generated\n*.py\n",
+            ".gitignore `*.py` ignores tools/bad.py, tracked at the base: ruff skips files "
+            ".gitignore names",
+        ),
+        (
+            ".ignore",
+            "tools/\n",
+            ".ignore `tools/` ignores tools/bad.py, tracked at the base: ruff skips files "
+            ".ignore names",
+        ),
+    ],
+    ids=["gitignore-line", "new-gitignore", "dot-ignore"],
+)
+def test_a_tracked_file_an_ignore_rule_hides_from_ruff(
+    repo_from: Callable[[str], Path], verify: Any, file: str, text: str, message: str
+) -> None:
+    # ruff skips what .gitignore (and .ignore) name, tracked files too: the lint error in
+    # tools/bad.py went unseen, and nothing in ruff's settings changed.
+    root = repo_from("lint-defect")
+    write(root / file, text)
+    run = verify("--profile", "strict")
+    assert gate(run, "lint")["status"] == "pass"  # ruff no longer reads the file ...
+    assert run.code == 1  # ... the integrity gate says why
+    assert ignore_findings(run) == [(file, len(text.splitlines()), message)]
+
+
+def test_a_file_taken_out_of_the_index_and_ignored(
+    repo_from: Callable[[str], Path], verify: Any
+) -> None:
+    # `git rm --cached`: the change shows the file deleted, but it is on the disk, imported,
+    # and ruff skips it.
+    root = repo_from("lint-defect")
+    git(root, "rm", "-q", "--cached", "tools/bad.py")
+    with (root / ".gitignore").open("a", encoding="utf-8") as handle:
+        handle.write("tools/bad.py\n")
+    run = verify("--profile", "strict")
+    assert gate(run, "lint")["status"] == "pass" and run.code == 1
+    assert [(p, line) for p, line, _ in ignore_findings(run)] == [(".gitignore", 3)]
+
+
+def test_an_exception_taken_out_of_the_gitignore(
+    repo_from: Callable[[str], Path], verify: Any
+) -> None:
+    # The line that ignores the file was at the base; the base's `!` exception kept it linted.
+    root = repo_from("lint-defect")
+    write(root / ".gitignore", ".agentgate/\n.coverage\ntools/*.py\n!tools/bad.py\n")
+    git(root, "commit", "-qam", "tools are generated, but one")
+    git(root, "branch", "-q", "-f", "main")
+    write(root / ".gitignore", ".agentgate/\n.coverage\ntools/*.py\n")
+    run = verify("--profile", "strict")
+    assert gate(run, "lint")["status"] == "pass" and run.code == 1
+    assert ignore_findings(run) == [
+        (
+            ".gitignore",
+            3,
+            ".gitignore `tools/*.py` ignores tools/bad.py, tracked at the base: ruff skips "
+            "files .gitignore names",
+        )
+    ]
+
+
+def test_a_private_exclude_naming_a_tracked_file(
+    repo_from: Callable[[str], Path], verify: Any
+) -> None:
+    # .git/info/exclude is no part of the change: git status shows nothing, ruff skips the file.
+    root = repo_from("lint-defect")
+    exclude = Path(git(root, "rev-parse", "--git-path", "info/exclude").strip())
+    write(root / exclude, "# private\ntools/bad.py\n")
+    run = verify("--profile", "strict")
+    assert gate(run, "lint")["status"] == "pass" and run.code == 1
+    assert ignore_findings(run) == [
+        (
+            "tools/bad.py",
+            None,
+            ".git/info/exclude:2 `tools/bad.py` ignores tools/bad.py tracked at the base: ruff "
+            "skips files git ignores, and the repository's private excludes are no part of the "
+            "change; take the line out",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "honest",
+    ["untracked-only", "deleted", "ignored-at-the-base"],
+)
+def test_honest_ignore_rules(repo_from: Callable[[str], Path], verify: Any, honest: str) -> None:
+    root = repo_from("lint-clean")
+    if honest == "untracked-only":
+        # Build output and a scratch module: ignored, never tracked.
+        write(root / "dist" / "generated.py", "import os\n")
+        write(root / "scratch.py", "import sys\n")
+        write(root / ".gitignore", ".agentgate/\n.coverage\ndist/\nscratch.py\n*.log\n")
+    elif honest == "deleted":
+        # A tracked file the change deletes, and ignores from now on.
+        write(root / "tools" / "gen.py", "X = 1\n")
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", "generated code")
+        git(root, "branch", "-q", "-f", "main")
+        git(root, "rm", "-q", "tools/gen.py")
+        write(root / ".gitignore", ".agentgate/\n.coverage\ntools/gen.py\n")
+    else:
+        # A file ignored at the base, tracked all the same (git add -f): ruff skipped it then.
+        write(root / ".gitignore", ".agentgate/\n.coverage\nvendor/\n")
+        write(root / "vendor" / "lib.py", "import os\n")
+        git(root, "add", "-A")
+        git(root, "add", "-f", "vendor/lib.py")
+        git(root, "commit", "-qm", "vendored")
+        git(root, "branch", "-q", "-f", "main")
+        write(root / ".gitignore", ".agentgate/\n.coverage\nvendor/\n*.log\n")
+    run = verify("--profile", "strict")
+    assert run.code == 0, run.out
+    assert gate(run, "integrity")["findings"] == []
+
+
+# -- zero-config: what detection finds at the base is the law -------------------------------------
+
+NO_COVERAGE_SETTINGS = CLEAN["pyproject.toml"].split("[tool.coverage.run]")[0]
+UNTESTED = "\n\ndef untested(x):\n    if x:\n        return 1\n    return 2\n"
+
+
+def zero_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str]) -> Path:
+    """A repository whose base has no agentgate configuration, on a branch ``change``."""
+    root = build(tmp_path / "repo", files)
+    git(root, "checkout", "-q", "-b", "change")
+    monkeypatch.chdir(root)
+    return root
+
+
+PRE_COMMIT_HOOK = """\
+repos:
+  - repo: https://github.com/{repo}
+    hooks:
+      - id: {hook}
+"""
+
+
+def test_a_linter_new_in_the_change_lints_beside_the_bases(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Any
+) -> None:
+    # A pre-commit hook outranks [tool.ruff] in zero-config's detection: pycodestyle, which
+    # has no F401, took the lint gate from the ruff the base declares.
+    root = zero_repo(tmp_path, monkeypatch, {**CLEAN, **LINT_DEFECT})
+    write(
+        root / ".pre-commit-config.yaml",
+        PRE_COMMIT_HOOK.format(repo="PyCQA/pycodestyle", hook="pycodestyle"),
+    )
+    run = verify("--profile", "strict")
+    assert run.code == 1
+    lint = gate(run, "lint")
+    assert "ruff check" in lint["command"] and lint["status"] == "fail"
+    assert lint["actual"]["errors"] == 2  # tools/bad.py's unused imports
+    assert "pycodestyle" in gate(run, "lint-pycodestyle")["command"]
+    assert any(
+        n.startswith("lint-pycodestyle: pycodestyle") and "beside ruff" in n
+        for n in run.verdict()["notices"]
+    )
+
+
+def test_the_bases_own_linter_pinned_in_the_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Any
+) -> None:
+    # The same tool the base declares, now from a pre-commit hook: no second gate.
+    root = zero_repo(tmp_path, monkeypatch, CLEAN)
+    write(
+        root / ".pre-commit-config.yaml",
+        PRE_COMMIT_HOOK.format(repo="astral-sh/ruff-pre-commit", hook="ruff"),
+    )
+    run = verify("--profile", "strict")
+    assert run.code == 0, run.out
+    assert [g["name"] for g in run.verdict()["gates"] if g["name"].startswith("lint")] == ["lint"]
+
+
+@pytest.mark.parametrize(
+    "settings",
+    ['[tool.coverage.run]\nsource = ["tests"]\n', '[tool.coverage.run]\ninclude = ["tests/*"]\n'],
+    ids=["source", "include"],
+)
+def test_coverage_settings_new_in_the_change_measure_what_the_base_did(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Any, settings: str
+) -> None:
+    # No coverage settings at the base: zero-config measured the package (--source=pkg). New
+    # settings that measure only the tests made its gaps vanish.
+    files = {**CLEAN, "pyproject.toml": NO_COVERAGE_SETTINGS}
+    files["pkg/__init__.py"] += UNTESTED
+    root = zero_repo(tmp_path, monkeypatch, files)
+    with (root / "pyproject.toml").open("a", encoding="utf-8") as handle:
+        handle.write("\n" + settings)
+    run = verify("--profile", "strict")
+    assert run.code == 1
+    coverage = gate(run, "coverage")
+    assert coverage["status"] == "fail" and coverage["actual"]["lines"] < 90
+    assert "--source=pkg" in gate(run, "test")["command"]
+
+
+def test_a_coverage_source_where_the_bases_settings_had_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Any
+) -> None:
+    # The base's coverage settings name no source: coverage.py measured all the code that ran.
+    base = NO_COVERAGE_SETTINGS + "[tool.coverage.run]\nbranch = true\n"
+    files = {**CLEAN, "pyproject.toml": base}
+    files["pkg/__init__.py"] += UNTESTED
+    root = zero_repo(tmp_path, monkeypatch, files)
+    text = edit(root / "pyproject.toml", "branch = true\n", 'branch = true\nsource = ["tests"]\n')
+    run = verify("--profile", "strict")
+    assert run.code == 1
+    assert tool_findings(run) == [
+        (
+            "pyproject.toml",
+            line_of(text, "source"),
+            "coverage: source tests: 1 files of the project's code, measured at the base, no "
+            "longer are (pkg/__init__.py)",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        '[tool.coverage.run]\nsource = ["pkg"]\nbranch = true\n',
+        '[tool.coverage.run]\ninclude = ["pkg/*"]\n\n[tool.coverage.report]\nfail_under = 90\n',
+    ],
+    ids=["source", "include"],
+)
+def test_honest_coverage_settings_new_in_the_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Any, settings: str
+) -> None:
+    root = zero_repo(tmp_path, monkeypatch, {**CLEAN, "pyproject.toml": NO_COVERAGE_SETTINGS})
+    with (root / "pyproject.toml").open("a", encoding="utf-8") as handle:
+        handle.write("\n" + settings)
+    run = verify("--profile", "strict")
+    assert run.code == 0, run.out
+    assert gate(run, "integrity")["findings"] == []
+
+
+def test_zero_config_keeps_the_bases_packages_and_adds_the_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Any
+) -> None:
+    # The base's detection is the law; the change's adds to it. An empty src/ and a package
+    # dressed as a virtualenv narrowed what zero-config measured and compiled.
+    root = zero_repo(tmp_path, monkeypatch, {**CLEAN, "pyproject.toml": NO_COVERAGE_SETTINGS})
+    (root / "src").mkdir()
+    write(root / "pkg" / "pyvenv.cfg", "home = /usr\n")
+    write(root / "extra" / "__init__.py", "X = 1\n")
+    run = verify("--profile", "strict", "--no-run")
+    assert "--source=pkg,src " in gate(run, "test")["command"]
+    assert gate(run, "build")["command"].endswith("compileall -q pkg tests extra")
 
 
 # -- resolve_config directly -----------------------------------------------------------------------
@@ -1045,6 +1480,74 @@ def test_pytest_paths_inside_the_project_are_not_findings() -> None:
         assert not _leaves_the_project(inside), inside
     for outside in ("..", "../x", "a/../../x", "/abs", "~/plugins", "C:\\plugins", "..\\x"):
         assert _leaves_the_project(outside), outside
+
+
+RUFF_BASE = {"lint": {"select": ["E", "F", "B", "PL", "C90", "TID"]}}
+
+
+@pytest.mark.parametrize(
+    ("base", "now", "found"),
+    [
+        # what lets more pass
+        ({}, {"fix-only": True}, ["fix-only false -> true: ruff reports less"]),
+        ({"preview": True}, {}, ["preview true -> false: ruff reports less"]),
+        ({"respect-gitignore": False}, {}, ["respect-gitignore false -> true: ruff reports less"]),
+        (
+            {"target-version": "py312"},
+            {"target-version": "py38"},
+            ["target-version 'py312' -> 'py38': ruff reports less"],
+        ),
+        (
+            {},
+            {"lint": {"pylint": {"max-args": 9, "allow-magic-value-types": ["int"]}}},
+            [
+                "pylint.allow-magic-value-types gained int: the base's PL rules report less",
+                "pylint.max-args 5 -> 9: the base's PL rules report less",
+            ],
+        ),
+        (
+            {"lint": {"flake8-tidy-imports": {"banned-api": {"os.system": {"msg": "no"}}}}},
+            {},
+            ["flake8-tidy-imports.banned-api lost os.system: the base's TID rules report less"],
+        ),
+        (
+            {},
+            {"lint": {"flake8-bugbear": {"extend-immutable-calls": ["a.b"]}}},
+            ["flake8-bugbear.extend-immutable-calls gained a.b: the base's B rules report less"],
+        ),
+        (  # deprecated top-level tables are the same options
+            {},
+            {"pyflakes": {"allowed-unused-imports": ["os"]}},
+            ["pyflakes.allowed-unused-imports gained os: the base's F rules report less"],
+        ),
+        (
+            {},
+            {"lint": {"some-future-option": 1}},
+            ["some-future-option (default) -> 1: what ruff reports changes"],
+        ),
+        # what only tightens, options of rules the base does not enforce, what `ruff check`
+        # reports nothing of
+        ({}, {"preview": True, "respect-gitignore": False, "target-version": "py313"}, []),
+        ({}, {"lint": {"mccabe": {"max-complexity": 5}, "pylint": {"max-args": 3}}}, []),
+        ({}, {"lint": {"flake8-tidy-imports": {"banned-api": {"os.system": {}}}}}, []),
+        ({}, {"lint": {"pydocstyle": {"convention": "google"}, "isort": {"force-sort": 1}}}, []),
+        ({}, {"format": {"quote-style": "single"}, "cache-dir": "x", "unsafe-fixes": True}, []),
+    ],
+)
+def test_ruff_options_compared(base: dict[str, Any], now: dict[str, Any], found: list[str]) -> None:
+    from pytest_agentgate.integrity.settings import _ruff_options_loosened, _ruff_values
+
+    def merged(extra: dict[str, Any]) -> dict[str, Any]:
+        out = json.loads(json.dumps(RUFF_BASE))
+        for key, value in extra.items():
+            if key == "lint":
+                out["lint"].update(value)
+            else:
+                out[key] = value
+        return _ruff_values(out)
+
+    got = [f"{key} {message}" for key, message in _ruff_options_loosened(merged(base), merged(now))]
+    assert got == found
 
 
 @pytest.mark.parametrize(

@@ -38,6 +38,8 @@ from pytest_agentgate.linters import declared_linter
 from pytest_agentgate.profiles import DEFAULT_PROFILE, defaults_for
 from pytest_agentgate.project import project_root, zero_config
 from pytest_agentgate.registry import Registry, get_registry
+from pytest_agentgate.tree import Files
+from pytest_agentgate.tree import at_base as files_at_base
 
 
 @dataclass
@@ -208,6 +210,14 @@ def _stand_alone(
     if path is not None and raw is not None:
         root = path.resolve().parent
         side = Side(raw, _text(path), path.name, raw.source.replace(str(path), path.name, 1))
+        if (
+            isinstance(found.base, Base)
+            and found.file is None
+            and _in_repository(found.repo, path) is not None
+        ):
+            governed = _over_zero_config(path, raw, side, flags, profile, registry, found)
+            if governed is not None:
+                return governed
     elif flags.any():
         raw = RawConfig({}, FLAGS_SOURCE)
         root = cwd
@@ -218,7 +228,8 @@ def _stand_alone(
         # From a subdirectory, the project is the nearest folder up to the repository root that
         # has a project file; its gates run there, as they would from a config file.
         root = project_root(cwd)
-        detected = zero_config(root)
+        at_base = _files_at_base(found, root)
+        detected = zero_config(root, at_base)
         if detected is None:
             raise ConfigError(
                 str(cwd),
@@ -234,7 +245,7 @@ def _stand_alone(
             "compileall, its linter, pytest and coverage under the strict profile; "
             "`agentgate init` writes this as agentgate.yml"
         )
-        notices.append(declared_linter(root).describe())
+        notices.extend(_linters_described(root, at_base))
     config = validate(
         _with_flags(raw, flags), registry, root=root, path=path, profile_override=profile
     )
@@ -244,6 +255,92 @@ def _stand_alone(
     if found.repo is not None and isinstance(found.base, Base) and path is not None:
         _unreviewed(config, found, found.base, path, side)
     return config
+
+
+def _files_at_base(found: AtBase, root: Path) -> Files | None:
+    """The project's files at the change's base, where zero-config's detection is the law."""
+    if found.repo is None or not isinstance(found.base, Base):
+        return None
+    return files_at_base(found.repo, found.base, root)
+
+
+def _linters_described(root: Path, at_base: Files | None) -> list[str]:
+    """What zero-config lints with: the linter the project declares at the base (else now),
+    and the one the change declares when it is another tool (a gate ``lint-TOOL`` beside)."""
+    law = declared_linter(at_base if at_base is not None else root)
+    out = [law.describe()]
+    if at_base is None:
+        return out
+    now = declared_linter(root)
+    if now.tool != law.tool:
+        out.append(
+            f"lint-{now.tool}: {now.describe().removeprefix('lint: ')}, new in this change: "
+            f"it lints beside {law.tool}, which the base declares and which stays the law"
+        )
+    elif now != law:
+        out.append(
+            f"lint: the change declares {now.describe().removeprefix('lint: ')}; not in force "
+            "until it is merged: the base's lints"
+        )
+    return out
+
+
+def _over_zero_config(
+    path: Path,
+    raw: RawConfig,
+    side: Side,
+    flags: ReportFlags,
+    profile: str | None,
+    registry: Registry,
+    found: AtBase,
+) -> Config | None:
+    """A configuration file new in the change, where the base has none: the base's law is what
+    zero-config detects (in the project's files at the base, tree.py), and the new file is
+    held to it as a change to a configuration of the base's is (config/base.py ``govern``): it
+    may tighten thresholds and add gates; a gate it leaves out, disables or lowers is
+    ``gate-config-loosened``, and zero-config's gate stands. A gate's command, report, format
+    or env unlike zero-config's is not loosening in itself (`agentgate init` writes
+    ``python`` where zero-config runs this interpreter): a notice, and zero-config's runs
+    until a reviewer merges the file. None: the project has no files at the base (a repository
+    without a commit, a project new in the change), or zero-config detects none there."""
+    assert isinstance(found.base, Base)
+    root = path.resolve().parent
+    at_base = _files_at_base(found, root)
+    detected = None if at_base is None else zero_config(root, at_base)
+    if detected is None:
+        return None  # no commit yet, or a project new in the change: the file stands
+    law_raw = RawConfig(detected[0], "zero-config defaults")
+    in_force = profile or stricter_profile(profile_of(law_raw), profile_of(raw) or DEFAULT_PROFILE)
+    law = validate(
+        _with_flags(law_raw, flags), registry, root=root, path=None, profile_override=in_force
+    )
+    add_integrity_gate(law, True)
+    now = validate(
+        _with_flags(raw, flags), registry, root=root, path=path, profile_override=in_force
+    )
+    add_integrity_gate(now, True)
+    label_sources(now, side)
+    _unreviewed(now, found, found.base, path, side)  # gating on, no approval, no base of its own
+    law_side = Side(law_raw, None, "zero-config", "zero-config defaults at the base")
+    config = govern(law, law_side, now, side)
+    measured = [c for c in config.loosened if c.key.rsplit(".", 1)[-1] in _MEASURED_KEYS]
+    config.loosened = [*now.loosened, *(c for c in config.loosened if c not in measured)]
+    config.notices[:0] = [
+        *(n for n in now.notices if not any(n.startswith(f"{g.name}: ") for g in law.gates)),
+        f"the base has no agentgate configuration: zero-config's gates, as detected at the "
+        f"base, are the law; {side.file} may tighten them and add gates",
+        *_linters_described(root, at_base),
+    ]
+    if measured:
+        config.notices.append(
+            f"{side.file}: " + ", ".join(c.key for c in measured) + " not in force until it is "
+            "merged: zero-config's run"
+        )
+    return config
+
+
+# Gate settings unlike zero-config's in a new configuration: notices, not findings.
+_MEASURED_KEYS = ("command", "report", "format", "env")
 
 
 def _unreviewed(config: Config, found: AtBase, base: Base, path: Path, side: Side | None) -> None:

@@ -8,6 +8,9 @@
   reformatting and comments change nothing, and tightening is welcome. Loosened is what makes the
   tool look at less: a rule that was active is ignored or no longer selected, a file that was
   linted, measured or collected no longer is, a coverage floor is lowered, branch coverage is off.
+  Every other ruff option is compared too (:func:`_ruff_options_loosened`): one that lets more
+  pass for rules the base enforces (a maximum raised, an allowance gained), or whose effect
+  cannot be ranked, is loosened; ruff's cache, output, fixing and formatter settings are not.
 
 Test selection by ``-k``, ``--deselect``, ``-m`` or ``addopts`` is another analyzer's
 (``selection-narrowed``); this one looks at ``testpaths``, ``python_files``, ``python_classes``,
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import configparser
 import fnmatch
+import math
 import posixpath
 import re
 import sys
@@ -28,6 +32,8 @@ from typing import Any
 
 from pytest_agentgate.git import GitError
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+from pytest_agentgate.project import coverage_sources
+from pytest_agentgate.tree import at_base
 
 GATE_RULE = "gate-config-loosened"
 TOOL_RULE = "tool-config-loosened"
@@ -121,6 +127,11 @@ def _line_of(text: str | None, section: str | None, key: str) -> int | None:
     return None
 
 
+def _has_section(text: str | None, section: str) -> bool:
+    header = re.compile(rf"^\s*\[+\s*{re.escape(section)}\s*\]", re.MULTILINE)
+    return bool(text) and header.search(text or "") is not None
+
+
 def _show(items: Iterable[str]) -> str:
     items = sorted(items)
     shown = ", ".join(items[:_SHOWN])
@@ -159,6 +170,18 @@ class Settings:
         return next(
             (n for key in keys if (n := _line_of(self.text, self.section, key)) is not None), None
         )
+
+    def option_line(self, table: str, key: str) -> int | None:
+        """The line of ruff's option ``key``, in its ``table`` (``pyflakes``: under
+        ``[tool.ruff.lint.pyflakes]``, ``[tool.ruff.pyflakes]``, or written dotted) when it
+        has one."""
+        if not table:
+            return self.line(key)
+        prefix = f"{self.section}." if self.section else ""
+        for section in (f"{prefix}lint.{table}", f"{prefix}{table}"):
+            if _has_section(self.text, section):
+                return _line_of(self.text, section, key)
+        return self.line(f"{table}.{key}", key, table)
 
 
 class _Tools:
@@ -295,6 +318,31 @@ class _Tools:
                     base,
                     key,
                 )
+        old_include, new_include = _ruff_include(old), _ruff_include(new)
+        if set(new_include) != set(old_include):
+            files = [
+                f
+                for f in self._under(directory)
+                if _included(f, old_include)
+                and not _included(f, new_include)
+                and not _excluded(f, old_exclude)
+            ]
+            if files:
+                changed = _words(old.get("include")) != _words(new.get("include"))
+                key = "include" if changed else "extend-include"
+                yield self.finding(
+                    f"ruff: {key} narrowed to {_show(new_include)}: {len(files)} files are no "
+                    f"longer linted ({_show(files)})",
+                    now,
+                    base,
+                    key,
+                )
+        for key, message in _ruff_options_loosened(old, new):
+            table, _, name = key.rpartition(".")
+            where = now or base
+            line = now.option_line(table, name) if now is not None else None
+            path = where.path if where is not None else None
+            yield IntegrityFinding(TOOL_RULE, f"ruff: {key} {message}", path, line)
 
     def _under(self, directory: str) -> list[str]:
         """The project's Python files under ``directory``, relative to it."""
@@ -401,6 +449,7 @@ class _Tools:
                     base,
                     name,
                 )
+        yield from self._coverage_set(old, new, base, now)
         old_floor = _number(old.get("report.fail_under")) or 0.0
         new_floor = _number(new.get("report.fail_under")) or 0.0
         if new_floor < old_floor:
@@ -413,6 +462,46 @@ class _Tools:
                 now,
                 base,
                 "branch",
+            )
+
+    def _coverage_set(
+        self,
+        old: dict[str, Any],
+        new: dict[str, Any],
+        base: Settings | None,
+        now: Settings | None,
+    ) -> Iterator[IntegrityFinding]:
+        """A ``source`` (``source_pkgs``) or an ``include`` where the base had none: what it
+        leaves out of the project's code (the packages and modules zero-config measures, as
+        the base's files show them) is no longer measured. Without settings, the base measured
+        all of it: zero-config names it, and coverage.py measures what runs."""
+        sources = [*_words(new.get("run.source")), *_words(new.get("run.source_pkgs"))]
+        had = [*_words(old.get("run.source")), *_words(old.get("run.source_pkgs"))]
+        old_include = _words(old.get("run.include")) + _words(old.get("report.include"))
+        new_include = _words(new.get("run.include")) + _words(new.get("report.include"))
+        if had or not (sources or set(new_include) - set(old_include)):
+            return
+        files = at_base(self.scan.repo, self.scan.change.base, self.scan.root)
+        code = coverage_sources(files) if files is not None else []
+        mine = [f for f in self.files() if _in_code(f, code)]
+        if sources:
+            lost = [f for f in mine if not _in_code(f, sources)]
+            key = "source" if _words(new.get("run.source")) else "source_pkgs"
+            what = f"{key} {_show(sources)}"
+        else:
+            lost = [
+                f
+                for f in mine
+                if (not old_include or _omitted(f, old_include)) and not _omitted(f, new_include)
+            ]
+            key, what = "include", f"include gained {_show(set(new_include) - set(old_include))}"
+        if lost:
+            yield self.finding(
+                f"coverage: {what}: {len(lost)} files of the project's code, measured at the "
+                f"base, no longer are ({_show(lost)})",
+                now,
+                base,
+                key,
             )
 
     # -- pytest ------------------------------------------------------------------------------------
@@ -509,6 +598,7 @@ _PYTEST_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setu
 _COLLECTION = ("testpaths", "python_files", "norecursedirs", "python_classes", "python_functions")
 # ruff's defaults (https://docs.astral.sh/ruff/settings/).
 _RUFF_SELECT = ("E4", "E7", "E9", "F")
+_RUFF_INCLUDE = ("*.py", "*.pyi", "*.ipynb", "**/pyproject.toml")
 _RUFF_EXCLUDE = (
     ".bzr",
     ".direnv",
@@ -552,11 +642,14 @@ def _ruff_values(table: Mapping[str, Any]) -> dict[str, Any]:
             if key == "lint":
                 continue
             name = str(key).replace("_", "-")
-            if name in ("per-file-ignores", "extend-per-file-ignores") and isinstance(
-                value, Mapping
-            ):
+            if name in _RUFF_PATTERN_TABLES and isinstance(value, Mapping):
                 merged = dict(out.get(name, {}))
                 merged.update(value)
+                out[name] = merged
+            elif isinstance(value, Mapping):  # an option table: [lint.pyflakes], [format]
+                known = out.get(name)
+                merged = dict(known) if isinstance(known, Mapping) else {}
+                merged.update({str(k).replace("_", "-"): v for k, v in value.items()})
                 out[name] = merged
             elif name in out and name != "select" and isinstance(value, list):
                 out[name] = [*_words(out[name]), *value]
@@ -571,9 +664,278 @@ def _ruff_extend(parent: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
     for key, value in own.items():
         if key.startswith("extend-") and isinstance(value, list):
             out[key] = [*_words(parent.get(key)), *value]
+        elif (
+            key not in _RUFF_PATTERN_TABLES
+            and isinstance(value, Mapping)
+            and isinstance(parent.get(key), Mapping)
+        ):
+            out[key] = {**parent[key], **value}  # an option table, option by option
         else:
             out[key] = value
     return out
+
+
+# -- ruff's other settings: what each one changes in what `ruff check` reports -----------------
+
+# Tables whose keys are file patterns, not options.
+_RUFF_PATTERN_TABLES = ("per-file-ignores", "extend-per-file-ignores", "per-file-target-version")
+# Not compared option by option: the rules and files (compared above, as ruff reads them), and
+# what changes how ruff runs, fixes or formats, never what `ruff check` reports: its cache and
+# output, fixing, the version it requires, where first-party code is (`src`: the order isort
+# wants, nothing it lets pass), the formatter (`[format]`; the lint gate runs `ruff check`)
+# and `ruff analyze`.
+_RUFF_UNJUDGED = frozenset(
+    {
+        "select", "extend-select", "ignore", "extend-ignore", "per-file-ignores",
+        "extend-per-file-ignores", "exclude", "extend-exclude", "include", "extend-include",
+        "extend", "force-exclude", "cache-dir", "output-format", "show-fixes", "show-source",
+        "fix", "unsafe-fixes", "fixable", "unfixable", "extend-fixable", "extend-safe-fixes",
+        "extend-unsafe-fixes", "required-version", "src", "format", "analyze",
+    }
+)  # fmt: skip
+# The rules each plugin's option table speaks for: its options count when one of them is
+# enforced at the base. A table not named here counts always.
+_RUFF_TABLES: dict[str, tuple[str, ...]] = {
+    "flake8-annotations": ("ANN",),
+    "flake8-bandit": ("S",),
+    "flake8-boolean-trap": ("FBT",),
+    "flake8-bugbear": ("B",),
+    "flake8-builtins": ("A",),
+    "flake8-comprehensions": ("C4",),
+    "flake8-copyright": ("CPY",),
+    "flake8-errmsg": ("EM",),
+    "flake8-gettext": ("INT",),
+    "flake8-implicit-str-concat": ("ISC",),
+    "flake8-import-conventions": ("ICN",),
+    "flake8-pytest-style": ("PT",),
+    "flake8-quotes": ("Q",),
+    "flake8-self": ("SLF",),
+    "flake8-tidy-imports": ("TID",),
+    "flake8-type-checking": ("TC", "TCH"),
+    "flake8-unused-arguments": ("ARG",),
+    "isort": ("I",),
+    "mccabe": ("C90",),
+    "pep8-naming": ("N",),
+    "pycodestyle": ("E", "W"),
+    "pydoclint": ("DOC",),
+    "pydocstyle": ("D",),
+    "pyflakes": ("F",),
+    "pylint": ("PLC", "PLE", "PLR", "PLW"),
+    "pyupgrade": ("UP",),
+    "ruff": ("RUF",),
+}
+# The same for top-level options that speak for some rules only (others count always:
+# `dummy-variable-rgx` and `typing-modules` reach across many plugins).
+_RUFF_OPTION_RULES: dict[str, tuple[str, ...]] = {
+    "line-length": ("E501",),
+    "indent-width": ("E1",),
+    "builtins": ("F821",),
+    "allowed-confusables": ("RUF00",),
+    "external": ("RUF100",),
+    "namespace-packages": ("INP",),
+    "ignore-init-module-imports": ("F401",),
+}
+_RUFF_SHOWN = {("PLC", "PLE", "PLR", "PLW"): "PL", ("TC", "TCH"): "TC"}
+# Numbers: a higher maximum lets more pass. ruff's defaults, for a side that does not set one
+# (a limit without a default, `max-doc-length`, is no limit).
+_RUFF_MAXIMA: dict[str, float] = {
+    "line-length": 88,
+    "mccabe.max-complexity": 10,
+    "pylint.max-args": 5,
+    "pylint.max-positional-args": 5,
+    "pylint.max-branches": 12,
+    "pylint.max-returns": 6,
+    "pylint.max-statements": 50,
+    "pylint.max-public-methods": 20,
+    "pylint.max-locals": 15,
+    "pylint.max-nested-blocks": 5,
+    "pylint.max-bool-expr": 5,
+    "flake8-errmsg.max-string-length": 0,
+}
+# Lists (or tables) of what a rule lets pass: an entry gained lets more pass ...
+_RUFF_ALLOWING = ("allow", "extend-allow", "ignore", "extend-ignore", "exempt", "runtime-evaluated")
+_RUFF_ALLOW_LISTS = frozenset(
+    {
+        "builtins", "external", "namespace-packages", "typing-modules", "extend-immutable-calls",
+        "builtins-ignorelist", "builtins-allowed-modules", "classmethod-decorators",
+        "staticmethod-decorators",
+    }
+)  # fmt: skip
+# ... and of what a rule reports: an entry lost lets more pass.
+_RUFF_BAN_LISTS = frozenset(
+    {
+        "banned-api", "banned-module-level-imports", "banned-aliases", "banned-from",
+        "aliases", "extend-aliases", "hardcoded-tmp-directory", "hardcoded-tmp-directory-extend",
+        "logger-objects", "function-names", "extend-function-names", "extend-markup-names",
+    }
+)  # fmt: skip
+# Switches: on lets more pass (`allow-*`, `ignore-*`, `suppress-*` too), or off does.
+_RUFF_LOOSE_ON = frozenset(
+    {"fix-only", "respect-gitignore", "explicit-preview-rules", "mypy-init-return",
+     "keep-runtime-typing"}
+)  # fmt: skip
+_RUFF_LOOSE_OFF = frozenset({"preview", "strict", "check-typed-exception"})
+_RUFF_SWITCH_DEFAULTS = {"respect-gitignore": True}
+
+
+def _ruff_options(values: Mapping[str, Any]) -> dict[str, Any]:
+    """ruff's settings as options: ``pyflakes.allowed-unused-imports`` for a table's."""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, Mapping) and key not in _RUFF_PATTERN_TABLES:
+            out.update({f"{key}.{name}": inner for name, inner in value.items()})
+        else:
+            out[key] = value
+    return out
+
+
+def _ruff_options_loosened(
+    old: Mapping[str, Any], new: Mapping[str, Any]
+) -> Iterator[tuple[str, str]]:
+    """Each option of ruff (but the rules and files, compared apart) that the change set so
+    that ruff reports less, or reports otherwise (a setting agentgate cannot rank): the option
+    and what happened. An option of rules the base does not enforce is no finding, and
+    tightening is welcome (a lower maximum, an allowance taken out)."""
+    before, after = _ruff_options(old), _ruff_options(new)
+    seen_e501 = False
+    for key in sorted(set(before) | set(after)):
+        if key.split(".", 1)[0] in _RUFF_UNJUDGED:
+            continue
+        a, b = before.get(key), after.get(key)
+        if a == b:
+            continue
+        table, _, name = key.rpartition(".")
+        rules = _RUFF_TABLES.get(table) if table else _RUFF_OPTION_RULES.get(key)
+        if key in ("line-length", "pycodestyle.max-line-length"):
+            # E501's limit: pycodestyle's own, else the line length (the formatter's too).
+            if seen_e501 or not _any_active(old, ("E501",)):
+                continue
+            seen_e501 = True
+            was, now = _e501_limit(old), _e501_limit(new)
+            if now > was:
+                yield key, f"{was:g} -> {now:g}: the base's E501 reports less"  # long lines
+            continue
+        if rules is not None and not _any_active(old, rules):
+            continue
+        change = _ruff_change(key, name, a, b)
+        if change is None:
+            continue
+        text, less = change
+        whose, verb = _whose(rules)
+        if less:
+            yield key, f"{text}: {whose} {verb} less"
+        else:
+            yield key, f"{text}: what {whose} {verb} changes"
+
+
+def _ruff_change(key: str, name: str, a: Any, b: Any) -> tuple[str, bool] | None:
+    """How option ``key`` went from ``a`` to ``b`` (None: not set) when that lets more pass
+    (True) or cannot be ranked (False); None when it only tightens."""
+    if name.startswith("max-") or key in _RUFF_MAXIMA:
+        default = _RUFF_MAXIMA.get(key, math.inf if name == "max-doc-length" else None)
+        was = _number(a) if a is not None else default
+        now = _number(b) if b is not None else default
+        if was is None or now is None:
+            return f"{_shown(a)} -> {_shown(b)}", False
+        return (f"{was:g} -> {now:g}", True) if now > was else None
+    if isinstance(a, bool) or isinstance(b, bool):
+        default = _RUFF_SWITCH_DEFAULTS.get(name, False)
+        was, now = (default if a is None else _flag(a)), (default if b is None else _flag(b))
+        if was == now:
+            return None
+        text = f"{str(was).lower()} -> {str(now).lower()}"
+        if name in _RUFF_LOOSE_ON or name.startswith(("allow-", "ignore-", "suppress-")):
+            return (text, True) if now else None
+        if name in _RUFF_LOOSE_OFF:
+            return (text, True) if not now else None
+        return text, False
+    if isinstance(a, (list, Mapping)) or isinstance(b, (list, Mapping)):
+        was_set, now_set = set(_entries(a)), set(_entries(b))
+        if name in _RUFF_BAN_LISTS:
+            lost = was_set - now_set
+            return (f"lost {_show(lost)}", True) if lost else None
+        if name in _RUFF_ALLOW_LISTS or name.startswith(_RUFF_ALLOWING):
+            gained = now_set - was_set
+            return (f"gained {_show(gained)}", True) if gained else None
+        return f"{_shown(a)} -> {_shown(b)}", False
+    if key == "target-version":
+        was_v, now_v = _python_version(a), _python_version(b)
+        if was_v is None:
+            return None  # the base's came from requires-python or ruff's default
+        if now_v is not None and now_v >= was_v:
+            return None  # newer Python: pyupgrade's rules ask more
+        return f"{_shown(a)} -> {_shown(b)}", True
+    return f"{_shown(a)} -> {_shown(b)}", False
+
+
+def _whose(rules: tuple[str, ...] | None) -> tuple[str, str]:
+    """Who reports (``the base's F rules``, ``the base's E501``, ``ruff``) and the verb."""
+    if not rules:
+        return "ruff", "reports"
+    shown = _RUFF_SHOWN.get(rules, ", ".join(rules))
+    if re.fullmatch(r"[A-Z]+[0-9]{3,}", shown):
+        return f"the base's {shown}", "reports"
+    return f"the base's {shown} rules", "report"
+
+
+def _any_active(settings: Mapping[str, Any], prefixes: Iterable[str]) -> bool:
+    """Whether a rule of one of the ``prefixes`` (``F``, ``E501``, ``PLR``) is enforced."""
+    ignored = _words(settings.get("ignore")) + _words(settings.get("extend-ignore"))
+    for prefix in prefixes:
+        for selector in _selected(settings):
+            if selector == "ALL" or prefix.startswith(selector):
+                target = prefix
+            elif selector.startswith(prefix) and selector[len(prefix) :][:1].isdigit():
+                target = selector  # part of the prefix's rules: E501 of E
+            else:
+                continue
+            if not _covers(ignored, target):
+                return True
+    return False
+
+
+def _e501_limit(settings: Mapping[str, Any]) -> float:
+    pycodestyle = settings.get("pycodestyle")
+    own = pycodestyle.get("max-line-length") if isinstance(pycodestyle, Mapping) else None
+    return _number(own) or _number(settings.get("line-length")) or _RUFF_MAXIMA["line-length"]
+
+
+def _python_version(value: Any) -> tuple[int, int] | None:
+    match = re.fullmatch(r"py(\d)(\d+)", str(value).strip().lower()) if value else None
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def _entries(value: Any) -> list[str]:
+    if isinstance(value, Mapping):
+        return [str(k) for k in value]
+    return _words(value)
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "(default)"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k} = {_shown(v)}" for k, v in value.items()) + "}"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _ruff_include(settings: Mapping[str, Any]) -> list[str]:
+    include = _words(settings["include"]) if "include" in settings else list(_RUFF_INCLUDE)
+    return include + _words(settings.get("extend-include"))
+
+
+def _included(path: str, patterns: Iterable[str]) -> bool:
+    """Whether ruff's ``include`` patterns take ``path`` (relative to the config's folder):
+    globs from that folder, ``*`` across folders too, as ruff matches them."""
+    return any(
+        fnmatch.fnmatch(path, p.strip().removeprefix("./"))
+        or (p.startswith("**/") and fnmatch.fnmatch(path, p[3:]))
+        for p in patterns
+    )
 
 
 def _selected(settings: Mapping[str, Any]) -> list[str]:
@@ -650,6 +1012,12 @@ def _within(source: str, sources: Iterable[str], *, files: bool = False) -> bool
         if source.startswith(other + "/") or (not files and source.startswith(other + ".")):
             return True
     return False
+
+
+def _in_code(path: str, sources: Iterable[str]) -> bool:
+    """Whether a file is in ``sources`` (folders, dotted packages, top-level modules)."""
+    names = list(sources)
+    return _within(path, names, files=True) or path.removesuffix(".py") in names
 
 
 def _is_python(path: str) -> bool:

@@ -1,0 +1,130 @@
+"""Files the linter no longer reads because an ignore rule now names them.
+
+ruff (through ripgrep's ``ignore`` crate) skips what git ignores: what the ``.gitignore``
+files name, ``.git/info/exclude`` and the user's ``core.excludesFile``, and also what a
+``.ignore`` file names, tracked files included. So a rule that names a Python file tracked at
+the base takes that file out of the lint gate without a word in ruff's settings. Reported as
+``tool-config-loosened``:
+
+- a rule of a ``.gitignore`` or ``.ignore`` the change adds, edits or deletes that ignores such a
+  file (tracked at the base, still on the disk) the base's rules did not ignore: compared by
+  git itself, the base's files and the change's each read in a repository of their own;
+- a rule of the repository's private excludes (``.git/info/exclude``, ``core.excludesFile``)
+  that ignores such a file: no part of the change, and ruff skips the file all the same.
+
+Rules that name only untracked files (build output, a virtualenv, files the change adds) and
+files the change deletes from the disk are no finding.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import PurePosixPath
+
+from pytest_agentgate.git import IGNORE_FILES, GitError, Ignored, ignored_by, own_ignore
+from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+
+RULE = "tool-config-loosened"
+# What ruff lints by default (its `include`, but for pyproject.toml).
+LINTED = (".py", ".pyi", ".ipynb")
+_SHOWN = 5
+
+
+def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
+    for rules in (_project_rules, _private_rules):
+        try:
+            found = rules(scan)
+        except (GitError, OSError, ValueError):
+            continue  # not git (a task's snapshot), or git cannot tell: other rules still judge
+        yield from found
+
+
+def _linted(scan: Scan, path: str) -> str | None:
+    """``path`` (repository-relative) relative to the project, when ruff lints it there and
+    it is on the disk."""
+    if not path.endswith(LINTED):
+        return None
+    inside = scan.change.relative(path, scan.root)
+    if inside is None or not os.path.isfile(scan.change.toplevel / path):
+        return None
+    return inside
+
+
+def _project_rules(scan: Scan) -> list[IntegrityFinding]:
+    change = scan.change
+    touched = [p for p in change.files if PurePosixPath(p).name in IGNORE_FILES]
+    if not touched:
+        return []
+    tracked = scan.repo.tracked_at(change.base)
+    at_base = [p for p in tracked if PurePosixPath(p).name in IGNORE_FILES]
+    now: dict[str, str] = {}
+    for path in dict.fromkeys([*at_base, *touched]):
+        try:
+            now[path] = (change.toplevel / path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue  # deleted by the change
+    linted = {p: inside for p in tracked if (inside := _linted(scan, p)) is not None}
+    ignored_now = ignored_by(now, linted)
+    if not ignored_now:
+        return []
+    base_texts = {p: t for p, t in scan.repo.read_at(change.base, at_base).items() if t}
+    ignored_before = ignored_by(base_texts, ignored_now)
+    fresh = {p: rule for p, rule in ignored_now.items() if p not in ignored_before}
+    return _findings(scan, fresh, linted, private=False)
+
+
+def _private_rules(scan: Scan) -> list[IntegrityFinding]:
+    """Tracked files git's private excludes ignore: files of the index (but those the change
+    adds), and files the change takes out of the index but leaves on the disk."""
+    change = scan.change
+    names = [
+        p
+        for p in scan.repo.ignored_tracked()
+        if p not in change.files or change.files[p].status != "added"
+    ]
+    names += [p for p, entry in change.files.items() if entry.status == "deleted"]
+    linted = {p: inside for p in names if (inside := _linted(scan, p)) is not None}
+    if not linted:
+        return []
+    rules = scan.repo.ignored(linted)
+    private = {p: rule for p, rule in rules.items() if not own_ignore(rule.source, p)}
+    return _findings(scan, private, linted, private=True)
+
+
+def _findings(
+    scan: Scan, ignored: Mapping[str, Ignored], inside: Mapping[str, str], *, private: bool
+) -> list[IntegrityFinding]:
+    by_rule: dict[Ignored, list[str]] = {}
+    for path, rule in ignored.items():
+        by_rule.setdefault(rule, []).append(inside[path])
+    out = []
+    for rule, files in sorted(by_rule.items(), key=lambda item: (item[0].source, item[0].line)):
+        files.sort()
+        shown = ", ".join(files[:_SHOWN]) + (
+            f" and {len(files) - _SHOWN} more" if len(files) > _SHOWN else ""
+        )
+        what = files[0] if len(files) == 1 else f"{len(files)} files"
+        if private:
+            message = (
+                f"{rule.source}:{rule.line} `{rule.pattern}` ignores {what} tracked at the base"
+                f"{'' if len(files) == 1 else f' ({shown})'}: ruff skips files git ignores, "
+                "and the repository's private excludes are no part of the change; take the "
+                "line out"
+            )
+            out.append(IntegrityFinding(RULE, message, files[0], None))
+            continue
+        name = PurePosixPath(rule.source).name
+        where = scan.change.relative(rule.source, scan.root)
+        message = (
+            f"{name} `{rule.pattern}` ignores {what}, tracked at the base"
+            f"{'' if len(files) == 1 else f' ({shown})'}: ruff skips files {name} names"
+        )
+        if where is None:  # a file above the project: named, the finding at the first file
+            message = f"{rule.source}:{rule.line}: {message}"
+        out.append(
+            IntegrityFinding(
+                RULE, message, where or files[0], rule.line if where is not None else None
+            )
+        )
+    return out
