@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _helpers import git
 
 from pytest_agentgate.gates.patch import PatchCoverage, imported_unmeasured, module_names
 
@@ -29,15 +30,6 @@ gates:
 CALC = "def total(x):\n    return x * 2\n"
 DISCOUNT = "def discount(x):\n    if x > 100:\n        return x - 10\n    return x\n"
 TESTS = "from pkg.calc import total\n\n\ndef test_total():\n    assert total(2) == 4\n"
-
-
-def git(root: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=root,
-        check=True,
-        capture_output=True,
-    )
 
 
 @pytest.fixture

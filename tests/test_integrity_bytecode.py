@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _helpers import git
 
 SCRIPT = Path(sys.executable).with_name("agentgate")
 BROKEN = "def add(a, b):\n    return a - b\n"
@@ -27,15 +28,6 @@ gates:
     command: "{py} -m pytest -q -p no:cacheprovider --junitxml=.agentgate/junit.xml"
     report: .agentgate/junit.xml
 """
-
-
-def git(root: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=root,
-        check=True,
-        capture_output=True,
-    )
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import REWRITER
+from _helpers import REWRITER, git
 
 from pytest_agentgate.integrity.patches import TOOLS, own_packages, patched
 
@@ -128,15 +128,6 @@ gates:
     report: .agentgate/junit.xml
 """
 FAILING = "def test_add():\n    assert 1 + 1 == 3\n"
-
-
-def git(root: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=root,
-        check=True,
-        capture_output=True,
-    )
 
 
 @pytest.fixture

@@ -45,9 +45,9 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
         if not now or not any(tool in now for tool in tools):
             continue
         before = scan.sources.at_base(scan.renamed_from.get(path, path)) or ""
-        old = {target for target, _ in patched(_parse(before), tools)}
+        old = {target for target, _ in patched(parse_python(before), tools)}
         seen: set[str] = set()
-        for target, line in patched(_parse(now), tools):
+        for target, line in patched(parse_python(now), tools):
             if target in old or target in seen:
                 continue
             seen.add(target)
@@ -161,7 +161,7 @@ def _tool_names(tree: ast.Module, tools: frozenset[str]) -> dict[str, str]:
 def _patch_call(call: ast.Call, names: dict[str, str], tools: frozenset[str]) -> str | None:
     """The target of ``setattr(X, ...)``, ``monkeypatch.setattr(X, ...)``, ``patch("x.y")``,
     ``patch.object(X, ...)`` when it is one of the tools'."""
-    func = _dotted(call.func)
+    func = dotted_name(call.func)
     last = func.rsplit(".", 1)[-1]
     if not call.args:
         return None
@@ -212,16 +212,18 @@ def _unpacked(target: ast.expr) -> Iterator[ast.expr]:
         yield target
 
 
-def _dotted(node: ast.AST) -> str:
+def dotted_name(node: ast.AST) -> str:
+    """``a.b.c`` for a name or an attribute chain; "" for anything else."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        prefix = _dotted(node.value)
+        prefix = dotted_name(node.value)
         return f"{prefix}.{node.attr}" if prefix else ""
     return ""
 
 
-def _parse(text: str) -> ast.Module | None:
+def parse_python(text: str) -> ast.Module | None:
+    """The module's AST; None for text that is not Python (or nested too deeply to read)."""
     try:
         return ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):

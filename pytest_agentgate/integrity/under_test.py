@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+from pytest_agentgate.integrity.patches import dotted_name, parse_python
 
 # What only code that wants to know whether the tests are looking reads (a string of its own).
 UNDER_TEST = frozenset(
@@ -71,9 +72,11 @@ def is_test_code(path: str) -> bool:
 
 
 def _asks_for_the_tests(path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
-    tree = _parse(now)
+    tree = parse_python(now)
     words = _words(tree)
-    extra = Counter(word for word, _ in words) - Counter(word for word, _ in _words(_parse(before)))
+    extra = Counter(word for word, _ in words) - Counter(
+        word for word, _ in _words(parse_python(before))
+    )
     for word, line in words:
         if extra[word] > 0:
             extra[word] -= 1
@@ -84,7 +87,7 @@ def _asks_for_the_tests(path: str, now: str, before: str) -> Iterator[IntegrityF
                 path,
                 line,
             )
-    asked, asked_before = _pytest_in_modules(tree), _pytest_in_modules(_parse(before))
+    asked, asked_before = _pytest_in_modules(tree), _pytest_in_modules(parse_python(before))
     for line in asked[len(asked_before) :]:
         yield IntegrityFinding(
             "test-detected",
@@ -114,13 +117,13 @@ def _pytest_in_modules(tree: ast.Module | None) -> list[int]:
     found: list[int] = []
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, ast.Compare) and any(
-            _dotted(c) == "sys.modules" for c in node.comparators
+            dotted_name(c) == "sys.modules" for c in node.comparators
         ):
             if isinstance(node.left, ast.Constant) and str(node.left.value).lstrip("_") == "pytest":
                 found.append(node.lineno)
         elif (
             isinstance(node, ast.Call)
-            and _dotted(node.func) in ("sys.modules.get", "sys.modules.__contains__")
+            and dotted_name(node.func) in ("sys.modules.get", "sys.modules.__contains__")
             and node.args
             and isinstance(node.args[0], ast.Constant)
             and str(node.args[0].value).lstrip("_") == "pytest"
@@ -143,11 +146,11 @@ def _type_checking_set(path: str, name: str, now: str, before: str) -> Iterator[
             value = getattr(node, "value", None)
             if isinstance(value, ast.Constant) and value.value is False:
                 continue  # `TYPE_CHECKING = False`: a shim for old Pythons, never a block that runs
-            if any(_dotted(t).rsplit(".", 1)[-1] == "TYPE_CHECKING" for t in targets):
+            if any(dotted_name(t).rsplit(".", 1)[-1] == "TYPE_CHECKING" for t in targets):
                 lines.append(node.lineno)
         return lines
 
-    new, old = assigned(_parse(now)), assigned(_parse(before))
+    new, old = assigned(parse_python(now)), assigned(parse_python(before))
     for line in new[len(old) :]:
         yield IntegrityFinding(
             "suppression-added",
@@ -161,8 +164,8 @@ def _type_checking_set(path: str, name: str, now: str, before: str) -> Iterator[
 def _replaced_project_code(
     root: Path, path: str, now: str, before: str
 ) -> Iterator[IntegrityFinding]:
-    new = _replacements(_parse(now), root)
-    old = Counter(target for target, _ in _replacements(_parse(before), root))
+    new = _replacements(parse_python(now), root)
+    old = Counter(target for target, _ in _replacements(parse_python(before), root))
     for target, line in new:
         if old[target] > 0:
             old[target] -= 1
@@ -192,24 +195,24 @@ def _replacements(tree: ast.Module | None, root: Path) -> list[tuple[str, int]]:
     for node in _module_level(tree):
         if isinstance(node, ast.Assign) and _callable_value(node.value, defined):
             for target in node.targets:
-                dotted = _dotted(target)
+                dotted = dotted_name(target)
                 if isinstance(target, ast.Attribute) and dotted.split(".")[0] in names:
                     found.append((dotted, node.lineno))
         elif (
             isinstance(node, ast.Call)
-            and _dotted(node.func) == "setattr"
+            and dotted_name(node.func) == "setattr"
             and len(node.args) >= 3
-            and _dotted(node.args[0]).split(".")[0] in names
+            and dotted_name(node.args[0]).split(".")[0] in names
             and isinstance(node.args[1], ast.Constant)
             and isinstance(node.args[1].value, str)
             and _callable_value(node.args[2], defined)
         ):
-            found.append((f"{_dotted(node.args[0])}.{node.args[1].value}", node.lineno))
+            found.append((f"{dotted_name(node.args[0])}.{node.args[1].value}", node.lineno))
     return found
 
 
 def _imported_elsewhere(root: Path, path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
-    was, is_now = _imports(_parse(before)), _imports(_parse(now))
+    was, is_now = _imports(parse_python(before)), _imports(parse_python(now))
     for name, (module, line) in sorted(is_now.items()):
         old = was.get(name)
         if old is None or old[0] == module:
@@ -251,7 +254,7 @@ def _callable_value(value: ast.expr, defined: set[str]) -> bool:
     if isinstance(value, ast.Name):
         return value.id in defined
     if isinstance(value, ast.Call):
-        name = _dotted(value.func).rsplit(".", 1)[-1]
+        name = dotted_name(value.func).rsplit(".", 1)[-1]
         return name in ("Mock", "MagicMock", "AsyncMock", "create_autospec", "partial") or (
             name in ("classmethod", "staticmethod") and bool(value.args)
         )
@@ -283,22 +286,6 @@ def _is_project(top: str, root: Path) -> bool:
     )
 
 
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        prefix = _dotted(node.value)
-        return f"{prefix}.{node.attr}" if prefix else ""
-    return ""
-
-
 def _line_of(text: str, needle: str) -> int | None:
     index = text.find(needle)
     return None if index < 0 else text.count("\n", 0, index) + 1
-
-
-def _parse(text: str) -> ast.Module | None:
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return None
