@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
@@ -46,16 +47,24 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
             continue
         before = scan.sources.at_base(scan.renamed_from.get(path, path)) or ""
         name = PurePosixPath(path).name
+        # Each question is asked only of a file whose text could answer it: a change touches
+        # many files, and parsing each again would cost more than the rest of the gate.
         if is_test_code(path):
-            if "=" in now or "setattr" in now:
+            if _ASSIGNS_AN_ATTRIBUTE.search(now) or "setattr" in now:
                 yield from _replaced_project_code(scan.root, path, now, before)
-            if before and "import" in now:
+            if before and _IMPORTS.findall(now) != _IMPORTS.findall(before):
                 yield from _imported_elsewhere(scan.root, path, now, before)
             continue
-        yield from _asks_for_the_tests(path, now, before)
+        if "sys.modules" in now or any(word in now for word in UNDER_TEST):
+            yield from _asks_for_the_tests(path, now, before)
         documentation = name == "conf.py" or PurePosixPath(path).parts[0] in ("docs", "doc")
         if "TYPE_CHECKING" in now and not documentation:
             yield from _type_checking_set(path, name, now, before)
+
+
+# `calc.tax = ...` at a line's start; `from a import b` and `import a` lines.
+_ASSIGNS_AN_ATTRIBUTE = re.compile(r"^[ \t]*[A-Za-z_][\w.]*\.\w+[ \t]*=[^=]", re.MULTILINE)
+_IMPORTS = re.compile(r"^[ \t]*(?:from[ \t]+\S+[ \t]+import|import)[ \t].*$", re.MULTILINE)
 
 
 def is_test_code(path: str) -> bool:
