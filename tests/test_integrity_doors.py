@@ -37,7 +37,14 @@ Agentgate = Callable[..., CliRun]
 GIT = shutil.which("git")
 SCRIPT = Path(sys.executable).with_name("agentgate")
 MODULE = [sys.executable, "-m", "pytest_agentgate"]
-NOT_INHERITED = ("AGENTGATE_RUNNING", "PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+# RUFF_NO_CACHE: agentgate sets it for the commands it runs, this suite's own included; the
+# agent's shell, which these tests play, has ruff's cache on.
+NOT_INHERITED = (
+    "AGENTGATE_RUNNING",
+    "PYTEST_ADDOPTS",
+    "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+    "RUFF_NO_CACHE",
+)
 
 
 @pytest.fixture(autouse=True)
