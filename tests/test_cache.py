@@ -201,11 +201,12 @@ def test_a_run_stopped_by_a_signal_still_says_why_it_was_not_reused(
     shown (on stderr), since that is what the user needs to make the next one fast."""
     (repo / "agentgate.yml").write_text(
         'profile: strict\ngates:\n  build:\n    command: >-\n      python -c "import os,'
-        " time; os.environ.get('SLOW') and time.sleep(30)\"\n"
+        " time; p = os.environ.get('SLOW'); p and (open(p, 'w').close(), time.sleep(30))\"\n"
     )
     git(repo, "commit", "-q", "-am", "a build that is slow when asked")
     verify(capsys)
-    env = {**os.environ, "SLOW": "1"}
+    started = repo.parent / "build-started"
+    env = {**os.environ, "SLOW": str(started)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest_agentgate", "verify", "--format", "text"],
         cwd=repo,
@@ -214,9 +215,12 @@ def test_a_run_stopped_by_a_signal_still_says_why_it_was_not_reused(
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(1.5)
+    deadline = time.monotonic() + 120  # however loaded the machine, stop it inside its build
+    while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert started.exists(), "the slow build never started"
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=20)
+    _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143
     assert NOT_REUSED in err and "the environment (SLOW) differ" in err
 
