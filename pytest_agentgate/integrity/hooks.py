@@ -212,7 +212,7 @@ def _judge_hook(
         return IntegrityFinding(
             "result-rewritten", f"{where} sets the session's exit status", path, func.lineno
         )
-    if _touches_the_report(func):
+    if _report_lines(func):
         return IntegrityFinding(
             "result-rewritten",
             f"{where} reaches for the JUnit report or its writer, which the gate reads",
@@ -324,10 +324,6 @@ def _writes_attributes(func: ast.AST) -> bool:
 # What a hook names to reach the JUnit report pytest wrote (and the gate reads): its path in
 # pytest's options, its writer, agentgate's own report folder.
 REPORT_NAMES = frozenset({"xmlpath", "junitxml", "xml_key", "LogXML", "junit_xml", "_xml"})
-
-
-def _touches_the_report(func: ast.AST) -> bool:
-    return bool(_report_lines(func))
 
 
 def _report_lines(tree: ast.AST | None) -> list[int]:
