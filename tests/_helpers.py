@@ -136,6 +136,53 @@ def git(root: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
+# The ``agentgate`` script installed beside the interpreter running these tests.
+AGENTGATE = Path(sys.executable).with_name("agentgate")
+# A strict gate on the project's tests, run by pytest into a JUnit report.
+STRICT_TESTS = """\
+profile: strict
+gates:
+  test:
+    command: "{py} -m pytest -q -p no:cacheprovider --junitxml=.agentgate/junit.xml"
+    report: .agentgate/junit.xml
+"""
+
+
+def gated_project(root: Path, config: str, files: dict[str, str]) -> Path:
+    """A git repository at ``root`` whose ``main`` has one commit, the change's base:
+    ``agentgate.yml`` (``config``, ``{py}`` this interpreter) and ``files`` (path -> text)."""
+    root.mkdir(parents=True)
+    (root / "agentgate.yml").write_text(config.replace("{py}", sys.executable))
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    return root
+
+
+def verify_json(root: Path) -> tuple[int, dict[str, Any]]:
+    """``agentgate verify --format json --no-cache`` in ``root``, in a process of its own: its
+    exit status and the verdict it printed."""
+    import subprocess
+
+    proc = subprocess.run(
+        [str(AGENTGATE), "verify", "--format", "json", "--no-cache"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def only_gate(verdict: dict[str, Any], name: str) -> dict[str, Any]:
+    """The gate named ``name`` in the JSON ``verdict``: a failure unless there is exactly one."""
+    (found,) = [g for g in verdict["gates"] if g["name"] == name]
+    return found
+
+
 def pytest_agentgate(root: Path, profile: str = "strict") -> tuple[int, dict[str, Any], str]:
     """``pytest --agentgate=PROFILE`` in ``root``, in a process of its own: its exit status, the
     verdict it wrote (``{}`` if none) and what it printed. Only the user's state directory of

@@ -4,17 +4,14 @@ patch coverage under a profile that gates it (gates/patch.py ``imported_unmeasur
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import git
+from _helpers import gated_project, only_gate, verify_json
 
 from pytest_agentgate.gates.patch import PatchCoverage, imported_unmeasured, module_names
 
-SCRIPT = Path(sys.executable).with_name("agentgate")
 CONFIG = """\
 profile: strict
 gates:
@@ -36,32 +33,19 @@ TESTS = "from pkg.calc import total\n\n\ndef test_total():\n    assert total(2) 
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.delenv("AGENTGATE_RUNNING", raising=False)
-    root = tmp_path / "proj"
-    (root / "pkg").mkdir(parents=True)
-    (root / "tests").mkdir()
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "calc.py").write_text(CALC)
-    (root / "tests" / "test_calc.py").write_text(TESTS)
-    (root / "tests" / "conftest.py").write_text("import sys\nsys.path.insert(0, '.')\n")
-    (root / "agentgate.yml").write_text(CONFIG.replace("{py}", sys.executable))
-    (root / ".gitignore").write_text(".agentgate/\n__pycache__/\n")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "base")
-    return root
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/calc.py": CALC,
+        "tests/test_calc.py": TESTS,
+        "tests/conftest.py": "import sys\nsys.path.insert(0, '.')\n",
+        ".gitignore": ".agentgate/\n__pycache__/\n",
+    }
+    return gated_project(tmp_path / "proj", CONFIG, files)
 
 
 def coverage_gate(root: Path) -> tuple[int, dict[str, Any]]:
-    proc = subprocess.run(
-        [str(SCRIPT), "verify", "--format", "json", "--no-cache"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    verdict = json.loads(proc.stdout)
-    (gate,) = [g for g in verdict["gates"] if g["name"] == "coverage"]
-    return proc.returncode, gate
+    code, verdict = verify_json(root)
+    return code, only_gate(verdict, "coverage")
 
 
 def test_untested_code_in_the_package_fails(project: Path) -> None:

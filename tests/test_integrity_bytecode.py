@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import importlib.util
-import json
 import marshal
 import os
 import py_compile
@@ -15,19 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import git
+from _helpers import STRICT_TESTS, gated_project, git, only_gate, verify_json
 
-SCRIPT = Path(sys.executable).with_name("agentgate")
 BROKEN = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"  # the same size: the header records it
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
-CONFIG = """\
-profile: strict
-gates:
-  test:
-    command: "{py} -m pytest -q -p no:cacheprovider --junitxml=.agentgate/junit.xml"
-    report: .agentgate/junit.xml
-"""
 
 
 @pytest.fixture
@@ -35,39 +26,19 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "state"))
     for name in ("AGENTGATE_RUNNING", "PYTEST_ADDOPTS", "PYTHONDONTWRITEBYTECODE"):
         monkeypatch.delenv(name, raising=False)
-    root = tmp_path / "proj"
-    (root / "tests").mkdir(parents=True)
-    (root / "agentgate.yml").write_text(CONFIG.replace("{py}", sys.executable))
-    (root / "calc.py").write_text(BROKEN)
-    (root / "tests" / "test_calc.py").write_text(TEST)
-    (root / "tests" / "conftest.py").write_text("import sys\nsys.path.insert(0, '.')\n")
-    (root / ".gitignore").write_text("__pycache__/\n.agentgate/\n")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "base")
-    return root
-
-
-def verify(root: Path) -> tuple[int, dict[str, Any]]:
-    proc = subprocess.run(
-        [str(SCRIPT), "verify", "--format", "json", "--no-cache"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    return proc.returncode, json.loads(proc.stdout)
-
-
-def gate(verdict: dict[str, Any], name: str) -> dict[str, Any]:
-    (found,) = [g for g in verdict["gates"] if g["name"] == name]
-    return found
+    files = {
+        "calc.py": BROKEN,
+        "tests/test_calc.py": TEST,
+        "tests/conftest.py": "import sys\nsys.path.insert(0, '.')\n",
+        ".gitignore": "__pycache__/\n.agentgate/\n",
+    }
+    return gated_project(tmp_path / "proj", STRICT_TESTS, files)
 
 
 def stale(verdict: dict[str, Any]) -> list[str]:
     return [
         f["message"]
-        for f in gate(verdict, "integrity")["findings"]
+        for f in only_gate(verdict, "integrity")["findings"]
         if f["code"] == "stale-bytecode"
     ]
 
@@ -79,12 +50,12 @@ def restore(path: Path, text: str, like: os.stat_result) -> None:
 
 
 def test_the_broken_project_fails_and_honest_pycs_are_fine(project: Path) -> None:
-    code, verdict = verify(project)
-    assert code == 1 and gate(verdict, "test")["status"] == "fail" and stale(verdict) == []
+    code, verdict = verify_json(project)
+    assert code == 1 and only_gate(verdict, "test")["status"] == "fail" and stale(verdict) == []
     (project / "calc.py").write_text(FIXED)
     git(project, "commit", "-qam", "fix")
     for _ in range(2):  # the second time from what the first remembered
-        code, verdict = verify(project)
+        code, verdict = verify_json(project)
         assert code == 0 and stale(verdict) == [], verdict
     assert list((project.parent / "state" / "bytecode").glob("*.json"))
 
@@ -97,8 +68,8 @@ def test_a_pyc_of_the_fixed_code_under_the_broken_file_is_found(project: Path) -
     subprocess.run([sys.executable, "-c", "import calc"], cwd=project, check=True)
     restore(source, BROKEN, source.stat())
     assert source.read_text() == BROKEN
-    code, verdict = verify(project)
-    assert gate(verdict, "test")["status"] == "pass"  # the trick works...
+    code, verdict = verify_json(project)
+    assert only_gate(verdict, "test")["status"] == "pass"  # the trick works...
     assert code == 1  # ...and is found
     (message,) = stale(verdict)
     tag = sys.implementation.cache_tag
@@ -115,7 +86,7 @@ def test_an_unchecked_hash_pyc_is_found(project: Path) -> None:
         invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
     )
     source.write_text(BROKEN)
-    code, verdict = verify(project)
+    code, verdict = verify_json(project)
     assert code == 1 and len(stale(verdict)) == 1
 
 
@@ -140,8 +111,8 @@ def test_a_rewritten_test_module_made_by_hand_is_found(project: Path) -> None:
     pyc.write_bytes(
         header + importlib.util.source_hash(test.read_bytes()) + marshal.dumps(code_object)
     )
-    code, verdict = verify(project)
-    assert gate(verdict, "test")["status"] == "pass"  # pytest ran the hollow test...
+    code, verdict = verify_json(project)
+    assert only_gate(verdict, "test")["status"] == "pass"  # pytest ran the hollow test...
     assert code == 1  # ...and the gate says why
     (message,) = stale(verdict)
     assert "is not compiled from test_calc.py, and pytest loads it" in message

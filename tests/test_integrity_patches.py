@@ -4,18 +4,15 @@ from folders the project's own .gitignore hides (git.pytest_loads_in)."""
 from __future__ import annotations
 
 import ast
-import json
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import REWRITER, git
+from _helpers import REWRITER, STRICT_TESTS, gated_project, git, only_gate, verify_json
 
 from pytest_agentgate.integrity.patches import TOOLS, own_packages, patched
-
-SCRIPT = Path(sys.executable).with_name("agentgate")
 
 
 def targets(code: str, tools: frozenset[str] = TOOLS) -> list[str]:
@@ -120,13 +117,6 @@ def _passed(cls, item, call):
 
 _pytest.reports.TestReport.from_item_and_call = classmethod(_passed)
 """
-CONFIG = """\
-profile: strict
-gates:
-  test:
-    command: "{py} -m pytest -q -p no:cacheprovider --junitxml=.agentgate/junit.xml"
-    report: .agentgate/junit.xml
-"""
 FAILING = "def test_add():\n    assert 1 + 1 == 3\n"
 
 
@@ -135,35 +125,16 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.delenv("AGENTGATE_RUNNING", raising=False)
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
-    root = tmp_path / "proj"
-    (root / "tests").mkdir(parents=True)
-    (root / "agentgate.yml").write_text(CONFIG.replace("{py}", sys.executable))
-    (root / "tests" / "test_calc.py").write_text(FAILING)
-    (root / ".gitignore").write_text("generated/\nscratch_*.py\n")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "base")
-    return root
-
-
-def verify(root: Path) -> tuple[int, dict[str, Any]]:
-    proc = subprocess.run(
-        [str(SCRIPT), "verify", "--format", "json", "--no-cache"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    return proc.returncode, json.loads(proc.stdout)
+    files = {"tests/test_calc.py": FAILING, ".gitignore": "generated/\nscratch_*.py\n"}
+    return gated_project(tmp_path / "proj", STRICT_TESTS, files)
 
 
 def findings(verdict: dict[str, Any]) -> list[tuple[str, str]]:
-    (gate,) = [g for g in verdict["gates"] if g["name"] == "integrity"]
-    return [(f["code"], f["path"]) for f in gate["findings"]]
+    return [(f["code"], f["path"]) for f in only_gate(verdict, "integrity")["findings"]]
 
 
 def test_the_failing_project_fails(project: Path) -> None:
-    code, verdict = verify(project)
+    code, verdict = verify_json(project)
     assert code == 1 and findings(verdict) == []
 
 
@@ -179,9 +150,9 @@ def test_a_patch_of_pytest_fails_the_gate_wherever_pytest_loads_it(
     path = project / where
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(PATCHER)
-    code, verdict = verify(project)
+    code, verdict = verify_json(project)
     assert code == 1 and ("result-rewritten", where) in findings(verdict)  # read in the source
-    (test,) = [g for g in verdict["gates"] if g["name"] == "test"]
+    test = only_gate(verdict, "test")
     assert test["status"] == "fail"  # and seen at run time (below)
     assert any("code of the test tools was replaced" in p for p in test["problems"])
 
@@ -189,7 +160,7 @@ def test_a_patch_of_pytest_fails_the_gate_wherever_pytest_loads_it(
 def test_a_hook_in_a_conftest_the_gitignore_hides_is_seen(project: Path) -> None:
     (project / "generated").mkdir()
     (project / "generated" / "conftest.py").write_text(REWRITER)
-    code, verdict = verify(project)
+    code, verdict = verify_json(project)
     assert code == 1 and ("result-rewritten", "generated/conftest.py") in findings(verdict)
 
 
@@ -206,7 +177,7 @@ def test_what_pytest_does_not_load_in_ignored_folders_is_not_read(project: Path)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(PATCHER)
     (project / "generated" / "venv" / "pyvenv.cfg").write_text("home = /usr\n")
-    code, verdict = verify(project)
+    code, verdict = verify_json(project)
     assert findings(verdict) == []
     assert code == 0, verdict
 
@@ -271,8 +242,8 @@ def test_a_tool_replaced_out_of_sight_fails_the_test_gate(
         config = (project / "agentgate.yml").read_text().replace(" -q ", f" -q -n {workers} ")
         (project / "agentgate.yml").write_text(config)
         git(project, "commit", "-qam", "xdist")
-    code, verdict = verify(project)
-    (test,) = [g for g in verdict["gates"] if g["name"] == "test"]
+    code, verdict = verify_json(project)
+    test = only_gate(verdict, "test")
     assert code == 1 and test["status"] == "fail"
     assert findings(verdict) == []  # nothing to read in the source...
     (problem,) = [p for p in test["problems"] if "replaced" in p]
@@ -298,7 +269,7 @@ def test_a_tool_patched_by_monkeypatch_in_a_test_and_undone_is_fine(project: Pat
         "    assert 1 + 1 == 2\n"
     )
     git(project, "commit", "-qam", "fix")
-    code, verdict = verify(project)
+    code, verdict = verify_json(project)
     assert code == 0, verdict
 
 
