@@ -7,6 +7,7 @@ own, and whichever is imported first would own the name.
 from __future__ import annotations
 
 import atexit
+import io
 import json
 import shlex
 import shutil
@@ -15,7 +16,10 @@ import tempfile
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pytest
 
 DATA = Path(__file__).parent / "data"
 # The interpreter running these tests: gate commands use its pytest, ruff and coverage.
@@ -216,6 +220,25 @@ def pytest_agentgate(root: Path, profile: str = "strict") -> tuple[int, dict[str
     )
     verdict = json.loads(out.read_text()) if out.is_file() else {}
     return proc.returncode, verdict, proc.stdout + proc.stderr
+
+
+def run_hook(
+    harness: str, payload: Any, capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[str, str, int]:
+    """``agentgate hook HARNESS ARGS`` in this process with ``payload`` on stdin (bytes as they
+    are, anything else as JSON): what was printed since ``capsys`` was last read, and the exit
+    status."""
+    from pytest_agentgate.cli.main import main
+
+    raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    old = sys.stdin
+    sys.stdin = io.TextIOWrapper(io.BytesIO(raw))
+    try:
+        code = main(["hook", harness, *args])
+    finally:
+        sys.stdin = old
+    out, err = capsys.readouterr()
+    return out, err, code
 
 
 # A pytest plugin that rewrites failures as passes (the plugin an agent would plant).

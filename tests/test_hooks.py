@@ -7,7 +7,6 @@ real folders with real gate commands; only the harness is played by the test.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -19,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _helpers import run_hook
 
-from pytest_agentgate.cli.main import main
 from pytest_agentgate.harness import door
 from pytest_agentgate.harness.protocols import ANSWER_KEYS, HARNESSES
 from pytest_agentgate.state import stops
@@ -93,15 +92,7 @@ def event(harness: str, root: Path, *, session: str = "sess-1", **extra: Any) ->
 
 def call(harness: str, payload: Any, capsys: pytest.CaptureFixture[str]) -> tuple[Any, str, int]:
     """Run `agentgate hook HARNESS` with ``payload`` on stdin: (stdout JSON, stderr, exit)."""
-    raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    stdin = io.TextIOWrapper(io.BytesIO(raw))
-    old = sys.stdin
-    sys.stdin = stdin
-    try:
-        code = main(["hook", harness])
-    finally:
-        sys.stdin = old
-    out, err = capsys.readouterr()
+    out, err, code = run_hook(harness, payload, capsys)
     lines = out.splitlines()
     assert len(lines) == 1, f"stdout must be the answer alone, got {out!r}"
     return json.loads(lines[0]), err, code

@@ -9,19 +9,16 @@ refs give (the merge-base of HEAD with main) is its own commit and the change is
 
 from __future__ import annotations
 
-import io
 import json
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import PY, edit, git
+from _helpers import PY, edit, git, run_hook
 
 from pytest_agentgate.cli import hook
-from pytest_agentgate.cli.main import main
 from pytest_agentgate.git import Repo
 from pytest_agentgate.harness import start
 from pytest_agentgate.harness.protocols import HARNESSES
@@ -131,17 +128,10 @@ def stop_event(harness: str, root: Path, session: str = "sess-1") -> dict[str, A
 def call(
     harness: str, payload: Any, capsys: pytest.CaptureFixture[str], *args: str
 ) -> tuple[str, str, int]:
-    """`agentgate hook HARNESS ARGS` with ``payload`` on stdin: (stdout, stderr, exit)."""
+    """`agentgate hook HARNESS ARGS` with ``payload`` on stdin: (stdout, stderr, exit) of this
+    call alone."""
     capsys.readouterr()
-    raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    old = sys.stdin
-    sys.stdin = io.TextIOWrapper(io.BytesIO(raw))
-    try:
-        code = main(["hook", harness, *args])
-    finally:
-        sys.stdin = old
-    out, err = capsys.readouterr()
-    return out, err, code
+    return run_hook(harness, payload, capsys, *args)
 
 
 def session_start(
