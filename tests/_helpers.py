@@ -126,12 +126,15 @@ def edit(root: Path, path: str, old: str, new: str) -> None:
     (root / path).write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
+_AUTHOR = ("-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false")
+
+
 def git(root: Path, *args: str) -> str:
     """Run git in ``root`` as a test's author; its stdout, stripped. Fails the test on an error."""
     import subprocess
 
     done = subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        ["git", *_AUTHOR, *args],
         cwd=root,
         check=True,
         capture_output=True,
@@ -261,3 +264,13 @@ def egg_info(root: Path, name: str, entry_points: str) -> None:
     info.mkdir()
     (info / "PKG-INFO").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text(entry_points)
+
+
+def change(root: Path, **files: str) -> None:
+    """The agent's change, in the working tree: each file (name -> text, dedented) written."""
+    import textwrap
+
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")

@@ -8,11 +8,10 @@ before pytest imports the project's conftest.py files.
 from __future__ import annotations
 
 import shutil
-import subprocess
-import textwrap
 from pathlib import Path
 
 import pytest
+from _helpers import change, git
 
 from pytest_agentgate.config.resolve import resolve_config
 from pytest_agentgate.engine import Pipeline, Request
@@ -23,27 +22,6 @@ pytestmark = pytest.mark.skipif(GIT is None, reason="needs git")
 
 CONFIG = 'gates:\n  build: {command: "true"}\n'
 FAILING_TEST = "def test_fails():\n    assert 0\n"
-
-
-def git(root: Path, *args: str) -> str:
-    assert GIT is not None
-    proc = subprocess.run(
-        [
-            GIT,
-            "-c",
-            "user.name=agentgate",
-            "-c",
-            "user.email=t@x",
-            "-c",
-            "commit.gpgsign=false",
-            *args,
-        ],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return proc.stdout
 
 
 def project(root: Path, **base: str) -> Path:
@@ -57,14 +35,6 @@ def project(root: Path, **base: str) -> Path:
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "base")
     return root
-
-
-def change(root: Path, **files: str) -> None:
-    """The agent's change, in the working tree."""
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text), encoding="utf-8")
 
 
 def early(root: Path, cwd: Path | None = None) -> list[tuple[str | None, int | None, str]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import CliRun
+from _helpers import CliRun, git
 
 Agentgate = Callable[..., CliRun]
 
@@ -87,12 +87,6 @@ TRICKS: dict[str, tuple[str, str, str, int]] = {
         2,
     ),
 }
-
-
-def git(root: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@example.invalid"}
-    env |= {"GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@example.invalid"}
-    subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
 
 
 def project(root: Path, extra: dict[str, str] | None = None) -> Path:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import CliRun
+from _helpers import CliRun, git
 
 from pytest_agentgate.integrity.suppressions import suppressions
 
@@ -24,12 +24,6 @@ BASE = {
     ),
     "web/app.ts": "export const one: number = 1;\n",
 }
-
-
-def git(root: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@example.invalid"}
-    env |= {"GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@example.invalid"}
-    subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
 
 
 @pytest.fixture

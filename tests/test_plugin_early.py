@@ -18,12 +18,12 @@ from __future__ import annotations
 import io
 import json
 import shutil
-import subprocess
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _helpers import change, git
 
 from pytest_agentgate.pytest_plugin import gate_process
 
@@ -59,27 +59,6 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
 
 
-def git(root: Path, *args: str) -> str:
-    assert GIT is not None
-    proc = subprocess.run(
-        [
-            GIT,
-            "-c",
-            "user.name=agentgate",
-            "-c",
-            "user.email=t@x",
-            "-c",
-            "commit.gpgsign=false",
-            *args,
-        ],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return proc.stdout
-
-
 def project(root: Path, config: str = CONFIG, **base: str) -> Path:
     """``root`` as a git repository whose ``main`` has one commit: ``agentgate.yml``, the
     failing test and ``base`` (name -> text)."""
@@ -93,14 +72,6 @@ def project(root: Path, config: str = CONFIG, **base: str) -> Path:
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "base")
     return root
-
-
-def change(root: Path, **files: str) -> None:
-    """The agent's change, in the working tree."""
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text), encoding="utf-8")
 
 
 def gated(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict[str, Any] | None]:
