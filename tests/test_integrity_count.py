@@ -244,6 +244,53 @@ def test_a_test_file_renamed_out_of_the_collection_pattern(repo: Path, verify: V
     assert [f["code"] for f in gate["findings"]] == [COUNT_RULE]
 
 
+def src_layout(repo: Path) -> None:
+    """The base's package moved under ``src/`` (committed): tests import it from an install."""
+    (repo / "src").mkdir(exist_ok=True)
+    git(repo, "mv", "pkg", "src/pkg")
+    commit(repo, "src layout")
+
+
+def test_an_editable_install_of_today_s_code_does_not_count_the_base(
+    repo: Path, verify: Verify, tmp_path: Path
+) -> None:
+    # A src-layout project installed in editable mode: the virtualenv's .pth puts the project's
+    # src/ on sys.path, as setuptools' editable install does. The base's collection must import
+    # the base's package, not today's, or a drop in cases() is counted on both sides.
+    src_layout(repo)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    purelib = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    import _pytest
+
+    tools = Path(_pytest.__file__).parent.parent  # pytest and its own dependencies, as paths
+    agentgate_source = Path(pytest_agentgate.__file__).parent.parent
+    lines = [str(tools), str(agentgate_source), str(repo / "src")]
+    Path(purelib, "__editable__.pkg-0.1.pth").write_text("\n".join(lines) + "\n")
+    command = json.dumps(f"{python} -m pytest -q -p no:cacheprovider")
+    write(repo, "agentgate.yml", f"gates:\n  test:\n    command: {command}\n")
+    commit(repo, "the tests run in the project's virtualenv")
+    edit(repo, "src/pkg/cases.py", "[1, 2, 3, 4]", "[1, 2]")
+    gate, output = verify()
+    assert_count_blocks(gate, output, now=AT_BASE - 2)
+
+
+def test_a_pythonpath_into_the_project_reads_the_base_s_code_at_the_base(
+    repo: Path, verify: Verify, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src_layout(repo)
+    monkeypatch.setenv("PYTHONPATH", str(repo / "src"))  # the user's shell, set for the project
+    edit(repo, "src/pkg/cases.py", "[1, 2, 3, 4]", "[1, 2]")
+    gate, output = verify()
+    assert_count_blocks(gate, output, now=AT_BASE - 2)
+
+
 # -- honest work ---------------------------------------------------------------------------------
 
 

@@ -210,6 +210,7 @@ def _collect(
                 tree / relative,
                 folder / f"count-{index}.json",
                 digest,
+                _base_import_path(target, tree / relative, tree, repo.toplevel),
                 max(budget, 1.0),
                 cancel,
             )
@@ -224,6 +225,7 @@ def _collect_one(
     cwd: Path,
     count_file: Path,
     digest: str,
+    import_path: str,
     timeout: float,
     cancel: threading.Event | None,
 ) -> BaseCount:
@@ -237,6 +239,7 @@ def _collect_one(
         COUNT_FILE_ENV: str(count_file),
         # The base's modules are imported from the checkout: no cache is written anywhere.
         "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONPATH": import_path,
     }
     env.pop(RUN_ID_ENV, None)  # not a run of the gates: no report signed as one
     spec = CommandSpec(
@@ -257,6 +260,26 @@ def _collect_one(
         return not_counted(why or "no count", seconds)
     base_counts.save(root, digest, base.sha, selected)
     return BaseCount(target.gate, base.sha, selected, seconds=seconds)
+
+
+def _base_import_path(target: Target, folder: Path, tree: Path, toplevel: Path) -> str:
+    """``PYTHONPATH`` for the collection at the base (run in ``folder`` of the checkout
+    ``tree``): the base's own code before any install of today's.
+
+    An editable install (a ``.pth`` naming the project's ``src/`` or the project itself) and a
+    ``PYTHONPATH`` into the repository point at today's code: the base's tests would import it
+    and count today's cases on both sides. The checkout's ``src/`` and its own folder come
+    first (what ``python -m pytest`` run there puts first anyway), and an entry of the gate's
+    ``PYTHONPATH`` inside the repository is read in the checkout instead."""
+    given = (target.env or {}).get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
+    entries = [str(path) for path in (folder / "src", folder) if path.is_dir()]
+    for entry in given.split(os.pathsep) if given else ():
+        path = Path(entry)
+        real = Path(os.path.realpath(path)) if path.is_absolute() else path
+        if real == toplevel or toplevel in real.parents:
+            path = tree / real.relative_to(toplevel)
+        entries.append(str(path))
+    return os.pathsep.join(dict.fromkeys(entries))
 
 
 def _read_count(path: Path) -> dict[str, int] | None:
