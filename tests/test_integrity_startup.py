@@ -257,3 +257,29 @@ def test_a_debian_system_sitecustomize_passes(project: Path) -> None:
     fix(project)
     code, verdict = verify(project)
     assert code == 0 and planted(verdict) == [], verdict
+
+
+def test_coverages_measurement_of_subprocesses_passes(project: Path) -> None:
+    # coverage.py's `patch = subprocess`, with this suite's coverage.py and pytest-cov.
+    (project / "pyproject.toml").write_text('[tool.coverage.run]\npatch = ["subprocess"]\n')
+    config = (project / "agentgate.yml").read_text()
+    config = config.replace(".venv/bin/python", sys.executable).replace(" -q ", " -q --cov=calc ")
+    (project / "agentgate.yml").write_text(config)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "coverage of subprocesses")
+    fix(project)
+    code, verdict = verify(project)
+    assert code == 0 and planted(verdict) == [], verdict
+
+
+def test_coverages_pth_lines_pass(project: Path) -> None:
+    # The line coverage.py's documentation gave to write by hand, and the one coverage.py 7.10
+    # writes while it runs with `patch = subprocess` (its `subcover_PID.pth`, deleted at exit).
+    env = make_venv(project)
+    site = site_packages(env)
+    (site / "coverage_subprocess.pth").write_text("import coverage; coverage.process_startup()\n")
+    code = "try:\n    import coverage\nexcept:\n    pass\nelse:\n    coverage.process_startup()\n"
+    (site / "subcover_4242.pth").write_text(f"import sys; exec({code!r})\n")
+    fix(project)
+    code_, verdict = verify(project)
+    assert code_ == 0 and planted(verdict) == [], verdict

@@ -18,6 +18,9 @@ What is not planted:
   with no distribution), in an environment whose ``pyvenv.cfg`` names virtualenv or uv;
 - a ``sitecustomize`` module in the interpreter's own standard library folder (Debian's and
   Ubuntu's, owned by the operating system's package, not by the project's environment);
+- coverage.py's line that measures subprocesses (:data:`COVERAGE_LINES`: the one its
+  documentation gave to write by hand, the one coverage.py 7.10 writes while it runs with
+  ``patch = subprocess``);
 - a ``.pth`` file with path lines only: a path is added to ``sys.path``, no code runs (legacy
   develop installs, conda and many tools write them; a module of the tools loaded from the
   project is found apart, ``tampering.replaced``).
@@ -107,10 +110,27 @@ def _read(path: str) -> bytes | None:
         return None
 
 
+# coverage.py's measurement of subprocesses, which starts coverage only when the environment
+# names its settings (COVERAGE_PROCESS_START, judged by environment-loosened): the line its
+# documentation long gave to write by hand, and the one coverage.py 7.10 writes itself, while
+# it runs, in ``subcover_PID.pth`` with ``[run] patch = subprocess`` (later versions install
+# ``a1_coverage.pth``, in their RECORD).
+_COVERAGE_PTH_CODE = (
+    "try:\n    import coverage\nexcept:\n    pass\nelse:\n    coverage.process_startup()\n"
+)
+COVERAGE_LINES = frozenset(
+    {
+        b"import coverage; coverage.process_startup()",
+        f"import sys; exec({_COVERAGE_PTH_CODE!r})".encode(),
+    }
+)
+
+
 def _code_lines(data: bytes) -> Iterator[tuple[int, str]]:
-    """The lines ``site`` executes: those starting with ``import`` and a space or a tab."""
+    """The lines ``site`` executes: those starting with ``import`` and a space or a tab (but
+    coverage.py's subprocess measurement, :data:`COVERAGE_LINES`)."""
     for number, raw in enumerate(data.splitlines(), start=1):
-        if raw.startswith((b"import ", b"import\t")):
+        if raw.startswith((b"import ", b"import\t")) and raw.strip() not in COVERAGE_LINES:
             text = raw.decode("utf-8", "replace").strip()
             yield number, text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
 
