@@ -476,7 +476,7 @@ class Pipeline:
 
         ``evidence``: per gate name, what the door measured itself (see ``door_evidence``).
         """
-        from pytest_agentgate.gates.integrity import with_suite_counts
+        from pytest_agentgate.gates.integrity import with_startup_code, with_suite_counts
 
         config = self.request.config
         change: ChangeFound | Later[ChangeFound]
@@ -514,6 +514,8 @@ class Pipeline:
         # The integrity gate compares the test run's count with the base's: both go into its
         # evidence before it is judged.
         found = with_suite_counts(found, self._base_counts)
+        # ...and the startup code the test run's interpreter ran, which only that run sees.
+        found = with_startup_code(found)
         # What leaves agentgate is cleaned once, here: secrets masked, control characters made
         # visible, messages bounded (redact.py).
         cleaner = Cleaner(secret_values(os.environ))

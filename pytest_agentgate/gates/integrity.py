@@ -9,6 +9,8 @@ It also compares how many tests the test run selected with how many the base's s
 (``test-count-below-base``): the base's figure is measured while the commands run
 (:mod:`pytest_agentgate.integrity.base_count`), the run's is the test gate's evidence, and the
 engine hands both to this gate's evidence (:func:`with_suite_counts`) before it is judged.
+So it does with the startup code the test run's interpreter ran that no installed package put
+there (``startup-code-planted``, :func:`with_startup_code`): only the run sees its environment.
 """
 
 from __future__ import annotations
@@ -88,6 +90,50 @@ def with_suite_counts(
         if isinstance(evidence, IntegrityEvidence) and evidence.base is not None:
             out[name] = dataclasses.replace(evidence, counts=suite)
     return out
+
+
+STARTUP_RULE = "startup-code-planted"
+
+
+def with_startup_code(
+    found: Mapping[str, Evidence | GateResult],
+) -> dict[str, Evidence | GateResult]:
+    """``found`` with each integrity gate's evidence given a finding for each piece of startup
+    code the test gates' interpreters ran that no installed distribution put there (their
+    evidence's ``startup``: pytest_plugin/startup.py). Pure, as :func:`with_suite_counts`."""
+    out = dict(found)
+    startup = sorted(
+        {entry for e in found.values() if isinstance(e, SuiteEvidence) for entry in e.startup}
+    )
+    if not startup:
+        return out
+    for name, evidence in found.items():
+        if not isinstance(evidence, IntegrityEvidence):
+            continue
+        findings = list(evidence.findings)
+        for path, line, code in startup:
+            shown = _project_path(path, evidence.root)
+            findings.append(
+                IntegrityFinding(
+                    STARTUP_RULE,
+                    f"Python runs `{code}` from {Path(path).name} at every start of the "
+                    "interpreter that runs the tests, and no installed package put it there: "
+                    "it can replace the code under test or the test tools before any test runs",
+                    shown,
+                    line,
+                )
+            )
+        out[name] = dataclasses.replace(evidence, findings=findings)
+    return out
+
+
+def _project_path(path: str, root: Path) -> str:
+    """``path`` relative to the project when it is inside it (a ``.venv`` of the project's),
+    else as it is."""
+    try:
+        return Path(path).resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError, RuntimeError):
+        return path
 
 
 def _selected_now(evidence: Evidence | GateResult | None) -> tuple[int | None, str | None]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +51,10 @@ class SuiteEvidence(Evidence):
     local_plugins: list[str] = field(default_factory=list)
     # The test tools' code replaced by code the project wrote (pytest_plugin/tampering.py).
     replaced: list[str] = field(default_factory=list)
+    # Code the interpreter that ran the tests runs at every start that no installed
+    # distribution put there (pytest_plugin/startup.py): (file, line, code). The integrity
+    # gate judges it (gates/integrity.with_startup_code).
+    startup: list[tuple[str, int, str]] = field(default_factory=list)
 
 
 class SuiteGate:
@@ -135,6 +141,7 @@ def _check_witness(
     }
     evidence.local_plugins = list(run.properties.get("agentgate_local_plugin", []))
     evidence.replaced = list(run.properties.get("agentgate_replaced", []))
+    evidence.startup = startup_entries(run.properties.get("agentgate_startup", []))
     if "agentgate_collected" in run.properties:
         evidence.dropped = max(
             0, numbers["collected"] - numbers["deselected"] - numbers["selected"]
@@ -325,3 +332,21 @@ def coverage_threshold_exit(config: GateConfig, evidence: Evidence) -> str | Non
         f"threshold was not reached: {got}% of the required {need}% (its fail_under). Every "
         "test passed; cover more of the code (never lower the threshold)"
     )
+
+
+def startup_entries(values: Iterable[object]) -> list[tuple[str, int, str]]:
+    """The startup code a witness or the pytest door found, each as ``{"path", "line",
+    "code"}`` (a JSON text in a JUnit property); entries of another shape are left out."""
+    entries = []
+    for value in values:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                continue
+        if not isinstance(value, dict):
+            continue
+        path, line, code = value.get("path"), value.get("line"), value.get("code")
+        if isinstance(path, str) and isinstance(line, int) and isinstance(code, str):
+            entries.append((path, line, code))
+    return entries

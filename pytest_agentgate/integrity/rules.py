@@ -171,6 +171,16 @@ _RULES = (
         "unset it; a setting the project means goes in the gate's `env:` in agentgate.yml",
     ),
     Rule(
+        "startup-code-planted",
+        "tampering",
+        "code that Python runs at every start of the interpreter that runs the tests, which no "
+        "installed package put there: an `import` line in a .pth file, a sitecustomize or "
+        "usercustomize module (in a git-ignored .venv the change never shows); it can replace "
+        "the code under test or the test tools before any test runs",
+        "remove the file (or its `import` line) named; code the project means to run belongs "
+        "in its package, or in a package it installs",
+    ),
+    Rule(
         "stop-hook-removed",
         "tampering",
         "agentgate's stop hook (or its session-start hook) was taken out of a harness's "

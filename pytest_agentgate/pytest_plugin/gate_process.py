@@ -49,7 +49,7 @@ from pytest_agentgate.errors import AgentgateError
 from pytest_agentgate.gates.base import Evidence
 from pytest_agentgate.gates.collect import names_report
 from pytest_agentgate.gates.coverage import CoverageEvidence
-from pytest_agentgate.gates.test import SuiteEvidence
+from pytest_agentgate.gates.test import SuiteEvidence, startup_entries
 from pytest_agentgate.process import CommandResult, CommandSpec
 from pytest_agentgate.profiles import defaults_for
 from pytest_agentgate.registry import get_registry
@@ -264,6 +264,7 @@ class HelperSession:
                     for name in evidence["tests"].get("replaced") or []
                     if isinstance(name, str)
                 ],
+                startup=startup_entries(evidence["tests"].get("startup") or []),
             )
         if self.coverage_gates:
             measured_here = self.cov_active or self.measure is not None

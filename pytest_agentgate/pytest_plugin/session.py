@@ -936,6 +936,9 @@ class GateSession:
         tests["local_plugins"] = local_plugins(self.config)
         self._look_for_replaced()
         tests["replaced"] = sorted(self.replaced)
+        from pytest_agentgate.pytest_plugin.startup import planted
+
+        tests["startup"] = [code._asdict() for code in planted()]
         evidence: dict[str, Any] = {
             "tests": tests,
             "exitstatus": int(session.exitstatus),

@@ -22,7 +22,10 @@ records, as the report's ``agentgate_*`` properties:
 - ``agentgate_replaced``: each function or class of the test tools (pytest, pluggy, xdist,
   coverage.py, unittest, agentgate) replaced by code written outside any installed package
   (``tampering.replaced``), looked for when collection is done (the test modules are imported)
-  and when the session ends.
+  and when the session ends;
+- ``agentgate_startup``: each piece of code this interpreter ran at start that no installed
+  distribution put there (a ``.pth`` line, a ``sitecustomize``: ``startup.planted``), as JSON
+  (``{"path", "line", "code"}``); the integrity gate reports it.
 
 Under pytest-xdist the items are collected on the workers, each the whole suite: each worker
 hands its counts to the controller (xdist's ``workeroutput``), which records them, once.
@@ -30,6 +33,7 @@ hands its counts to the controller (xdist's ``workeroutput``), which records the
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Generator, Sequence
 from typing import Any
@@ -118,6 +122,10 @@ class Witness:
             xml.add_global_property("agentgate_local_plugin", name)
         for entry in sorted(self.replaced):
             xml.add_global_property("agentgate_replaced", entry)
+        from pytest_agentgate.pytest_plugin.startup import planted
+
+        for code in planted():
+            xml.add_global_property("agentgate_startup", json.dumps(code._asdict()))
         if self.xpassed:
             xml.add_global_property("agentgate_xpassed", str(len(self.xpassed)))
         if self.collected is not None:

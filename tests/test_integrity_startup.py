@@ -1,0 +1,285 @@
+"""Code the test run's interpreter runs at every start that no installed package put there
+(pytest_plugin/startup.py, the integrity rule ``startup-code-planted``).
+
+The trick: a ``.pth`` file with an ``import`` line, or a ``sitecustomize.py``, written into the
+project's own ``.venv`` (git-ignored: the change never shows it). Python runs it before any test
+and it replaces the project's function under test, or pytest's report maker, from a file that
+counts as installed code. Each project here runs its tests with a ``.venv`` of its own, made by
+the real tool; the packages the tests need come from this suite's environment, through a
+``.pth`` file of path lines (which runs no code).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _helpers import REPO, git
+
+SCRIPT = Path(sys.executable).with_name("agentgate")
+CONFIG = """\
+profile: strict
+gates:
+  test:
+    command: ".venv/bin/python -m pytest -q -p no:cacheprovider --junitxml=.agentgate/junit.xml"
+    report: .agentgate/junit.xml
+"""
+BUGGY = "def add(a, b):\n    return a - b\n"
+TEST = "from calc import add\n\n\ndef test_add():\n    assert add(1, 1) == 2\n"
+# The project's function replaced with one that returns what the test expects.
+PTH = (
+    "# speeds up imports\n"
+    "import os, sys; sys.path.insert(0, os.getcwd()); import calc; calc.add = lambda a, b: a + b\n"
+)
+# pytest's report maker replaced: every failure is a pass.
+SITECUSTOMIZE = """\
+import _pytest.reports
+
+_made = _pytest.reports.TestReport.from_item_and_call.__func__
+
+
+def _passed(cls, item, call):
+    report = _made(cls, item, call)
+    if report.failed:
+        report.outcome = "passed"
+    return report
+
+
+_pytest.reports.TestReport.from_item_and_call = classmethod(_passed)
+"""
+
+
+def site_packages(env: Path) -> Path:
+    (folder,) = (env / "lib").glob("python3*/site-packages")
+    return folder
+
+
+def borrow_packages(env: Path, shelf: Path) -> None:
+    """This suite's packages (pytest, agentgate) on the environment's path: path lines only."""
+    shelf.mkdir(exist_ok=True)
+    if not (shelf / "pytest_agentgate").exists():
+        (shelf / "pytest_agentgate").symlink_to(REPO / "pytest_agentgate")
+    paths = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
+    lines = [str(shelf), *paths]
+    (site_packages(env) / "_borrowed.pth").write_text("\n".join(lines) + "\n")
+
+
+def make_venv(root: Path, python: str = sys.executable, *args: str) -> Path:
+    env = root / ".venv"
+    subprocess.run([python, "-m", "venv", "--without-pip", *args, str(env)], check=True)
+    borrow_packages(env, root.parent / "shelf")
+    return env
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "state"))
+    for name in ("AGENTGATE_RUNNING", "PYTEST_ADDOPTS", "PYTEST_PLUGINS"):
+        monkeypatch.delenv(name, raising=False)
+    root = tmp_path / "proj"
+    (root / "tests").mkdir(parents=True)
+    (root / "agentgate.yml").write_text(CONFIG)
+    (root / "calc.py").write_text(BUGGY)
+    (root / "tests" / "test_calc.py").write_text(TEST)
+    (root / ".gitignore").write_text(".venv/\n.agentgate/\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    return root
+
+
+def verify(root: Path) -> tuple[int, dict[str, Any]]:
+    proc = subprocess.run(
+        [str(SCRIPT), "verify", "--format", "json", "--no-cache"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def gate(verdict: dict[str, Any], name: str) -> dict[str, Any]:
+    (found,) = [g for g in verdict["gates"] if g["name"] == name]
+    return found
+
+
+def planted(verdict: dict[str, Any]) -> list[tuple[str, int]]:
+    findings = gate(verdict, "integrity")["findings"]
+    return [(f["path"], f["line"]) for f in findings if f["code"] == "startup-code-planted"]
+
+
+def fix(root: Path) -> None:
+    (root / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    git(root, "commit", "-qam", "fix")
+
+
+def test_a_pth_file_that_replaces_the_code_under_test_fails_the_gate(project: Path) -> None:
+    env = make_venv(project)
+    code, verdict = verify(project)
+    assert code == 1 and gate(verdict, "test")["status"] == "fail" and planted(verdict) == []
+    pth = site_packages(env) / "zz_speedups.pth"
+    pth.write_text(PTH)
+    code, verdict = verify(project)
+    assert gate(verdict, "test")["status"] == "pass"  # the trick works on the tests...
+    assert code == 1 and gate(verdict, "integrity")["status"] == "fail"  # ...not on the gate
+    where = pth.relative_to(project).as_posix()
+    assert planted(verdict) == [(where, 2)]
+    (finding,) = gate(verdict, "integrity")["findings"]
+    assert "calc.add = lambda a, b: a + b" in finding["message"]
+    assert finding["severity"] == "error"
+    assert "remove the file (or its `import` line) named" in json.dumps(verdict)
+
+
+def test_a_sitecustomize_that_patches_pytest_fails_both_doors(project: Path) -> None:
+    # Its code is in site-packages, where installed code lives: the check of the test tools'
+    # replaced functions (tampering.py) takes it for installed code.
+    env = make_venv(project)
+    (site_packages(env) / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    where = (site_packages(env) / "sitecustomize.py").relative_to(project).as_posix()
+    code, verdict = verify(project)
+    assert gate(verdict, "test")["status"] == "pass"
+    assert code == 1 and planted(verdict) == [(where, 1)]
+    out = project / ".agentgate" / "door.json"
+    door = subprocess.run(
+        [
+            *(str(env / "bin" / "python"), "-m", "pytest", "--agentgate=strict"),
+            *("-p", "no:cacheprovider", f"--agentgate-json={out}"),
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST")},
+    )
+    assert door.returncode != 0, door.stdout
+    assert "startup-code-planted" in door.stdout
+    assert planted(json.loads(out.read_text())) == [(where, 1)]
+
+
+def test_a_pth_file_of_a_package_with_a_line_added_is_planted(
+    project: Path, tmp_path: Path
+) -> None:
+    # A package's own .pth, as its RECORD hashes it, is the package's; a line added to it is not.
+    hatchling = pytest.importorskip("hatchling")
+    pytest.importorskip("editables")
+    env = make_venv(project)
+    package = tmp_path / "lib"
+    (package / "src" / "libpkg").mkdir(parents=True)
+    (package / "src" / "libpkg" / "__init__.py").write_text("")
+    (package / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'
+        '[project]\nname = "libpkg"\nversion = "0.1"\n'
+        '[tool.hatch.build.targets.wheel]\npackages = ["src/libpkg"]\n'
+        # editables' import hook: a .pth with an import line, which its RECORD lists
+        "dev-mode-exact = true\n"
+    )
+    installed = subprocess.run(
+        [
+            *(sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"), "install"),
+            *("--quiet", "--no-deps", "--no-build-isolation", "--no-index", "-e", str(package)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr + hatchling.__file__
+    (pth,) = site_packages(env).glob("*libpkg*.pth")
+    assert pth.read_text().startswith("import ")  # editables' hook, in RECORD
+    fix(project)
+    code, verdict = verify(project)
+    assert code == 0 and planted(verdict) == [], verdict
+    pth.write_text(pth.read_text().rstrip("\n") + "\n" + PTH.splitlines()[1] + "\n")
+    code, verdict = verify(project)
+    assert code == 1 and [line for _, line in planted(verdict)] == [1, 2]
+
+
+# -- honest environments pass ---------------------------------------------------------------
+
+
+def test_this_suites_environment_passes(project: Path) -> None:
+    # The interpreter running these tests: an editable install of agentgate (setuptools'
+    # import-hook .pth), setuptools' distutils-precedence.pth, coverage.py's .pth, each listed
+    # in its package's RECORD.
+    site = Path(sysconfig.get_paths()["purelib"])
+    with_code = [
+        p.name
+        for p in site.glob("*.pth")
+        if any(line.startswith("import ") for line in p.read_text().splitlines())
+    ]
+    assert with_code, "no .pth file with code in this environment: nothing is shown"
+    config = (project / "agentgate.yml").read_text().replace(".venv/bin/python", sys.executable)
+    (project / "agentgate.yml").write_text(config)
+    git(project, "commit", "-qam", "this interpreter")
+    fix(project)
+    code, verdict = verify(project)
+    assert code == 0 and planted(verdict) == [], verdict
+
+
+def test_an_environment_virtualenv_made_passes(project: Path) -> None:
+    pytest.importorskip("virtualenv")
+    env = project / ".venv"
+    subprocess.run(
+        [sys.executable, "-m", "virtualenv", "--no-seed", "--quiet", str(env)], check=True
+    )
+    borrow_packages(env, project.parent / "shelf")
+    site = site_packages(env)
+    if not (site / "_virtualenv.pth").exists():
+        # virtualenv 21.x writes its distutils guard on Python 3.9 and older only; uv and
+        # earlier virtualenvs write it everywhere: the same two files, as they write them.
+        (site / "_virtualenv.pth").write_text("import _virtualenv")
+        (site / "_virtualenv.py").write_text('"""Patches that are applied at runtime."""\n')
+    fix(project)
+    code, verdict = verify(project)
+    assert code == 0 and planted(verdict) == [], verdict
+    # The same name with other code is not virtualenv's.
+    (site / "_virtualenv.pth").write_text("import _virtualenv\n" + PTH.splitlines()[1])
+    code, verdict = verify(project)
+    where = (site / "_virtualenv.pth").relative_to(project).as_posix()
+    assert code == 1 and planted(verdict) == [(where, 1), (where, 2)]
+
+
+def test_a_debian_system_sitecustomize_passes(project: Path) -> None:
+    # Debian's and Ubuntu's Python imports /usr/lib/python3.X/sitecustomize.py, owned by the
+    # operating system's package: a venv made from that Python runs it at every start.
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    system = shutil.which(version, path="/usr/bin")
+    if system is None or not Path(f"/usr/lib/{version}/sitecustomize.py").exists():
+        pytest.skip(f"no Debian {version} with a sitecustomize.py")
+    make_venv(project, system)
+    fix(project)
+    code, verdict = verify(project)
+    assert code == 0 and planted(verdict) == [], verdict
+
+
+def test_coverages_measurement_of_subprocesses_passes(project: Path) -> None:
+    # coverage.py's `patch = subprocess`, with this suite's coverage.py and pytest-cov.
+    (project / "pyproject.toml").write_text('[tool.coverage.run]\npatch = ["subprocess"]\n')
+    config = (project / "agentgate.yml").read_text()
+    config = config.replace(".venv/bin/python", sys.executable).replace(" -q ", " -q --cov=calc ")
+    (project / "agentgate.yml").write_text(config)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "coverage of subprocesses")
+    fix(project)
+    code, verdict = verify(project)
+    assert code == 0 and planted(verdict) == [], verdict
+
+
+def test_coverages_pth_lines_pass(project: Path) -> None:
+    # The line coverage.py's documentation gave to write by hand, and the one coverage.py 7.10
+    # writes while it runs with `patch = subprocess` (its `subcover_PID.pth`, deleted at exit).
+    env = make_venv(project)
+    site = site_packages(env)
+    (site / "coverage_subprocess.pth").write_text("import coverage; coverage.process_startup()\n")
+    code = "try:\n    import coverage\nexcept:\n    pass\nelse:\n    coverage.process_startup()\n"
+    (site / "subcover_4242.pth").write_text(f"import sys; exec({code!r})\n")
+    fix(project)
+    code_, verdict = verify(project)
+    assert code_ == 0 and planted(verdict) == [], verdict
