@@ -283,3 +283,36 @@ def test_coverages_pth_lines_pass(project: Path) -> None:
     fix(project)
     code_, verdict = verify(project)
     assert code_ == 0 and planted(verdict) == [], verdict
+
+
+def test_the_machines_own_startup_code_is_a_notice(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Outside the tests' virtual environment and the project (here the user's site, which a
+    # venv with the system's packages reads), startup code is the machine's set-up: a
+    # certificate injected at every start. Shown, never blocking honest work.
+    env = make_venv(project, sys.executable, "--system-site-packages")
+    monkeypatch.setenv("PYTHONUSERBASE", str(tmp_path / "userbase"))
+    user_site = subprocess.run(
+        [env / "bin" / "python", "-c", "import site; print(site.getusersitepackages())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    Path(user_site).mkdir(parents=True)
+    line = "import os; os.environ.setdefault('MACHINE_CA', '/etc/ssl/ca.pem')\n"
+    Path(user_site, "machine_ca.pth").write_text(line)
+    fix(project)
+    code, verdict = verify(project)
+    findings = gate(verdict, "integrity")["findings"]
+    assert code == 0 and planted(verdict) == [], verdict
+    machines = {f["path"]: f for f in findings if f["code"] == "startup-code-of-the-machine"}
+    notice = machines[str(Path(user_site, "machine_ca.pth"))]
+    assert notice["line"] == 1 and notice["severity"] == "warning"  # a notice: never blocking
+    assert "the machine's own set-up, shown, not judged" in notice["message"]
+
+    # The same line in the tests' own virtual environment is judged.
+    (site_packages(env) / "machine_ca.pth").write_text(line)
+    code, verdict = verify(project)
+    where = (site_packages(env) / "machine_ca.pth").relative_to(project).as_posix()
+    assert code == 1 and planted(verdict) == [(where, 1)]

@@ -93,6 +93,7 @@ def with_suite_counts(
 
 
 STARTUP_RULE = "startup-code-planted"
+STARTUP_MACHINE_RULE = "startup-code-of-the-machine"
 
 
 def with_startup_code(
@@ -111,8 +112,17 @@ def with_startup_code(
         if not isinstance(evidence, IntegrityEvidence):
             continue
         findings = list(evidence.findings)
-        for path, line, code in startup:
+        for path, line, code, system in startup:
             shown = _project_path(path, evidence.root)
+            if system and Path(shown).is_absolute():  # the machine's, outside the project
+                message = (
+                    f"Python runs `{code}` from {Path(path).name} at every start, outside the "
+                    "project and its virtual environment, and no installed package put it "
+                    "there: the machine's own set-up, shown, not judged (tests run in a "
+                    "virtual environment of the project's are judged on all they run)"
+                )
+                findings.append(IntegrityFinding(STARTUP_MACHINE_RULE, message, shown, line))
+                continue
             findings.append(
                 IntegrityFinding(
                     STARTUP_RULE,

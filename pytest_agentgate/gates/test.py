@@ -54,7 +54,7 @@ class SuiteEvidence(Evidence):
     # Code the interpreter that ran the tests runs at every start that no installed
     # distribution put there (pytest_plugin/startup.py): (file, line, code). The integrity
     # gate judges it (gates/integrity.with_startup_code).
-    startup: list[tuple[str, int, str]] = field(default_factory=list)
+    startup: list[tuple[str, int, str, bool]] = field(default_factory=list)
 
 
 class SuiteGate:
@@ -334,9 +334,10 @@ def coverage_threshold_exit(config: GateConfig, evidence: Evidence) -> str | Non
     )
 
 
-def startup_entries(values: Iterable[object]) -> list[tuple[str, int, str]]:
+def startup_entries(values: Iterable[object]) -> list[tuple[str, int, str, bool]]:
     """The startup code a witness or the pytest door found, each as ``{"path", "line",
-    "code"}`` (a JSON text in a JUnit property); entries of another shape are left out."""
+    "code", "system"}`` (a JSON text in a JUnit property); entries of another shape are left
+    out, and one that does not say ``"system": true`` is the tests' environment's."""
     entries = []
     for value in values:
         if isinstance(value, str):
@@ -348,5 +349,5 @@ def startup_entries(values: Iterable[object]) -> list[tuple[str, int, str]]:
             continue
         path, line, code = value.get("path"), value.get("line"), value.get("code")
         if isinstance(path, str) and isinstance(line, int) and isinstance(code, str):
-            entries.append((path, line, code))
+            entries.append((path, line, code, value.get("system") is True))
     return entries

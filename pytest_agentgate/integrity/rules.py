@@ -181,6 +181,16 @@ _RULES = (
         "in its package, or in a package it installs",
     ),
     Rule(
+        "startup-code-of-the-machine",
+        "notice",
+        "startup code no installed package put there, in a site folder of the machine's Python "
+        "outside the project and the virtual environment the tests run in (or with no virtual "
+        "environment at all): the machine's own set-up, a certificate or a debugger hooked in "
+        "at every start",
+        "nothing, if it is the machine's; run the tests in a virtual environment of the "
+        "project's, where all startup code is judged",
+    ),
+    Rule(
         "stop-hook-removed",
         "tampering",
         "agentgate's stop hook (or its session-start hook) was taken out of a harness's "

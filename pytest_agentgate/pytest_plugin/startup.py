@@ -48,11 +48,13 @@ CUSTOMIZE = ("sitecustomize", "usercustomize")
 
 
 class Startup(NamedTuple):
-    """One piece of startup code: the file, its line, and the code (shortened)."""
+    """One piece of startup code: the file, its line, and the code (shortened); ``system``
+    when the file is the machine's, not the tests' environment's (:func:`_system`)."""
 
     path: str
     line: int
     code: str
+    system: bool = False
 
 
 def planted() -> list[Startup]:
@@ -70,7 +72,8 @@ def planted() -> list[Startup]:
             code = list(_code_lines(data))
             if not code or records.owns(folder, name, data) or _virtualenvs(name, data):
                 continue
-            found.extend(Startup(path, line, text) for line, text in code)
+            system = _system(folder)
+            found.extend(Startup(path, line, text, system) for line, text in code)
     for module_name in CUSTOMIZE:
         where = getattr(sys.modules.get(module_name), "__file__", None)
         if not isinstance(where, str) or _in_stdlib(where):
@@ -79,8 +82,22 @@ def planted() -> list[Startup]:
         data = _read(where)
         if data is not None and records.owns(folder, name, data):
             continue
-        found.append(Startup(where, 1, f"import {module_name}"))
+        found.append(Startup(where, 1, f"import {module_name}", _system(folder)))
     return found[:MAX_FOUND]
+
+
+def _system(folder: str) -> bool:
+    """Whether ``folder`` is the machine's rather than the environment the tests run in: in a
+    virtual environment, a folder outside it (the base interpreter's site-packages, the user's
+    site); without one, every site folder (it is the machine's Python the tests run on).
+    Startup code found there was put by whoever set the machine up (a certificate injected at
+    every start, a debugger's hook): shown, not judged. What is in the virtual environment (or
+    in the project, whatever Python runs) is judged."""
+    if sys.prefix == sys.base_prefix:
+        return True
+    prefix = os.path.realpath(sys.prefix)
+    real = os.path.realpath(folder)
+    return not (real == prefix or real.startswith(prefix + os.sep))
 
 
 def _site_folders() -> list[str]:
