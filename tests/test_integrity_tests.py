@@ -936,6 +936,42 @@ def test_a_renamed_test_whose_body_was_edited_is_the_same_test(repo: Path, verif
     assert_passes(verify())
 
 
+SUB = "def test_sub():\n    assert sub(3, 1) == 2\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "rule"),
+    [
+        # A variable renamed in, and an extra assert: it still checks sub(3, 1) against 2.
+        (
+            "    difference = sub(3, 1)\n    assert difference == 2\n    assert difference > 0\n",
+            None,
+        ),
+        ("    assert sub(3, 1) == pytest.approx(2)\n    assert sub(2, 1) == 1\n", None),
+        # Its expectation traded for a weaker one, or another check altogether.
+        ("    difference = sub(3, 1)\n    assert difference > 0\n", "test-removed"),
+        ("    assert sub(5, 1) == 4\n", "test-removed"),
+        # Every value kept, the comparison made weak: the same test, weakened.
+        ("    expected = 2\n    assert sub(3, 1) is not None\n", "assertion-weakened"),
+    ],
+    ids=["edited", "approx-and-more", "weaker", "another-check", "weakened"],
+)
+def test_a_test_moved_to_another_file_renamed_and_edited(
+    repo: Path, verify: Verify, body: str, rule: str | None
+) -> None:
+    edit(repo, "tests/test_calc.py", SUB, "")
+    text = f"import pytest\n\nfrom pkg.calc import sub\n\n\ndef test_subtracts():\n{body}"
+    write(repo, "tests/test_subtraction.py", text)
+    gate = verify()
+    if rule is None:
+        assert_passes(gate)
+        assert gate["findings"] == []
+    elif rule == "test-removed":
+        assert_blocks(gate, rule, "tests/test_calc.py", base_line("tests/test_calc.py", SUB))
+    else:
+        assert_blocks(gate, rule, "tests/test_subtraction.py", line_of(text, "assert sub"))
+
+
 def test_removing_a_feature_with_its_tests_is_a_notice(repo: Path, verify: Verify) -> None:
     (repo / "pkg" / "legacy.py").unlink()
     (repo / "tests" / "test_legacy.py").unlink()
