@@ -972,6 +972,47 @@ def test_a_test_moved_to_another_file_renamed_and_edited(
         assert_blocks(gate, rule, "tests/test_subtraction.py", line_of(text, "assert sub"))
 
 
+LOCALS = (
+    "def test_add():\n    total = add(1, 2)\n    assert total == 3\n\n\n"
+    "def test_add_more():\n    first = 2\n    assert add(first, 2) == 4\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("host", "removed"),
+    [
+        ("[(1, 2, 3), (2, 2, 4)]", []),
+        ("[(1, 2, 3), (2, 2, 4), (0, 0, 0)]", []),
+        # A case left out, or written with another expectation.
+        ("[(1, 2, 3)]", ["def test_add_more"]),
+        ("[(1, 2, 3), (2, 2, 5)]", ["def test_add_more"]),
+    ],
+    ids=["both", "and-more", "one-left-out", "another-expectation"],
+)
+def test_two_tests_with_locals_folded_into_a_parametrized_one(
+    repo: Path, verify: Verify, host: str, removed: list[str]
+) -> None:
+    # The base's tests hold their values in variables; the parametrized test writes them
+    # into the call.
+    edit(repo, "tests/test_calc.py", "def test_add():\n    assert add(1, 2) == 3\n", LOCALS)
+    git(repo, "commit", "-qam", "tests with locals")
+    base = (repo / "tests/test_calc.py").read_text(encoding="utf-8")
+    edit(
+        repo,
+        "tests/test_calc.py",
+        LOCALS,
+        f"@pytest.mark.parametrize(('a', 'b', 'out'), {host})\n"
+        "def test_adds(a, b, out):\n    assert add(a, b) == out\n",
+    )
+    gate = verify()
+    if not removed:
+        assert_passes(gate)
+        assert gate["findings"] == []
+    for needle in removed:
+        assert_blocks(gate, "test-removed", "tests/test_calc.py", line_of(base, needle))
+    assert len(gate["findings"]) == len(removed)
+
+
 def test_removing_a_feature_with_its_tests_is_a_notice(repo: Path, verify: Verify) -> None:
     (repo / "pkg" / "legacy.py").unlink()
     (repo / "tests" / "test_legacy.py").unlink()

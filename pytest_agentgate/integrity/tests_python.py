@@ -1745,7 +1745,8 @@ def _statements(module: Module, func: Function) -> tuple[str, ...]:
     :func:`_instances`); none for a test that is itself parametrized."""
     if _parametrized(module, func):
         return ()
-    return tuple(ast.dump(stmt) for stmt in _normalized(module, func, {}, approx=True))
+    body = _normalized(module, func, {}, approx=True, inline=True)
+    return tuple(ast.dump(stmt) for stmt in body)
 
 
 CASES = 256  # at most this many cases of one parametrized test are read
@@ -1766,7 +1767,7 @@ def _instances(module: Module, func: Function) -> tuple[tuple[tuple[str, bool], 
         combined = [{**a, **b} for a in combined for b in bindings][:CASES]
     out = []
     for bound in combined:
-        body = _normalized(module, func, bound, approx=True)
+        body = _normalized(module, func, bound, approx=True, inline=True)
         out.append(tuple((ast.dump(stmt), _plain(stmt, module)) for stmt in body))
     return tuple(out)
 
@@ -1876,12 +1877,19 @@ def _parametrized(module: Module, func: Function) -> list[tuple[list[str] | None
 
 
 def _normalized(
-    module: Module, func: Function, bound: dict[str, ast.expr], approx: bool
+    module: Module,
+    func: Function,
+    bound: dict[str, ast.expr],
+    approx: bool,
+    inline: bool = False,
 ) -> list[ast.stmt]:
     """The test's body (a copy) as a rename keeps it: the names it binds itself (variables,
     loop targets, nested functions) all ``_``; the names in ``bound`` replaced by the values
-    they are bound to (a parametrized case); with ``approx``, ``pytest.approx(x)`` is ``x``."""
+    they are bound to (a parametrized case); with ``approx``, ``pytest.approx(x)`` is ``x``;
+    with ``inline``, its variables put in where they are used (:func:`_inlined`)."""
     body = [_copy(stmt) for stmt in _body(func)]
+    if inline:
+        body = _inlined(body, set(bound))
     local: set[str] = set()
     for stmt in body:
         for node in ast.walk(stmt):
@@ -1891,6 +1899,71 @@ def _normalized(
                 local.add(node.name)
     normal = _Normal(module, local - set(bound), bound, approx)
     return [normal.visit(stmt) for stmt in body]
+
+
+def _inlined(body: list[ast.stmt], bound: set[str]) -> list[ast.stmt]:
+    """``body`` with its variables put in where they are used, as a fold into a parametrized
+    test writes them (``total = add(1, 2)`` then ``assert total == 3`` is ``assert add(1, 2) ==
+    3``; ``amount = 0`` then ``assert tax(amount) == 0`` is ``assert tax(0) == 0``). Only a name
+    bound once, by a plain assignment of the body's own, whose value's names are bound at most
+    once: a literal is put in wherever it is used after; any other value only in the statement
+    right after it, used there once (nothing runs between, nothing runs twice)."""
+    stores: Counter[str] = Counter(
+        node.id
+        for stmt in body
+        for node in ast.walk(stmt)
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+    )
+    out = list(body)
+    index = 0
+    while index < len(out):
+        stmt = out[index]
+        if not (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
+            index += 1
+            continue
+        name, value = stmt.targets[0].id, stmt.value
+        names = [n.id for n in ast.walk(value) if isinstance(n, ast.Name)]
+        later = [_loads(s, name) for s in out[index + 1 :]]
+        literal = _literal(value)
+        if (
+            stores[name] != 1
+            or name in bound
+            or name in names
+            or any(stores[n] > 1 for n in names)
+            or any(_loads(s, name) for s in out[:index])
+            or not any(later)
+            or (not literal and (later[0] != 1 or any(later[1:])))
+        ):
+            index += 1
+            continue
+        put = _Put(name, value)
+        out = [*out[:index], *(put.visit(s) for s in out[index + 1 :])]
+    return out
+
+
+def _loads(node: ast.AST, name: str) -> int:
+    return sum(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+        for n in ast.walk(node)
+    )
+
+
+class _Put(ast.NodeTransformer):
+    """A name's uses replaced by (copies of) its value."""
+
+    def __init__(self, name: str, value: ast.expr) -> None:
+        self.name = name
+        self.value = value
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id == self.name and isinstance(node.ctx, ast.Load):
+            value: ast.AST = _copy(self.value)
+            return value
+        return node
 
 
 def _copy(node: Any) -> Any:
