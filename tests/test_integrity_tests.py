@@ -1013,6 +1013,58 @@ def test_two_tests_with_locals_folded_into_a_parametrized_one(
     assert len(gate["findings"]) == len(removed)
 
 
+@pytest.mark.parametrize(
+    ("helper", "call", "removed"),
+    [
+        (
+            "def check_difference(a, b, expected):\n    assert sub(a, b) == expected\n",
+            "3, 1, 2",
+            False,
+        ),
+        (
+            "def check_difference(a, b=1, *, expected):\n    assert sub(a, b) == expected\n",
+            "3, expected=2",
+            False,
+        ),
+        # Called with another expectation; asserting less; never called.
+        (
+            "def check_difference(a, b, expected):\n    assert sub(a, b) == expected\n",
+            "3, 1, 3",
+            True,
+        ),
+        ("def check_difference(a, b, expected):\n    assert sub(a, b)\n", "3, 1, 2", True),
+        ("def check_difference():\n    assert sub(3, 1) == 2\n", None, True),
+    ],
+    ids=["positional", "defaults-and-keywords", "another-expectation", "weaker", "never-called"],
+)
+@pytest.mark.parametrize("where", ["same-file", "conftest"])
+def test_a_test_whose_asserts_moved_into_a_helper_it_calls(
+    repo: Path, verify: Verify, helper: str, call: str | None, removed: bool, where: str
+) -> None:
+    body = f"    check_difference({call})\n" if call is not None else "    pass\n"
+    test = f"def test_subtracts():\n{body}"
+    if where == "same-file":
+        edit(repo, "tests/test_calc.py", SUB, f"{helper}\n\n{test}")
+    else:
+        write(repo, "tests/__init__.py", "")
+        write(repo, "tests/conftest.py", f"from pkg.calc import sub\n\n\n{helper}")
+        edit(repo, "tests/test_calc.py", SUB, test)
+        edit(
+            repo,
+            "tests/test_calc.py",
+            "import pytest\n",
+            "import pytest\n\nfrom tests.conftest import check_difference\n",
+        )
+    gate = verify()
+    if removed:
+        assert_blocks(
+            gate, "test-removed", "tests/test_calc.py", base_line("tests/test_calc.py", SUB)
+        )
+    else:
+        assert_passes(gate)
+        assert gate["findings"] == []
+
+
 def test_removing_a_feature_with_its_tests_is_a_notice(repo: Path, verify: Verify) -> None:
     (repo / "pkg" / "legacy.py").unlink()
     (repo / "tests" / "test_legacy.py").unlink()

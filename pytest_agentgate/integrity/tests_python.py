@@ -1503,7 +1503,9 @@ class PySide:
                     mocked=partial(_mocked, func),
                     params=partial(_params, module, func),
                     written=partial(_written, module, func),
-                    facts=cache(partial(_facts, module, func)),
+                    facts=cache(
+                        partial(_facts, module, func, partial(self._helper, module, cls=cls))
+                    ),
                     statements=cache(partial(_statements, module, func)),
                     cases=cache(partial(_instances, module, func)),
                     expects=cache(partial(_expects, module, func)),
@@ -1557,21 +1559,25 @@ class PySide:
     def _helper_asserts(self, module: Module, call: ast.Call, cls: str | None) -> bool | None:
         """Whether the helper ``call`` calls asserts (one level); None if it is no helper of
         the project's tests (then its name says: ``assert_*``, ``pytest.raises``)."""
+        found = self._helper(module, call, cls)
+        return None if found is None else _direct(found[0], found[1]).count > 0
+
+    def _helper(self, module: Module, call: ast.Call, cls: str | None) -> Helper | None:
+        """The helper of the project's tests ``call`` calls: a function of the test's module,
+        a method of its class (``self.check``), or one imported from a test-support module."""
         func = call.func
-        found: tuple[Module, Function] | None = None
         if isinstance(func, ast.Name) and func.id in module.functions:
-            found = (module, module.functions[func.id])
-        elif (
+            return module, module.functions[func.id], False
+        if (
             isinstance(func, ast.Attribute)
             and isinstance(func.value, ast.Name)
             and func.value.id in ("self", "cls")
             and cls is not None
         ):
             method = module.methods.get(cls, {}).get(func.attr)
-            found = None if method is None else (module, method)
-        else:
-            found = self._imported_helper(module, func)
-        return None if found is None else _direct(*found).count > 0
+            return None if method is None else (module, method, True)
+        found = self._imported_helper(module, func)
+        return None if found is None else (*found, False)
 
     def _imported_helper(self, module: Module, func: ast.expr) -> tuple[Module, Function] | None:
         """A helper imported from a test-support module (tests/, testing.py, conftest)."""
@@ -1817,15 +1823,29 @@ def _plain(stmt: ast.stmt, module: Module) -> bool:
     return False
 
 
-def _facts(module: Module, func: Function) -> tuple[str, ...]:
+# A helper of the tests a call reaches: its module, its function, whether it is a method.
+Helper = tuple[Module, Function, bool]
+
+
+def _facts(
+    module: Module,
+    func: Function,
+    helper: Callable[[ast.Call], Helper | None] | None = None,
+    bound: dict[str, ast.expr] | None = None,
+) -> tuple[str, ...]:
     """What the test checks, as a rename, a move or a reformat keeps it: each call it makes
     with its arguments (``add(1, 2)``: what it is called on aside, ``c.add`` and ``calc.add``
     are one), each value it writes outside a call (``== 3``), its parametrized cases' values.
     The names it binds itself are one placeholder (a variable renamed is the same test), and
-    ``pytest.approx(x)`` is ``x``."""
+    ``pytest.approx(x)`` is ``x``. With ``helper``, the facts of each helper of the tests it
+    calls (one level), the call's arguments put in for the helper's parameters: a test whose
+    asserts moved into a helper it calls (``check_difference(3, 1, 2)`` asserting ``sub(a,
+    b) == expected``) still checks ``sub(3, 1)`` against 2; a helper it never calls checks
+    nothing for it."""
     found: list[str] = []
     calls = 0
-    for stmt in _normalized(module, func, {}, approx=True):
+    helped: list[tuple[ast.Call, Helper]] = []
+    for stmt in _normalized(module, func, bound or {}, approx=True):
         inside: set[int] = set()
         for node in ast.walk(stmt):
             if isinstance(node, ast.Call):
@@ -1834,13 +1854,45 @@ def _facts(module: Module, func: Function) -> tuple[str, ...]:
                 if calls < FACTS:
                     calls += 1
                     found.append("call " + _called(node))
+                    reached = helper(node) if helper is not None else None
+                    if reached is not None and reached[1] is not func:
+                        helped.append((node, reached))
             elif isinstance(node, ast.Constant) and id(node) not in inside:
                 found.append("value " + repr(node.value))
     for _, cases in _parametrized(module, func):
         for node in ast.walk(cases):
             if isinstance(node, ast.Constant):
                 found.append("value " + repr(node.value))
+    for call, (other, target, method) in helped:
+        given = _arguments(target, call, method)
+        if given is not None:
+            found.extend(_facts(other, target, None, given))
     return tuple(found)
+
+
+def _arguments(func: Function, call: ast.Call, method: bool) -> dict[str, ast.expr] | None:
+    """The parameters of ``func`` bound to what ``call`` gives (defaults for the rest); None
+    when that cannot be read (``*args``, ``**kwargs`` given or taken)."""
+    spec = func.args
+    if (
+        any(isinstance(a, ast.Starred) for a in call.args)
+        or any(k.arg is None for k in call.keywords)
+        or spec.vararg is not None
+        or spec.kwarg is not None
+    ):
+        return None
+    positional = [p.arg for p in [*spec.posonlyargs, *spec.args]]
+    with_default = positional[len(positional) - len(spec.defaults) :]
+    defaults: dict[str, ast.expr] = dict(zip(with_default, spec.defaults, strict=True))
+    defaults.update(
+        (p.arg, d) for p, d in zip(spec.kwonlyargs, spec.kw_defaults, strict=True) if d is not None
+    )
+    names = positional[1:] if method else positional
+    if len(call.args) > len(names):
+        return None
+    given = {**defaults, **dict(zip(names, call.args, strict=False))}  # fewer: defaults
+    given.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
+    return given
 
 
 def _called(call: ast.Call) -> str:
