@@ -1065,6 +1065,22 @@ def test_a_test_whose_asserts_moved_into_a_helper_it_calls(
         assert gate["findings"] == []
 
 
+@pytest.mark.parametrize("name", ["test_sub", "test_subtracts"])
+def test_an_assert_moved_into_a_helper_and_made_weak_there_is_weakened(
+    repo: Path, verify: Verify, name: str
+) -> None:
+    # The expected value still written, no longer compared.
+    edit(
+        repo,
+        "tests/test_calc.py",
+        SUB,
+        "def check_difference(a, b, expected):\n    assert sub(a, b)\n    expected\n\n\n"
+        f"def {name}():\n    check_difference(3, 1, 2)\n",
+    )
+    line = now_line(repo, "tests/test_calc.py", "    check_difference(")
+    assert_blocks(verify(), "assertion-weakened", "tests/test_calc.py", line)
+
+
 def test_removing_a_feature_with_its_tests_is_a_notice(repo: Path, verify: Verify) -> None:
     (repo / "pkg" / "legacy.py").unlink()
     (repo / "tests" / "test_legacy.py").unlink()

@@ -1533,8 +1533,18 @@ class PySide:
 
     def _checks(self, module: Module, func: Function, cls: str | None) -> list[tuple[int, str]]:
         """(line, "exact" | "weak") of each assertion the test's own body reaches, in order: not
-        one after a return, nor in a nested function it never calls."""
-        return sorted(self._scan(module, func, cls).checks)
+        one after a return, nor in a nested function it never calls; and those of each helper
+        of the tests it calls (one level), at the call's line: an exact assert moved into a
+        helper and made weak there is weakened all the same."""
+        checks = list(self._scan(module, func, cls).checks)
+        for node in _walk_body(_body(func)):
+            if isinstance(node, ast.Call):
+                found = self._helper(module, node, cls)
+                if found is not None and found[1] is not func:
+                    helped = AssertScan(found[0], None)
+                    helped.function(found[1])
+                    checks += [(node.lineno, kind) for _, kind in helped.checks]
+        return sorted(checks)
 
     def why_nothing(self, module: Module, func: Function, cls: str | None) -> str | None:
         tally = self._scan(module, func, cls).tally
