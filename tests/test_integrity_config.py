@@ -1097,6 +1097,55 @@ def test_settings_that_follow_a_move(repo_from: Callable[[str], Path], verify: A
     assert tool_findings(run) == []
 
 
+@pytest.mark.parametrize(
+    "setting",
+    ['source_pkgs = ["pkg"]\n', 'source_dirs = ["pkg"]\n', 'source_pkgs = ["pkg"]\nsource = []\n'],
+    ids=["source-pkgs", "source-dirs", "source-emptied"],
+)
+def test_the_same_package_named_by_another_coverage_key(
+    repo_from: Callable[[str], Path], verify: Any, setting: str
+) -> None:
+    # coverage.py reads source's "pkg" as the folder pkg/; source_pkgs' as the package pkg,
+    # imported from the same folder; source_dirs' as the folder: the same files are measured.
+    root = repo_from("cheap")
+    edit(root / "pyproject.toml", 'source = ["pkg"]\n', setting)
+    run = verify("--profile", "strict")
+    assert run.code == 0, run.out
+    assert gate(run, "integrity")["findings"] == []
+
+
+@pytest.mark.parametrize(
+    ("setting", "lost"),
+    [
+        ('source_pkgs = ["pkg"]\n', "extra"),  # fewer packages
+        ('source_pkgs = ["pytest", "extra"]\n', "pkg"),  # a package that is not the project's
+        ('source_pkgs = ["pkg.sub", "extra"]\n', "pkg"),  # a package the project does not have
+        ('source_dirs = ["pkg"]\n', "extra"),
+    ],
+    ids=["fewer", "not-the-projects", "missing", "fewer-dirs"],
+)
+def test_another_coverage_key_that_measures_less(
+    repo_from: Callable[[str], Path], verify: Any, setting: str, lost: str
+) -> None:
+    root = repo_from("cheap")
+    write(root / "extra" / "__init__.py", "X = 1\n")
+    edit(root / "pyproject.toml", 'source = ["pkg"]\n', 'source = ["pkg", "extra"]\n')
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "two packages")
+    git(root, "branch", "-q", "-f", "main")
+    text = edit(root / "pyproject.toml", 'source = ["pkg", "extra"]\n', setting)
+    run = verify("--profile", "strict")
+    assert run.code == 1
+    key = setting.split(" ", 1)[0]
+    assert tool_findings(run) == [
+        (
+            "pyproject.toml",
+            line_of(text, key),
+            f"coverage: source narrowed: {lost} no longer measured",
+        )
+    ]
+
+
 # -- files ruff no longer reads: an ignore rule naming a tracked file ------------------------------
 
 

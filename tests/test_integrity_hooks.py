@@ -165,6 +165,73 @@ def test_honest_conftests_and_the_bases_own_settings_are_not_findings(
     assert gate["status"] == "pass" and gate["findings"] == []
 
 
+ELSEWHERE = "win32" if sys.platform != "win32" else "linux"
+HERE = sys.platform
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        f"    if sys.platform == {ELSEWHERE!r}:\n        pytest.skip('not here')\n",
+        f"    if not sys.platform.startswith({HERE[:3]!r}):\n        pytest.skip('elsewhere')\n",
+        f"    if sys.platform != {ELSEWHERE!r}:\n        return\n    pytest.skip('elsewhere')\n",
+        f"    if platform == {ELSEWHERE!r} and 'db' in item.keywords:\n"
+        "        pytest.skip('no db there')\n",
+    ],
+    ids=["equals-elsewhere", "not-startswith-here", "returns-here", "imported-name"],
+)
+def test_a_setup_hook_that_skips_only_on_another_platform(
+    tmp_path: Path, agentgate: Agentgate, monkeypatch: pytest.MonkeyPatch, body: str
+) -> None:
+    root = project(tmp_path / "p")
+    (root / "conftest.py").write_text(
+        "import sys\nfrom sys import platform\n\nimport pytest\n\n\n"
+        "def pytest_runtest_setup(item):\n" + body
+    )
+    monkeypatch.chdir(root)
+    gate = integrity(agentgate)
+    assert gate["status"] == "pass" and gate["findings"] == [], gate
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        f"    if sys.platform == {HERE!r}:\n        pytest.skip('here')\n",
+        f"    if sys.platform != {ELSEWHERE!r}:\n        pytest.skip('here')\n",
+        f"    if sys.platform == {ELSEWHERE!r}:\n        return\n    pytest.skip('here')\n",
+        f"    if platform == {ELSEWHERE!r} or 'broken' in item.name:\n"
+        "        pytest.skip('broken')\n",
+        "    if 'broken' in item.name:\n        pytest.skip('broken')\n",
+        "    if False:\n        pytest.skip('never')\n    pytest.skip('always')\n",
+        f"    if sys.platform == {ELSEWHERE!r}:\n        pass\n    else:\n"
+        "        pytest.skip('here')\n",
+    ],
+    ids=[
+        "equals-here",
+        "not-elsewhere",
+        "returns-elsewhere",
+        "or-another-condition",
+        "not-a-platform-condition",
+        "unconditional",
+        "else-branch",
+    ],
+)
+def test_a_setup_hook_that_skips_here(
+    tmp_path: Path, agentgate: Agentgate, monkeypatch: pytest.MonkeyPatch, body: str
+) -> None:
+    root = project(tmp_path / "p")
+    (root / "conftest.py").write_text(
+        "import sys\nfrom sys import platform\n\nimport pytest\n\n\n"
+        "def pytest_runtest_setup(item):\n" + body
+    )
+    monkeypatch.chdir(root)
+    gate = integrity(agentgate)
+    assert gate["status"] == "fail", gate
+    assert [(f["code"], f["path"], f["line"]) for f in gate["findings"]] == [
+        ("selection-narrowed", "conftest.py", 7)
+    ]
+
+
 def test_an_unchanged_hook_is_not_a_finding_but_a_changed_one_is(
     tmp_path: Path, agentgate: Agentgate, monkeypatch: pytest.MonkeyPatch
 ) -> None:

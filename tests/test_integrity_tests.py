@@ -936,6 +936,151 @@ def test_a_renamed_test_whose_body_was_edited_is_the_same_test(repo: Path, verif
     assert_passes(verify())
 
 
+SUB = "def test_sub():\n    assert sub(3, 1) == 2\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "rule"),
+    [
+        # A variable renamed in, and an extra assert: it still checks sub(3, 1) against 2.
+        (
+            "    difference = sub(3, 1)\n    assert difference == 2\n    assert difference > 0\n",
+            None,
+        ),
+        ("    assert sub(3, 1) == pytest.approx(2)\n    assert sub(2, 1) == 1\n", None),
+        # Its expectation traded for a weaker one, or another check altogether.
+        ("    difference = sub(3, 1)\n    assert difference > 0\n", "test-removed"),
+        ("    assert sub(5, 1) == 4\n", "test-removed"),
+        # Every value kept, the comparison made weak: the same test, weakened.
+        ("    expected = 2\n    assert sub(3, 1) is not None\n", "assertion-weakened"),
+    ],
+    ids=["edited", "approx-and-more", "weaker", "another-check", "weakened"],
+)
+def test_a_test_moved_to_another_file_renamed_and_edited(
+    repo: Path, verify: Verify, body: str, rule: str | None
+) -> None:
+    edit(repo, "tests/test_calc.py", SUB, "")
+    text = f"import pytest\n\nfrom pkg.calc import sub\n\n\ndef test_subtracts():\n{body}"
+    write(repo, "tests/test_subtraction.py", text)
+    gate = verify()
+    if rule is None:
+        assert_passes(gate)
+        assert gate["findings"] == []
+    elif rule == "test-removed":
+        assert_blocks(gate, rule, "tests/test_calc.py", base_line("tests/test_calc.py", SUB))
+    else:
+        assert_blocks(gate, rule, "tests/test_subtraction.py", line_of(text, "assert sub"))
+
+
+LOCALS = (
+    "def test_add():\n    total = add(1, 2)\n    assert total == 3\n\n\n"
+    "def test_add_more():\n    first = 2\n    assert add(first, 2) == 4\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("host", "removed"),
+    [
+        ("[(1, 2, 3), (2, 2, 4)]", []),
+        ("[(1, 2, 3), (2, 2, 4), (0, 0, 0)]", []),
+        # A case left out, or written with another expectation.
+        ("[(1, 2, 3)]", ["def test_add_more"]),
+        ("[(1, 2, 3), (2, 2, 5)]", ["def test_add_more"]),
+    ],
+    ids=["both", "and-more", "one-left-out", "another-expectation"],
+)
+def test_two_tests_with_locals_folded_into_a_parametrized_one(
+    repo: Path, verify: Verify, host: str, removed: list[str]
+) -> None:
+    # The base's tests hold their values in variables; the parametrized test writes them
+    # into the call.
+    edit(repo, "tests/test_calc.py", "def test_add():\n    assert add(1, 2) == 3\n", LOCALS)
+    git(repo, "commit", "-qam", "tests with locals")
+    base = (repo / "tests/test_calc.py").read_text(encoding="utf-8")
+    edit(
+        repo,
+        "tests/test_calc.py",
+        LOCALS,
+        f"@pytest.mark.parametrize(('a', 'b', 'out'), {host})\n"
+        "def test_adds(a, b, out):\n    assert add(a, b) == out\n",
+    )
+    gate = verify()
+    if not removed:
+        assert_passes(gate)
+        assert gate["findings"] == []
+    for needle in removed:
+        assert_blocks(gate, "test-removed", "tests/test_calc.py", line_of(base, needle))
+    assert len(gate["findings"]) == len(removed)
+
+
+@pytest.mark.parametrize(
+    ("helper", "call", "removed"),
+    [
+        (
+            "def check_difference(a, b, expected):\n    assert sub(a, b) == expected\n",
+            "3, 1, 2",
+            False,
+        ),
+        (
+            "def check_difference(a, b=1, *, expected):\n    assert sub(a, b) == expected\n",
+            "3, expected=2",
+            False,
+        ),
+        # Called with another expectation; asserting less; never called.
+        (
+            "def check_difference(a, b, expected):\n    assert sub(a, b) == expected\n",
+            "3, 1, 3",
+            True,
+        ),
+        ("def check_difference(a, b, expected):\n    assert sub(a, b)\n", "3, 1, 2", True),
+        ("def check_difference():\n    assert sub(3, 1) == 2\n", None, True),
+    ],
+    ids=["positional", "defaults-and-keywords", "another-expectation", "weaker", "never-called"],
+)
+@pytest.mark.parametrize("where", ["same-file", "conftest"])
+def test_a_test_whose_asserts_moved_into_a_helper_it_calls(
+    repo: Path, verify: Verify, helper: str, call: str | None, removed: bool, where: str
+) -> None:
+    body = f"    check_difference({call})\n" if call is not None else "    pass\n"
+    test = f"def test_subtracts():\n{body}"
+    if where == "same-file":
+        edit(repo, "tests/test_calc.py", SUB, f"{helper}\n\n{test}")
+    else:
+        write(repo, "tests/__init__.py", "")
+        write(repo, "tests/conftest.py", f"from pkg.calc import sub\n\n\n{helper}")
+        edit(repo, "tests/test_calc.py", SUB, test)
+        edit(
+            repo,
+            "tests/test_calc.py",
+            "import pytest\n",
+            "import pytest\n\nfrom tests.conftest import check_difference\n",
+        )
+    gate = verify()
+    if removed:
+        assert_blocks(
+            gate, "test-removed", "tests/test_calc.py", base_line("tests/test_calc.py", SUB)
+        )
+    else:
+        assert_passes(gate)
+        assert gate["findings"] == []
+
+
+@pytest.mark.parametrize("name", ["test_sub", "test_subtracts"])
+def test_an_assert_moved_into_a_helper_and_made_weak_there_is_weakened(
+    repo: Path, verify: Verify, name: str
+) -> None:
+    # The expected value still written, no longer compared.
+    edit(
+        repo,
+        "tests/test_calc.py",
+        SUB,
+        "def check_difference(a, b, expected):\n    assert sub(a, b)\n    expected\n\n\n"
+        f"def {name}():\n    check_difference(3, 1, 2)\n",
+    )
+    line = now_line(repo, "tests/test_calc.py", "    check_difference(")
+    assert_blocks(verify(), "assertion-weakened", "tests/test_calc.py", line)
+
+
 def test_removing_a_feature_with_its_tests_is_a_notice(repo: Path, verify: Verify) -> None:
     (repo / "pkg" / "legacy.py").unlink()
     (repo / "tests" / "test_legacy.py").unlink()

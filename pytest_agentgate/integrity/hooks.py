@@ -31,6 +31,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import PurePosixPath
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+from pytest_agentgate.integrity.tests_python import Module, Settings, environmental, truthy
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -186,14 +187,14 @@ def _hook_findings(
             if unchanged[shape] > 0:
                 unchanged[shape] -= 1
                 continue
-            finding = _judge_hook(path, name, func)
+            finding = _judge_hook(path, name, func, now)
             if finding is not None:
                 yield finding
     yield from _collect_ignore(path, now, before)
 
 
 def _judge_hook(
-    path: str, name: str, func: ast.FunctionDef | ast.AsyncFunctionDef
+    path: str, name: str, func: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module
 ) -> IntegrityFinding | None:
     where = f"{name} in {PurePosixPath(path).name}"
     if not is_hook_name(name):
@@ -230,11 +231,60 @@ def _judge_hook(
             path,
             func.lineno,
         )
-    if name == "pytest_runtest_setup" and _calls(func, {"pytest.skip", "skip"}):
+    if name == "pytest_runtest_setup" and _skips_here(func, path, tree):
         return IntegrityFinding(
             "selection-narrowed", f"{where} skips tests as they start", path, func.lineno
         )
     return None
+
+
+_SKIPS = {"pytest.skip", "skip"}
+
+
+def _skips_here(func: ast.AST, path: str, tree: ast.Module) -> bool:
+    """Whether a hook may call ``pytest.skip`` here. A skip only under a condition that asks
+    where it runs (the platform, the OS, the Python version) and is false here skips nothing
+    here, as a ``skipif`` mark on such a condition does not (``tests_python``'s reading of
+    conditions); a skip under any other condition, or one that cannot be told, may."""
+    if not _calls(func, _SKIPS):
+        return False
+    module = Module(path, tree, Settings())
+    return any(True for _ in _live_skips(func, module))
+
+
+def _live_skips(node: ast.AST, module: Module) -> Iterator[ast.Call]:
+    """The skip calls under ``node`` that may run here."""
+    if isinstance(node, ast.If) and environmental(node.test, module):
+        test = truthy(node.test, module)
+        yield from _live_skips(node.test, module)
+        for branch, taken in ((node.body, test is not False), (node.orelse, test is not True)):
+            if taken:
+                yield from _live_body(branch, module)
+        return
+    if isinstance(node, ast.Call) and _dotted(node.func) in _SKIPS:
+        yield node
+    for _, field in ast.iter_fields(node):
+        if isinstance(field, list):
+            if field and all(isinstance(item, ast.stmt) for item in field):
+                yield from _live_body(field, module)
+            else:
+                for item in field:
+                    if isinstance(item, ast.AST):
+                        yield from _live_skips(item, module)
+        elif isinstance(field, ast.AST):
+            yield from _live_skips(field, module)
+
+
+def _live_body(body: list[ast.stmt], module: Module) -> Iterator[ast.Call]:
+    """The live skips of a block, up to a platform check that returns here
+    (``if sys.platform != "win32": return``): what follows it runs elsewhere."""
+    for stmt in body:
+        yield from _live_skips(stmt, module)
+        if isinstance(stmt, ast.If) and environmental(stmt.test, module):
+            test = truthy(stmt.test, module)
+            taken = stmt.body if test is True else stmt.orelse if test is False else None
+            if taken and isinstance(taken[-1], ast.Return):
+                return
 
 
 def _dotted(node: ast.AST) -> str:

@@ -432,23 +432,7 @@ class _Tools:
                     base,
                     "omit",
                 )
-        for key in ("run.source", "run.source_pkgs"):
-            old_source, new_source = _words(old.get(key)), _words(new.get(key))
-            files = self.files()
-            lost = [
-                s
-                for s in old_source
-                if not _within(s, new_source)
-                and any(_within(f, [s], files=True) for f in files)  # still there to measure
-            ]
-            if lost:
-                name = key.split(".", 1)[1]
-                yield self.finding(
-                    f"coverage: {name} narrowed: {_show(lost)} no longer measured",
-                    now,
-                    base,
-                    name,
-                )
+        yield from self._coverage_sources(old, new, base, now)
         yield from self._coverage_set(old, new, base, now)
         old_floor = _number(old.get("report.fail_under")) or 0.0
         new_floor = _number(new.get("report.fail_under")) or 0.0
@@ -464,6 +448,39 @@ class _Tools:
                 "branch",
             )
 
+    def _coverage_sources(
+        self,
+        old: dict[str, Any],
+        new: dict[str, Any],
+        base: Settings | None,
+        now: Settings | None,
+    ) -> Iterator[IntegrityFinding]:
+        """The base's ``source``, ``source_pkgs`` and ``source_dirs`` entries whose files the
+        change's no longer measure. Each entry is read as the project's files it measures now
+        (``_measured_by``), so one package named in either key is the same measurement; an
+        entry that measures none of them (a folder moved away) loses nothing."""
+        files = self.files()
+        measured = {
+            f
+            for key in _SOURCE_KEYS
+            for entry in _words(new.get(f"run.{key}"))
+            for f in _measured_by(key, entry, files)
+        }
+        for key in _SOURCE_KEYS:
+            lost = [
+                entry
+                for entry in _words(old.get(f"run.{key}"))
+                if any(f not in measured for f in _measured_by(key, entry, files))
+            ]
+            if lost:
+                yield self.finding(
+                    f"coverage: {key} narrowed: {_show(lost)} no longer measured",
+                    now,
+                    base,
+                    key,
+                    *(k for k in _SOURCE_KEYS if k != key),
+                )
+
     def _coverage_set(
         self,
         old: dict[str, Any],
@@ -475,8 +492,8 @@ class _Tools:
         leaves out of the project's code (the packages and modules zero-config measures, as
         the base's files show them) is no longer measured. Without settings, the base measured
         all of it: zero-config names it, and coverage.py measures what runs."""
-        sources = [*_words(new.get("run.source")), *_words(new.get("run.source_pkgs"))]
-        had = [*_words(old.get("run.source")), *_words(old.get("run.source_pkgs"))]
+        sources = [w for key in _SOURCE_KEYS for w in _words(new.get(f"run.{key}"))]
+        had = [w for key in _SOURCE_KEYS for w in _words(old.get(f"run.{key}"))]
         old_include = _words(old.get("run.include")) + _words(old.get("report.include"))
         new_include = _words(new.get("run.include")) + _words(new.get("report.include"))
         if had or not (sources or set(new_include) - set(old_include)):
@@ -486,7 +503,7 @@ class _Tools:
         mine = [f for f in self.files() if _in_code(f, code)]
         if sources:
             lost = [f for f in mine if not _in_code(f, sources)]
-            key = "source" if _words(new.get("run.source")) else "source_pkgs"
+            key = next(k for k in _SOURCE_KEYS if _words(new.get(f"run.{k}")))
             what = f"{key} {_show(sources)}"
         else:
             lost = [
@@ -1012,6 +1029,35 @@ def _within(source: str, sources: Iterable[str], *, files: bool = False) -> bool
         if source.startswith(other + "/") or (not files and source.startswith(other + ".")):
             return True
     return False
+
+
+# coverage.py's keys that name what it measures (with ``include`` ignored when one is set).
+_SOURCE_KEYS = ("source", "source_pkgs", "source_dirs")
+
+
+def _measured_by(key: str, entry: str, files: Iterable[str]) -> list[str]:
+    """The files among ``files`` that one entry of coverage.py's ``key`` measures, as
+    coverage.py reads it: a ``source_dirs`` entry is a folder; a ``source`` entry is a folder
+    when there is one of that name, else a package name; a ``source_pkgs`` entry is a package
+    name. A package is found as Python imports it from the project's root or ``src/``: a
+    regular package's folder (coverage.py reports the unrun files of a package it can locate,
+    so a folder without ``__init__.py`` is not the same measurement), or a module's file. A
+    name that is none of the project's (an installed package) measures none of its files."""
+    files = list(files)
+    entry = entry.strip().removeprefix("./").strip("/")
+    if entry in ("", "."):
+        return files if key != "source_pkgs" else []
+    if key != "source_pkgs" and any(f.startswith(entry + "/") for f in files):
+        return [f for f in files if f.startswith(entry + "/")]
+    if key == "source_dirs":
+        return []
+    path = entry.replace(".", "/")
+    for root in ("", "src/"):
+        if f"{root}{path}/__init__.py" in files:
+            return [f for f in files if f.startswith(f"{root}{path}/")]
+        if f"{root}{path}.py" in files:
+            return [f"{root}{path}.py"]
+    return []
 
 
 def _in_code(path: str, sources: Iterable[str]) -> bool:

@@ -5,9 +5,10 @@ A language's analyzer (``tests_python.py``, ``tests_js.py``) reads each test fil
 touches, at the base and now, into a :class:`Side`; :func:`compare` judges the change:
 
 - a test of the base that is not there now is removed, unless it was renamed or moved: the same
-  body under another name or in another file, the same name in another file or class, or (in
-  the same file) a body that still checks most of what the old one did (its calls and
-  expected values). A renamed test is still the same test, and is compared with what it was;
+  body under another name or in another file, the same name in another file or class, or a
+  body that still checks most of what the old one did (its calls and expected values: in the
+  same file first, then, where the language says what a body checks, in another file). A
+  renamed test is still the same test, and is compared with what it was;
 - a test that asserted something at the base and asserts nothing now lost its assertions;
 - a test the change adds that asserts nothing only runs the code;
 - a skip, xfail, ``.only`` or rerun that applies here and that the base did not have, in the same
@@ -494,8 +495,31 @@ def _match(
                     removed.remove(before)
                     added.remove(after)
                     break
+        _moved_and_edited(removed, added, pairs, change)
         _split(removed, added, pairs, change)
     return pairs, removed, added
+
+
+def _moved_and_edited(
+    removed: list[Case], added: list[Case], pairs: list[tuple[Case, Case]], change: Change
+) -> None:
+    """Moved to another file, renamed and edited: a new test of another file is the same test
+    only when the language says what the old one checked and the new one keeps most of it
+    (its calls and expected values, :data:`KEPT`); a body merely alike in its words is not.
+    The one that keeps the most is it, and the pair is compared as an edit in place is."""
+    for before in list(removed):
+        candidates = [
+            (kept, _shared_words(before, after), index, after)
+            for index, after in enumerate(added)
+            if change.origin.get(after.path, after.path) != before.path
+            and (kept := _kept(before, after)) is not None
+            and kept >= KEPT
+        ]
+        if candidates:
+            *_, after = min(candidates, key=lambda c: (-c[0], -c[1], c[2]))
+            pairs.append((before, after))
+            removed.remove(before)
+            added.remove(after)
 
 
 def _split(

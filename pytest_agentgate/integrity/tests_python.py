@@ -1503,7 +1503,9 @@ class PySide:
                     mocked=partial(_mocked, func),
                     params=partial(_params, module, func),
                     written=partial(_written, module, func),
-                    facts=cache(partial(_facts, module, func)),
+                    facts=cache(
+                        partial(_facts, module, func, partial(self._helper, module, cls=cls))
+                    ),
                     statements=cache(partial(_statements, module, func)),
                     cases=cache(partial(_instances, module, func)),
                     expects=cache(partial(_expects, module, func)),
@@ -1531,8 +1533,18 @@ class PySide:
 
     def _checks(self, module: Module, func: Function, cls: str | None) -> list[tuple[int, str]]:
         """(line, "exact" | "weak") of each assertion the test's own body reaches, in order: not
-        one after a return, nor in a nested function it never calls."""
-        return sorted(self._scan(module, func, cls).checks)
+        one after a return, nor in a nested function it never calls; and those of each helper
+        of the tests it calls (one level), at the call's line: an exact assert moved into a
+        helper and made weak there is weakened all the same."""
+        checks = list(self._scan(module, func, cls).checks)
+        for node in _walk_body(_body(func)):
+            if isinstance(node, ast.Call):
+                found = self._helper(module, node, cls)
+                if found is not None and found[1] is not func:
+                    helped = AssertScan(found[0], None)
+                    helped.function(found[1])
+                    checks += [(node.lineno, kind) for _, kind in helped.checks]
+        return sorted(checks)
 
     def why_nothing(self, module: Module, func: Function, cls: str | None) -> str | None:
         tally = self._scan(module, func, cls).tally
@@ -1557,21 +1569,25 @@ class PySide:
     def _helper_asserts(self, module: Module, call: ast.Call, cls: str | None) -> bool | None:
         """Whether the helper ``call`` calls asserts (one level); None if it is no helper of
         the project's tests (then its name says: ``assert_*``, ``pytest.raises``)."""
+        found = self._helper(module, call, cls)
+        return None if found is None else _direct(found[0], found[1]).count > 0
+
+    def _helper(self, module: Module, call: ast.Call, cls: str | None) -> Helper | None:
+        """The helper of the project's tests ``call`` calls: a function of the test's module,
+        a method of its class (``self.check``), or one imported from a test-support module."""
         func = call.func
-        found: tuple[Module, Function] | None = None
         if isinstance(func, ast.Name) and func.id in module.functions:
-            found = (module, module.functions[func.id])
-        elif (
+            return module, module.functions[func.id], False
+        if (
             isinstance(func, ast.Attribute)
             and isinstance(func.value, ast.Name)
             and func.value.id in ("self", "cls")
             and cls is not None
         ):
             method = module.methods.get(cls, {}).get(func.attr)
-            found = None if method is None else (module, method)
-        else:
-            found = self._imported_helper(module, func)
-        return None if found is None else _direct(*found).count > 0
+            return None if method is None else (module, method, True)
+        found = self._imported_helper(module, func)
+        return None if found is None else (*found, False)
 
     def _imported_helper(self, module: Module, func: ast.expr) -> tuple[Module, Function] | None:
         """A helper imported from a test-support module (tests/, testing.py, conftest)."""
@@ -1745,7 +1761,8 @@ def _statements(module: Module, func: Function) -> tuple[str, ...]:
     :func:`_instances`); none for a test that is itself parametrized."""
     if _parametrized(module, func):
         return ()
-    return tuple(ast.dump(stmt) for stmt in _normalized(module, func, {}, approx=True))
+    body = _normalized(module, func, {}, approx=True, inline=True)
+    return tuple(ast.dump(stmt) for stmt in body)
 
 
 CASES = 256  # at most this many cases of one parametrized test are read
@@ -1766,7 +1783,7 @@ def _instances(module: Module, func: Function) -> tuple[tuple[tuple[str, bool], 
         combined = [{**a, **b} for a in combined for b in bindings][:CASES]
     out = []
     for bound in combined:
-        body = _normalized(module, func, bound, approx=True)
+        body = _normalized(module, func, bound, approx=True, inline=True)
         out.append(tuple((ast.dump(stmt), _plain(stmt, module)) for stmt in body))
     return tuple(out)
 
@@ -1816,15 +1833,29 @@ def _plain(stmt: ast.stmt, module: Module) -> bool:
     return False
 
 
-def _facts(module: Module, func: Function) -> tuple[str, ...]:
+# A helper of the tests a call reaches: its module, its function, whether it is a method.
+Helper = tuple[Module, Function, bool]
+
+
+def _facts(
+    module: Module,
+    func: Function,
+    helper: Callable[[ast.Call], Helper | None] | None = None,
+    bound: dict[str, ast.expr] | None = None,
+) -> tuple[str, ...]:
     """What the test checks, as a rename, a move or a reformat keeps it: each call it makes
     with its arguments (``add(1, 2)``: what it is called on aside, ``c.add`` and ``calc.add``
     are one), each value it writes outside a call (``== 3``), its parametrized cases' values.
     The names it binds itself are one placeholder (a variable renamed is the same test), and
-    ``pytest.approx(x)`` is ``x``."""
+    ``pytest.approx(x)`` is ``x``. With ``helper``, the facts of each helper of the tests it
+    calls (one level), the call's arguments put in for the helper's parameters: a test whose
+    asserts moved into a helper it calls (``check_difference(3, 1, 2)`` asserting ``sub(a,
+    b) == expected``) still checks ``sub(3, 1)`` against 2; a helper it never calls checks
+    nothing for it."""
     found: list[str] = []
     calls = 0
-    for stmt in _normalized(module, func, {}, approx=True):
+    helped: list[tuple[ast.Call, Helper]] = []
+    for stmt in _normalized(module, func, bound or {}, approx=True):
         inside: set[int] = set()
         for node in ast.walk(stmt):
             if isinstance(node, ast.Call):
@@ -1833,13 +1864,45 @@ def _facts(module: Module, func: Function) -> tuple[str, ...]:
                 if calls < FACTS:
                     calls += 1
                     found.append("call " + _called(node))
+                    reached = helper(node) if helper is not None else None
+                    if reached is not None and reached[1] is not func:
+                        helped.append((node, reached))
             elif isinstance(node, ast.Constant) and id(node) not in inside:
                 found.append("value " + repr(node.value))
     for _, cases in _parametrized(module, func):
         for node in ast.walk(cases):
             if isinstance(node, ast.Constant):
                 found.append("value " + repr(node.value))
+    for call, (other, target, method) in helped:
+        given = _arguments(target, call, method)
+        if given is not None:
+            found.extend(_facts(other, target, None, given))
     return tuple(found)
+
+
+def _arguments(func: Function, call: ast.Call, method: bool) -> dict[str, ast.expr] | None:
+    """The parameters of ``func`` bound to what ``call`` gives (defaults for the rest); None
+    when that cannot be read (``*args``, ``**kwargs`` given or taken)."""
+    spec = func.args
+    if (
+        any(isinstance(a, ast.Starred) for a in call.args)
+        or any(k.arg is None for k in call.keywords)
+        or spec.vararg is not None
+        or spec.kwarg is not None
+    ):
+        return None
+    positional = [p.arg for p in [*spec.posonlyargs, *spec.args]]
+    with_default = positional[len(positional) - len(spec.defaults) :]
+    defaults: dict[str, ast.expr] = dict(zip(with_default, spec.defaults, strict=True))
+    defaults.update(
+        (p.arg, d) for p, d in zip(spec.kwonlyargs, spec.kw_defaults, strict=True) if d is not None
+    )
+    names = positional[1:] if method else positional
+    if len(call.args) > len(names):
+        return None
+    given = {**defaults, **dict(zip(names, call.args, strict=False))}  # fewer: defaults
+    given.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
+    return given
 
 
 def _called(call: ast.Call) -> str:
@@ -1876,12 +1939,19 @@ def _parametrized(module: Module, func: Function) -> list[tuple[list[str] | None
 
 
 def _normalized(
-    module: Module, func: Function, bound: dict[str, ast.expr], approx: bool
+    module: Module,
+    func: Function,
+    bound: dict[str, ast.expr],
+    approx: bool,
+    inline: bool = False,
 ) -> list[ast.stmt]:
     """The test's body (a copy) as a rename keeps it: the names it binds itself (variables,
     loop targets, nested functions) all ``_``; the names in ``bound`` replaced by the values
-    they are bound to (a parametrized case); with ``approx``, ``pytest.approx(x)`` is ``x``."""
+    they are bound to (a parametrized case); with ``approx``, ``pytest.approx(x)`` is ``x``;
+    with ``inline``, its variables put in where they are used (:func:`_inlined`)."""
     body = [_copy(stmt) for stmt in _body(func)]
+    if inline:
+        body = _inlined(body, set(bound))
     local: set[str] = set()
     for stmt in body:
         for node in ast.walk(stmt):
@@ -1891,6 +1961,71 @@ def _normalized(
                 local.add(node.name)
     normal = _Normal(module, local - set(bound), bound, approx)
     return [normal.visit(stmt) for stmt in body]
+
+
+def _inlined(body: list[ast.stmt], bound: set[str]) -> list[ast.stmt]:
+    """``body`` with its variables put in where they are used, as a fold into a parametrized
+    test writes them (``total = add(1, 2)`` then ``assert total == 3`` is ``assert add(1, 2) ==
+    3``; ``amount = 0`` then ``assert tax(amount) == 0`` is ``assert tax(0) == 0``). Only a name
+    bound once, by a plain assignment of the body's own, whose value's names are bound at most
+    once: a literal is put in wherever it is used after; any other value only in the statement
+    right after it, used there once (nothing runs between, nothing runs twice)."""
+    stores: Counter[str] = Counter(
+        node.id
+        for stmt in body
+        for node in ast.walk(stmt)
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+    )
+    out = list(body)
+    index = 0
+    while index < len(out):
+        stmt = out[index]
+        if not (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
+            index += 1
+            continue
+        name, value = stmt.targets[0].id, stmt.value
+        names = [n.id for n in ast.walk(value) if isinstance(n, ast.Name)]
+        later = [_loads(s, name) for s in out[index + 1 :]]
+        literal = _literal(value)
+        if (
+            stores[name] != 1
+            or name in bound
+            or name in names
+            or any(stores[n] > 1 for n in names)
+            or any(_loads(s, name) for s in out[:index])
+            or not any(later)
+            or (not literal and (later[0] != 1 or any(later[1:])))
+        ):
+            index += 1
+            continue
+        put = _Put(name, value)
+        out = [*out[:index], *(put.visit(s) for s in out[index + 1 :])]
+    return out
+
+
+def _loads(node: ast.AST, name: str) -> int:
+    return sum(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+        for n in ast.walk(node)
+    )
+
+
+class _Put(ast.NodeTransformer):
+    """A name's uses replaced by (copies of) its value."""
+
+    def __init__(self, name: str, value: ast.expr) -> None:
+        self.name = name
+        self.value = value
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id == self.name and isinstance(node.ctx, ast.Load):
+            value: ast.AST = _copy(self.value)
+            return value
+        return node
 
 
 def _copy(node: Any) -> Any:
