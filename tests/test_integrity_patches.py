@@ -261,6 +261,55 @@ def test_a_tool_replaced_out_of_sight_fails_the_test_gate(
     assert "code of the test tools was replaced" in door.stdout
 
 
+GENERATED = """\
+import importlib
+
+_module = importlib.import_module("_py" + "test.reports")
+_class = getattr(_module, "Test" + "Report")
+_space = {"_made": _class.from_item_and_call.__func__}
+exec(
+    "def _passed(cls, item, call):\\n"
+    "    report = _made(cls, item, call)\\n"
+    "    report.outcome = 'passed'\\n"
+    "    return report\\n",
+    _space,
+)
+setattr(_class, "from_item" + "_and_call", classmethod(_space["_passed"]))
+"""
+
+
+def test_a_tool_replaced_by_code_made_at_run_time_fails_the_test_gate(project: Path) -> None:
+    # The same trick with the stand-in compiled by exec: its code has no file ("<string>"), as
+    # the methods dataclasses and namedtuple make have none. Those stay fine (pytest's own
+    # dataclasses are all through this run); a tool's function made so is replaced.
+    (project / "conftest.py").write_text(GENERATED)
+    code, verdict = verify_json(project)
+    test = only_gate(verdict, "test")
+    assert code == 1 and test["status"] == "fail"
+    (problem,) = [p for p in test["problems"] if "replaced" in p]
+    assert "_pytest.reports.TestReport.from_item_and_call (code made at run time" in problem
+
+
+def test_generated_code_is_replaced_unless_a_class_made_its_own_dunder() -> None:
+    import _pytest.reports
+
+    from pytest_agentgate.pytest_plugin.tampering import replaced
+
+    space: dict[str, Any] = {}
+    exec("def __init__(self, *a, **k):\n    pass\n", space)
+    fake = space["__init__"]
+    fake.__qualname__ = "TestReport.__init__"  # named as a dataclass names its own
+    original = _pytest.reports.TestReport.__init__
+    try:
+        _pytest.reports.TestReport.__init__ = fake  # type: ignore[method-assign]
+        found = replaced()
+    finally:
+        _pytest.reports.TestReport.__init__ = original  # type: ignore[method-assign]
+    # TestReport is no dataclass: no generated __init__ is its own.
+    assert [f.split(" (")[0] for f in found] == ["_pytest.reports.TestReport.__init__"]
+    assert replaced() == []
+
+
 def test_a_tool_patched_by_monkeypatch_in_a_test_and_undone_is_fine(project: Path) -> None:
     (project / "tests" / "test_calc.py").write_text(
         "import _pytest.reports\n\n\n"

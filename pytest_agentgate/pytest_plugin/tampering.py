@@ -54,9 +54,11 @@ def replaced(plugins: Iterable[object] = (), project: str | None = None) -> list
         own = (*roots, _package_folder(name, where))
         for attr, value in list(getattr(plugin, "__dict__", {}).items()):
             place = _written_at(value) if callable(value) else None
+            label = f"{name}.{kind.__qualname__}().{attr}"
             if place is not None and not _inside(place[0], own):
-                label = f"{name}.{kind.__qualname__}().{attr}"
                 found[label] = f"{label} ({place[0]}:{place[1]})"
+            elif callable(value) and place is None and _made_at_run_time(value, None, attr):
+                found[label] = f"{label} (code made at run time)"
     for name, module in list(sys.modules.items()):
         if name.split(".", 1)[0] not in TOOLS or not isinstance(module, ModuleType):
             continue
@@ -64,10 +66,14 @@ def replaced(plugins: Iterable[object] = (), project: str | None = None) -> list
         if not isinstance(where, str):
             continue
         own = (*roots, _package_folder(name, where))
-        for label, value in _members(name, module):
+        for label, value, owner in _members(name, module):
             place = _written_at(value)
             if place is not None and not _inside(place[0], own):
                 found[label] = f"{label} ({place[0]}:{place[1]})"
+            elif place is None and _made_at_run_time(value, owner, label.rpartition(".")[2]):
+                found[label] = (
+                    f"{label} (code made at run time, {_unwrap(value).__code__.co_filename})"
+                )
             if len(found) >= MAX_FOUND:
                 return sorted(found.values())
     return sorted(found.values())
@@ -89,18 +95,17 @@ def _shadows(project: str) -> Iterator[tuple[str, str]]:
             yield name, where
 
 
-def _members(name: str, module: ModuleType) -> Iterator[tuple[str, Any]]:
-    """The module's attributes, and the attributes of the classes it defines."""
+def _members(name: str, module: ModuleType) -> Iterator[tuple[str, Any, type | None]]:
+    """The module's attributes, and the attributes of the classes it defines (with the class)."""
     for attr, value in list(vars(module).items()):
-        yield f"{name}.{attr}", value
+        yield f"{name}.{attr}", value, None
         if isinstance(value, type) and value.__module__ == name:
             for inner, member in list(vars(value).items()):
-                yield f"{name}.{value.__qualname__}.{inner}", member
+                yield f"{name}.{value.__qualname__}.{inner}", member, value
 
 
-def _written_at(value: Any) -> tuple[str, int] | None:
-    """Where the code of a function (or method, classmethod, property, partial) or class was
-    written; None for what has no Python code of its own (builtins, data)."""
+def _unwrap(value: Any) -> Any:
+    """The function inside a method, classmethod, property or partial (a few layers deep)."""
     for _ in range(4):  # unwrap a few layers: classmethod(partial(f)), property.fget
         if isinstance(value, (classmethod, staticmethod)):
             value = value.__func__
@@ -112,6 +117,45 @@ def _written_at(value: Any) -> tuple[str, int] | None:
             value = value.__func__  # a bound method
         else:
             break
+    return value
+
+
+# What dataclasses, attrs and namedtuple write for a class of their own, with no file.
+_GENERATED_FOR = ("__dataclass_fields__", "__attrs_attrs__", "_fields")
+
+
+def _made_at_run_time(value: Any, owner: type | None, attr: str) -> bool:
+    """Whether a tool's function is code compiled at run time (``exec``, ``eval``: its file is
+    ``<string>`` or another ``<...>`` name) that its module did not make for itself. What
+    dataclasses, attrs and namedtuple write for a class is: a dunder method of a class they
+    made, under its own name. A frozen standard-library module's function (``<frozen
+    posixpath>``) is, when it is that module's own."""
+    func = _unwrap(value)
+    code = getattr(func, "__code__", None)
+    filename = getattr(code, "co_filename", None)
+    if not isinstance(filename, str) or not filename.startswith("<"):
+        return False
+    if filename.startswith("<frozen "):  # the interpreter's own, when its module is
+        space = getattr(func, "__globals__", None)
+        module = sys.modules.get(space.get("__name__", "")) if isinstance(space, dict) else None
+        spec = getattr(module, "__spec__", None)
+        return (
+            module is None or vars(module) is not space or getattr(spec, "origin", "") != "frozen"
+        )
+    return not (
+        owner is not None
+        and attr.startswith("__")
+        and attr.endswith("__")
+        and getattr(func, "__qualname__", None) == f"{owner.__qualname__}.{attr}"
+        and any(name in vars(owner) for name in _GENERATED_FOR)
+    )
+
+
+def _written_at(value: Any) -> tuple[str, int] | None:
+    """Where the code of a function (or method, classmethod, property, partial) or class was
+    written; None for what has no Python code of its own (builtins, data) or was compiled at run
+    time (:func:`_made_at_run_time`)."""
+    value = _unwrap(value)
     if isinstance(value, type):
         module = sys.modules.get(getattr(value, "__module__", "") or "")
         where = getattr(module, "__file__", None)
