@@ -1445,18 +1445,22 @@ def _codes_loosened(
     codes.update(("E", "W") if tool == "pycodestyle" else ("E", "F", "W"))
     lost = [c for c in codes if _code_active(tool, old, c) and not _code_active(tool, new, c)]
     lost = [c for c in lost if not any(o != c and c.startswith(o) for o in lost)]
-    narrowed = [c for c in lost if not _selected_by(tool, new, c)]
-    if narrowed:
-        key = "select" if "select" in new else "extend-select"
-        yield (key,), f"{key} narrowed: {_show(narrowed)} no longer selected"
-    for key in ("extend-ignore", "ignore"):
-        gained = [
+    ignores = {
+        key: [
             c
             for c in lost
-            if c not in narrowed
+            if _selected_by(tool, new, c)
             and _prefixed(c, _codes(new.get(key)))
             and not (key == "ignore" and _prefixed(c, _codes(new.get("extend-ignore"))))
         ]
+        for key in ("extend-ignore", "ignore")
+    }
+    # The rest is no longer selected (or no longer selected over flake8's default ignore).
+    narrowed = [c for c in lost if not any(c in codes for codes in ignores.values())]
+    if narrowed:
+        key = "select" if "select" in new or "select" in old else "extend-select"
+        yield (key,), f"{key} narrowed: {_show(narrowed)} no longer selected"
+    for key, gained in ignores.items():
         if gained:
             yield (key,), f"{key} gained {_show(gained)}, rules the base enforces"
     if tool != "flake8":
