@@ -213,6 +213,27 @@ def test_honest_flake8_settings(
     assert run.gate("integrity")["status"] == "pass", run.gate("integrity")
 
 
+def test_the_settings_file_the_command_names(
+    project: Callable[[Files], Path], verify: Verify
+) -> None:
+    # flake8 --config reads that file only: its settings are the ones compared.
+    config = lint_config(f"{PY} -m flake8 --config ci/flake8.cfg .", "flake8-text")
+    flake8 = "[flake8]\nmax-line-length = 100\n"
+    root = project({**CODE, "ci/flake8.cfg": flake8, "agentgate.yml": config})
+    text = flake8 + "per-file-ignores = tools/bad.py:F401,E501\n"
+    write(root / "ci" / "flake8.cfg", text)
+    write(root / "setup.cfg", "[flake8]\nextend-ignore = F401\n")  # not read
+    run = verify()
+    assert lint_status(run) == "pass"
+    assert tool_findings(run) == [
+        (
+            "ci/flake8.cfg",
+            line_of(text, "per-file-ignores"),
+            "flake8: per-file-ignores gained 'tools/bad.py': E501, F401, rules the base enforces",
+        )
+    ]
+
+
 def test_flake8_under_zero_config(project: Callable[[Files], Path], verify: Verify) -> None:
     # No agentgate configuration: zero-config lints with the flake8 the base configures.
     root = project({**CODE, "setup.cfg": SETUP_CFG})

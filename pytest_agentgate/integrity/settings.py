@@ -363,10 +363,10 @@ class _Tools:
     def linters(self) -> Iterator[IntegrityFinding]:
         """The settings of the linters the base's lint gates run, as each reads them in the
         project's folder, where the gate runs it (ruff's are compared above, whoever runs it)."""
-        for tool in _linters_run(self.scan.config):
-            if not any(path in _LINT_FILES[tool] for path in self.touched):
+        for tool, names in _linters_run(self.scan.config):
+            if not any(path in names for path in self.touched):
                 continue
-            base, now = self._linter_at(tool, "base"), self._linter_at(tool, "now")
+            base, now = self._linter_at(tool, names, "base"), self._linter_at(tool, names, "now")
             if base is None and now is None:
                 continue
             old = base.values if base else {}
@@ -374,13 +374,13 @@ class _Tools:
             for keys, message in _linter_loosened(tool, old, new, self.files()):
                 yield self.finding(f"{tool}: {message}", now, base, *keys)
 
-    def _linter_at(self, tool: str, side: str) -> Settings | None:
-        """The settings ``tool`` reads: flake8 the ``[flake8]`` section of the first of
-        setup.cfg, tox.ini and .flake8 that has one; pycodestyle ``[pycodestyle]`` (else
-        ``[pep8]``) of setup.cfg and tox.ini, read together, tox.ini's last; pylint the first of
-        its rc files, pyproject.toml with ``[tool.pylint.*]``, setup.cfg and tox.ini with
-        ``[pylint.*]``."""
-        texts = {name: self.read(side, name) for name in _LINT_FILES[tool]}
+    def _linter_at(self, tool: str, names: tuple[str, ...], side: str) -> Settings | None:
+        """The settings ``tool`` reads from the files ``names``: flake8 the ``[flake8]``
+        section of the first that has one (setup.cfg, tox.ini, .flake8); pycodestyle
+        ``[pycodestyle]`` (else ``[pep8]``) of all, read together, the last's last; pylint the
+        first of its rc files, pyproject.toml with ``[tool.pylint.*]``, setup.cfg and tox.ini
+        with ``[pylint.*]``."""
+        texts = {name: self.read(side, name) for name in names}
         if tool == "pycodestyle":
             return _pycodestyle_settings(texts)
         for name, text in texts.items():
@@ -1179,10 +1179,10 @@ _LINTER_IN_COMMAND = re.compile(r"(?<![\w.-])(flake8|pycodestyle|pylint)(?![\w-]
 
 
 def _pycodestyle_settings(texts: Mapping[str, str | None]) -> Settings | None:
-    """``[pycodestyle]`` (else ``[pep8]``) of setup.cfg and tox.ini, read together."""
+    """``[pycodestyle]`` (else ``[pep8]``) of the files (setup.cfg, tox.ini, ``--config``'s),
+    read together."""
     found: Settings | None = None
-    for name in ("setup.cfg", "tox.ini"):
-        text = texts.get(name)
+    for name, text in texts.items():
         parser = None if text is None else _ini(text)
         if parser is None:
             continue
@@ -1213,18 +1213,33 @@ def _linter_settings(tool: str, name: str, text: str) -> Settings | None:
         if parser.has_section("flake8:local-plugins"):
             return Settings(name, text, {})  # the file flake8 reads, with no options
         return None
-    shared = name in ("setup.cfg", "tox.ini")  # only its [pylint.*] sections are pylint's
+    # only its [pylint.*] sections are pylint's
+    shared = PurePosixPath(name).name in ("setup.cfg", "tox.ini")
     sections = [s for s in parser.sections() if not shared or s.split(".")[0] == "pylint"]
     return Settings(name, text, _ini_values(parser, sections)) if sections or not shared else None
 
 
-def _linters_run(config: Config) -> list[str]:
-    """The linters the base's gates run (not those of a gate the change adds), in name order."""
-    found = set()
+def _linters_run(config: Config) -> list[tuple[str, tuple[str, ...]]]:
+    """The linters the base's gates run (not those of a gate the change adds), each with the
+    files it reads its settings from: the file its command names (flake8's and pycodestyle's
+    ``--config``, pylint's ``--rcfile``; pycodestyle reads it after the project's), else the
+    tool's own."""
+    found: set[tuple[str, tuple[str, ...]]] = set()
     for gate in config.gates:
-        if gate.command and gate.enabled and not gate.from_change:
-            found.update(_LINTER_IN_COMMAND.findall(gate.command))
+        if not gate.command or not gate.enabled or gate.from_change:
+            continue
+        for tool in _LINTER_IN_COMMAND.findall(gate.command):
+            option = _CONFIG_OPTION.get(tool, "--config")
+            named = re.search(rf"(?:^|\s){option}[=\s]+(['\"]?)([^\s'\"]+)\1", gate.command)
+            names = _LINT_FILES[tool]
+            if named is not None:
+                path = posixpath.normpath(named.group(2).replace("\\", "/"))
+                names = (*_LINT_FILES[tool], path) if tool == "pycodestyle" else (path,)
+            found.add((tool, names))
     return sorted(found)
+
+
+_CONFIG_OPTION = {"pylint": "--rcfile"}
 
 
 def _codes(value: Any) -> list[str]:
