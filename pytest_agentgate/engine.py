@@ -466,6 +466,7 @@ class Pipeline:
             else find_change(only, self.request.base, task=self.request.task),
             run_id=self.run_id,
             request=self.request,
+            project=config,
         )
         self._early.update(found)
         cleaner = Cleaner(secret_values(os.environ))
@@ -815,11 +816,14 @@ def collect(
     *,
     run_id: str | None = None,
     request: Request | None = None,
+    project: Config | None = None,
 ) -> dict[str, Evidence | GateResult]:
     """Each enabled gate's evidence: the door's, else what its kind's collector finds.
 
     A collector that fails (a bug, never a user mistake: those are ReportErrors in the
-    evidence) gives a failed GateResult in place of evidence.
+    evidence) gives a failed GateResult in place of evidence. ``project``: the whole
+    configuration, when the plan's holds only some of its gates (:meth:`Pipeline.early`);
+    collectors see every gate (which linters the lint gates run, which commands test).
     """
     config = plan.config
     commands_run = tuple(spec.command for spec in plan.commands if spec.key in results)
@@ -839,7 +843,7 @@ def collect(
             registry=registry,
             commands_run=commands_run,
             change_found=change,
-            project=config,
+            project=project or config,
             run_id=run_id,
             command_env=command_environment(),
             door=None if request is None else request.door,

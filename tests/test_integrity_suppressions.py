@@ -104,6 +104,26 @@ def test_the_base_config_can_approve_a_suppression(repo: Path, agentgate: Agentg
     assert "allowed by the base's configuration: generated bindings" in finding["message"]
 
 
+def test_linters_own_suppressions(repo: Path, agentgate: Agentgate) -> None:
+    """flake8's and pylint's comments, the file-wide ones too."""
+    (repo / "pkg" / "calc.py").write_text(
+        BASE["pkg/calc.py"].replace(
+            "def add(a, b):\n",
+            "# pylint: disable-next=invalid-name\ndef add(a, b):  # pylint:disable=W0613\n",
+        )
+    )
+    (repo / "pkg" / "gen.py").write_text("# pylint: skip-file\nimport sys\n")
+    (repo / "pkg" / "old.py").write_text("# flake8: noqa\nimport sys\n")
+    gate = integrity(agentgate)
+    found = {(f["path"], f["line"], f["message"].split("`")[1]) for f in gate["findings"]}
+    assert found == {
+        ("pkg/calc.py", 4, "pylint: disable invalid-name"),
+        ("pkg/calc.py", 5, "pylint: disable W0613"),
+        ("pkg/gen.py", 1, "pylint: skip-file"),
+        ("pkg/old.py", 1, "noqa"),
+    }
+
+
 def test_suppressions_are_read_from_comments_only() -> None:
     source = "x = 1  # noqa\ny = '# noqa'\nz = 2  # NOQA:E501,W291\n"
     assert list(suppressions("a.py", source)) == [(1, ("noqa", "")), (3, ("noqa", "E501,W291"))]

@@ -7,6 +7,7 @@ for real, installing from a local wheel folder (pip's own ``PIP_FIND_LINKS``), n
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import importlib.metadata
 import os
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import pytest_agentgate
 from pytest_agentgate.config.resolve import resolve_config
 from pytest_agentgate.linters import declared_linter
 
@@ -243,9 +245,9 @@ def test_a_pinned_tool_is_installed_apart_once_and_its_exit_code_kept(
     installed = tmp_path / "cache" / "tools"
     (folder,) = [p for p in installed.iterdir() if p.name.startswith("pycodestyle-9.9.1-py")]
     assert (folder / ".complete").is_file()
-    # Installed apart: never in the environment that runs agentgate.
-    with pytest.raises(importlib.metadata.PackageNotFoundError):
-        importlib.metadata.version("pycodestyle")
+    # Installed apart: never in the environment that runs agentgate (which may have its own).
+    with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+        assert importlib.metadata.version("pycodestyle") != "9.9.1"
     # The second run reuses it: with the wheel gone, it still runs.
     for wheel in (tmp_path / "wheels").iterdir():
         wheel.unlink()
@@ -271,6 +273,16 @@ def test_only_known_tools_are_run(tmp_path: Path, offline: dict[str, str]) -> No
 def test_an_unpinned_tool_that_is_not_installed_says_how_to_get_it(
     tmp_path: Path, offline: dict[str, str]
 ) -> None:
-    done = run_tool("flake8", ".", cwd=tmp_path, env=offline)
-    assert done.returncode == 2
+    # An interpreter without its site-packages (where the tests' flake8 is), agentgate on
+    # its path.
+    done = subprocess.run(
+        [sys.executable, "-S", "-m", "pytest_agentgate.tools", "flake8", "."],
+        cwd=tmp_path,
+        env={**offline, "PYTHONPATH": str(Path(pytest_agentgate.__file__).parent.parent)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
     assert "flake8 is not installed in the environment of" in done.stderr

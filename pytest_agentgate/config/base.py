@@ -388,6 +388,7 @@ def govern(base: Config, base_side: Side, now: Config | None, now_side: Side | N
     for gate in now.gates:
         if law.gate(gate.name) is None:  # a gate the change adds: more is checked
             added = copy.deepcopy(gate)
+            added.from_change = True
             written = _explicit(now_side, gate.name)
             for key in added.thresholds:
                 added.sources[key] = (

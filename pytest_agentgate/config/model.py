@@ -92,6 +92,9 @@ class GateConfig:
     # Where each threshold in force came from ("profile strict", "agentgate.yml at main
     # (abc123)", ...): filled by config/base.py, shown in the verdict.
     sources: dict[str, str] = field(default_factory=dict)
+    # A gate the change adds (config/base.py), or zero-config's lint gate for a linter the
+    # change declares beside the base's: what it runs is no part of the base's law.
+    from_change: bool = False
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,9 @@ from pytest_agentgate.registry import Registry, get_registry
 from pytest_agentgate.tree import Files
 from pytest_agentgate.tree import at_base as files_at_base
 
+# The source of zero-config's configuration document.
+ZERO_CONFIG_SOURCE = "zero-config defaults"
+
 
 @dataclass
 class ReportFlags:
@@ -238,7 +241,7 @@ def _stand_alone(
                 "above, and no Python project detected; run `agentgate init` or write a config",
             )
         defaults, marker = detected
-        raw = RawConfig(defaults, "zero-config defaults")
+        raw = RawConfig(defaults, ZERO_CONFIG_SOURCE)
         where = "" if root == cwd else f" in {root}"
         notices.append(
             f"no configuration: detected a Python project{where} ({marker}) and gated it with "
@@ -249,12 +252,22 @@ def _stand_alone(
     config = validate(
         _with_flags(raw, flags), registry, root=root, path=path, profile_override=profile
     )
+    if raw.source == ZERO_CONFIG_SOURCE:
+        _mark_added_linters(config)
     config.notices[:0] = notices
     add_integrity_gate(config, found.repo is not None)
     label_sources(config, side)
     if found.repo is not None and isinstance(found.base, Base) and path is not None:
         _unreviewed(config, found, found.base, path, side)
     return config
+
+
+def _mark_added_linters(config: Config) -> None:
+    """zero-config's ``lint-TOOL`` gates lint with the linter the change declares beside the
+    base's (project.python_defaults): what they run is the change's, not the base's law."""
+    for gate in config.gates:
+        if gate.kind == "lint" and gate.name.startswith("lint-"):
+            gate.from_change = True
 
 
 def _files_at_base(found: AtBase, root: Path) -> Files | None:
@@ -309,11 +322,12 @@ def _over_zero_config(
     detected = None if at_base is None else zero_config(root, at_base)
     if detected is None:
         return None  # no commit yet, or a project new in the change: the file stands
-    law_raw = RawConfig(detected[0], "zero-config defaults")
+    law_raw = RawConfig(detected[0], ZERO_CONFIG_SOURCE)
     in_force = profile or stricter_profile(profile_of(law_raw), profile_of(raw) or DEFAULT_PROFILE)
     law = validate(
         _with_flags(law_raw, flags), registry, root=root, path=None, profile_override=in_force
     )
+    _mark_added_linters(law)
     add_integrity_gate(law, True)
     now = validate(
         _with_flags(raw, flags), registry, root=root, path=path, profile_override=in_force

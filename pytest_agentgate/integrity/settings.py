@@ -11,6 +11,11 @@
   Every other ruff option is compared too (:func:`_ruff_options_loosened`): one that lets more
   pass for rules the base enforces (a maximum raised, an allowance gained), or whose effect
   cannot be ranked, is loosened; ruff's cache, output, fixing and formatter settings are not.
+  flake8's, pycodestyle's and pylint's settings are compared the same way (:func:`_linter_loosened`,
+  the same ranking of options, :func:`_option_change`), for the linters the base's lint gates
+  run (:func:`_linters_run`; a gate the change adds runs the change's settings), read from the
+  file each tool reads in the project's folder: a rule the base reports ignored, deselected or
+  disabled, a file excluded or ignored, a maximum raised, an allowance gained.
 
 Test selection by ``-k``, ``--deselect``, ``-m`` or ``addopts`` is another analyzer's
 (``selection-narrowed``); this one looks at ``testpaths``, ``python_files``, ``python_classes``,
@@ -30,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
+from pytest_agentgate.config.model import Config
 from pytest_agentgate.git import GitError
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 from pytest_agentgate.project import coverage_sources
@@ -47,6 +53,7 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
         yield IntegrityFinding(GATE_RULE, change.message, change.path, change.line)
     tools = _Tools(scan)
     yield from tools.ruff()
+    yield from tools.linters()
     yield from tools.coverage()
     yield from tools.pytest()
 
@@ -350,6 +357,37 @@ class _Tools:
             return self.files()
         prefix = directory + "/"
         return [f[len(prefix) :] for f in self.files() if f.startswith(prefix)]
+
+    # -- flake8, pycodestyle, pylint -----------------------------------------------------------
+
+    def linters(self) -> Iterator[IntegrityFinding]:
+        """The settings of the linters the base's lint gates run, as each reads them in the
+        project's folder, where the gate runs it (ruff's are compared above, whoever runs it)."""
+        for tool, names in _linters_run(self.scan.config):
+            if not any(path in names for path in self.touched):
+                continue
+            base, now = self._linter_at(tool, names, "base"), self._linter_at(tool, names, "now")
+            if base is None and now is None:
+                continue
+            old = base.values if base else {}
+            new = now.values if now else {}
+            for keys, message in _linter_loosened(tool, old, new, self.files()):
+                yield self.finding(f"{tool}: {message}", now, base, *keys)
+
+    def _linter_at(self, tool: str, names: tuple[str, ...], side: str) -> Settings | None:
+        """The settings ``tool`` reads from the files ``names``: flake8 the ``[flake8]``
+        section of the first that has one (setup.cfg, tox.ini, .flake8); pycodestyle
+        ``[pycodestyle]`` (else ``[pep8]``) of all, read together, the last's last; pylint the
+        first of its rc files, pyproject.toml with ``[tool.pylint.*]``, setup.cfg and tox.ini
+        with ``[pylint.*]``."""
+        texts = {name: self.read(side, name) for name in names}
+        if tool == "pycodestyle":
+            return _pycodestyle_settings(texts)
+        for name, text in texts.items():
+            found = None if text is None else _linter_settings(tool, name, text)
+            if found is not None:
+                return found
+        return None
 
     # -- coverage.py -----------------------------------------------------------------------------
 
@@ -795,6 +833,35 @@ _RUFF_LOOSE_OFF = frozenset({"preview", "strict", "check-typed-exception"})
 _RUFF_SWITCH_DEFAULTS = {"respect-gitignore": True}
 
 
+@dataclass(frozen=True)
+class _Ranks:
+    """What a tool's options mean for what it reports: how a change to one is ranked
+    (:func:`_option_change`)."""
+
+    # Numbers where a higher value lets more pass (``max-*`` are such), with the tool's
+    # defaults for a side that does not set one; a negative maximum is none (off).
+    maxima: Mapping[str, float]
+    # Numbers where a lower value lets more pass, with the tool's defaults.
+    minima: Mapping[str, float] = field(default_factory=dict)
+    switch_defaults: Mapping[str, bool] = field(default_factory=dict)
+    loose_on: frozenset[str] = frozenset()  # switched on, lets more pass
+    loose_off: frozenset[str] = frozenset()  # switched off, lets more pass
+    allow_lists: frozenset[str] = frozenset()  # an entry gained lets more pass
+    allowing: tuple[str, ...] = ()  # list names that start so are allow lists too
+    ban_lists: frozenset[str] = frozenset()  # an entry lost lets more pass
+
+
+_RUFF_RANKS = _Ranks(
+    maxima=_RUFF_MAXIMA,
+    switch_defaults=_RUFF_SWITCH_DEFAULTS,
+    loose_on=_RUFF_LOOSE_ON,
+    loose_off=_RUFF_LOOSE_OFF,
+    allow_lists=_RUFF_ALLOW_LISTS,
+    allowing=_RUFF_ALLOWING,
+    ban_lists=_RUFF_BAN_LISTS,
+)
+
+
 def _ruff_options(values: Mapping[str, Any]) -> dict[str, Any]:
     """ruff's settings as options: ``pyflakes.allowed-unused-imports`` for a table's."""
     out: dict[str, Any] = {}
@@ -834,7 +901,7 @@ def _ruff_options_loosened(
             continue
         if rules is not None and not _any_active(old, rules):
             continue
-        change = _ruff_change(key, name, a, b)
+        change = _option_change(_RUFF_RANKS, key, name, a, b)
         if change is None:
             continue
         text, less = change
@@ -845,33 +912,41 @@ def _ruff_options_loosened(
             yield key, f"{text}: what {whose} {verb} changes"
 
 
-def _ruff_change(key: str, name: str, a: Any, b: Any) -> tuple[str, bool] | None:
-    """How option ``key`` went from ``a`` to ``b`` (None: not set) when that lets more pass
-    (True) or cannot be ranked (False); None when it only tightens."""
-    if name.startswith("max-") or key in _RUFF_MAXIMA:
-        default = _RUFF_MAXIMA.get(key, math.inf if name == "max-doc-length" else None)
+def _option_change(ranks: _Ranks, key: str, name: str, a: Any, b: Any) -> tuple[str, bool] | None:
+    """How option ``key`` (``name`` without its table) went from ``a`` to ``b`` (None: not
+    set) when that lets more pass (True) or cannot be ranked (False); None when it only
+    tightens."""
+    if key in ranks.minima:
+        default = ranks.minima.get(key)
         was = _number(a) if a is not None else default
         now = _number(b) if b is not None else default
         if was is None or now is None:
             return f"{_shown(a)} -> {_shown(b)}", False
+        return (f"{was:g} -> {now:g}", True) if now < was else None
+    if name.startswith("max-") or key in ranks.maxima:
+        default = ranks.maxima.get(key, math.inf if name == "max-doc-length" else None)
+        was = _limit(a) if a is not None else default
+        now = _limit(b) if b is not None else default
+        if was is None or now is None:
+            return f"{_shown(a)} -> {_shown(b)}", False
         return (f"{was:g} -> {now:g}", True) if now > was else None
     if isinstance(a, bool) or isinstance(b, bool):
-        default = _RUFF_SWITCH_DEFAULTS.get(name, False)
+        default = ranks.switch_defaults.get(name, False)
         was, now = (default if a is None else _flag(a)), (default if b is None else _flag(b))
         if was == now:
             return None
         text = f"{str(was).lower()} -> {str(now).lower()}"
-        if name in _RUFF_LOOSE_ON or name.startswith(("allow-", "ignore-", "suppress-")):
+        if name in ranks.loose_on or name.startswith(("allow-", "ignore-", "suppress-")):
             return (text, True) if now else None
-        if name in _RUFF_LOOSE_OFF:
+        if name in ranks.loose_off:
             return (text, True) if not now else None
         return text, False
     if isinstance(a, (list, Mapping)) or isinstance(b, (list, Mapping)):
         was_set, now_set = set(_entries(a)), set(_entries(b))
-        if name in _RUFF_BAN_LISTS:
+        if name in ranks.ban_lists:
             lost = was_set - now_set
             return (f"lost {_show(lost)}", True) if lost else None
-        if name in _RUFF_ALLOW_LISTS or name.startswith(_RUFF_ALLOWING):
+        if name in ranks.allow_lists or (ranks.allowing and name.startswith(ranks.allowing)):
             gained = now_set - was_set
             return (f"gained {_show(gained)}", True) if gained else None
         return f"{_shown(a)} -> {_shown(b)}", False
@@ -883,6 +958,12 @@ def _ruff_change(key: str, name: str, a: Any, b: Any) -> tuple[str, bool] | None
             return None  # newer Python: pyupgrade's rules ask more
         return f"{_shown(a)} -> {_shown(b)}", True
     return f"{_shown(a)} -> {_shown(b)}", False
+
+
+def _limit(value: Any) -> float | None:
+    """A maximum as a number; a negative one is no limit (flake8's ``max-complexity = -1``)."""
+    number = _number(value)
+    return math.inf if number is not None and number < 0 else number
 
 
 def _whose(rules: tuple[str, ...] | None) -> tuple[str, str]:
@@ -1120,3 +1201,424 @@ def _name_covered(pattern: str, patterns: Iterable[str]) -> bool:
 def _show_list(value: Any) -> str:
     words = _split(value)
     return "[" + ", ".join(words) + "]" if words else "(default)"
+
+
+# -- flake8's, pycodestyle's and pylint's settings ----------------------------------------------
+
+# The files each reads its settings from in the folder it runs in, in its order.
+_LINT_FILES: dict[str, tuple[str, ...]] = {
+    "flake8": ("setup.cfg", "tox.ini", ".flake8"),
+    "pycodestyle": ("setup.cfg", "tox.ini"),
+    "pylint": (
+        "pylintrc",
+        "pylintrc.toml",
+        ".pylintrc",
+        ".pylintrc.toml",
+        "pyproject.toml",
+        "setup.cfg",
+        "tox.ini",
+    ),
+}
+# A linter named in a gate's command: `flake8 .`, `-m pylint`, `pytest_agentgate.tools
+# flake8==7.1.1` (not `pytest-flake8`, `flake8-json`).
+_LINTER_IN_COMMAND = re.compile(r"(?<![\w.-])(flake8|pycodestyle|pylint)(?![\w-])")
+
+
+def _pycodestyle_settings(texts: Mapping[str, str | None]) -> Settings | None:
+    """``[pycodestyle]`` (else ``[pep8]``) of the files (setup.cfg, tox.ini, ``--config``'s),
+    read together."""
+    found: Settings | None = None
+    for name, text in texts.items():
+        parser = None if text is None else _ini(text)
+        if parser is None:
+            continue
+        section = next((s for s in ("pycodestyle", "pep8") if parser.has_section(s)), None)
+        if section is not None and text is not None:
+            values = {**(found.values if found else {}), **_ini_values(parser, [section])}
+            found = Settings(name, text, values, section)
+    return found
+
+
+def _linter_settings(tool: str, name: str, text: str) -> Settings | None:
+    """flake8's or pylint's settings in file ``name``, when it has theirs."""
+    if name.endswith(".toml"):
+        table = _table(_toml(text), "tool", "pylint")
+        if table is None:
+            return None
+        values: dict[str, Any] = {}
+        for key, value in table.items():
+            inner = value if isinstance(value, Mapping) else {key: value}
+            values.update({_kebab(k): v for k, v in inner.items()})
+        return Settings(name, text, values, "tool.pylint")
+    parser = _ini(text)
+    if parser is None:
+        return None
+    if tool == "flake8":
+        if parser.has_section("flake8"):
+            return Settings(name, text, _ini_values(parser, ["flake8"]), "flake8")
+        if parser.has_section("flake8:local-plugins"):
+            return Settings(name, text, {})  # the file flake8 reads, with no options
+        return None
+    # only its [pylint.*] sections are pylint's
+    shared = PurePosixPath(name).name in ("setup.cfg", "tox.ini")
+    sections = [s for s in parser.sections() if not shared or s.split(".")[0] == "pylint"]
+    return Settings(name, text, _ini_values(parser, sections)) if sections or not shared else None
+
+
+def _linters_run(config: Config) -> list[tuple[str, tuple[str, ...]]]:
+    """The linters the base's gates run (not those of a gate the change adds), each with the
+    files it reads its settings from: the file its command names (flake8's and pycodestyle's
+    ``--config``, pylint's ``--rcfile``; pycodestyle reads it after the project's), else the
+    tool's own."""
+    found: set[tuple[str, tuple[str, ...]]] = set()
+    for gate in config.gates:
+        if not gate.command or not gate.enabled or gate.from_change:
+            continue
+        for tool in _LINTER_IN_COMMAND.findall(gate.command):
+            option = _CONFIG_OPTION.get(tool, "--config")
+            named = re.search(rf"(?:^|\s){option}[=\s]+(['\"]?)([^\s'\"]+)\1", gate.command)
+            names = _LINT_FILES[tool]
+            if named is not None:
+                path = posixpath.normpath(named.group(2).replace("\\", "/"))
+                names = (*_LINT_FILES[tool], path) if tool == "pycodestyle" else (path,)
+            found.add((tool, names))
+    return sorted(found)
+
+
+_CONFIG_OPTION = {"pylint": "--rcfile"}
+
+
+def _codes(value: Any) -> list[str]:
+    """A list of flake8's, pycodestyle's or pylint's: words between commas, spaces or lines."""
+    return [w for item in _words(value) for w in re.split(r"[\s,]+", item) if w]
+
+
+def _kebab(key: Any) -> str:
+    return str(key).strip().lower().replace("_", "-")
+
+
+# Options whose INI value is a list (commas, lines); other values are words, yes/no switches
+# or numbers (read as such where compared).
+_LINT_LIST_OPTIONS = frozenset(
+    {
+        "select", "extend-select", "ignore", "extend-ignore", "exclude", "extend-exclude",
+        "filename", "enable-extensions", "require-plugins", "builtins", "doctests",
+        "disable", "enable", "ignore-patterns", "ignore-paths", "good-names", "bad-names",
+        "good-names-rgxs", "bad-names-rgxs", "ignored-modules", "ignored-classes",
+        "generated-members", "additional-builtins", "allowed-redefined-builtins", "load-plugins",
+        "fail-on", "extension-pkg-allow-list", "extension-pkg-whitelist", "ignored-parents",
+        "exclude-too-few-public-methods", "overgeneral-exceptions", "deprecated-modules",
+        "ignored-argument-names", "callbacks", "redefining-builtins-modules",
+        "notes", "notes-rgx", "valid-classmethod-first-arg",
+        "valid-metaclass-classmethod-first-arg",
+        "defining-attr-methods", "exclude-protected", "mixin-class-rgx", "signature-mutators",
+        "contextmanager-decorators", "property-classes", "logging-modules", "ignore-decorators",
+    }
+)  # fmt: skip
+_SWITCH_WORDS = {"yes": True, "y": True, "true": True, "on": True,
+                 "no": False, "n": False, "false": False, "off": False}  # fmt: skip
+
+
+def _ini_values(parser: configparser.ConfigParser, sections: Iterable[str]) -> dict[str, Any]:
+    """The options of ``sections`` (later ones last), keys in kebab-case, lists as lists,
+    yes/no as switches, other text with its spaces made one."""
+    values: dict[str, Any] = {}
+    for section in sections:
+        for key, raw in parser.items(section):
+            name = _kebab(key)
+            text = str(raw)
+            if name in _LINT_LIST_OPTIONS and name != "doctests":
+                values[name] = _words(text) if name in _LINT_REGEX_LISTS else _codes(text)
+            elif text.strip().lower() in _SWITCH_WORDS:
+                values[name] = _SWITCH_WORDS[text.strip().lower()]
+            else:
+                values[name] = " ".join(text.split())
+    return values
+
+
+# Lists of regular expressions: split on commas and lines only (a space is part of one).
+_LINT_REGEX_LISTS = frozenset({"good-names-rgxs", "bad-names-rgxs", "ignore-patterns",
+                               "ignore-paths", "notes-rgx", "ignored-argument-names",
+                               "mixin-class-rgx"})  # fmt: skip
+# Compared apart (the rules, the files), or what changes how the tool runs and what it prints
+# beside its findings, never which it reports.
+_LINT_UNJUDGED: dict[str, frozenset[str]] = {
+    "flake8": frozenset(
+        {
+            "select", "extend-select", "ignore", "extend-ignore", "per-file-ignores",
+            "exclude", "extend-exclude", "filename", "show-source", "statistics", "count",
+            "benchmark", "color", "verbose", "jobs", "tee", "stdin-display-name",
+            "bug-report", "extended-default-select", "extended-default-ignore",
+        }
+    ),
+    "pycodestyle": frozenset(
+        {
+            "select", "ignore", "exclude", "filename", "show-source", "show-pep8",
+            "statistics", "count", "benchmark", "verbose", "diff",
+        }
+    ),
+    "pylint": frozenset(
+        {
+            "jobs", "persistent", "reports", "score", "msg-template", "clear-cache-post-run",
+            "suggestion-mode", "evaluation", "max-spelling-suggestions",
+            "spelling-private-dict-file", "spelling-store-unknown-words", "py-version",
+            "output-format", "limit-inference-results", "rcfile",
+        }
+    ),
+}  # fmt: skip
+# The rules an option speaks for: its change counts when one of them is enforced at the base.
+_LINT_OPTION_RULES = {"max-line-length": "E501", "max-doc-length": "W505", "max-complexity": "C901"}
+_PYCODESTYLE_IGNORE = ("E121", "E123", "E126", "E226", "E24", "E704", "W503", "W504")
+_PYCODESTYLE_EXCLUDE = (".svn", "CVS", ".bzr", ".hg", ".git", "__pycache__", ".tox")
+_FLAKE8_EXCLUDE = (*_PYCODESTYLE_EXCLUDE, ".nox", ".eggs", "*.egg")
+# The tools' defaults (flake8/defaults.py, pycodestyle.py, pylint's options).
+_LINT_RANKS: dict[str, _Ranks] = {
+    "flake8": _Ranks(
+        maxima={"max-line-length": 79, "max-doc-length": math.inf, "max-complexity": math.inf},
+        loose_on=frozenset({"exit-zero"}),
+        loose_off=frozenset({"disable-noqa", "doctests"}),
+        allow_lists=frozenset({"builtins"}),
+        ban_lists=frozenset({"enable-extensions", "require-plugins"}),
+    ),
+    "pycodestyle": _Ranks(
+        maxima={"max-line-length": 79, "max-doc-length": math.inf},
+        switch_defaults={"repeat": True},
+        loose_on=frozenset({"first"}),
+        loose_off=frozenset({"repeat", "doctest", "testsuite"}),
+    ),
+    "pylint": _Ranks(
+        maxima={
+            "max-line-length": 100, "max-args": 5, "max-positional-arguments": 5,
+            "max-locals": 15, "max-returns": 6, "max-branches": 12, "max-statements": 50,
+            "max-parents": 7, "max-attributes": 7, "max-bool-expr": 5, "max-nested-blocks": 5,
+            "max-public-methods": 20, "max-module-lines": 1000, "min-similarity-lines": 4,
+            "docstring-min-length": -1, "max-try-statements": 1,
+        },
+        minima={"min-public-methods": 2, "fail-under": 10},
+        loose_on=frozenset({"exit-zero", "unsafe-load-any-extension"}),
+        loose_off=frozenset({"analyse-fallback-blocks"}),
+        allow_lists=frozenset(
+            {
+                "disable", "ignore", "ignore-patterns", "ignore-paths", "good-names",
+                "good-names-rgxs", "ignored-modules", "ignored-classes", "generated-members",
+                "additional-builtins", "allowed-redefined-builtins", "ignored-parents",
+                "exclude-too-few-public-methods", "ignored-argument-names", "callbacks",
+                "redefining-builtins-modules", "exclude-protected", "ignore-decorators",
+                "signature-mutators", "contextmanager-decorators", "defining-attr-methods",
+            }
+        ),
+        ban_lists=frozenset(
+            {"enable", "bad-names", "bad-names-rgxs", "load-plugins", "fail-on",
+             "overgeneral-exceptions", "deprecated-modules", "notes"}
+        ),
+    ),
+}  # fmt: skip
+_PYLINT_DEFAULTS: dict[str, list[str]] = {
+    "ignore": ["CVS"],
+    "ignore-patterns": ["^\\.#"],
+    "good-names": ["i", "j", "k", "ex", "Run", "_"],
+    "bad-names": ["foo", "bar", "baz", "toto", "tutu", "tata"],
+    "notes": ["FIXME", "XXX", "TODO"],
+}
+
+
+def _linter_loosened(
+    tool: str, old: Mapping[str, Any], new: Mapping[str, Any], files: Iterable[str]
+) -> Iterator[tuple[tuple[str, ...], str]]:
+    """What the change to ``tool``'s settings (``old`` at the base, ``new`` now) lets pass:
+    the keys to show its line by, and what happened. ``files``: the project's Python files."""
+    if tool in ("flake8", "pycodestyle"):
+        yield from _codes_loosened(tool, old, new)
+        yield from _files_loosened(tool, old, new, list(files))
+    ranks, unjudged = _LINT_RANKS[tool], _LINT_UNJUDGED[tool]
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if key in unjudged or a == b:
+            continue
+        if (
+            isinstance(a, list)
+            and isinstance(b, list)
+            and sorted(map(str, a)) == sorted(map(str, b))
+        ):
+            continue  # reordered
+        if tool == "pylint" and key in _PYLINT_DEFAULTS:
+            a = _PYLINT_DEFAULTS[key] if a is None else a
+            b = _PYLINT_DEFAULTS[key] if b is None else b
+        rule = _LINT_OPTION_RULES.get(key) if tool != "pylint" else None
+        if rule is not None and not _code_active(tool, old, rule):
+            continue
+        change = _option_change(ranks, key, key, a, b)
+        if change is None:
+            continue
+        text, less = change
+        whose = f"the base's {rule}" if rule else tool
+        what = f"{whose} reports less" if less else f"what {whose} reports changes"
+        yield (key,), f"{key} {text}: {what}"
+
+
+def _code_active(tool: str, settings: Mapping[str, Any], code: str) -> bool:
+    """Whether ``tool`` reports ``code`` (a code, or a prefix of codes) under ``settings``."""
+    if tool == "pycodestyle":
+        # Only what `select` names when it is set; else all but `ignore` (else its defaults).
+        select = _codes(settings.get("select"))
+        if select:
+            return _prefixed(code, select) > 0
+        ignore = _codes(settings["ignore"]) if "ignore" in settings else _PYCODESTYLE_IGNORE
+        return _prefixed(code, ignore) == 0
+    # flake8's decision (style_guide.DecisionEngine): a code chosen by the settings' own
+    # select or ignore beats one chosen by a default; between two of a kind the longer
+    # prefix wins. The default selection is every check ("").
+    own_select = _codes(settings.get("select")) + _codes(settings.get("extend-select"))
+    own_ignore = _codes(settings.get("ignore")) + _codes(settings.get("extend-ignore"))
+    selected = own_select if settings.get("select") else ["", *own_select]
+    ignored = own_ignore if "ignore" in settings else [*_PYCODESTYLE_IGNORE, *own_ignore]
+    by_select, by_ignore = _prefixed(code, selected), _prefixed(code, ignored)
+    if not by_ignore:
+        return by_select > 0
+    if not by_select:
+        return False
+    chose, dropped = _prefixed(code, own_select) > 0, _prefixed(code, own_ignore) > 0
+    if chose != dropped:
+        return chose
+    return by_select > by_ignore
+
+
+def _selected_by(tool: str, settings: Mapping[str, Any], code: str) -> bool:
+    """Whether the selection (``select``, ``extend-select``) takes ``code`` at all."""
+    select = _codes(settings.get("select"))
+    if not select:
+        return True
+    return _prefixed(code, [*select, *_codes(settings.get("extend-select"))]) > 0
+
+
+def _prefixed(code: str, prefixes: Iterable[str]) -> int:
+    """The length of the longest of ``prefixes`` that ``code`` starts with, plus one (0: none)."""
+    return max((len(p) + 1 for p in prefixes if code.startswith(p)), default=0)
+
+
+def _codes_loosened(
+    tool: str, old: Mapping[str, Any], new: Mapping[str, Any]
+) -> Iterator[tuple[tuple[str, ...], str]]:
+    """Rules the base reports that the new settings no longer do: narrowed by the selection,
+    or ignored (everywhere, or for the files of a ``per-file-ignores`` pattern)."""
+    keys = ("select", "extend-select", "ignore", "extend-ignore")
+    codes = {c for side in (old, new) for key in keys for c in _codes(side.get(key))}
+    codes.update(("E", "W") if tool == "pycodestyle" else ("E", "F", "W"))
+    lost = [c for c in codes if _code_active(tool, old, c) and not _code_active(tool, new, c)]
+    lost = [c for c in lost if not any(o != c and c.startswith(o) for o in lost)]
+    ignores = {
+        key: [
+            c
+            for c in lost
+            if _selected_by(tool, new, c)
+            and _prefixed(c, _codes(new.get(key)))
+            and not (key == "ignore" and _prefixed(c, _codes(new.get("extend-ignore"))))
+        ]
+        for key in ("extend-ignore", "ignore")
+    }
+    # The rest is no longer selected (or no longer selected over flake8's default ignore).
+    narrowed = [c for c in lost if not any(c in codes for codes in ignores.values())]
+    if narrowed:
+        key = "select" if "select" in new or "select" in old else "extend-select"
+        yield (key,), f"{key} narrowed: {_show(narrowed)} no longer selected"
+    for key, gained in ignores.items():
+        if gained:
+            yield (key,), f"{key} gained {_show(gained)}, rules the base enforces"
+    if tool != "flake8":
+        return
+    before, after = (
+        _flake8_per_file(old.get("per-file-ignores")),
+        _flake8_per_file(new.get("per-file-ignores")),
+    )
+    widened: dict[str, list[str]] = {}
+    for pattern, gained_codes in after.items():
+        more = [
+            c
+            for c in gained_codes - before.get(pattern, set())
+            if _code_active(tool, old, c) and not _prefixed(c, before.get(pattern, set()))
+        ]
+        if more:
+            widened[pattern] = more
+    if widened:
+        shown = "; ".join(f"{p!r}: {_show(c)}" for p, c in sorted(widened.items()))
+        yield (
+            (*sorted(widened), "per-file-ignores"),
+            f"per-file-ignores gained {shown}, rules the base enforces",
+        )
+
+
+_FLAKE8_CODE = re.compile(r"^[A-Z]{1,3}[0-9]{0,3}$")
+
+
+def _flake8_per_file(value: Any) -> dict[str, set[str]]:
+    """flake8's ``per-file-ignores`` (``a.py,b/*.py:E501,F401`` entries, spaces or lines
+    between them): pattern -> codes."""
+    tokens = re.findall(r"[^\s,:]+|:", str(value or ""))
+    out: dict[str, set[str]] = {}
+    names: list[str] = []
+    codes: list[str] = []
+    after_colon = False
+    for token in [*tokens, ""]:
+        if token == ":":
+            after_colon = True
+            continue
+        if after_colon and _FLAKE8_CODE.match(token):
+            codes.append(token)
+            continue
+        if after_colon:  # a file name after codes: the entry is done
+            for name in names:
+                out.setdefault(name, set()).update(codes)
+            names, codes, after_colon = [], [], False
+        if token:
+            names.append(token)
+    return out
+
+
+def _files_loosened(
+    tool: str, old: Mapping[str, Any], new: Mapping[str, Any], files: list[str]
+) -> Iterator[tuple[tuple[str, ...], str]]:
+    """Files the base's settings lint that the new ones no longer do: excluded, or no longer
+    matched by ``filename``."""
+    default = _FLAKE8_EXCLUDE if tool == "flake8" else _PYCODESTYLE_EXCLUDE
+
+    def excluded(settings: Mapping[str, Any]) -> set[str]:
+        base = _codes(settings["exclude"]) if "exclude" in settings else list(default)
+        return set(base) | set(_codes(settings.get("extend-exclude")))
+
+    old_exclude, new_exclude = excluded(old), excluded(new)
+    if added := new_exclude - old_exclude:
+        gone = [f for f in files if _excluded(f, added) and not _excluded(f, old_exclude)]
+        if gone:
+            key = "extend-exclude" if "extend-exclude" in new else "exclude"
+            yield (
+                (key,),
+                (
+                    f"{key} gained {_show(added)}: {len(gone)} files are no longer linted "
+                    f"({_show(gone)})"
+                ),
+            )
+    old_names = _codes(old.get("filename")) or ["*.py"]
+    new_names = _codes(new.get("filename")) or ["*.py"]
+    if set(old_names) != set(new_names):
+        gone = [
+            f
+            for f in files
+            if _named(f, old_names) and not _named(f, new_names) and not _excluded(f, old_exclude)
+        ]
+        if gone:
+            yield (
+                ("filename",),
+                (
+                    f"filename narrowed to {_show(new_names)}: {len(gone)} files are no longer "
+                    f"linted ({_show(gone)})"
+                ),
+            )
+
+
+def _named(path: str, patterns: Iterable[str]) -> bool:
+    """Whether flake8's (pycodestyle's) ``filename`` patterns take ``path``: its name, or its
+    path from the project's folder."""
+    name = path.rsplit("/", 1)[-1]
+    return any(
+        fnmatch.fnmatch(name, p) or fnmatch.fnmatch(path, p.removeprefix("./")) for p in patterns
+    )

@@ -1,5 +1,6 @@
-"""suppression-added: a new ``noqa``, ``type: ignore``, ``pragma: no cover``, ``nosec``,
-``eslint-disable``, ``@ts-ignore``... in a comment the change adds.
+"""suppression-added: a new ``noqa`` (ruff's, flake8's), ``type: ignore``, ``pragma: no cover``,
+``nosec``, ``pylint: disable`` (``-next``, ``-msg``), ``pylint: skip-file``, ``eslint-disable``,
+``@ts-ignore``... in a comment the change adds.
 
 A suppression counts only in a comment (Python's by ``tokenize``, so "noqa" in a string is not
 one; JS/TS comments by a tolerant scan). What was already there is not new: per file, the
@@ -33,7 +34,8 @@ _PY_PATTERNS = (
     ("pyright: ignore", re.compile(r"\bpyright:\s*ignore\b(?:\[([\w\-, ]+)\])?")),
     ("pragma: no cover", re.compile(r"\bpragma:\s*no\s*(?:cover|branch)\b", re.I)),
     ("nosec", re.compile(r"\bnosec\b(?:\s+([A-Z][0-9]+(?:[\s,]+[A-Z][0-9]+)*))?")),
-    ("pylint: disable", re.compile(r"\bpylint:\s*disable(?:-next)?\s*=\s*([\w\-, ]+)")),
+    ("pylint: disable", re.compile(r"\bpylint:\s*disable(?:-next|-msg)?\s*=\s*([\w\-, ]+)")),
+    ("pylint: skip-file", re.compile(r"\bpylint:\s*skip-file\b")),
     ("mypy: ignore-errors", re.compile(r"\bmypy:\s*ignore-errors\b")),
 )
 _JS_PATTERNS = (
