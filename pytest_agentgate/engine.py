@@ -477,7 +477,11 @@ class Pipeline:
 
         ``evidence``: per gate name, what the door measured itself (see ``door_evidence``).
         """
-        from pytest_agentgate.gates.integrity import with_startup_code, with_suite_counts
+        from pytest_agentgate.gates.integrity import (
+            with_skipped_tests,
+            with_startup_code,
+            with_suite_counts,
+        )
 
         config = self.request.config
         change: ChangeFound | Later[ChangeFound]
@@ -517,6 +521,8 @@ class Pipeline:
         found = with_suite_counts(found, self._base_counts)
         # ...and the startup code the test run's interpreter ran, which only that run sees.
         found = with_startup_code(found)
+        # ...and the tests this run skipped, where the change edited them.
+        found = with_skipped_tests(found)
         # What leaves agentgate is cleaned once, here: secrets masked, control characters made
         # visible, messages bounded (redact.py).
         cleaner = Cleaner(secret_values(os.environ))

@@ -29,7 +29,7 @@ from pytest_agentgate.gates.test import SuiteEvidence
 from pytest_agentgate.git import Base, BaseMissing, Change, Repo
 from pytest_agentgate.integrity.analyzers import ANALYZERS
 from pytest_agentgate.integrity.base_count import BaseCount
-from pytest_agentgate.integrity.model import IntegrityFinding, Scan, allowed
+from pytest_agentgate.integrity.model import EditedTest, IntegrityFinding, Scan, allowed
 from pytest_agentgate.integrity.rules import RULES
 from pytest_agentgate.integrity.tests_python import read_settings, settings_file
 from pytest_agentgate.verdict import Finding, GateResult
@@ -73,6 +73,9 @@ class IntegrityEvidence(Evidence):
     # file pytest reads its settings from, else its first testpaths entry.
     counts: list[SuiteCount] = field(default_factory=list)
     count_path: str | None = None
+    # The base's tests the change edits (the test-file analyzers'): one this run skipped is a
+    # skip the change made (with_skipped_tests).
+    edited_tests: list[EditedTest] = field(default_factory=list)
 
 
 def with_suite_counts(
@@ -135,6 +138,73 @@ def with_startup_code(
             )
         out[name] = dataclasses.replace(evidence, findings=findings)
     return out
+
+
+SKIP_RULE = "skip-added"
+
+
+def with_skipped_tests(
+    found: Mapping[str, Evidence | GateResult],
+) -> dict[str, Evidence | GateResult]:
+    """``found`` with each integrity gate's evidence given a ``skip-added`` finding for each
+    test the change edits that this run skipped (or xfailed), where the base's test had no
+    skip of its own. What skipped it need not be readable in the source (a fixture that skips
+    when a variable is unset, ``importorskip`` of a computed name, a marker a hook adds): the
+    run shows the test did not run, and the change touched it. Pure, as
+    :func:`with_suite_counts`."""
+    out = dict(found)
+    skipped = [
+        test
+        for e in found.values()
+        if isinstance(e, SuiteEvidence) and e.run is not None
+        for test in e.run.skipped_tests
+    ]
+    if not skipped:
+        return out
+    runs = {_test_key(t.classname, t.name): t for t in skipped}
+    for name, evidence in found.items():
+        if not isinstance(evidence, IntegrityEvidence) or not evidence.edited_tests:
+            continue
+        marked = {(f.path, f.line) for f in evidence.findings if f.rule == SKIP_RULE}
+        findings = list(evidence.findings)
+        for test in evidence.edited_tests:
+            if test.skipped_at_base or (test.path, test.line) in marked:
+                continue
+            key = _edited_key(test)
+            run = next((r for k, r in runs.items() if k == key or k.endswith("." + key)), None)
+            if run is None:
+                run = next((r for k, r in runs.items() if key.endswith("." + k)), None)
+            if run is None:
+                continue
+            why = f" ({run.message})" if run.message else ""
+            findings.append(
+                IntegrityFinding(
+                    SKIP_RULE,
+                    f"{test.qualname} ran at the base and is skipped in this run{why}, and the "
+                    "change edits it: what skips it is the change's (a fixture, a computed "
+                    "importorskip, a marker a hook adds)",
+                    test.path,
+                    test.line,
+                )
+            )
+        out[name] = dataclasses.replace(evidence, findings=findings)
+    return out
+
+
+def _test_key(classname: str, name: str) -> str:
+    """A test as ``tests.test_a.TestB.test_c``, from a JUnit case (``tests.test_a.TestB``,
+    ``test_c[1]``) or a pytest node id (``tests/test_a.py::TestB::test_c[1]``)."""
+    name = name.split("[", 1)[0]
+    if "::" in name:
+        path, _, rest = name.partition("::")
+        path = path.removesuffix(".py").replace("\\", "/").strip("/").replace("/", ".")
+        return f"{path}.{rest.replace('::', '.')}"
+    return f"{classname}.{name}" if classname else name
+
+
+def _edited_key(test: EditedTest) -> str:
+    module = test.path.removesuffix(".py").replace("/", ".")
+    return f"{module}.{test.qualname.replace('::', '.')}"
 
 
 def _project_path(path: str, root: Path) -> str:
@@ -256,6 +326,7 @@ class IntegrityGate:
             # Two analyzers may see the same thing (a forced exit in a hook): report it once.
             evidence.findings.extend(f for f in results if (f.rule, f.path, f.line) not in seen)
             seen.update((f.rule, f.path, f.line) for f in results)
+        evidence.edited_tests = list(scan.edited_tests)
         return evidence
 
     def judge(self, config: GateConfig, evidence: IntegrityEvidence) -> GateResult:

@@ -48,6 +48,18 @@ class Sources(Protocol):
     def now(self, path: str) -> str | None: ...
 
 
+@dataclass(frozen=True)
+class EditedTest:
+    """A test of the base that the change edits (its decorators, signature or body): if the
+    run skips it, the change must say why (:func:`gates.integrity.with_skipped_tests`)."""
+
+    path: str  # project-relative
+    qualname: str  # "TestA::test_b"
+    line: int
+    # The base's test could skip already (a skip, skipif, xfail or importorskip of its own).
+    skipped_at_base: bool
+
+
 @dataclass
 class Scan:
     """What an analyzer looks at: the change, the project, and both sides of each file.
@@ -65,6 +77,8 @@ class Scan:
     renamed_from: dict[str, str] = field(default_factory=dict)  # new path -> old path
     # The environment the gate's commands run under (agentgate's own, without the gates' `env:`).
     environ: Mapping[str, str] = field(default_factory=dict)
+    # Filled by the test-file analyzers: the tests of the base the change edits.
+    edited_tests: list[EditedTest] = field(default_factory=list)
 
     def repo_path(self, path: str) -> str:
         """A project-relative path as the repository names it."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Literal
 
-from pytest_agentgate.integrity.model import IntegrityFinding
+from pytest_agentgate.integrity.model import EditedTest, IntegrityFinding
 
 Category = Literal["skip", "only", "rerun", "exit"]
 CATEGORY_RULES: dict[str, str] = {
@@ -226,10 +226,23 @@ class CodeRemoved:
         return found
 
 
-def compare(base: Side, now: Side, change: Change, words: Words) -> list[IntegrityFinding]:
-    """Every finding of the change to these test files."""
+def compare(
+    base: Side,
+    now: Side,
+    change: Change,
+    words: Words,
+    edited: list[EditedTest] | None = None,
+) -> list[IntegrityFinding]:
+    """Every finding of the change to these test files; ``edited`` gets the tests of the base
+    the change edits."""
     findings: list[IntegrityFinding] = []
     pairs, removed, added = _match(base, now, change)
+    if edited is not None:
+        for before, after in pairs:
+            written = before.written()
+            if written != after.written():
+                could_skip = any(w in written for w in ("skip", "xfail", "Skip"))
+                edited.append(EditedTest(after.path, after.qualname, after.line, could_skip))
     scopes = {(n.path, n.qualname): (b.path, b.qualname) for b, n in pairs}
     new_marks = _new_marks(base, now, change, scopes)
     skipped_now = {(m.path, m.scope) for m in new_marks if m.category == "skip"}

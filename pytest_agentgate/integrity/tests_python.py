@@ -126,7 +126,8 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
     change = Change(
         origin, gone, lambda: removed_code(scan, which_base, which_now), only_tests=only_tests
     )
-    return compare(base_side, now_side, change, Words("pytest", settings.describe_files()))
+    words = Words("pytest", settings.describe_files())
+    return compare(base_side, now_side, change, words, scan.edited_tests)
 
 
 def prefetch(scan: Scan, paths: Iterable[str]) -> None:

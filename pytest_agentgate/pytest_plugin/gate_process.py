@@ -354,6 +354,9 @@ def tests_evidence(tests: dict[str, Any]) -> TestRun:
     run.xfailed, run.xpassed = tests.get("xfail", (0, 0))
     run.flaky = len(run.flaky_tests)
     run.partial = list(tests.get("partial", ()))
+    for entry in tests.get("skipped") or ():
+        if isinstance(entry, list) and len(entry) == 2 and all(isinstance(x, str) for x in entry):
+            run.skipped_tests.append(TestCaseResult(entry[0], "", "skipped", message=entry[1]))
     return run
 
 

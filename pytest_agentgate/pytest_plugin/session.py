@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from pytest_agentgate.reports.model import MAX_SKIPPED_KEPT
 from pytest_agentgate.reports.outcomes import (
     ERROR,
     EVER_FAILED,
@@ -141,6 +142,9 @@ class OutcomeLedger:
         # Tests whose call was an expected failure (xfailed) or passed though marked xfail
         # (xpassed); counted apart when their last outcome is still that.
         self.xfail_calls: dict[str, int] = {}
+        # Why each test was skipped (the first MAX_SKIPPED_KEPT): the integrity gate asks
+        # whether the change skipped a test it edited.
+        self.skips: dict[str, str] = {}
 
     def test_report(self, report: pytest.TestReport) -> None:
         # The hot path: three calls per test, so passes do as little as possible. A pass is
@@ -157,6 +161,7 @@ class OutcomeLedger:
                 return
             if outcome == "skipped":
                 states[nodeid] = fold(states.get(nodeid, 0), SKIPPED, True)
+                self._skipped(nodeid, report)
                 return
             states[nodeid] = fold(states.get(nodeid, 0), ERROR, True)
         else:
@@ -180,6 +185,18 @@ class OutcomeLedger:
                 self.crash_reported.add(str(getattr(worker, "id", "")))
         if outcome != "skipped":
             self.details[nodeid] = self._detail(report)
+        else:
+            self._skipped(nodeid, report)
+
+    def _skipped(self, nodeid: str, report: pytest.TestReport) -> None:
+        if len(self.skips) < MAX_SKIPPED_KEPT and nodeid not in self.skips:
+            xfail = getattr(report, "wasxfail", None)
+            if xfail is not None:
+                self.skips[nodeid] = f"xfail: {xfail}" if xfail else "xfail"
+            else:
+                longrepr = report.longrepr
+                why = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else ""
+                self.skips[nodeid] = _first_line(str(why)) or "skipped"
 
     def collect_report(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -247,7 +264,12 @@ class OutcomeLedger:
         for nodeid, rank in self.xfail_calls.items():
             if self.states.get(nodeid, -1) & RANK_MASK == rank:
                 xfail[rank == PASSED] += 1
-        return {"counts": counts, "cases": cases, "xfail": xfail}
+        skipped = [
+            [nodeid, why]
+            for nodeid, why in self.skips.items()
+            if self.states.get(nodeid, -1) & RANK_MASK == SKIPPED
+        ]
+        return {"counts": counts, "cases": cases, "xfail": xfail, "skipped": skipped}
 
 
 def _first_line(text: str) -> str:

@@ -35,7 +35,7 @@ from typing import Any
 from xml.parsers import expat
 
 from pytest_agentgate.reports._io import XmlRejected, hardened_expat, whole_number
-from pytest_agentgate.reports.model import ReportError, TestCaseResult, TestRun
+from pytest_agentgate.reports.model import MAX_SKIPPED_KEPT, ReportError, TestCaseResult, TestRun
 from pytest_agentgate.reports.outcomes import (
     ERROR,
     EVER_FAILED,
@@ -92,7 +92,7 @@ _TRUNCATION_CODES = frozenset(
 
 _Key = tuple[str, str]
 # A failing occurrence: (classname, name, file, line attribute, first message line).
-_Detail = tuple[str, str, str | None, str | None, str | None]
+_Detail = tuple[str, str, str | None, str | None, str | None, bool]  # the last: kept as a skip
 # Past this many distinct tests the fold table moves from a dict to compact arrays.
 _COMPACT_AFTER = 1 << 17
 _OCCUPIED = STATES  # set in every state byte of the compact table's used slots, above any state
@@ -255,11 +255,15 @@ def _summarise(files: list[str], seen: _FoldTable, details: dict[int, _Detail]) 
             counts[rank_of(state)] += number
             if state & _XFAIL and rank_of(state) == SKIPPED:
                 run.xfailed += number
-    for key, (classname, name, file, line, message) in details.items():  # first-failure order
+    for key, (classname, name, file, line, message, skip) in details.items():  # report order
         state = seen.get(key)
         rank = rank_of(state)
         flaky = is_flaky(state)
         if rank < FAILED and not flaky:
+            if rank == SKIPPED and skip:  # kept by name: the integrity gate asks after it
+                run.skipped_tests.append(
+                    TestCaseResult(name, classname, "skipped", file, _to_int(line), message)
+                )
             continue  # failed once, then skipped: a skip, as its last outcome says
         result = TestCaseResult(
             name=name,
@@ -442,6 +446,9 @@ def _new_parser(
     unnamed = 0
     has_root = False
     record = seen.add
+    # Skipped test cases kept by name (their reason), up to MAX_SKIPPED_KEPT in all.
+    skip_message: str | None = None
+    skips_kept = sum(1 for d in details.values() if d[5])
 
     def on_text(data: str) -> None:
         # Called once per buffer_size of text. The handler cannot be unset from inside itself
@@ -484,7 +491,7 @@ def _new_parser(
         parser.CharacterDataHandler = on_text
 
     def start(tag: str, attrs: dict[str, str]) -> None:
-        nonlocal case_depth, case_attrs, case_state
+        nonlocal case_depth, case_attrs, case_state, skip_message
         if tag == "testcase":
             case_depth += 1
             if case_depth == 1:
@@ -501,6 +508,7 @@ def _new_parser(
                     take_message(tag, attrs, rank)
             elif tag == "skipped":
                 case_state = fold(case_state, SKIPPED, False)
+                skip_message = attrs.get("message") or attrs.get("type") or "skipped"
                 if attrs.get("type") == "pytest.xfail":
                     case_state |= _XFAIL
             elif tag in _FLAKY_TAGS:
@@ -521,7 +529,7 @@ def _new_parser(
                 properties.setdefault(name, []).append(attrs.get("value", ""))
 
     def end_case() -> None:
-        nonlocal message, message_rank, unnamed
+        nonlocal message, message_rank, unnamed, skip_message, skips_kept
         attrs = case_attrs
         classname = attrs.get("classname", "")
         name = attrs.get("name")
@@ -543,9 +551,20 @@ def _new_parser(
                 # pytest writes a test that failed and then errored in teardown twice; the
                 # error is its outcome, but the assertion is what the agent has to fix.
                 message = f"{earlier[4]} (then: {message or 'error'})"[:MAX_MESSAGE]
-            details[key] = (classname, name, file, attrs.get("line"), message)
+            details[key] = (classname, name, file, attrs.get("line"), message, False)
             message = None
             message_rank = -1
+        elif (
+            skip_message is not None
+            and case_state & RANK_MASK == SKIPPED
+            and skips_kept < MAX_SKIPPED_KEPT
+            and key not in details
+        ):
+            file = attrs.get("file") or suite_files[-1]
+            reason = _first_line(skip_message)
+            details[key] = (classname, name, file, attrs.get("line"), reason, True)
+            skips_kept += 1
+        skip_message = None
 
     def end(tag: str) -> None:
         nonlocal case_depth, collecting, message, tail_cause

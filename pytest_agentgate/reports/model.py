@@ -63,6 +63,10 @@ class TestCaseResult:
         return self.name
 
 
+# The skipped tests a run keeps by name (the counts count them all).
+MAX_SKIPPED_KEPT = 500
+
+
 @dataclass
 class TestRun:
     """Counts over every ``<testcase>`` of every file read, duplicates folded."""
@@ -81,6 +85,9 @@ class TestRun:
     # Failed and errored tests in report order; flaky tests (passed after an earlier failure).
     failures: list[TestCaseResult] = field(default_factory=list)
     flaky_tests: list[TestCaseResult] = field(default_factory=list)
+    # Tests skipped or xfailed in this run, their reason as the message (the first
+    # MAX_SKIPPED_KEPT): the integrity gate asks whether the change skipped one it edited.
+    skipped_tests: list[TestCaseResult] = field(default_factory=list)
     # Why the run covers only part of the suite (-k, --lf, -x, ...), when the front door can
     # tell (the pytest plugin); empty for a whole run and for reports read from files.
     partial: list[str] = field(default_factory=list)
