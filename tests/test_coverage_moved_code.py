@@ -74,6 +74,28 @@ def test_changed_code_outside_the_package_that_nothing_measured_imports_passes(
     assert "outside what coverage measures" not in json.dumps(gate)
 
 
+def test_untested_code_in_a_folder_of_the_package_without_init_fails(project: Path) -> None:
+    # A namespace folder inside the measured package: coverage.py reports no file of it that no
+    # test imported (include_namespace_packages is off by default), so the new module's lines
+    # were in no figure. They are the package's code, and no test ran them.
+    (project / "pkg" / "export").mkdir()
+    (project / "pkg" / "export" / "rows.py").write_text(DISCOUNT + "\n\n" + CALC)
+    code, gate = coverage_gate(project)
+    assert code == 1 and gate["status"] == "fail"
+    assert "patch 0.00% of 6 changed lines" in gate["summary"], gate["summary"]
+    assert any(f["path"] == "pkg/export/rows.py" for f in gate["findings"]), gate["findings"]
+
+
+def test_tested_code_in_a_folder_of_the_package_without_init_passes(project: Path) -> None:
+    (project / "pkg" / "export").mkdir()
+    (project / "pkg" / "export" / "rows.py").write_text(DISCOUNT)
+    test = "from pkg.export.rows import discount\n\n\ndef test_discount():\n"
+    test += "    assert discount(200) == 190\n    assert discount(5) == 5\n"
+    (project / "tests" / "test_rows.py").write_text(test)
+    code, gate = coverage_gate(project)
+    assert code == 0 and gate["status"] == "pass", gate
+
+
 @pytest.mark.parametrize(
     ("path", "names"),
     [

@@ -21,7 +21,7 @@ from pytest_agentgate.gates.base import (
     Evidence,
     Option,
 )
-from pytest_agentgate.gates.changed import ChangedFiles
+from pytest_agentgate.gates.changed import ChangedFiles, NoBase
 from pytest_agentgate.gates.collect import report_files
 from pytest_agentgate.gates.judging import (
     command_problem,
@@ -32,7 +32,14 @@ from pytest_agentgate.gates.judging import (
     pct,
     unreadable,
 )
-from pytest_agentgate.gates.patch import PatchCoverage, imported_unmeasured, measure_patch
+from pytest_agentgate.gates.patch import (
+    PatchCoverage,
+    add_unreported,
+    folders_measured,
+    imported_unmeasured,
+    in_measured_folder,
+    measure_patch,
+)
 from pytest_agentgate.profiles import ProfileDefault
 from pytest_agentgate.reports._io import display_path
 from pytest_agentgate.reports.hints import missing_hint
@@ -110,6 +117,25 @@ def parallel_data(context: CollectContext) -> CollectContext:
     return dataclasses.replace(context, config=dataclasses.replace(cfg, reports=reports))
 
 
+def statement_lines(path: Path) -> set[int] | None:
+    """The lines where the statements of a Python file start (docstrings left out, as
+    coverage.py leaves them out); None when it cannot be read or parsed."""
+    import ast
+
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    lines = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # a docstring, or a bare constant: not a statement coverage counts
+        lines.add(node.lineno)
+    return lines
+
+
 class CoverageGate:
     name = "coverage"
     options: tuple[Option, ...] = (
@@ -161,6 +187,16 @@ class CoverageGate:
         if cfg.thresholds.get("patch") is not None:
             changed = ChangedFiles.of(context.change, context.root)
             evidence.patch = patch = measure_patch(evidence.report, changed)
+            if patch.unmeasured and not isinstance(changed, NoBase):
+                folders = folders_measured(evidence.report, changed)
+                statements = {
+                    path: lines
+                    for path, _ in patch.unmeasured
+                    if in_measured_folder(path, folders)
+                    and not (context.root / path).with_name("__init__.py").exists()
+                    and (lines := statement_lines(context.root / path)) is not None
+                }
+                add_unreported(patch, changed, statements)
             if patch.unmeasured and patch.files:
                 texts = {}
                 for measured in patch.files:

@@ -9,7 +9,11 @@ Counted as diff-cover counts it, so the two give the same figure on the same cha
   lcov lines, see ``CoverageDetail.implied_lines``); it is covered when it ran;
 - a changed file the report does not know adds nothing to either count. Those that are code
   (Python, JavaScript, TypeScript) and not tests are listed in a note, since a module no test
-  imports is absent from a report made without ``source`` / ``--cov=PACKAGE``.
+  imports is absent from a report made without ``source`` / ``--cov=PACKAGE``. One exception,
+  where agentgate counts what diff-cover does not: a Python file in a folder with no
+  ``__init__.py`` inside a folder the report measures files of (a namespace folder of the
+  package, which coverage.py leaves out of its report when no test imports it) counts its
+  changed statements as run by no test (:func:`add_unreported`).
 
 This module is pure: the collector gives it the parsed report and the change (and, for
 :func:`imported_unmeasured`, the text of the measured files it names).
@@ -116,6 +120,46 @@ def measure_patch(report: CoverageReport, changed: ChangedFiles | NoBase) -> Pat
     result.ratio = total
     result.files.sort(key=lambda f: (-len(f.uncovered), f.path))
     return result
+
+
+def folders_measured(report: CoverageReport, changed: ChangedFiles) -> set[str]:
+    """The top folders of the project (``pkg``, ``src``) that hold a file the report measures."""
+    folders = set()
+    for file in report.files:
+        entry = changed.find(file.path)
+        inside = changed.change.relative(entry.path, changed.root) if entry is not None else None
+        path = inside or file.path
+        if "/" in path and not path.startswith(("/", "../")):
+            folders.add(path.split("/", 1)[0])
+    return folders
+
+
+def in_measured_folder(path: str, folders: set[str]) -> bool:
+    """Whether an unmeasured changed file sits in a folder coverage measures files of: a Python
+    file there that no test imported (a namespace folder's, with no ``__init__.py``) is code
+    coverage.py leaves out of its report, not code outside what it measures."""
+    return path.endswith(".py") and "/" in path and path.split("/", 1)[0] in folders
+
+
+def add_unreported(
+    patch: PatchCoverage, changed: ChangedFiles, statements: dict[str, set[int]]
+) -> None:
+    """Count, as run by no test, the changed statements (``statements``: path -> the lines of
+    its statements) of unmeasured files that sit in a measured folder."""
+    if patch.ratio is None or not statements:
+        return
+    lines: dict[str, list[int]] = {}
+    for entry in changed.files():
+        inside = changed.change.relative(entry.path, changed.root)
+        if inside in statements:
+            lines[inside] = sorted(n for n in entry.lines if n in statements[inside])
+    for path, changed_statements in lines.items():
+        if not changed_statements:
+            continue
+        patch.unmeasured = [(p, n) for p, n in patch.unmeasured if p != path]
+        patch.files.append(PatchFile(path, len(changed_statements), 0, changed_statements))
+        patch.ratio += Ratio(0, len(changed_statements))
+    patch.files.sort(key=lambda f: (-len(f.uncovered), f.path))
 
 
 def module_names(path: str) -> list[str]:
