@@ -672,6 +672,49 @@ def test_comparisons_kept_or_rewritten_are_not_weakened(
 
 
 @pytest.mark.parametrize(
+    "looser",
+    [
+        # A tolerance that admits the wrong answer, or the wrong answer as one of the right ones.
+        "assert sub(3, 1) == pytest.approx(2, abs=2)",
+        "assert pytest.approx(2, rel=0.5) == sub(3, 1)",
+        "assert math.isclose(sub(3, 1), 2, abs_tol=1.5)",
+        "assert sub(3, 1) in (2, 3)",
+    ],
+)
+def test_an_exact_expectation_loosened_to_admit_other_values(
+    repo: Path, verify: Verify, looser: str
+) -> None:
+    edit(repo, "tests/test_calc.py", "    assert sub(3, 1) == 2\n", f"    {looser}\n")
+    edit(repo, "tests/test_calc.py", "import sys\n", "import math\nimport sys\n")
+    finding = assert_blocks(
+        verify(),
+        "assertion-weakened",
+        "tests/test_calc.py",
+        now_line(repo, "tests/test_calc.py", looser),
+    )
+    assert "test_sub" in finding["message"] and "admits other values" in finding["message"]
+
+
+@pytest.mark.parametrize(
+    "close",
+    [
+        # Floating point rounding: pytest.approx's default tolerance, or one as tight.
+        "assert sub(3, 1) == pytest.approx(2)",
+        "assert sub(3, 1) == pytest.approx(2, abs=1e-9)",
+        "assert sub(3, 1) == pytest.approx(1 + 1, rel=1e-6)",
+        "assert math.isclose(sub(3, 1), 2, rel_tol=1e-9)",
+        "assert sub(3, 1) in (2,)",
+    ],
+)
+def test_a_comparison_made_close_for_rounding_is_not_weakened(
+    repo: Path, verify: Verify, close: str
+) -> None:
+    edit(repo, "tests/test_calc.py", "    assert sub(3, 1) == 2\n", f"    {close}\n")
+    edit(repo, "tests/test_calc.py", "import sys\n", "import math\nimport sys\n")
+    assert_passes(verify())
+
+
+@pytest.mark.parametrize(
     ("replacement", "needle"),
     [
         (

@@ -1053,7 +1053,9 @@ def _params(module: Module, func: Function) -> list[tuple[int, str, tuple[str, .
 
 def _strength(test: ast.expr) -> str:
     """An assert's test: "exact" when it compares with a value (other than True, False or
-    None), "weak" when it only checks truthiness, None-ness or a type."""
+    None), "weak" when it only checks truthiness, None-ness or a type, "loose" when it admits
+    other values than the expected one: a wide tolerance (``pytest.approx(0.0, abs=2)``), or
+    one of values written out (``in (0.0, 1.5)``)."""
     if isinstance(test, ast.BoolOp):
         kinds = {_strength(value) for value in test.values}
         return "exact" if "exact" in kinds else "weak"
@@ -1068,9 +1070,27 @@ def _strength(test: ast.expr) -> str:
                 return _strength(inner.elt)
             return "weak"
         called = func.attr if isinstance(func, ast.Attribute) else name
+        if called == "isclose" and _wide(test, "abs_tol", "rel_tol"):
+            return "loose"
         # A function that compares two things: math.isclose(a, b), re.fullmatch(p, s).
         return "exact" if called in _COMPARING_CALLS else "weak"
     if isinstance(test, ast.Compare):
+        sides = [test.left, *test.comparators]
+        if any(isinstance(op, ast.Eq) for op in test.ops) and any(
+            isinstance(side, ast.Call)
+            and _plain_dotted(side.func) in ("pytest.approx", "approx")
+            and _wide(side, "abs", "rel")
+            for side in sides
+        ):
+            return "loose"
+        if (
+            len(test.ops) == 1
+            and isinstance(test.ops[0], ast.In)
+            and not isinstance(test.left, ast.Constant)
+            and isinstance(test.comparators[0], ast.Tuple | ast.List | ast.Set)
+            and len(test.comparators[0].elts) > 1
+        ):
+            return "loose"  # one of values written out: the expected one, or another
         plain = all(
             # `is`: `1 == True` in Python, and `== 1` is an exact expectation, not `== True`.
             isinstance(side, ast.Constant) and any(side.value is v for v in (True, False, None))
@@ -1082,6 +1102,25 @@ def _strength(test: ast.expr) -> str:
             return "exact"  # `is` a sentinel or an enum member
         return "weak"
     return "weak"  # `assert x`, `assert obj.ready`
+
+
+# A tolerance wider than this admits other values than the one expected: 5% of it, and 0.01 of
+# nothing (floating point rounding is millionths of that).
+_RELATIVE, _ABSOLUTE = 0.05, 0.01
+
+
+def _wide(call: ast.Call, absolute: str, relative: str) -> bool:
+    """``pytest.approx(expected, abs=, rel=)`` or ``isclose(a, b, abs_tol=, rel_tol=)`` with a
+    tolerance wider than rounding: of 5% or more, or more than 0.01 and 5% of the expected."""
+    tolerances = {k.arg: value(k.value, None) for k in call.keywords if k.arg}
+    rel, tol = tolerances.get(relative), tolerances.get(absolute)
+    if isinstance(rel, int | float) and not isinstance(rel, bool) and rel >= _RELATIVE:
+        return True
+    if not isinstance(tol, int | float) or isinstance(tol, bool):
+        return False
+    expected = [value(arg, None) for arg in call.args]
+    sizes = [abs(e) for e in expected if isinstance(e, int | float) and not isinstance(e, bool)]
+    return tol > _ABSOLUTE and tol >= _RELATIVE * max(sizes, default=0.0) and bool(sizes)
 
 
 _RAISES = {"pytest.raises", "pytest.warns", "pytest.deprecated_call"}
