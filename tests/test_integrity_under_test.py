@@ -72,6 +72,9 @@ HONEST = {
     "    if len(sys.argv) > 1 and sys.argv[1] == 'pytest':\n"
     "        return subprocess.call([sys.executable, '-m', 'pytest', *sys.argv[2:]])\n"
     "    return subprocess.run(['pytest', '-q'] + sys.argv[1:]).returncode\n",
+    "logger skips its own frames": "import sys\n\ndef log(message):\n"
+    "    frame = sys._getframe(1)\n    while frame.f_code.co_filename.endswith('latest.py'):\n"
+    "        frame = frame.f_back\n    print(frame.f_globals['__name__'], message)\n",
     "stack for an error report": "import traceback\n\ndef where():\n"
     "    return [f'{f.filename}:{f.lineno}' for f in traceback.extract_stack()[:-1]]\n",
 }

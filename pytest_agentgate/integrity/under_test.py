@@ -107,6 +107,10 @@ _COULD_ASK = re.compile(
     r"pytest|TEST|_called_from_test|AGENTGATE_|sys\.modules|gettrace|getprofile|get_tool"
     r"|_getframe|inspect|traceback"
 )
+# A string that names a test (a caller's name or file: `test_x`, `tests/`, `conftest.py`, not
+# `latest`), or pytest.
+_A_TEST = re.compile(r"(?<![a-z])test|conftest|pytest")
+_PYTEST = re.compile(r"py\.?test")
 _LOADED = "asks whether pytest is loaded"
 _STARTED = "asks whether pytest started the program (sys.argv)"
 _CALLERS = "looks among its callers for a test"
@@ -198,8 +202,8 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
             found.append((f"reads {text}", getattr(node, "lineno", 0)))
         if _is_a_test(node):
             what = about(node)
-            wanted = "test" if what == _CALLERS else "pytest"
-            if what and any(wanted in s.lower() for s in _strings(node)):
+            wanted = _A_TEST if what == _CALLERS else _PYTEST
+            if what and any(wanted.search(text.lower()) for text in _strings(node)):
                 found.append((what, getattr(node, "lineno", 0)))
         elif (
             isinstance(node, ast.Call)
