@@ -672,6 +672,102 @@ def test_comparisons_kept_or_rewritten_are_not_weakened(
 
 
 @pytest.mark.parametrize(
+    "looser",
+    [
+        # A tolerance that admits the wrong answer, or the wrong answer as one of the right ones.
+        "assert sub(3, 1) == pytest.approx(2, abs=2)",
+        "assert pytest.approx(2, rel=0.5) == sub(3, 1)",
+        "assert math.isclose(sub(3, 1), 2, abs_tol=1.5)",
+        "assert sub(3, 1) in (2, 3)",
+    ],
+)
+def test_an_exact_expectation_loosened_to_admit_other_values(
+    repo: Path, verify: Verify, looser: str
+) -> None:
+    edit(repo, "tests/test_calc.py", "    assert sub(3, 1) == 2\n", f"    {looser}\n")
+    edit(repo, "tests/test_calc.py", "import sys\n", "import math\nimport sys\n")
+    finding = assert_blocks(
+        verify(),
+        "assertion-weakened",
+        "tests/test_calc.py",
+        now_line(repo, "tests/test_calc.py", looser),
+    )
+    assert "test_sub" in finding["message"] and "admits other values" in finding["message"]
+
+
+@pytest.mark.parametrize(
+    "close",
+    [
+        # Floating point rounding: pytest.approx's default tolerance, or one as tight.
+        "assert sub(3, 1) == pytest.approx(2)",
+        "assert sub(3, 1) == pytest.approx(2, abs=1e-9)",
+        "assert sub(3, 1) == pytest.approx(1 + 1, rel=1e-6)",
+        "assert math.isclose(sub(3, 1), 2, rel_tol=1e-9)",
+        "assert sub(3, 1) in (2,)",
+    ],
+)
+def test_a_comparison_made_close_for_rounding_is_not_weakened(
+    repo: Path, verify: Verify, close: str
+) -> None:
+    edit(repo, "tests/test_calc.py", "    assert sub(3, 1) == 2\n", f"    {close}\n")
+    edit(repo, "tests/test_calc.py", "import sys\n", "import math\nimport sys\n")
+    assert_passes(verify())
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        # An early return behind a condition that holds here, or that no run changes.
+        (
+            "    if sys.platform != 'win32':\n        return  # differs off Windows\n"
+            "    assert sub(3, 1) == 2\n",
+            "returns on line",
+        ),
+        ("    if not sub.__doc__:\n        return\n    assert sub(3, 1) == 2\n", "returns on line"),
+        # The assert under its own condition: true wherever it runs.
+        ("    if sub(3, 1) == 2:\n        assert sub(3, 1) == 2\n", "always true"),
+        # A loop that may run no time.
+        ("    for a in []:\n        assert sub(a, 1) == 2\n", "may have no items"),
+        (
+            "    for a in [x for x in (3,) if x > 5]:\n        assert sub(a, 1) == 2\n",
+            "may have no items",
+        ),
+    ],
+)
+def test_asserts_that_never_run_or_never_fail_are_removed(
+    repo: Path, verify: Verify, body: str, why: str
+) -> None:
+    edit(repo, "tests/test_calc.py", "    assert sub(3, 1) == 2\n", body)
+    finding = assert_blocks(
+        verify(),
+        "assertion-removed",
+        "tests/test_calc.py",
+        now_line(repo, "tests/test_calc.py", "def test_sub"),
+    )
+    assert why in finding["message"], finding["message"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # A return for another platform: here the asserts run.
+        "    if sys.platform == 'win32':\n        return\n    assert sub(3, 1) == 2\n",
+        # A condition on what the test computed: the assert after it counts.
+        "    result = sub(3, 1)\n    if result is None:\n        return\n    assert result == 2\n",
+        "    result = sub(3, 1)\n    if result is not None:\n        assert result == 2\n",
+        # A loop over items written out.
+        "    for a in (3, 4):\n        assert sub(a, a - 2) == 2\n",
+        "    for a in [x for x in (3, 4)]:\n        assert sub(a, a - 2) == 2\n",
+    ],
+)
+def test_asserts_behind_conditions_that_may_run_still_count(
+    repo: Path, verify: Verify, body: str
+) -> None:
+    edit(repo, "tests/test_calc.py", "    assert sub(3, 1) == 2\n", body)
+    assert_passes(verify())
+
+
+@pytest.mark.parametrize(
     ("replacement", "needle"),
     [
         (

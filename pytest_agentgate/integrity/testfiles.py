@@ -59,8 +59,9 @@ class Case:
     # may read helpers and fixtures in other files.
     assertion: Callable[[], str | None] = lambda: None
     runs: bool = True  # False for a test with no body (it.todo, a pending mocha test)
-    # (line, "exact" | "weak") for each plain assert of its own body: "exact" compares with an
-    # expected value, "weak" only checks truthiness, None-ness or a type (Python).
+    # (line, "exact" | "weak" | "loose") for each plain assert of its own body: "exact" compares
+    # with an expected value, "weak" only checks truthiness, None-ness or a type, "loose" admits
+    # other values too (a wide tolerance, one of values written out) (Python).
     checks: Callable[[], list[tuple[int, str]]] = lambda: []
     # (line, name) for each function the test patches (monkeypatch.setattr, mock.patch) and
     # then calls in one of its own assertions (Python).
@@ -443,14 +444,20 @@ def _weakened(before: Case, after: Case) -> IntegrityFinding | None:
     become ``assert total(x)`` or ``assert total(x) is not None``."""
     was, now = before.checks(), after.checks()
     exact = sum(kind == "exact" for _, kind in now) - sum(kind == "exact" for _, kind in was)
-    weak = sum(kind == "weak" for _, kind in now) - sum(kind == "weak" for _, kind in was)
+    weak = sum(kind != "exact" for _, kind in now) - sum(kind != "exact" for _, kind in was)
     if exact >= 0 or weak <= 0:
         return None
-    line = next((n for n, kind in reversed(now) if kind == "weak"), after.line)
+    loose = sum(kind == "loose" for _, kind in now) > sum(kind == "loose" for _, kind in was)
+    line = next((n for n, kind in reversed(now) if kind != "exact"), after.line)
+    what = (
+        "admits other values than the expected one (a wide tolerance, or one of values written out)"
+        if loose
+        else "only checks that something is truthy, not None or of a type"
+    )
     return IntegrityFinding(
         "assertion-weakened",
         f"{after.qualname} compared values with expected ones at the base; now {-exact} fewer "
-        "comparisons and only checks that something is truthy, not None or of a type",
+        f"comparisons and {what}",
         after.path,
         line,
     )

@@ -7,8 +7,10 @@ pytest does not collect now is removed, whether renamed to a name it does not co
 file moved out of ``python_files`` or ``testpaths`` (tests moved along with the setting that
 finds them are honest; a setting that narrows the run leaves its tests out, which is removal).
 A skip counts when it applies here: ``skipif(sys.platform == "win32")`` is honest on Linux, and
-a condition that cannot be evaluated is not a finding. See
-:mod:`pytest_agentgate.integrity.testfiles` for how the two sides are compared.
+a condition that cannot be evaluated is not a finding. An early ``return`` is judged the same
+way: the asserts after ``if sys.platform != "win32": return`` never run here, nor those after a
+return behind a condition on the module's names only (``if not ZERO.rate: return``), which no
+run changes. See :mod:`pytest_agentgate.integrity.testfiles` for how the two sides are compared.
 """
 
 from __future__ import annotations
@@ -1054,7 +1056,9 @@ def _params(module: Module, func: Function) -> list[tuple[int, str, tuple[str, .
 
 def _strength(test: ast.expr) -> str:
     """An assert's test: "exact" when it compares with a value (other than True, False or
-    None), "weak" when it only checks truthiness, None-ness or a type."""
+    None), "weak" when it only checks truthiness, None-ness or a type, "loose" when it admits
+    other values than the expected one: a wide tolerance (``pytest.approx(0.0, abs=2)``), or
+    one of values written out (``in (0.0, 1.5)``)."""
     if isinstance(test, ast.BoolOp):
         kinds = {_strength(value) for value in test.values}
         return "exact" if "exact" in kinds else "weak"
@@ -1069,9 +1073,27 @@ def _strength(test: ast.expr) -> str:
                 return _strength(inner.elt)
             return "weak"
         called = func.attr if isinstance(func, ast.Attribute) else name
+        if called == "isclose" and _wide(test, "abs_tol", "rel_tol"):
+            return "loose"
         # A function that compares two things: math.isclose(a, b), re.fullmatch(p, s).
         return "exact" if called in _COMPARING_CALLS else "weak"
     if isinstance(test, ast.Compare):
+        sides = [test.left, *test.comparators]
+        if any(isinstance(op, ast.Eq) for op in test.ops) and any(
+            isinstance(side, ast.Call)
+            and _plain_dotted(side.func) in ("pytest.approx", "approx")
+            and _wide(side, "abs", "rel")
+            for side in sides
+        ):
+            return "loose"
+        if (
+            len(test.ops) == 1
+            and isinstance(test.ops[0], ast.In)
+            and not isinstance(test.left, ast.Constant)
+            and isinstance(test.comparators[0], ast.Tuple | ast.List | ast.Set)
+            and len(test.comparators[0].elts) > 1
+        ):
+            return "loose"  # one of values written out: the expected one, or another
         plain = all(
             # `is`: `1 == True` in Python, and `== 1` is an exact expectation, not `== True`.
             isinstance(side, ast.Constant) and any(side.value is v for v in (True, False, None))
@@ -1083,6 +1105,25 @@ def _strength(test: ast.expr) -> str:
             return "exact"  # `is` a sentinel or an enum member
         return "weak"
     return "weak"  # `assert x`, `assert obj.ready`
+
+
+# A tolerance wider than this admits other values than the one expected: 5% of it, and 0.01 of
+# nothing (floating point rounding is millionths of that).
+_RELATIVE, _ABSOLUTE = 0.05, 0.01
+
+
+def _wide(call: ast.Call, absolute: str, relative: str) -> bool:
+    """``pytest.approx(expected, abs=, rel=)`` or ``isclose(a, b, abs_tol=, rel_tol=)`` with a
+    tolerance wider than rounding: of 5% or more, or more than 0.01 and 5% of the expected."""
+    tolerances = {k.arg: value(k.value, None) for k in call.keywords if k.arg}
+    rel, tol = tolerances.get(relative), tolerances.get(absolute)
+    if isinstance(rel, int | float) and not isinstance(rel, bool) and rel >= _RELATIVE:
+        return True
+    if not isinstance(tol, int | float) or isinstance(tol, bool):
+        return False
+    expected = [value(arg, None) for arg in call.args]
+    sizes = [abs(e) for e in expected if isinstance(e, int | float) and not isinstance(e, bool)]
+    return tol > _ABSOLUTE and tol >= _RELATIVE * max(sizes, default=0.0) and bool(sizes)
 
 
 _RAISES = {"pytest.raises", "pytest.warns", "pytest.deprecated_call"}
@@ -1134,6 +1175,10 @@ class AssertScan:
         self._pending: list[_Local] = []
         self._used: dict[str, str | None] = {}  # local name -> swallowed where it is used
         self._attrs: dict[str, str | None] = {}  # names called as attributes: a class's methods
+        # Names the test binds (its parameters, its variables): a condition on them may change
+        # from run to run; one on the module's names and constants does not.
+        self._bound: set[str] = set()
+        self._guards: list[str] = []  # the conditions of the `if`s the statement is under
 
     def function(self, func: Function) -> Tally:
         defined = [
@@ -1141,6 +1186,7 @@ class AssertScan:
         ]
         self._locals = {node.name for node in defined}
         self._asserting = {node.name for node in defined if _has_assert(node.body)}
+        self._bound = _bound_names(func)
         for decorator in func.decorator_list:
             self._expression(decorator, None)
         self._run(_body(func), None)
@@ -1217,6 +1263,7 @@ class AssertScan:
                 if rest and self.tally.dead is None:
                     probe = AssertScan(self.module, None)
                     probe._locals, probe._asserting = self._locals, self._asserting
+                    probe._bound = self._bound
                     probe._run(rest, None)
                     if probe.tally.count:
                         self.tally.dead = stmt.lineno
@@ -1228,7 +1275,9 @@ class AssertScan:
         if isinstance(stmt, ast.Assert):
             self.checks.append((stmt.lineno, _strength(stmt.test)))
             self._expression(stmt.test, swallowed)
-            if truthy(stmt.test, module) is True:
+            # `if f(x) == 0: assert f(x) == 0` is true wherever it runs.
+            guarded = _same_test(stmt.test) in self._guards
+            if guarded or truthy(stmt.test, module) is True:
                 if swallowed is None and self.tally.vacuous is None:
                     self.tally.vacuous = stmt.lineno
             else:
@@ -1247,17 +1296,31 @@ class AssertScan:
         if isinstance(stmt, ast.If):
             self._expression(stmt.test, swallowed)
             # Where it runs decides which branch: elsewhere the other one runs.
-            test = None if environmental(stmt.test, module) else truthy(stmt.test, module)
+            here = truthy(stmt.test, module)
+            test = None if environmental(stmt.test, module) else here
             if test is True:
                 return self._block(stmt.body, swallowed)
             if test is False:
                 return self._block(stmt.orelse, swallowed)
+            if self._returns_here(stmt, here):
+                # An early return whose condition holds here (where the test runs: the
+                # platform, the version), or that no test run changes (the module's names):
+                # the asserts after it never run.
+                return self._block(stmt.body, swallowed)
+            self._guards.append(_same_test(stmt.test))
             ends = self._block(stmt.body, swallowed)
+            self._guards.pop()
             return self._block(stmt.orelse, swallowed) and ends
         if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
             header = stmt.test if isinstance(stmt, ast.While) else stmt.iter
             self._expression(header, swallowed)
-            body_ends = self._block(stmt.body, swallowed)
+            inner = swallowed
+            if not isinstance(stmt, ast.While) and _maybe_no_items(stmt.iter):
+                inner = swallowed or (
+                    f"its asserts are in a loop over `{_short(stmt.iter, 50)}`, which may have "
+                    "no items"
+                )
+            body_ends = self._block(stmt.body, inner)
             self._block(stmt.orelse, swallowed)
             leaves = any(isinstance(n, ast.Break | ast.Continue) for n in _walk_body(stmt.body))
             if isinstance(stmt, ast.While):
@@ -1285,6 +1348,21 @@ class AssertScan:
             name = module.dotted(stmt.value.func) or ""
             return name in ("pytest.skip", "pytest.xfail", "pytest.fail", "sys.exit", "os._exit")
         return False
+
+    def _returns_here(self, stmt: ast.If, here: bool | None) -> bool:
+        """``if COND: return`` whose condition holds here, or cannot change between runs: a
+        condition on the module's names and attributes only (``if not ZERO.rate``)."""
+        if stmt.orelse or not stmt.body or not isinstance(stmt.body[-1], ast.Return):
+            return False
+        if not all(_plain(s, self.module) for s in stmt.body[:-1]):
+            return False
+        if here is not None:
+            return here
+        names = [n for n in ast.walk(stmt.test) if isinstance(n, ast.Name)]
+        changing = ast.Call | ast.Await | ast.NamedExpr | ast.Lambda | ast.comprehension
+        if not names or any(isinstance(n, changing) for n in ast.walk(stmt.test)):
+            return False
+        return not any(n.id in self._bound for n in names)
 
     def _context(
         self,
@@ -1465,6 +1543,39 @@ def _some_items(node: ast.expr) -> bool:
         arg = node.args[0]
         return isinstance(arg, ast.Constant) and type(arg.value) is int and arg.value > 0
     return False
+
+
+def _maybe_no_items(node: ast.expr) -> bool:
+    """A loop's iterable that may be empty although written out: ``[]``, or items written out
+    filtered by a condition (``[r for r in (ZERO,) if r.rate]``)."""
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return not node.elts
+    if isinstance(node, ast.ListComp | ast.GeneratorExp | ast.SetComp):
+        return any(
+            generator.ifs and isinstance(generator.iter, ast.List | ast.Tuple | ast.Set)
+            for generator in node.generators
+        ) or any(_maybe_no_items(generator.iter) for generator in node.generators)
+    return False
+
+
+def _same_test(test: ast.expr) -> str:
+    return ast.dump(test, annotate_fields=False)
+
+
+def _bound_names(func: Function) -> set[str]:
+    """The parameters of ``func`` and the names its body binds."""
+    arguments = func.args
+    bound = {
+        a.arg
+        for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        + [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    }
+    for node in ast.walk(func):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            bound.add(node.id)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            bound.update(node.names)
+    return bound
 
 
 def _has_assert(body: list[ast.stmt]) -> bool:

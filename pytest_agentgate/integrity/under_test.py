@@ -1,10 +1,14 @@
 """Code that behaves one way under the tests and another for its users.
 
 - **test-detected** (code, not tests): the change makes the code ask whether it runs under
-  pytest (``PYTEST_CURRENT_TEST``, ``PYTEST_VERSION`` in the environment, ``"pytest" in
-  sys.modules``, agentgate's own run id), so that a "fix" can apply
-  only while the tests look: ``return price + (0 if os.environ.get("PYTEST_CURRENT_TEST") else
-  1.5)``.
+  pytest (``PYTEST_CURRENT_TEST``, ``PYTEST_VERSION`` in the environment, written whole or built
+  of pieces; pytest among ``sys.modules`` or in ``sys.argv[0]``; a caller, from
+  ``sys._getframe`` or ``inspect.stack()``, whose name or file says test; a tracer or profiler in
+  place, ``sys.gettrace()``, as coverage's is while the tests run; agentgate's own run id), so
+  that a "fix" can apply only while the tests look: ``return price + (0 if
+  os.environ.get("PYTEST_CURRENT_TEST") else 1.5)``. Reading the same things for other ends is
+  fine: a logger that names its caller's module, a debugger that asks for the tracer it
+  replaces (its function sets one), a command that runs pytest with its arguments.
 - **suppression-added**: ``TYPE_CHECKING`` given a value of the project's own. coverage.py leaves
   ``if TYPE_CHECKING:`` blocks out of its figures, as code that never runs; with
   ``TYPE_CHECKING = True`` the block runs for every user, and is measured by no one
@@ -55,7 +59,7 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
             if before and _IMPORTS.findall(now) != _IMPORTS.findall(before):
                 yield from _imported_elsewhere(scan.root, path, now, before)
             continue
-        if "sys.modules" in now or any(word in now for word in UNDER_TEST):
+        if _COULD_ASK.search(now):
             yield from _asks_for_the_tests(path, now, before)
         documentation = name == "conf.py" or PurePosixPath(path).parts[0] in ("docs", "doc")
         if "TYPE_CHECKING" in now and not documentation:
@@ -81,64 +85,231 @@ def is_test_code(path: str) -> bool:
 
 
 def _asks_for_the_tests(path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
-    tree = parse_python(now)
-    words = _words(tree)
-    extra = Counter(word for word, _ in words) - Counter(
-        word for word, _ in _words(parse_python(before))
-    )
-    for word, line in words:
-        if extra[word] > 0:
-            extra[word] -= 1
+    new, old = _questions(parse_python(now)), _questions(parse_python(before))
+    # The change's questions are those past the base's count of each: a line moved is not new.
+    extra = Counter(what for what, _ in new) - Counter(what for what, _ in old)
+    for what, line in new:
+        if extra[what] > 0:
+            extra[what] -= 1
             yield IntegrityFinding(
                 "test-detected",
-                f"{PurePosixPath(path).name} reads {word}: the code can behave one way under the "
+                f"{PurePosixPath(path).name} {what}: the code can behave one way under the "
                 "tests and another for its users",
                 path,
                 line,
             )
-    asked, asked_before = _pytest_in_modules(tree), _pytest_in_modules(parse_python(before))
-    for line in asked[len(asked_before) :]:
-        yield IntegrityFinding(
-            "test-detected",
-            f"{PurePosixPath(path).name} asks whether pytest is loaded: the code can behave one "
-            "way under the tests and another for its users",
-            path,
-            line,
-        )
 
 
-def _words(tree: ast.Module | None) -> list[tuple[str, int]]:
-    """Each string of the code that is one of :data:`UNDER_TEST` (docstrings hold none)."""
-    found = []
-    for node in ast.walk(tree) if tree is not None else ():
-        if (
-            isinstance(node, ast.Constant)
-            and isinstance(node.value, str)
-            and node.value in UNDER_TEST
-        ):
-            found.append((node.value, node.lineno))
-    return sorted(found, key=lambda item: item[1])
+# What a file's text holds when it could ask whether the tests are looking: a string of
+# :data:`UNDER_TEST` (or a piece of one), pytest's name, or the interpreter's state a test run
+# changes (its modules, its tracer, the frames of the callers).
+_COULD_ASK = re.compile(
+    r"pytest|TEST|_called_from_test|AGENTGATE_|sys\.modules|gettrace|getprofile|get_tool"
+    r"|_getframe|inspect|traceback"
+)
+# A string that names a test (a caller's name or file: `test_x`, `tests/`, `conftest.py`, not
+# `latest`), or pytest.
+_A_TEST = re.compile(r"(?<![a-z])test|conftest|pytest")
+_PYTEST = re.compile(r"py\.?test")
+_LOADED = "asks whether pytest is loaded"
+_STARTED = "asks whether pytest started the program (sys.argv)"
+_CALLERS = "looks among its callers for a test"
+_TRACED = "asks whether a tracer is on (coverage traces the tests)"
+_TRACERS = frozenset(
+    {"sys.gettrace", "sys.getprofile", "threading.gettrace", "threading.getprofile",
+     "sys.monitoring.get_tool"}
+)  # fmt: skip
+# Who sets a tracer of its own may first ask for the one in place (a debugger, a profiler).
+_SETS_A_TRACER = frozenset(
+    {"settrace", "setprofile", "settrace_all_threads", "setprofile_all_threads", "use_tool_id",
+     "register_callback", "set_events", "set_local_events"}
+)  # fmt: skip
+_FRAMES = frozenset(
+    {"sys._getframe", "inspect.stack", "inspect.currentframe", "inspect.getouterframes",
+     "inspect.trace", "traceback.extract_stack", "traceback.walk_stack"}
+)  # fmt: skip
+# Calls that test a string or a mapping against a value.
+_STRING_TESTS = frozenset(
+    {"startswith", "endswith", "find", "rfind", "index", "count", "__contains__", "get",
+     "search", "match", "fullmatch", "fnmatch"}
+)  # fmt: skip
 
 
-def _pytest_in_modules(tree: ast.Module | None) -> list[int]:
-    """Lines of ``"pytest" in sys.modules`` and ``sys.modules.get("pytest")``, in order (the
-    change's new ones are those past the base's count: a line moved is not a new question)."""
-    found: list[int] = []
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, ast.Compare) and any(
-            dotted_name(c) == "sys.modules" for c in node.comparators
-        ):
-            if isinstance(node.left, ast.Constant) and str(node.left.value).lstrip("_") == "pytest":
-                found.append(node.lineno)
+def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
+    """What the code asks that only tells whether the tests are looking, with its line, in
+    order: a string of :data:`UNDER_TEST` (written whole, or built of pieces), pytest among the
+    modules loaded or in the program's name, a caller that is a test, a tracer in place."""
+    if tree is None:
+        return []
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    imported = {
+        alias.asname or alias.name: f"{node.module}.{alias.name}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module in ("sys", "inspect", "traceback")
+        for alias in node.names
+    }
+
+    def name_of(node: ast.AST) -> str:
+        dotted = dotted_name(node)
+        head, _, rest = dotted.partition(".")
+        return f"{imported[head]}.{rest}".rstrip(".") if head in imported else dotted
+
+    def subject(node: ast.AST) -> str | None:
+        """Which of the questions ``node`` is the subject of, if any."""
+        if isinstance(node, ast.Attribute | ast.Name):
+            name = name_of(node)
+            if name == "sys.modules":
+                return _LOADED
+            if name in ("sys.argv", "sys.orig_argv") and not _an_argument(node, parents):
+                return _STARTED
+        if isinstance(node, ast.Call) and name_of(node.func) in _FRAMES:
+            return _CALLERS
+        return None
+
+    # Names bound to a subject, or to what is read from one (`frame = sys._getframe(1)`,
+    # `for m in sys.modules`), over a few rounds for the chains.
+    aliases: dict[str, str] = {}
+
+    def about(node: ast.AST) -> str | None:
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Name) and inner.id in aliases:
+                return aliases[inner.id]
+            found = subject(inner)
+            if found:
+                return found
+        return None
+
+    bindings: list[tuple[ast.AST, ast.AST]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            bindings.extend((target, node.value) for target in node.targets)
+        elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and node.value is not None:
+            bindings.append((node.target, node.value))
+        elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+            bindings.append((node.target, node.iter))
+    for _ in range(3):
+        for target, value in bindings:
+            what = about(value)
+            if what:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        aliases.setdefault(name.id, what)
+
+    found: list[tuple[str, int]] = []
+    for node in ast.walk(tree):
+        text = _folded(node)
+        if text in UNDER_TEST:
+            found.append((f"reads {text}", getattr(node, "lineno", 0)))
+        if _is_a_test(node):
+            what = about(node)
+            wanted = _A_TEST if what == _CALLERS else _PYTEST
+            if what and any(wanted.search(text.lower()) for text in _strings(node)):
+                found.append((what, getattr(node, "lineno", 0)))
         elif (
             isinstance(node, ast.Call)
-            and dotted_name(node.func) in ("sys.modules.get", "sys.modules.__contains__")
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-            and str(node.args[0].value).lstrip("_") == "pytest"
+            and name_of(node.func) in _TRACERS
+            and _tested(node, parents)
+            and not _sets_a_tracer(_scope(node, parents))
         ):
-            found.append(node.lineno)
-    return sorted(found)
+            found.append((_TRACED, node.lineno))
+    return sorted(set(found), key=lambda item: (item[1], item[0]))
+
+
+def _folded(node: ast.AST) -> str | None:
+    """The string ``node`` always is, when it is built of constants only: ``"PYTEST_" + "X"``,
+    ``f"PYTEST_{'X'}"``, ``"_".join(("A", "B"))``, ``"x".upper()``."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _folded(node.left), _folded(node.right)
+        return None if left is None or right is None else left + right
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for value in node.values:
+            inner = value.value if isinstance(value, ast.FormattedValue) else value
+            if isinstance(value, ast.FormattedValue) and value.format_spec is not None:
+                return None
+            part = _folded(inner)
+            if part is None:
+                return None
+            parts.append(part)
+        return "".join(parts)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords:
+        receiver = _folded(node.func.value)
+        if receiver is None:
+            return None
+        if node.func.attr in ("upper", "lower") and not node.args:
+            return receiver.upper() if node.func.attr == "upper" else receiver.lower()
+        if (
+            node.func.attr == "join"
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.List | ast.Tuple)
+        ):
+            pieces = [_folded(element) for element in node.args[0].elts]
+            if all(piece is not None for piece in pieces):
+                return receiver.join(piece or "" for piece in pieces)
+    return None
+
+
+def _strings(node: ast.AST) -> Iterator[str]:
+    for inner in ast.walk(node):
+        text = _folded(inner)
+        if text is not None:
+            yield text
+
+
+def _is_a_test(node: ast.AST) -> bool:
+    """A comparison, a membership, a look-up, or a string method that tests a value."""
+    if isinstance(node, ast.Compare | ast.Subscript):
+        return True
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else dotted_name(func)
+        return name in _STRING_TESTS
+    return False
+
+
+def _an_argument(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """``sys.argv[1]``, ``sys.argv[1:]``: the program's arguments, not its name (a command
+    line tool reads its sub-command there, and may run pytest with them)."""
+    parent = parents.get(node)
+    if not isinstance(parent, ast.Subscript) or parent.value is not node:
+        return False
+    index = parent.slice.lower if isinstance(parent.slice, ast.Slice) else parent.slice
+    return isinstance(index, ast.Constant) and isinstance(index.value, int) and index.value >= 1
+
+
+def _tested(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Whether the value of ``node`` decides something: compared, negated, or a condition."""
+    parent = parents.get(node)
+    if isinstance(parent, ast.Compare | ast.BoolOp):
+        return True
+    if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+        return True
+    if isinstance(parent, ast.If | ast.While | ast.IfExp | ast.Assert):
+        return parent.test is node
+    if isinstance(parent, ast.comprehension):
+        return node in parent.ifs
+    return isinstance(parent, ast.Call) and dotted_name(parent.func) == "bool"
+
+
+def _scope(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.AST:
+    """The function (or the module) ``node`` is in."""
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            return node
+    return node
+
+
+def _sets_a_tracer(scope: ast.AST) -> bool:
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute | ast.Name)
+        and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id)
+        in _SETS_A_TRACER
+        for node in ast.walk(scope)
+    )
 
 
 def _type_checking_set(path: str, name: str, now: str, before: str) -> Iterator[IntegrityFinding]:
