@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal, TypeVar
 
+from pytest_agentgate.texts import decode
+
 GIT_TIMEOUT_S = 60.0
 _T = TypeVar("_T")
 DEFAULT_BRANCHES = ("origin/main", "origin/master", "main", "master")
@@ -349,7 +351,8 @@ class Repo:
         return change
 
     def read_at(self, base: Base, paths: Iterable[str]) -> dict[str, str | None]:
-        """The text of each path at ``base`` (None where it did not exist or is not text)."""
+        """The text of each path at ``base`` (None where it did not exist or is not text); a
+        Python file's as Python decodes it (:mod:`pytest_agentgate.texts`)."""
         wanted = list(dict.fromkeys(paths))
         out: dict[str, str | None] = dict.fromkeys(wanted)
         if not wanted or base.sha == EMPTY_TREE:
@@ -377,10 +380,7 @@ class Repo:
             size = int(header[2])
             blob = data[pos : pos + size]
             pos += size + 1
-            try:
-                out[path] = blob.decode("utf-8")
-            except UnicodeDecodeError:
-                out[path] = None
+            out[path] = decode(path, blob)
         return out
 
     def export(self, sha: str, dest: Path, index: Path, timeout: float = GIT_TIMEOUT_S) -> None:

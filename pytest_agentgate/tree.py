@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from pytest_agentgate.git import Base, GitError, Repo
+from pytest_agentgate.texts import decode, is_python, universal_newlines
 
 MAX_BYTES = 1024 * 1024  # a file larger than this is not read (None)
 
@@ -45,9 +46,13 @@ class OnDisk:
         try:
             if not target.is_file() or target.stat().st_size > MAX_BYTES:
                 return None
-            return target.read_text(encoding="utf-8", errors="replace")
+            data = target.read_bytes()
         except OSError:
             return None
+        text = decode(path, data) if is_python(path) else None
+        if text is None:
+            text = data.decode("utf-8", errors="replace")
+        return universal_newlines(text)
 
     def is_file(self, path: str) -> bool:
         return (self.root / path).is_file()

@@ -281,3 +281,25 @@ def test_two_first_verdicts_at_once_take_one_snapshot(
     assert len(taken) == 1
     assert all(isinstance(f, dict) for f in found)
     assert isinstance(snapshot.load_or_take(project, "t"), dict)  # its digest is the project's
+
+
+def test_a_python_file_is_read_as_python_decodes_it(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A test file the project keeps in Latin-1: in the snapshot, and now, as Python reads it.
+    test_file = project / "tests" / "test_calc.py"
+    latin = "# -*- coding: latin-1 -*-\n# Tests (r\xe9vis\xe9es)\n" + TESTS
+    test_file.write_bytes(latin.encode("latin-1"))
+    assert integrity(verify(capsys))["status"] == "pass"
+    skipped = latin.replace("from calc", "import pytest\nfrom calc").replace(
+        "def test_add_negative", "@pytest.mark.skip\ndef test_add_negative"
+    )
+    test_file.write_bytes(skipped.encode("latin-1"))
+    assert ("skip-added", "tests/test_calc.py", 11) in located(verify(capsys))
+    # UTF-7: a return before the assert, a comment to anyone who reads the file as UTF-8.
+    hidden = "# -*- coding: utf-7 -*-\n" + TESTS.replace(
+        "def test_add():\n", "def test_add():\n    # see INV-42 +AAo-    return\n"
+    )
+    test_file.write_bytes(hidden.encode("ascii"))
+    found = {code for code, _, _ in located(verify(capsys))}
+    assert {"source-disguised", "assertion-removed"} <= found

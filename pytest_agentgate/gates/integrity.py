@@ -33,6 +33,7 @@ from pytest_agentgate.integrity.base_count import BaseCount
 from pytest_agentgate.integrity.model import EditedTest, IntegrityFinding, Scan, allowed
 from pytest_agentgate.integrity.rules import RULES
 from pytest_agentgate.integrity.tests_python import read_settings, settings_file
+from pytest_agentgate.texts import decode, universal_newlines
 from pytest_agentgate.verdict import Finding, GateResult
 
 BLOCK_CHOICES = ("all", "tampering")
@@ -238,7 +239,8 @@ def _selected_now(evidence: Evidence | GateResult | None) -> tuple[int | None, s
 
 
 class CachedSources:
-    """Both sides of each file, read once: the base's through one ``git cat-file`` batch."""
+    """Both sides of each file, read once: the base's through one ``git cat-file`` batch; a
+    Python file's text as Python decodes it (:mod:`pytest_agentgate.texts`)."""
 
     def __init__(self, root: Path, repo: Repo, change: Change) -> None:
         self.root = root
@@ -264,9 +266,10 @@ class CachedSources:
     def now(self, path: str) -> str | None:
         if path not in self._now:
             try:
-                self._now[path] = (self.root / path).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                self._now[path] = None
+                text = decode(path, (self.root / path).read_bytes())
+            except OSError:
+                text = None
+            self._now[path] = None if text is None else universal_newlines(text)
         return self._now[path]
 
 

@@ -16,4 +16,5 @@ ANALYZERS: tuple[str, ...] = (
     "pytest_agentgate.integrity.stop_hooks",
     "pytest_agentgate.integrity.environment",
     "pytest_agentgate.integrity.bytecode",
+    "pytest_agentgate.integrity.disguise",
 )

@@ -41,7 +41,9 @@ class IntegrityFinding:
 
 
 class Sources(Protocol):
-    """Text of files at the base and in the working tree, read once and cached."""
+    """Text of files at the base and in the working tree, read once and cached; a Python
+    file's as Python decodes it, by its BOM or coding declaration (PEP 263,
+    :mod:`pytest_agentgate.texts`): the code the analyzers read is the code Python runs."""
 
     def at_base(self, path: str) -> str | None: ...
 

@@ -113,6 +113,14 @@ _RULES = (
         "remove the forced exit; let the run end on its own",
     ),
     Rule(
+        "source-disguised",
+        "tampering",
+        "a Python file of the change declares an encoding (# -*- coding: utf-7 -*-) under "
+        "which Python runs code that its text read as UTF-8 (an editor, a linter, a diff, a "
+        "reviewer) does not show",
+        "save the file as UTF-8 without the coding declaration; write the code where it shows",
+    ),
+    Rule(
         "guard-forged",
         "tampering",
         "the change sets an AGENTGATE_* variable or otherwise disarms the gate",

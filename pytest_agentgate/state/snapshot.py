@@ -39,6 +39,7 @@ from pytest_agentgate.state.storage import (
     user_state_home,
     write_atomic,
 )
+from pytest_agentgate.texts import decode, universal_newlines
 
 SNAPSHOT_DIR = "snapshots"
 # In the project's .agentgate/: each task's snapshot digest, so that a snapshot deleted or
@@ -93,9 +94,10 @@ def _read(path: Path) -> str | None:
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
             return None
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = decode(path.name, path.read_bytes())
+    except OSError:
         return None
+    return None if text is None else universal_newlines(text)
 
 
 def take(root: Path) -> tuple[dict[str, str], list[str]]:
