@@ -29,6 +29,48 @@ TRICKS: dict[str, tuple[str, str, str, int]] = {
         "result-rewritten",
         5,
     ),
+    "makereport under another name with specname": (
+        "conftest.py",
+        "import pytest\n\n\n"
+        "@pytest.hookimpl(wrapper=True, specname='pytest_runtest_makereport')\n"
+        "def pytest_known_issues(item, call):\n    report = yield\n"
+        "    report.outcome = 'passed'\n    return report\n",
+        "result-rewritten",
+        5,
+    ),
+    "old-style wrapper under another name with specname": (
+        "conftest.py",
+        "import pytest\n\n\n"
+        "@pytest.hookimpl(hookwrapper=True, specname='pytest_runtest_makereport')\n"
+        "def pytest_known_issues(item, call):\n    outcome = yield\n"
+        "    outcome.get_result().outcome = 'passed'\n",
+        "result-rewritten",
+        5,
+    ),
+    "specname hookimpl bound by assignment": (
+        "conftest.py",
+        "import pytest\n\n\ndef _known(item, call):\n    report = yield\n"
+        "    report.outcome = 'passed'\n    return report\n\n\n"
+        "pytest_known_issues = pytest.hookimpl(wrapper=True, "
+        "specname='pytest_runtest_makereport')(_known)\n",
+        "result-rewritten",
+        4,
+    ),
+    "specname marker bound to a name": (
+        "conftest.py",
+        "import pytest\n\nknown = pytest.hookimpl(specname='pytest_report_teststatus')\n\n\n"
+        "@known\ndef pytest_known_issues(report, config):\n"
+        "    if report.failed:\n        return 'passed', '.', 'PASSED'\n",
+        "result-rewritten",
+        7,
+    ),
+    "specname of a selection hook": (
+        "conftest.py",
+        "import pytest\n\n\n@pytest.hookimpl(specname='pytest_collection_modifyitems')\n"
+        "def pytest_tidy(items):\n    items[:] = [i for i in items if 'broken' not in i.name]\n",
+        "selection-narrowed",
+        5,
+    ),
     "report_teststatus hides the failure": (
         "conftest.py",
         "def pytest_report_teststatus(report, config):\n"
@@ -121,6 +163,7 @@ def test_each_trick_is_found_at_its_line(
     "trick",
     [
         "makereport rewrites failed to passed",
+        "makereport under another name with specname",
         "modifyitems drops the failing test",
         "AGENTGATE_RUNNING set by a conftest",
         "-k in addopts",
@@ -163,6 +206,22 @@ def test_honest_conftests_and_the_bases_own_settings_are_not_findings(
     monkeypatch.chdir(root)
     gate = integrity(agentgate)
     assert gate["status"] == "pass" and gate["findings"] == []
+
+
+def test_a_specname_hookimpl_that_only_reads_is_not_a_finding(
+    tmp_path: Path, agentgate: Agentgate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = project(tmp_path / "p")
+    (root / "conftest.py").write_text(
+        "import pytest\n\n\n@pytest.hookimpl(tryfirst=True, specname='pytest_runtest_setup')\n"
+        "def pytest_note_start(item):\n    print('starting', item.nodeid)\n\n\n"
+        "@pytest.hookimpl(wrapper=True, specname='pytest_runtest_makereport')\n"
+        "def pytest_keep_report(item, call):\n    report = yield\n"
+        "    item.stash.setdefault('reports', []).append(report)\n    return report\n"
+    )
+    monkeypatch.chdir(root)
+    gate = integrity(agentgate)
+    assert gate["status"] == "pass" and gate["findings"] == [], gate
 
 
 ELSEWHERE = "win32" if sys.platform != "win32" else "linux"

@@ -14,6 +14,9 @@
   no:agentgate`` or ``--agentgate-no-run`` in a configuration file.
 - **rerun-added**: ``--reruns``/``--only-rerun``/``reruns =`` new in the pytest configuration.
 
+A hook is judged as the hook pytest calls it for: its name, or the hook pluggy's ``specname=``
+names (``@pytest.hookimpl(specname="pytest_runtest_makereport") def pytest_known_issues``).
+
 Compared with the base by AST (a hook whose body did not change is not a finding; reformatting is
 not a finding) and, for settings, by the options they hold.
 """
@@ -145,16 +148,25 @@ def _hooks(tree: ast.Module | None) -> dict[str, list[ast.FunctionDef | ast.Asyn
     hook's name."""
     found: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
     defined: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    markers = _specname_markers(tree)
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             defined.setdefault(node.name, node)
-            if node.name.startswith("pytest_"):
+            spec = next(
+                (s for d in node.decorator_list if (s := _specname(d, markers)) is not None), None
+            )
+            if spec is not None:
+                found.setdefault(spec, []).append(node)
+            elif node.name.startswith("pytest_"):
                 found.setdefault(node.name, []).append(node)
     for node in tree.body if tree is not None else ():
         if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        spec = _specname(node.value, markers)
         for target in targets:
+            if isinstance(target, ast.Name) and spec and target.id.startswith("pytest_"):
+                target = ast.Name(spec)  # judged as the hook pluggy calls it for
             if isinstance(target, ast.Name) and is_hook_name(target.id):
                 bound = [
                     defined[n.id]
@@ -170,6 +182,35 @@ def _hooks(tree: ast.Module | None) -> dict[str, list[ast.FunctionDef | ast.Asyn
                     bound = [stand_in]
                 found.setdefault(target.id, []).extend(bound)
     return found
+
+
+def _specname_markers(tree: ast.Module | None) -> dict[str, str]:
+    """Module-level names bound to a hookimpl marker that names its hook
+    (``known = pytest.hookimpl(specname="pytest_runtest_makereport")``), by name."""
+    found: dict[str, str] = {}
+    for node in tree.body if tree is not None else ():
+        if isinstance(node, ast.Assign):
+            spec = _specname(node.value, found)
+            if spec is not None:
+                found.update((t.id, spec) for t in node.targets if isinstance(t, ast.Name))
+    return found
+
+
+def _specname(node: ast.expr, markers: dict[str, str]) -> str | None:
+    """The hook a decorator or a bound hookimpl names with pluggy's ``specname=``: pluggy calls
+    the function for that hook whatever its own name (``@pytest.hookimpl(wrapper=True,
+    specname="pytest_runtest_makereport") def pytest_known_issues(...)``)."""
+    if isinstance(node, ast.Name):
+        return markers.get(node.id)
+    if not isinstance(node, ast.Call):
+        return None
+    for keyword in node.keywords:
+        if keyword.arg == "specname":
+            value = keyword.value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                return value.value
+            return "pytest_runtest_makereport"  # a name it computes: judged as the worst one
+    return _specname(node.func, markers)
 
 
 def _shape(node: ast.AST) -> str:
