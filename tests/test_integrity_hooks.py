@@ -71,6 +71,45 @@ TRICKS: dict[str, tuple[str, str, str, int]] = {
         "selection-narrowed",
         5,
     ),
+    "configure sets -k": (
+        "conftest.py",
+        "def pytest_configure(config):\n    config.option.keyword = 'not broken'\n",
+        "selection-narrowed",
+        2,
+    ),
+    "configure sets --deselect": (
+        "conftest.py",
+        "def pytest_configure(config):\n"
+        "    config.option.deselect = ['test_calc.py::test_broken']\n",
+        "selection-narrowed",
+        2,
+    ),
+    "configure sets -m through setattr": (
+        "conftest.py",
+        "def pytest_configure(config):\n    setattr(config.option, 'markexpr', 'not slow')\n",
+        "selection-narrowed",
+        2,
+    ),
+    "configure sets --ignore-glob through __dict__": (
+        "conftest.py",
+        "def pytest_configure(config):\n"
+        "    config.option.__dict__['ignore_glob'] = ['test_calc.py']\n",
+        "selection-narrowed",
+        2,
+    ),
+    "configure extends --ignore through an alias": (
+        "conftest.py",
+        "def pytest_configure(config):\n    opt = config.option\n"
+        "    opt.ignore += ['test_calc.py']\n",
+        "selection-narrowed",
+        3,
+    ),
+    "configure narrows config.args": (
+        "conftest.py",
+        "def pytest_configure(config):\n    config.args[:] = ['test_calc.py::test_ok']\n",
+        "selection-narrowed",
+        2,
+    ),
     "report_teststatus hides the failure": (
         "conftest.py",
         "def pytest_report_teststatus(report, config):\n"
@@ -165,6 +204,8 @@ def test_each_trick_is_found_at_its_line(
         "makereport rewrites failed to passed",
         "makereport under another name with specname",
         "modifyitems drops the failing test",
+        "configure sets -k",
+        "configure sets --deselect",
         "AGENTGATE_RUNNING set by a conftest",
         "-k in addopts",
     ],
@@ -218,6 +259,22 @@ def test_a_specname_hookimpl_that_only_reads_is_not_a_finding(
         "@pytest.hookimpl(wrapper=True, specname='pytest_runtest_makereport')\n"
         "def pytest_keep_report(item, call):\n    report = yield\n"
         "    item.stash.setdefault('reports', []).append(report)\n    return report\n"
+    )
+    monkeypatch.chdir(root)
+    gate = integrity(agentgate)
+    assert gate["status"] == "pass" and gate["findings"] == [], gate
+
+
+def test_a_configure_hook_that_reads_the_options_is_not_a_finding(
+    tmp_path: Path, agentgate: Agentgate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = project(tmp_path / "p")
+    (root / "conftest.py").write_text(
+        "def pytest_configure(config):\n"
+        "    if config.option.keyword or config.option.markexpr:\n"
+        "        print('a selection:', config.option.keyword, list(config.args))\n"
+        "    config.option.verbose = 1\n"
+        "    config.addinivalue_line('markers', 'db: database')\n"
     )
     monkeypatch.chdir(root)
     gate = integrity(agentgate)

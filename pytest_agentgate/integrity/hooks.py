@@ -6,8 +6,10 @@
   stats, a ``pytest_sessionfinish`` that sets the exit status: in a conftest or a plugin module.
 - **selection-narrowed**: a ``pytest_collection_modifyitems`` that removes items, a new
   ``pytest_ignore_collect``/``pytest_collect_file``/``pytest_deselected`` hook, ``collect_ignore``
-  gaining entries; ``-k``, ``-m``, ``--deselect``, ``--ignore``, ``-x``, ``--lf``... new in
-  the pytest configuration's ``addopts`` (the base's own selection is the suite).
+  gaining entries; selection options set from code (``config.option.keyword = ...``,
+  ``config.option.deselect``, ``config.args``); ``-k``, ``-m``, ``--deselect``, ``--ignore``,
+  ``-x``, ``--lf``... new in the pytest configuration's ``addopts`` (the base's own selection
+  is the suite).
 - **exit-forced**: ``pytest.exit``, ``os._exit``, ``sys.exit``, ``exit``/``quit``,
   ``os.kill``/``signal``, ``atexit.register`` new in conftest or plugin code.
 - **guard-forged**: an ``AGENTGATE_*`` variable set in code or configuration, ``-p
@@ -101,6 +103,7 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
                 yield from _hook_findings(path, now_tree, before_tree)
                 yield from _exit_findings(path, now_tree, before_tree)
                 yield from _report_findings(path, now_tree, before_tree)
+                yield from _option_findings(path, now_tree, before_tree)
             if guard:
                 yield from _guard_in_code(path, now_tree, before_tree)
         elif name in SETTINGS_FILES:
@@ -446,6 +449,132 @@ def _report_findings(
             path,
             new[len(old)],
         )
+
+
+# pytest's options (their `dest`) that choose which tests run: `-k`, `-m`, `--deselect`,
+# `--ignore`, `--ignore-glob`, `--lf`, `-x`, `--maxfail`, `--sw`, `--co`, `-o`, the paths.
+SELECTION_DESTS = frozenset(
+    {
+        "keyword", "markexpr", "deselect", "ignore", "ignore_glob", "lf",
+        "last_failed_no_failures", "exitfirst", "maxfail", "stepwise", "stepwise_skip",
+        "collectonly", "override_ini", "file_or_dir", "pyargs", "confcutdir", "noconftest",
+    }
+)  # fmt: skip
+_SETTINGS_TABLES = ("_inicache", "inicfg", "_override_ini")
+_LIST_WRITERS = frozenset(
+    {"append", "extend", "insert", "remove", "pop", "clear", "__setitem__", "__delitem__"}
+)
+
+
+def _option_findings(
+    path: str, now: ast.Module, before: ast.Module | None
+) -> Iterator[IntegrityFinding]:
+    """Code of a conftest or plugin that the change makes set pytest's selection options
+    (``config.option.keyword = "not test_x"``, ``config.option.deselect``, ``config.args``):
+    pytest then deselects or leaves out tests itself, and the run looks like the whole suite."""
+    writes = _option_writes(now)
+    excess = Counter(what for _, what in writes) - Counter(
+        what for _, what in _option_writes(before)
+    )
+    for line, what in writes:
+        if excess[what] > 0:
+            excess[what] -= 1
+            yield IntegrityFinding(
+                "selection-narrowed",
+                f"{PurePosixPath(path).name} sets {what}: pytest runs only the tests it selects, "
+                "and the base's whole suite must run",
+                path,
+                line,
+            )
+
+
+def _option_writes(tree: ast.Module | None) -> list[tuple[int, str]]:
+    """(line, what) of each write to a selection option of pytest's ``config.option`` (or
+    ``known_args_namespace``), to ``config.args``, or to its ini values."""
+    if tree is None:
+        return []
+    owners: set[str] = set()
+    for node in ast.walk(tree):  # `opt = config.option`: `opt.keyword = ...`
+        if isinstance(node, ast.Assign) and _is_options(node.value, owners):
+            owners.update(t.id for t in node.targets if isinstance(t, ast.Name))
+
+    def options_dict(node: ast.expr) -> bool:  # vars(config.option), config.option.__dict__
+        if isinstance(node, ast.Call) and _dotted(node.func) == "vars" and node.args:
+            return _is_options(node.args[0], owners)
+        return (
+            isinstance(node, ast.Attribute)
+            and node.attr == "__dict__"
+            and _is_options(node.value, owners)
+        )
+
+    def key_name(key: ast.expr) -> str:
+        return str(key.value) if isinstance(key, ast.Constant) else "..."
+
+    def selection_key(key: ast.expr | None) -> bool:
+        if isinstance(key, ast.Constant):
+            return key.value in SELECTION_DESTS
+        return True  # a name the code computes: may be any of them
+
+    def args_list(node: ast.expr) -> bool:
+        dotted = _dotted(node)
+        return dotted == "config.args" or dotted.endswith(".config.args")
+
+    def settings_table(node: ast.expr) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr in _SETTINGS_TABLES
+
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Delete):
+            targets = node.targets
+        for target in targets:
+            for part in ast.walk(target) if isinstance(target, (ast.Tuple, ast.List)) else [target]:
+                if isinstance(part, ast.Attribute):
+                    if part.attr in SELECTION_DESTS and _is_options(part.value, owners):
+                        found.append((line, f"config.option.{part.attr}"))
+                    elif part.attr == "args" and args_list(part):
+                        found.append((line, "config.args"))
+                elif isinstance(part, ast.Subscript):
+                    if options_dict(part.value) and selection_key(part.slice):
+                        found.append((line, f"config.option.{key_name(part.slice)}"))
+                    elif args_list(part.value):
+                        found.append((line, "config.args"))
+                    elif settings_table(part.value):
+                        found.append((line, "an ini value"))
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if _dotted(func) == "setattr" and len(node.args) >= 2:
+            if _is_options(node.args[0], owners) and selection_key(node.args[1]):
+                found.append((line, f"config.option.{key_name(node.args[1])}"))
+        elif isinstance(func, ast.Attribute):
+            if func.attr in ("update", "setdefault", "__setitem__") and options_dict(func.value):
+                keys: list[ast.expr | None] = [
+                    ast.Constant(k.arg) if k.arg else None for k in node.keywords
+                ]
+                for arg in node.args[:1]:
+                    keys.extend(arg.keys if isinstance(arg, ast.Dict) else [None])
+                if any(selection_key(k) for k in keys):
+                    found.append((line, "config.option"))
+            elif func.attr in _LIST_WRITERS and args_list(func.value):
+                found.append((line, "config.args"))
+            elif func.attr in ("update", "setdefault", "__setitem__") and settings_table(
+                func.value
+            ):
+                found.append((line, "an ini value"))
+    return sorted(found)
+
+
+def _is_options(node: ast.expr, owners: set[str]) -> bool:
+    """``config.option``, ``session.config.known_args_namespace``, or a name bound to one."""
+    if isinstance(node, ast.Name):
+        return node.id in owners
+    return isinstance(node, ast.Attribute) and node.attr in ("option", "known_args_namespace")
 
 
 def _assigns(func: ast.AST, attrs: set[str]) -> bool:
