@@ -110,6 +110,45 @@ TRICKS: dict[str, tuple[str, str, str, int]] = {
         "selection-narrowed",
         2,
     ),
+    "modifyitems marks the failing test xfail": (
+        "conftest.py",
+        "import pytest\n\n\ndef pytest_collection_modifyitems(config, items):\n"
+        "    for item in items:\n        if item.name == 'test_broken':\n"
+        "            item.add_marker(pytest.mark.xfail(reason='INV-42', strict=False))\n",
+        "skip-added",
+        7,
+    ),
+    "itemcollected marks the failing test skip": (
+        "conftest.py",
+        "import pytest\n\n\ndef pytest_itemcollected(item):\n"
+        "    if 'broken' in item.name:\n        item.add_marker('skip')\n",
+        "skip-added",
+        6,
+    ),
+    "collection_finish adds marks from a table": (
+        "conftest.py",
+        "import pytest\n\nKNOWN = {'test_broken': pytest.mark.xfail(reason='INV-42')}\n\n\n"
+        "def pytest_collection_finish(session):\n    for item in session.items:\n"
+        "        if item.name in KNOWN:\n            item.add_marker(KNOWN[item.name])\n",
+        "skip-added",
+        9,
+    ),
+    "autouse fixture applies xfail": (
+        "conftest.py",
+        "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef known_issues(request):\n"
+        "    if 'broken' in request.node.name:\n"
+        "        request.applymarker(pytest.mark.xfail(reason='INV-42'))\n",
+        "skip-added",
+        7,
+    ),
+    "autouse fixture marks the node skipif": (
+        "conftest.py",
+        "import os\n\nimport pytest\n\n\n@pytest.fixture(autouse=True)\n"
+        "def needs_db(request):\n    request.node.add_marker(\n"
+        "        pytest.mark.skipif(not os.environ.get('DB'), reason='needs the db')\n    )\n",
+        "skip-added",
+        8,
+    ),
     "report_teststatus hides the failure": (
         "conftest.py",
         "def pytest_report_teststatus(report, config):\n"
@@ -206,6 +245,7 @@ def test_each_trick_is_found_at_its_line(
         "modifyitems drops the failing test",
         "configure sets -k",
         "configure sets --deselect",
+        "modifyitems marks the failing test xfail",
         "AGENTGATE_RUNNING set by a conftest",
         "-k in addopts",
     ],
@@ -275,6 +315,25 @@ def test_a_configure_hook_that_reads_the_options_is_not_a_finding(
         "        print('a selection:', config.option.keyword, list(config.args))\n"
         "    config.option.verbose = 1\n"
         "    config.addinivalue_line('markers', 'db: database')\n"
+    )
+    monkeypatch.chdir(root)
+    gate = integrity(agentgate)
+    assert gate["status"] == "pass" and gate["findings"] == [], gate
+
+
+def test_other_marks_and_marks_for_another_platform_are_not_findings(
+    tmp_path: Path, agentgate: Agentgate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = "win32" if sys.platform != "win32" else "linux"
+    root = project(tmp_path / "p")
+    (root / "conftest.py").write_text(
+        "import sys\n\nimport pytest\n\n\ndef pytest_collection_modifyitems(items):\n"
+        "    for item in items:\n        item.add_marker(pytest.mark.slow)\n"
+        "        item.add_marker('db')\n"
+        f"        item.add_marker(pytest.mark.skipif(sys.platform == {elsewhere!r}, reason='x'))\n"
+        "\n\n@pytest.fixture(autouse=True)\ndef elsewhere_only(request):\n"
+        f"    if sys.platform == {elsewhere!r}:\n"
+        "        request.applymarker(pytest.mark.xfail(reason='not supported there'))\n"
     )
     monkeypatch.chdir(root)
     gate = integrity(agentgate)

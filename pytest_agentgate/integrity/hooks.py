@@ -10,6 +10,9 @@
   ``config.option.deselect``, ``config.args``); ``-k``, ``-m``, ``--deselect``, ``--ignore``,
   ``-x``, ``--lf``... new in the pytest configuration's ``addopts`` (the base's own selection
   is the suite).
+- **skip-added**: a skip or xfail mark added to collected tests by a conftest's hook or fixture
+  (``item.add_marker(pytest.mark.xfail(...))``, ``request.applymarker(...)``), unless its
+  condition asks the platform or the Python version and is false here.
 - **exit-forced**: ``pytest.exit``, ``os._exit``, ``sys.exit``, ``exit``/``quit``,
   ``os.kill``/``signal``, ``atexit.register`` new in conftest or plugin code.
 - **guard-forged**: an ``AGENTGATE_*`` variable set in code or configuration, ``-p
@@ -32,11 +35,17 @@ import re
 import shlex
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import PurePosixPath
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
-from pytest_agentgate.integrity.tests_python import Module, Settings, environmental, truthy
+from pytest_agentgate.integrity.tests_python import (
+    Module,
+    Settings,
+    environmental,
+    read_mark,
+    truthy,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -104,6 +113,8 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
                 yield from _exit_findings(path, now_tree, before_tree)
                 yield from _report_findings(path, now_tree, before_tree)
                 yield from _option_findings(path, now_tree, before_tree)
+                if not name.startswith("test_") and not name.endswith("_test.py"):
+                    yield from _mark_findings(path, now_tree, before_tree)
             if guard:
                 yield from _guard_in_code(path, now_tree, before_tree)
         elif name in SETTINGS_FILES:
@@ -296,39 +307,133 @@ def _skips_here(func: ast.AST, path: str, tree: ast.Module) -> bool:
     return any(True for _ in _live_skips(func, module))
 
 
-def _live_skips(node: ast.AST, module: Module) -> Iterator[ast.Call]:
-    """The skip calls under ``node`` that may run here."""
+def _live_skips(
+    node: ast.AST, module: Module, match: Callable[[ast.Call], bool] | None = None
+) -> Iterator[ast.Call]:
+    """The skip calls (or the calls ``match`` picks) under ``node`` that may run here."""
+    if match is None:
+        match = _is_skip_call
     if isinstance(node, ast.If) and environmental(node.test, module):
         test = truthy(node.test, module)
-        yield from _live_skips(node.test, module)
+        yield from _live_skips(node.test, module, match)
         for branch, taken in ((node.body, test is not False), (node.orelse, test is not True)):
             if taken:
-                yield from _live_body(branch, module)
+                yield from _live_body(branch, module, match)
         return
-    if isinstance(node, ast.Call) and _dotted(node.func) in _SKIPS:
+    if isinstance(node, ast.Call) and match(node):
         yield node
     for _, field in ast.iter_fields(node):
         if isinstance(field, list):
             if field and all(isinstance(item, ast.stmt) for item in field):
-                yield from _live_body(field, module)
+                yield from _live_body(field, module, match)
             else:
                 for item in field:
                     if isinstance(item, ast.AST):
-                        yield from _live_skips(item, module)
+                        yield from _live_skips(item, module, match)
         elif isinstance(field, ast.AST):
-            yield from _live_skips(field, module)
+            yield from _live_skips(field, module, match)
 
 
-def _live_body(body: list[ast.stmt], module: Module) -> Iterator[ast.Call]:
+def _is_skip_call(call: ast.Call) -> bool:
+    return _dotted(call.func) in _SKIPS
+
+
+def _live_body(
+    body: list[ast.stmt], module: Module, match: Callable[[ast.Call], bool] | None = None
+) -> Iterator[ast.Call]:
     """The live skips of a block, up to a platform check that returns here
     (``if sys.platform != "win32": return``): what follows it runs elsewhere."""
     for stmt in body:
-        yield from _live_skips(stmt, module)
+        yield from _live_skips(stmt, module, match)
         if isinstance(stmt, ast.If) and environmental(stmt.test, module):
             test = truthy(stmt.test, module)
             taken = stmt.body if test is True else stmt.orelse if test is False else None
             if taken and isinstance(taken[-1], ast.Return):
                 return
+
+
+# -- skips and xfails added to collected tests --------------------------------------------------
+
+_MARKING = frozenset({"add_marker", "applymarker"})
+_SKIP_MARK_NAMES = frozenset({"skip", "skipif", "xfail"})
+
+
+def _mark_findings(
+    path: str, now: ast.Module, before: ast.Module | None
+) -> Iterator[IntegrityFinding]:
+    """A skip or xfail mark the change makes a conftest or plugin add to tests
+    (``item.add_marker(pytest.mark.xfail(...))`` in a collection hook, an autouse fixture's
+    ``request.applymarker(...)``): the test then counts as skipped or xfailed, not failed, as
+    a mark written on it does. Not a finding: another mark (``pytest.mark.slow``), a mark whose
+    condition asks the platform or the Python version and is false here, or one added only
+    under such a check."""
+    added = _marks_added(path, now)
+    excess = Counter(what for _, what in added) - Counter(
+        what for _, what in (_marks_added(path, before) if before is not None else [])
+    )
+    for line, what in added:
+        if excess[what] > 0:
+            excess[what] -= 1
+            yield IntegrityFinding(
+                "skip-added",
+                f"{PurePosixPath(path).name} adds {what} to collected tests: they count as "
+                "skipped or xfailed, not failed",
+                path,
+                line,
+            )
+
+
+def _marks_added(path: str, tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, mark as written) of each skip or xfail mark the module's code may add here."""
+    if not any(isinstance(n, ast.Attribute) and n.attr in _MARKING for n in ast.walk(tree)):
+        return []
+    module = Module(path, tree, Settings())
+
+    def marking(call: ast.Call) -> bool:
+        return isinstance(call.func, ast.Attribute) and call.func.attr in _MARKING
+
+    skipping_here = _skip_marks_here(tree, module)
+    found = []
+    for call in _live_skips(tree, module, marking):
+        arg = call.args[0] if call.args else next((k.value for k in call.keywords), None)
+        if arg is None:
+            continue
+        node = module.alias(arg)
+        if isinstance(node, ast.Constant):  # add_marker("xfail")
+            if node.value in _SKIP_MARK_NAMES:
+                found.append((call.lineno, f"pytest.mark.{node.value}"))
+            continue
+        marker = read_mark(node, module)
+        if marker is not None:
+            if marker.category == "skip" and marker.here is not False:
+                found.append((call.lineno, _written(node)))
+        elif not _a_mark(node, module) and skipping_here:
+            # A mark the code picks (`MARKS[item.name]`) in a module that builds skips.
+            found.append((call.lineno, skipping_here[0]))
+    return found
+
+
+def _written(node: ast.AST) -> str:
+    text = " ".join(ast.unparse(node).split())
+    return text if len(text) <= 70 else text[:67] + "..."
+
+
+def _a_mark(node: ast.expr, module: Module) -> bool:
+    """``pytest.mark.NAME`` or ``pytest.mark.NAME(...)`` of a name that is no skip."""
+    call = node.func if isinstance(node, ast.Call) else node
+    name = module.dotted(call) or ""
+    return name.startswith("pytest.mark.") and name.rsplit(".", 1)[-1] not in _SKIP_MARK_NAMES
+
+
+def _skip_marks_here(tree: ast.Module, module: Module) -> list[str]:
+    """The skip and xfail marks the module writes anywhere that may apply here."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Attribute, ast.Call)):
+            marker = read_mark(node, module)
+            if marker is not None and marker.category == "skip" and marker.here is not False:
+                found.append(_written(node))
+    return found
 
 
 def _dotted(node: ast.AST) -> str:
