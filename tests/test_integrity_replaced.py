@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import STRICT_TESTS, gated_project, only_gate, verify_json
+from _helpers import STRICT_TESTS, gated_project, git, only_gate, verify_json
 
 CALC = "def tax(amount):\n    return amount * 0.2 + 1.5\n"
 TEST = "from calc import tax\n\n\ndef test_tax():\n    assert tax(10) == 2.0\n"
@@ -90,6 +90,9 @@ def test_a_module_of_the_tests_named_like_the_projects_is_found(project: Path) -
 
 
 def test_reading_a_namespace_and_a_helper_package_are_honest(project: Path) -> None:
+    (project / "conftest.py").write_text("collect_ignore = ['build']\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "a conftest at the root")
     (project / "calc" / "rates.py").write_text(CALC.replace(" + 1.5", ""))
     (project / "tests" / "helpers").mkdir()
     (project / "tests" / "helpers" / "__init__.py").write_text("AMOUNTS = [10, 20]\n")

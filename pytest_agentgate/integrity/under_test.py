@@ -303,6 +303,10 @@ def _namespace_entry(target: ast.expr, names: set[str]) -> str | None:
     return f"{module}.{key.value!s}" if isinstance(key, ast.Constant) else f"{module}...."
 
 
+# Files a project keeps at its root that a test folder has its own of, never imported by name.
+_NOT_SHADOWS = frozenset({"conftest", "setup", "noxfile", "__main__"})
+
+
 def _shadows_the_project(scan: Scan, path: str) -> Iterator[IntegrityFinding]:
     """A module the change adds in a folder of the tests under the name of one of the
     project's own top-level packages or modules (``tests/calc/__init__.py``, ``tests/calc.py``):
@@ -317,6 +321,8 @@ def _shadows_the_project(scan: Scan, path: str) -> Iterator[IntegrityFinding]:
         return
     if not name or str(folder) == "." or not is_test_code(f"{folder}/x"):
         return
+    if name in _NOT_SHADOWS or name.startswith("test"):
+        return  # pytest's own per-folder files, and tests, are never imported by name
     if (scan.root / folder / "__init__.py").is_file():
         return  # a package of the tests: its modules are `tests.calc`, never `calc`
     if not _is_project(name, scan.root) or folder.parts[0] == "src":
