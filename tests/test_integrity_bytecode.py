@@ -116,3 +116,60 @@ def test_a_rewritten_test_module_made_by_hand_is_found(project: Path) -> None:
     assert code == 1  # ...and the gate says why
     (message,) = stale(verdict)
     assert "is not compiled from test_calc.py, and pytest loads it" in message
+
+
+SHADOW = "def add(a, b):\n    return a + b\n"
+
+
+@pytest.fixture
+def shadowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The project's broken calc.py, its tests in tests/, and a .gitignore of pycs."""
+    monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "state"))
+    for name in ("AGENTGATE_RUNNING", "PYTEST_ADDOPTS", "PYTHONDONTWRITEBYTECODE"):
+        monkeypatch.delenv(name, raising=False)
+    files = {
+        "calc.py": BROKEN,
+        "tests/test_calc.py": TEST,
+        ".gitignore": "__pycache__/\n*.py[cod]\n.agentgate/\n.venv/\n",
+    }
+    return gated_project(tmp_path / "proj", STRICT_TESTS, files)
+
+
+def sourceless(root: Path, relative: str) -> None:
+    (root / "shadow.py").write_text(SHADOW)
+    py_compile.compile(str(root / "shadow.py"), cfile=str(root / relative), doraise=True)
+    (root / "shadow.py").unlink()
+
+
+def test_a_sourceless_pyc_that_shadows_the_project_is_found(shadowed: Path) -> None:
+    sourceless(shadowed, "tests/calc.pyc")
+    assert git(shadowed, "status", "--porcelain") == ""  # ignored: the change shows nothing
+    code, verdict = verify_json(shadowed)
+    assert only_gate(verdict, "test")["status"] == "pass"  # pytest imported the pyc
+    assert code == 1
+    findings = only_gate(verdict, "integrity")["findings"]
+    assert [(f["code"], f["path"]) for f in findings] == [("stale-bytecode", "tests/calc.pyc")]
+
+
+def test_a_sourceless_package_is_found_and_installed_pycs_are_not(shadowed: Path) -> None:
+    (shadowed / "tests" / "calc").mkdir()
+    sourceless(shadowed, "tests/calc/__init__.pyc")
+    site = shadowed / ".venv" / "lib" / "python3" / "site-packages"
+    site.mkdir(parents=True)
+    (shadowed / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    sourceless(shadowed, ".venv/lib/python3/site-packages/vendored.pyc")
+    sourceless(shadowed, ".venv/stray.pyc")
+    code, verdict = verify_json(shadowed)
+    assert code == 1
+    findings = only_gate(verdict, "integrity")["findings"]
+    assert [(f["code"], f["path"]) for f in findings] == [
+        ("stale-bytecode", "tests/calc/__init__.pyc")
+    ]
+
+
+def test_a_pyc_beside_its_source_is_not_sourceless(shadowed: Path) -> None:
+    (shadowed / "calc.py").write_text(FIXED)
+    git(shadowed, "commit", "-qam", "fix")
+    py_compile.compile(str(shadowed / "calc.py"), cfile=str(shadowed / "calc.pyc"), doraise=True)
+    code, verdict = verify_json(shadowed)
+    assert code == 0 and stale(verdict) == [], verdict

@@ -29,6 +29,126 @@ TRICKS: dict[str, tuple[str, str, str, int]] = {
         "result-rewritten",
         5,
     ),
+    "makereport under another name with specname": (
+        "conftest.py",
+        "import pytest\n\n\n"
+        "@pytest.hookimpl(wrapper=True, specname='pytest_runtest_makereport')\n"
+        "def pytest_known_issues(item, call):\n    report = yield\n"
+        "    report.outcome = 'passed'\n    return report\n",
+        "result-rewritten",
+        5,
+    ),
+    "old-style wrapper under another name with specname": (
+        "conftest.py",
+        "import pytest\n\n\n"
+        "@pytest.hookimpl(hookwrapper=True, specname='pytest_runtest_makereport')\n"
+        "def pytest_known_issues(item, call):\n    outcome = yield\n"
+        "    outcome.get_result().outcome = 'passed'\n",
+        "result-rewritten",
+        5,
+    ),
+    "specname hookimpl bound by assignment": (
+        "conftest.py",
+        "import pytest\n\n\ndef _known(item, call):\n    report = yield\n"
+        "    report.outcome = 'passed'\n    return report\n\n\n"
+        "pytest_known_issues = pytest.hookimpl(wrapper=True, "
+        "specname='pytest_runtest_makereport')(_known)\n",
+        "result-rewritten",
+        4,
+    ),
+    "specname marker bound to a name": (
+        "conftest.py",
+        "import pytest\n\nknown = pytest.hookimpl(specname='pytest_report_teststatus')\n\n\n"
+        "@known\ndef pytest_known_issues(report, config):\n"
+        "    if report.failed:\n        return 'passed', '.', 'PASSED'\n",
+        "result-rewritten",
+        7,
+    ),
+    "specname of a selection hook": (
+        "conftest.py",
+        "import pytest\n\n\n@pytest.hookimpl(specname='pytest_collection_modifyitems')\n"
+        "def pytest_tidy(items):\n    items[:] = [i for i in items if 'broken' not in i.name]\n",
+        "selection-narrowed",
+        5,
+    ),
+    "configure sets -k": (
+        "conftest.py",
+        "def pytest_configure(config):\n    config.option.keyword = 'not broken'\n",
+        "selection-narrowed",
+        2,
+    ),
+    "configure sets --deselect": (
+        "conftest.py",
+        "def pytest_configure(config):\n"
+        "    config.option.deselect = ['test_calc.py::test_broken']\n",
+        "selection-narrowed",
+        2,
+    ),
+    "configure sets -m through setattr": (
+        "conftest.py",
+        "def pytest_configure(config):\n    setattr(config.option, 'markexpr', 'not slow')\n",
+        "selection-narrowed",
+        2,
+    ),
+    "configure sets --ignore-glob through __dict__": (
+        "conftest.py",
+        "def pytest_configure(config):\n"
+        "    config.option.__dict__['ignore_glob'] = ['test_calc.py']\n",
+        "selection-narrowed",
+        2,
+    ),
+    "configure extends --ignore through an alias": (
+        "conftest.py",
+        "def pytest_configure(config):\n    opt = config.option\n"
+        "    opt.ignore += ['test_calc.py']\n",
+        "selection-narrowed",
+        3,
+    ),
+    "configure narrows config.args": (
+        "conftest.py",
+        "def pytest_configure(config):\n    config.args[:] = ['test_calc.py::test_ok']\n",
+        "selection-narrowed",
+        2,
+    ),
+    "modifyitems marks the failing test xfail": (
+        "conftest.py",
+        "import pytest\n\n\ndef pytest_collection_modifyitems(config, items):\n"
+        "    for item in items:\n        if item.name == 'test_broken':\n"
+        "            item.add_marker(pytest.mark.xfail(reason='INV-42', strict=False))\n",
+        "skip-added",
+        7,
+    ),
+    "itemcollected marks the failing test skip": (
+        "conftest.py",
+        "import pytest\n\n\ndef pytest_itemcollected(item):\n"
+        "    if 'broken' in item.name:\n        item.add_marker('skip')\n",
+        "skip-added",
+        6,
+    ),
+    "collection_finish adds marks from a table": (
+        "conftest.py",
+        "import pytest\n\nKNOWN = {'test_broken': pytest.mark.xfail(reason='INV-42')}\n\n\n"
+        "def pytest_collection_finish(session):\n    for item in session.items:\n"
+        "        if item.name in KNOWN:\n            item.add_marker(KNOWN[item.name])\n",
+        "skip-added",
+        9,
+    ),
+    "autouse fixture applies xfail": (
+        "conftest.py",
+        "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef known_issues(request):\n"
+        "    if 'broken' in request.node.name:\n"
+        "        request.applymarker(pytest.mark.xfail(reason='INV-42'))\n",
+        "skip-added",
+        7,
+    ),
+    "autouse fixture marks the node skipif": (
+        "conftest.py",
+        "import os\n\nimport pytest\n\n\n@pytest.fixture(autouse=True)\n"
+        "def needs_db(request):\n    request.node.add_marker(\n"
+        "        pytest.mark.skipif(not os.environ.get('DB'), reason='needs the db')\n    )\n",
+        "skip-added",
+        8,
+    ),
     "report_teststatus hides the failure": (
         "conftest.py",
         "def pytest_report_teststatus(report, config):\n"
@@ -121,7 +241,11 @@ def test_each_trick_is_found_at_its_line(
     "trick",
     [
         "makereport rewrites failed to passed",
+        "makereport under another name with specname",
         "modifyitems drops the failing test",
+        "configure sets -k",
+        "configure sets --deselect",
+        "modifyitems marks the failing test xfail",
         "AGENTGATE_RUNNING set by a conftest",
         "-k in addopts",
     ],
@@ -163,6 +287,57 @@ def test_honest_conftests_and_the_bases_own_settings_are_not_findings(
     monkeypatch.chdir(root)
     gate = integrity(agentgate)
     assert gate["status"] == "pass" and gate["findings"] == []
+
+
+def test_a_specname_hookimpl_that_only_reads_is_not_a_finding(
+    tmp_path: Path, agentgate: Agentgate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = project(tmp_path / "p")
+    (root / "conftest.py").write_text(
+        "import pytest\n\n\n@pytest.hookimpl(tryfirst=True, specname='pytest_runtest_setup')\n"
+        "def pytest_note_start(item):\n    print('starting', item.nodeid)\n\n\n"
+        "@pytest.hookimpl(wrapper=True, specname='pytest_runtest_makereport')\n"
+        "def pytest_keep_report(item, call):\n    report = yield\n"
+        "    item.stash.setdefault('reports', []).append(report)\n    return report\n"
+    )
+    monkeypatch.chdir(root)
+    gate = integrity(agentgate)
+    assert gate["status"] == "pass" and gate["findings"] == [], gate
+
+
+def test_a_configure_hook_that_reads_the_options_is_not_a_finding(
+    tmp_path: Path, agentgate: Agentgate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = project(tmp_path / "p")
+    (root / "conftest.py").write_text(
+        "def pytest_configure(config):\n"
+        "    if config.option.keyword or config.option.markexpr:\n"
+        "        print('a selection:', config.option.keyword, list(config.args))\n"
+        "    config.option.verbose = 1\n"
+        "    config.addinivalue_line('markers', 'db: database')\n"
+    )
+    monkeypatch.chdir(root)
+    gate = integrity(agentgate)
+    assert gate["status"] == "pass" and gate["findings"] == [], gate
+
+
+def test_other_marks_and_marks_for_another_platform_are_not_findings(
+    tmp_path: Path, agentgate: Agentgate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = "win32" if sys.platform != "win32" else "linux"
+    root = project(tmp_path / "p")
+    (root / "conftest.py").write_text(
+        "import sys\n\nimport pytest\n\n\ndef pytest_collection_modifyitems(items):\n"
+        "    for item in items:\n        item.add_marker(pytest.mark.slow)\n"
+        "        item.add_marker('db')\n"
+        f"        item.add_marker(pytest.mark.skipif(sys.platform == {elsewhere!r}, reason='x'))\n"
+        "\n\n@pytest.fixture(autouse=True)\ndef elsewhere_only(request):\n"
+        f"    if sys.platform == {elsewhere!r}:\n"
+        "        request.applymarker(pytest.mark.xfail(reason='not supported there'))\n"
+    )
+    monkeypatch.chdir(root)
+    gate = integrity(agentgate)
+    assert gate["status"] == "pass" and gate["findings"] == [], gate
 
 
 ELSEWHERE = "win32" if sys.platform != "win32" else "linux"

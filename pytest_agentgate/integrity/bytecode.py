@@ -13,6 +13,10 @@ this interpreter that Python or pytest would load for it is compiled again from 
 compared, code object for code object. A pair of source and pyc found alike is remembered in the
 user's state directory by their digests, so a later verdict compiles only what changed. Pycs of
 another interpreter version are not read (agentgate cannot compile for it).
+
+A ``NAME.pyc`` outside ``__pycache__`` with no ``NAME.py`` beside it (sourceless bytecode) is
+imported by Python as module ``NAME`` from any folder on ``sys.path``: in the project (outside
+its virtual environments) it is a finding at its own path, whatever it holds.
 """
 
 from __future__ import annotations
@@ -69,6 +73,55 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
             if finding is not None:
                 yield finding
     remembered.save()
+    yield from _sourceless(scan.root)
+
+
+# Folders no import of the project's code reads from: tools' caches, version control, the
+# JavaScript side, and (by their `pyvenv.cfg`, or their name) installed environments.
+_NOT_IMPORTED = frozenset(
+    {
+        ".git", ".hg", ".svn", ".tox", ".nox", ".agentgate", ".mypy_cache", ".ruff_cache",
+        ".pytest_cache", ".hypothesis", "node_modules", "site-packages", "dist-packages",
+        "__pycache__",
+    }
+)  # fmt: skip
+# Folders looked at, at most, for pycs outside `__pycache__`.
+MAX_FOLDERS = 20_000
+
+
+def _sourceless(root: Path) -> Iterator[IntegrityFinding]:
+    """Each ``NAME.pyc`` outside ``__pycache__`` with no ``NAME.py`` beside it, in the project
+    outside its virtual environments: Python imports such a file as module ``NAME`` from any
+    folder on ``sys.path`` (pytest puts the tests' folders there), in place of the project's
+    module of that name, and git, ignoring ``*.pyc``, shows nothing of it."""
+    folders = 0
+    for folder, dirs, files in os.walk(root):
+        folders += 1
+        if folders > MAX_FOLDERS:
+            return
+        here = Path(folder)
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if d not in _NOT_IMPORTED
+            and not d.endswith(".egg-info")
+            and not (here / d / "pyvenv.cfg").is_file()
+        )
+        names = set(files)
+        for name in sorted(names):
+            if not name.endswith(".pyc") or name[: -len(".pyc")] + ".py" in names:
+                continue
+            shown = (here / name).relative_to(root).as_posix()
+            module = name[: -len(".pyc")]
+            if module == "__init__":
+                module = here.name
+            yield IntegrityFinding(
+                RULE,
+                f"{shown} is bytecode with no source beside it: Python imports it as "
+                f"{module} from a folder on sys.path (pytest puts the tests' folders there), in "
+                "place of the project's module of that name, and the change never shows it",
+                shown,
+            )
 
 
 def _python_files(scan: Scan) -> list[str]:

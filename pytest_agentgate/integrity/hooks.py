@@ -6,13 +6,21 @@
   stats, a ``pytest_sessionfinish`` that sets the exit status: in a conftest or a plugin module.
 - **selection-narrowed**: a ``pytest_collection_modifyitems`` that removes items, a new
   ``pytest_ignore_collect``/``pytest_collect_file``/``pytest_deselected`` hook, ``collect_ignore``
-  gaining entries; ``-k``, ``-m``, ``--deselect``, ``--ignore``, ``-x``, ``--lf``... new in
-  the pytest configuration's ``addopts`` (the base's own selection is the suite).
+  gaining entries; selection options set from code (``config.option.keyword = ...``,
+  ``config.option.deselect``, ``config.args``); ``-k``, ``-m``, ``--deselect``, ``--ignore``,
+  ``-x``, ``--lf``... new in the pytest configuration's ``addopts`` (the base's own selection
+  is the suite).
+- **skip-added**: a skip or xfail mark added to collected tests by a conftest's hook or fixture
+  (``item.add_marker(pytest.mark.xfail(...))``, ``request.applymarker(...)``), unless its
+  condition asks the platform or the Python version and is false here.
 - **exit-forced**: ``pytest.exit``, ``os._exit``, ``sys.exit``, ``exit``/``quit``,
   ``os.kill``/``signal``, ``atexit.register`` new in conftest or plugin code.
 - **guard-forged**: an ``AGENTGATE_*`` variable set in code or configuration, ``-p
   no:agentgate`` or ``--agentgate-no-run`` in a configuration file.
 - **rerun-added**: ``--reruns``/``--only-rerun``/``reruns =`` new in the pytest configuration.
+
+A hook is judged as the hook pytest calls it for: its name, or the hook pluggy's ``specname=``
+names (``@pytest.hookimpl(specname="pytest_runtest_makereport") def pytest_known_issues``).
 
 Compared with the base by AST (a hook whose body did not change is not a finding; reformatting is
 not a finding) and, for settings, by the options they hold.
@@ -27,11 +35,17 @@ import re
 import shlex
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import PurePosixPath
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
-from pytest_agentgate.integrity.tests_python import Module, Settings, environmental, truthy
+from pytest_agentgate.integrity.tests_python import (
+    Module,
+    Settings,
+    environmental,
+    read_mark,
+    truthy,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -98,6 +112,9 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
                 yield from _hook_findings(path, now_tree, before_tree)
                 yield from _exit_findings(path, now_tree, before_tree)
                 yield from _report_findings(path, now_tree, before_tree)
+                yield from _option_findings(path, now_tree, before_tree)
+                if not name.startswith("test_") and not name.endswith("_test.py"):
+                    yield from _mark_findings(path, now_tree, before_tree)
             if guard:
                 yield from _guard_in_code(path, now_tree, before_tree)
         elif name in SETTINGS_FILES:
@@ -145,16 +162,25 @@ def _hooks(tree: ast.Module | None) -> dict[str, list[ast.FunctionDef | ast.Asyn
     hook's name."""
     found: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
     defined: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    markers = _specname_markers(tree)
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             defined.setdefault(node.name, node)
-            if node.name.startswith("pytest_"):
+            spec = next(
+                (s for d in node.decorator_list if (s := _specname(d, markers)) is not None), None
+            )
+            if spec is not None:
+                found.setdefault(spec, []).append(node)
+            elif node.name.startswith("pytest_"):
                 found.setdefault(node.name, []).append(node)
     for node in tree.body if tree is not None else ():
         if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None:
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        spec = _specname(node.value, markers)
         for target in targets:
+            if isinstance(target, ast.Name) and spec and target.id.startswith("pytest_"):
+                target = ast.Name(spec)  # judged as the hook pluggy calls it for
             if isinstance(target, ast.Name) and is_hook_name(target.id):
                 bound = [
                     defined[n.id]
@@ -170,6 +196,35 @@ def _hooks(tree: ast.Module | None) -> dict[str, list[ast.FunctionDef | ast.Asyn
                     bound = [stand_in]
                 found.setdefault(target.id, []).extend(bound)
     return found
+
+
+def _specname_markers(tree: ast.Module | None) -> dict[str, str]:
+    """Module-level names bound to a hookimpl marker that names its hook
+    (``known = pytest.hookimpl(specname="pytest_runtest_makereport")``), by name."""
+    found: dict[str, str] = {}
+    for node in tree.body if tree is not None else ():
+        if isinstance(node, ast.Assign):
+            spec = _specname(node.value, found)
+            if spec is not None:
+                found.update((t.id, spec) for t in node.targets if isinstance(t, ast.Name))
+    return found
+
+
+def _specname(node: ast.expr, markers: dict[str, str]) -> str | None:
+    """The hook a decorator or a bound hookimpl names with pluggy's ``specname=``: pluggy calls
+    the function for that hook whatever its own name (``@pytest.hookimpl(wrapper=True,
+    specname="pytest_runtest_makereport") def pytest_known_issues(...)``)."""
+    if isinstance(node, ast.Name):
+        return markers.get(node.id)
+    if not isinstance(node, ast.Call):
+        return None
+    for keyword in node.keywords:
+        if keyword.arg == "specname":
+            value = keyword.value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                return value.value
+            return "pytest_runtest_makereport"  # a name it computes: judged as the worst one
+    return _specname(node.func, markers)
 
 
 def _shape(node: ast.AST) -> str:
@@ -252,39 +307,133 @@ def _skips_here(func: ast.AST, path: str, tree: ast.Module) -> bool:
     return any(True for _ in _live_skips(func, module))
 
 
-def _live_skips(node: ast.AST, module: Module) -> Iterator[ast.Call]:
-    """The skip calls under ``node`` that may run here."""
+def _live_skips(
+    node: ast.AST, module: Module, match: Callable[[ast.Call], bool] | None = None
+) -> Iterator[ast.Call]:
+    """The skip calls (or the calls ``match`` picks) under ``node`` that may run here."""
+    if match is None:
+        match = _is_skip_call
     if isinstance(node, ast.If) and environmental(node.test, module):
         test = truthy(node.test, module)
-        yield from _live_skips(node.test, module)
+        yield from _live_skips(node.test, module, match)
         for branch, taken in ((node.body, test is not False), (node.orelse, test is not True)):
             if taken:
-                yield from _live_body(branch, module)
+                yield from _live_body(branch, module, match)
         return
-    if isinstance(node, ast.Call) and _dotted(node.func) in _SKIPS:
+    if isinstance(node, ast.Call) and match(node):
         yield node
     for _, field in ast.iter_fields(node):
         if isinstance(field, list):
             if field and all(isinstance(item, ast.stmt) for item in field):
-                yield from _live_body(field, module)
+                yield from _live_body(field, module, match)
             else:
                 for item in field:
                     if isinstance(item, ast.AST):
-                        yield from _live_skips(item, module)
+                        yield from _live_skips(item, module, match)
         elif isinstance(field, ast.AST):
-            yield from _live_skips(field, module)
+            yield from _live_skips(field, module, match)
 
 
-def _live_body(body: list[ast.stmt], module: Module) -> Iterator[ast.Call]:
+def _is_skip_call(call: ast.Call) -> bool:
+    return _dotted(call.func) in _SKIPS
+
+
+def _live_body(
+    body: list[ast.stmt], module: Module, match: Callable[[ast.Call], bool] | None = None
+) -> Iterator[ast.Call]:
     """The live skips of a block, up to a platform check that returns here
     (``if sys.platform != "win32": return``): what follows it runs elsewhere."""
     for stmt in body:
-        yield from _live_skips(stmt, module)
+        yield from _live_skips(stmt, module, match)
         if isinstance(stmt, ast.If) and environmental(stmt.test, module):
             test = truthy(stmt.test, module)
             taken = stmt.body if test is True else stmt.orelse if test is False else None
             if taken and isinstance(taken[-1], ast.Return):
                 return
+
+
+# -- skips and xfails added to collected tests --------------------------------------------------
+
+_MARKING = frozenset({"add_marker", "applymarker"})
+_SKIP_MARK_NAMES = frozenset({"skip", "skipif", "xfail"})
+
+
+def _mark_findings(
+    path: str, now: ast.Module, before: ast.Module | None
+) -> Iterator[IntegrityFinding]:
+    """A skip or xfail mark the change makes a conftest or plugin add to tests
+    (``item.add_marker(pytest.mark.xfail(...))`` in a collection hook, an autouse fixture's
+    ``request.applymarker(...)``): the test then counts as skipped or xfailed, not failed, as
+    a mark written on it does. Not a finding: another mark (``pytest.mark.slow``), a mark whose
+    condition asks the platform or the Python version and is false here, or one added only
+    under such a check."""
+    added = _marks_added(path, now)
+    excess = Counter(what for _, what in added) - Counter(
+        what for _, what in (_marks_added(path, before) if before is not None else [])
+    )
+    for line, what in added:
+        if excess[what] > 0:
+            excess[what] -= 1
+            yield IntegrityFinding(
+                "skip-added",
+                f"{PurePosixPath(path).name} adds {what} to collected tests: they count as "
+                "skipped or xfailed, not failed",
+                path,
+                line,
+            )
+
+
+def _marks_added(path: str, tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, mark as written) of each skip or xfail mark the module's code may add here."""
+    if not any(isinstance(n, ast.Attribute) and n.attr in _MARKING for n in ast.walk(tree)):
+        return []
+    module = Module(path, tree, Settings())
+
+    def marking(call: ast.Call) -> bool:
+        return isinstance(call.func, ast.Attribute) and call.func.attr in _MARKING
+
+    skipping_here = _skip_marks_here(tree, module)
+    found = []
+    for call in _live_skips(tree, module, marking):
+        arg = call.args[0] if call.args else next((k.value for k in call.keywords), None)
+        if arg is None:
+            continue
+        node = module.alias(arg)
+        if isinstance(node, ast.Constant):  # add_marker("xfail")
+            if node.value in _SKIP_MARK_NAMES:
+                found.append((call.lineno, f"pytest.mark.{node.value}"))
+            continue
+        marker = read_mark(node, module)
+        if marker is not None:
+            if marker.category == "skip" and marker.here is not False:
+                found.append((call.lineno, _written(node)))
+        elif not _a_mark(node, module) and skipping_here:
+            # A mark the code picks (`MARKS[item.name]`) in a module that builds skips.
+            found.append((call.lineno, skipping_here[0]))
+    return found
+
+
+def _written(node: ast.AST) -> str:
+    text = " ".join(ast.unparse(node).split())
+    return text if len(text) <= 70 else text[:67] + "..."
+
+
+def _a_mark(node: ast.expr, module: Module) -> bool:
+    """``pytest.mark.NAME`` or ``pytest.mark.NAME(...)`` of a name that is no skip."""
+    call = node.func if isinstance(node, ast.Call) else node
+    name = module.dotted(call) or ""
+    return name.startswith("pytest.mark.") and name.rsplit(".", 1)[-1] not in _SKIP_MARK_NAMES
+
+
+def _skip_marks_here(tree: ast.Module, module: Module) -> list[str]:
+    """The skip and xfail marks the module writes anywhere that may apply here."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Attribute, ast.Call)):
+            marker = read_mark(node, module)
+            if marker is not None and marker.category == "skip" and marker.here is not False:
+                found.append(_written(node))
+    return found
 
 
 def _dotted(node: ast.AST) -> str:
@@ -405,6 +554,132 @@ def _report_findings(
             path,
             new[len(old)],
         )
+
+
+# pytest's options (their `dest`) that choose which tests run: `-k`, `-m`, `--deselect`,
+# `--ignore`, `--ignore-glob`, `--lf`, `-x`, `--maxfail`, `--sw`, `--co`, `-o`, the paths.
+SELECTION_DESTS = frozenset(
+    {
+        "keyword", "markexpr", "deselect", "ignore", "ignore_glob", "lf",
+        "last_failed_no_failures", "exitfirst", "maxfail", "stepwise", "stepwise_skip",
+        "collectonly", "override_ini", "file_or_dir", "pyargs", "confcutdir", "noconftest",
+    }
+)  # fmt: skip
+_SETTINGS_TABLES = ("_inicache", "inicfg", "_override_ini")
+_LIST_WRITERS = frozenset(
+    {"append", "extend", "insert", "remove", "pop", "clear", "__setitem__", "__delitem__"}
+)
+
+
+def _option_findings(
+    path: str, now: ast.Module, before: ast.Module | None
+) -> Iterator[IntegrityFinding]:
+    """Code of a conftest or plugin that the change makes set pytest's selection options
+    (``config.option.keyword = "not test_x"``, ``config.option.deselect``, ``config.args``):
+    pytest then deselects or leaves out tests itself, and the run looks like the whole suite."""
+    writes = _option_writes(now)
+    excess = Counter(what for _, what in writes) - Counter(
+        what for _, what in _option_writes(before)
+    )
+    for line, what in writes:
+        if excess[what] > 0:
+            excess[what] -= 1
+            yield IntegrityFinding(
+                "selection-narrowed",
+                f"{PurePosixPath(path).name} sets {what}: pytest runs only the tests it selects, "
+                "and the base's whole suite must run",
+                path,
+                line,
+            )
+
+
+def _option_writes(tree: ast.Module | None) -> list[tuple[int, str]]:
+    """(line, what) of each write to a selection option of pytest's ``config.option`` (or
+    ``known_args_namespace``), to ``config.args``, or to its ini values."""
+    if tree is None:
+        return []
+    owners: set[str] = set()
+    for node in ast.walk(tree):  # `opt = config.option`: `opt.keyword = ...`
+        if isinstance(node, ast.Assign) and _is_options(node.value, owners):
+            owners.update(t.id for t in node.targets if isinstance(t, ast.Name))
+
+    def options_dict(node: ast.expr) -> bool:  # vars(config.option), config.option.__dict__
+        if isinstance(node, ast.Call) and _dotted(node.func) == "vars" and node.args:
+            return _is_options(node.args[0], owners)
+        return (
+            isinstance(node, ast.Attribute)
+            and node.attr == "__dict__"
+            and _is_options(node.value, owners)
+        )
+
+    def key_name(key: ast.expr) -> str:
+        return str(key.value) if isinstance(key, ast.Constant) else "..."
+
+    def selection_key(key: ast.expr | None) -> bool:
+        if isinstance(key, ast.Constant):
+            return key.value in SELECTION_DESTS
+        return True  # a name the code computes: may be any of them
+
+    def args_list(node: ast.expr) -> bool:
+        dotted = _dotted(node)
+        return dotted == "config.args" or dotted.endswith(".config.args")
+
+    def settings_table(node: ast.expr) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr in _SETTINGS_TABLES
+
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Delete):
+            targets = node.targets
+        for target in targets:
+            for part in ast.walk(target) if isinstance(target, (ast.Tuple, ast.List)) else [target]:
+                if isinstance(part, ast.Attribute):
+                    if part.attr in SELECTION_DESTS and _is_options(part.value, owners):
+                        found.append((line, f"config.option.{part.attr}"))
+                    elif part.attr == "args" and args_list(part):
+                        found.append((line, "config.args"))
+                elif isinstance(part, ast.Subscript):
+                    if options_dict(part.value) and selection_key(part.slice):
+                        found.append((line, f"config.option.{key_name(part.slice)}"))
+                    elif args_list(part.value):
+                        found.append((line, "config.args"))
+                    elif settings_table(part.value):
+                        found.append((line, "an ini value"))
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if _dotted(func) == "setattr" and len(node.args) >= 2:
+            if _is_options(node.args[0], owners) and selection_key(node.args[1]):
+                found.append((line, f"config.option.{key_name(node.args[1])}"))
+        elif isinstance(func, ast.Attribute):
+            if func.attr in ("update", "setdefault", "__setitem__") and options_dict(func.value):
+                keys: list[ast.expr | None] = [
+                    ast.Constant(k.arg) if k.arg else None for k in node.keywords
+                ]
+                for arg in node.args[:1]:
+                    keys.extend(arg.keys if isinstance(arg, ast.Dict) else [None])
+                if any(selection_key(k) for k in keys):
+                    found.append((line, "config.option"))
+            elif func.attr in _LIST_WRITERS and args_list(func.value):
+                found.append((line, "config.args"))
+            elif func.attr in ("update", "setdefault", "__setitem__") and settings_table(
+                func.value
+            ):
+                found.append((line, "an ini value"))
+    return sorted(found)
+
+
+def _is_options(node: ast.expr, owners: set[str]) -> bool:
+    """``config.option``, ``session.config.known_args_namespace``, or a name bound to one."""
+    if isinstance(node, ast.Name):
+        return node.id in owners
+    return isinstance(node, ast.Attribute) and node.attr in ("option", "known_args_namespace")
 
 
 def _assigns(func: ast.AST, attrs: set[str]) -> bool:

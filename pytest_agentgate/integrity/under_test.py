@@ -14,8 +14,12 @@
   ``TYPE_CHECKING = True`` the block runs for every user, and is measured by no one
   (``TYPE_CHECKING = False``, a shim for old Pythons, and documentation's settings are fine).
 - **tested-code-mocked** (a conftest.py or test module): the project's own function replaced for
-  every test by plain assignment (``calc.tax = lambda x: 0``, ``setattr(calc, "tax", f)``) when
-  the file is imported, without ``monkeypatch``: the tests then check the stand-in. Settings
+  every test by plain assignment (``calc.tax = lambda x: 0``, ``setattr(calc, "tax", f)``,
+  ``vars(calc)["tax"] = f``, ``calc.__dict__["tax"] = f``) when the file is imported, without
+  ``monkeypatch``, or its code swapped (``calc.tax.__code__ = f.__code__``): the tests then
+  check the stand-in. A module the change adds in a folder of the tests under the name of a
+  top-level package or module of the project (``tests/calc/__init__.py``) is imported in its
+  place. Settings
   (a constant, a dict entry) are not functions, and are not findings. And a
   test that imported a name from the project's code at the base and now imports it from a
   module of the tests (``from tests.fixed_calc import tax``): a corrected copy under test.
@@ -54,8 +58,15 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
         # Each question is asked only of a file whose text could answer it: a change touches
         # many files, and parsing each again would cost more than the rest of the gate.
         if is_test_code(path):
-            if _ASSIGNS_AN_ATTRIBUTE.search(now) or "setattr" in now:
+            if (
+                _ASSIGNS_AN_ATTRIBUTE.search(now)
+                or "setattr" in now
+                or "__dict__" in now
+                or "vars(" in now
+            ):
                 yield from _replaced_project_code(scan.root, path, now, before)
+            if not before:
+                yield from _shadows_the_project(scan, path)
             if before and _IMPORTS.findall(now) != _IMPORTS.findall(before):
                 yield from _imported_elsewhere(scan.root, path, now, before)
             continue
@@ -370,6 +381,28 @@ def _replacements(tree: ast.Module | None, root: Path) -> list[tuple[str, int]]:
         n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
     }
     found: list[tuple[str, int]] = []
+    # A function's code (or its defaults) swapped, anywhere: no fixture undoes that by accident,
+    # and monkeypatch restores the function object, whose code is the stand-in's all the same.
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                dotted = dotted_name(target)
+                if (
+                    isinstance(target, ast.Attribute)
+                    and target.attr in _FUNCTION_INNARDS
+                    and dotted.split(".")[0] in names
+                ):
+                    found.append((dotted, node.lineno))
+        elif (
+            isinstance(node, ast.Call)
+            and dotted_name(node.func).rsplit(".", 1)[-1] == "setattr"
+            and len(node.args) >= 2
+            and dotted_name(node.args[0]).split(".")[0] in names
+            and isinstance(node.args[1], ast.Constant)
+            and node.args[1].value in _FUNCTION_INNARDS
+        ):
+            found.append((f"{dotted_name(node.args[0])}.{node.args[1].value}", node.lineno))
     # At the module's level: what runs when pytest imports the file, for every test after it
     # (a fixture's assignment is the fixture's business, and often undone by it).
     for node in _module_level(tree):
@@ -378,6 +411,29 @@ def _replacements(tree: ast.Module | None, root: Path) -> list[tuple[str, int]]:
                 dotted = dotted_name(target)
                 if isinstance(target, ast.Attribute) and dotted.split(".")[0] in names:
                     found.append((dotted, node.lineno))
+                namespace = _namespace_entry(target, names)
+                if namespace is not None:
+                    found.append((namespace, node.lineno))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("update", "__setitem__", "setdefault")
+            and _namespace_of(node.func.value, names) is not None
+        ):
+            module = _namespace_of(node.func.value, names)
+            for keyword in node.keywords:
+                if keyword.arg and _callable_value(keyword.value, defined):
+                    found.append((f"{module}.{keyword.arg}", node.lineno))
+            if node.args and isinstance(node.args[0], ast.Dict):
+                for key, item in zip(node.args[0].keys, node.args[0].values, strict=False):
+                    if isinstance(key, ast.Constant) and _callable_value(item, defined):
+                        found.append((f"{module}.{key.value!s}", node.lineno))
+            elif (
+                len(node.args) >= 2
+                and isinstance(node.args[0], ast.Constant)
+                and _callable_value(node.args[1], defined)
+            ):
+                found.append((f"{module}.{node.args[0].value!s}", node.lineno))
         elif (
             isinstance(node, ast.Call)
             and dotted_name(node.func) == "setattr"
@@ -389,6 +445,66 @@ def _replacements(tree: ast.Module | None, root: Path) -> list[tuple[str, int]]:
         ):
             found.append((f"{dotted_name(node.args[0])}.{node.args[1].value}", node.lineno))
     return found
+
+
+# What a function runs and with which defaults: replaced, the function object stays the
+# project's and its name is untouched, yet it runs the stand-in's code.
+_FUNCTION_INNARDS = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
+
+
+def _namespace_of(node: ast.expr, names: set[str]) -> str | None:
+    """The project module whose namespace ``node`` is: ``vars(calc)``, ``calc.__dict__``."""
+    if isinstance(node, ast.Call) and dotted_name(node.func) == "vars" and len(node.args) == 1:
+        inner = dotted_name(node.args[0])
+    elif isinstance(node, ast.Attribute) and node.attr == "__dict__":
+        inner = dotted_name(node.value)
+    else:
+        return None
+    return inner if inner and inner.split(".")[0] in names else None
+
+
+def _namespace_entry(target: ast.expr, names: set[str]) -> str | None:
+    """``vars(calc)["tax"]`` or ``calc.__dict__["tax"]`` as an assignment's target."""
+    if not isinstance(target, ast.Subscript):
+        return None
+    module = _namespace_of(target.value, names)
+    if module is None:
+        return None
+    key = target.slice
+    return f"{module}.{key.value!s}" if isinstance(key, ast.Constant) else f"{module}...."
+
+
+# Files a project keeps at its root that a test folder has its own of, never imported by name.
+_NOT_SHADOWS = frozenset({"conftest", "setup", "noxfile", "__main__"})
+
+
+def _shadows_the_project(scan: Scan, path: str) -> Iterator[IntegrityFinding]:
+    """A module the change adds in a folder of the tests under the name of one of the
+    project's own top-level packages or modules (``tests/calc/__init__.py``, ``tests/calc.py``):
+    pytest's default import mode puts a test folder that is no package first on ``sys.path``,
+    and ``import calc`` then imports the tests' module, not the project's."""
+    pure = PurePosixPath(path)
+    if pure.name == "__init__.py":
+        name, folder = pure.parent.name, pure.parent.parent
+    elif pure.suffix == ".py":
+        name, folder = pure.stem, pure.parent
+    else:
+        return
+    if not name or str(folder) == "." or not is_test_code(f"{folder}/x"):
+        return
+    if name in _NOT_SHADOWS or name.startswith("test"):
+        return  # pytest's own per-folder files, and tests, are never imported by name
+    if (scan.root / folder / "__init__.py").is_file():
+        return  # a package of the tests: its modules are `tests.calc`, never `calc`
+    if not _is_project(name, scan.root) or folder.parts[0] == "src":
+        return
+    yield IntegrityFinding(
+        "tested-code-mocked",
+        f"{path} is imported as the project's {name}: pytest puts {folder}/ first on sys.path, "
+        "and the tests check this module, not the project's code",
+        path,
+        1,
+    )
 
 
 def _imported_elsewhere(root: Path, path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
