@@ -157,3 +157,60 @@ def test_the_pytest_door_blocks_a_new_suppression_too(repo: Path, tmp_path: Path
     )
     assert proc.returncode == 1, proc.stdout
     assert "FAIL  integrity" in proc.stdout and "pkg/calc.py:5" in proc.stdout
+
+
+# -- through `agentgate verify`, on a git repository whose change is in the working tree -------
+
+GATED = "profile: strict\ngates:\n  integrity: {kind: integrity}\n"
+TAX = "import math\n\n\ndef apply_tax(amount, rate):\n    return amount * (1 + rate)\n"
+
+
+def _verify_findings(root: Path) -> list[tuple[str, str | None, int | None, str]]:
+    from _helpers import only_gate, verify_json
+
+    _, verdict = verify_json(root)
+    gate = only_gate(verdict, "integrity")
+    return [(f["code"], f["path"], f["line"], f["message"]) for f in gate["findings"]]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "what"),
+    [
+        ("# ruff: disable[F401]\nimport math\n# ruff: enable[F401]\n", 1, "ruff: disable F401"),
+        ("#ruff:disable[F401, E501]\nimport math\n", 1, "ruff: disable E501,F401"),
+        ("import math  # ruff: ignore[F401]\n", 1, "ruff: ignore F401"),
+        ("# ruff: file-ignore[unused-import]\nimport math\n", 1, "ruff: file-ignore unused-import"),
+    ],
+    ids=["range", "unmatched-range", "line", "file"],
+)
+def test_ruffs_own_suppression_comments_are_suppressions(
+    tmp_path: Path, text: str, line: int, what: str
+) -> None:
+    from _helpers import gated_project
+
+    root = gated_project(tmp_path / "proj", GATED, {"pkg/__init__.py": "", "pkg/tax.py": TAX})
+    (root / "pkg" / "tax.py").write_text(TAX.replace("import math\n", text))
+    assert _verify_findings(root) == [
+        (
+            "suppression-added",
+            "pkg/tax.py",
+            line,
+            f"new `{what}`: the finding it silences must be fixed, not hidden",
+        )
+    ]
+
+
+def test_a_ruff_range_the_base_had_moved_or_ended_is_no_finding(tmp_path: Path) -> None:
+    from _helpers import gated_project
+
+    ranged = "# ruff: disable[F401]\nimport math\n# ruff: enable[F401]\n"
+    root = gated_project(
+        tmp_path / "proj",
+        GATED,
+        {"pkg/__init__.py": "", "pkg/tax.py": TAX.replace("import math\n", ranged)},
+    )
+    (root / "pkg" / "tax.py").write_text(
+        "'''Taxes; see `# ruff: disable[F401]` in the docs.'''\n\n"
+        + TAX.replace("import math\n", ranged.replace("import math\n", "import math\nimport os\n"))
+    )
+    assert _verify_findings(root) == []

@@ -1,4 +1,5 @@
-"""suppression-added: a new ``noqa`` (ruff's, flake8's), ``type: ignore``, ``pragma: no cover``,
+"""suppression-added: a new ``noqa`` (ruff's, flake8's), ruff's ``ruff: disable[...]`` (a range),
+``ruff: ignore[...]`` and ``ruff: file-ignore[...]``, ``type: ignore``, ``pragma: no cover``,
 ``nosec``, ``pylint: disable`` (``-next``, ``-msg``), ``pylint: skip-file``, ``eslint-disable``,
 ``@ts-ignore``... in a comment the change adds.
 
@@ -30,6 +31,21 @@ _PY_PATTERNS = (
             re.I,
         ),
     ),
+    # ruff's own (0.15 and later): a range from `disable[...]` to its `enable[...]` (or to the
+    # end of the scope), one line (`ignore[...]`), the file (`file-ignore[...]`); the codes are
+    # rule codes or, in preview, rule names. Without codes ruff refuses them (RUF103).
+    (
+        "ruff: disable",
+        re.compile(r"(?<![\w-])ruff\s*:\s*disable\s*\[([^\]]*)\]"),
+    ),
+    (
+        "ruff: ignore",
+        re.compile(r"(?<![\w-])ruff\s*:\s*ignore\s*\[([^\]]*)\]"),
+    ),
+    (
+        "ruff: file-ignore",
+        re.compile(r"(?<![\w-])ruff\s*:\s*file-ignore\s*\[([^\]]*)\]"),
+    ),
     ("type: ignore", re.compile(r"\btype:\s*ignore\b(?:\[([\w\-, ]+)\])?")),
     ("pyright: ignore", re.compile(r"\bpyright:\s*ignore\b(?:\[([\w\-, ]+)\])?")),
     ("pragma: no cover", re.compile(r"\bpragma:\s*no\s*(?:cover|branch)\b", re.I)),
@@ -55,7 +71,7 @@ Key = tuple[str, str]  # (kind, codes)
 
 # A word every pattern of the kind contains (lower case): a file with none of them has no
 # suppression, and is not tokenized at all (most files of a large change).
-_PY_WORDS = ("noqa", "ignore", "pragma", "nosec", "pylint")
+_PY_WORDS = ("noqa", "ignore", "pragma", "nosec", "pylint", "ruff")
 _JS_WORDS = ("eslint-disable", "@ts-", "istanbul", "c8")
 
 
