@@ -59,6 +59,26 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
     yield from tools.pytest()
 
 
+def coverage_exclusions_at_base(scan: Scan) -> list[str]:
+    """The regexes coverage.py leaves a line out of its figures by, as the base's settings give
+    them: ``exclude_lines`` (else coverage.py's defaults for the installed version) and
+    ``exclude_also``, ``partial_branches`` (else the defaults) and ``partial_also``."""
+    from coverage.config import DEFAULT_EXCLUDE, DEFAULT_PARTIAL
+
+    found = _Tools(scan)._coverage_at("base")
+    values = found.values if found else {}
+    out: list[str] = []
+    for key, defaults in (
+        ("exclude_lines", DEFAULT_EXCLUDE),
+        ("partial_branches", DEFAULT_PARTIAL),
+    ):
+        own = values.get(f"report.{key}")
+        out += _words(own, commas=False) if own is not None else list(defaults)
+    for key in ("exclude_also", "partial_also"):
+        out += _words(values.get(f"report.{key}"), commas=False)
+    return list(dict.fromkeys(out))
+
+
 # -- reading the tools' settings ------------------------------------------------------------------
 
 
