@@ -86,8 +86,9 @@ CODE_SUFFIXES = frozenset(
 )
 SETTINGS_NAMES = frozenset(
     {
-        "conftest.py", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",
-        ".coveragerc", "ruff.toml", ".ruff.toml", ".gitignore", ".ignore", "package.json",
+        "conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini",
+        "setup.cfg", "pyproject.toml", ".coveragerc", "ruff.toml", ".ruff.toml", ".gitignore",
+        ".ignore", "package.json",
     }
 )  # fmt: skip
 # The most folders looked into, and files kept, inside what git lists as one entry.

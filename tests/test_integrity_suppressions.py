@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import CliRun, git
+from _helpers import CliRun, git, only_gate, verify_json
 
 from pytest_agentgate.integrity.suppressions import suppressions
 
@@ -157,3 +157,157 @@ def test_the_pytest_door_blocks_a_new_suppression_too(repo: Path, tmp_path: Path
     )
     assert proc.returncode == 1, proc.stdout
     assert "FAIL  integrity" in proc.stdout and "pkg/calc.py:5" in proc.stdout
+
+
+# -- through `agentgate verify`, on a git repository whose change is in the working tree -------
+
+GATED = "profile: strict\ngates:\n  integrity: {kind: integrity}\n"
+TAX = "import math\n\n\ndef apply_tax(amount, rate):\n    return amount * (1 + rate)\n"
+
+
+def _verify_findings(root: Path) -> list[tuple[str, str | None, int | None, str]]:
+    from _helpers import only_gate, verify_json
+
+    _, verdict = verify_json(root)
+    gate = only_gate(verdict, "integrity")
+    return [(f["code"], f["path"], f["line"], f["message"]) for f in gate["findings"]]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "what"),
+    [
+        ("# ruff: disable[F401]\nimport math\n# ruff: enable[F401]\n", 1, "ruff: disable F401"),
+        ("#ruff:disable[F401, E501]\nimport math\n", 1, "ruff: disable E501,F401"),
+        ("import math  # ruff: ignore[F401]\n", 1, "ruff: ignore F401"),
+        ("# ruff: file-ignore[unused-import]\nimport math\n", 1, "ruff: file-ignore unused-import"),
+    ],
+    ids=["range", "unmatched-range", "line", "file"],
+)
+def test_ruffs_own_suppression_comments_are_suppressions(
+    tmp_path: Path, text: str, line: int, what: str
+) -> None:
+    from _helpers import gated_project
+
+    root = gated_project(tmp_path / "proj", GATED, {"pkg/__init__.py": "", "pkg/tax.py": TAX})
+    (root / "pkg" / "tax.py").write_text(TAX.replace("import math\n", text))
+    assert _verify_findings(root) == [
+        (
+            "suppression-added",
+            "pkg/tax.py",
+            line,
+            f"new `{what}`: the finding it silences must be fixed, not hidden",
+        )
+    ]
+
+
+def test_a_ruff_range_the_base_had_moved_or_ended_is_no_finding(tmp_path: Path) -> None:
+    from _helpers import gated_project
+
+    ranged = "# ruff: disable[F401]\nimport math\n# ruff: enable[F401]\n"
+    root = gated_project(
+        tmp_path / "proj",
+        GATED,
+        {"pkg/__init__.py": "", "pkg/tax.py": TAX.replace("import math\n", ranged)},
+    )
+    (root / "pkg" / "tax.py").write_text(
+        "'''Taxes; see `# ruff: disable[F401]` in the docs.'''\n\n"
+        + TAX.replace("import math\n", ranged.replace("import math\n", "import math\nimport os\n"))
+    )
+    assert _verify_findings(root) == []
+
+
+# -- lines coverage.py excludes, by its own regexes and the base's settings ----------------------
+
+TOTALS = (
+    "from typing import TYPE_CHECKING, Protocol\n\n"
+    "if TYPE_CHECKING:\n    from collections.abc import Sequence\n\n\n"
+    "class Invoice:\n    def __init__(self, amounts):\n        self.amounts = list(amounts)\n\n"
+    "    def total(self):\n        return sum(self.amounts)\n"
+)
+EXPORT = (
+    '\n    def export_rows(self, currency: str = "EUR") -> list[str]:{comment}\n'
+    "        rows = []\n        for index, amount in enumerate(self.amounts):\n"
+    '            rows.append(f"{{index}};{{amount}};{{currency}}")\n        return rows\n'
+)
+
+
+def _exclusion_project(tmp_path: Path, pyproject: str = "") -> Path:
+    from _helpers import gated_project
+
+    files = {"pkg/__init__.py": "", "pkg/totals.py": TOTALS}
+    if pyproject:
+        files["pyproject.toml"] = pyproject
+    return gated_project(tmp_path / "proj", GATED, files)
+
+
+@pytest.mark.parametrize(
+    ("comment", "shown"),
+    [
+        ("  # pragma no cover (CSV exporter)", "# pragma no cover"),
+        ("  #PRAGMA NO COVER", "#PRAGMA NO COVER"),
+        ("  # pragma no branch", "# pragma no branch"),
+        ("  # columns: index, label, amount: ...", "def export_rows("),
+    ],
+    ids=["no-colon", "upper-case", "no-branch", "comment-ending-in-ellipsis"],
+)
+def test_a_comment_coverage_excludes_a_function_by_is_a_suppression(
+    tmp_path: Path, comment: str, shown: str
+) -> None:
+    root = _exclusion_project(tmp_path)
+    (root / "pkg" / "totals.py").write_text(TOTALS + EXPORT.format(comment=comment))
+    [(code, path, line, message)] = _verify_findings(root)
+    assert (code, path, line) == ("suppression-added", "pkg/totals.py", 14)
+    assert message.startswith(f"new coverage exclusion `{shown}")
+
+
+def test_if_type_checking_bound_by_an_import_alias_is_a_suppression(tmp_path: Path) -> None:
+    root = _exclusion_project(tmp_path)
+    text = TOTALS.replace(
+        "        return sum(self.amounts)\n",
+        "        return sum(self.amounts)\n\n    if TYPE_CHECKING:\n"
+        + EXPORT.format(comment="").replace("\n    ", "\n        "),
+    ).replace(
+        "from typing import TYPE_CHECKING, Protocol\n", "from os import sep as TYPE_CHECKING\n"
+    )
+    (root / "pkg" / "totals.py").write_text(text)
+    found = _verify_findings(root)
+    assert [(c, p, n) for c, p, n, _ in found] == [
+        ("suppression-added", "pkg/totals.py", 14),  # the lines the change added first
+        ("suppression-added", "pkg/totals.py", 3),
+    ]
+    assert all("`if TYPE_CHECKING:`" in message for *_, message in found)
+
+
+def test_a_comment_the_bases_coverage_settings_exclude_by_is_a_suppression(
+    tmp_path: Path,
+) -> None:
+    root = _exclusion_project(
+        tmp_path,
+        "[tool.coverage.report]\n"
+        'exclude_also = ["#\\\\s*untested", "if __name__ == .__main__.:"]\n',
+    )
+    (root / "pkg" / "totals.py").write_text(TOTALS + EXPORT.format(comment="  # untested"))
+    assert [(c, p, n) for c, p, n, _ in _verify_findings(root)] == [
+        ("suppression-added", "pkg/totals.py", 14)
+    ]
+
+
+def test_the_idioms_coverage_excludes_for_an_honest_change_pass(tmp_path: Path) -> None:
+    """``if TYPE_CHECKING:`` from typing (or ``typing.TYPE_CHECKING``), a stub whose body is
+    ``...`` (a comment after it too), ``...`` in a docstring, and a code idiom the base's own
+    settings exclude."""
+    root = _exclusion_project(
+        tmp_path, '[tool.coverage.report]\nexclude_also = ["if __name__ == .__main__.:"]\n'
+    )
+    (root / "pkg" / "totals.py").write_text(
+        TOTALS.replace("from typing", "import typing\nfrom typing")
+        + EXPORT.format(comment="")
+        + "\n\nif typing.TYPE_CHECKING:\n    from collections.abc import Iterator\n\n\n"
+        "class Exporter(Protocol):\n    def rows(self) -> list[str]: ...\n\n"
+        "    def header(\n        self,\n    ) -> str: ...  # the first row\n\n"
+        "    def footer(self) -> str:\n        '''The last row.\n\n        ...\n        '''\n"
+        '        ...\n\n\nif __name__ == "__main__":\n    print(Invoice([1]).total())\n'
+    )
+    status, verdict = verify_json(root)
+    assert only_gate(verdict, "integrity")["findings"] == [], verdict
+    assert status == 0, verdict

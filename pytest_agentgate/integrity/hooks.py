@@ -29,15 +29,14 @@ not a finding) and, for settings, by the options they hold.
 from __future__ import annotations
 
 import ast
-import configparser
 import functools
 import re
 import shlex
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import PurePosixPath
 
+from pytest_agentgate.integrity import pytest_files
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 from pytest_agentgate.integrity.tests_python import (
     Module,
@@ -46,11 +45,6 @@ from pytest_agentgate.integrity.tests_python import (
     read_mark,
     truthy,
 )
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 RESULT_HOOKS = {"pytest_runtest_makereport", "pytest_report_teststatus"}
 CALL_HOOKS = {"pytest_runtest_call", "pytest_pyfunc_call"}
@@ -86,7 +80,7 @@ SELECTION_OPTIONS = (
 )
 RERUN_OPTIONS = ("--reruns", "--only-rerun", "--reruns-delay")
 GUARD_WORDS = re.compile(r"AGENTGATE_\w+|no:agentgate|--agentgate-no-run|no:pytest_agentgate")
-SETTINGS_FILES = ("pyproject.toml", "pytest.ini", "setup.cfg", "tox.ini", ".pytest.ini")
+SETTINGS_FILES = pytest_files.FILES
 
 
 def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
@@ -1003,24 +997,7 @@ def _pytest_settings(name: str, text: str) -> dict[str, str] | None:
     """The pytest ini options a configuration file holds (None: it holds none, or is broken)."""
     if not text:
         return None
-    if name == "pyproject.toml":
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError:
-            return None
-        table = data.get("tool", {}).get("pytest", {}).get("ini_options")
-        if not isinstance(table, dict):
-            return None
-        out = {}
-        for key, value in table.items():
-            out[key] = " ".join(map(str, value)) if isinstance(value, list) else str(value)
-        return out
-    section = {"setup.cfg": "tool:pytest"}.get(name, "pytest")
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
-    try:
-        parser.read_string(text)
-    except configparser.Error:
+    table = pytest_files.read(name, text)
+    if table is None:
         return None
-    if not parser.has_section(section):
-        return None
-    return {key: " ".join(value.split()) for key, value in parser.items(section)}
+    return {key: " ".join(pytest_files.as_text(v).split()) for key, v in table.values.items()}

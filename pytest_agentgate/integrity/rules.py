@@ -138,7 +138,8 @@ _RULES = (
     Rule(
         "suppression-added",
         "weakening",
-        "a new noqa, type: ignore, pragma: no cover, nosec, eslint-disable or @ts-ignore",
+        "a new noqa, ruff: disable, type: ignore, pragma: no cover (or another line coverage.py "
+        "excludes by a comment), nosec, eslint-disable or @ts-ignore",
         "fix the finding instead of silencing it",
     ),
     # -- configuration -------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from typing import Any
 
 from pytest_agentgate.config.model import Config
 from pytest_agentgate.git import GitError
+from pytest_agentgate.integrity import pytest_files
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 from pytest_agentgate.project import coverage_sources
 from pytest_agentgate.tree import at_base
@@ -56,6 +57,26 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
     yield from tools.linters()
     yield from tools.coverage()
     yield from tools.pytest()
+
+
+def coverage_exclusions_at_base(scan: Scan) -> list[str]:
+    """The regexes coverage.py leaves a line out of its figures by, as the base's settings give
+    them: ``exclude_lines`` (else coverage.py's defaults for the installed version) and
+    ``exclude_also``, ``partial_branches`` (else the defaults) and ``partial_also``."""
+    from coverage.config import DEFAULT_EXCLUDE, DEFAULT_PARTIAL
+
+    found = _Tools(scan)._coverage_at("base")
+    values = found.values if found else {}
+    out: list[str] = []
+    for key, defaults in (
+        ("exclude_lines", DEFAULT_EXCLUDE),
+        ("partial_branches", DEFAULT_PARTIAL),
+    ):
+        own = values.get(f"report.{key}")
+        out += _words(own, commas=False) if own is not None else list(defaults)
+    for key in ("exclude_also", "partial_also"):
+        out += _words(values.get(f"report.{key}"), commas=False)
+    return list(dict.fromkeys(out))
 
 
 # -- reading the tools' settings ------------------------------------------------------------------
@@ -623,18 +644,9 @@ class _Tools:
             text = self.read(side, name)
             if text is None:
                 continue
-            if name == "pyproject.toml":
-                table = _table(_toml(text), "tool", "pytest", "ini_options")
-                if table is not None:
-                    return Settings(name, text, table, "tool.pytest.ini_options")
-                continue
-            parser = _ini(text)
-            section = {"tox.ini": "pytest", "setup.cfg": "tool:pytest"}.get(name, "pytest")
-            if parser is None or not parser.has_section(section):
-                if name in ("pytest.ini", ".pytest.ini"):  # the file counts even when empty
-                    return Settings(name, text, {}, section)
-                continue
-            return Settings(name, text, dict(parser.items(section)), section)
+            table = pytest_files.read(name, text)
+            if table is not None:
+                return Settings(name, text, table.values, table.section)
         return None
 
 
@@ -649,7 +661,7 @@ def _leaves_the_project(entry: str) -> bool:
 
 _RUFF_FILES = (".ruff.toml", "ruff.toml", "pyproject.toml")
 _COVERAGE_FILES = (".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml")
-_PYTEST_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+_PYTEST_FILES = pytest_files.FILES
 _COLLECTION = ("testpaths", "python_files", "norecursedirs", "python_classes", "python_functions")
 # ruff's defaults (https://docs.astral.sh/ruff/settings/).
 _RUFF_SELECT = ("E4", "E7", "E9", "F")

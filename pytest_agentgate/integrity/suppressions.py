@@ -1,6 +1,9 @@
-"""suppression-added: a new ``noqa`` (ruff's, flake8's), ``type: ignore``, ``pragma: no cover``,
+"""suppression-added: a new ``noqa`` (ruff's, flake8's), ruff's ``ruff: disable[...]`` (a range),
+``ruff: ignore[...]`` and ``ruff: file-ignore[...]``, ``type: ignore``, ``pragma: no cover``,
 ``nosec``, ``pylint: disable`` (``-next``, ``-msg``), ``pylint: skip-file``, ``eslint-disable``,
-``@ts-ignore``... in a comment the change adds.
+``@ts-ignore``... in a comment the change adds; and a line the change adds that coverage.py
+excludes by a comment or a string, or by an ``if TYPE_CHECKING:`` whose name is not typing's
+(coverage.py's own regexes, as the base's settings give them: see ``exclusions``).
 
 A suppression counts only in a comment (Python's by ``tokenize``, so "noqa" in a string is not
 one; JS/TS comments by a tolerant scan). What was already there is not new: per file, the
@@ -11,13 +14,15 @@ lines the change added first).
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import tokenize
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+from pytest_agentgate.integrity.settings import coverage_exclusions_at_base
 
 PYTHON = (".py", ".pyi")
 SCRIPT = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".vue", ".svelte")
@@ -29,6 +34,21 @@ _PY_PATTERNS = (
             r"(?<![\w-])(?:ruff|flake8)?:?\s*noqa\b(?::?\s*([A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?",
             re.I,
         ),
+    ),
+    # ruff's own (0.15 and later): a range from `disable[...]` to its `enable[...]` (or to the
+    # end of the scope), one line (`ignore[...]`), the file (`file-ignore[...]`); the codes are
+    # rule codes or, in preview, rule names. Without codes ruff refuses them (RUF103).
+    (
+        "ruff: disable",
+        re.compile(r"(?<![\w-])ruff\s*:\s*disable\s*\[([^\]]*)\]"),
+    ),
+    (
+        "ruff: ignore",
+        re.compile(r"(?<![\w-])ruff\s*:\s*ignore\s*\[([^\]]*)\]"),
+    ),
+    (
+        "ruff: file-ignore",
+        re.compile(r"(?<![\w-])ruff\s*:\s*file-ignore\s*\[([^\]]*)\]"),
     ),
     ("type: ignore", re.compile(r"\btype:\s*ignore\b(?:\[([\w\-, ]+)\])?")),
     ("pyright: ignore", re.compile(r"\bpyright:\s*ignore\b(?:\[([\w\-, ]+)\])?")),
@@ -55,11 +75,12 @@ Key = tuple[str, str]  # (kind, codes)
 
 # A word every pattern of the kind contains (lower case): a file with none of them has no
 # suppression, and is not tokenized at all (most files of a large change).
-_PY_WORDS = ("noqa", "ignore", "pragma", "nosec", "pylint")
+_PY_WORDS = ("noqa", "ignore", "pragma", "nosec", "pylint", "ruff")
 _JS_WORDS = ("eslint-disable", "@ts-", "istanbul", "c8")
 
 
 def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
+    patterns: list[re.Pattern[str]] | None = None
     for path, status in sorted(scan.touched.items()):
         if status == "deleted" or not path.endswith((*PYTHON, *SCRIPT)):
             continue
@@ -67,7 +88,12 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
         if now is None:
             continue
         before = scan.sources.at_base(scan.renamed_from.get(path, path)) or ""
-        yield from _new_suppressions(path, before, now, scan.added_lines(path))
+        added = scan.added_lines(path)
+        yield from _new_suppressions(path, before, now, added)
+        if path.endswith(".py"):
+            if patterns is None:
+                patterns = _compiled(coverage_exclusions_at_base(scan))
+            yield from _new_exclusions(path, before, now, added, patterns)
 
 
 def _new_suppressions(
@@ -135,3 +161,182 @@ def _python_comments(text: str) -> list[tuple[int, str]]:
             for number, line in enumerate(text.splitlines(), start=1)
             if "#" in line
         ]
+
+
+# -- coverage.py's exclusions -------------------------------------------------------------------
+#
+# coverage.py leaves out of its figures every line one of its exclusion regexes matches (its
+# defaults, or the project's ``exclude_lines``, plus ``exclude_also``; ``partial_branches`` and
+# ``partial_also`` for branches), and the whole block when that line opens one. Such a line
+# the change adds is a suppression when the text that made it match is no code: a comment
+# (``# pragma no cover``, a ``def`` line whose comment ends in ``: ...``) or a string, or
+# ``if TYPE_CHECKING:`` where the name is not typing's. The code idioms an exclusion is meant
+# for (``if TYPE_CHECKING:`` from typing, a stub whose body is ``...``, the project's own
+# patterns matched by code) are not.
+
+
+def _compiled(patterns: Iterable[str]) -> list[re.Pattern[str]]:
+    out = []
+    for pattern in patterns:
+        try:
+            out.append(re.compile(pattern, re.MULTILINE))
+        except re.error:
+            continue  # coverage.py refuses it too
+    return out
+
+
+def _new_exclusions(
+    path: str, before: str, now: str, added: set[int], patterns: list[re.Pattern[str]]
+) -> Iterator[IntegrityFinding]:
+    if not any(p.search(now) for p in patterns):
+        return
+    found = exclusions(now, patterns)
+    excess = Counter(key for _, key in found) - Counter(
+        key for _, key in exclusions(before, patterns)
+    )
+    for line, key in sorted(found, key=lambda item: (item[0] not in added, item[0])):
+        if excess[key] > 0:
+            excess[key] -= 1
+            yield IntegrityFinding(
+                "suppression-added",
+                f"new coverage exclusion `{key}`: coverage.py leaves this line (and the block "
+                "it opens) out of its figures; the code must be tested, not hidden",
+                path,
+                line,
+            )
+
+
+def exclusions(text: str, patterns: list[re.Pattern[str]]) -> list[tuple[int, str]]:
+    """(line, the text matched) for every line of ``text`` coverage.py excludes by a comment,
+    a string, or a ``TYPE_CHECKING`` that is not typing's; a line already a ``pragma: no
+    cover`` suppression is left to that one."""
+    if not text or not any(p.search(text) for p in patterns):
+        return []
+    comments, strings = _comment_and_string_spans(text)
+    blanked = list(text)
+    for start, end in comments:
+        blanked[start:end] = " " * (end - start)
+    code = "".join(blanked)
+    pragma_lines = {
+        line for line, (kind, _) in suppressions("x.py", text) if kind.startswith("pragma")
+    }
+    try:
+        tree: ast.Module | None = ast.parse(text)
+    except (SyntaxError, ValueError):
+        tree = None
+    foreign = _foreign_type_checking(tree)
+    bare_strings = {
+        line
+        for node in (ast.walk(tree) if tree is not None else ())
+        if isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+        for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)
+    }
+    out: dict[int, str] = {}
+    for pattern in patterns:
+        in_code = {_line_of(code, m) for m in pattern.finditer(code)}
+        for match in pattern.finditer(text):
+            line = _line_of(text, match)
+            if line in out or line in pragma_lines:
+                continue
+            if line in bare_strings:
+                continue  # a docstring's line: it opens no block, and leaves no code out
+            matched = match.group(0)
+            not_code = line not in in_code or any(a <= match.start() < b for a, b in strings)
+            if not_code or ("TYPE_CHECKING" in matched and foreign(matched)):
+                out[line] = " ".join(matched.split())[:60]
+    return sorted(out.items())
+
+
+def _line_of(text: str, match: re.Match[str]) -> int:
+    """The line of the first character a match shows (a ``^\\s*`` may start it a line
+    before)."""
+    matched = match.group(0)
+    offset = match.start() + len(matched) - len(matched.lstrip())
+    return text.count("\n", 0, offset) + 1
+
+
+def _comment_and_string_spans(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Where the comments and the strings are (offsets into ``text``)."""
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+
+    def offset(row: int, col: int) -> int:
+        return starts[row - 1] + col if row - 1 < len(starts) else len(text)
+
+    comments: list[tuple[int, int]] = []
+    strings: list[tuple[int, int]] = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                comments.append((offset(*token.start), offset(*token.end)))
+            elif token.type == tokenize.STRING or token.type in _FSTRING_PARTS:
+                strings.append((offset(*token.start), offset(*token.end)))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        for number, line in enumerate(text.splitlines(keepends=True), start=1):
+            if "#" in line:
+                comments.append((starts[number - 1] + line.index("#"), starts[number]))
+    return comments, strings
+
+
+_FSTRING_PARTS = {
+    getattr(tokenize, name)
+    for name in ("FSTRING_MIDDLE", "TSTRING_MIDDLE")
+    if hasattr(tokenize, name)
+}
+
+
+def _foreign_type_checking(tree: ast.Module | None) -> Callable[[str], bool]:
+    """Whether ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``) in ``text`` reads a name
+    bound to something other than typing's: an import of another module's name as
+    ``TYPE_CHECKING``, a loop or ``with`` target, a ``typing`` that is another module. (An
+    assignment of a value is the under-test analyzer's finding.) Without a tree, none."""
+    if tree is None:
+        return lambda matched: False
+    name_foreign = typing_foreign = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                bound = alias.asname or alias.name
+                if bound == "TYPE_CHECKING" and not (
+                    node.module in _TYPING and alias.name == "TYPE_CHECKING" and not node.level
+                ):
+                    name_foreign = True
+                if bound == "typing":
+                    typing_foreign = True
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".", 1)[0]
+                if bound == "TYPE_CHECKING":
+                    name_foreign = True
+                if bound == "typing" and alias.name not in _TYPING:
+                    typing_foreign = True
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            name_foreign |= _binds(node.target, "TYPE_CHECKING")
+            typing_foreign |= _binds(node.target, "typing")
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    name_foreign |= _binds(item.optional_vars, "TYPE_CHECKING")
+                    typing_foreign |= _binds(item.optional_vars, "typing")
+        elif isinstance(node, ast.NamedExpr):
+            name_foreign |= _binds(node.target, "TYPE_CHECKING")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            name_foreign |= node.name == "TYPE_CHECKING"
+            typing_foreign |= node.name == "typing"
+        elif isinstance(node, ast.Assign):
+            typing_foreign |= any(_binds(t, "typing") for t in node.targets)
+
+    def foreign(matched: str) -> bool:
+        return typing_foreign if "typing.TYPE_CHECKING" in matched else name_foreign
+
+    return foreign
+
+
+_TYPING = ("typing", "typing_extensions")
+
+
+def _binds(target: ast.expr, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target))

@@ -16,7 +16,6 @@ run changes. See :mod:`pytest_agentgate.integrity.testfiles` for how the two sid
 from __future__ import annotations
 
 import ast
-import configparser
 import fnmatch
 import os
 import shlex
@@ -28,6 +27,7 @@ from functools import cache, partial
 from pathlib import PurePosixPath
 from typing import Any
 
+from pytest_agentgate.integrity import pytest_files
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 from pytest_agentgate.integrity.testfiles import (
     FACTS,
@@ -58,7 +58,7 @@ DEFAULT_NORECURSE = (
     "{arch}",
 )
 # Where pytest reads its settings, in the order it looks (the first that has a section wins).
-CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+CONFIG_FILES = pytest_files.FILES
 # Directories and files whose helpers a test may call to assert (one level deep).
 SUPPORT_DIRS = {"tests", "test", "testing", "__tests__"}
 
@@ -178,29 +178,8 @@ def settings_file(read: Callable[[str], str | None]) -> str | None:
 def _pytest_section(name: str, text: str) -> dict[str, Any] | None:
     """The pytest section of one configuration file, or None if it has none (or is broken:
     pytest says so itself, and the defaults are then the best guess)."""
-    if name == "pyproject.toml":
-        if sys.version_info >= (3, 11):
-            import tomllib
-        else:  # pragma: no cover - exercised on Python 3.10 only
-            import tomli as tomllib
-        try:
-            tool = tomllib.loads(text).get("tool", {})
-        except tomllib.TOMLDecodeError:
-            return None
-        pytest_table = tool.get("pytest") if isinstance(tool, dict) else None
-        if not isinstance(pytest_table, dict):
-            return None
-        options = pytest_table.get("ini_options", pytest_table)
-        return options if isinstance(options, dict) else None
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read_string(text, name)
-    except configparser.Error:
-        return None
-    section = {"tox.ini": "pytest", "setup.cfg": "tool:pytest"}.get(name, "pytest")
-    if parser.has_section(section):
-        return dict(parser.items(section))
-    return {} if name in ("pytest.ini", ".pytest.ini") else None
+    table = pytest_files.read(name, text)
+    return table.values if table is not None else None
 
 
 def _words(value: Any) -> tuple[str, ...]:
