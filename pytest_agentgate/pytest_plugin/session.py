@@ -939,6 +939,7 @@ class GateSession:
         from pytest_agentgate.pytest_plugin.startup import planted
 
         tests["startup"] = [code._asdict() for code in planted()]
+        tests["loosened"] = loosened_run(self.config)
         evidence: dict[str, Any] = {
             "tests": tests,
             "exitstatus": int(session.exitstatus),
@@ -979,6 +980,23 @@ class GateSession:
             how = why if isinstance(why, str) and why else "-x, --maxfail or an abort"
             reasons.append(f"stopped after {ran} of {self.collected} tests ({how})")
         return reasons
+
+
+# -- what the run checks ------------------------------------------------------------------------
+
+
+def loosened_run(config: pytest.Config) -> list[str]:
+    """What makes this session check less than its tests say, each a reason the gate fails."""
+    reasons = []
+    level = sys.flags.optimize
+    if level > 0 and config.getoption("assertmode", "rewrite") != "rewrite":
+        reasons.append(
+            f"Python runs with -{'O' * min(level, 2)} (python -O or PYTHONOPTIMIZE) and pytest "
+            "does not rewrite asserts (--assert=plain): not one assert statement of the tests "
+            "ran, so a failing test passes; run without -O and PYTHONOPTIMIZE, or without "
+            "--assert=plain"
+        )
+    return reasons
 
 
 # -- the selection ----------------------------------------------------------------------------
