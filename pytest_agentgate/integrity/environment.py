@@ -53,7 +53,7 @@ def findings(environ: Mapping[str, str], root: Path) -> Iterator[IntegrityFindin
     """The environment's settings that choose what pytest and coverage.py measure."""
     addopts = environ.get("PYTEST_ADDOPTS", "")
     said: set[str] = set()
-    for option, value in _pairs(addopts):
+    for option, value in option_pairs(addopts):
         if option in said:
             continue
         if option in SELECTION_OPTIONS:
@@ -125,7 +125,7 @@ def plain_asserts(options: str) -> bool:
     """Whether pytest options turn assertion rewriting off: ``--assert=plain``, ``--assert
     plain`` (the last one given wins)."""
     mode = None
-    for option, value in _pairs(options):
+    for option, value in option_pairs(options):
         if option == "--assert":
             mode = (value or "").strip()
     return mode == "plain"
@@ -146,7 +146,7 @@ def _loosening_plugin(value: str | None) -> bool:
     return not name or not _installed_plugin(name)
 
 
-def _pairs(addopts: str) -> list[tuple[str, str | None]]:
+def option_pairs(addopts: str) -> list[tuple[str, str | None]]:
     """Each option with its value where it takes one (``-p X``, ``-pX``, ``-o k=v``)."""
     try:
         words = shlex.split(addopts)
