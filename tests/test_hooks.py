@@ -600,3 +600,79 @@ def test_a_new_session_in_another_folder_is_gated_there(
     call("claude", event("claude", work), capsys)
     answer, _, _ = call("claude", event("claude", other, session="sess-2"), capsys)
     assert answer == {"systemMessage": "agentgate: PASS (profile strict)"}
+
+
+# -- the ledger's lock held by another process ---------------------------------------------------
+
+
+def _hold_ledger_lock(root: Path) -> subprocess.Popen[bytes]:
+    """`flock .agentgate/ledger.lock sleep 300 &`, as an agent's shell could run it: held once
+    this returns."""
+    (root / ".agentgate").mkdir()
+    lock = root / ".agentgate" / "ledger.lock"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, sys, time\n"
+            "f = open(sys.argv[1], 'w')\n"
+            "fcntl.flock(f, fcntl.LOCK_EX)\n"
+            "print('held', flush=True)\n"
+            "time.sleep(300)\n",
+            str(lock),
+        ],
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+    return holder
+
+
+def test_a_held_ledger_lock_does_not_let_a_failing_agent_stop(tmp_path: Path) -> None:
+    # The stop hook waits a few seconds for the attempts ledger, not its whole budget: the
+    # verdict is judged as ever and a failing one blocks, saying its attempt was not counted
+    # and which process holds the lock.
+    root = project(tmp_path, FAILING + "hook:\n  budget: 30\n")
+    holder = _hold_ledger_lock(root)
+    try:
+        started = time.monotonic()
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest_agentgate", "hook", "claude"],
+            input=json.dumps(event("claude", root)).encode(),
+            capture_output=True,
+            timeout=60,
+        )
+        took = time.monotonic() - started
+    finally:
+        holder.kill()
+        holder.wait()
+    assert proc.returncode == 0, proc.stderr
+    answer = json.loads(proc.stdout)
+    assert answer["decision"] == "block", answer
+    assert "build FAILED" in answer["reason"]
+    said = answer["systemMessage"]
+    assert said.startswith("agentgate: FAIL (failed: build); this attempt was not recorded: ")
+    assert f"ledger.lock is held by process {holder.pid} (" in said
+    assert "was not released within 5 s" in said
+    assert took < 25
+    assert read_history(root) == []  # nothing written past the lock
+
+
+def test_a_lock_held_for_a_moment_is_waited_for_and_the_attempt_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = project(tmp_path, FAILING)
+    holder = _hold_ledger_lock(root)
+    release = threading.Timer(1.0, holder.kill)
+    release.start()
+    try:
+        answer, _, code = call("claude", event("claude", root), capsys)
+    finally:
+        release.cancel()
+        holder.kill()
+        holder.wait()
+    assert code == 0
+    assert answer["decision"] == "block"
+    assert answer["reason"].startswith("COMPLETION REJECTED (attempt 1 of 3)")
+    assert "not recorded" not in answer["reason"]
+    assert [h["status"] for h in read_history(root)] == ["fail"]

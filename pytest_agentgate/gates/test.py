@@ -51,6 +51,9 @@ class SuiteEvidence(Evidence):
     local_plugins: list[str] = field(default_factory=list)
     # The test tools' code replaced by code the project wrote (pytest_plugin/tampering.py).
     replaced: list[str] = field(default_factory=list)
+    # What made the pytest door's own run check less than its tests say (asserts that do not
+    # run, a plugin no installed package provides): the session names it, the gate fails.
+    loosened: list[str] = field(default_factory=list)
     # Code the interpreter that ran the tests runs at every start that no installed
     # distribution put there (pytest_plugin/startup.py): (file, line, code). The integrity
     # gate judges it (gates/integrity.with_startup_code).
@@ -211,6 +214,9 @@ def _judge_run(config: GateConfig, evidence: SuiteEvidence, run: TestRun) -> Gat
     if evidence.replaced:
         fail = True
         summary += f"; {len(evidence.replaced)} functions of the test tools replaced"
+    if evidence.loosened:
+        fail = True
+        summary += "; the run checked less than its tests say"
     if run_partial:
         summary += "; partial run: " + "; ".join(run_partial)
         if config.thresholds.get("partial") == "fail":
@@ -240,6 +246,8 @@ def _judge_run(config: GateConfig, evidence: SuiteEvidence, run: TestRun) -> Gat
             "code of the test tools was replaced while the tests ran, so their results are not "
             f"the tests': {', '.join(evidence.replaced)}; remove the code that replaces it"
         )
+    for why in evidence.loosened:
+        result.problems.append(why)
     if partial_problem is not None:
         result.problems.append(partial_problem)
     elif run_partial:

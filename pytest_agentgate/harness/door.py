@@ -229,6 +229,7 @@ def _judge(
 
 
 def _outcome(verdict: Verdict, config: Config, event: HookEvent) -> Outcome:
+    from pytest_agentgate.state.ledger import NOT_RECORDED
     from pytest_agentgate.state.storage import default_storage
 
     failed = ", ".join(g.name for g in verdict.failed_gates if g.blocking) or "none"
@@ -245,8 +246,12 @@ def _outcome(verdict: Verdict, config: Config, event: HookEvent) -> Outcome:
             f"used its attempts, or hit something only a person can fix. The agent was allowed "
             f"to stop. Report: {config.root / where}",
         )
+    status = f"agentgate: FAIL{attempt} (failed: {failed})"
+    unrecorded = [n for n in verdict.notices if n.startswith(NOT_RECORDED)]
+    if unrecorded:  # the ledger's lock held by another process: the stop is blocked all the same
+        status += f"; {unrecorded[0]}"
     return Outcome(
         "block",
         verdict.continuation or f"agentgate: the gate failed ({failed}).",
-        f"agentgate: FAIL{attempt} (failed: {failed})",
+        status,
     )

@@ -53,7 +53,7 @@ def findings(environ: Mapping[str, str], root: Path) -> Iterator[IntegrityFindin
     """The environment's settings that choose what pytest and coverage.py measure."""
     addopts = environ.get("PYTEST_ADDOPTS", "")
     said: set[str] = set()
-    for option, value in _pairs(addopts):
+    for option, value in option_pairs(addopts):
         if option in said:
             continue
         if option in SELECTION_OPTIONS:
@@ -70,6 +70,15 @@ def findings(environ: Mapping[str, str], root: Path) -> Iterator[IntegrityFindin
             continue
         said.add(option)
         yield IntegrityFinding(RULE, f"PYTEST_ADDOPTS in the environment has {option}: {what}")
+    if (level := optimize_level(environ.get("PYTHONOPTIMIZE", ""))) > 0:
+        plain = " and PYTEST_ADDOPTS has --assert=plain" if plain_asserts(addopts) else ""
+        yield IntegrityFinding(
+            RULE,
+            f"PYTHONOPTIMIZE={_shown(environ['PYTHONOPTIMIZE'])} in the environment{plain}: "
+            f"Python runs with -{'O' * min(level, 2)} and skips every assert statement pytest "
+            "does not rewrite (the helpers' and the project's; with --assert=plain, the "
+            "tests' own as well)",
+        )
     plugins = environ.get("PYTEST_PLUGINS", "").strip()
     if plugins:
         yield IntegrityFinding(
@@ -100,6 +109,28 @@ LOOSENING_INI = frozenset(
 )  # fmt: skip
 
 
+def optimize_level(value: str) -> int:
+    """The optimization level ``PYTHONOPTIMIZE=value`` gives Python: a number is the level,
+    any other non-empty text is 1 (``-O``)."""
+    value = value.strip()
+    if not value:
+        return 0
+    try:
+        return max(int(value), 0)
+    except ValueError:
+        return 1
+
+
+def plain_asserts(options: str) -> bool:
+    """Whether pytest options turn assertion rewriting off: ``--assert=plain``, ``--assert
+    plain`` (the last one given wins)."""
+    mode = None
+    for option, value in option_pairs(options):
+        if option == "--assert":
+            mode = (value or "").strip()
+    return mode == "plain"
+
+
 def _loosening_ini(value: str | None) -> bool:
     key = (value or "").split("=", 1)[0].strip()
     return not key or key in LOOSENING_INI
@@ -115,7 +146,7 @@ def _loosening_plugin(value: str | None) -> bool:
     return not name or not _installed_plugin(name)
 
 
-def _pairs(addopts: str) -> list[tuple[str, str | None]]:
+def option_pairs(addopts: str) -> list[tuple[str, str | None]]:
     """Each option with its value where it takes one (``-p X``, ``-pX``, ``-o k=v``)."""
     try:
         words = shlex.split(addopts)

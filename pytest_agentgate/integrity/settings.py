@@ -602,6 +602,14 @@ class _Tools:
                         base,
                         key,
                     )
+        if _plain_asserts(new.get("addopts")) and not _plain_asserts(old.get("addopts")):
+            yield self.finding(
+                "pytest: addopts gained --assert=plain: pytest no longer rewrites the tests' "
+                "asserts, so under python -O or PYTHONOPTIMIZE not one of them runs",
+                now,
+                base,
+                "addopts",
+            )
         changed = [k for k in _COLLECTION if _split(old.get(k)) != _split(new.get(k))]
         if not changed:
             return
@@ -1634,3 +1642,12 @@ def _named(path: str, patterns: Iterable[str]) -> bool:
     return any(
         fnmatch.fnmatch(name, p) or fnmatch.fnmatch(path, p.removeprefix("./")) for p in patterns
     )
+
+
+def _plain_asserts(addopts: Any) -> bool:
+    """Whether pytest ``addopts`` turn assertion rewriting off (``--assert=plain``)."""
+    from pytest_agentgate.integrity.environment import plain_asserts
+
+    if isinstance(addopts, list):
+        addopts = " ".join(map(str, addopts))
+    return isinstance(addopts, str) and plain_asserts(addopts)

@@ -265,6 +265,11 @@ class HelperSession:
                     if isinstance(name, str)
                 ],
                 startup=startup_entries(evidence["tests"].get("startup") or []),
+                loosened=[
+                    str(why)
+                    for why in evidence["tests"].get("loosened") or []
+                    if isinstance(why, str)
+                ],
             )
         if self.coverage_gates:
             measured_here = self.cov_active or self.measure is not None

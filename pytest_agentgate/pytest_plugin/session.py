@@ -961,6 +961,7 @@ class GateSession:
         from pytest_agentgate.pytest_plugin.startup import planted
 
         tests["startup"] = [code._asdict() for code in planted()]
+        tests["loosened"] = loosened_run(self.config)
         evidence: dict[str, Any] = {
             "tests": tests,
             "exitstatus": int(session.exitstatus),
@@ -995,12 +996,42 @@ class GateSession:
             reasons.append(f"{self.deselected} tests deselected ({chosen})")
         if chosen := chosen_paths(self.config):
             reasons.append(chosen)
+        if chosen := caller_collection(self.config):
+            reasons.append(chosen)
         ran = self.ledger.ran
         if self.collected is not None and ran < self.collected:
             why = self.ended_by or session.shouldfail or session.shouldstop or self.stopped_because
             how = why if isinstance(why, str) and why else "-x, --maxfail or an abort"
             reasons.append(f"stopped after {ran} of {self.collected} tests ({how})")
         return reasons
+
+
+# -- what the run checks ------------------------------------------------------------------------
+
+
+def loosened_run(config: pytest.Config) -> list[str]:
+    """What makes this session check less than its tests say, each a reason the gate fails."""
+    reasons = []
+    level = sys.flags.optimize
+    if level > 0 and config.getoption("assertmode", "rewrite") != "rewrite":
+        reasons.append(
+            f"Python runs with -{'O' * min(level, 2)} (python -O or PYTHONOPTIMIZE) and pytest "
+            "does not rewrite asserts (--assert=plain): not one assert statement of the tests "
+            "ran, so a failing test passes; run without -O and PYTHONOPTIMIZE, or without "
+            "--assert=plain"
+        )
+    from pytest_agentgate.integrity.hooks import _installed_plugin, _plugins
+
+    for name in dict.fromkeys(_plugins(shlex.join(config.invocation_params.args))):
+        if name.split(".", 1)[0] == "pytest_agentgate":
+            continue  # `-p pytest_agentgate`: this plugin, where autoload is off
+        if not _installed_plugin(name):
+            reasons.append(
+                f"-p {name} on the command line loads a plugin that no installed package "
+                "provides, and a plugin can rewrite any test's result: install it as a "
+                "package, or leave it out"
+            )
+    return reasons
 
 
 # -- the selection ----------------------------------------------------------------------------
@@ -1030,6 +1061,40 @@ def caller_selection(config: pytest.Config) -> str | None:
             ):
                 found.append(option)
     return ", ".join(dict.fromkeys(found)) or None
+
+
+# pytest ini keys that choose what is collected: the caller's `-o` of one narrows the suite.
+COLLECTION_INI = (
+    "python_files",
+    "python_classes",
+    "python_functions",
+    "testpaths",
+    "norecursedirs",
+    "collect_imported_tests",
+    "addopts",
+)
+# Options that leave files out of collection, or read another settings file.
+COLLECTION_OPTIONS = ("--ignore", "--ignore-glob", "-c", "--config-file")
+
+
+def caller_collection(config: pytest.Config) -> str | None:
+    """The options on the command line that choose what is collected (``-o python_functions=``,
+    ``--ignore``, ``-c``), as given; None when the project's settings choose it. Like ``-k`` and
+    node ids, they make the run the caller's part of the suite."""
+    from pytest_agentgate.integrity.environment import option_pairs
+
+    found = []
+    for option, value in option_pairs(shlex.join(config.invocation_params.args)):
+        if option in ("-o", "--override-ini"):
+            key = (value or "").split("=", 1)[0].strip()
+            if key in COLLECTION_INI:
+                found.append(f"{option} {key}=")
+        elif option in COLLECTION_OPTIONS:
+            found.append(option)
+    if not found:
+        return None
+    shown = ", ".join(dict.fromkeys(found))
+    return f"the command line chooses what is collected ({shown}), not the project's settings"
 
 
 def _last_failed_active(config: pytest.Config) -> bool:

@@ -46,7 +46,13 @@ from pytest_agentgate.config.model import Config
 from pytest_agentgate.state.escalation import escalation_report, stalled
 from pytest_agentgate.state.history import history_record, key_numbers
 from pytest_agentgate.state.reasons import BLOCK_REASONS, HUMAN_ONLY_REASONS, RETRY_REASONS
-from pytest_agentgate.state.storage import LocalStorage, Storage, default_storage, warn
+from pytest_agentgate.state.storage import (
+    LocalStorage,
+    LockBusy,
+    Storage,
+    default_storage,
+    warn,
+)
 from pytest_agentgate.state.task import LedgerError, Limits, TaskRef
 from pytest_agentgate.verdict import Attempt, Verdict, human_needed
 
@@ -219,7 +225,8 @@ def record(
     continuation text), then write the state, the escalation report and the history line.
     Trouble with the storage never raises, and never fails open: the verdict says attempts
     could not be recorded, and a failing verdict of a task escalates (without a count, sending
-    the agent back could go on forever).
+    the agent back could go on forever). A lock held past ``LEDGER_LOCK_WAIT_S`` by another
+    process is not the storage failing: the verdict stands as judged, unrecorded, and says so.
     """
     now = time.time() if now is None else now
     task = resolve_task(config, task, source)
@@ -250,12 +257,21 @@ def record(
                     store.write_escalation(task.id, decision.report)
             store.append_history(line)
             return verdict
+    except LockBusy as exc:
+        # Not a verdict being recorded: something else holds the ledger. The verdict stands as
+        # judged (a failing one still fails, never escalates to a stop) and says it was not
+        # counted; the next verdict counts again once the lock is free.
+        warn(f"could not record the verdict: {exc}")
+        return conclude(Decision(task, notices=[f"{NOT_RECORDED}: {exc}"]))
     except OSError as exc:
         where = getattr(store, "directory", "its storage")
         warn(f"could not record the verdict under {where}: {exc}")
         return conclude(unrecorded(task, judged, f"{where}", exc))
     return conclude(None)  # pragma: no cover - the `with` returns or raises
 
+
+# How a verdict that the ledger's lock kept from being counted says so.
+NOT_RECORDED = "this attempt was not recorded"
 
 # The state's copy of the last task verdict's history line, until a later record sees it in
 # the history (appended) or appends it (the process that made it was killed first).

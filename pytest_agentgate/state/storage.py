@@ -29,6 +29,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
@@ -46,6 +47,14 @@ STATE_HOME_ENV = "AGENTGATE_STATE_HOME"
 ACTOR_ENV = "AGENTGATE_ACTOR"
 MIRROR_PROJECTS = "projects"
 KEPT_RESETS = 100
+# How long a read-modify-write of the ledger waits for its lock. A verdict holds it for the
+# moment it takes to count an attempt and append a line; a holder past this is not a verdict
+# being recorded, and waiting on it would spend a stop hook's whole budget.
+LEDGER_LOCK_WAIT_S = 5.0
+
+
+class LockBusy(TimeoutError):
+    """The ledger's lock was held by another process for :data:`LEDGER_LOCK_WAIT_S`."""
 
 
 def warn(message: str) -> None:
@@ -100,7 +109,7 @@ class LocalStorage:
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         directory = self.ensure()
-        with locked(directory):
+        with locked(directory, wait_s=LEDGER_LOCK_WAIT_S):
             remove_stale_temporaries(directory)
             yield
 
@@ -196,7 +205,7 @@ class UserMirror:
         return self.directory
 
     def locked(self) -> contextlib.AbstractContextManager[None]:
-        return locked(self.ensure())
+        return locked(self.ensure(), wait_s=LEDGER_LOCK_WAIT_S)
 
     def read(self) -> dict[str, Any]:
         """The document; an empty one for a new project. Raises OSError when unreadable."""
@@ -476,17 +485,62 @@ def report_name(task_id: str) -> str:
 
 
 @contextlib.contextmanager
-def locked(directory: Path) -> Iterator[None]:
-    """An exclusive OS lock on ``directory/ledger.lock`` for one read-modify-write."""
-    fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+def locked(directory: Path, wait_s: float | None = None) -> Iterator[None]:
+    """An exclusive OS lock on ``directory/ledger.lock`` for one read-modify-write.
+
+    ``wait_s``: how long to wait for it (None: as long as it takes); past that, LockBusy,
+    which names the process that holds the lock when the system says."""
+    path = directory / LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        _lock(fd)
+        if wait_s is None:
+            _lock(fd)
+        else:
+            _lock_within(fd, path, wait_s)
         try:
             yield
         finally:
             _unlock(fd)
     finally:
         os.close(fd)
+
+
+def _lock_within(fd: int, path: Path, wait_s: float) -> None:
+    end = time.monotonic() + wait_s
+    while not _try_lock(fd):
+        if time.monotonic() >= end:
+            holder = lock_holder(fd)
+            by = f" by {holder}" if holder else " by another process"
+            raise LockBusy(
+                errno.EAGAIN, f"{path} is held{by}, and was not released within {wait_s:g} s"
+            )
+        time.sleep(0.05)
+
+
+def lock_holder(fd: int) -> str | None:
+    """Who holds the lock on ``fd``'s file: "process PID (COMMAND)", from Linux's /proc/locks;
+    None where the system does not say."""
+    try:
+        ino = os.fstat(fd).st_ino
+        with open("/proc/locks", encoding="ascii", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        fields = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 4242 08:01:1234567 0 EOF" ("->" marks a waiter)
+        if len(fields) < 6 or "->" in fields[1]:
+            continue
+        pid, where = fields[4], fields[5]
+        if where.rsplit(":", 1)[-1] == str(ino) and pid.isdigit() and int(pid) != os.getpid():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                    argv = handle.read().split(b"\0")
+                command = " ".join(a.decode(errors="replace") for a in argv if a)[:200]
+            except OSError:
+                command = ""
+            return f"process {pid} ({command})" if command else f"process {pid}"
+    return None
 
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
@@ -500,6 +554,13 @@ if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
             except OSError:
                 continue
 
+    def _try_lock(fd: int) -> bool:
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+
     def _unlock(fd: int) -> None:
         os.lseek(fd, 0, os.SEEK_SET)
         msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
@@ -509,6 +570,13 @@ else:
 
     def _lock(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX)
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
 
     def _unlock(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
