@@ -149,3 +149,65 @@ def test_a_test_the_change_does_not_touch_may_skip(project: Path) -> None:
     assert only_gate(verdict, "test")["status"] == "pass"
     assert skip_findings(verdict) == [], verdict
     assert code == 0, verdict
+
+
+DB_TEST = """\
+import os
+
+import pytest
+
+
+@pytest.fixture
+def db_url():
+    url = os.environ.get("RATES_DB")
+    if not url:
+        pytest.skip("RATES_DB not set")
+    return url
+
+
+def test_db_rate(db_url):
+    assert db_url
+"""
+
+
+@pytest.mark.parametrize("where", ["module", "conftest", "pytestmark"])
+def test_a_test_the_base_skipped_too_may_be_edited(project: Path, where: str) -> None:
+    # A test that needs a database skips where there is none, at the base as now: an honest
+    # edit of it is no skip the change made.
+    from _helpers import git
+
+    text = DB_TEST
+    if where == "conftest":
+        fixture, _, test = DB_TEST.partition("\n\n\ndef test_db_rate")
+        (project / "tests" / "conftest.py").write_text(fixture + "\n")
+        text = "def test_db_rate" + test
+    elif where == "pytestmark":
+        text = (
+            "import os\n\nimport pytest\n\npytestmark = pytest.mark.skipif(\n"
+            '    not os.environ.get("RATES_DB"), reason="needs the rates database"\n)\n\n\n'
+            "def test_db_rate():\n    assert os.environ['RATES_DB']\n"
+        )
+    (project / "tests" / "test_db.py").write_text(text)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "a test that needs the database")
+    path = project / "tests" / "test_db.py"
+    path.write_text(
+        path.read_text().replace("    assert ", "    assert len(str(1)) == 1\n    assert ", 1)
+    )
+    (project / "calc.py").write_text("def tax(amount):\n    return amount * 0.3\n")
+    _, verdict = verify_json(project)
+    assert skip_findings(verdict) == [], verdict
+    assert only_gate(verdict, "integrity")["status"] == "pass"
+
+
+def test_a_skipping_fixture_of_the_base_given_to_the_failing_test_is_found(project: Path) -> None:
+    from _helpers import git
+
+    (project / "tests" / "conftest.py").write_text(FIXTURE_SKIPS)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "a fixture for the database tests")
+    edit_test(project, "def test_tax_zero():", "def test_tax_zero(rates_db):")
+    code, verdict = verify_json(project)
+    assert code == 1
+    [finding] = skip_findings(verdict)
+    assert "test_tax_zero ran at the base and is skipped in this run" in finding["message"]

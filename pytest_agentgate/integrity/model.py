@@ -60,6 +60,9 @@ class EditedTest:
     line: int
     # The base's test could skip already (a skip, skipif, xfail or importorskip of its own).
     skipped_at_base: bool
+    # Where it was at the base, and its text there (decorators, signature, body).
+    base_path: str = ""
+    base_text: str = ""
 
 
 @dataclass

@@ -243,7 +243,11 @@ def compare(
             written = before.written()
             if written != after.written():
                 could_skip = any(w in written for w in ("skip", "xfail", "Skip"))
-                edited.append(EditedTest(after.path, after.qualname, after.line, could_skip))
+                edited.append(
+                    EditedTest(
+                        after.path, after.qualname, after.line, could_skip, before.path, written
+                    )
+                )
     scopes = {(n.path, n.qualname): (b.path, b.qualname) for b, n in pairs}
     new_marks = _new_marks(base, now, change, scopes)
     skipped_now = {(m.path, m.scope) for m in new_marks if m.category == "skip"}

@@ -16,8 +16,10 @@ run changes. See :mod:`pytest_agentgate.integrity.testfiles` for how the two sid
 from __future__ import annotations
 
 import ast
+import dataclasses
 import fnmatch
 import os
+import re
 import shlex
 import sys
 from collections import Counter
@@ -28,7 +30,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from pytest_agentgate.integrity import pytest_files
-from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+from pytest_agentgate.integrity.model import EditedTest, IntegrityFinding, Scan
 from pytest_agentgate.integrity.testfiles import (
     FACTS,
     Body,
@@ -129,7 +131,48 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
         origin, gone, lambda: removed_code(scan, which_base, which_now), only_tests=only_tests
     )
     words = Words("pytest", settings.describe_files())
-    return compare(base_side, now_side, change, words, scan.edited_tests)
+    edited: list[EditedTest] = []
+    findings = compare(base_side, now_side, change, words, edited)
+    scan.edited_tests.extend(_could_skip_at_base(scan, test) for test in edited)
+    return findings
+
+
+_SKIPS = re.compile(r"\b(?:skip|skipif|importorskip|xfail)\b")
+_PYTESTMARK = re.compile(r"^pytestmark\b[^\n]*(?:\n[ \t)\]][^\n]*)*", re.MULTILINE)
+_USEFIXTURES = re.compile(r"usefixtures\(([^)]*)\)")
+
+
+def _could_skip_at_base(scan: Scan, test: EditedTest) -> EditedTest:
+    """``test`` marked as one the base could skip already: by a skip of its own, a
+    ``pytestmark`` of its module that skips, or a fixture it took at the base whose definition
+    (in its module or a conftest.py above it, at the base) can skip: a test that needs a
+    database skips where there is none, before and after an honest edit."""
+    if test.skipped_at_base:
+        return test
+    module = scan.sources.at_base(test.base_path) or ""
+    if any(_SKIPS.search(m.group(0)) for m in _PYTESTMARK.finditer(module)):
+        return dataclasses.replace(test, skipped_at_base=True)
+    header = test.base_text.split("):", 1)[0]
+    signature = header[header.rfind("def ") :]
+    signature = signature[signature.find("(") + 1 :] if "(" in signature else ""
+    names = {w.split(":")[0].split("=")[0].strip() for w in signature.split(",")}
+    for used in _USEFIXTURES.findall(test.base_text):
+        names.update(w.strip().strip("'\"") for w in used.split(","))
+    names -= {"", "self", "cls"}
+    if not names:
+        return test
+    folders = PurePosixPath(test.base_path).parents
+    texts = [module] + [
+        scan.sources.at_base(str(folder / "conftest.py").removeprefix("./")) or ""
+        for folder in folders
+    ]
+    for name in names:
+        pattern = re.compile(
+            rf"^([ \t]*)def {re.escape(name)}\(.*?(?=^\1(?:def|class|@)|\Z)", re.M | re.S
+        )
+        if any(_SKIPS.search(m.group(0)) for text in texts for m in pattern.finditer(text)):
+            return dataclasses.replace(test, skipped_at_base=True)
+    return test
 
 
 def prefetch(scan: Scan, paths: Iterable[str]) -> None:
