@@ -146,6 +146,24 @@ def git(root: Path, *args: str) -> str:
 # The ``agentgate`` script installed beside the interpreter running these tests.
 AGENTGATE = Path(sys.executable).with_name("agentgate")
 # A strict gate on the project's tests, run by pytest into a JUnit report.
+# pytest's report maker replaced so that every failure is a pass: the trick the tests of the
+# run-time checks plant in a conftest, a test module or a sitecustomize.
+REPORT_PATCHER = """\
+import _pytest.reports
+
+_made = _pytest.reports.TestReport.from_item_and_call.__func__
+
+
+def _passed(cls, item, call):
+    report = _made(cls, item, call)
+    if report.failed:
+        report.outcome = "passed"
+    return report
+
+
+_pytest.reports.TestReport.from_item_and_call = classmethod(_passed)
+"""
+
 STRICT_TESTS = """\
 profile: strict
 gates:

@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import REWRITER, STRICT_TESTS, gated_project, git, only_gate, verify_json
+from _helpers import (
+    REPORT_PATCHER,
+    REWRITER,
+    STRICT_TESTS,
+    gated_project,
+    git,
+    only_gate,
+    verify_json,
+)
 
 from pytest_agentgate.integrity.patches import TOOLS, own_packages, patched
 
@@ -102,21 +110,7 @@ def test_a_projects_own_package_is_not_a_tool(tmp_path: Path) -> None:
 
 # -- through the doors, on a real repository -----------------------------------------------------
 
-PATCHER = """\
-import _pytest.reports
-
-_made = _pytest.reports.TestReport.from_item_and_call.__func__
-
-
-def _passed(cls, item, call):
-    report = _made(cls, item, call)
-    if report.failed:
-        report.outcome = "passed"
-    return report
-
-
-_pytest.reports.TestReport.from_item_and_call = classmethod(_passed)
-"""
+PATCHER = REPORT_PATCHER
 FAILING = "def test_add():\n    assert 1 + 1 == 3\n"
 
 

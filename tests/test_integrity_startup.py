@@ -21,9 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import REPO, git
+from _helpers import REPO, REPORT_PATCHER, git, only_gate, verify_json
 
-SCRIPT = Path(sys.executable).with_name("agentgate")
 CONFIG = """\
 profile: strict
 gates:
@@ -39,21 +38,7 @@ PTH = (
     "import os, sys; sys.path.insert(0, os.getcwd()); import calc; calc.add = lambda a, b: a + b\n"
 )
 # pytest's report maker replaced: every failure is a pass.
-SITECUSTOMIZE = """\
-import _pytest.reports
-
-_made = _pytest.reports.TestReport.from_item_and_call.__func__
-
-
-def _passed(cls, item, call):
-    report = _made(cls, item, call)
-    if report.failed:
-        report.outcome = "passed"
-    return report
-
-
-_pytest.reports.TestReport.from_item_and_call = classmethod(_passed)
-"""
+SITECUSTOMIZE = REPORT_PATCHER
 
 
 def site_packages(env: Path) -> Path:
@@ -95,20 +80,10 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-def verify(root: Path) -> tuple[int, dict[str, Any]]:
-    proc = subprocess.run(
-        [str(SCRIPT), "verify", "--format", "json", "--no-cache"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    return proc.returncode, json.loads(proc.stdout)
+verify = verify_json
 
 
-def gate(verdict: dict[str, Any], name: str) -> dict[str, Any]:
-    (found,) = [g for g in verdict["gates"] if g["name"] == name]
-    return found
+gate = only_gate
 
 
 def planted(verdict: dict[str, Any]) -> list[tuple[str, int]]:
