@@ -362,7 +362,8 @@ PYLINT_CODE = {**CODE, "tools/bad.py": "import os\n", "pkg/wide.py": (
             [
                 (
                     "disable",
-                    "pylint: disable gained W0611, too-many-arguments: pylint reports less",
+                    # by name: W0611 is unused-import, as pylint reads it
+                    "pylint: disable gained too-many-arguments, unused-import: pylint reports less",
                 ),
             ],
         ),
@@ -418,8 +419,10 @@ def test_a_pylintrc_that_takes_over(project: Callable[[Files], Path], verify: Ve
         },
         # how pylint runs and what it prints beside its findings
         {".pylintrc": PYLINTRC + "\n[MAIN]\njobs=2\npersistent=no\n\n[REPORTS]\nscore=no\n"},
+        # the same messages by their ids, as pylint reads both
+        {".pylintrc": PYLINTRC.replace("missing-module-docstring", "C0114")},
     ],
-    ids=["moved-to-pyproject", "tightened", "output"],
+    ids=["moved-to-pyproject", "tightened", "output", "ids-for-names"],
 )
 def test_honest_pylint_settings(
     project: Callable[[Files], Path], verify: Verify, change: dict[str, str | None]

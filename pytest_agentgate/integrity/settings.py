@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import configparser
 import fnmatch
+import functools
 import math
 import posixpath
 import re
@@ -1464,6 +1465,10 @@ def _linter_loosened(
         if tool == "pylint" and key in _PYLINT_DEFAULTS:
             a = _PYLINT_DEFAULTS[key] if a is None else a
             b = _PYLINT_DEFAULTS[key] if b is None else b
+        if tool == "pylint" and key in ("disable", "enable"):
+            a, b = _pylint_symbolic(a), _pylint_symbolic(b)
+            if sorted(_entries(a)) == sorted(_entries(b)):
+                continue  # the same messages, by id or by name
         rule = _LINT_OPTION_RULES.get(key) if tool != "pylint" else None
         if rule is not None and not _code_active(tool, old, rule):
             continue
@@ -1474,6 +1479,34 @@ def _linter_loosened(
         whose = f"the base's {rule}" if rule else tool
         what = f"{whose} reports less" if less else f"what {whose} reports changes"
         yield (key,), f"{key} {text}: {what}"
+
+
+_PYLINT_ID = re.compile(r"^[CRWEIF]\d{4}$")
+
+
+def _pylint_symbolic(value: Any) -> Any:
+    """A pylint ``disable``/``enable`` list with each message id (``C0301``) as its name
+    (``line-too-long``), as pylint itself reads both; unchanged when it names no id, or when
+    pylint is not installed where agentgate runs (the ids are then compared as written)."""
+    entries = _entries(value)
+    if not any(_PYLINT_ID.match(e.strip().upper()) for e in entries):
+        return value
+    names = _pylint_names()
+    return [names.get(e.strip().upper(), e.strip()) for e in entries]
+
+
+@functools.cache
+def _pylint_names() -> dict[str, str]:
+    """pylint's message ids and their names, from pylint's own checkers (about 1 s, once)."""
+    try:
+        from pylint.checkers import initialize
+        from pylint.lint import PyLinter
+
+        linter = PyLinter()
+        initialize(linter)
+        return {d.msgid: d.symbol for d in linter.msgs_store.messages}
+    except Exception:  # not installed, or another pylint: compare as written
+        return {}
 
 
 def _code_active(tool: str, settings: Mapping[str, Any], code: str) -> bool:
