@@ -173,3 +173,41 @@ def test_a_pyc_beside_its_source_is_not_sourceless(shadowed: Path) -> None:
     py_compile.compile(str(shadowed / "calc.py"), cfile=str(shadowed / "calc.pyc"), doraise=True)
     code, verdict = verify_json(shadowed)
     assert code == 0 and stale(verdict) == [], verdict
+
+
+def test_a_committed_pyc_of_test_data_is_no_finding(shadowed: Path) -> None:
+    """A sourceless pyc in a folder no one imports from (tests/data: no test module, no
+    conftest, no package) is a fixture a test reads, not code that shadows the project's."""
+    (shadowed / "tests" / "data").mkdir()
+    sourceless(shadowed, "tests/data/sample.pyc")
+    (shadowed / "calc.py").write_text(FIXED)
+    (shadowed / "tests" / "test_data.py").write_text(
+        "import importlib.util\nfrom pathlib import Path\n\n\n"
+        "def test_magic():\n"
+        "    data = (Path(__file__).parent / 'data' / 'sample.pyc').read_bytes()\n"
+        "    assert data[:4] == importlib.util.MAGIC_NUMBER\n"
+    )
+    git(shadowed, "add", "-f", "tests/data/sample.pyc", "tests/test_data.py", "calc.py")
+    code, verdict = verify_json(shadowed)
+    assert code == 0 and stale(verdict) == [], verdict
+
+
+def test_sourceless_pycs_in_folders_on_sys_path_are_found(shadowed: Path) -> None:
+    """In a package of the project, in a folder of pytest's ``pythonpath`` and in the tests'
+    folder, the same pyc is found; in a data folder below a test folder it is not."""
+    (shadowed / "pkg").mkdir()
+    (shadowed / "pkg" / "__init__.py").write_text("")
+    (shadowed / "lib").mkdir()
+    (shadowed / "tests" / "data").mkdir()
+    (shadowed / "pyproject.toml").write_text('[tool.pytest.ini_options]\npythonpath = ["lib"]\n')
+    git(shadowed, "add", "pkg/__init__.py", "pyproject.toml")
+    git(shadowed, "commit", "-qm", "package")
+    for relative in ("pkg/helpers.pyc", "lib/calc.pyc", "tests/invoice.pyc", "tests/data/x.pyc"):
+        sourceless(shadowed, relative)
+    code, verdict = verify_json(shadowed)
+    assert code == 1
+    assert sorted(
+        f["path"]
+        for f in only_gate(verdict, "integrity")["findings"]
+        if f["code"] == "stale-bytecode"
+    ) == ["lib/calc.pyc", "pkg/helpers.pyc", "tests/invoice.pyc"]

@@ -133,3 +133,54 @@ def test_an_honest_fix_with_a_logging_helper_passes_verify(project: Path) -> Non
     )
     _, verdict = verify_json(project)
     assert findings(verdict) == [] and only_gate(verdict, "integrity")["status"] == "pass"
+
+
+FACTORIES = "def make_prices():\n    return [1.0, 2.0, 4.0]\n"
+PRICING = "def total(prices):\n    return sum(prices)\n"
+PRICING_TEST = (
+    "from shop.pricing import total\nfrom shop.testing import make_prices\n\n\n"
+    "def test_total():\n    assert total(make_prices()) == 7.0\n"
+)
+
+
+@pytest.fixture
+def factories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A package whose test factories live in ``shop/testing.py``, imported by the tests."""
+    monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("AGENTGATE_RUNNING", raising=False)
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    files = {
+        "shop/__init__.py": "",
+        "shop/pricing.py": PRICING,
+        "shop/testing.py": FACTORIES,
+        "tests/test_pricing.py": PRICING_TEST,
+        "pyproject.toml": PYPROJECT,
+        ".gitignore": "__pycache__/\n.agentgate/\n",
+    }
+    root = gated_project(tmp_path / "proj", STRICT_TESTS, files)
+    git(root, "checkout", "-qb", "agent")
+    return root
+
+
+def test_test_factories_moved_into_the_tests_pass_verify(factories: Path) -> None:
+    git(factories, "mv", "shop/testing.py", "tests/factories.py")
+    (factories / "tests" / "__init__.py").write_text("")
+    test = factories / "tests" / "test_pricing.py"
+    test.write_text(test.read_text().replace("shop.testing", "tests.factories"))
+    git(factories, "add", "-A")
+    code, verdict = verify_json(factories)
+    assert code == 0 and findings(verdict) == [], verdict
+
+
+def test_a_copy_in_the_tests_of_a_module_still_there_fails_verify(factories: Path) -> None:
+    # The project's code is broken; the test imports a corrected copy from the tests instead.
+    git(factories, "checkout", "-q", "main")
+    (factories / "shop" / "pricing.py").write_text("def total(prices):\n    return 0.0\n")
+    git(factories, "commit", "-qam", "broken")
+    git(factories, "checkout", "-qB", "agent", "main")
+    (factories / "tests" / "__init__.py").write_text("")
+    (factories / "tests" / "fixed.py").write_text(PRICING)
+    test = factories / "tests" / "test_pricing.py"
+    test.write_text(test.read_text().replace("shop.pricing", "tests.fixed"))
+    code, verdict = verify_json(factories)
+    assert code == 1 and "tested-code-mocked" in findings(verdict), verdict

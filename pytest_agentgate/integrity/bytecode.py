@@ -15,8 +15,10 @@ user's state directory by their digests, so a later verdict compiles only what c
 another interpreter version are not read (agentgate cannot compile for it).
 
 A ``NAME.pyc`` outside ``__pycache__`` with no ``NAME.py`` beside it (sourceless bytecode) is
-imported by Python as module ``NAME`` from any folder on ``sys.path``: in the project (outside
-its virtual environments) it is a finding at its own path, whatever it holds.
+imported by Python as module ``NAME`` from any folder on ``sys.path``: in such a folder of the
+project (its root, ``src``, a folder pytest's settings or its ``prepend`` import mode put there,
+or a package below one of them) it is a finding at its own path, whatever it holds. One in any
+other folder (a test-data file a test reads) is imported by no one.
 """
 
 from __future__ import annotations
@@ -30,10 +32,12 @@ import marshal
 import os
 import sys
 from collections.abc import Iterator
+from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 from types import CodeType
 from typing import Any
 
+from pytest_agentgate.integrity import pytest_files
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 
 RULE = "stale-bytecode"
@@ -90,15 +94,15 @@ MAX_FOLDERS = 20_000
 
 
 def _sourceless(root: Path) -> Iterator[IntegrityFinding]:
-    """Each ``NAME.pyc`` outside ``__pycache__`` with no ``NAME.py`` beside it, in the project
-    outside its virtual environments: Python imports such a file as module ``NAME`` from any
-    folder on ``sys.path`` (pytest puts the tests' folders there), in place of the project's
-    module of that name, and git, ignoring ``*.pyc``, shows nothing of it."""
-    folders = 0
+    """Each ``NAME.pyc`` outside ``__pycache__`` with no ``NAME.py`` beside it, in a folder
+    Python or pytest imports from, outside the project's virtual environments: Python imports
+    such a file as module ``NAME`` in place of the project's module of that name, and git,
+    ignoring ``*.pyc``, shows nothing of it. A pyc in any other folder (test data) is imported
+    by no one."""
+    listing: dict[Path, set[str]] = {}
     for folder, dirs, files in os.walk(root):
-        folders += 1
-        if folders > MAX_FOLDERS:
-            return
+        if len(listing) >= MAX_FOLDERS:
+            break
         here = Path(folder)
         dirs[:] = sorted(
             d
@@ -107,7 +111,11 @@ def _sourceless(root: Path) -> Iterator[IntegrityFinding]:
             and not d.endswith(".egg-info")
             and not (here / d / "pyvenv.cfg").is_file()
         )
-        names = set(files)
+        listing[here] = set(files)
+    roots = _import_roots(root, listing)
+    for here, names in listing.items():
+        if not _importable(here, roots, listing):
+            continue
         for name in sorted(names):
             if not name.endswith(".pyc") or name[: -len(".pyc")] + ".py" in names:
                 continue
@@ -122,6 +130,61 @@ def _sourceless(root: Path) -> Iterator[IntegrityFinding]:
                 "place of the project's module of that name, and the change never shows it",
                 shown,
             )
+
+
+def _is_package(names: set[str]) -> bool:
+    return "__init__.py" in names or "__init__.pyc" in names
+
+
+def _import_roots(root: Path, listing: dict[Path, set[str]]) -> set[Path]:
+    """The folders Python or pytest puts on ``sys.path``: the project and its ``src``, the
+    folders pytest's settings name in ``pythonpath``, and, as pytest's default ``prepend``
+    import mode does, the first folder upward from each test module or ``conftest.py`` that is
+    no package."""
+    roots = {root, root / "src"}
+    settings = _pytest_settings(root)
+    for entry in _split_words(settings.get("pythonpath")):
+        roots.add(Path(os.path.normpath(root / entry)))
+    patterns = _split_words(settings.get("python_files")) or ["test_*.py", "*_test.py"]
+    for here, names in listing.items():
+        if not any(
+            n == "conftest.py" or (n.endswith(".py") and any(fnmatch(n, p) for p in patterns))
+            for n in names
+        ):
+            continue
+        folder = here
+        while folder != root and _is_package(listing.get(folder, set())):
+            folder = folder.parent
+        roots.add(folder)
+    return roots
+
+
+def _importable(folder: Path, roots: set[Path], listing: dict[Path, set[str]]) -> bool:
+    """Whether modules of ``folder`` are imported: it is on ``sys.path``, or a package (an
+    ``__init__``) importable from a folder that is."""
+    while folder not in roots:
+        if not _is_package(listing.get(folder, set())) or folder.parent == folder:
+            return False
+        folder = folder.parent
+    return True
+
+
+def _pytest_settings(root: Path) -> dict[str, Any]:
+    """The settings pytest reads from the project's folder, in pytest's order."""
+    for name in pytest_files.FILES:
+        try:
+            text = (root / name).read_text(encoding="utf-8")
+        except (OSError, ValueError):
+            continue
+        table = pytest_files.read(name, text)
+        if table is not None:
+            return table.values
+    return {}
+
+
+def _split_words(value: Any) -> list[str]:
+    items = value if isinstance(value, (list, tuple)) else [value] if value else []
+    return [w for item in items for w in str(item).split()]
 
 
 def _python_files(scan: Scan) -> list[str]:

@@ -22,7 +22,8 @@
   place. Settings
   (a constant, a dict entry) are not functions, and are not findings. And a
   test that imported a name from the project's code at the base and now imports it from a
-  module of the tests (``from tests.fixed_calc import tax``): a corrected copy under test.
+  module of the tests (``from tests.fixed_calc import tax``): a corrected copy under test,
+  unless the change deletes or moves that project module (factories moved into the tests).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
             if not before:
                 yield from _shadows_the_project(scan, path)
             if before and _IMPORTS.findall(now) != _IMPORTS.findall(before):
-                yield from _imported_elsewhere(scan.root, path, now, before)
+                yield from _imported_elsewhere(scan, path, now, before)
             continue
         if _COULD_ASK.search(now):
             yield from _asks_for_the_tests(path, now, before)
@@ -507,13 +508,17 @@ def _shadows_the_project(scan: Scan, path: str) -> Iterator[IntegrityFinding]:
     )
 
 
-def _imported_elsewhere(root: Path, path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
+def _imported_elsewhere(scan: Scan, path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
     was, is_now = _imports(parse_python(before)), _imports(parse_python(now))
     for name, (module, line) in sorted(is_now.items()):
         old = was.get(name)
         if old is None or old[0] == module:
             continue
-        if _is_project(old[0].split(".")[0], root) and is_test_code(module.replace(".", "/")):
+        if (
+            _is_project(old[0].split(".")[0], scan.root)
+            and is_test_code(module.replace(".", "/"))
+            and not _moved_away(scan, old[0])
+        ):
             yield IntegrityFinding(
                 "tested-code-mocked",
                 f"{PurePosixPath(path).name} imported {name} from {old[0]} at the base and now "
@@ -521,6 +526,19 @@ def _imported_elsewhere(root: Path, path: str, now: str, before: str) -> Iterato
                 path,
                 line,
             )
+
+
+def _moved_away(scan: Scan, module: str) -> bool:
+    """Whether the change deletes or moves the project's module ``module`` (dotted), and the
+    working tree holds it no more: a test importing from elsewhere checks no copy of it."""
+    slashed = module.replace(".", "/")
+    candidates = [
+        f"{prefix}{slashed}{tail}" for prefix in ("", "src/") for tail in (".py", "/__init__.py")
+    ]
+    if any((scan.root / c).exists() for c in candidates):
+        return False
+    gone = set(scan.renamed_from.values())
+    return any(scan.touched.get(c) == "deleted" or c in gone for c in candidates)
 
 
 def _imports(tree: ast.Module | None) -> dict[str, tuple[str, int]]:
