@@ -311,3 +311,36 @@ def test_the_idioms_coverage_excludes_for_an_honest_change_pass(tmp_path: Path) 
     status, verdict = verify_json(root)
     assert only_gate(verdict, "integrity")["findings"] == [], verdict
     assert status == 0, verdict
+
+
+def test_a_comment_line_that_mentions_an_exclusion_is_no_suppression(tmp_path: Path) -> None:
+    """A line that is only a comment leaves no statement out and opens no block: coverage.py's
+    figures are the same with it, whether it names the base's ``exclude_also`` pattern or the
+    ``pragma: no cover`` one."""
+    root = _exclusion_project(
+        tmp_path, '[tool.coverage.report]\nexclude_also = ["if TYPE_CHECKING:"]\n'
+    )
+    (root / "pkg" / "totals.py").write_text(
+        TOTALS.replace(
+            "\n\nclass Invoice:",
+            '# Imports used only in annotations go under "if TYPE_CHECKING:".\n'
+            '# Do not add "# pragma: no cover" to this module.\n\n\nclass Invoice:',
+        )
+    )
+    status, verdict = verify_json(root)
+    assert only_gate(verdict, "integrity")["findings"] == [], verdict
+    assert status == 0, verdict
+
+
+def test_a_pragma_comment_line_inside_a_statements_brackets_is_a_suppression(
+    tmp_path: Path,
+) -> None:
+    """coverage.py counts a comment line inside a statement's brackets as that statement's:
+    the pragma there leaves the whole statement out."""
+    root = _exclusion_project(tmp_path)
+    (root / "pkg" / "totals.py").write_text(
+        TOTALS + "\n\nRATES = (\n    # pragma: no cover\n    0.2,\n)\n"
+    )
+    assert [(c, p, n) for c, p, n, _ in _verify_findings(root)] == [
+        ("suppression-added", "pkg/totals.py", 16)
+    ]

@@ -102,10 +102,8 @@ def _new_suppressions(
     lowered = now.lower()
     if not any(word in lowered for word in (_PY_WORDS if path.endswith(PYTHON) else _JS_WORDS)):
         return
-    found = list(suppressions(path, now))
-    excess = Counter(key for _, key in found) - Counter(
-        key for _, key in suppressions(path, before)
-    )
+    found = _counted(path, now)
+    excess = Counter(key for _, key in found) - Counter(key for _, key in _counted(path, before))
     if not excess:
         return
     # The lines the change added first: those are the new ones.
@@ -120,6 +118,40 @@ def _new_suppressions(
                 path,
                 line,
             )
+
+
+def _counted(path: str, text: str) -> list[tuple[int, Key]]:
+    """The suppressions of ``text`` that suppress something: a coverage pragma on a line that
+    is only a comment (outside brackets) leaves no statement out and opens no block, so coverage
+    figures are the same with or without it (a comment that mentions the pragma)."""
+    found = list(suppressions(path, text))
+    if not path.endswith(PYTHON) or not any(kind == "pragma: no cover" for _, (kind, _) in found):
+        return found
+    lone = comment_only_lines(text)
+    return [item for item in found if not (item[1][0] == "pragma: no cover" and item[0] in lone)]
+
+
+def comment_only_lines(text: str) -> set[int]:
+    """The lines of ``text`` that hold only a comment, between statements (not inside the
+    brackets of one, whose lines coverage.py counts as the statement's). None when ``text``
+    does not tokenize."""
+    out: set[int] = set()
+    depth = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.OP and token.string in "([{":
+                depth += 1
+            elif token.type == tokenize.OP and token.string in ")]}":
+                depth = max(depth - 1, 0)
+            elif (
+                token.type == tokenize.COMMENT
+                and depth == 0
+                and not token.line[: token.start[1]].strip()
+            ):
+                out.add(token.start[0])
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return set()
+    return out
 
 
 def suppressions(path: str, text: str) -> Iterator[tuple[int, Key]]:
@@ -220,6 +252,9 @@ def exclusions(text: str, patterns: list[re.Pattern[str]]) -> list[tuple[int, st
     pragma_lines = {
         line for line, (kind, _) in suppressions("x.py", text) if kind.startswith("pragma")
     }
+    # A line that is only a comment leaves no statement out and opens no block: coverage.py's
+    # figures are the same with or without it (a comment that mentions an exclusion).
+    lone = comment_only_lines(text)
     try:
         tree: ast.Module | None = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -239,6 +274,9 @@ def exclusions(text: str, patterns: list[re.Pattern[str]]) -> list[tuple[int, st
         for match in pattern.finditer(text):
             line = _line_of(text, match)
             if line in out or line in pragma_lines:
+                continue
+            last = text.count("\n", 0, max(match.end() - 1, match.start())) + 1
+            if all(n in lone for n in range(line, last + 1)):
                 continue
             if line in bare_strings:
                 continue  # a docstring's line: it opens no block, and leaves no code out
