@@ -22,7 +22,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
-from pytest_agentgate.integrity.settings import coverage_exclusions_at_base
+from pytest_agentgate.integrity.settings import (
+    coverage_exclusions_at_base,
+    coverage_sources_at_base,
+    measured_by,
+)
 
 PYTHON = (".py", ".pyi")
 SCRIPT = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".vue", ".svelte")
@@ -81,6 +85,8 @@ _JS_WORDS = ("eslint-disable", "@ts-", "istanbul", "c8")
 
 def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
     patterns: list[re.Pattern[str]] | None = None
+    is_test: Callable[[str], bool] | None = None
+    sources: list[str] = []
     for path, status in sorted(scan.touched.items()):
         if status == "deleted" or not path.endswith((*PYTHON, *SCRIPT)):
             continue
@@ -93,7 +99,18 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
         if path.endswith(".py"):
             if patterns is None:
                 patterns = _compiled(coverage_exclusions_at_base(scan))
-            yield from _new_exclusions(path, before, now, added, patterns)
+                is_test = _test_files(scan)
+                sources = coverage_sources_at_base(scan)
+            assert is_test is not None
+            strings = True
+            if is_test(path):
+                # A test file the base's coverage does not measure: what coverage.py excludes
+                # there is in no figure. Unknown (no source named): a string in a test is its
+                # data (a tool's test about pragmas), not an exclusion.
+                if sources and not measured_by(path, sources):
+                    continue
+                strings = bool(sources)
+            yield from _new_exclusions(path, before, now, added, patterns, strings=strings)
 
 
 def _new_suppressions(
@@ -217,14 +234,35 @@ def _compiled(patterns: Iterable[str]) -> list[re.Pattern[str]]:
     return out
 
 
+def _test_files(scan: Scan) -> Callable[[str], bool]:
+    """Whether a file is a test: pytest collects it by the base's settings, or it is under a
+    tests folder."""
+    from pytest_agentgate.integrity.tests_python import TestFiles, read_settings
+    from pytest_agentgate.project import TEST_DIRS
+
+    which = TestFiles(read_settings(scan.sources.at_base), scan.sources.at_base)
+
+    def is_test(path: str) -> bool:
+        parts = path.split("/")[:-1]
+        return which.is_test(path) or any(part in TEST_DIRS for part in parts)
+
+    return is_test
+
+
 def _new_exclusions(
-    path: str, before: str, now: str, added: set[int], patterns: list[re.Pattern[str]]
+    path: str,
+    before: str,
+    now: str,
+    added: set[int],
+    patterns: list[re.Pattern[str]],
+    *,
+    strings: bool = True,
 ) -> Iterator[IntegrityFinding]:
     if not any(p.search(now) for p in patterns):
         return
-    found = exclusions(now, patterns)
+    found = exclusions(now, patterns, strings=strings)
     excess = Counter(key for _, key in found) - Counter(
-        key for _, key in exclusions(before, patterns)
+        key for _, key in exclusions(before, patterns, strings=strings)
     )
     for line, key in sorted(found, key=lambda item: (item[0] not in added, item[0])):
         if excess[key] > 0:
@@ -238,13 +276,15 @@ def _new_exclusions(
             )
 
 
-def exclusions(text: str, patterns: list[re.Pattern[str]]) -> list[tuple[int, str]]:
+def exclusions(
+    text: str, patterns: list[re.Pattern[str]], *, strings: bool = True
+) -> list[tuple[int, str]]:
     """(line, the text matched) for every line of ``text`` coverage.py excludes by a comment,
-    a string, or a ``TYPE_CHECKING`` that is not typing's; a line already a ``pragma: no
-    cover`` suppression is left to that one."""
+    a string (unless ``strings`` is false), or a ``TYPE_CHECKING`` that is not typing's; a
+    line already a ``pragma: no cover`` suppression is left to that one."""
     if not text or not any(p.search(text) for p in patterns):
         return []
-    comments, strings = _comment_and_string_spans(text)
+    comments, string_spans = _comment_and_string_spans(text)
     blanked = list(text)
     for start, end in comments:
         blanked[start:end] = " " * (end - start)
@@ -281,7 +321,10 @@ def exclusions(text: str, patterns: list[re.Pattern[str]]) -> list[tuple[int, st
             if line in bare_strings:
                 continue  # a docstring's line: it opens no block, and leaves no code out
             matched = match.group(0)
-            not_code = line not in in_code or any(a <= match.start() < b for a, b in strings)
+            in_string = any(a <= match.start() < b for a, b in string_spans)
+            if in_string and not strings:
+                continue  # a test's data
+            not_code = line not in in_code or in_string
             if not_code or ("TYPE_CHECKING" in matched and foreign(matched)):
                 out[line] = " ".join(matched.split())[:60]
     return sorted(out.items())
