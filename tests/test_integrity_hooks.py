@@ -71,6 +71,19 @@ TRICKS: dict[str, tuple[str, str, str, int]] = {
         "selection-narrowed",
         5,
     ),
+    "modifyitems keeps a sorted, filtered list": (
+        "conftest.py",
+        "def pytest_collection_modifyitems(items):\n"
+        "    items[:] = sorted(i for i in items if 'broken' not in i.name)\n",
+        "selection-narrowed",
+        1,
+    ),
+    "modifyitems keeps a sorted slice": (
+        "conftest.py",
+        "def pytest_collection_modifyitems(items):\n    items[:] = sorted(items)[:-1]\n",
+        "selection-narrowed",
+        1,
+    ),
     "configure sets -k": (
         "conftest.py",
         "def pytest_configure(config):\n    config.option.keyword = 'not broken'\n",
@@ -420,3 +433,29 @@ def test_an_unchanged_hook_is_not_a_finding_but_a_changed_one_is(
     (root / "conftest.py").write_text(hook.replace("return None", "return 'passed', '.', 'ok'"))
     gate = integrity(agentgate)
     assert [(f["code"], f["line"]) for f in gate["findings"]] == [("result-rewritten", 1)]
+
+
+@pytest.mark.parametrize(
+    "reorder",
+    [
+        "items[:] = sorted(items, key=lambda item: 'integration' in item.nodeid)",
+        "items.sort(key=lambda item: item.nodeid)",
+        "items.reverse()",
+        "items[:] = reversed(items)",
+        "items[:] = list(reversed(items))",
+        "items[:] = items[::-1]",
+    ],
+    ids=["sorted", "sort", "reverse", "reversed", "list-reversed", "step-back"],
+)
+def test_a_modifyitems_that_reorders_the_tests_is_no_finding(tmp_path: Path, reorder: str) -> None:
+    """Reordering collected tests (the slow ones last) removes none of them."""
+    from _helpers import only_gate, verify_json
+
+    gated = "profile: strict\ngates:\n  integrity: {kind: integrity}\n"
+    root = project(tmp_path / "p", {"agentgate.yml": gated})
+    (root / "conftest.py").write_text(
+        f"def pytest_collection_modifyitems(items):\n    # slow ones last\n    {reorder}\n"
+    )
+    _, verdict = verify_json(root)
+    gate = only_gate(verdict, "integrity")
+    assert gate["status"] == "pass" and gate["findings"] == [], verdict

@@ -692,8 +692,12 @@ def _assigns(func: ast.AST, attrs: set[str]) -> bool:
 
 def _removes_items(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     for node in ast.walk(func):
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Subscript) and _dotted(t.value) == "items" for t in node.targets
+        if (
+            isinstance(node, ast.Assign)
+            and any(
+                isinstance(t, ast.Subscript) and _dotted(t.value) == "items" for t in node.targets
+            )
+            and not _reorders_items(node)
         ):
             return True
         if isinstance(node, ast.Delete) and any(
@@ -707,6 +711,46 @@ def _removes_items(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
             ):
                 return True
     return False
+
+
+def _reorders_items(node: ast.Assign) -> bool:
+    """``items[:] = sorted(items, key=...)``, ``reversed(items)``, ``list(reversed(items))``,
+    ``items[::-1]``: the same tests in another order, none removed."""
+    whole = all(
+        isinstance(t, ast.Subscript)
+        and isinstance(t.slice, ast.Slice)
+        and t.slice.lower is None
+        and t.slice.upper is None
+        and t.slice.step is None
+        for t in node.targets
+    )
+    return whole and _permutes_items(node.value)
+
+
+def _permutes_items(value: ast.expr) -> bool:
+    if isinstance(value, ast.Name):
+        return value.id == "items"
+    if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice):
+        cut = value.slice
+        step = cut.step
+        return (
+            cut.lower is None
+            and cut.upper is None
+            and (step is None or (isinstance(step, ast.UnaryOp) and _one(step.operand)))
+            and _permutes_items(value.value)
+        )
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in ("sorted", "reversed", "list", "tuple")
+        and len(value.args) == 1
+    ):
+        return _permutes_items(value.args[0]) and (value.func.id == "sorted" or not value.keywords)
+    return False
+
+
+def _one(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value == 1
 
 
 def _collect_ignore(
