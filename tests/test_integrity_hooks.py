@@ -131,6 +131,47 @@ TRICKS: dict[str, tuple[str, str, str, int]] = {
         "skip-added",
         7,
     ),
+    "an option-guarded skip keyed on the test's name": (
+        "conftest.py",
+        "import pytest\n\n\ndef pytest_addoption(parser):\n"
+        "    parser.addoption('--runslow', action='store_true', default=False)\n\n\n"
+        "def pytest_collection_modifyitems(config, items):\n"
+        "    if config.getoption('--runslow'):\n        return\n"
+        "    for item in items:\n        if 'broken' in item.name:\n"
+        "            item.add_marker(pytest.mark.skip(reason='need --runslow'))\n",
+        "skip-added",
+        13,
+    ),
+    "an option-guarded skip keyed on the test's name in its keywords": (
+        "conftest.py",
+        "import pytest\n\n\ndef pytest_addoption(parser):\n"
+        "    parser.addoption('--runslow', action='store_true', default=False)\n\n\n"
+        "def pytest_collection_modifyitems(config, items):\n"
+        "    if config.getoption('--runslow'):\n        return\n"
+        "    for item in items:\n        if 'test_broken' in item.keywords:\n"
+        "            item.add_marker(pytest.mark.skip(reason='need --runslow'))\n",
+        "skip-added",
+        13,
+    ),
+    "an option-guarded skip of every test": (
+        "conftest.py",
+        "import pytest\n\n\ndef pytest_addoption(parser):\n"
+        "    parser.addoption('--runslow', action='store_true', default=False)\n\n\n"
+        "def pytest_collection_modifyitems(config, items):\n"
+        "    if config.getoption('--runslow'):\n        return\n"
+        "    for item in items:\n"
+        "        item.add_marker(pytest.mark.skip(reason='need --runslow'))\n",
+        "skip-added",
+        12,
+    ),
+    "a marker-keyed skip under no option": (
+        "conftest.py",
+        "import pytest\n\n\ndef pytest_collection_modifyitems(config, items):\n"
+        "    for item in items:\n        if 'slow' in item.keywords:\n"
+        "            item.add_marker(pytest.mark.skip(reason='slow'))\n",
+        "skip-added",
+        7,
+    ),
     "itemcollected marks the failing test skip": (
         "conftest.py",
         "import pytest\n\n\ndef pytest_itemcollected(item):\n"
@@ -456,6 +497,44 @@ def test_a_modifyitems_that_reorders_the_tests_is_no_finding(tmp_path: Path, reo
     (root / "conftest.py").write_text(
         f"def pytest_collection_modifyitems(items):\n    # slow ones last\n    {reorder}\n"
     )
+    _, verdict = verify_json(root)
+    gate = only_gate(verdict, "integrity")
+    assert gate["status"] == "pass" and gate["findings"] == [], verdict
+
+
+RUNSLOW = (  # pytest's docs, "Control skipping of tests according to command line option"
+    "import pytest\n\n\ndef pytest_addoption(parser):\n"
+    "    parser.addoption(\n"
+    '        "--runslow", action="store_true", default=False, help="run slow tests"\n    )\n\n\n'
+    "def pytest_configure(config):\n"
+    '    config.addinivalue_line("markers", "slow: mark test as slow to run")\n\n\n'
+    "def pytest_collection_modifyitems(config, items):\n"
+    "    {guard}\n"
+    '    skip_slow = pytest.mark.skip(reason="need --runslow option to run")\n'
+    "    for item in items:\n"
+    "        if {marked}:\n"
+    "            item.add_marker(skip_slow)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("guard", "marked"),
+    [
+        ('if config.getoption("--runslow"):\n        return', '"slow" in item.keywords'),
+        ("if config.option.runslow:\n        return", 'item.get_closest_marker("slow")'),
+    ],
+    ids=["getoption-keywords", "option-closest-marker"],
+)
+def test_the_documented_runslow_option_is_no_finding(
+    tmp_path: Path, guard: str, marked: str
+) -> None:
+    """A skip added only when an option the conftest defines is off, to tests that carry a
+    marker, is an opt-in: a test the change marks and the run skips is caught at run time."""
+    from _helpers import only_gate, verify_json
+
+    gated = "profile: strict\ngates:\n  integrity: {kind: integrity}\n"
+    root = project(tmp_path / "p", {"agentgate.yml": gated})
+    (root / "conftest.py").write_text(RUNSLOW.format(guard=guard, marked=marked))
     _, verdict = verify_json(root)
     gate = only_gate(verdict, "integrity")
     assert gate["status"] == "pass" and gate["findings"] == [], verdict

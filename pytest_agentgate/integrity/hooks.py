@@ -387,8 +387,11 @@ def _marks_added(path: str, tree: ast.Module) -> list[tuple[int, str]]:
         return isinstance(call.func, ast.Attribute) and call.func.attr in _MARKING
 
     skipping_here = _skip_marks_here(tree, module)
+    opt_in = _opt_in_marks(tree)
     found = []
     for call in _live_skips(tree, module, marking):
+        if opt_in(call):
+            continue
         arg = call.args[0] if call.args else next((k.value for k in call.keywords), None)
         if arg is None:
             continue
@@ -405,6 +408,125 @@ def _marks_added(path: str, tree: ast.Module) -> list[tuple[int, str]]:
             # A mark the code picks (`MARKS[item.name]`) in a module that builds skips.
             found.append((call.lineno, skipping_here[0]))
     return found
+
+
+def _opt_in_marks(tree: ast.Module) -> Callable[[ast.Call], bool]:
+    """Whether a mark call is pytest's documented opt-in (``--runslow``): added only when a
+    command-line option the module itself defines (``pytest_addoption``) says so
+    (``config.getoption("--runslow")``, ``config.option.runslow``) and only to tests that carry
+    a marker (``"slow" in item.keywords``, ``item.get_closest_marker("slow")``). A test the
+    change marks and the run skips is caught at run time; a mark keyed on the test's name, or
+    added under no such condition, is not an opt-in."""
+    options = _own_options(tree)
+    if not options:
+        return lambda call: False
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+    def opt_in(call: ast.Call) -> bool:
+        tests: list[ast.expr] = []
+        node: ast.AST = call
+        while node in parents:
+            parent = parents[node]
+            if isinstance(parent, ast.If) and node is not parent.test:
+                tests.append(parent.test)
+            for field in ("body", "orelse"):
+                block = getattr(parent, field, None)
+                if isinstance(block, list) and node in block:
+                    # `if config.getoption("--runslow"): return` before it
+                    for stmt in block[: block.index(node)]:
+                        if (
+                            isinstance(stmt, ast.If)
+                            and stmt.body
+                            and isinstance(stmt.body[-1], (ast.Return, ast.Continue))
+                        ):
+                            tests.append(stmt.test)
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                break
+            node = parent
+        return any(_asks_option(t, options) for t in tests) and any(_asks_marker(t) for t in tests)
+
+    return opt_in
+
+
+def _own_options(tree: ast.Module) -> set[str]:
+    """The options (``--runslow``) and their ``dest`` names (``runslow``) the module's
+    ``pytest_addoption`` defines."""
+    found: set[str] = set()
+    for func in tree.body:
+        if not (isinstance(func, ast.FunctionDef) and func.name == "pytest_addoption"):
+            continue
+        for call in ast.walk(func):
+            if not (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "addoption"
+            ):
+                continue
+            names = [
+                a.value
+                for a in call.args
+                if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value[:1] == "-"
+            ]
+            found.update(names)
+            dest = next((k.value for k in call.keywords if k.arg == "dest"), None)
+            if isinstance(dest, ast.Constant) and isinstance(dest.value, str):
+                found.add(dest.value)
+            else:
+                long = [n for n in names if n.startswith("--")]
+                if long:
+                    found.add(long[0][2:].replace("-", "_"))
+    return found
+
+
+def _asks_option(test: ast.expr, options: set[str]) -> bool:
+    for node in ast.walk(test):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("getoption", "getvalue")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value in options
+        ):
+            return True
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in options
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "option"
+        ):
+            return True
+    return False
+
+
+def _asks_marker(test: ast.expr) -> bool:
+    """``"slow" in item.keywords``, ``item.get_closest_marker("slow")``,
+    ``item.iter_markers("slow")``: a marker's name, not the test's (``"test_x" in
+    item.keywords`` names the test: keywords hold its name too)."""
+    for node in ast.walk(test):
+        name: ast.expr | None = None
+        if (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], (ast.In, ast.NotIn))
+            and isinstance(node.comparators[0], ast.Attribute)
+            and node.comparators[0].attr == "keywords"
+        ):
+            name = node.left
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("get_closest_marker", "iter_markers")
+        ):
+            name = node.args[0] if node.args else next((k.value for k in node.keywords), None)
+        if (
+            isinstance(name, ast.Constant)
+            and isinstance(name.value, str)
+            and name.value.isidentifier()
+            and not name.value.lower().startswith("test")
+        ):
+            return True
+    return False
 
 
 def _written(node: ast.AST) -> str:
