@@ -538,3 +538,22 @@ def test_the_documented_runslow_option_is_no_finding(
     _, verdict = verify_json(root)
     gate = only_gate(verdict, "integrity")
     assert gate["status"] == "pass" and gate["findings"] == [], verdict
+
+
+def test_a_runslow_option_that_skips_tests_the_base_marked_is_a_finding(tmp_path: Path) -> None:
+    """The failing test carried ``slow`` at the base and ran: a new option-gated skip of slow
+    tests takes it out of the run without the change touching it."""
+    from _helpers import only_gate, verify_json
+
+    gated = "profile: strict\ngates:\n  integrity: {kind: integrity}\n"
+    marked = "import pytest\n\n\n" + TESTS.replace(
+        "def test_broken", "@pytest.mark.slow\ndef test_broken"
+    )
+    root = project(tmp_path / "p", {"agentgate.yml": gated, "test_calc.py": marked})
+    guard = 'if config.getoption("--runslow"):\n        return'
+    (root / "conftest.py").write_text(RUNSLOW.format(guard=guard, marked='"slow" in item.keywords'))
+    _, verdict = verify_json(root)
+    gate = only_gate(verdict, "integrity")
+    assert [(f["code"], f["path"], f["line"]) for f in gate["findings"]] == [
+        ("skip-added", "conftest.py", 20)
+    ], verdict

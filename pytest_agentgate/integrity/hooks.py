@@ -36,6 +36,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import PurePosixPath
 
+from pytest_agentgate.git import GitError
 from pytest_agentgate.integrity import pytest_files
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 from pytest_agentgate.integrity.tests_python import (
@@ -108,7 +109,7 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
                 yield from _report_findings(path, now_tree, before_tree)
                 yield from _option_findings(path, now_tree, before_tree)
                 if not name.startswith("test_") and not name.endswith("_test.py"):
-                    yield from _mark_findings(path, now_tree, before_tree)
+                    yield from _mark_findings(path, now_tree, before_tree, _marked_at_base(scan))
             if guard:
                 yield from _guard_in_code(path, now_tree, before_tree)
         elif name in SETTINGS_FILES:
@@ -353,7 +354,10 @@ _SKIP_MARK_NAMES = frozenset({"skip", "skipif", "xfail"})
 
 
 def _mark_findings(
-    path: str, now: ast.Module, before: ast.Module | None
+    path: str,
+    now: ast.Module,
+    before: ast.Module | None,
+    marked_at_base: Callable[[str], bool] = lambda name: False,
 ) -> Iterator[IntegrityFinding]:
     """A skip or xfail mark the change makes a conftest or plugin add to tests
     (``item.add_marker(pytest.mark.xfail(...))`` in a collection hook, an autouse fixture's
@@ -361,9 +365,10 @@ def _mark_findings(
     a mark written on it does. Not a finding: another mark (``pytest.mark.slow``), a mark whose
     condition asks the platform or the Python version and is false here, or one added only
     under such a check."""
-    added = _marks_added(path, now)
+    added = _marks_added(path, now, marked_at_base)
     excess = Counter(what for _, what in added) - Counter(
-        what for _, what in (_marks_added(path, before) if before is not None else [])
+        what
+        for _, what in (_marks_added(path, before, marked_at_base) if before is not None else [])
     )
     for line, what in added:
         if excess[what] > 0:
@@ -377,7 +382,9 @@ def _mark_findings(
             )
 
 
-def _marks_added(path: str, tree: ast.Module) -> list[tuple[int, str]]:
+def _marks_added(
+    path: str, tree: ast.Module, marked_at_base: Callable[[str], bool] = lambda name: False
+) -> list[tuple[int, str]]:
     """(line, mark as written) of each skip or xfail mark the module's code may add here."""
     if not any(isinstance(n, ast.Attribute) and n.attr in _MARKING for n in ast.walk(tree)):
         return []
@@ -387,7 +394,7 @@ def _marks_added(path: str, tree: ast.Module) -> list[tuple[int, str]]:
         return isinstance(call.func, ast.Attribute) and call.func.attr in _MARKING
 
     skipping_here = _skip_marks_here(tree, module)
-    opt_in = _opt_in_marks(tree)
+    opt_in = _opt_in_marks(tree, marked_at_base)
     found = []
     for call in _live_skips(tree, module, marking):
         if opt_in(call):
@@ -410,13 +417,16 @@ def _marks_added(path: str, tree: ast.Module) -> list[tuple[int, str]]:
     return found
 
 
-def _opt_in_marks(tree: ast.Module) -> Callable[[ast.Call], bool]:
+def _opt_in_marks(
+    tree: ast.Module, marked_at_base: Callable[[str], bool]
+) -> Callable[[ast.Call], bool]:
     """Whether a mark call is pytest's documented opt-in (``--runslow``): added only when a
     command-line option the module itself defines (``pytest_addoption``) says so
     (``config.getoption("--runslow")``, ``config.option.runslow``) and only to tests that carry
-    a marker (``"slow" in item.keywords``, ``item.get_closest_marker("slow")``). A test the
-    change marks and the run skips is caught at run time; a mark keyed on the test's name, or
-    added under no such condition, is not an opt-in."""
+    a marker (``"slow" in item.keywords``, ``item.get_closest_marker("slow")``) that no test of
+    the base carries. A test the change marks and the run skips is caught at run time; a mark
+    keyed on the test's name, on a marker tests of the base carry (they ran there and would be
+    skipped unseen), or added under no such condition, is not an opt-in."""
     options = _own_options(tree)
     if not options:
         return lambda call: False
@@ -443,7 +453,12 @@ def _opt_in_marks(tree: ast.Module) -> Callable[[ast.Call], bool]:
             if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 break
             node = parent
-        return any(_asks_option(t, options) for t in tests) and any(_asks_marker(t) for t in tests)
+        markers = [m for t in tests for m in _markers_asked(t)]
+        return (
+            any(_asks_option(t, options) for t in tests)
+            and bool(markers)
+            and not any(marked_at_base(m) for m in markers)
+        )
 
     return opt_in
 
@@ -499,10 +514,11 @@ def _asks_option(test: ast.expr, options: set[str]) -> bool:
     return False
 
 
-def _asks_marker(test: ast.expr) -> bool:
-    """``"slow" in item.keywords``, ``item.get_closest_marker("slow")``,
-    ``item.iter_markers("slow")``: a marker's name, not the test's (``"test_x" in
-    item.keywords`` names the test: keywords hold its name too)."""
+def _markers_asked(test: ast.expr) -> list[str]:
+    """The markers ``test`` asks a test for: ``"slow" in item.keywords``,
+    ``item.get_closest_marker("slow")``, ``item.iter_markers("slow")``; a marker's name, not
+    the test's (``"test_x" in item.keywords`` names the test: keywords hold its name too)."""
+    found = []
     for node in ast.walk(test):
         name: ast.expr | None = None
         if (
@@ -525,8 +541,34 @@ def _asks_marker(test: ast.expr) -> bool:
             and name.value.isidentifier()
             and not name.value.lower().startswith("test")
         ):
-            return True
-    return False
+            found.append(name.value)
+    return found
+
+
+def _marked_at_base(scan: Scan) -> Callable[[str], bool]:
+    """Whether a Python file of the base's names a marker (``mark.slow``): the tests it marks
+    ran at the base. Read once, only when asked."""
+    texts: list[str] | None = None
+
+    def marked(name: str) -> bool:
+        nonlocal texts
+        if texts is None:
+            try:
+                tracked = scan.repo.tracked_at(scan.change.base)
+            except (GitError, OSError):
+                tracked = []
+            paths = [scan.change.relative(p, scan.root) for p in tracked]
+            texts = [
+                text
+                for p in paths
+                if p is not None and p.endswith(".py")
+                for text in [scan.sources.at_base(p)]
+                if text is not None and "mark." in text
+            ]
+        pattern = re.compile(rf"\bmark\.{re.escape(name)}\b")
+        return any(pattern.search(text) for text in texts)
+
+    return marked
 
 
 def _written(node: ast.AST) -> str:
