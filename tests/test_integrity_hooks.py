@@ -71,6 +71,19 @@ TRICKS: dict[str, tuple[str, str, str, int]] = {
         "selection-narrowed",
         5,
     ),
+    "modifyitems keeps a sorted, filtered list": (
+        "conftest.py",
+        "def pytest_collection_modifyitems(items):\n"
+        "    items[:] = sorted(i for i in items if 'broken' not in i.name)\n",
+        "selection-narrowed",
+        1,
+    ),
+    "modifyitems keeps a sorted slice": (
+        "conftest.py",
+        "def pytest_collection_modifyitems(items):\n    items[:] = sorted(items)[:-1]\n",
+        "selection-narrowed",
+        1,
+    ),
     "configure sets -k": (
         "conftest.py",
         "def pytest_configure(config):\n    config.option.keyword = 'not broken'\n",
@@ -115,6 +128,47 @@ TRICKS: dict[str, tuple[str, str, str, int]] = {
         "import pytest\n\n\ndef pytest_collection_modifyitems(config, items):\n"
         "    for item in items:\n        if item.name == 'test_broken':\n"
         "            item.add_marker(pytest.mark.xfail(reason='INV-42', strict=False))\n",
+        "skip-added",
+        7,
+    ),
+    "an option-guarded skip keyed on the test's name": (
+        "conftest.py",
+        "import pytest\n\n\ndef pytest_addoption(parser):\n"
+        "    parser.addoption('--runslow', action='store_true', default=False)\n\n\n"
+        "def pytest_collection_modifyitems(config, items):\n"
+        "    if config.getoption('--runslow'):\n        return\n"
+        "    for item in items:\n        if 'broken' in item.name:\n"
+        "            item.add_marker(pytest.mark.skip(reason='need --runslow'))\n",
+        "skip-added",
+        13,
+    ),
+    "an option-guarded skip keyed on the test's name in its keywords": (
+        "conftest.py",
+        "import pytest\n\n\ndef pytest_addoption(parser):\n"
+        "    parser.addoption('--runslow', action='store_true', default=False)\n\n\n"
+        "def pytest_collection_modifyitems(config, items):\n"
+        "    if config.getoption('--runslow'):\n        return\n"
+        "    for item in items:\n        if 'test_broken' in item.keywords:\n"
+        "            item.add_marker(pytest.mark.skip(reason='need --runslow'))\n",
+        "skip-added",
+        13,
+    ),
+    "an option-guarded skip of every test": (
+        "conftest.py",
+        "import pytest\n\n\ndef pytest_addoption(parser):\n"
+        "    parser.addoption('--runslow', action='store_true', default=False)\n\n\n"
+        "def pytest_collection_modifyitems(config, items):\n"
+        "    if config.getoption('--runslow'):\n        return\n"
+        "    for item in items:\n"
+        "        item.add_marker(pytest.mark.skip(reason='need --runslow'))\n",
+        "skip-added",
+        12,
+    ),
+    "a marker-keyed skip under no option": (
+        "conftest.py",
+        "import pytest\n\n\ndef pytest_collection_modifyitems(config, items):\n"
+        "    for item in items:\n        if 'slow' in item.keywords:\n"
+        "            item.add_marker(pytest.mark.skip(reason='slow'))\n",
         "skip-added",
         7,
     ),
@@ -420,3 +474,86 @@ def test_an_unchanged_hook_is_not_a_finding_but_a_changed_one_is(
     (root / "conftest.py").write_text(hook.replace("return None", "return 'passed', '.', 'ok'"))
     gate = integrity(agentgate)
     assert [(f["code"], f["line"]) for f in gate["findings"]] == [("result-rewritten", 1)]
+
+
+@pytest.mark.parametrize(
+    "reorder",
+    [
+        "items[:] = sorted(items, key=lambda item: 'integration' in item.nodeid)",
+        "items.sort(key=lambda item: item.nodeid)",
+        "items.reverse()",
+        "items[:] = reversed(items)",
+        "items[:] = list(reversed(items))",
+        "items[:] = items[::-1]",
+    ],
+    ids=["sorted", "sort", "reverse", "reversed", "list-reversed", "step-back"],
+)
+def test_a_modifyitems_that_reorders_the_tests_is_no_finding(tmp_path: Path, reorder: str) -> None:
+    """Reordering collected tests (the slow ones last) removes none of them."""
+    from _helpers import only_gate, verify_json
+
+    gated = "profile: strict\ngates:\n  integrity: {kind: integrity}\n"
+    root = project(tmp_path / "p", {"agentgate.yml": gated})
+    (root / "conftest.py").write_text(
+        f"def pytest_collection_modifyitems(items):\n    # slow ones last\n    {reorder}\n"
+    )
+    _, verdict = verify_json(root)
+    gate = only_gate(verdict, "integrity")
+    assert gate["status"] == "pass" and gate["findings"] == [], verdict
+
+
+RUNSLOW = (  # pytest's docs, "Control skipping of tests according to command line option"
+    "import pytest\n\n\ndef pytest_addoption(parser):\n"
+    "    parser.addoption(\n"
+    '        "--runslow", action="store_true", default=False, help="run slow tests"\n    )\n\n\n'
+    "def pytest_configure(config):\n"
+    '    config.addinivalue_line("markers", "slow: mark test as slow to run")\n\n\n'
+    "def pytest_collection_modifyitems(config, items):\n"
+    "    {guard}\n"
+    '    skip_slow = pytest.mark.skip(reason="need --runslow option to run")\n'
+    "    for item in items:\n"
+    "        if {marked}:\n"
+    "            item.add_marker(skip_slow)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("guard", "marked"),
+    [
+        ('if config.getoption("--runslow"):\n        return', '"slow" in item.keywords'),
+        ("if config.option.runslow:\n        return", 'item.get_closest_marker("slow")'),
+    ],
+    ids=["getoption-keywords", "option-closest-marker"],
+)
+def test_the_documented_runslow_option_is_no_finding(
+    tmp_path: Path, guard: str, marked: str
+) -> None:
+    """A skip added only when an option the conftest defines is off, to tests that carry a
+    marker, is an opt-in: a test the change marks and the run skips is caught at run time."""
+    from _helpers import only_gate, verify_json
+
+    gated = "profile: strict\ngates:\n  integrity: {kind: integrity}\n"
+    root = project(tmp_path / "p", {"agentgate.yml": gated})
+    (root / "conftest.py").write_text(RUNSLOW.format(guard=guard, marked=marked))
+    _, verdict = verify_json(root)
+    gate = only_gate(verdict, "integrity")
+    assert gate["status"] == "pass" and gate["findings"] == [], verdict
+
+
+def test_a_runslow_option_that_skips_tests_the_base_marked_is_a_finding(tmp_path: Path) -> None:
+    """The failing test carried ``slow`` at the base and ran: a new option-gated skip of slow
+    tests takes it out of the run without the change touching it."""
+    from _helpers import only_gate, verify_json
+
+    gated = "profile: strict\ngates:\n  integrity: {kind: integrity}\n"
+    marked = "import pytest\n\n\n" + TESTS.replace(
+        "def test_broken", "@pytest.mark.slow\ndef test_broken"
+    )
+    root = project(tmp_path / "p", {"agentgate.yml": gated, "test_calc.py": marked})
+    guard = 'if config.getoption("--runslow"):\n        return'
+    (root / "conftest.py").write_text(RUNSLOW.format(guard=guard, marked='"slow" in item.keywords'))
+    _, verdict = verify_json(root)
+    gate = only_gate(verdict, "integrity")
+    assert [(f["code"], f["path"], f["line"]) for f in gate["findings"]] == [
+        ("skip-added", "conftest.py", 20)
+    ], verdict

@@ -311,3 +311,68 @@ def test_the_idioms_coverage_excludes_for_an_honest_change_pass(tmp_path: Path) 
     status, verdict = verify_json(root)
     assert only_gate(verdict, "integrity")["findings"] == [], verdict
     assert status == 0, verdict
+
+
+def test_a_comment_line_that_mentions_an_exclusion_is_no_suppression(tmp_path: Path) -> None:
+    """A line that is only a comment leaves no statement out and opens no block: coverage.py's
+    figures are the same with it, whether it names the base's ``exclude_also`` pattern or the
+    ``pragma: no cover`` one."""
+    root = _exclusion_project(
+        tmp_path, '[tool.coverage.report]\nexclude_also = ["if TYPE_CHECKING:"]\n'
+    )
+    (root / "pkg" / "totals.py").write_text(
+        TOTALS.replace(
+            "\n\nclass Invoice:",
+            '# Imports used only in annotations go under "if TYPE_CHECKING:".\n'
+            '# Do not add "# pragma: no cover" to this module.\n\n\nclass Invoice:',
+        )
+    )
+    status, verdict = verify_json(root)
+    assert only_gate(verdict, "integrity")["findings"] == [], verdict
+    assert status == 0, verdict
+
+
+def test_a_pragma_comment_line_inside_a_statements_brackets_is_a_suppression(
+    tmp_path: Path,
+) -> None:
+    """coverage.py counts a comment line inside a statement's brackets as that statement's:
+    the pragma there leaves the whole statement out."""
+    root = _exclusion_project(tmp_path)
+    (root / "pkg" / "totals.py").write_text(
+        TOTALS + "\n\nRATES = (\n    # pragma: no cover\n    0.2,\n)\n"
+    )
+    assert [(c, p, n) for c, p, n, _ in _verify_findings(root)] == [
+        ("suppression-added", "pkg/totals.py", 16)
+    ]
+
+
+REPORT_TEST = (
+    "from pkg.totals import Invoice\n\n\ndef test_pragma_lines_are_counted():\n"
+    '    text = "a\\nb  # pragma: no cover\\n"\n    assert text.count("pragma") == 1\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [('["pkg"]', []), ('["pkg", "tests"]', [("suppression-added", "tests/test_report.py", 5)])],
+    ids=["tests-not-measured", "tests-measured"],
+)
+def test_a_test_string_that_holds_a_pragma_is_data_where_coverage_does_not_measure_tests(
+    tmp_path: Path, source: str, found: list[tuple[str, str, int]]
+) -> None:
+    """coverage.py measures only the base's ``source``: a test file outside it is in no
+    figure, and its string that holds ``# pragma: no cover`` is a test's data."""
+    from _helpers import gated_project
+
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/totals.py": TOTALS,
+        "pyproject.toml": f"[tool.coverage.run]\nsource = {source}\n",
+        "tests/test_report.py": REPORT_TEST.split("    text")[0] + "    pass\n",
+    }
+    root = gated_project(tmp_path / "proj", GATED, files)
+    (root / "tests" / "test_report.py").write_text(REPORT_TEST)
+    _, verdict = verify_json(root)
+    gate = only_gate(verdict, "integrity")
+    assert [(f["code"], f["path"], f["line"]) for f in gate["findings"]] == found, verdict
+    assert gate["status"] == ("fail" if found else "pass"), verdict

@@ -36,6 +36,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import PurePosixPath
 
+from pytest_agentgate.git import GitError
 from pytest_agentgate.integrity import pytest_files
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 from pytest_agentgate.integrity.tests_python import (
@@ -108,7 +109,7 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
                 yield from _report_findings(path, now_tree, before_tree)
                 yield from _option_findings(path, now_tree, before_tree)
                 if not name.startswith("test_") and not name.endswith("_test.py"):
-                    yield from _mark_findings(path, now_tree, before_tree)
+                    yield from _mark_findings(path, now_tree, before_tree, _marked_at_base(scan))
             if guard:
                 yield from _guard_in_code(path, now_tree, before_tree)
         elif name in SETTINGS_FILES:
@@ -353,7 +354,10 @@ _SKIP_MARK_NAMES = frozenset({"skip", "skipif", "xfail"})
 
 
 def _mark_findings(
-    path: str, now: ast.Module, before: ast.Module | None
+    path: str,
+    now: ast.Module,
+    before: ast.Module | None,
+    marked_at_base: Callable[[str], bool] = lambda name: False,
 ) -> Iterator[IntegrityFinding]:
     """A skip or xfail mark the change makes a conftest or plugin add to tests
     (``item.add_marker(pytest.mark.xfail(...))`` in a collection hook, an autouse fixture's
@@ -361,9 +365,10 @@ def _mark_findings(
     a mark written on it does. Not a finding: another mark (``pytest.mark.slow``), a mark whose
     condition asks the platform or the Python version and is false here, or one added only
     under such a check."""
-    added = _marks_added(path, now)
+    added = _marks_added(path, now, marked_at_base)
     excess = Counter(what for _, what in added) - Counter(
-        what for _, what in (_marks_added(path, before) if before is not None else [])
+        what
+        for _, what in (_marks_added(path, before, marked_at_base) if before is not None else [])
     )
     for line, what in added:
         if excess[what] > 0:
@@ -377,7 +382,9 @@ def _mark_findings(
             )
 
 
-def _marks_added(path: str, tree: ast.Module) -> list[tuple[int, str]]:
+def _marks_added(
+    path: str, tree: ast.Module, marked_at_base: Callable[[str], bool] = lambda name: False
+) -> list[tuple[int, str]]:
     """(line, mark as written) of each skip or xfail mark the module's code may add here."""
     if not any(isinstance(n, ast.Attribute) and n.attr in _MARKING for n in ast.walk(tree)):
         return []
@@ -387,8 +394,11 @@ def _marks_added(path: str, tree: ast.Module) -> list[tuple[int, str]]:
         return isinstance(call.func, ast.Attribute) and call.func.attr in _MARKING
 
     skipping_here = _skip_marks_here(tree, module)
+    opt_in = _opt_in_marks(tree, marked_at_base)
     found = []
     for call in _live_skips(tree, module, marking):
+        if opt_in(call):
+            continue
         arg = call.args[0] if call.args else next((k.value for k in call.keywords), None)
         if arg is None:
             continue
@@ -405,6 +415,160 @@ def _marks_added(path: str, tree: ast.Module) -> list[tuple[int, str]]:
             # A mark the code picks (`MARKS[item.name]`) in a module that builds skips.
             found.append((call.lineno, skipping_here[0]))
     return found
+
+
+def _opt_in_marks(
+    tree: ast.Module, marked_at_base: Callable[[str], bool]
+) -> Callable[[ast.Call], bool]:
+    """Whether a mark call is pytest's documented opt-in (``--runslow``): added only when a
+    command-line option the module itself defines (``pytest_addoption``) says so
+    (``config.getoption("--runslow")``, ``config.option.runslow``) and only to tests that carry
+    a marker (``"slow" in item.keywords``, ``item.get_closest_marker("slow")``) that no test of
+    the base carries. A test the change marks and the run skips is caught at run time; a mark
+    keyed on the test's name, on a marker tests of the base carry (they ran there and would be
+    skipped unseen), or added under no such condition, is not an opt-in."""
+    options = _own_options(tree)
+    if not options:
+        return lambda call: False
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+    def opt_in(call: ast.Call) -> bool:
+        tests: list[ast.expr] = []
+        node: ast.AST = call
+        while node in parents:
+            parent = parents[node]
+            if isinstance(parent, ast.If) and node is not parent.test:
+                tests.append(parent.test)
+            for field in ("body", "orelse"):
+                block = getattr(parent, field, None)
+                if isinstance(block, list) and node in block:
+                    # `if config.getoption("--runslow"): return` before it
+                    for stmt in block[: block.index(node)]:
+                        if (
+                            isinstance(stmt, ast.If)
+                            and stmt.body
+                            and isinstance(stmt.body[-1], (ast.Return, ast.Continue))
+                        ):
+                            tests.append(stmt.test)
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                break
+            node = parent
+        markers = [m for t in tests for m in _markers_asked(t)]
+        return (
+            any(_asks_option(t, options) for t in tests)
+            and bool(markers)
+            and not any(marked_at_base(m) for m in markers)
+        )
+
+    return opt_in
+
+
+def _own_options(tree: ast.Module) -> set[str]:
+    """The options (``--runslow``) and their ``dest`` names (``runslow``) the module's
+    ``pytest_addoption`` defines."""
+    found: set[str] = set()
+    for func in tree.body:
+        if not (isinstance(func, ast.FunctionDef) and func.name == "pytest_addoption"):
+            continue
+        for call in ast.walk(func):
+            if not (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "addoption"
+            ):
+                continue
+            names = [
+                a.value
+                for a in call.args
+                if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value[:1] == "-"
+            ]
+            found.update(names)
+            dest = next((k.value for k in call.keywords if k.arg == "dest"), None)
+            if isinstance(dest, ast.Constant) and isinstance(dest.value, str):
+                found.add(dest.value)
+            else:
+                long = [n for n in names if n.startswith("--")]
+                if long:
+                    found.add(long[0][2:].replace("-", "_"))
+    return found
+
+
+def _asks_option(test: ast.expr, options: set[str]) -> bool:
+    for node in ast.walk(test):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("getoption", "getvalue")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value in options
+        ):
+            return True
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in options
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "option"
+        ):
+            return True
+    return False
+
+
+def _markers_asked(test: ast.expr) -> list[str]:
+    """The markers ``test`` asks a test for: ``"slow" in item.keywords``,
+    ``item.get_closest_marker("slow")``, ``item.iter_markers("slow")``; a marker's name, not
+    the test's (``"test_x" in item.keywords`` names the test: keywords hold its name too)."""
+    found = []
+    for node in ast.walk(test):
+        name: ast.expr | None = None
+        if (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], (ast.In, ast.NotIn))
+            and isinstance(node.comparators[0], ast.Attribute)
+            and node.comparators[0].attr == "keywords"
+        ):
+            name = node.left
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("get_closest_marker", "iter_markers")
+        ):
+            name = node.args[0] if node.args else next((k.value for k in node.keywords), None)
+        if (
+            isinstance(name, ast.Constant)
+            and isinstance(name.value, str)
+            and name.value.isidentifier()
+            and not name.value.lower().startswith("test")
+        ):
+            found.append(name.value)
+    return found
+
+
+def _marked_at_base(scan: Scan) -> Callable[[str], bool]:
+    """Whether a Python file of the base's names a marker (``mark.slow``): the tests it marks
+    ran at the base. Read once, only when asked."""
+    texts: list[str] | None = None
+
+    def marked(name: str) -> bool:
+        nonlocal texts
+        if texts is None:
+            try:
+                tracked = scan.repo.tracked_at(scan.change.base)
+            except (GitError, OSError):
+                tracked = []
+            paths = [scan.change.relative(p, scan.root) for p in tracked]
+            texts = [
+                text
+                for p in paths
+                if p is not None and p.endswith(".py")
+                for text in [scan.sources.at_base(p)]
+                if text is not None and "mark." in text
+            ]
+        pattern = re.compile(rf"\bmark\.{re.escape(name)}\b")
+        return any(pattern.search(text) for text in texts)
+
+    return marked
 
 
 def _written(node: ast.AST) -> str:
@@ -692,8 +856,12 @@ def _assigns(func: ast.AST, attrs: set[str]) -> bool:
 
 def _removes_items(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     for node in ast.walk(func):
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Subscript) and _dotted(t.value) == "items" for t in node.targets
+        if (
+            isinstance(node, ast.Assign)
+            and any(
+                isinstance(t, ast.Subscript) and _dotted(t.value) == "items" for t in node.targets
+            )
+            and not _reorders_items(node)
         ):
             return True
         if isinstance(node, ast.Delete) and any(
@@ -707,6 +875,46 @@ def _removes_items(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
             ):
                 return True
     return False
+
+
+def _reorders_items(node: ast.Assign) -> bool:
+    """``items[:] = sorted(items, key=...)``, ``reversed(items)``, ``list(reversed(items))``,
+    ``items[::-1]``: the same tests in another order, none removed."""
+    whole = all(
+        isinstance(t, ast.Subscript)
+        and isinstance(t.slice, ast.Slice)
+        and t.slice.lower is None
+        and t.slice.upper is None
+        and t.slice.step is None
+        for t in node.targets
+    )
+    return whole and _permutes_items(node.value)
+
+
+def _permutes_items(value: ast.expr) -> bool:
+    if isinstance(value, ast.Name):
+        return value.id == "items"
+    if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice):
+        cut = value.slice
+        step = cut.step
+        return (
+            cut.lower is None
+            and cut.upper is None
+            and (step is None or (isinstance(step, ast.UnaryOp) and _one(step.operand)))
+            and _permutes_items(value.value)
+        )
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in ("sorted", "reversed", "list", "tuple")
+        and len(value.args) == 1
+    ):
+        return _permutes_items(value.args[0]) and (value.func.id == "sorted" or not value.keywords)
+    return False
+
+
+def _one(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value == 1
 
 
 def _collect_ignore(

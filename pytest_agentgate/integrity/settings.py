@@ -80,6 +80,31 @@ def coverage_exclusions_at_base(scan: Scan) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def coverage_sources_at_base(scan: Scan) -> list[str]:
+    """What the base says coverage.py measures: its settings' ``source``, ``source_pkgs`` and
+    ``source_dirs``, and the gates' commands' ``--cov=X`` (pytest-cov) and ``--source=X``
+    (``coverage run``). Empty when none names any (coverage.py then measures what runs)."""
+    found = _Tools(scan)._coverage_at("base")
+    values = found.values if found else {}
+    out = [w for key in _SOURCE_KEYS for w in _words(values.get(f"run.{key}"))]
+    for gate in scan.config.gates:
+        words = (gate.command or "").split()
+        for word, following in zip(words, [*words[1:], "-"], strict=False):
+            flag, _, value = word.partition("=")
+            if flag not in ("--cov", "--source"):
+                continue
+            if word == flag:  # its value is the next word, if that is no option
+                value = "" if following.startswith("-") else following
+            out += [w for w in value.split(",") if w]
+    return list(dict.fromkeys(out))
+
+
+def measured_by(path: str, sources: Iterable[str]) -> bool:
+    """Whether coverage.py measures ``path`` under ``sources`` (folders, dotted packages,
+    top-level modules)."""
+    return _in_code(path, sources)
+
+
 # -- reading the tools' settings ------------------------------------------------------------------
 
 

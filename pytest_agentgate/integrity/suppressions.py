@@ -22,7 +22,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
-from pytest_agentgate.integrity.settings import coverage_exclusions_at_base
+from pytest_agentgate.integrity.settings import (
+    coverage_exclusions_at_base,
+    coverage_sources_at_base,
+    measured_by,
+)
 
 PYTHON = (".py", ".pyi")
 SCRIPT = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".vue", ".svelte")
@@ -81,6 +85,8 @@ _JS_WORDS = ("eslint-disable", "@ts-", "istanbul", "c8")
 
 def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
     patterns: list[re.Pattern[str]] | None = None
+    is_test: Callable[[str], bool] | None = None
+    sources: list[str] = []
     for path, status in sorted(scan.touched.items()):
         if status == "deleted" or not path.endswith((*PYTHON, *SCRIPT)):
             continue
@@ -93,7 +99,18 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
         if path.endswith(".py"):
             if patterns is None:
                 patterns = _compiled(coverage_exclusions_at_base(scan))
-            yield from _new_exclusions(path, before, now, added, patterns)
+                is_test = _test_files(scan)
+                sources = coverage_sources_at_base(scan)
+            assert is_test is not None
+            strings = True
+            if is_test(path):
+                # A test file the base's coverage does not measure: what coverage.py excludes
+                # there is in no figure. Unknown (no source named): a string in a test is its
+                # data (a tool's test about pragmas), not an exclusion.
+                if sources and not measured_by(path, sources):
+                    continue
+                strings = bool(sources)
+            yield from _new_exclusions(path, before, now, added, patterns, strings=strings)
 
 
 def _new_suppressions(
@@ -102,10 +119,8 @@ def _new_suppressions(
     lowered = now.lower()
     if not any(word in lowered for word in (_PY_WORDS if path.endswith(PYTHON) else _JS_WORDS)):
         return
-    found = list(suppressions(path, now))
-    excess = Counter(key for _, key in found) - Counter(
-        key for _, key in suppressions(path, before)
-    )
+    found = _counted(path, now)
+    excess = Counter(key for _, key in found) - Counter(key for _, key in _counted(path, before))
     if not excess:
         return
     # The lines the change added first: those are the new ones.
@@ -120,6 +135,40 @@ def _new_suppressions(
                 path,
                 line,
             )
+
+
+def _counted(path: str, text: str) -> list[tuple[int, Key]]:
+    """The suppressions of ``text`` that suppress something: a coverage pragma on a line that
+    is only a comment (outside brackets) leaves no statement out and opens no block, so coverage
+    figures are the same with or without it (a comment that mentions the pragma)."""
+    found = list(suppressions(path, text))
+    if not path.endswith(PYTHON) or not any(kind == "pragma: no cover" for _, (kind, _) in found):
+        return found
+    lone = comment_only_lines(text)
+    return [item for item in found if not (item[1][0] == "pragma: no cover" and item[0] in lone)]
+
+
+def comment_only_lines(text: str) -> set[int]:
+    """The lines of ``text`` that hold only a comment, between statements (not inside the
+    brackets of one, whose lines coverage.py counts as the statement's). None when ``text``
+    does not tokenize."""
+    out: set[int] = set()
+    depth = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.OP and token.string in "([{":
+                depth += 1
+            elif token.type == tokenize.OP and token.string in ")]}":
+                depth = max(depth - 1, 0)
+            elif (
+                token.type == tokenize.COMMENT
+                and depth == 0
+                and not token.line[: token.start[1]].strip()
+            ):
+                out.add(token.start[0])
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return set()
+    return out
 
 
 def suppressions(path: str, text: str) -> Iterator[tuple[int, Key]]:
@@ -185,14 +234,35 @@ def _compiled(patterns: Iterable[str]) -> list[re.Pattern[str]]:
     return out
 
 
+def _test_files(scan: Scan) -> Callable[[str], bool]:
+    """Whether a file is a test: pytest collects it by the base's settings, or it is under a
+    tests folder."""
+    from pytest_agentgate.integrity.tests_python import TestFiles, read_settings
+    from pytest_agentgate.project import TEST_DIRS
+
+    which = TestFiles(read_settings(scan.sources.at_base), scan.sources.at_base)
+
+    def is_test(path: str) -> bool:
+        parts = path.split("/")[:-1]
+        return which.is_test(path) or any(part in TEST_DIRS for part in parts)
+
+    return is_test
+
+
 def _new_exclusions(
-    path: str, before: str, now: str, added: set[int], patterns: list[re.Pattern[str]]
+    path: str,
+    before: str,
+    now: str,
+    added: set[int],
+    patterns: list[re.Pattern[str]],
+    *,
+    strings: bool = True,
 ) -> Iterator[IntegrityFinding]:
     if not any(p.search(now) for p in patterns):
         return
-    found = exclusions(now, patterns)
+    found = exclusions(now, patterns, strings=strings)
     excess = Counter(key for _, key in found) - Counter(
-        key for _, key in exclusions(before, patterns)
+        key for _, key in exclusions(before, patterns, strings=strings)
     )
     for line, key in sorted(found, key=lambda item: (item[0] not in added, item[0])):
         if excess[key] > 0:
@@ -206,13 +276,15 @@ def _new_exclusions(
             )
 
 
-def exclusions(text: str, patterns: list[re.Pattern[str]]) -> list[tuple[int, str]]:
+def exclusions(
+    text: str, patterns: list[re.Pattern[str]], *, strings: bool = True
+) -> list[tuple[int, str]]:
     """(line, the text matched) for every line of ``text`` coverage.py excludes by a comment,
-    a string, or a ``TYPE_CHECKING`` that is not typing's; a line already a ``pragma: no
-    cover`` suppression is left to that one."""
+    a string (unless ``strings`` is false), or a ``TYPE_CHECKING`` that is not typing's; a
+    line already a ``pragma: no cover`` suppression is left to that one."""
     if not text or not any(p.search(text) for p in patterns):
         return []
-    comments, strings = _comment_and_string_spans(text)
+    comments, string_spans = _comment_and_string_spans(text)
     blanked = list(text)
     for start, end in comments:
         blanked[start:end] = " " * (end - start)
@@ -220,6 +292,9 @@ def exclusions(text: str, patterns: list[re.Pattern[str]]) -> list[tuple[int, st
     pragma_lines = {
         line for line, (kind, _) in suppressions("x.py", text) if kind.startswith("pragma")
     }
+    # A line that is only a comment leaves no statement out and opens no block: coverage.py's
+    # figures are the same with or without it (a comment that mentions an exclusion).
+    lone = comment_only_lines(text)
     try:
         tree: ast.Module | None = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -240,10 +315,16 @@ def exclusions(text: str, patterns: list[re.Pattern[str]]) -> list[tuple[int, st
             line = _line_of(text, match)
             if line in out or line in pragma_lines:
                 continue
+            last = text.count("\n", 0, max(match.end() - 1, match.start())) + 1
+            if all(n in lone for n in range(line, last + 1)):
+                continue
             if line in bare_strings:
                 continue  # a docstring's line: it opens no block, and leaves no code out
             matched = match.group(0)
-            not_code = line not in in_code or any(a <= match.start() < b for a, b in strings)
+            in_string = any(a <= match.start() < b for a, b in string_spans)
+            if in_string and not strings:
+                continue  # a test's data
+            not_code = line not in in_code or in_string
             if not_code or ("TYPE_CHECKING" in matched and foreign(matched)):
                 out[line] = " ".join(matched.split())[:60]
     return sorted(out.items())
