@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import configparser
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_agentgate.texts import toml_document
 from pytest_agentgate.tree import Files, OnDisk
 
 # ruff's rules that find errors rather than style: what a project that declares no linter gets.
@@ -206,15 +206,7 @@ def _dev_dependencies(files: Files) -> tuple[dict[str, str | None], dict[str, st
     requirements: list[tuple[str, str]] = []
     text = files.read("pyproject.toml")
     if text:
-        if sys.version_info >= (3, 11):
-            import tomllib
-        else:  # pragma: no cover - exercised on Python 3.10 only
-            import tomli as tomllib
-
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError:
-            data = {}
+        data = toml_document(text) or {}
         project = data.get("project")
         extras = project.get("optional-dependencies") if isinstance(project, dict) else None
         groups = data.get("dependency-groups")

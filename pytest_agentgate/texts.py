@@ -12,7 +12,9 @@ from __future__ import annotations
 import codecs
 import io
 import re
+import sys
 import tokenize
+from typing import Any
 
 PYTHON_SUFFIXES = (".py", ".pyw", ".pyi")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
@@ -56,3 +58,18 @@ def disguised(data: bytes, text: str) -> bool:
     no code."""
     shown = data.decode("utf-8", "replace").removeprefix("\ufeff")
     return _NON_ASCII.sub("\x80", shown) != _NON_ASCII.sub("\x80", text.removeprefix("\ufeff"))
+
+
+def toml_document(text: str) -> dict[str, Any] | None:
+    """``text`` parsed as TOML, for the readers that look at a project's settings without
+    judging the file itself (None: it is not TOML, or is nested deeper than the parser
+    recurses). The tool that owns the file reports its errors; agentgate's own configuration
+    is read with its errors named (``config.files``)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    try:
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError, ValueError):
+        return None

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import configparser
 import shlex
-import sys
 from dataclasses import dataclass
 from typing import Any
+
+from pytest_agentgate.texts import toml_document
 
 FILES = (
     "pytest.toml",
@@ -41,11 +42,11 @@ def read(name: str, text: str) -> PytestTable | None:
     reads none from it and looks on. A file pytest cannot parse gives none (pytest stops on it
     with an error), except a dedicated one, which gives empty settings."""
     if name in ("pytest.toml", ".pytest.toml"):
-        data = _toml(text)
+        data = toml_document(text)
         table = data.get("pytest") if data is not None else None
         return PytestTable(dict(table) if isinstance(table, dict) else {}, "pytest")
     if name == "pyproject.toml":
-        data = _toml(text)
+        data = toml_document(text)
         tool = data.get("tool") if data is not None else None
         pytest_table = tool.get("pytest") if isinstance(tool, dict) else None
         if not isinstance(pytest_table, dict):
@@ -75,14 +76,3 @@ def as_text(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return shlex.join(str(v) for v in value)
     return str(value)
-
-
-def _toml(text: str) -> dict[str, Any] | None:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python 3.10 only
-        import tomli as tomllib
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return None

@@ -30,7 +30,6 @@ import functools
 import math
 import posixpath
 import re
-import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath
@@ -41,6 +40,7 @@ from pytest_agentgate.git import GitError
 from pytest_agentgate.integrity import pytest_files
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 from pytest_agentgate.project import coverage_sources
+from pytest_agentgate.texts import toml_document
 from pytest_agentgate.tree import at_base
 
 GATE_RULE = "gate-config-loosened"
@@ -106,17 +106,6 @@ def measured_by(path: str, sources: Iterable[str]) -> bool:
 
 
 # -- reading the tools' settings ------------------------------------------------------------------
-
-
-def _toml(text: str) -> dict[str, Any] | None:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python 3.10 only
-        import tomli as tomllib
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return None
 
 
 def _ini(text: str) -> configparser.ConfigParser | None:
@@ -295,7 +284,7 @@ class _Tools:
                 text = self.read(side, path)
                 if text is None:
                     continue
-                data = _toml(text)
+                data = toml_document(text)
                 if data is None:
                     continue
                 table = _table(data, "tool", "ruff") if name == "pyproject.toml" else data
@@ -314,7 +303,7 @@ class _Tools:
     def _ruff_file(self, side: str, path: str) -> dict[str, Any] | None:
         path = str(PurePosixPath(path))
         text = self.read(side, path)
-        data = None if text is None else _toml(text)
+        data = None if text is None else toml_document(text)
         if data is None:
             return None
         table = _table(data, "tool", "ruff") if path.endswith("pyproject.toml") else data
@@ -456,7 +445,7 @@ class _Tools:
             if text is None:
                 continue
             if name == "pyproject.toml":
-                table = _table(_toml(text), "tool", "coverage")
+                table = _table(toml_document(text), "tool", "coverage")
                 if table is None:
                     continue
                 values = {
@@ -1288,7 +1277,7 @@ def _pycodestyle_settings(texts: Mapping[str, str | None]) -> Settings | None:
 def _linter_settings(tool: str, name: str, text: str) -> Settings | None:
     """flake8's or pylint's settings in file ``name``, when it has theirs."""
     if name.endswith(".toml"):
-        table = _table(_toml(text), "tool", "pylint")
+        table = _table(toml_document(text), "tool", "pylint")
         if table is None:
             return None
         values: dict[str, Any] = {}
