@@ -658,22 +658,6 @@ def test_init_then_pytest_agentgate_measures_coverage_as_verify_does(tmp_path: P
     assert "--cov" not in " ".join(plugin_cov["problems"])
 
 
-def test_without_pytest_cov_xdist_workers_are_not_measured_and_the_verdict_says_so(
-    tmp_path: Path,
-) -> None:
-    init_project(tmp_path)
-    out = tmp_path / "plugin.json"
-    subprocess.run(
-        [PY, "-m", "pytest", "-n", "2", "--agentgate", f"--agentgate-json={out}"],
-        cwd=tmp_path,
-        capture_output=True,
-        check=False,
-    )
-    cov = gate(json.loads(out.read_text()), "coverage")
-    assert cov["status"] == "fail" and cov["actual"]["lines"] is None
-    assert "xdist workers" in cov["problems"][0] and "--cov=PACKAGE" in cov["problems"][0]
-
-
 def test_no_run_skips_the_other_gates(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_ok():\n    pass\n")
     config = ONLY_TESTS + f"  build: {{command: {command('SystemExit(1)')}}}\n"
@@ -1274,6 +1258,11 @@ COV_ARGS = ("-p", "no:cacheprovider", "--cov=pkg", "--cov-branch", "--cov-report
 
 @pytest.fixture
 def cov_project(pytester: pytest.Pytester) -> pytest.Pytester:
+    return make_cov_project(pytester)
+
+
+def make_cov_project(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A package, its tests and an ``agentgate.yml`` gating coverage under pytest-cov."""
     pytester.mkpydir("pkg").joinpath("__init__.py").write_text(PACKAGE)
     pytester.makepyfile(test_project=PROJECT_TESTS)
     pytester.makefile(
@@ -1324,18 +1313,3 @@ def test_same_numbers_as_agentgate_verify_for_each_profile(cov_project: pytest.P
     assert strict["test"][1]["total"] == 11 and strict["test"][1]["errors"] == 1
     assert strict["coverage"][1]["branches"] == 50.0
     assert strict["coverage"][0] == "fail"
-
-
-def test_xdist_gives_the_same_verdict_and_crashed_workers_are_errors(
-    cov_project: pytest.Pytester,
-) -> None:
-    serial = plugin_verdict(cov_project, "--agentgate=strict")
-    parallel = plugin_verdict(cov_project, "--agentgate=strict", "-n", "2")
-    assert numbers(parallel) == numbers(serial)
-    # A worker that dies mid-test is an error; -k under xdist is still a partial run.
-    cov_project.makepyfile(test_crash="import os\n\ndef test_crash():\n    os._exit(3)\n")
-    crashed = plugin_verdict(cov_project, "--agentgate=relaxed", "-n", "2", "-k", "not many")
-    test = gate(crashed, "test")
-    assert test["actual"]["errors"] == 2
-    assert any("crashed" in f["message"] for f in test["findings"])
-    assert "6 tests deselected" in test["summary"]

@@ -1,7 +1,9 @@
 """The unit suite's fixtures, for the tests that run real environments and tools end to end
 (virtualenvs made and packages installed, the linters themselves, the interpreter under -O,
-the test command run twice to measure coverage's cost): too slow for the unit suite's budget,
-run by `.ci/run`."""
+the test command run twice to measure coverage's cost or under pytest-xdist, a time budget or
+a held lock waited out) and for the ways past the gate tried through `agentgate verify` and
+`pytest --agentgate` in processes of their own, whose rules the unit suite tries in process:
+too slow for the unit suite's budget, run by `.ci/run`."""
 
 from __future__ import annotations
 
