@@ -301,7 +301,7 @@ class _Tools:
         return None
 
     def _ruff_file(self, side: str, path: str) -> dict[str, Any] | None:
-        path = str(PurePosixPath(path))
+        path = posixpath.normpath(path)  # git reads no "a/../b" at the base
         text = self.read(side, path)
         data = None if text is None else toml_document(text)
         if data is None:

@@ -1,0 +1,180 @@
+"""The pinned-tool runner (``python -m pytest_agentgate.tools``) in process, with no network.
+
+Pins down which tools and versions it accepts (and the messages for the rest), where its cache
+is, that a version installed once is reused, what a failed install says and leaves behind, and
+the command and environment it runs each tool with. pip is never run: a cached install is
+written by the test, and a failed one is pip's answer given to the installer.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_agentgate import tools
+from pytest_agentgate.tools import ToolError, cache_home, command, installed, main, parse_spec
+
+PY = f"py{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("AGENTGATE_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def cached(cache: Path, name: str, version: str) -> Path:
+    """A finished install of ``name==version`` in the cache, as the installer leaves it."""
+    target = cache / "tools" / f"{name}-{version}-{PY}"
+    (target / "bin").mkdir(parents=True)
+    (target / ".complete").write_text(f"{name}=={version}\n", encoding="utf-8")
+    return target
+
+
+def test_cache_home_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("AGENTGATE_CACHE_HOME", str(tmp_path / "own"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_home() == tmp_path / "own"
+    monkeypatch.delenv("AGENTGATE_CACHE_HOME")
+    assert cache_home() == tmp_path / "xdg" / "agentgate"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_home() == tmp_path / "home" / ".cache" / "agentgate"
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("ruff", ("ruff", None)),
+        ("ruff==0.15.6", ("ruff", "0.15.6")),
+        ("flake8==7.1.1", ("flake8", "7.1.1")),
+        ("pylint==3.3.0rc1", ("pylint", "3.3.0rc1")),
+        ("pycodestyle==", ("pycodestyle", None)),
+    ],
+)
+def test_parse_spec_accepts_known_tools(spec: str, expected: tuple[str, str | None]) -> None:
+    assert parse_spec(spec) == expected
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("requests==2.0", "unknown tool 'requests': agentgate runs ruff, flake8, pycodestyle"),
+        ("Ruff", "unknown tool 'Ruff'"),
+        ("ruff==latest", "'ruff==latest': 'latest' is not a version"),
+        ("ruff==1.0 ; evil", "is not a version"),
+        ("ruff==--index-url=http://x", "is not a version"),
+    ],
+)
+def test_parse_spec_refuses_what_would_install_anything_else(spec: str, message: str) -> None:
+    with pytest.raises(ToolError) as info:
+        parse_spec(spec)
+    assert message in str(info.value)
+
+
+def test_a_version_installed_once_is_reused(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = cached(cache, "ruff", "0.15.6")
+
+    def no_pip(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("pip ran for a version already installed")
+
+    monkeypatch.setattr(tools.subprocess, "run", no_pip)
+    assert installed("ruff", "0.15.6") == target
+
+
+def test_an_install_pip_refuses_leaves_nothing_and_says_why(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[list[str]] = []
+
+    def pip(line: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        calls.append(line)
+        err = "Collecting\nLooking in indexes\nERROR: Could not find a version\nERROR: No dist\n"
+        return subprocess.CompletedProcess(line, 1, "", err)
+
+    monkeypatch.setattr(tools.subprocess, "run", pip)
+    with pytest.raises(ToolError) as info:
+        installed("flake8", "99.0")
+    message = str(info.value)
+    assert message.startswith("could not install flake8 99.0, the version the project pins")
+    assert "pip said: Looking in indexes ERROR: Could not find a version ERROR: No dist." in message
+    assert "set the lint gate's command in agentgate.yml" in message
+    assert calls[0][-1] == "flake8==99.0" and "--target" in calls[0]
+    # No staging folder and no install left behind; the next run tries again.
+    left = [p.name for p in (cache / "tools").iterdir() if not p.name.endswith(".lock")]
+    assert left == []
+
+
+def test_an_install_that_cannot_start_says_so(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def pip(line: list[str], **kwargs: Any) -> Any:
+        raise subprocess.TimeoutExpired(line, 600)
+
+    monkeypatch.setattr(tools.subprocess, "run", pip)
+    with pytest.raises(ToolError, match=r"^could not install ruff 0\.1\.0: .*timed out"):
+        installed("ruff", "0.1.0")
+    assert [p for p in (cache / "tools").iterdir() if not p.name.endswith(".lock")] == []
+
+
+def test_a_successful_install_is_marked_complete_and_replaces_a_half_one(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    half = cache / "tools" / f"pylint-3.0.0-{PY}"
+    (half / "stale").mkdir(parents=True)  # an earlier install that never completed
+
+    def pip(line: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        staging = Path(line[line.index("--target") + 1])
+        (staging / "pylint").mkdir()
+        return subprocess.CompletedProcess(line, 0, "", "")
+
+    monkeypatch.setattr(tools.subprocess, "run", pip)
+    target = installed("pylint", "3.0.0")
+    assert target == half
+    assert (target / ".complete").read_text(encoding="utf-8") == "pylint==3.0.0\n"
+    assert (target / "pylint").is_dir() and not (target / "stale").exists()
+
+
+def test_command_of_a_pinned_tool(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ruff = cached(cache, "ruff", "0.15.6")
+    flake8 = cached(cache, "flake8", "7.1.1")
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    line, _ = command("ruff", "0.15.6", ["check", "."])
+    assert line == [str(ruff / "bin" / "ruff"), "check", "."]
+    line, env = command("flake8", "7.1.1", ["."])
+    assert line == [sys.executable, "-m", "flake8", "."]
+    assert env["PYTHONPATH"].split(":") == [str(flake8), "/elsewhere"]
+
+
+def test_command_of_an_unpinned_tool(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    line, env = command("pylint", None, ["pkg"])
+    assert line == [sys.executable, "-m", "pylint", "pkg"]
+    assert "PYTHONPATH" not in env  # the tool installed beside agentgate, found as it is
+    line, _ = command("ruff", None, ["check"])
+    beside = Path(sys.executable).with_name("ruff")
+    assert line == [str(beside) if beside.exists() else "ruff", "check"]
+
+
+def test_an_unpinned_tool_that_is_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tools.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ToolError, match=r"^pycodestyle is not installed in the environment of"):
+        command("pycodestyle", None, [])
+
+
+def test_main_usage_and_refusals(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "usage: python -m pytest_agentgate.tools NAME[==VERSION]" in capsys.readouterr().err
+    assert main(["pip", "install", "x"]) == 2
+    assert capsys.readouterr().err.startswith("agentgate: unknown tool 'pip'")
+
+
+def test_main_reports_a_tool_it_cannot_start(
+    cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = cached(cache, "ruff", "0.2.0")  # installed, but its script is gone
+    assert main(["ruff==0.2.0", "check"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"agentgate: cannot run {target / 'bin' / 'ruff'}: ")
