@@ -30,7 +30,7 @@ import functools
 import math
 import posixpath
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
@@ -227,6 +227,35 @@ class Settings:
         return self.line(f"{table}.{key}", key, table)
 
 
+@dataclass(frozen=True)
+class _Sides:
+    """One tool's settings at the base and in the change (None: that side has none)."""
+
+    base: Settings | None
+    now: Settings | None
+
+    @property
+    def old(self) -> dict[str, Any]:
+        return self.base.values if self.base else {}
+
+    @property
+    def new(self) -> dict[str, Any]:
+        return self.now.values if self.now else {}
+
+    def finding(self, message: str, *keys: str) -> IntegrityFinding:
+        """A setting loosened, at the line of the first of ``keys`` the change's file sets
+        (else the file itself: the base's, when the change has none)."""
+        where = self.now or self.base
+        line = self.now.line(*keys) if self.now is not None else None
+        return IntegrityFinding(TOOL_RULE, message, where.path if where else None, line)
+
+
+def _sides(at: Callable[[str], Settings | None]) -> _Sides | None:
+    """The settings ``at`` reads on each side (``"base"``, ``"now"``); None if neither has any."""
+    base, now = at("base"), at("now")
+    return None if base is None and now is None else _Sides(base, now)
+
+
 class _Tools:
     def __init__(self, scan: Scan) -> None:
         self.scan = scan
@@ -256,14 +285,6 @@ class _Tools:
         found.update(p for p, s in self.touched.items() if s != "deleted" and _is_python(p))
         return sorted(found)
 
-    def finding(
-        self, message: str, now: Settings | None, base: Settings | None, *keys: str
-    ) -> IntegrityFinding:
-        where = now or base
-        path = where.path if where else None
-        line = now.line(*keys) if now is not None else None
-        return IntegrityFinding(TOOL_RULE, message, path, line)
-
     # -- ruff ------------------------------------------------------------------------------------
 
     def ruff(self) -> Iterator[IntegrityFinding]:
@@ -271,13 +292,11 @@ class _Tools:
             {_folder(path) for path in self.touched if PurePosixPath(path).name in _RUFF_FILES}
         )
         for directory in directories:
-            base = self._ruff_at("base", directory)
-            now = self._ruff_at("now", directory)
-            if base is None and now is None:
-                continue
-            yield from self._ruff_compare(base, now, directory)
+            sides = _sides(functools.partial(self._ruff_at, directory))
+            if sides is not None:
+                yield from self._ruff_compare(sides, directory)
 
-    def _ruff_at(self, side: str, directory: str) -> Settings | None:
+    def _ruff_at(self, directory: str, side: str) -> Settings | None:
         for folder in _parents(directory):
             for name in _RUFF_FILES:
                 path = _join(folder, name)
@@ -309,25 +328,20 @@ class _Tools:
         table = _table(data, "tool", "ruff") if path.endswith("pyproject.toml") else data
         return None if table is None else _ruff_values(table)
 
-    def _ruff_compare(
-        self, base: Settings | None, now: Settings | None, directory: str
-    ) -> Iterator[IntegrityFinding]:
-        old = base.values if base else {}
-        new = now.values if now else {}
+    def _ruff_compare(self, sides: _Sides, directory: str) -> Iterator[IntegrityFinding]:
+        old, new = sides.old, sides.new
         old_select, new_select = _selected(old), _selected(new)
         lost = [code for code in old_select if not _covers(new_select, code)]
         if lost:
-            yield self.finding(
-                f"ruff: select narrowed: {_show(lost)} no longer selected", now, base, "select"
+            yield sides.finding(
+                f"ruff: select narrowed: {_show(lost)} no longer selected", "select"
             )
         old_ignore = set(_words(old.get("ignore"))) | set(_words(old.get("extend-ignore")))
         new_ignore = set(_words(new.get("ignore"))) | set(_words(new.get("extend-ignore")))
         gained = [c for c in new_ignore - old_ignore if _active(old, c)]
         if gained:
             key = "extend-ignore" if "extend-ignore" in new else "ignore"
-            yield self.finding(
-                f"ruff: {key} gained {_show(gained)}, rules the base enforces", now, base, key
-            )
+            yield sides.finding(f"ruff: {key} gained {_show(gained)}, rules the base enforces", key)
         old_files, new_files = _per_file(old), _per_file(new)
         widened = {}
         for pattern, codes in new_files.items():
@@ -337,10 +351,8 @@ class _Tools:
                 widened[pattern] = more
         if widened:
             shown = "; ".join(f"{p!r}: {_show(c)}" for p, c in sorted(widened.items()))
-            yield self.finding(
+            yield sides.finding(
                 f"ruff: per-file-ignores gained {shown}, rules the base enforces",
-                now,
-                base,
                 *sorted(widened),
                 "per-file-ignores",
             )
@@ -354,11 +366,9 @@ class _Tools:
             ]
             if files:
                 key = "extend-exclude" if "extend-exclude" in new else "exclude"
-                yield self.finding(
+                yield sides.finding(
                     f"ruff: {key} gained {_show(added)}: {len(files)} files are no longer "
                     f"linted ({_show(files)})",
-                    now,
-                    base,
                     key,
                 )
         old_include, new_include = _ruff_include(old), _ruff_include(new)
@@ -373,17 +383,15 @@ class _Tools:
             if files:
                 changed = _words(old.get("include")) != _words(new.get("include"))
                 key = "include" if changed else "extend-include"
-                yield self.finding(
+                yield sides.finding(
                     f"ruff: {key} narrowed to {_show(new_include)}: {len(files)} files are no "
                     f"longer linted ({_show(files)})",
-                    now,
-                    base,
                     key,
                 )
         for key, message in _ruff_options_loosened(old, new):
             table, _, name = key.rpartition(".")
-            where = now or base
-            line = now.option_line(table, name) if now is not None else None
+            where = sides.now or sides.base
+            line = sides.now.option_line(table, name) if sides.now is not None else None
             path = where.path if where is not None else None
             yield IntegrityFinding(TOOL_RULE, f"ruff: {key} {message}", path, line)
 
@@ -402,13 +410,11 @@ class _Tools:
         for tool, names in _linters_run(self.scan.config):
             if not any(path in names for path in self.touched):
                 continue
-            base, now = self._linter_at(tool, names, "base"), self._linter_at(tool, names, "now")
-            if base is None and now is None:
+            sides = _sides(functools.partial(self._linter_at, tool, names))
+            if sides is None:
                 continue
-            old = base.values if base else {}
-            new = now.values if now else {}
-            for keys, message in _linter_loosened(tool, old, new, self.files()):
-                yield self.finding(f"{tool}: {message}", now, base, *keys)
+            for keys, message in _linter_loosened(tool, sides.old, sides.new, self.files()):
+                yield sides.finding(f"{tool}: {message}", *keys)
 
     def _linter_at(self, tool: str, names: tuple[str, ...], side: str) -> Settings | None:
         """The settings ``tool`` reads from the files ``names``: flake8 the ``[flake8]``
@@ -430,12 +436,9 @@ class _Tools:
     def coverage(self) -> Iterator[IntegrityFinding]:
         if not any(path in _COVERAGE_FILES for path in self.touched):
             return
-        base, now = self._coverage_at("base"), self._coverage_at("now")
-        if base is None and now is None:
-            return
-        old = base.values if base else {}
-        new = now.values if now else {}
-        yield from self._coverage_compare(old, new, base, now)
+        sides = _sides(self._coverage_at)
+        if sides is not None:
+            yield from self._coverage_compare(sides)
 
     def _coverage_at(self, side: str) -> Settings | None:
         """The file coverage.py reads: .coveragerc, else the first of setup.cfg, tox.ini and
@@ -470,21 +473,14 @@ class _Tools:
             return Settings(name, text, values)
         return None
 
-    def _coverage_compare(
-        self,
-        old: dict[str, Any],
-        new: dict[str, Any],
-        base: Settings | None,
-        now: Settings | None,
-    ) -> Iterator[IntegrityFinding]:
+    def _coverage_compare(self, sides: _Sides) -> Iterator[IntegrityFinding]:
+        old, new = sides.old, sides.new
         patterns = _exclusions(new) - _exclusions(old)
         if patterns:
             key = "exclude_also" if "report.exclude_also" in new else "exclude_lines"
-            yield self.finding(
+            yield sides.finding(
                 f"coverage: {key} gained {_show(repr(p) for p in patterns)}: lines matching it "
                 "are no longer measured",
-                now,
-                base,
                 key,
             )
         old_omit = set(_words(old.get("run.omit"))) | set(_words(old.get("report.omit")))
@@ -499,40 +495,31 @@ class _Tools:
                 and not _omitted(f, old_omit)
             ]
             if files:
-                yield self.finding(
+                yield sides.finding(
                     f"coverage: omit gained {_show(added)}: {len(files)} files are no longer "
                     f"measured ({_show(files)})",
-                    now,
-                    base,
                     "omit",
                 )
-        yield from self._coverage_sources(old, new, base, now)
-        yield from self._coverage_set(old, new, base, now)
+        yield from self._coverage_sources(sides)
+        yield from self._coverage_set(sides)
         old_floor = _number(old.get("report.fail_under")) or 0.0
         new_floor = _number(new.get("report.fail_under")) or 0.0
         if new_floor < old_floor:
-            yield self.finding(
-                f"coverage: fail_under {old_floor:g} -> {new_floor:g}", now, base, "fail_under"
+            yield sides.finding(
+                f"coverage: fail_under {old_floor:g} -> {new_floor:g}", "fail_under"
             )
         if _flag(old.get("run.branch")) and not _flag(new.get("run.branch")):
-            yield self.finding(
+            yield sides.finding(
                 "coverage: branch true -> false: branches are no longer measured",
-                now,
-                base,
                 "branch",
             )
 
-    def _coverage_sources(
-        self,
-        old: dict[str, Any],
-        new: dict[str, Any],
-        base: Settings | None,
-        now: Settings | None,
-    ) -> Iterator[IntegrityFinding]:
+    def _coverage_sources(self, sides: _Sides) -> Iterator[IntegrityFinding]:
         """The base's ``source``, ``source_pkgs`` and ``source_dirs`` entries whose files the
         change's no longer measure. Each entry is read as the project's files it measures now
         (``_measured_by``), so one package named in either key is the same measurement; an
         entry that measures none of them (a folder moved away) loses nothing."""
+        old, new = sides.old, sides.new
         files = self.files()
         measured = {
             f
@@ -547,25 +534,18 @@ class _Tools:
                 if any(f not in measured for f in _measured_by(key, entry, files))
             ]
             if lost:
-                yield self.finding(
+                yield sides.finding(
                     f"coverage: {key} narrowed: {_show(lost)} no longer measured",
-                    now,
-                    base,
                     key,
                     *(k for k in _SOURCE_KEYS if k != key),
                 )
 
-    def _coverage_set(
-        self,
-        old: dict[str, Any],
-        new: dict[str, Any],
-        base: Settings | None,
-        now: Settings | None,
-    ) -> Iterator[IntegrityFinding]:
+    def _coverage_set(self, sides: _Sides) -> Iterator[IntegrityFinding]:
         """A ``source`` (``source_pkgs``) or an ``include`` where the base had none: what it
         leaves out of the project's code (the packages and modules zero-config measures, as
         the base's files show them) is no longer measured. Without settings, the base measured
         all of it: zero-config names it, and coverage.py measures what runs."""
+        old, new = sides.old, sides.new
         sources = [w for key in _SOURCE_KEYS for w in _words(new.get(f"run.{key}"))]
         had = [w for key in _SOURCE_KEYS for w in _words(old.get(f"run.{key}"))]
         old_include = _words(old.get("run.include")) + _words(old.get("report.include"))
@@ -587,11 +567,9 @@ class _Tools:
             ]
             key, what = "include", f"include gained {_show(set(new_include) - set(old_include))}"
         if lost:
-            yield self.finding(
+            yield sides.finding(
                 f"coverage: {what}: {len(lost)} files of the project's code, measured at the "
                 f"base, no longer are ({_show(lost)})",
-                now,
-                base,
                 key,
             )
 
@@ -600,29 +578,24 @@ class _Tools:
     def pytest(self) -> Iterator[IntegrityFinding]:
         if not any(path in _PYTEST_FILES for path in self.touched):
             return
-        base, now = self._pytest_at("base"), self._pytest_at("now")
-        if base is None and now is None:
+        sides = _sides(self._pytest_at)
+        if sides is None:
             return
-        old = base.values if base else {}
-        new = now.values if now else {}
+        old, new = sides.old, sides.new
         for key in ("testpaths", "pythonpath"):
             before = set(_split(old.get(key)))
             for entry in _split(new.get(key)):
                 if entry not in before and _leaves_the_project(entry):
-                    yield self.finding(
+                    yield sides.finding(
                         f"pytest: {key} gained {entry}, outside the project: what pytest "
                         f"{'collects' if key == 'testpaths' else 'imports'} there is no part of "
                         "the change agentgate judges",
-                        now,
-                        base,
                         key,
                     )
         if _plain_asserts(new.get("addopts")) and not _plain_asserts(old.get("addopts")):
-            yield self.finding(
+            yield sides.finding(
                 "pytest: addopts gained --assert=plain: pytest no longer rewrites the tests' "
                 "asserts, so under python -O or PYTHONOPTIMIZE not one of them runs",
-                now,
-                base,
                 "addopts",
             )
         changed = [k for k in _COLLECTION if _split(old.get(k)) != _split(new.get(k))]
@@ -641,11 +614,9 @@ class _Tools:
             shown = ", ".join(
                 f"{k} {_show_list(old.get(k))} -> {_show_list(new.get(k))}" for k in file_keys
             )
-            yield self.finding(
+            yield sides.finding(
                 f"pytest: {shown}: {len(lost)} test files at the base are no longer collected "
                 f"({_show(lost)})",
-                now,
-                base,
                 file_keys[0],
             )
         for key, default in (("python_classes", ["Test"]), ("python_functions", ["test"])):
@@ -653,11 +624,9 @@ class _Tools:
             new_patterns = _split(new.get(key)) or default
             dropped = [p for p in old_patterns if not _name_covered(p, new_patterns)]
             if dropped:
-                yield self.finding(
+                yield sides.finding(
                     f"pytest: {key} {' '.join(old_patterns)} -> {' '.join(new_patterns)}: "
                     f"tests named {_show(dropped)} are no longer collected",
-                    now,
-                    base,
                     key,
                 )
 
