@@ -38,7 +38,7 @@ from pathlib import PurePosixPath
 
 from pytest_agentgate.git import GitError
 from pytest_agentgate.integrity import pytest_files
-from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+from pytest_agentgate.integrity.model import IntegrityFinding, Scan, past_the_base
 from pytest_agentgate.integrity.tests_python import (
     Module,
     Settings,
@@ -365,21 +365,15 @@ def _mark_findings(
     a mark written on it does. Not a finding: another mark (``pytest.mark.slow``), a mark whose
     condition asks the platform or the Python version and is false here, or one added only
     under such a check."""
-    added = _marks_added(path, now, marked_at_base)
-    excess = Counter(what for _, what in added) - Counter(
-        what
-        for _, what in (_marks_added(path, before, marked_at_base) if before is not None else [])
-    )
-    for line, what in added:
-        if excess[what] > 0:
-            excess[what] -= 1
-            yield IntegrityFinding(
-                "skip-added",
-                f"{PurePosixPath(path).name} adds {what} to collected tests: they count as "
-                "skipped or xfailed, not failed",
-                path,
-                line,
-            )
+    had = _marks_added(path, before, marked_at_base) if before is not None else []
+    for line, what in past_the_base(_marks_added(path, now, marked_at_base), had):
+        yield IntegrityFinding(
+            "skip-added",
+            f"{PurePosixPath(path).name} adds {what} to collected tests: they count as "
+            "skipped or xfailed, not failed",
+            path,
+            line,
+        )
 
 
 def _marks_added(
@@ -735,20 +729,14 @@ def _option_findings(
     """Code of a conftest or plugin that the change makes set pytest's selection options
     (``config.option.keyword = "not test_x"``, ``config.option.deselect``, ``config.args``):
     pytest then deselects or leaves out tests itself, and the run looks like the whole suite."""
-    writes = _option_writes(now)
-    excess = Counter(what for _, what in writes) - Counter(
-        what for _, what in _option_writes(before)
-    )
-    for line, what in writes:
-        if excess[what] > 0:
-            excess[what] -= 1
-            yield IntegrityFinding(
-                "selection-narrowed",
-                f"{PurePosixPath(path).name} sets {what}: pytest runs only the tests it selects, "
-                "and the base's whole suite must run",
-                path,
-                line,
-            )
+    for line, what in past_the_base(_option_writes(now), _option_writes(before)):
+        yield IntegrityFinding(
+            "selection-narrowed",
+            f"{PurePosixPath(path).name} sets {what}: pytest runs only the tests it selects, "
+            "and the base's whole suite must run",
+            path,
+            line,
+        )
 
 
 def _option_writes(tree: ast.Module | None) -> list[tuple[int, str]]:
@@ -953,29 +941,22 @@ def _collect_ignore(
 def _exit_findings(
     path: str, now: ast.Module, before: ast.Module | None
 ) -> Iterator[IntegrityFinding]:
-    def exits(tree: ast.Module | None) -> list[ast.Call]:
+    def exits(tree: ast.Module | None) -> list[tuple[int, str]]:
         if tree is None:
             return []
         return [
-            c
+            (c.lineno, _dotted(c.func))
             for c in _calls(tree, EXIT_CALLS)
             if not _under_main_guard(tree, c) and _ends_the_run(tree, c)
         ]
 
-    calls = exits(now)
-    excess = Counter(_dotted(c.func) for c in calls) - Counter(
-        _dotted(c.func) for c in exits(before)
-    )
-    for call in sorted(calls, key=lambda c: c.lineno):
-        name = _dotted(call.func)
-        if excess[name] > 0:
-            excess[name] -= 1
-            yield IntegrityFinding(
-                "exit-forced",
-                f"{name}() in {PurePosixPath(path).name} can end the run before its verdict",
-                path,
-                call.lineno,
-            )
+    for line, name in past_the_base(exits(now), exits(before)):
+        yield IntegrityFinding(
+            "exit-forced",
+            f"{name}() in {PurePosixPath(path).name} can end the run before its verdict",
+            path,
+            line,
+        )
 
 
 # Calls that register a function to run later: a finding only when what they register ends the
@@ -1043,17 +1024,13 @@ def _guard_in_code(
                 found.append((getattr(node, "lineno", 0), name))
         return found
 
-    current = settings(now)
-    excess = Counter(n for _, n in current) - Counter(n for _, n in settings(before))
-    for line, name in sorted(current):
-        if excess[name] > 0:
-            excess[name] -= 1
-            yield IntegrityFinding(
-                "guard-forged",
-                f"sets {name}: agentgate decides when it runs and where it counts",
-                path,
-                line,
-            )
+    for line, name in past_the_base(settings(now), settings(before)):
+        yield IntegrityFinding(
+            "guard-forged",
+            f"sets {name}: agentgate decides when it runs and where it counts",
+            path,
+            line,
+        )
 
 
 def _agentgate_vars(node: ast.AST) -> Iterator[str]:

@@ -9,10 +9,11 @@ them in the change and reports each at ``file:line`` with a short reason.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Collection, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypeVar
 
 from pytest_agentgate.config.model import AllowRule, Config
 from pytest_agentgate.git import Change, Repo
@@ -93,6 +94,25 @@ class Scan:
     def added_lines(self, path: str) -> set[int]:
         """The lines of ``path`` (project-relative) that the change adds or modifies."""
         return self.change.added_lines(self.repo_path(path))
+
+
+K = TypeVar("K", bound=Hashable)
+
+
+def past_the_base(
+    now: Iterable[tuple[int, K]], before: Iterable[tuple[int, K]], first: Collection[int] = ()
+) -> list[tuple[int, K]]:
+    """The ``(line, kind)`` items of a file of the change past the base's count of each kind,
+    in line order: a line moved is not new, and of two alike the first is reported, or the
+    first of those on a line in ``first`` (the lines the change added)."""
+    items = list(now)
+    excess = Counter(kind for _, kind in items) - Counter(kind for _, kind in before)
+    found = []
+    for line, kind in sorted(items, key=lambda item: (item[0] not in first, item[0])):
+        if excess[kind] > 0:
+            excess[kind] -= 1
+            found.append((line, kind))
+    return found
 
 
 class Analyzer(Protocol):

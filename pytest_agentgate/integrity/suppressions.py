@@ -18,10 +18,9 @@ import ast
 import io
 import re
 import tokenize
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 
-from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+from pytest_agentgate.integrity.model import IntegrityFinding, Scan, past_the_base
 from pytest_agentgate.integrity.settings import (
     coverage_exclusions_at_base,
     coverage_sources_at_base,
@@ -119,22 +118,15 @@ def _new_suppressions(
     lowered = now.lower()
     if not any(word in lowered for word in (_PY_WORDS if path.endswith(PYTHON) else _JS_WORDS)):
         return
-    found = _counted(path, now)
-    excess = Counter(key for _, key in found) - Counter(key for _, key in _counted(path, before))
-    if not excess:
-        return
-    # The lines the change added first: those are the new ones.
-    for line, key in sorted(found, key=lambda item: (item[0] not in added, item[0])):
-        if excess[key] > 0:
-            excess[key] -= 1
-            kind, codes = key
-            what = f"{kind} {codes}".strip() if codes else kind
-            yield IntegrityFinding(
-                "suppression-added",
-                f"new `{what}`: the finding it silences must be fixed, not hidden",
-                path,
-                line,
-            )
+    for line, key in past_the_base(_counted(path, now), _counted(path, before), added):
+        kind, codes = key
+        what = f"{kind} {codes}".strip() if codes else kind
+        yield IntegrityFinding(
+            "suppression-added",
+            f"new `{what}`: the finding it silences must be fixed, not hidden",
+            path,
+            line,
+        )
 
 
 def _counted(path: str, text: str) -> list[tuple[int, Key]]:
@@ -261,19 +253,15 @@ def _new_exclusions(
     if not any(p.search(now) for p in patterns):
         return
     found = exclusions(now, patterns, strings=strings)
-    excess = Counter(key for _, key in found) - Counter(
-        key for _, key in exclusions(before, patterns, strings=strings)
-    )
-    for line, key in sorted(found, key=lambda item: (item[0] not in added, item[0])):
-        if excess[key] > 0:
-            excess[key] -= 1
-            yield IntegrityFinding(
-                "suppression-added",
-                f"new coverage exclusion `{key}`: coverage.py leaves this line (and the block "
-                "it opens) out of its figures; the code must be tested, not hidden",
-                path,
-                line,
-            )
+    had = exclusions(before, patterns, strings=strings)
+    for line, key in past_the_base(found, had, added):
+        yield IntegrityFinding(
+            "suppression-added",
+            f"new coverage exclusion `{key}`: coverage.py leaves this line (and the block "
+            "it opens) out of its figures; the code must be tested, not hidden",
+            path,
+            line,
+        )
 
 
 def exclusions(

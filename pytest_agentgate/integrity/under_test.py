@@ -34,7 +34,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
-from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+from pytest_agentgate.integrity.model import IntegrityFinding, Scan, past_the_base
 from pytest_agentgate.integrity.patches import dotted_name, parse_python
 
 # What only code that wants to know whether the tests are looking reads (a string of its own).
@@ -98,18 +98,14 @@ def is_test_code(path: str) -> bool:
 
 def _asks_for_the_tests(path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
     new, old = _questions(parse_python(now)), _questions(parse_python(before))
-    # The change's questions are those past the base's count of each: a line moved is not new.
-    extra = Counter(what for what, _ in new) - Counter(what for what, _ in old)
-    for what, line in new:
-        if extra[what] > 0:
-            extra[what] -= 1
-            yield IntegrityFinding(
-                "test-detected",
-                f"{PurePosixPath(path).name} {what}: the code can behave one way under the "
-                "tests and another for its users",
-                path,
-                line,
-            )
+    for line, what in past_the_base([(n, w) for w, n in new], [(n, w) for w, n in old]):
+        yield IntegrityFinding(
+            "test-detected",
+            f"{PurePosixPath(path).name} {what}: the code can behave one way under the "
+            "tests and another for its users",
+            path,
+            line,
+        )
 
 
 # What a file's text holds when it could ask whether the tests are looking: a string of
