@@ -131,6 +131,40 @@ TRICKS: dict[str, tuple[str, str, str, int]] = {
         "skip-added",
         7,
     ),
+    # pytest's skipping plugin reads the node's own_markers: a mark put there directly skips as
+    # add_marker does.
+    "modifyitems appends a skip to own_markers": (
+        "conftest.py",
+        "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n"
+        "    for item in items:\n        if item.name == 'test_broken':\n"
+        "            item.own_markers.append(pytest.mark.skip(reason='INV-42').mark)\n",
+        "skip-added",
+        7,
+    ),
+    "modifyitems extends own_markers with an xfail Mark": (
+        "conftest.py",
+        "from _pytest.mark.structures import Mark\n\n\n"
+        "def pytest_collection_modifyitems(items):\n"
+        "    for item in items:\n        if 'broken' in item.name:\n"
+        "            item.own_markers.extend([Mark('xfail', (), {})])\n",
+        "skip-added",
+        7,
+    ),
+    "modifyitems adds a skip to own_markers with +=": (
+        "conftest.py",
+        "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n"
+        "    for item in items:\n        if item.name == 'test_broken':\n"
+        "            item.own_markers += [pytest.mark.skip.mark]\n",
+        "skip-added",
+        7,
+    ),
+    "a fixture inserts a skip into its node's own_markers": (
+        "conftest.py",
+        "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef flaky(request):\n"
+        "    request.node.own_markers.insert(0, pytest.mark.skip().mark)\n",
+        "skip-added",
+        6,
+    ),
     "an option-guarded skip keyed on the test's name": (
         "conftest.py",
         "import pytest\n\n\ndef pytest_addoption(parser):\n"
@@ -384,6 +418,7 @@ def test_other_marks_and_marks_for_another_platform_are_not_findings(
         "import sys\n\nimport pytest\n\n\ndef pytest_collection_modifyitems(items):\n"
         "    for item in items:\n        item.add_marker(pytest.mark.slow)\n"
         "        item.add_marker('db')\n"
+        "        item.own_markers.append(pytest.mark.timeout(30).mark)\n"
         f"        item.add_marker(pytest.mark.skipif(sys.platform == {elsewhere!r}, reason='x'))\n"
         "\n\n@pytest.fixture(autouse=True)\ndef elsewhere_only(request):\n"
         f"    if sys.platform == {elsewhere!r}:\n"

@@ -33,7 +33,8 @@ from pytest_agentgate.integrity.base_count import BaseCount
 from pytest_agentgate.integrity.model import EditedTest, IntegrityFinding, Scan, allowed
 from pytest_agentgate.integrity.rules import RULES
 from pytest_agentgate.integrity.tests_python import read_settings, settings_file
-from pytest_agentgate.texts import decode, universal_newlines
+from pytest_agentgate.reports.model import TestCaseResult
+from pytest_agentgate.texts import decode, is_python, universal_newlines
 from pytest_agentgate.verdict import Finding, GateResult
 
 BLOCK_CHOICES = ("all", "tampering")
@@ -78,6 +79,10 @@ class IntegrityEvidence(Evidence):
     # The base's tests the change edits (the test-file analyzers'): one this run skipped is a
     # skip the change made (with_skipped_tests).
     edited_tests: list[EditedTest] = field(default_factory=list)
+    # The tests the change adds (path::qualname), and the lines it adds to its Python files: a
+    # test of the base this run skipped from such a line was skipped by the change.
+    new_tests: list[str] = field(default_factory=list)
+    added_lines: dict[str, list[int]] = field(default_factory=dict)
 
 
 def with_suite_counts(
@@ -149,11 +154,13 @@ def with_skipped_tests(
     found: Mapping[str, Evidence | GateResult],
 ) -> dict[str, Evidence | GateResult]:
     """``found`` with each integrity gate's evidence given a ``skip-added`` finding for each
-    test the change edits that this run skipped (or xfailed), where the base's test had no
-    skip of its own. What skipped it need not be readable in the source (a fixture that skips
-    when a variable is unset, ``importorskip`` of a computed name, a marker a hook adds): the
-    run shows the test did not run, and the change touched it. Pure, as
-    :func:`with_suite_counts`."""
+    test of the base this run skipped (or xfailed) where the change made it so, though its
+    source need not show it: a test the change edits, where the base's test had no skip of
+    its own (a fixture that skips when a variable is unset, ``importorskip`` of a computed
+    name, a marker a hook adds); and any test of the base skipped from a line the change adds
+    (a conftest hook that raises ``pytest.skip.Exception`` or calls ``pytest.xfail()``, the
+    code under test raising ``unittest.SkipTest``: agentgate's pytest plugin records where).
+    Pure, as :func:`with_suite_counts`."""
     out = dict(found)
     skipped = [
         test
@@ -163,38 +170,94 @@ def with_skipped_tests(
     ]
     if not skipped:
         return out
-    runs = {_test_key(t.classname, t.name): t for t in skipped}
     for name, evidence in found.items():
-        if not isinstance(evidence, IntegrityEvidence) or not evidence.edited_tests:
+        if not isinstance(evidence, IntegrityEvidence):
             continue
-        # A skip the source shows is found already, by its mark or call: once is enough.
-        marked = [(f.path, f.message) for f in evidence.findings if f.rule == SKIP_RULE]
-        findings = list(evidence.findings)
-        for test in evidence.edited_tests:
-            function = test.qualname.rsplit("::", 1)[-1]
-            if test.skipped_at_base or any(
-                path == test.path and re.search(rf"\b{re.escape(function)}\b", message)
-                for path, message in marked
-            ):
-                continue
-            key = _edited_key(test)
-            run = next((r for k, r in runs.items() if k == key or k.endswith("." + key)), None)
-            if run is None:
-                run = next((r for k, r in runs.items() if key.endswith("." + k)), None)
-            if run is None:
-                continue
-            why = f" ({run.message})" if run.message else ""
-            findings.append(
-                IntegrityFinding(
-                    SKIP_RULE,
-                    f"{test.qualname} ran at the base and is skipped in this run{why}, and the "
-                    "change edits it: what skips it is the change's (a fixture, a computed "
-                    "importorskip, a marker a hook adds)",
-                    test.path,
-                    test.line,
-                )
+        edited, reported = _skipped_edited_tests(evidence, skipped)
+        by_lines = _skipped_by_added_lines(
+            evidence, [*evidence.findings, *edited], skipped, reported
+        )
+        if edited or by_lines:
+            findings = [*evidence.findings, *edited, *by_lines]
+            out[name] = dataclasses.replace(evidence, findings=findings)
+    return out
+
+
+def _skipped_edited_tests(
+    evidence: IntegrityEvidence, skipped: list[TestCaseResult]
+) -> tuple[list[IntegrityFinding], set[str]]:
+    """The findings for the tests the change edits that this run skipped, and their keys."""
+    runs = {_test_key(t.classname, t.name): t for t in skipped}
+    # A skip the source shows is found already, by its mark or call: once is enough.
+    marked = [(f.path, f.message) for f in evidence.findings if f.rule == SKIP_RULE]
+    findings = []
+    reported = set()
+    for test in evidence.edited_tests:
+        function = test.qualname.rsplit("::", 1)[-1]
+        if test.skipped_at_base or any(
+            path == test.path and re.search(rf"\b{re.escape(function)}\b", message)
+            for path, message in marked
+        ):
+            continue
+        key = _edited_key(test)
+        found = next(((k, r) for k, r in runs.items() if k == key or k.endswith("." + key)), None)
+        if found is None:
+            found = next(((k, r) for k, r in runs.items() if key.endswith("." + k)), None)
+        if found is None:
+            continue
+        run_key, run = found
+        reported.add(run_key)
+        why = f" ({run.message})" if run.message else ""
+        findings.append(
+            IntegrityFinding(
+                SKIP_RULE,
+                f"{test.qualname} ran at the base and is skipped in this run{why}, and the "
+                "change edits it: what skips it is the change's (a fixture, a computed "
+                "importorskip, a marker a hook adds)",
+                test.path,
+                test.line,
             )
-        out[name] = dataclasses.replace(evidence, findings=findings)
+        )
+    return findings, reported
+
+
+def _skipped_by_added_lines(
+    evidence: IntegrityEvidence,
+    findings: list[IntegrityFinding],
+    skipped: list[TestCaseResult],
+    reported: set[str],
+) -> list[IntegrityFinding]:
+    """A finding for each line the change adds from which this run skipped tests of the base
+    (a test the change adds may skip itself; one already reported is not reported again)."""
+    new = [_test_key("", key) for key in evidence.new_tests]
+    seen = {(f.path, f.line) for f in findings if f.rule == SKIP_RULE}
+    added = {path: set(lines) for path, lines in evidence.added_lines.items()}
+    by_line: dict[tuple[str, int], list[str]] = {}
+    for test in skipped:
+        path, _, line = (test.raised_at or "").rpartition(":")
+        if not path or not line.isdigit():
+            continue
+        where = (_project_path(path, evidence.root), int(line))
+        if where in seen or where[1] not in added.get(where[0], ()):
+            continue
+        key = _test_key(test.classname, test.name)
+        if key in reported or any(
+            k == key or k.endswith("." + key) or key.endswith("." + k) for k in new
+        ):
+            continue
+        by_line.setdefault(where, []).append(test.display_name)
+    out = []
+    for (path, number), tests in sorted(by_line.items()):
+        shown = ", ".join(tests[:3]) + (f" and {len(tests) - 3} more" if len(tests) > 3 else "")
+        out.append(
+            IntegrityFinding(
+                SKIP_RULE,
+                f"this line, which the change adds, skipped {len(tests)} test(s) of the base in "
+                f"this run ({shown}): they count as skipped or xfailed, not failed",
+                path,
+                number,
+            )
+        )
     return out
 
 
@@ -336,6 +399,12 @@ class IntegrityGate:
             evidence.findings.extend(f for f in results if (f.rule, f.path, f.line) not in seen)
             seen.update((f.rule, f.path, f.line) for f in results)
         evidence.edited_tests = list(scan.edited_tests)
+        evidence.new_tests = list(scan.new_tests)
+        evidence.added_lines = {
+            path: sorted(scan.added_lines(path))
+            for path, status in scan.touched.items()
+            if status != "deleted" and is_python(path)
+        }
         return evidence
 
     def judge(self, config: GateConfig, evidence: IntegrityEvidence) -> GateResult:

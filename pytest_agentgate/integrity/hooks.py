@@ -379,36 +379,87 @@ def _mark_findings(
 def _marks_added(
     path: str, tree: ast.Module, marked_at_base: Callable[[str], bool] = lambda name: False
 ) -> list[tuple[int, str]]:
-    """(line, mark as written) of each skip or xfail mark the module's code may add here."""
-    if not any(isinstance(n, ast.Attribute) and n.attr in _MARKING for n in ast.walk(tree)):
+    """(line, mark as written) of each skip or xfail mark the module's code may add here:
+    by ``add_marker``/``applymarker``, or into a node's ``own_markers``, the list pytest's
+    skipping plugin reads (``item.own_markers.append(pytest.mark.skip().mark)``, ``extend``,
+    ``insert``, ``+=``, assigned)."""
+    if not any(
+        isinstance(n, ast.Attribute) and (n.attr in _MARKING or n.attr == _OWN_MARKERS)
+        for n in ast.walk(tree)
+    ):
         return []
     module = Module(path, tree, Settings())
-
-    def marking(call: ast.Call) -> bool:
-        return isinstance(call.func, ast.Attribute) and call.func.attr in _MARKING
-
     skipping_here = _skip_marks_here(tree, module)
     opt_in = _opt_in_marks(tree, marked_at_base)
+    given = [
+        (call.lineno, arg)
+        for call in _live_skips(tree, module, lambda call: bool(_marks_given(call)))
+        if not opt_in(call)
+        for arg in _marks_given(call)
+    ]
+    for statement in ast.walk(tree):  # item.own_markers += [...], item.own_markers = [...]
+        targets: list[ast.expr]
+        if isinstance(statement, ast.AugAssign):
+            targets, value = [statement.target], statement.value
+        elif isinstance(statement, ast.Assign):
+            targets, value = statement.targets, statement.value
+        else:
+            continue
+        if any(isinstance(t, ast.Attribute) and t.attr == _OWN_MARKERS for t in targets):
+            given.extend((statement.lineno, arg) for arg in _elements(value))
     found = []
-    for call in _live_skips(tree, module, marking):
-        if opt_in(call):
-            continue
-        arg = call.args[0] if call.args else next((k.value for k in call.keywords), None)
-        if arg is None:
-            continue
+    for line, arg in given:
         node = module.alias(arg)
+        if isinstance(node, ast.Attribute) and node.attr == "mark":  # MarkDecorator.mark
+            node = module.alias(node.value)
+        if isinstance(node, ast.Call) and (module.dotted(node.func) or "").endswith("Mark"):
+            node = node.args[0] if node.args else node  # Mark("skip", (), {})
         if isinstance(node, ast.Constant):  # add_marker("xfail")
             if node.value in _SKIP_MARK_NAMES:
-                found.append((call.lineno, f"pytest.mark.{node.value}"))
+                found.append((line, f"pytest.mark.{node.value}"))
             continue
         marker = read_mark(node, module)
         if marker is not None:
             if marker.category == "skip" and marker.here is not False:
-                found.append((call.lineno, _written(node)))
+                found.append((line, _written(node)))
         elif not _a_mark(node, module) and skipping_here:
             # A mark the code picks (`MARKS[item.name]`) in a module that builds skips.
-            found.append((call.lineno, skipping_here[0]))
+            found.append((line, skipping_here[0]))
     return found
+
+
+_OWN_MARKERS = "own_markers"
+_LIST_ADDS = frozenset({"append", "extend", "insert", "__iadd__"})
+
+
+def _marks_given(call: ast.Call) -> list[ast.expr]:
+    """The marks a call gives a test node: ``add_marker(m)``, ``applymarker(m)``, or a list
+    method of its ``own_markers`` (``append(m)``, ``insert(0, m)``, ``extend([m, ...])``)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return []
+    if func.attr in _MARKING:
+        arg = call.args[0] if call.args else next((k.value for k in call.keywords), None)
+        return [] if arg is None else [arg]
+    if not (
+        func.attr in _LIST_ADDS
+        and isinstance(func.value, ast.Attribute)
+        and func.value.attr == _OWN_MARKERS
+    ):
+        return []
+    given = call.args[1:2] if func.attr == "insert" else call.args[:1]
+    if func.attr in ("extend", "__iadd__") and given:
+        return _elements(given[0])
+    return given
+
+
+def _elements(node: ast.expr) -> list[ast.expr]:
+    """The items of a list, tuple or set display, or of two joined by ``+``; else the node."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return list(node.elts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _elements(node.left) + _elements(node.right)
+    return [node]
 
 
 def _opt_in_marks(

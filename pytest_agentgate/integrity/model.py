@@ -83,8 +83,10 @@ class Scan:
     renamed_from: dict[str, str] = field(default_factory=dict)  # new path -> old path
     # The environment the gate's commands run under (agentgate's own, without the gates' `env:`).
     environ: Mapping[str, str] = field(default_factory=dict)
-    # Filled by the test-file analyzers: the tests of the base the change edits.
+    # Filled by the test-file analyzers: the tests of the base the change edits, and the
+    # tests it adds (``path::qualname``).
     edited_tests: list[EditedTest] = field(default_factory=list)
+    new_tests: list[str] = field(default_factory=list)
 
     def repo_path(self, path: str) -> str:
         """A project-relative path as the repository names it."""

@@ -233,11 +233,14 @@ def compare(
     change: Change,
     words: Words,
     edited: list[EditedTest] | None = None,
+    new: list[str] | None = None,
 ) -> list[IntegrityFinding]:
     """Every finding of the change to these test files; ``edited`` gets the tests of the base
-    the change edits."""
+    the change edits, ``new`` the tests it adds (``path::qualname``)."""
     findings: list[IntegrityFinding] = []
     pairs, removed, added = _match(base, now, change)
+    if new is not None:
+        new.extend(f"{case.path}::{case.qualname}" for case in added)
     if edited is not None:
         for before, after in pairs:
             written = before.written()

@@ -205,6 +205,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("help", False) or config.getoption("version", False):
         return
     config.stash[START_KEY] = START_PATH
+    if RUN_ID_ENV in os.environ or requested_profile(config) is not None:
+        # Where the project's code skips a test, for the integrity gate (both doors, workers).
+        from pytest_agentgate.pytest_plugin import skips
+
+        config.pluginmanager.register(skips.SkipWitness(config.rootpath), skips.PLUGIN_NAME)
     if RUN_ID_ENV in os.environ:
         # A run agentgate started: what it collects is part of the test gate's evidence (an
         # xdist worker hands its counts to the controller, which signs the report).

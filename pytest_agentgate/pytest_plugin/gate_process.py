@@ -360,8 +360,12 @@ def tests_evidence(tests: dict[str, Any]) -> TestRun:
     run.flaky = len(run.flaky_tests)
     run.partial = list(tests.get("partial", ()))
     for entry in tests.get("skipped") or ():
-        if isinstance(entry, list) and len(entry) == 2 and all(isinstance(x, str) for x in entry):
-            run.skipped_tests.append(TestCaseResult(entry[0], "", "skipped", message=entry[1]))
+        if not isinstance(entry, list) or len(entry) not in (2, 3):
+            continue
+        name, why, *where = entry
+        at = where[0] if where and isinstance(where[0], str) else None
+        if isinstance(name, str) and isinstance(why, str):
+            run.skipped_tests.append(TestCaseResult(name, "", "skipped", message=why, raised_at=at))
     return run
 
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from pytest_agentgate.reports.model import MAX_SKIPPED_KEPT
+from pytest_agentgate.reports.model import MAX_SKIPPED_KEPT, SKIPPED_AT
 from pytest_agentgate.reports.outcomes import (
     ERROR,
     EVER_FAILED,
@@ -145,6 +145,8 @@ class OutcomeLedger:
         # Why each test was skipped (the first MAX_SKIPPED_KEPT): the integrity gate asks
         # whether the change skipped a test it edited.
         self.skips: dict[str, str] = {}
+        # Where the project's code raised each of those skips (pytest_plugin/skips.py).
+        self.skipped_at: dict[str, str] = {}
 
     def test_report(self, report: pytest.TestReport) -> None:
         # The hot path: three calls per test, so passes do as little as possible. A pass is
@@ -190,6 +192,10 @@ class OutcomeLedger:
 
     def _skipped(self, nodeid: str, report: pytest.TestReport) -> None:
         if len(self.skips) < MAX_SKIPPED_KEPT and nodeid not in self.skips:
+            found = getattr(report, "user_properties", ())
+            where = next((v for k, v in found if k == SKIPPED_AT), None)
+            if isinstance(where, str):
+                self.skipped_at[nodeid] = where
             xfail = getattr(report, "wasxfail", None)
             if xfail is not None:
                 self.skips[nodeid] = f"xfail: {xfail}" if xfail else "xfail"
@@ -265,7 +271,7 @@ class OutcomeLedger:
             if self.states.get(nodeid, -1) & RANK_MASK == rank:
                 xfail[rank == PASSED] += 1
         skipped = [
-            [nodeid, why]
+            [nodeid, why, self.skipped_at.get(nodeid)]
             for nodeid, why in self.skips.items()
             if self.states.get(nodeid, -1) & RANK_MASK == SKIPPED
         ]

@@ -35,7 +35,13 @@ from typing import Any
 from xml.parsers import expat
 
 from pytest_agentgate.reports._io import XmlRejected, hardened_expat, whole_number
-from pytest_agentgate.reports.model import MAX_SKIPPED_KEPT, ReportError, TestCaseResult, TestRun
+from pytest_agentgate.reports.model import (
+    MAX_SKIPPED_KEPT,
+    SKIPPED_AT,
+    ReportError,
+    TestCaseResult,
+    TestRun,
+)
 from pytest_agentgate.reports.outcomes import (
     ERROR,
     EVER_FAILED,
@@ -92,7 +98,8 @@ _TRUNCATION_CODES = frozenset(
 
 _Key = tuple[str, str]
 # A failing occurrence: (classname, name, file, line attribute, first message line).
-_Detail = tuple[str, str, str | None, str | None, str | None, bool]  # the last: kept as a skip
+# (classname, name, file, line, message, kept as a skip, where the project raised the skip)
+_Detail = tuple[str, str, str | None, str | None, str | None, bool, str | None]
 # Past this many distinct tests the fold table moves from a dict to compact arrays.
 _COMPACT_AFTER = 1 << 17
 _OCCUPIED = STATES  # set in every state byte of the compact table's used slots, above any state
@@ -255,14 +262,16 @@ def _summarise(files: list[str], seen: _FoldTable, details: dict[int, _Detail]) 
             counts[rank_of(state)] += number
             if state & _XFAIL and rank_of(state) == SKIPPED:
                 run.xfailed += number
-    for key, (classname, name, file, line, message, skip) in details.items():  # report order
+    for key, (classname, name, file, line, message, skip, raised_at) in details.items():
         state = seen.get(key)
         rank = rank_of(state)
         flaky = is_flaky(state)
         if rank < FAILED and not flaky:
             if rank == SKIPPED and skip:  # kept by name: the integrity gate asks after it
                 run.skipped_tests.append(
-                    TestCaseResult(name, classname, "skipped", file, _to_int(line), message)
+                    TestCaseResult(
+                        name, classname, "skipped", file, _to_int(line), message, False, raised_at
+                    )
                 )
             continue  # failed once, then skipped: a skip, as its last outcome says
         result = TestCaseResult(
@@ -432,6 +441,7 @@ def _new_parser(
     case_depth = 0  # >1 only inside a (malformed) testcase nested in a testcase: ignored
     case_attrs: dict[str, str] = {}
     case_state = PASSED  # this attempt's fold of its children (outcomes.fold)
+    skipped_at: str | None = None
     # Kept at None / -1 between test cases; reset when a failing test case ends.
     message: str | None = None
     message_rank = -1  # rank of the element the message came from (flaky markers: 0)
@@ -491,12 +501,13 @@ def _new_parser(
         parser.CharacterDataHandler = on_text
 
     def start(tag: str, attrs: dict[str, str]) -> None:
-        nonlocal case_depth, case_attrs, case_state, skip_message
+        nonlocal case_depth, case_attrs, case_state, skip_message, skipped_at
         if tag == "testcase":
             case_depth += 1
             if case_depth == 1:
                 case_attrs = attrs
                 case_state = PASSED
+                skipped_at = None
         elif case_depth:
             if collecting is not None:
                 return  # an element inside a failure (Surefire <stackTrace>): its text counts
@@ -511,6 +522,8 @@ def _new_parser(
                 skip_message = attrs.get("message") or attrs.get("type") or "skipped"
                 if attrs.get("type") == "pytest.xfail":
                     case_state |= _XFAIL
+            elif tag == "property" and attrs.get("name") == SKIPPED_AT:
+                skipped_at = attrs.get("value")  # agentgate's plugin: where the project skipped it
             elif tag in _FLAKY_TAGS:
                 # A failed retry inside this occurrence: it failed, and ranks as a pass.
                 case_state = fold(case_state, PASSED | EVER_FAILED, False)
@@ -551,7 +564,7 @@ def _new_parser(
                 # pytest writes a test that failed and then errored in teardown twice; the
                 # error is its outcome, but the assertion is what the agent has to fix.
                 message = f"{earlier[4]} (then: {message or 'error'})"[:MAX_MESSAGE]
-            details[key] = (classname, name, file, attrs.get("line"), message, False)
+            details[key] = (classname, name, file, attrs.get("line"), message, False, None)
             message = None
             message_rank = -1
         elif (
@@ -562,7 +575,7 @@ def _new_parser(
         ):
             file = attrs.get("file") or suite_files[-1]
             reason = _first_line(skip_message)
-            details[key] = (classname, name, file, attrs.get("line"), reason, True)
+            details[key] = (classname, name, file, attrs.get("line"), reason, True, skipped_at)
             skips_kept += 1
         skip_message = None
 

@@ -54,6 +54,9 @@ class TestCaseResult:
     line: int | None = None
     message: str | None = None  # first line of the failure/error/skip message or text
     flaky: bool = False
+    # A skipped test: where the project's code raised its skip, as ``/abs/path.py:LINE``
+    # (agentgate's pytest plugin, ``pytest_plugin/skips.py``).
+    raised_at: str | None = None
 
     @property
     def display_name(self) -> str:
@@ -65,6 +68,9 @@ class TestCaseResult:
 
 # The skipped tests a run keeps by name (the counts count them all).
 MAX_SKIPPED_KEPT = 500
+# The test case property agentgate's pytest plugin gives a skipped test: where the project's
+# code raised its skip (pytest_plugin/skips.py).
+SKIPPED_AT = "agentgate_skipped_at"
 
 
 @dataclass

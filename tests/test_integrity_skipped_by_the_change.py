@@ -1,0 +1,145 @@
+"""A test of the base that the run skipped from a line the change adds: ``skip-added``.
+
+The test's own source shows nothing: a conftest hook raises ``pytest.skip.Exception`` or calls
+``pytest.xfail()`` for the failing test, or the code under test raises ``unittest.SkipTest``.
+agentgate's pytest plugin records where the project's code raised each skip
+(``pytest_plugin/skips.py``); the integrity gate asks whether the change added that line
+(``gates/integrity.with_skipped_tests``). Each project: a failing test at the base, a strict
+gate; the agent's change makes the run skip it. Honest changes: a skip the base already had
+(a missing database), and a new test that skips itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _helpers import STRICT_TESTS, CliRun, gated_project
+from _helpers import pytest_agentgate as pytest_gated
+
+Agentgate = Callable[..., CliRun]
+
+CALC = "def tax(amount):\n    return amount * 0.2 + 1\n"
+TEST = """\
+from calc import tax
+
+
+def test_tax_zero():
+    assert tax(0) == 0
+
+
+def test_tax_ten():
+    assert tax(10) == 3
+
+
+def test_tax_from_the_rates_db(rates_db):
+    assert tax(1) == 1.2
+"""
+FIXED = "def tax(amount):\n    return amount * 3 / 10\n"
+CONFTEST = """\
+import os
+
+import pytest
+
+
+@pytest.fixture
+def rates_db():
+    if not os.environ.get("RATES_DB"):
+        pytest.skip("needs the rates database")
+    return os.environ["RATES_DB"]
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "state"))
+    for name in ("AGENTGATE_RUNNING", "PYTEST_ADDOPTS", "RATES_DB"):
+        monkeypatch.delenv(name, raising=False)
+    files = {
+        "calc.py": CALC,
+        "tests/test_calc.py": TEST,
+        "tests/conftest.py": CONFTEST,
+        ".gitignore": ".agentgate/\n",
+    }
+    root = gated_project(tmp_path / "proj", STRICT_TESTS, files)
+    monkeypatch.chdir(root)
+    return root
+
+
+def verify(agentgate: Agentgate) -> tuple[int, dict[str, Any]]:
+    run = agentgate("verify", "--format", "json", "--no-cache")
+    return run.code, run.gate("integrity")
+
+
+def skips(gate: dict[str, Any]) -> list[tuple[str, int, str]]:
+    return [
+        (f["path"], f["line"], f["message"]) for f in gate["findings"] if f["code"] == "skip-added"
+    ]
+
+
+HOOK = "\n\ndef pytest_runtest_setup(item):\n    if item.name == 'test_tax_zero':\n        {}\n"
+
+
+@pytest.mark.parametrize(
+    "raised",
+    [
+        "raise pytest.skip.Exception('flaky on CI')",
+        "pytest.xfail('INV-42')",
+        "import unittest; raise unittest.SkipTest('later')",
+    ],
+    ids=["skip-exception", "xfail-call", "unittest-skiptest"],
+)
+def test_a_hook_the_change_adds_that_skips_the_failing_test_fails(
+    project: Path, agentgate: Agentgate, raised: str
+) -> None:
+    conftest = project / "tests" / "conftest.py"
+    conftest.write_text(CONFTEST + HOOK.format(raised))
+    code, gate = verify(agentgate)
+    assert code == 1 and gate["status"] == "fail"
+    line = CONFTEST.count("\n") + 5
+    assert [(p, n) for p, n, _ in skips(gate)] == [("tests/conftest.py", line)], gate
+    assert "test_tax_zero" in skips(gate)[0][2]
+
+
+def test_the_code_under_test_raising_skiptest_fails(project: Path, agentgate: Agentgate) -> None:
+    (project / "calc.py").write_text(
+        "import unittest\n\n\ndef tax(amount):\n    if amount == 0:\n"
+        "        raise unittest.SkipTest('zero is special')\n    return amount * 0.2 + 1\n"
+    )
+    code, gate = verify(agentgate)
+    assert code == 1
+    assert [(p, n) for p, n, _ in skips(gate)] == [("calc.py", 6)], gate
+
+
+def test_a_skip_the_base_already_had_is_no_finding(project: Path, agentgate: Agentgate) -> None:
+    # The fixture's skip line is the base's (the database is missing here, at the base too);
+    # the change fixes the code and adds to the conftest.
+    (project / "calc.py").write_text(FIXED)
+    (project / "tests" / "conftest.py").write_text(CONFTEST + "\n\nTIMEOUT = 30\n")
+    code, gate = verify(agentgate)
+    assert (code, gate["status"], skips(gate)) == (0, "pass", []), gate
+
+
+def test_a_new_test_that_skips_itself_is_no_finding(project: Path, agentgate: Agentgate) -> None:
+    (project / "calc.py").write_text(FIXED)
+    test = project / "tests" / "test_calc.py"
+    test.write_text(
+        TEST + "\n\ndef test_tax_rates_table():\n"
+        "    table = pytest.importorskip('no_such_rates_table')\n"
+        "    assert table.RATE == 0.2\n"
+    )
+    test.write_text("import pytest\n" + test.read_text())
+    code, gate = verify(agentgate)
+    assert gate["status"] == "pass" and code == 0, gate
+
+
+def test_the_pytest_door_sees_it_too(project: Path) -> None:
+    (project / "tests" / "conftest.py").write_text(
+        CONFTEST + HOOK.format("raise pytest.skip.Exception('flaky on CI')")
+    )
+    code, verdict, output = pytest_gated(project)
+    assert code != 0, output
+    gate = next(g for g in verdict["gates"] if g["name"] == "integrity")
+    assert [(p, n) for p, n, _ in skips(gate)] == [("tests/conftest.py", CONFTEST.count("\n") + 5)]
