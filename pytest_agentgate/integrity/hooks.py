@@ -108,6 +108,7 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
                 yield from _exit_findings(path, now_tree, before_tree)
                 yield from _report_findings(path, now_tree, before_tree)
                 yield from _option_findings(path, now_tree, before_tree)
+                yield from _test_code_replaced(path, now_tree, before_tree)
                 if not name.startswith("test_") and not name.endswith("_test.py"):
                     yield from _mark_findings(path, now_tree, before_tree, _marked_at_base(scan))
             if guard:
@@ -757,6 +758,54 @@ def _report_findings(
             path,
             new[len(old)],
         )
+
+
+# What a test item runs (pytest's ``Item.runtest``, ``Function.obj``): a conftest that assigns
+# one runs something else in the test's name.
+_ITEM_CODE = frozenset({"runtest", "obj", "_obj"})
+
+
+def _test_code_replaced(
+    path: str, now: ast.Module, before: ast.Module | None
+) -> Iterator[IntegrityFinding]:
+    """Code of a conftest or plugin that the change makes replace what a test item runs
+    (``item.runtest = lambda: None``, ``item.obj = ...``, ``setattr(item, "runtest", ...)``):
+    the test then passes without running. A custom item's own ``self.obj`` is its definition."""
+    for line, what in past_the_base(_item_code_writes(now), _item_code_writes(before)):
+        yield IntegrityFinding(
+            "result-rewritten",
+            f"{PurePosixPath(path).name} replaces {what}: the test passes without running its "
+            "own code",
+            path,
+            line,
+        )
+
+
+def _item_code_writes(tree: ast.Module | None) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree) if tree is not None else ():
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        for target in targets:
+            if (
+                isinstance(target, ast.Attribute)
+                and target.attr in _ITEM_CODE
+                and not (isinstance(target.value, ast.Name) and target.value.id == "self")
+            ):
+                found.append((target.lineno, f"the test item's {target.attr}"))
+        if (
+            isinstance(node, ast.Call)
+            and _dotted(node.func) == "setattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and node.args[1].value in _ITEM_CODE
+            and not (isinstance(node.args[0], ast.Name) and node.args[0].id == "self")
+        ):
+            found.append((node.lineno, f"the test item's {node.args[1].value}"))
+    return found
 
 
 # pytest's options (their `dest`) that choose which tests run: `-k`, `-m`, `--deselect`,
