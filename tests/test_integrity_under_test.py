@@ -84,3 +84,59 @@ def test_honest_code_that_reads_the_same_things_is_fine(tmp_path: Path, now: str
 
 
 # -- through `agentgate verify` ----------------------------------------------------------------
+
+
+CONFTEST_STUB = """\
+import pytest
+
+import {module}
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch):
+    {patch}
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "patch"),
+    [
+        ("pkg.calc", "monkeypatch.setattr(pkg.calc, 'tax', lambda x: x * 0.2)"),
+        ("pkg", "monkeypatch.setattr('pkg.calc.tax', lambda x: x * 0.2)"),
+    ],
+    ids=["object", "dotted-string"],
+)
+def test_an_autouse_fixture_that_stubs_the_tested_function_is_a_finding(
+    tmp_path: Path, module: str, patch: str
+) -> None:
+    # The failing test calls pkg.calc.tax; a conftest the change adds replaces it for every
+    # test in its folder: the tests pass on the stand-in.
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "calc.py").write_text(TAX)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_calc.py").write_text(
+        "from pkg.calc import tax\n\n\ndef test_tax():\n    assert tax(10) == 2\n"
+    )
+    conftest = CONFTEST_STUB.format(module=module, patch=patch)
+    scan = scan_of(tmp_path, {}, {"tests/conftest.py": conftest})
+    found = [(f.rule, f.line, f.message) for f in under_test.analyze(scan)]
+    assert [(rule, line) for rule, line, _ in found] == [("tested-code-mocked", 8)]
+    assert "pkg.calc.tax" in found[0][2] and "test_calc.py calls it" in found[0][2]
+
+
+def test_an_autouse_stub_of_what_no_test_calls_by_name_is_no_finding(tmp_path: Path) -> None:
+    # A stub of what the code depends on (a connection), not of what the tests call.
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "db.py").write_text("def connect():\n    raise OSError('no db')\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_calc.py").write_text(
+        "from pkg.calc import tax\n\n\ndef test_tax():\n    assert tax(10) == 2\n"
+    )
+    conftest = CONFTEST_STUB.format(
+        module="pkg.db", patch="monkeypatch.setattr(pkg.db, 'connect', lambda: None)"
+    )
+    scan = scan_of(tmp_path, {}, {"tests/conftest.py": conftest})
+    assert list(under_test.analyze(scan)) == []
+    # The same stub, in a fixture a test asks for by name, is that test's choice.
+    scan = scan_of(tmp_path, {}, {"tests/conftest.py": conftest.replace("(autouse=True)", "")})
+    assert list(under_test.analyze(scan)) == []

@@ -36,6 +36,7 @@ from pathlib import Path, PurePosixPath
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan, past_the_base
 from pytest_agentgate.integrity.patches import dotted_name, parse_python
+from pytest_agentgate.texts import decode
 
 # What only code that wants to know whether the tests are looking reads (a string of its own).
 UNDER_TEST = frozenset(
@@ -66,6 +67,8 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
                 or "vars(" in now
             ):
                 yield from _replaced_project_code(scan.root, path, now, before)
+            if name == "conftest.py" and "autouse" in now and "monkeypatch" in now:
+                yield from _stubbed_for_every_test(scan.root, path, now, before)
             if not before:
                 yield from _shadows_the_project(scan, path)
             if before and _IMPORTS.findall(now) != _IMPORTS.findall(before):
@@ -365,6 +368,106 @@ def _replaced_project_code(
             path,
             line,
         )
+
+
+def _stubbed_for_every_test(
+    root: Path, path: str, now: str, before: str
+) -> Iterator[IntegrityFinding]:
+    """An autouse fixture of a conftest that ``monkeypatch``-es a function of the project's
+    own modules with a stand-in, for every test in the conftest's folder, where a test file
+    there names that function: those tests check the stand-in. A stub of what the code
+    depends on (a database connection no test calls by name) is the fixture's business."""
+    found = past_the_base(
+        _autouse_stubs(parse_python(now), root), _autouse_stubs(parse_python(before), root)
+    )
+    if not found:
+        return
+    folder = (root / path).parent
+    tests = _test_texts(folder)
+    for line, target in found:
+        function = target.rsplit(".", 1)[-1]
+        word = re.compile(rf"\b{re.escape(function)}\b")
+        caller = next((name for name, text in tests if word.search(text)), None)
+        if caller is None:
+            continue
+        yield IntegrityFinding(
+            "tested-code-mocked",
+            f"{PurePosixPath(path).name} replaces {target} for every test in its folder (an "
+            f"autouse fixture), and {caller} calls it: the tests check the stand-in, not the code",
+            path,
+            line,
+        )
+
+
+def _autouse_stubs(tree: ast.Module | None, root: Path) -> list[tuple[int, str]]:
+    """(line, ``module.function``) of each ``monkeypatch.setattr`` of a project module's
+    function with a stand-in, in an autouse fixture."""
+    if tree is None:
+        return []
+    names = _project_names(tree, root)
+    defined = {
+        n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    found: list[tuple[int, str]] = []
+    for func in ast.walk(tree):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not any(
+            _autouse(d) for d in func.decorator_list
+        ):
+            continue
+        for call in ast.walk(func):
+            if not (
+                isinstance(call, ast.Call)
+                and dotted_name(call.func).endswith("monkeypatch.setattr")
+                and call.args
+            ):
+                continue
+            first = call.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                target, value = first.value, call.args[1] if len(call.args) > 1 else None
+                top = target.split(".")[0]
+                project = _is_project(top, root) and "." in target
+            else:
+                module = dotted_name(first)
+                attr = call.args[1] if len(call.args) > 1 else None
+                if not (isinstance(attr, ast.Constant) and isinstance(attr.value, str)):
+                    continue
+                target, value = (
+                    f"{module}.{attr.value}",
+                    call.args[2] if len(call.args) > 2 else None,
+                )
+                project = bool(module) and module.split(".")[0] in names
+            if project and value is not None and _callable_value(value, defined):
+                found.append((call.lineno, target))
+    return found
+
+
+def _autouse(decorator: ast.expr) -> bool:
+    """``@pytest.fixture(autouse=True)`` (or ``@fixture(..., autouse=True)``)."""
+    return isinstance(decorator, ast.Call) and any(
+        k.arg == "autouse" and isinstance(k.value, ast.Constant) and k.value.value is True
+        for k in decorator.keywords
+    )
+
+
+def _test_texts(folder: Path, limit: int = 2000) -> list[tuple[str, str]]:
+    """(name, text) of the test modules under ``folder`` (the first ``limit``, outside
+    virtual environments and hidden folders)."""
+    found: list[tuple[str, str]] = []
+    for path in sorted(folder.rglob("*.py")):
+        if len(found) >= limit:
+            break
+        parts = path.relative_to(folder).parts
+        if any(p.startswith(".") or p in ("site-packages", "node_modules") for p in parts):
+            continue
+        if not (path.name.startswith("test_") or path.name.endswith("_test.py")):
+            continue
+        try:
+            text = decode(str(path), path.read_bytes())
+        except OSError:
+            continue
+        if text is not None:
+            found.append((path.name, text))
+    return found
 
 
 def _replacements(tree: ast.Module | None, root: Path) -> list[tuple[str, int]]:
