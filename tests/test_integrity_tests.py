@@ -679,6 +679,9 @@ def test_comparisons_kept_or_rewritten_are_not_weakened(
         "assert pytest.approx(2, rel=0.5) == sub(3, 1)",
         "assert math.isclose(sub(3, 1), 2, abs_tol=1.5)",
         "assert sub(3, 1) in (2, 3)",
+        # Inverted: every value but the expected one passes, the wrong answer among them.
+        "assert sub(3, 1) != 2",
+        "assert not sub(3, 1) == 2",
     ],
 )
 def test_an_exact_expectation_loosened_to_admit_other_values(

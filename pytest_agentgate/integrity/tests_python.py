@@ -1076,16 +1076,25 @@ def _params(module: Module, func: Function) -> list[tuple[int, str, tuple[str, .
     return found
 
 
+def _all_but(test: ast.Compare) -> bool:
+    """``a != b``, ``a not in b``: a comparison every value but those written out passes."""
+    return all(isinstance(op, (ast.NotEq, ast.NotIn)) for op in test.ops)
+
+
 def _strength(test: ast.expr) -> str:
     """An assert's test: "exact" when it compares with a value (other than True, False or
     None), "weak" when it only checks truthiness, None-ness or a type, "loose" when it admits
-    other values than the expected one: a wide tolerance (``pytest.approx(0.0, abs=2)``), or
-    one of values written out (``in (0.0, 1.5)``)."""
+    other values than the expected one: a wide tolerance (``pytest.approx(0.0, abs=2)``), one
+    of values written out (``in (0.0, 1.5)``), or all but one (``!= 3``, ``not ... == 3``)."""
     if isinstance(test, ast.BoolOp):
         kinds = {_strength(value) for value in test.values}
         return "exact" if "exact" in kinds else "weak"
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return _strength(test.operand)
+        operand = test.operand
+        if isinstance(operand, ast.Compare) and _all_but(operand):
+            return "exact"  # `not (f(x) != 3)`: f(x) == 3
+        kind = _strength(operand)
+        return "loose" if kind == "exact" else kind  # `not f(x) == 3`: all values but one
     if isinstance(test, ast.Call):
         func = test.func
         name = func.id if isinstance(func, ast.Name) else None
@@ -1116,6 +1125,8 @@ def _strength(test: ast.expr) -> str:
             and len(test.comparators[0].elts) > 1
         ):
             return "loose"  # one of values written out: the expected one, or another
+        if _all_but(test):
+            return "loose"  # `!= 3`: every value but the one written out
         plain = all(
             # `is`: `1 == True` in Python, and `== 1` is an exact expectation, not `== True`.
             isinstance(side, ast.Constant) and any(side.value is v for v in (True, False, None))
