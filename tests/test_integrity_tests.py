@@ -640,13 +640,16 @@ def test_an_exact_expectation_weakened_to_a_truthiness_check(
     assert "test_sub" in finding["message"]
 
 
-def test_a_unittest_assert_equal_weakened_to_assert_true(repo: Path, verify: Verify) -> None:
-    edit(repo, "tests/test_unit.py", "self.assertEqual(add(2, 2), 4)", "self.assertTrue(add(2, 2))")
+@pytest.mark.parametrize("weaker", ["assertTrue(add(2, 2))", "assertNotEqual(add(2, 2), 4)"])
+def test_a_unittest_assert_equal_weakened_or_inverted(
+    repo: Path, verify: Verify, weaker: str
+) -> None:
+    edit(repo, "tests/test_unit.py", "self.assertEqual(add(2, 2), 4)", f"self.{weaker}")
     assert_blocks(
         verify(),
         "assertion-weakened",
         "tests/test_unit.py",
-        now_line(repo, "tests/test_unit.py", "assertTrue"),
+        now_line(repo, "tests/test_unit.py", weaker.split("(")[0]),
     )
 
 

@@ -984,6 +984,10 @@ _EXACT_METHODS = {
 }  # fmt: skip
 
 
+# Every value but the one written out passes: an exact expectation inverted.
+_ALL_BUT_METHODS = {"assertNotEqual", "assertNotIn", "assertNotAlmostEqual"}
+
+
 _COMPARING_CALLS = {
     "isclose", "allclose", "array_equal", "array_equiv", "equal", "equals", "match",
     "fullmatch", "search", "startswith", "endswith", "issubset", "issuperset", "isdisjoint",
@@ -1470,7 +1474,9 @@ class AssertScan:
                 if self._attrs.get(func.attr, "") is not None:
                     self._attrs[func.attr] = swallowed
                 if isinstance(func.value, ast.Name) and func.value.id == "self":
-                    if func.attr in _EXACT_METHODS:
+                    if func.attr in _ALL_BUT_METHODS:
+                        self.checks.append((call.lineno, "loose"))  # every value but one
+                    elif func.attr in _EXACT_METHODS:
                         self.checks.append((call.lineno, "exact"))
                     elif func.attr in _WEAK_METHODS:
                         self.checks.append((call.lineno, "weak"))
