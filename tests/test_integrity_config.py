@@ -914,6 +914,13 @@ def test_ruff_told_to_read_less_or_let_more_pass(
             "coverage: exclude_also gained 'def ': lines matching it are no longer measured",
         ),
         (
+            'exclude_also = ["if TYPE_CHECKING:"]\n',
+            'exclude_also = ["if TYPE_CHECKING:"]\npartial_also = [".*"]\n',
+            "partial_also",
+            "coverage: partial_also gained '.*': branches of lines matching it are no longer "
+            "counted as missed",
+        ),
+        (
             'source = ["pkg"]\n',
             'source = ["pkg"]\nomit = ["pkg/__init__.py"]\n',
             "omit",
@@ -981,6 +988,7 @@ def test_ruff_told_to_read_less_or_let_more_pass(
         "pytest-testpaths-outside",
         "pytest-pythonpath-outside",
         "coverage-exclude",
+        "coverage-partial",
         "coverage-omit",
         "coverage-fail-under",
         "coverage-branch",

@@ -483,6 +483,14 @@ class _Tools:
                 "are no longer measured",
                 key,
             )
+        partial = _partials(new) - _partials(old)
+        if partial:
+            key = "partial_also" if "report.partial_also" in new else "partial_branches"
+            yield sides.finding(
+                f"coverage: {key} gained {_show(repr(p) for p in partial)}: branches of "
+                "lines matching it are no longer counted as missed",
+                key,
+            )
         old_omit = set(_words(old.get("run.omit"))) | set(_words(old.get("report.omit")))
         new_omit = set(_words(new.get("run.omit"))) | set(_words(new.get("report.omit")))
         if added := new_omit - old_omit:
@@ -1159,6 +1167,15 @@ def _exclusions(settings: Mapping[str, Any]) -> set[str]:
     lines = settings.get("report.exclude_lines")
     base = _words(lines, commas=False) if lines is not None else [_COVERAGE_EXCLUDE]
     return set(base) | set(_words(settings.get("report.exclude_also"), commas=False))
+
+
+def _partials(settings: Mapping[str, Any]) -> set[str]:
+    """The regexes of lines whose missed branches coverage.py does not count."""
+    from coverage.config import DEFAULT_PARTIAL
+
+    lines = settings.get("report.partial_branches")
+    base = _words(lines, commas=False) if lines is not None else list(DEFAULT_PARTIAL)
+    return set(base) | set(_words(settings.get("report.partial_also"), commas=False))
 
 
 def _split(value: Any) -> list[str]:
