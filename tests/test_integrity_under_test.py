@@ -140,3 +140,35 @@ def test_an_autouse_stub_of_what_no_test_calls_by_name_is_no_finding(tmp_path: P
     # The same stub, in a fixture a test asks for by name, is that test's choice.
     scan = scan_of(tmp_path, {}, {"tests/conftest.py": conftest.replace("(autouse=True)", "")})
     assert list(under_test.analyze(scan)) == []
+
+
+@pytest.mark.parametrize(
+    "replace",
+    [
+        "request.module.tax = lambda x: x * 0.2",
+        "monkeypatch.setattr(request.module, 'tax', lambda x: x * 0.2)",
+        "request.node.obj.__globals__['tax'] = lambda x: x * 0.2",
+        "vars(request.node.module)['tax'] = lambda x: x * 0.2",
+        "request.function.__globals__.update(tax=lambda x: x * 0.2)",
+    ],
+    ids=["module-attribute", "monkeypatch", "globals-item", "module-vars", "globals-update"],
+)
+def test_a_name_replaced_in_the_test_modules_namespace_is_a_finding(
+    tmp_path: Path, replace: str
+) -> None:
+    conftest = (
+        "import pytest\n\n\n@pytest.fixture(autouse=True)\n"
+        f"def _fixed(request, monkeypatch):\n    {replace}\n"
+    )
+    scan = scan_of(tmp_path, {}, {"tests/conftest.py": conftest})
+    assert [(f.rule, f.line) for f in under_test.analyze(scan)] == [("tested-code-mocked", 6)]
+
+
+def test_reading_the_test_module_or_setting_another_module_is_no_finding(tmp_path: Path) -> None:
+    conftest = (
+        "import pytest\n\n\n@pytest.fixture\ndef limit(request):\n"
+        "    app.module.timeout = 5\n"
+        "    return getattr(request.module, 'LIMIT', 10)\n"
+    )
+    scan = scan_of(tmp_path, {}, {"tests/conftest.py": conftest})
+    assert list(under_test.analyze(scan)) == []

@@ -69,6 +69,8 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
                 yield from _replaced_project_code(scan.root, path, now, before)
             if name == "conftest.py" and "autouse" in now and "monkeypatch" in now:
                 yield from _stubbed_for_every_test(scan.root, path, now, before)
+            if ".module" in now or "__globals__" in now:
+                yield from _test_namespace_replaced(path, now, before)
             if not before:
                 yield from _shadows_the_project(scan, path)
             if before and _IMPORTS.findall(now) != _IMPORTS.findall(before):
@@ -397,6 +399,83 @@ def _stubbed_for_every_test(
             path,
             line,
         )
+
+
+# The names pytest's hooks and fixtures give what has a ``module``: a fixture's request, a test
+# item, a collector.
+_PYTEST_NODES = frozenset({"request", "item", "node", "pyfuncitem", "function", "collector"})
+
+
+def _test_namespace_replaced(path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
+    """Code of the tests that writes into a test module's namespace (``request.module.add =
+    f``, ``item.module``, ``setattr``/``monkeypatch.setattr`` of one, a test function's
+    ``__globals__["add"] = f``): the test then calls the stand-in under the name it imported
+    from the project."""
+    new, old = _namespace_writes(parse_python(now)), _namespace_writes(parse_python(before))
+    for line, what in past_the_base(new, old):
+        yield IntegrityFinding(
+            "tested-code-mocked",
+            f"{PurePosixPath(path).name} replaces {what} in a test module's namespace: the test "
+            "calls the stand-in, not the code it imported",
+            path,
+            line,
+        )
+
+
+def _namespace_writes(tree: ast.Module | None) -> list[tuple[int, str]]:
+    def namespace(node: ast.expr) -> bool:
+        """A test module, or a function's globals: ``x.module``, ``x.__globals__``,
+        ``x.module.__dict__``, ``vars(x.module)``."""
+        if isinstance(node, ast.Attribute) and node.attr == "__globals__":
+            return True
+        if isinstance(node, ast.Attribute) and node.attr == "module":
+            # pytest's: `request.module`, `item.module`, `request.node.module`
+            owner = node.value
+            return (isinstance(owner, ast.Name) and owner.id in _PYTEST_NODES) or (
+                isinstance(owner, ast.Attribute) and owner.attr in ("node", "parent")
+            )
+        if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+            return namespace(node.value)
+        return (
+            isinstance(node, ast.Call)
+            and dotted_name(node.func) == "vars"
+            and len(node.args) == 1
+            and namespace(node.args[0])
+        )
+
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree) if tree is not None else ():
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        for target in targets:
+            if isinstance(target, ast.Attribute) and namespace(target.value):
+                found.append((target.lineno, target.attr))
+            elif isinstance(target, ast.Subscript) and namespace(target.value):
+                key = target.slice
+                shown = key.value if isinstance(key, ast.Constant) else "a name"
+                found.append((target.lineno, str(shown)))
+        if not isinstance(node, ast.Call):
+            continue
+        called = dotted_name(node.func)
+        if (
+            called.rsplit(".", 1)[-1] == "setattr"
+            and len(node.args) >= 2
+            and namespace(node.args[0])
+        ):
+            key = node.args[1]
+            found.append(
+                (node.lineno, str(key.value) if isinstance(key, ast.Constant) else "a name")
+            )
+        elif (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("update", "__setitem__", "setdefault")
+            and namespace(node.func.value)
+        ):
+            found.append((node.lineno, "names"))
+    return found
 
 
 def _autouse_stubs(tree: ast.Module | None, root: Path) -> list[tuple[int, str]]:
