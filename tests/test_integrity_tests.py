@@ -477,6 +477,27 @@ def test_skips_in_the_body_and_the_module(repo: Path, verify: Verify) -> None:
     assert len(gate["findings"]) == 2, gate["findings"]
 
 
+@pytest.mark.parametrize(
+    "given",
+    [
+        "test_sub.pytestmark = [pytest.mark.xfail(reason='flaky').mark]",
+        "setattr(test_sub, 'pytestmark', [pytest.mark.skip.mark])",
+    ],
+    ids=["attribute", "setattr"],
+)
+def test_marks_given_to_a_test_after_its_definition(repo: Path, verify: Verify, given: str) -> None:
+    # pytest reads a function's `pytestmark` attribute as its marks, decorator or not.
+    text = (repo / "tests" / "test_calc.py").read_text()
+    write(repo, "tests/test_calc.py", text + f"\n\n{given}\n")
+    finding = assert_blocks(
+        verify(),
+        "skip-added",
+        "tests/test_calc.py",
+        now_line(repo, "tests/test_calc.py", given.split("[")[-1].split(".mark]")[0]),
+    )
+    assert "test_sub" in finding["message"]
+
+
 def test_unittest_skips_and_xfail_params(repo: Path, verify: Verify) -> None:
     edit(
         repo,

@@ -856,6 +856,22 @@ class MarkReader:
                 scope = prefix + stmt.name
                 self._decorators(stmt.decorator_list, scope)
                 self._scope_body(stmt.body, scope + "::")
+            elif (marked := _marks_set_on(stmt)) is not None:
+                # `test_x.pytestmark = [...]`, `setattr(test_x, "pytestmark", [...])`: what
+                # pytest reads of the function (or class) as its marks.
+                name, value_node = marked
+                items = (
+                    value_node.elts
+                    if isinstance(value_node, ast.List | ast.Tuple)
+                    else [value_node]
+                )
+                for item in items:
+                    if isinstance(item, ast.Attribute) and item.attr == "mark":
+                        item = item.value  # a MarkDecorator's Mark
+                    marker = read_mark(item, self.module)
+                    if marker is not None:
+                        marker.what = f"{name}.pytestmark = {marker.what}"
+                        self._add(prefix + name, marker, item.lineno)
             elif isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 if any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets):
@@ -1078,6 +1094,32 @@ def _params(module: Module, func: Function) -> list[tuple[int, str, tuple[str, .
             written = tuple(" ".join(ast.unparse(e).split()) for e in elements)
         found.append((decorator.lineno, key, written))
     return found
+
+
+def _marks_set_on(stmt: ast.stmt) -> tuple[str, ast.expr] | None:
+    """(name, value) of ``name.pytestmark = value`` (``+=``) or ``setattr(name, "pytestmark",
+    value)``: marks given to a function or class of the module after its definition."""
+    if isinstance(stmt, ast.Assign | ast.AugAssign | ast.AnnAssign) and stmt.value is not None:
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        for target in targets:
+            if (
+                isinstance(target, ast.Attribute)
+                and target.attr == "pytestmark"
+                and isinstance(target.value, ast.Name)
+            ):
+                return target.value.id, stmt.value
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        if (
+            isinstance(call.func, ast.Name)
+            and call.func.id == "setattr"
+            and len(call.args) == 3
+            and isinstance(call.args[0], ast.Name)
+            and isinstance(call.args[1], ast.Constant)
+            and call.args[1].value == "pytestmark"
+        ):
+            return call.args[0].id, call.args[2]
+    return None
 
 
 def _all_but(test: ast.Compare) -> bool:
