@@ -1092,8 +1092,9 @@ def caller_collection(config: pytest.Config) -> str | None:
     found = []
     for option, value in option_pairs(shlex.join(config.invocation_params.args)):
         if option in ("-o", "--override-ini"):
-            key = (value or "").split("=", 1)[0].strip()
-            if key in COLLECTION_INI:
+            key, _, given = (value or "").partition("=")
+            key = key.strip()
+            if key in COLLECTION_INI and not _the_projects_own(config, key, given):
                 found.append(f"{option} {key}=")
         elif option in COLLECTION_OPTIONS:
             found.append(option)
@@ -1101,6 +1102,36 @@ def caller_collection(config: pytest.Config) -> str | None:
         return None
     shown = ", ".join(dict.fromkeys(found))
     return f"the command line chooses what is collected ({shown}), not the project's settings"
+
+
+# pytest's own defaults of the name patterns, for a project that sets none.
+_NAME_DEFAULTS = {
+    "python_files": "test_*.py *_test.py",
+    "python_classes": "Test",
+    "python_functions": "test",
+}
+
+
+def _the_projects_own(config: pytest.Config, key: str, given: str) -> bool:
+    """Whether ``-o key=given`` says what the project's settings file (else pytest's default)
+    says already: the same patterns, in any order."""
+    from pytest_agentgate.integrity import pytest_files
+
+    own: Any = None
+    path = config.inipath
+    if path is not None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return False
+        table = pytest_files.read(path.name, text)
+        own = table.values.get(key) if table is not None else None
+    if own is None:
+        own = _NAME_DEFAULTS.get(key)
+    if own is None:
+        return False
+    words = [str(v) for v in own] if isinstance(own, list) else str(own).split()
+    return sorted(words) == sorted(given.split())
 
 
 def _last_failed_active(config: pytest.Config) -> bool:

@@ -107,8 +107,10 @@ def test_a_plugin_from_outside_the_project_fails_strict(tmp_path: Path) -> None:
         ["-p", "no:cacheprovider"],
         ["-p", "xdist", "-p", "pytester", "-p", "no:cacheprovider"],
         ["-o", "cache_dir=.other-cache", "-o", "console_output_style=classic"],
+        # The project's own value (pytest's default here), or its own testpaths: the same suite.
+        ["-o", "python_functions=test", "-o", "testpaths=tests"],
     ],
-    ids=["no-cacheprovider", "installed-plugins", "cache-dir"],
+    ids=["no-cacheprovider", "installed-plugins", "cache-dir", "own-values"],
 )
 def test_honest_options_pass(tmp_path: Path, options: list[str]) -> None:
     root = project(tmp_path, TESTS.replace("1.5 == 0.0", "0.0 == 0.0"))
