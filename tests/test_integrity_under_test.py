@@ -172,3 +172,36 @@ def test_reading_the_test_module_or_setting_another_module_is_no_finding(tmp_pat
     )
     scan = scan_of(tmp_path, {}, {"tests/conftest.py": conftest})
     assert list(under_test.analyze(scan)) == []
+
+
+def shadow_scan(root: Path, pyproject: str, command: str) -> list[str]:
+    from pytest_agentgate.config.model import Config, GateConfig
+
+    (root / "calc").mkdir(exist_ok=True)
+    (root / "calc" / "__init__.py").write_text(TAX)
+    base = {"pyproject.toml": pyproject}
+    scan = scan_of(root, base, {**base, "tests/calc/__init__.py": "def tax(x):\n    return 0\n"})
+    scan.config = Config(root, gates=[GateConfig("test", "test", command)])
+    return [f"{f.rule} {f.path}" for f in under_test.analyze(scan)]
+
+
+def test_a_shadow_of_the_projects_package_in_the_tests_is_a_finding(tmp_path: Path) -> None:
+    # pytest's default import mode puts tests/ (no package) first on sys.path: `import calc`
+    # imports the tests' calc.
+    assert shadow_scan(tmp_path, "[tool.pytest.ini_options]\n", "pytest") == [
+        "tested-code-mocked tests/calc/__init__.py"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("pyproject", "command"),
+    [
+        ('[tool.pytest.ini_options]\naddopts = "--import-mode=importlib"\n', "pytest"),
+        ("[tool.pytest.ini_options]\n", "pytest --import-mode importlib -q"),
+    ],
+    ids=["settings", "command"],
+)
+def test_under_importlib_mode_a_module_of_the_tests_shadows_nothing(
+    tmp_path: Path, pyproject: str, command: str
+) -> None:
+    assert shadow_scan(tmp_path, pyproject, command) == []

@@ -74,6 +74,7 @@ class Settings:
     python_classes: tuple[str, ...] = ("Test",)
     testpaths: tuple[str, ...] = ()
     norecursedirs: tuple[str, ...] = DEFAULT_NORECURSE
+    addopts: str = ""
 
     def describe_files(self) -> str:
         where = f", testpaths ({', '.join(self.testpaths)})" if self.testpaths else ""
@@ -205,6 +206,7 @@ def read_settings(read: Callable[[str], str | None]) -> Settings:
             python_classes=get("python_classes", ("Test",)),
             testpaths=tuple(p.strip("/").removeprefix("./") for p in get("testpaths", ())),
             norecursedirs=get("norecursedirs", DEFAULT_NORECURSE),
+            addopts=" ".join(_words(values.get("addopts"))),
         )
     return Settings()
 

@@ -677,6 +677,8 @@ def _shadows_the_project(scan: Scan, path: str) -> Iterator[IntegrityFinding]:
         return  # a package of the tests: its modules are `tests.calc`, never `calc`
     if not _is_project(name, scan.root) or folder.parts[0] == "src":
         return
+    if _importlib_mode(scan):
+        return  # pytest puts no test folder on sys.path
     yield IntegrityFinding(
         "tested-code-mocked",
         f"{path} is imported as the project's {name}: pytest puts {folder}/ first on sys.path, "
@@ -684,6 +686,21 @@ def _shadows_the_project(scan: Scan, path: str) -> Iterator[IntegrityFinding]:
         path,
         1,
     )
+
+
+_IMPORTLIB_MODE = re.compile(r"--import-mode(?:=|\s+)importlib\b")
+
+
+def _importlib_mode(scan: Scan) -> bool:
+    """Whether the tests run with ``--import-mode=importlib``: in pytest's settings on both
+    sides (the change may not be the one to set it), or in every test gate's command."""
+    from pytest_agentgate.integrity.tests_python import read_settings
+
+    sides = (scan.sources.now, scan.sources.at_base)
+    if all(_IMPORTLIB_MODE.search(read_settings(read).addopts) for read in sides):
+        return True
+    commands = [g.command for g in scan.config.gates if g.kind == "test" and g.command]
+    return bool(commands) and all(_IMPORTLIB_MODE.search(c) for c in commands)
 
 
 def _imported_elsewhere(scan: Scan, path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
