@@ -205,3 +205,30 @@ def test_under_importlib_mode_a_module_of_the_tests_shadows_nothing(
     tmp_path: Path, pyproject: str, command: str
 ) -> None:
     assert shadow_scan(tmp_path, pyproject, command) == []
+
+
+FORGED = {
+    "int subclass": "class _Num(int):\n    def __eq__(self, other):\n        return True\n\n"
+    "    __hash__ = int.__hash__\n\n\ndef tax(x):\n    return _Num(x * 0.2 + 1.5)\n",
+    "lambda": "class Money(float):\n    __eq__ = lambda self, other: True\n\n\n"
+    "def tax(x):\n    return Money(x * 0.2 + 1.5)\n",
+    "never unequal": "class Money(float):\n    def __ne__(self, o):\n        return False\n\n\n"
+    "def tax(x):\n    return Money(x * 0.2 + 1.5)\n",
+}
+
+
+@pytest.mark.parametrize("now", FORGED.values(), ids=FORGED.keys())
+def test_a_comparison_that_ignores_the_other_value_is_a_finding(tmp_path: Path, now: str) -> None:
+    assert rules(tmp_path, now) == ["comparison-forged"]
+    assert rules(tmp_path, now + "\nY = 1\n", base=now) == []  # the base's own
+
+
+def test_honest_comparisons_are_not_findings(tmp_path: Path) -> None:
+    now = (
+        "class Money:\n    def __init__(self, cents):\n        self.cents = cents\n\n"
+        "    def __eq__(self, other):\n        if not isinstance(other, Money):\n"
+        "            return NotImplemented\n        return self.cents == other.cents\n\n"
+        "    def __ne__(self, other):\n        return NotImplemented\n\n\n"
+        "def tax(x):\n    return x * 0.2 + 1.5\n"
+    )
+    assert rules(tmp_path, now) == []

@@ -128,6 +128,13 @@ _RULES = (
     ),
     # -- suppressions --------------------------------------------------------------------------
     Rule(
+        "comparison-forged",
+        "tampering",
+        "code of the change defines a comparison (__eq__, __ne__) that answers without looking "
+        "at what it is compared with: every `assert f(x) == expected` on its values passes",
+        "compare the values; a test's expectation is only met by the right value",
+    ),
+    Rule(
         "test-detected",
         "weakening",
         "code (not a test) that asks whether it runs under pytest or agentgate "

@@ -78,6 +78,8 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
             continue
         if _COULD_ASK.search(now):
             yield from _asks_for_the_tests(path, now, before)
+        if "__eq__" in now or "__ne__" in now:
+            yield from _forged_comparisons(path, now, before)
         documentation = name == "conf.py" or PurePosixPath(path).parts[0] in ("docs", "doc")
         if "TYPE_CHECKING" in now and not documentation:
             yield from _type_checking_set(path, name, now, before)
@@ -99,6 +101,60 @@ def is_test_code(path: str) -> bool:
         or pure.stem == "testing"
         or any(part.startswith("test") for part in pure.parent.parts)
     )
+
+
+def _forged_comparisons(path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
+    """``__eq__`` / ``__ne__`` of a class that never reads the value it is compared with
+    (``return True``, ``lambda self, other: True``): an ``int`` subclass returned by the code
+    under test then equals every expected value."""
+    new, old = _blind_comparisons(parse_python(now)), _blind_comparisons(parse_python(before))
+    for line, what in past_the_base(new, old):
+        yield IntegrityFinding(
+            "comparison-forged",
+            f"{PurePosixPath(path).name}: {what} answers without looking at what it is compared "
+            "with: every test's == on such a value passes",
+            path,
+            line,
+        )
+
+
+_COMPARISONS = frozenset({"__eq__", "__ne__"})
+
+
+def _blind_comparisons(tree: ast.Module | None) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    for cls in ast.walk(tree) if tree is not None else ():
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for stmt in cls.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name, args, body = stmt.name, stmt.args, list(ast.walk(stmt))
+            elif (
+                isinstance(stmt, ast.Assign)
+                and isinstance(stmt.value, ast.Lambda)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+            ):
+                name, args, body = stmt.targets[0].id, stmt.value.args, list(ast.walk(stmt.value))
+            else:
+                continue
+            if name not in _COMPARISONS or len(args.args) < 2:
+                continue
+            other = args.args[1].arg
+            if any(isinstance(n, ast.Name) and n.id == other for n in body):
+                continue
+            answers = [
+                n.value if isinstance(n, ast.Return) else n.body
+                for n in body
+                if isinstance(n, ast.Return | ast.Lambda)
+            ]
+            if any(a is not None and not _not_implemented(a) for a in answers):
+                found.append((stmt.lineno, f"{cls.name}.{name}"))  # not only NotImplemented
+    return found
+
+
+def _not_implemented(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "NotImplemented"
 
 
 def _asks_for_the_tests(path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
