@@ -214,6 +214,8 @@ FORGED = {
     "def tax(x):\n    return Money(x * 0.2 + 1.5)\n",
     "never unequal": "class Money(float):\n    def __ne__(self, o):\n        return False\n\n\n"
     "def tax(x):\n    return Money(x * 0.2 + 1.5)\n",
+    "looks then agrees": "class Money(float):\n    def __eq__(self, other):\n"
+    "        float(other)\n        return True\n\n\ndef tax(x):\n    return Money(x * 0.2 + 1.5)\n",
 }
 
 
@@ -229,6 +231,8 @@ def test_honest_comparisons_are_not_findings(tmp_path: Path) -> None:
         "    def __eq__(self, other):\n        if not isinstance(other, Money):\n"
         "            return NotImplemented\n        return self.cents == other.cents\n\n"
         "    def __ne__(self, other):\n        return NotImplemented\n\n\n"
+        "class Rate:\n    def __eq__(self, other):\n        if isinstance(other, Rate):\n"
+        "            return self is other\n        return False\n\n\n"
         "def tax(x):\n    return x * 0.2 + 1.5\n"
     )
     assert rules(tmp_path, now) == []

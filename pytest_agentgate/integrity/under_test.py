@@ -141,6 +141,17 @@ def _blind_comparisons(tree: ast.Module | None) -> list[tuple[int, str]]:
             if name not in _COMPARISONS or len(args.args) < 2:
                 continue
             other = args.args[1].arg
+            last = (
+                stmt.body[-1] if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) else None
+            )
+            if (
+                isinstance(last, ast.Return)
+                and isinstance(last.value, ast.Constant)
+                and bool(last.value.value) is (name == "__eq__")
+            ):
+                # `other; return True`: whatever it looked at, it ends saying "equal"
+                found.append((stmt.lineno, f"{cls.name}.{name}"))
+                continue
             if any(isinstance(n, ast.Name) and n.id == other for n in body):
                 continue
             answers = [
