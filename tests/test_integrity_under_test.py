@@ -236,3 +236,51 @@ def test_honest_comparisons_are_not_findings(tmp_path: Path) -> None:
         "def tax(x):\n    return x * 0.2 + 1.5\n"
     )
     assert rules(tmp_path, now) == []
+
+
+CORRECT_COPY = "def tax(x):\n    return x * 0.2\n"
+
+
+def copies(root: Path, now: dict[str, str]) -> list[tuple[str, str]]:
+    (root / "calc.py").write_text(TAX)  # the project's own module, at its root
+    base = {"tests/conftest.py": "import sys\n\nsys.path.insert(0, '.')\n"}
+    scan = scan_of(root, base, {**base, **now})
+    return [(f.rule, f.path) for f in under_test.analyze(scan)]
+
+
+def test_a_copy_of_the_project_module_put_first_on_the_path_is_a_finding(tmp_path: Path) -> None:
+    conftest = "import sys\n\nsys.path.insert(0, '.')\nsys.path.insert(0, 'lib/ref')\n"
+    found = copies(tmp_path, {"tests/conftest.py": conftest, "lib/ref/calc.py": CORRECT_COPY})
+    assert found == [("tested-code-mocked", "lib/ref/calc.py")]
+    # pytest's own pythonpath setting, gaining the copy's folder.
+    pytest_ini = "[pytest]\npythonpath = shim\n"
+    found = copies(tmp_path, {"pytest.ini": pytest_ini, "shim/calc.py": CORRECT_COPY})
+    assert found == [("tested-code-mocked", "shim/calc.py")]
+    # A module of another name, or no change to the path: nothing in the project's place.
+    assert copies(tmp_path, {"tests/conftest.py": conftest, "lib/ref/rates.py": "X = 1\n"}) == []
+    assert copies(tmp_path, {"lib/ref/calc.py": CORRECT_COPY}) == []
+
+
+@pytest.mark.parametrize(
+    "hook",
+    [
+        "sys.meta_path.insert(0, _Finder())",
+        "sys.path_hooks.append(_hook)",
+        "builtins.__import__ = _import",
+        "setattr(builtins, '__import__', _import)",
+    ],
+)
+def test_an_import_hook_in_the_tests_is_a_finding(tmp_path: Path, hook: str) -> None:
+    conftest = f"import builtins\nimport sys\n\n{hook}\n"
+    found = copies(tmp_path, {"tests/conftest.py": conftest})
+    assert found == [("tested-code-mocked", "tests/conftest.py")]
+
+
+def test_a_module_pytest_loads_as_a_plugin_is_test_code(tmp_path: Path) -> None:
+    # `pytest_plugins = ["helpers"]` in a conftest: helpers.py at the root runs as test code.
+    conftest = "import sys\n\nsys.path.insert(0, '.')\n\npytest_plugins = ['helpers']\n"
+    helpers = "import calc\n\n\ndef _tax(x):\n    return x * 0.2\n\n\ncalc.tax = _tax\n"
+    found = copies(tmp_path, {"tests/conftest.py": conftest, "helpers.py": helpers})
+    assert found == [("tested-code-mocked", "helpers.py")]
+    # The same helper that no conftest loads is the project's own code, not a test's.
+    assert copies(tmp_path, {"helpers.py": helpers}) == []

@@ -75,6 +75,7 @@ class Settings:
     testpaths: tuple[str, ...] = ()
     norecursedirs: tuple[str, ...] = DEFAULT_NORECURSE
     addopts: str = ""
+    pythonpath: tuple[str, ...] = ()
 
     def describe_files(self) -> str:
         where = f", testpaths ({', '.join(self.testpaths)})" if self.testpaths else ""
@@ -207,6 +208,7 @@ def read_settings(read: Callable[[str], str | None]) -> Settings:
             testpaths=tuple(p.strip("/").removeprefix("./") for p in get("testpaths", ())),
             norecursedirs=get("norecursedirs", DEFAULT_NORECURSE),
             addopts=" ".join(_words(values.get("addopts"))),
+            pythonpath=tuple(w for v in _words(values.get("pythonpath")) for w in v.split()),
         )
     return Settings()
 

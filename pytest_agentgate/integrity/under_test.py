@@ -49,6 +49,8 @@ UNDER_TEST = frozenset(
 
 
 def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
+    path_moved: list[tuple[str, int]] = []  # where test code of the change adds to sys.path
+    plugins = _plugin_modules(scan)  # modules pytest loads as plugins: test code too
     for path, status in sorted(scan.touched.items()):
         if status == "deleted" or not path.endswith(".py"):
             continue
@@ -59,7 +61,7 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
         name = PurePosixPath(path).name
         # Each question is asked only of a file whose text could answer it: a change touches
         # many files, and parsing each again would cost more than the rest of the gate.
-        if is_test_code(path):
+        if is_test_code(path) or _module_name(path) in plugins:
             if (
                 _ASSIGNS_AN_ATTRIBUTE.search(now)
                 or "setattr" in now
@@ -71,6 +73,12 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
                 yield from _stubbed_for_every_test(scan.root, path, now, before)
             if ".module" in now or "__globals__" in now:
                 yield from _test_namespace_replaced(path, now, before)
+            if "meta_path" in now or "path_hooks" in now or "__import__" in now:
+                yield from _import_machinery(path, now, before)
+            if "sys.path" in now or "path.insert" in now or "path.append" in now:
+                new_paths = _sys_path_added(parse_python(now))
+                old_paths = _sys_path_added(parse_python(before))
+                path_moved.extend((path, line) for line, _ in past_the_base(new_paths, old_paths))
             if not before:
                 yield from _shadows_the_project(scan, path)
             if before and _IMPORTS.findall(now) != _IMPORTS.findall(before):
@@ -83,6 +91,9 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
         documentation = name == "conf.py" or PurePosixPath(path).parts[0] in ("docs", "doc")
         if "TYPE_CHECKING" in now and not documentation:
             yield from _type_checking_set(path, name, now, before)
+    path_moved.extend(_pythonpath_gained(scan))
+    if path_moved:
+        yield from _copies_on_the_path(scan, path_moved)
 
 
 # `calc.tax = ...` at a line's start; `from a import b` and `import a` lines.
@@ -543,6 +554,148 @@ def _namespace_writes(tree: ast.Module | None) -> list[tuple[int, str]]:
         ):
             found.append((node.lineno, "names"))
     return found
+
+
+def _import_machinery(path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
+    """Test code of the change that installs an import hook (``sys.meta_path``,
+    ``sys.path_hooks``, ``builtins.__import__``): what ``import calc`` gives the tests may then
+    be other code than the project's file, under its name."""
+    new, old = _import_hooks(parse_python(now)), _import_hooks(parse_python(before))
+    for line, what in past_the_base(new, old):
+        yield IntegrityFinding(
+            "tested-code-mocked",
+            f"{PurePosixPath(path).name} changes {what}: the modules the tests import need not "
+            "be the project's files",
+            path,
+            line,
+        )
+
+
+_HOOK_LISTS = frozenset({"sys.meta_path", "sys.path_hooks"})
+_LIST_CHANGES = frozenset({"insert", "append", "extend", "__setitem__", "__iadd__"})
+
+
+def _import_hooks(tree: ast.Module | None) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in _LIST_CHANGES:
+                owner = dotted_name(func.value)
+                if owner in _HOOK_LISTS:
+                    found.append((node.lineno, owner))
+            elif dotted_name(func) == "setattr" and len(node.args) >= 2:
+                key = node.args[1]
+                if isinstance(key, ast.Constant) and key.value in ("__import__", "meta_path"):
+                    found.append((node.lineno, str(key.value)))
+            continue
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, ast.AugAssign):
+            targets = [node.target]
+        for target in targets:
+            inner = target.value if isinstance(target, ast.Subscript) else target
+            dotted = dotted_name(inner)
+            if dotted in _HOOK_LISTS:
+                found.append((target.lineno, dotted))
+            elif dotted.endswith("__import__") or (
+                isinstance(target, ast.Subscript)
+                and isinstance(target.slice, ast.Constant)
+                and target.slice.value == "__import__"
+            ):
+                found.append((target.lineno, "__import__"))
+    return found
+
+
+def _sys_path_added(tree: ast.Module | None) -> list[tuple[int, str]]:
+    """(line, the code) of each entry test code puts on ``sys.path``."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree) if tree is not None else ():
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("insert", "append", "extend")
+            and dotted_name(node.func.value) == "sys.path"
+        ) or (isinstance(node, ast.AugAssign) and dotted_name(node.target) == "sys.path"):
+            found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def _pythonpath_gained(scan: Scan) -> list[tuple[str, int]]:
+    """pytest's ``pythonpath`` setting gaining an entry in the change, as (its file, 1)."""
+    from pytest_agentgate.integrity.tests_python import read_settings, settings_file
+
+    now = read_settings(scan.sources.now).pythonpath
+    if not now or set(now) <= set(read_settings(scan.sources.at_base).pythonpath):
+        return []
+    return [(settings_file(scan.sources.now) or "pytest's settings", 1)]
+
+
+def _plugin_modules(scan: Scan) -> set[str]:
+    """The modules of the change that pytest loads as plugins: named in a conftest's
+    ``pytest_plugins`` or by ``-p NAME`` in pytest's settings."""
+    from pytest_agentgate.integrity.tests_python import read_settings
+
+    names: set[str] = set(
+        re.findall(r"(?:^|\s)-p\s*([\w.]+)", read_settings(scan.sources.now).addopts)
+    )
+    for path in scan.touched:
+        if PurePosixPath(path).name != "conftest.py":
+            continue
+        text = scan.sources.now(path) or ""
+        if "pytest_plugins" not in text:
+            continue
+        for node in ast.walk(parse_python(text) or ast.Module(body=[], type_ignores=[])):
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in node.targets
+            ):
+                value = node.value
+                items = value.elts if isinstance(value, ast.List | ast.Tuple) else [value]
+                names.update(
+                    i.value
+                    for i in items
+                    if isinstance(i, ast.Constant) and isinstance(i.value, str)
+                )
+    return names
+
+
+def _module_name(path: str) -> str:
+    """``helpers.py`` -> ``helpers``, ``src/pkg/mod.py`` -> ``pkg.mod``."""
+    parts = list(PurePosixPath(path).with_suffix("").parts)
+    if parts and parts[0] == "src":
+        parts = parts[1:]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _copies_on_the_path(scan: Scan, moved: list[tuple[str, int]]) -> Iterator[IntegrityFinding]:
+    """Modules the change adds, outside the tests, under the name of one of the project's own
+    top-level modules or packages (``lib/ref/calc.py`` beside the project's ``calc.py``), when
+    test code of the change adds to ``sys.path``: the tests can import that copy in its place."""
+    where = ", ".join(f"{p}:{n}" for p, n in moved[:3])
+    for path, status in sorted(scan.touched.items()):
+        if status != "added" or not path.endswith(".py") or is_test_code(path):
+            continue
+        pure = PurePosixPath(path)
+        if pure.name == "__init__.py":
+            name, folder = pure.parent.name, pure.parent.parent
+        else:
+            name, folder = pure.stem, pure.parent
+        if str(folder) in (".", "src") or not name:
+            continue
+        if (scan.root / folder / "__init__.py").is_file():
+            continue  # inside a package: imported as `pkg.calc`, never `calc`
+        if not _is_project(name, scan.root):
+            continue
+        yield IntegrityFinding(
+            "tested-code-mocked",
+            f"{path} is a module named like the project's {name}, and the change adds to "
+            f"sys.path in the tests ({where}): the tests can import it in the project's place",
+            path,
+            1,
+        )
 
 
 def _autouse_stubs(tree: ast.Module | None, root: Path) -> list[tuple[int, str]]:
