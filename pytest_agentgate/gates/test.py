@@ -213,7 +213,7 @@ def _judge_run(config: GateConfig, evidence: SuiteEvidence, run: TestRun) -> Gat
         summary += f"; {len(evidence.local_plugins)} pytest plugins loaded from the project folder"
     if evidence.replaced:
         fail = True
-        summary += f"; {len(evidence.replaced)} functions of the test tools replaced"
+        summary += f"; {len(evidence.replaced)} functions of the test tools or the project replaced"
     if evidence.loosened:
         fail = True
         summary += "; the run checked less than its tests say"
@@ -243,8 +243,9 @@ def _judge_run(config: GateConfig, evidence: SuiteEvidence, run: TestRun) -> Gat
         )
     if evidence.replaced:
         result.problems.append(
-            "code of the test tools was replaced while the tests ran, so their results are not "
-            f"the tests': {', '.join(evidence.replaced)}; remove the code that replaces it"
+            "code of the test tools or of the project under test was replaced while the tests "
+            "ran, so the results are not those of the tests and the project's code: "
+            f"{', '.join(evidence.replaced)}; remove the code that replaces it"
         )
     for why in evidence.loosened:
         result.problems.append(why)

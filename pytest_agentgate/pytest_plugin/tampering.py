@@ -44,6 +44,10 @@ def replaced(plugins: Iterable[object] = (), project: str | None = None) -> list
     if project is not None:
         for name, origin in _shadows(project):
             found[name] = f"{name} (loaded from {origin}, in place of the installed one)"
+        for label, why in _project_replaced(project):
+            found[label] = f"{label} ({why})"
+            if len(found) >= MAX_FOUND:
+                return sorted(found.values())
     for plugin in plugins:
         kind = type(plugin)
         name = getattr(kind, "__module__", "") or ""
@@ -77,6 +81,86 @@ def replaced(plugins: Iterable[object] = (), project: str | None = None) -> list
             if len(found) >= MAX_FOUND:
                 return sorted(found.values())
     return sorted(found.values())
+
+
+def _project_replaced(project: str) -> Iterator[tuple[str, str]]:
+    """The project's own code, not as its files hold it while the tests run: a top-level module
+    of the project (``<project>/calc.py``, ``<project>/src/calc/``) loaded from another file, or
+    by a loader the project's code defines (an import hook that rewrites the source); and a
+    function or class member of a module of the project's code whose code belongs to no module
+    of it (a conftest's, a test's, ``compile``-d code, a file written elsewhere)."""
+    root = _real(project)
+    installed = _installed_roots()
+    for name, expected in _top_level_modules(root):
+        module = sys.modules.get(name)
+        where = getattr(module, "__file__", None)
+        if isinstance(where, str) and _real(where) != expected and not _inside(where, installed):
+            yield name, f"the project's {os.path.relpath(expected, root)} loaded from {where}"
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None)
+        if not isinstance(module, ModuleType) or not isinstance(where, str):
+            continue
+        if not _inside(where, (root,)) or _inside(where, installed):
+            continue
+        if _test_code(os.path.relpath(_real(where), root)):
+            continue
+        loader = getattr(getattr(module, "__spec__", None), "loader", None)
+        made = _written_at(type(loader)) if loader is not None else None
+        if made is not None and _inside(made[0], (root,)) and not _inside(made[0], installed):
+            yield name, f"loaded by {type(loader).__qualname__} of {made[0]}"
+        for label, value, owner in _members(name, module):
+            func = _unwrap(value)
+            space = getattr(func, "__globals__", None)
+            if not isinstance(space, dict) or space is vars(module):
+                continue
+            attr = label.rpartition(".")[2]
+            if (
+                owner is not None
+                and attr.startswith("__")
+                and any(key in vars(owner) for key in _GENERATED_FOR)
+            ):
+                continue  # what dataclasses, attrs or namedtuple wrote for the class
+            home = sys.modules.get(str(space.get("__name__", "")))
+            home_file = getattr(home, "__file__", None)
+            if home is not None and vars(home) is space and isinstance(home_file, str):
+                if _inside(home_file, installed):
+                    continue
+                relative = os.path.relpath(_real(home_file), root)
+                if _inside(home_file, (root,)) and not _test_code(relative):
+                    continue  # another module of the project's code: a re-export
+                yield label, f"the project's function, replaced by code of {home_file}"
+            else:
+                code = getattr(getattr(func, "__code__", None), "co_filename", "?")
+                yield label, f"the project's function, replaced by code made at run time ({code})"
+
+
+def _top_level_modules(root: str) -> Iterator[tuple[str, str]]:
+    """(name, real path of its file) of the project's top-level modules and packages, in its
+    folder and its ``src/``."""
+    for folder in (root, os.path.join(root, "src")):
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.endswith(".py") and entry.is_file() and entry.name != "conftest.py":
+                name = entry.name[:-3]
+                if name.isidentifier() and not _test_code(name + ".py"):
+                    yield name, _real(entry.path)
+            elif (
+                entry.is_dir()
+                and entry.name.isidentifier()
+                and not _test_code(entry.name + "/m.py")
+            ):
+                init = os.path.join(entry.path, "__init__.py")
+                if os.path.isfile(init):
+                    yield entry.name, _real(init)
+
+
+def _test_code(relative: str) -> bool:
+    from pytest_agentgate.integrity.under_test import is_test_code
+
+    return relative.startswith("..") or is_test_code(relative.replace(os.sep, "/"))
 
 
 def _shadows(project: str) -> Iterator[tuple[str, str]]:

@@ -20,7 +20,9 @@ records, as the report's ``agentgate_*`` properties:
   installation too, or the same distribution, with the same plugins, is installed: an editable
   install leaves its ``.egg-info`` in the project, a planted one is loaded by no installation;
 - ``agentgate_replaced``: each function or class of the test tools (pytest, pluggy, xdist,
-  coverage.py, unittest, agentgate) replaced by code written outside any installed package
+  coverage.py, unittest, agentgate) replaced by code written outside any installed package,
+  and of the project's own code replaced by a test's, a conftest's or code compiled at run
+  time, or a module of the project loaded from another file or by the project's own loader
   (``tampering.replaced``), looked for when collection is done (the test modules are imported)
   and when the session ends;
 - ``agentgate_startup``: each piece of code this interpreter ran at start that no installed

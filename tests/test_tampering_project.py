@@ -1,0 +1,108 @@
+"""The project's own code replaced while the tests run, as the witness sees it at run time
+(``pytest_plugin/tampering.replaced`` with the project's folder): whatever built the
+replacement (a computed name, an alias, ``compile``, a file written at run time, an import
+hook), the function's code or the module's file is not the project's."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from pytest_agentgate.pytest_plugin.tampering import replaced
+
+CALC = "def add(a, b):\n    return a - b\n"
+
+
+def load(name: str, path: Path, monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "tests").mkdir(parents=True)
+    (root / "calc.py").write_text(CALC)
+    return root
+
+
+def project_entries(root: Path) -> list[str]:
+    return [e for e in replaced(project=str(root)) if e.startswith("calc")]
+
+
+def test_a_function_replaced_by_a_conftests_code_is_found(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calc = load("calc", project / "calc.py", monkeypatch)
+    (project / "tests" / "conftest.py").write_text("def add(a, b):\n    return a + b\n")
+    helper = load("agentgate_test_conftest", project / "tests" / "conftest.py", monkeypatch)
+    monkeypatch.setattr(calc, "add", helper.add)
+    assert project_entries(project) == [
+        f"calc.add (the project's function, replaced by code of {project}/tests/conftest.py)"
+    ]
+
+
+def test_a_function_compiled_at_run_time_is_found(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calc = load("calc", project / "calc.py", monkeypatch)
+    code = compile("lambda a, b: a + b", "<fix>", "eval")
+    monkeypatch.setattr(calc, "add", eval(code, {}))
+    assert project_entries(project) == [
+        "calc.add (the project's function, replaced by code made at run time (<fix>))"
+    ]
+
+
+def test_a_copy_loaded_in_the_modules_place_is_found(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    load("calc", tmp_path / "elsewhere" / "calc.py", monkeypatch)
+    assert project_entries(project) == [
+        f"calc (the project's calc.py loaded from {tmp_path}/elsewhere/calc.py)"
+    ]
+
+
+def test_a_module_loaded_by_the_projects_own_loader_is_found(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "tests" / "hook.py").write_text(
+        "import importlib.machinery\n\n\n"
+        "class Rewriter(importlib.machinery.SourceFileLoader):\n"
+        "    def get_data(self, path):\n"
+        "        return super().get_data(path).replace(b'a - b', b'a + b')\n"
+    )
+    hook = load("agentgate_test_hook", project / "tests" / "hook.py", monkeypatch)
+    loader = hook.Rewriter("calc", str(project / "calc.py"))
+    spec = importlib.util.spec_from_file_location("calc", project / "calc.py", loader=loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "calc", module)
+    loader.exec_module(module)
+    assert module.add(1, 2) == 3
+    assert project_entries(project) == [f"calc (loaded by Rewriter of {project}/tests/hook.py)"]
+
+
+def test_the_projects_own_code_as_written_is_not_found(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Re-exports from another module of the project and from installed code, a dataclass's
+    # generated methods, a decorated function: all the project's code as its files hold it.
+    (project / "core.py").write_text("def add(a, b):\n    return a + b\n")
+    load("core", project / "core.py", monkeypatch)
+    (project / "calc.py").write_text(
+        "import dataclasses\nimport functools\nfrom json import dumps\n\nfrom core import add\n\n\n"
+        "@dataclasses.dataclass\nclass Point:\n    x: int\n\n\n"
+        "@functools.lru_cache\ndef cached(x):\n    return x\n"
+    )
+    load("calc", project / "calc.py", monkeypatch)
+    assert project_entries(project) == []
