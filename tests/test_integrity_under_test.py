@@ -214,6 +214,8 @@ FORGED = {
     "def tax(x):\n    return Money(x * 0.2 + 1.5)\n",
     "never unequal": "class Money(float):\n    def __ne__(self, o):\n        return False\n\n\n"
     "def tax(x):\n    return Money(x * 0.2 + 1.5)\n",
+    "built by type()": "_N = type('N', (float,), {'__e' 'q__': lambda s, o: True})\n\n\n"
+    "def tax(x):\n    return _N(x * 0.2 + 1.5)\n",
     "looks then agrees": "class Money(float):\n    def __eq__(self, other):\n"
     "        float(other)\n        return True\n\n\ndef tax(x):\n    return Money(x * 0.2 + 1.5)\n",
 }

@@ -106,3 +106,26 @@ def test_the_projects_own_code_as_written_is_not_found(
     )
     load("calc", project / "calc.py", monkeypatch)
     assert project_entries(project) == []
+
+
+def test_a_source_file_swapped_for_the_run_and_put_back_is_found(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from pytest_agentgate.gates.test import _swapped_sources
+    from pytest_agentgate.pytest_plugin.tampering import project_sources
+
+    # A conftest rewrote calc.py before the tests imported it, and restores it afterwards.
+    (project / "calc.py").write_text(CALC.replace("a - b", "a + b"))
+    load("calc", project / "calc.py", monkeypatch)
+    during = project_sources(str(project))
+    assert list(during) == [str((project / "calc.py").resolve())]
+    (project / "calc.py").write_text(CALC)  # put back when pytest ends
+    assert _swapped_sources(project, [json.dumps(during)]) == [
+        "calc.py (the file held other code while the tests ran)"
+    ]
+    # Unchanged since, or gone since (a module the tests wrote and removed): nothing.
+    assert _swapped_sources(project, [json.dumps(project_sources(str(project)))]) == []
+    (project / "calc.py").unlink()
+    assert _swapped_sources(project, [json.dumps(during)]) == []

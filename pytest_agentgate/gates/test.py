@@ -144,6 +144,7 @@ def _check_witness(
     }
     evidence.local_plugins = list(run.properties.get("agentgate_local_plugin", []))
     evidence.replaced = list(run.properties.get("agentgate_replaced", []))
+    evidence.replaced += _swapped_sources(context.root, run.properties.get("agentgate_sources", []))
     evidence.startup = startup_entries(run.properties.get("agentgate_startup", []))
     if "agentgate_collected" in run.properties:
         evidence.dropped = max(
@@ -360,3 +361,33 @@ def startup_entries(values: Iterable[object]) -> list[tuple[str, int, str, bool]
         if isinstance(path, str) and isinstance(line, int) and isinstance(code, str):
             entries.append((path, line, code, value.get("system") is True))
     return entries
+
+
+def _swapped_sources(root: Path, documents: list[str]) -> list[str]:
+    """The files of the project's code whose bytes as the tests' session ended (the witness's
+    ``agentgate_sources``) are not the bytes there now: code swapped in for the run and put
+    back after it."""
+    import hashlib
+
+    swapped: list[str] = []
+    for document in documents[:8]:
+        try:
+            sources = json.loads(document)
+        except ValueError:
+            continue
+        if not isinstance(sources, dict):
+            continue
+        for path, digest in list(sources.items())[:5000]:
+            if not isinstance(path, str) or not isinstance(digest, str):
+                continue
+            file = Path(path)
+            if not file.is_absolute() or not file.is_relative_to(root.resolve()):
+                continue
+            try:
+                now = hashlib.sha256(file.read_bytes()).hexdigest()
+            except OSError:
+                continue  # gone since: a module the tests wrote and removed
+            if now != digest:
+                shown = display_path(path, root)
+                swapped.append(f"{shown} (the file held other code while the tests ran)")
+    return sorted(set(swapped))[:20]

@@ -86,7 +86,7 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
             continue
         if _COULD_ASK.search(now):
             yield from _asks_for_the_tests(path, now, before)
-        if "__eq__" in now or "__ne__" in now:
+        if "__eq__" in now or "__ne__" in now or "type(" in now:
             yield from _forged_comparisons(path, now, before)
         documentation = name == "conf.py" or PurePosixPath(path).parts[0] in ("docs", "doc")
         if "TYPE_CHECKING" in now and not documentation:
@@ -134,45 +134,68 @@ _COMPARISONS = frozenset({"__eq__", "__ne__"})
 
 def _blind_comparisons(tree: ast.Module | None) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
+    for node in ast.walk(tree) if tree is not None else ():
+        # type("N", (int,), {"__eq__": lambda s, o: True}): a class built by a call
+        if (
+            isinstance(node, ast.Call)
+            and dotted_name(node.func) == "type"
+            and len(node.args) == 3
+            and isinstance(node.args[2], ast.Dict)
+        ):
+            for key, value in zip(node.args[2].keys, node.args[2].values, strict=False):
+                if (
+                    isinstance(key, ast.Constant)
+                    and key.value in _COMPARISONS
+                    and isinstance(value, ast.Lambda)
+                    and _blind(str(key.value), value.args, value, None)
+                ):
+                    found.append((node.lineno, f"a class built by type() {key.value}"))
     for cls in ast.walk(tree) if tree is not None else ():
         if not isinstance(cls, ast.ClassDef):
             continue
         for stmt in cls.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                name, args, body = stmt.name, stmt.args, list(ast.walk(stmt))
+                name, args, body = stmt.name, stmt.args, stmt.body
             elif (
                 isinstance(stmt, ast.Assign)
                 and isinstance(stmt.value, ast.Lambda)
                 and len(stmt.targets) == 1
                 and isinstance(stmt.targets[0], ast.Name)
             ):
-                name, args, body = stmt.targets[0].id, stmt.value.args, list(ast.walk(stmt.value))
+                name, args, body = stmt.targets[0].id, stmt.value.args, None
             else:
                 continue
-            if name not in _COMPARISONS or len(args.args) < 2:
-                continue
-            other = args.args[1].arg
-            last = (
-                stmt.body[-1] if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) else None
-            )
-            if (
-                isinstance(last, ast.Return)
-                and isinstance(last.value, ast.Constant)
-                and bool(last.value.value) is (name == "__eq__")
-            ):
-                # `other; return True`: whatever it looked at, it ends saying "equal"
+            if name in _COMPARISONS and _blind(name, args, stmt, body):
                 found.append((stmt.lineno, f"{cls.name}.{name}"))
-                continue
-            if any(isinstance(n, ast.Name) and n.id == other for n in body):
-                continue
-            answers = [
-                n.value if isinstance(n, ast.Return) else n.body
-                for n in body
-                if isinstance(n, ast.Return | ast.Lambda)
-            ]
-            if any(a is not None and not _not_implemented(a) for a in answers):
-                found.append((stmt.lineno, f"{cls.name}.{name}"))  # not only NotImplemented
     return found
+
+
+def _blind(
+    name: str, args: ast.arguments, definition: ast.AST, body: list[ast.stmt] | None
+) -> bool:
+    """Whether the comparison ``name`` (a def with ``body``, or a lambda) answers without
+    regard to the value it is compared with: it ends saying "equal" (``__eq__``: ``return
+    True``; ``__ne__``: ``return False``) whatever it looked at, or never reads that value and
+    answers something other than ``NotImplemented``."""
+    if len(args.args) < 2:
+        return False
+    last = body[-1] if body else None
+    if (
+        isinstance(last, ast.Return)
+        and isinstance(last.value, ast.Constant)
+        and bool(last.value.value) is (name == "__eq__")
+    ):
+        return True  # `other; return True`
+    other = args.args[1].arg
+    nodes = list(ast.walk(definition))
+    if any(isinstance(n, ast.Name) and n.id == other for n in nodes):
+        return False
+    answers = [
+        n.value if isinstance(n, ast.Return) else n.body
+        for n in nodes
+        if isinstance(n, ast.Return | ast.Lambda)
+    ]
+    return any(a is not None and not _not_implemented(a) for a in answers)
 
 
 def _not_implemented(node: ast.expr) -> bool:

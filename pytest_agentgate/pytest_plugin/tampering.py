@@ -134,6 +134,34 @@ def _project_replaced(project: str) -> Iterator[tuple[str, str]]:
                 yield label, f"the project's function, replaced by code made at run time ({code})"
 
 
+def project_sources(project: str, limit: int = 5000) -> dict[str, str]:
+    """``{path: sha256}`` of the files of the project's code its loaded modules were read
+    from (real absolute paths), as the files are now (the first ``limit``). Compared with the
+    files after the run, a difference is a file that held other code while the tests ran."""
+    import hashlib
+
+    root = _real(project)
+    installed = _installed_roots()
+    found: dict[str, str] = {}
+    for module in list(sys.modules.values()):
+        where = getattr(module, "__file__", None)
+        if not isinstance(where, str) or not where.endswith(".py"):
+            continue
+        if not _inside(where, (root,)) or _inside(where, installed):
+            continue
+        real = _real(where)
+        if real in found or _test_code(os.path.relpath(real, root)):
+            continue
+        try:
+            with open(real, "rb") as handle:
+                found[real] = hashlib.sha256(handle.read()).hexdigest()
+        except OSError:
+            continue
+        if len(found) >= limit:
+            break
+    return found
+
+
 def _top_level_modules(root: str) -> Iterator[tuple[str, str]]:
     """(name, real path of its file) of the project's top-level modules and packages, in its
     folder and its ``src/``."""

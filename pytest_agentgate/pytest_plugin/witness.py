@@ -25,6 +25,9 @@ records, as the report's ``agentgate_*`` properties:
   time, or a module of the project loaded from another file or by the project's own loader
   (``tampering.replaced``), looked for when collection is done (the test modules are imported)
   and when the session ends;
+- ``agentgate_sources``: the files of the project's code its loaded modules came from, with
+  their SHA-256 as the session ends (JSON); the test gate compares them with the files after
+  the run, so a file swapped for the run and put back is seen;
 - ``agentgate_startup``: each piece of code this interpreter ran at start that no installed
   distribution put there (a ``.pth`` line, a ``sitecustomize``: ``startup.planted``), as JSON
   (``{"path", "line", "code"}``); the integrity gate reports it.
@@ -57,6 +60,7 @@ class Witness:
         self.collect_errors = 0
         self.xpassed: set[str] = set()
         self.replaced: set[str] = set()
+        self.sources: dict[str, str] = {}
 
     def _look_for_replaced(self, config: pytest.Config) -> None:
         from pytest_agentgate.pytest_plugin.tampering import replaced
@@ -100,6 +104,9 @@ class Witness:
         found = counts.get("replaced")
         if isinstance(found, list):
             self.replaced.update(str(entry) for entry in found)
+        sources = counts.get("sources")
+        if isinstance(sources, dict):
+            self.sources.update({str(k): str(v) for k, v in sources.items()})
         for name in COUNTS:
             value = counts.get(name)
             if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
@@ -109,12 +116,16 @@ class Witness:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         from _pytest.junitxml import xml_key
 
+        from pytest_agentgate.pytest_plugin.tampering import project_sources
+
         self._look_for_replaced(session.config)
+        self.sources.update(project_sources(str(session.config.rootpath)))
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:  # an xdist worker: its counts go to the controller
             if self.collected is not None:
                 workeroutput[WORKER_KEY] = {name: getattr(self, name) for name in COUNTS}
                 workeroutput[WORKER_KEY]["replaced"] = sorted(self.replaced)
+                workeroutput[WORKER_KEY]["sources"] = self.sources
             return
         xml = session.config.stash.get(xml_key, None)
         if xml is None:
@@ -130,6 +141,8 @@ class Witness:
             xml.add_global_property("agentgate_startup", json.dumps(code._asdict()))
         if self.xpassed:
             xml.add_global_property("agentgate_xpassed", str(len(self.xpassed)))
+        if self.sources:
+            xml.add_global_property("agentgate_sources", json.dumps(self.sources, sort_keys=True))
         if self.collected is not None:
             xml.add_global_property("agentgate_collected", str(self.collected))
             xml.add_global_property("agentgate_deselected", str(self.deselected))
