@@ -36,6 +36,7 @@ from pathlib import Path, PurePosixPath
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan, past_the_base
 from pytest_agentgate.integrity.patches import dotted_name, parse_python
+from pytest_agentgate.testcode import is_test_code
 from pytest_agentgate.texts import decode
 
 # What only code that wants to know whether the tests are looking reads (a string of its own).
@@ -99,19 +100,6 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
 # `calc.tax = ...` at a line's start; `from a import b` and `import a` lines.
 _ASSIGNS_AN_ATTRIBUTE = re.compile(r"^[ \t]*[A-Za-z_][\w.]*\.\w+[ \t]*=[^=]", re.MULTILINE)
 _IMPORTS = re.compile(r"^[ \t]*(?:from[ \t]+\S+[ \t]+import|import)[ \t].*$", re.MULTILINE)
-
-
-def is_test_code(path: str) -> bool:
-    """A test, a conftest, or a helper of the tests: in a folder named ``test*``
-    (``tests/``, ``tests_e2e/``, ``testing/``), or a module named ``testing`` or ``test_*``."""
-    pure = PurePosixPath(path)
-    return (
-        pure.name == "conftest.py"
-        or pure.name.startswith("test_")
-        or pure.name.endswith("_test.py")
-        or pure.stem == "testing"
-        or any(part.startswith("test") for part in pure.parent.parts)
-    )
 
 
 def _forged_comparisons(path: str, now: str, before: str) -> Iterator[IntegrityFinding]:

@@ -186,7 +186,7 @@ def _top_level_modules(root: str) -> Iterator[tuple[str, str]]:
 
 
 def _test_code(relative: str) -> bool:
-    from pytest_agentgate.integrity.under_test import is_test_code
+    from pytest_agentgate.testcode import is_test_code
 
     return relative.startswith("..") or is_test_code(relative.replace(os.sep, "/"))
 
