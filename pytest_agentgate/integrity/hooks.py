@@ -39,6 +39,7 @@ from pathlib import PurePosixPath
 from pytest_agentgate.git import GitError
 from pytest_agentgate.integrity import pytest_files
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan, past_the_base
+from pytest_agentgate.integrity.patches import assigned
 from pytest_agentgate.integrity.tests_python import (
     Module,
     Settings,
@@ -784,12 +785,7 @@ def _test_code_replaced(
 def _item_code_writes(tree: ast.Module | None) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree) if tree is not None else ():
-        targets: list[ast.expr] = []
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            targets = [node.target]
-        for target in targets:
+        for target in assigned(node):
             if (
                 isinstance(target, ast.Attribute)
                 and target.attr in _ITEM_CODE

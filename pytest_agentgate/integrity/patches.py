@@ -212,6 +212,15 @@ def _unpacked(target: ast.expr) -> Iterator[ast.expr]:
         yield target
 
 
+def assigned(node: ast.AST) -> list[ast.expr]:
+    """What an assignment statement (``=``, ``+=``, annotated) assigns to; [] for any other."""
+    if isinstance(node, ast.Assign):
+        return list(node.targets)
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        return [node.target]
+    return []
+
+
 def dotted_name(node: ast.AST) -> str:
     """``a.b.c`` for a name or an attribute chain; "" for anything else."""
     if isinstance(node, ast.Name):

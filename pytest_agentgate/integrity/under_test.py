@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan, past_the_base
-from pytest_agentgate.integrity.patches import dotted_name, parse_python
+from pytest_agentgate.integrity.patches import assigned, dotted_name, parse_python
 from pytest_agentgate.testcode import is_test_code
 from pytest_agentgate.texts import decode
 
@@ -415,16 +415,12 @@ def _sets_a_tracer(scope: ast.AST) -> bool:
 
 
 def _type_checking_set(path: str, name: str, now: str, before: str) -> Iterator[IntegrityFinding]:
-    def assigned(tree: ast.Module | None) -> list[int]:
+    def lines_setting(tree: ast.Module | None) -> list[int]:
         lines = []
         for node in ast.walk(tree) if tree is not None else ():
             if not isinstance(node, ast.stmt):
                 continue
-            targets: list[ast.expr] = []
-            if isinstance(node, ast.Assign):
-                targets = node.targets
-            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-                targets = [node.target]
+            targets = assigned(node)
             value = getattr(node, "value", None)
             if isinstance(value, ast.Constant) and value.value is False:
                 continue  # `TYPE_CHECKING = False`: a shim for old Pythons, never a block that runs
@@ -432,7 +428,7 @@ def _type_checking_set(path: str, name: str, now: str, before: str) -> Iterator[
                 lines.append(node.lineno)
         return lines
 
-    new, old = assigned(parse_python(now)), assigned(parse_python(before))
+    new, old = lines_setting(parse_python(now)), lines_setting(parse_python(before))
     for line in new[len(old) :]:
         yield IntegrityFinding(
             "suppression-added",
@@ -534,12 +530,7 @@ def _namespace_writes(tree: ast.Module | None) -> list[tuple[int, str]]:
 
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree) if tree is not None else ():
-        targets: list[ast.expr] = []
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            targets = [node.target]
-        for target in targets:
+        for target in assigned(node):
             if isinstance(target, ast.Attribute) and namespace(target.value):
                 found.append((target.lineno, target.attr))
             elif isinstance(target, ast.Subscript) and namespace(target.value):
@@ -600,12 +591,7 @@ def _import_hooks(tree: ast.Module | None) -> list[tuple[int, str]]:
                 if isinstance(key, ast.Constant) and key.value in ("__import__", "meta_path"):
                     found.append((node.lineno, str(key.value)))
             continue
-        targets: list[ast.expr] = []
-        if isinstance(node, ast.Assign):
-            targets = list(node.targets)
-        elif isinstance(node, ast.AugAssign):
-            targets = [node.target]
-        for target in targets:
+        for target in assigned(node):
             inner = target.value if isinstance(target, ast.Subscript) else target
             dotted = dotted_name(inner)
             if dotted in _HOOK_LISTS:
