@@ -129,3 +129,15 @@ def test_a_source_file_swapped_for_the_run_and_put_back_is_found(
     assert _swapped_sources(project, [json.dumps(project_sources(str(project)))]) == []
     (project / "calc.py").unlink()
     assert _swapped_sources(project, [json.dumps(during)]) == []
+
+
+def test_a_functions_code_replaced_in_place_is_found(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calc = load("calc", project / "calc.py", monkeypatch)
+    (project / "tests" / "conftest.py").write_text("def add(a, b):\n    return a + b\n")
+    helper = load("agentgate_test_conftest", project / "tests" / "conftest.py", monkeypatch)
+    monkeypatch.setattr(calc.add, "__code__", helper.add.__code__)
+    assert project_entries(project) == [
+        f"calc.add (the project's function, its code replaced by {project}/tests/conftest.py's)"
+    ]

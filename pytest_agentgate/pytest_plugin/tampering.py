@@ -111,7 +111,12 @@ def _project_replaced(project: str) -> Iterator[tuple[str, str]]:
         for label, value, owner in _members(name, module):
             func = _unwrap(value)
             space = getattr(func, "__globals__", None)
-            if not isinstance(space, dict) or space is vars(module):
+            if not isinstance(space, dict):
+                continue
+            if space is vars(module):
+                code = getattr(getattr(func, "__code__", None), "co_filename", None)
+                if isinstance(code, str) and _foreign_code(code, where, root, installed, owner):
+                    yield label, f"the project's function, its code replaced by {code}'s"
                 continue
             attr = label.rpartition(".")[2]
             if (
@@ -160,6 +165,22 @@ def project_sources(project: str, limit: int = 5000) -> dict[str, str]:
         if len(found) >= limit:
             break
     return found
+
+
+def _foreign_code(
+    code: str, module_file: str, root: str, installed: tuple[str, ...], owner: type | None
+) -> bool:
+    """Whether code of a function in a module of the project's code (its globals are the
+    module's) was written elsewhere: in a test, a conftest, another file outside installed
+    code, or compiled from a string (``func.__code__ = other.__code__``)."""
+    if code.startswith("<"):
+        generated = owner is not None and any(key in vars(owner) for key in _GENERATED_FOR)
+        return not (code.startswith("<frozen ") or generated)
+    if _real(code) == _real(module_file) or _inside(code, installed):
+        return False
+    if not _inside(code, (root,)):
+        return True
+    return _test_code(os.path.relpath(_real(code), root))
 
 
 def _top_level_modules(root: str) -> Iterator[tuple[str, str]]:
