@@ -35,7 +35,7 @@ from pytest_agentgate.gates.base import ChangeFound, CollectContext, Evidence, L
 from pytest_agentgate.gates.collect import STALE_SLACK_S
 from pytest_agentgate.gates.judging import UNMEASURED, new_result, skipped
 from pytest_agentgate.gates.session import check_claims
-from pytest_agentgate.git import Base, BaseMissing, Change, GitError, Repo
+from pytest_agentgate.git import Base, BaseMissing, Change, GitError, Repo, unreadable_repository
 from pytest_agentgate.process import CommandResult, CommandSpec, StatusReporter, run_commands
 from pytest_agentgate.redact import Cleaner, secret_values
 from pytest_agentgate.registry import Registry, get_registry
@@ -774,6 +774,9 @@ def find_change(
         return None
     repo = Repo.find(config.root)
     if repo is None:
+        unreadable = unreadable_repository(config.root)
+        if unreadable is not None:
+            return unreadable
         return _snapshot_change(config.root, task)
     try:
         if config.base is not None and not explicit_base:

@@ -171,6 +171,42 @@ class Change:
         return pure[len(inside) :] if pure.startswith(inside) else None
 
 
+def git_error(path: Path) -> str | None:
+    """Why git cannot find a repository at ``path``: its message, or None when git is not
+    installed or finds one."""
+    try:
+        _git(path, "rev-parse", "--show-toplevel")
+    except GitError as exc:
+        message = str(exc)
+        return None if "not installed" in message else message
+    return None
+
+
+def unreadable_repository(root: Path) -> BaseMissing | None:
+    """A git repository at or above ``root`` that git refuses to read (a repository format
+    version or extension it does not know, ``core.bare`` set on a work tree): not "no
+    repository", which would leave the change unjudged, but a base that cannot be found."""
+    for folder in (root, *root.parents):
+        dot = folder / ".git"
+        if (dot / "HEAD").is_file() or (dot.is_file() and _names_a_gitdir(dot)):
+            why = git_error(root)
+            if why is None:
+                return None
+            return BaseMissing(
+                f"git cannot read the repository at {folder} ({why})",
+                "repair the repository (`git status` says what is wrong); the change is judged "
+                "against its base only where git can read both",
+            )
+    return None
+
+
+def _names_a_gitdir(path: Path) -> bool:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").startswith("gitdir:")
+    except OSError:
+        return False
+
+
 class Repo:
     """A git work tree, read through the ``git`` command."""
 

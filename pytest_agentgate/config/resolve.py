@@ -33,7 +33,7 @@ from pytest_agentgate.config.model import (
     GateConfig,
 )
 from pytest_agentgate.config.validate import validate
-from pytest_agentgate.git import Base, Repo
+from pytest_agentgate.git import Base, Repo, unreadable_repository
 from pytest_agentgate.linters import declared_linter
 from pytest_agentgate.profiles import DEFAULT_PROFILE, defaults_for
 from pytest_agentgate.project import project_root, zero_config
@@ -255,7 +255,7 @@ def _stand_alone(
     if raw.source == ZERO_CONFIG_SOURCE:
         _mark_added_linters(config)
     config.notices[:0] = notices
-    add_integrity_gate(config, found.repo is not None)
+    add_integrity_gate(config, found.repo is not None or unreadable_repository(root) is not None)
     label_sources(config, side)
     if found.repo is not None and isinstance(found.base, Base) and path is not None:
         _unreviewed(config, found, found.base, path, side)
@@ -506,7 +506,9 @@ def add_integrity_gate(config: Config, has_base: bool | None = None) -> None:
     if any(g.kind == "integrity" for g in config.gates):
         return
     if has_base is None:
-        has_base = Repo.find(config.root) is not None
+        has_base = (
+            Repo.find(config.root) is not None or unreadable_repository(config.root) is not None
+        )
     if not has_base:
         return
     thresholds = defaults_for(config.profile, "integrity")
