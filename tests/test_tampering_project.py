@@ -141,3 +141,42 @@ def test_a_functions_code_replaced_in_place_is_found(
     assert project_entries(project) == [
         f"calc.add (the project's function, its code replaced by {project}/tests/conftest.py's)"
     ]
+
+
+def test_a_function_loaded_from_a_zip_is_found(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Code in a zip is neither linted nor measured: no file of the project holds it.
+    import zipfile
+    import zipimport
+
+    with zipfile.ZipFile(project / "ext.zip", "w") as archive:
+        archive.writestr("agentgate_test_ext.py", "def clamp(x):\n    return x\n")
+    calc = load("calc", project / "calc.py", monkeypatch)
+    spec = zipimport.zipimporter(str(project / "ext.zip")).find_spec("agentgate_test_ext")
+    assert spec is not None and spec.loader is not None
+    ext = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "agentgate_test_ext", ext)
+    spec.loader.exec_module(ext)
+    monkeypatch.setattr(calc, "clamp", ext.clamp, raising=False)
+    (entry,) = project_entries(project)
+    assert entry.startswith("calc.clamp (the project's function, from ") and "ext.zip" in entry
+
+
+class CovPlugin:
+    """pytest-cov's plugin as the witness sees it: a controller holding its Coverage objects."""
+
+    def __init__(self, cov: object) -> None:
+        self.cov_controller = types.SimpleNamespace(cov=cov, combining_cov=None)
+
+
+def test_coverage_exclusions_added_while_the_tests_run_are_found(tmp_path: Path) -> None:
+    import coverage
+
+    (tmp_path / ".coveragerc").write_text("[report]\nexclude_also =\n    if DEBUG:\n")
+    cov = coverage.Coverage(config_file=str(tmp_path / ".coveragerc"))
+    assert [e for e in replaced([CovPlugin(cov)]) if e.startswith("coverage.")] == []
+    cov.exclude("def clamp")  # a conftest, through pytest-cov's controller
+    assert [e for e in replaced([CovPlugin(cov)]) if e.startswith("coverage.")] == [
+        "coverage.exclude_list (gained ['def clamp'] while the tests ran)"
+    ]

@@ -372,3 +372,61 @@ def test_coverage_sources_at_base_read_the_gates_cov_options() -> None:
     )
     scan = Scan(Path("/project"), None, None, config, Texts({}, {}), {})  # type: ignore[arg-type]
     assert settings.coverage_sources_at_base(scan) == ["pkg", "lib", "tools", "app"]
+
+
+# -- red team 4: settings read another way than agentgate read them ---------------------------
+
+RUFF_BASE = '[tool.ruff.lint]\nselect = ["E", "F", "W", "B"]\n'
+IGNORES = '[lint.per-file-ignores]\n"pkg/core.py" = ["B006", "F401"]\n'
+
+
+def test_a_chain_of_ruff_extends_is_followed_to_its_end() -> None:
+    pyproject = '[tool.ruff]\nextend = "cfg/a.toml"\n' + RUFF_BASE
+    now = {"pyproject.toml": pyproject, "cfg/a.toml": 'extend = "b.toml"\n', "cfg/b.toml": IGNORES}
+    assert [m for _, _, m in found({"pyproject.toml": RUFF_BASE}, now)] == [
+        "ruff: per-file-ignores gained 'pkg/core.py': B006, F401, rules the base enforces"
+    ]
+
+
+def test_an_extend_ruff_cannot_be_read_by_agentgate_is_a_finding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("NO_SUCH_FOLDER", raising=False)
+    pyproject = '[tool.ruff]\nextend = "${NO_SUCH_FOLDER}/b.toml"\n' + RUFF_BASE
+    assert found({"pyproject.toml": RUFF_BASE}, {"pyproject.toml": pyproject}) == [
+        (
+            "pyproject.toml",
+            None,
+            "ruff: extend names ${NO_SUCH_FOLDER}/b.toml, which agentgate cannot read, so what "
+            "it changes cannot be compared with the base's rules; write ruff's settings so "
+            "that they read as TOML 1.0, with plain paths",
+        )
+    ]
+
+
+def test_a_ruff_file_that_is_not_toml_1_0_is_a_finding() -> None:
+    # ruff reads TOML 1.1 (a multi-line inline table); Python's tomllib does not.
+    ruff_toml = (
+        '[lint]\nselect = ["E", "F", "W", "B"]\n'
+        'per-file-ignores = {\n    "pkg/core.py" = ["B006"],\n}\n'
+    )
+    findings = found(
+        {"pyproject.toml": RUFF_BASE}, {**{"pyproject.toml": RUFF_BASE}, "ruff.toml": ruff_toml}
+    )
+    assert [(p, m.split(",")[0]) for p, _, m in findings] == [
+        ("ruff.toml", "ruff: ruff.toml does not read as TOML 1.0")
+    ]
+
+
+def test_coverage_settings_from_another_file_or_a_plugin_are_findings() -> None:
+    base = '[tool.pytest.ini_options]\naddopts = "-q"\n\n[tool.coverage.run]\nbranch = true\n'
+    now = base.replace('"-q"', '"-q --cov-config=cov.ini"').replace(
+        "branch = true\n", 'branch = true\nplugins = ["covplug"]\n'
+    )
+    messages = sorted(m for _, _, m in found({"pyproject.toml": base}, {"pyproject.toml": now}))
+    assert messages == [
+        "coverage: plugins gained covplug: a plugin's code can change what coverage measures "
+        "and excludes while the tests run",
+        "pytest: addopts gained --cov-config=cov.ini: coverage reads its settings from that "
+        "file instead of the project's, which agentgate compares",
+    ]

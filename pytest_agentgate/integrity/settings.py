@@ -28,6 +28,7 @@ import configparser
 import fnmatch
 import functools
 import math
+import os
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -261,6 +262,9 @@ class _Tools:
         self.scan = scan
         self.touched = scan.touched
         self._files: list[str] | None = None
+        # Settings files of the change agentgate cannot read, as (path, why): what they
+        # change cannot be compared (ruff reads TOML 1.1 and expands variables; tomllib does not).
+        self.unreadable: dict[str, str] = {}
 
     def read(self, side: str, path: str) -> str | None:
         return self.scan.sources.at_base(path) if side == "base" else self.scan.sources.now(path)
@@ -295,6 +299,14 @@ class _Tools:
             sides = _sides(functools.partial(self._ruff_at, directory))
             if sides is not None:
                 yield from self._ruff_compare(sides, directory)
+        for path, why in sorted(self.unreadable.items()):
+            yield IntegrityFinding(
+                TOOL_RULE,
+                f"ruff: {why}, so what it changes cannot be compared with the base's rules; "
+                "write ruff's settings so that they read as TOML 1.0, with plain paths",
+                path,
+                None,
+            )
 
     def _ruff_at(self, directory: str, side: str) -> Settings | None:
         for folder in _parents(directory):
@@ -305,28 +317,41 @@ class _Tools:
                     continue
                 data = toml_document(text)
                 if data is None:
+                    if side == "now" and path in self.touched:
+                        self.unreadable[path] = f"{path} does not read as TOML 1.0"
                     continue
                 table = _table(data, "tool", "ruff") if name == "pyproject.toml" else data
                 if table is None:
                     continue  # a pyproject.toml without [tool.ruff]: ruff looks further up
                 section = "tool.ruff" if name == "pyproject.toml" else None
                 settings = Settings(path, text, _ruff_values(table), section)
-                extend = table.get("extend")
-                if isinstance(extend, str):
-                    parent = self._ruff_file(side, _join(folder, extend))
-                    if parent is not None:
-                        settings.values = _ruff_extend(parent, settings.values)
+                parent = self._extended(side, folder, table.get("extend"), path)
+                if parent is not None:
+                    settings.values = _ruff_extend(parent, settings.values)
                 return settings
         return None
 
-    def _ruff_file(self, side: str, path: str) -> dict[str, Any] | None:
-        path = posixpath.normpath(path)  # git reads no "a/../b" at the base
-        text = self.read(side, path)
+    def _extended(
+        self, side: str, folder: str, extend: Any, named_in: str, depth: int = 0
+    ) -> dict[str, Any] | None:
+        """The settings a file's ``extend`` names, with those of the file it extends in turn
+        (ruff follows the whole chain); None when it names none or cannot be read."""
+        if not isinstance(extend, str) or depth > 10:
+            return None
+        expanded = os.path.expanduser(os.path.expandvars(extend))
+        path = posixpath.normpath(_join(folder, expanded))  # git reads no "a/../b"
+        text = None if "$" in expanded else self.read(side, path)
         data = None if text is None else toml_document(text)
         if data is None:
+            if side == "now" and named_in in self.touched:
+                self.unreadable[named_in] = f"extend names {extend}, which agentgate cannot read"
             return None
         table = _table(data, "tool", "ruff") if path.endswith("pyproject.toml") else data
-        return None if table is None else _ruff_values(table)
+        if table is None:
+            return None
+        values = _ruff_values(table)
+        parent = self._extended(side, _folder(path), table.get("extend"), named_in, depth + 1)
+        return values if parent is None else _ruff_extend(parent, values)
 
     def _ruff_compare(self, sides: _Sides, directory: str) -> Iterator[IntegrityFinding]:
         old, new = sides.old, sides.new
@@ -483,6 +508,15 @@ class _Tools:
                 "are no longer measured",
                 key,
             )
+        plugins = [
+            p for p in _words(new.get("run.plugins")) if p not in _words(old.get("run.plugins"))
+        ]
+        if plugins:
+            yield sides.finding(
+                f"coverage: plugins gained {_show(plugins)}: a plugin's code can change what "
+                "coverage measures and excludes while the tests run",
+                "plugins",
+            )
         partial = _partials(new) - _partials(old)
         if partial:
             key = "partial_also" if "report.partial_also" in new else "partial_branches"
@@ -604,6 +638,13 @@ class _Tools:
             yield sides.finding(
                 "pytest: addopts gained --assert=plain: pytest no longer rewrites the tests' "
                 "asserts, so under python -O or PYTHONOPTIMIZE not one of them runs",
+                "addopts",
+            )
+        was, now_config = _cov_config(old.get("addopts")), _cov_config(new.get("addopts"))
+        if now_config is not None and now_config != was:
+            yield sides.finding(
+                f"pytest: addopts gained --cov-config={now_config}: coverage reads its settings "
+                "from that file instead of the project's, which agentgate compares",
                 "addopts",
             )
         changed = [k for k in _COLLECTION if _split(old.get(k)) != _split(new.get(k))]
@@ -1675,6 +1716,16 @@ def _named(path: str, patterns: Iterable[str]) -> bool:
     return any(
         fnmatch.fnmatch(name, p) or fnmatch.fnmatch(path, p.removeprefix("./")) for p in patterns
     )
+
+
+def _cov_config(addopts: Any) -> str | None:
+    """The file pytest-cov's ``--cov-config`` in pytest ``addopts`` names, if any."""
+    if isinstance(addopts, list):
+        addopts = " ".join(map(str, addopts))
+    if not isinstance(addopts, str):
+        return None
+    found = re.findall(r"--cov-config(?:=|\s+)(\S+)", addopts)
+    return found[-1].strip("'\"") if found else None
 
 
 def _plain_asserts(addopts: Any) -> bool:

@@ -48,6 +48,9 @@ def replaced(plugins: Iterable[object] = (), project: str | None = None) -> list
             found[label] = f"{label} ({why})"
             if len(found) >= MAX_FOUND:
                 return sorted(found.values())
+    plugins = list(plugins)
+    for label, why in _coverage_settings_changed(plugins):
+        found[label] = f"{label} ({why})"
     for plugin in plugins:
         kind = type(plugin)
         name = getattr(kind, "__module__", "") or ""
@@ -81,6 +84,39 @@ def replaced(plugins: Iterable[object] = (), project: str | None = None) -> list
             if len(found) >= MAX_FOUND:
                 return sorted(found.values())
     return sorted(found.values())
+
+
+# What coverage.py leaves out of its figures, by the settings' attribute names.
+_COVERAGE_LEAVES_OUT = (
+    "exclude_list", "partial_list", "partial_always_list", "run_omit", "report_omit",
+)  # fmt: skip
+
+
+def _coverage_settings_changed(plugins: Iterable[object]) -> Iterator[tuple[str, str]]:
+    """pytest-cov's coverage objects whose settings leave out more than the settings file they
+    were read from does: changed while the tests ran (``cov.exclude("def clamp")`` from a
+    conftest, a plugin's configurer)."""
+    import contextlib
+
+    for plugin in plugins:
+        controller = getattr(plugin, "cov_controller", None)
+        if controller is None:
+            continue
+        for attr in ("cov", "combining_cov"):
+            config = getattr(getattr(controller, attr, None), "config", None)
+            config_file = getattr(config, "config_file", None)
+            if config is None:
+                continue
+            with contextlib.suppress(Exception):  # a settings file coverage itself refused
+                from coverage.config import read_coverage_config
+
+                fresh = read_coverage_config(config_file or False, warn=lambda message: None)
+                for key in _COVERAGE_LEAVES_OUT:
+                    now, was = getattr(config, key, None), getattr(fresh, key, None)
+                    if isinstance(now, list) and isinstance(was, list):
+                        gained = [p for p in now if p not in was]
+                        if gained:
+                            yield f"coverage.{key}", f"gained {gained!r} while the tests ran"
 
 
 def _project_replaced(project: str) -> Iterator[tuple[str, str]]:
@@ -129,6 +165,9 @@ def _project_replaced(project: str) -> Iterator[tuple[str, str]]:
             home_file = getattr(home, "__file__", None)
             if home is not None and vars(home) is space and isinstance(home_file, str):
                 if _inside(home_file, installed):
+                    continue
+                if not os.path.isfile(home_file):
+                    yield label, f"the project's function, from {home_file}, which is no file"
                     continue
                 relative = os.path.relpath(_real(home_file), root)
                 if _inside(home_file, (root,)) and not _test_code(relative):
