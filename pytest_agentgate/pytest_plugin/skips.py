@@ -21,8 +21,6 @@ from typing import Any
 
 import pytest
 
-from pytest_agentgate.reports.model import SKIPPED_AT as PROPERTY
-
 PLUGIN_NAME = "agentgate-skips"
 _ENVIRONMENT_PARTS = frozenset({"site-packages", "dist-packages"})
 
@@ -41,6 +39,8 @@ class SkipWitness:
         report: pytest.TestReport = outcome.get_result()
         if not report.skipped or raised is None:
             return
+        from pytest_agentgate.reports.model import SKIPPED_AT as PROPERTY  # only when one skips
+
         if any(name == PROPERTY for name, _ in item.user_properties):
             return
         where = self.raised_at(raised)

@@ -352,7 +352,7 @@ def _installed_roots() -> tuple[str, ...]:
 
 def _package_folder(name: str, where: str) -> str:
     """The folder of a module's top-level package (an editable install of a tool lives there)."""
-    folder = os.path.dirname(os.path.realpath(where))
+    folder = os.path.dirname(_real(where))
     for _ in range(name.count(".")):
         folder = os.path.dirname(folder)
     return folder

@@ -8,7 +8,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import test_plugin
 from test_plugin import PY, gate, init_project, make_cov_project, numbers, plugin_verdict
+
+_clean_env = test_plugin._clean_env  # the suite's autouse fixture: a gated run here gates
 
 pytest_plugins = ["pytester"]
 
