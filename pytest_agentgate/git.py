@@ -192,10 +192,14 @@ def unreadable_repository(root: Path) -> BaseMissing | None:
             why = git_error(root)
             if why is None:
                 return None
+            fix = (
+                f"let git read it: `git config --global --add safe.directory {folder}`"
+                if "dubious ownership" in why
+                else "repair the repository (`git status` says what is wrong)"
+            )
             return BaseMissing(
                 f"git cannot read the repository at {folder} ({why})",
-                "repair the repository (`git status` says what is wrong); the change is judged "
-                "against its base only where git can read both",
+                f"{fix}; the change is judged against its base only where git can read both",
             )
     return None
 

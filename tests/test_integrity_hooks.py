@@ -419,6 +419,8 @@ def test_a_custom_item_that_sets_its_own_obj_is_not_a_finding(
         "import pytest\n\n\nclass CaseItem(pytest.Item):\n"
         "    def __init__(self, *, spec, **kwargs):\n        super().__init__(**kwargs)\n"
         "        self.obj = spec\n\n    def runtest(self):\n        assert self.obj['ok']\n"
+        "\n\n@pytest.fixture\ndef cli_context():\n    ctx = Context()\n    ctx.obj = {'db': None}\n"
+        "    return ctx\n"
     )
     monkeypatch.chdir(root)
     gate = integrity(agentgate)

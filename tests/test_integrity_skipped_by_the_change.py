@@ -143,3 +143,12 @@ def test_the_pytest_door_sees_it_too(project: Path) -> None:
     assert code != 0, output
     gate = next(g for g in verdict["gates"] if g["name"] == "integrity")
     assert [(p, n) for p, n, _ in skips(gate)] == [("tests/conftest.py", CONFTEST.count("\n") + 5)]
+
+
+def test_a_skip_of_the_base_reworded_is_no_finding(project: Path, agentgate: Agentgate) -> None:
+    # The line that skips the database test is edited (its message), not added: the base's.
+    (project / "calc.py").write_text(FIXED)
+    conftest = CONFTEST.replace("needs the rates database", "needs RATES_DB, the rates database")
+    (project / "tests" / "conftest.py").write_text(conftest)
+    code, gate = verify(agentgate)
+    assert (code, gate["status"], skips(gate)) == (0, "pass", []), gate

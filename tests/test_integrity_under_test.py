@@ -235,6 +235,11 @@ def test_honest_comparisons_are_not_findings(tmp_path: Path) -> None:
         "    def __ne__(self, other):\n        return NotImplemented\n\n\n"
         "class Rate:\n    def __eq__(self, other):\n        if isinstance(other, Rate):\n"
         "            return self is other\n        return False\n\n\n"
+        "class Point:\n    def __eq__(self, other):\n        if not isinstance(other, Point):\n"
+        "            return NotImplemented\n        if self.x != other.x:\n"
+        "            return False\n        return True\n\n\n"
+        "class Vec:\n    def __eq__(self, other):\n        for a, b in zip(self.v, other.v):\n"
+        "            if a != b:\n                return False\n        return True\n\n\n"
         "def tax(x):\n    return x * 0.2 + 1.5\n"
     )
     assert rules(tmp_path, now) == []

@@ -95,3 +95,26 @@ def test_an_ungated_run_records_nothing(
     pytester.makepyfile(test_things=TESTS)
     pytester.runpytest("-p", "no:cacheprovider", "--junitxml=junit.xml")
     assert set(skipped_at(pytester).values()) == {None}
+
+
+def test_no_place_for_an_xfail_marks_failure_or_a_skip_a_hook_wrapper_passed_on(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An xfail mark's test fails in the code for real: no skip was raised there. A new-style
+    # hook wrapper has every skip thrown through its `yield`: it raised none of them.
+    monkeypatch.setenv(RUN_ID_ENV, "r" * 24)
+    pytester.makeconftest(
+        "import pytest\n\n\n@pytest.hookimpl(wrapper=True)\ndef pytest_runtest_setup(item):\n"
+        "    return (yield)\n"
+    )
+    pytester.makepyfile(
+        parse="def parse(text):\n    raise ValueError(text)\n",
+        test_known=(
+            "import pytest\n\nfrom parse import parse\n\n\n@pytest.mark.xfail(reason='INV-7')\n"
+            "def test_parse():\n    parse('x')\n\n\n@pytest.mark.skip(reason='later')\n"
+            "def test_skipped():\n    assert 0\n"
+        ),
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "--junitxml=junit.xml")
+    result.assert_outcomes(skipped=1, xfailed=1)
+    assert skipped_at(pytester) == {"test_parse": None, "test_skipped": None}

@@ -139,7 +139,7 @@ def test_a_functions_code_replaced_in_place_is_found(
     helper = load("agentgate_test_conftest", project / "tests" / "conftest.py", monkeypatch)
     monkeypatch.setattr(calc.add, "__code__", helper.add.__code__)
     assert project_entries(project) == [
-        f"calc.add (the project's function, its code replaced by {project}/tests/conftest.py's)"
+        f"calc.add (the project's function, replaced by code of {project}/tests/conftest.py)"
     ]
 
 
@@ -180,3 +180,45 @@ def test_coverage_exclusions_added_while_the_tests_run_are_found(tmp_path: Path)
     assert [e for e in replaced([CovPlugin(cov)]) if e.startswith("coverage.")] == [
         "coverage.exclude_list (gained ['def clamp'] while the tests ran)"
     ]
+
+
+def test_objects_that_raise_when_looked_at_and_library_generated_code_are_passed_over(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A proxy outside its context (Flask's request), a mapping that answers every attribute
+    # (addict), a method an installed library generated with its own globals (SQLAlchemy's
+    # mapped __init__), a module re-imported by a test: none is the project's code replaced.
+    (project / "calc.py").write_text(
+        "import json\n\n\nclass Proxy:\n    def __getattr__(self, name):\n"
+        "        raise RuntimeError('working outside of application context')\n\n"
+        "    @property\n    def __class__(self):\n        raise RuntimeError('no context')\n\n\n"
+        "class Anything(dict):\n    def __getattr__(self, name):\n        return Anything()\n\n\n"
+        "request = Proxy()\nCONFIG = Anything()\n\n\nclass Model:\n    pass\n\n\n"
+        "Model.__init__ = eval(compile('lambda self: None', '<string>', 'eval'),"
+        " {'__name__': 'json'})\n\n\ndef add(a, b):\n    return a + b\n"
+    )
+    calc = load("calc", project / "calc.py", monkeypatch)
+    old_add = calc.add
+    calc = load("calc", project / "calc.py", monkeypatch)  # re-imported: a new module object
+    monkeypatch.setattr(calc, "add", old_add)  # the first import's function, the same file
+    assert project_entries(project) == []
+
+
+def test_exclusions_a_coverage_plugin_configures_are_the_settings_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # covdefaults and its kind add exclusions when coverage loads them: the settings' own.
+    import coverage
+
+    (tmp_path / "agentgate_test_covplug.py").write_text(
+        "class Configurer:\n    def configure(self, config):\n"
+        "        lines = config.get_option('report:exclude_lines')\n"
+        "        config.set_option('report:exclude_lines', [*lines, 'if TYPE_CHECKING:'])\n\n\n"
+        "def coverage_init(reg, options):\n    reg.add_configurer(Configurer())\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / ".coveragerc").write_text("[run]\nplugins = agentgate_test_covplug\n")
+    cov = coverage.Coverage(config_file=str(tmp_path / ".coveragerc"), data_file=None)
+    cov._init()
+    assert "if TYPE_CHECKING:" in cov.config.exclude_list
+    assert [e for e in replaced([CovPlugin(cov)]) if e.startswith("coverage.")] == []

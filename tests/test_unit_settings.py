@@ -430,3 +430,15 @@ def test_coverage_settings_from_another_file_or_a_plugin_are_findings() -> None:
         "pytest: addopts gained --cov-config=cov.ini: coverage reads its settings from that "
         "file instead of the project's, which agentgate compares",
     ]
+
+
+def test_an_extend_outside_the_project_is_judged_only_when_new() -> None:
+    # A workspace member's settings extend the workspace's: no side of the change holds it.
+    member = '[tool.ruff]\nextend = "../pyproject.toml"\n' + RUFF_BASE
+    touched = member + '\n[project]\nname = "member"\ndependencies = ["attrs"]\n'
+    assert found({"pyproject.toml": member}, {"pyproject.toml": touched}) == []
+    (path, _, message) = found({"pyproject.toml": RUFF_BASE}, {"pyproject.toml": member})[0]
+    assert (path, message.split(",")[0]) == (
+        "pyproject.toml",
+        "ruff: extend names ../pyproject.toml",
+    )

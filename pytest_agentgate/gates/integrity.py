@@ -191,10 +191,14 @@ def _skipped_edited_tests(
     # A skip the source shows is found already, by its mark or call: once is enough.
     marked = [(f.path, f.message) for f in evidence.findings if f.rule == SKIP_RULE]
     findings = []
-    reported = set()
+    reported: set[str] = set()
     for test in evidence.edited_tests:
         function = test.qualname.rsplit("::", 1)[-1]
-        if test.skipped_at_base or any(
+        if test.skipped_at_base:  # it could skip at the base: not the change's skip, either way
+            key = _edited_key(test)
+            reported.update(k for k in runs if k == key or k.endswith("." + key))
+            continue
+        if any(
             path == test.path and re.search(rf"\b{re.escape(function)}\b", message)
             for path, message in marked
         ):
@@ -259,6 +263,27 @@ def _skipped_by_added_lines(
             )
         )
     return out
+
+
+_SKIP_WORDS = re.compile(r"\b(?:skip|skipif|xfail|importorskip|skipTest|SkipTest|Skipped)\b")
+
+
+def _new_lines(scan: Scan, path: str) -> list[int]:
+    """The lines the change adds to ``path``, less those that only reword a skip the base
+    had: a line naming a skip is new only past the base's count of such lines (a message
+    edited, a `pytest.skip("needs docker")` moved into a fixture, is the base's skip)."""
+    added = scan.added_lines(path)
+    now = scan.sources.now(path) or ""
+    if not added or not _SKIP_WORDS.search(now):
+        return sorted(added)
+    before = scan.sources.at_base(scan.renamed_from.get(path, path)) or ""
+    lines = now.splitlines()
+    naming = [n for n, line in enumerate(lines, 1) if _SKIP_WORDS.search(line)]
+    added_skips = [n for n in naming if n in added]
+    kept_skips = len(naming) - len(added_skips)
+    base_skips = sum(1 for line in before.splitlines() if _SKIP_WORDS.search(line))
+    reworded = set(added_skips[: max(0, base_skips - kept_skips)])
+    return sorted(n for n in added if n not in reworded)
 
 
 def _test_key(classname: str, name: str) -> str:
@@ -401,7 +426,7 @@ class IntegrityGate:
         evidence.edited_tests = list(scan.edited_tests)
         evidence.new_tests = list(scan.new_tests)
         evidence.added_lines = {
-            path: sorted(scan.added_lines(path))
+            path: _new_lines(scan, path)
             for path, status in scan.touched.items()
             if status != "deleted" and is_python(path)
         }

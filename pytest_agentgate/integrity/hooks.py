@@ -782,6 +782,20 @@ def _test_code_replaced(
         )
 
 
+# The names pytest's hooks and fixtures give a test item (``request.node``, ``item``).
+_ITEM_NAMES = frozenset({"item", "pyfuncitem", "node", "function", "test_item", "child"})
+
+
+def _a_test_item(node: ast.expr) -> bool:
+    """``item``, ``pyfuncitem``, ``request.node``, ``items[0]``: a test item, as hooks and
+    fixtures name it (not ``ctx.obj`` of a click context, or a custom item's ``self``)."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node.id in _ITEM_NAMES or node.id == "items"
+    return isinstance(node, ast.Attribute) and node.attr in ("node", "parent")
+
+
 def _item_code_writes(tree: ast.Module | None) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree) if tree is not None else ():
@@ -789,7 +803,7 @@ def _item_code_writes(tree: ast.Module | None) -> list[tuple[int, str]]:
             if (
                 isinstance(target, ast.Attribute)
                 and target.attr in _ITEM_CODE
-                and not (isinstance(target.value, ast.Name) and target.value.id == "self")
+                and _a_test_item(target.value)
             ):
                 found.append((target.lineno, f"the test item's {target.attr}"))
         if (
@@ -798,7 +812,7 @@ def _item_code_writes(tree: ast.Module | None) -> list[tuple[int, str]]:
             and len(node.args) >= 2
             and isinstance(node.args[1], ast.Constant)
             and node.args[1].value in _ITEM_CODE
-            and not (isinstance(node.args[0], ast.Name) and node.args[0].id == "self")
+            and _a_test_item(node.args[0])
         ):
             found.append((node.lineno, f"the test item's {node.args[1].value}"))
     return found

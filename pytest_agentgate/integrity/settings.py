@@ -265,6 +265,8 @@ class _Tools:
         # Settings files of the change agentgate cannot read, as (path, why): what they
         # change cannot be compared (ruff reads TOML 1.1 and expands variables; tomllib does not).
         self.unreadable: dict[str, str] = {}
+        # The ruff `extend` each side's settings file names outside the project.
+        self.outside: dict[str, dict[str, str]] = {"base": {}, "now": {}}
 
     def read(self, side: str, path: str) -> str | None:
         return self.scan.sources.at_base(path) if side == "base" else self.scan.sources.now(path)
@@ -299,6 +301,12 @@ class _Tools:
             sides = _sides(functools.partial(self._ruff_at, directory))
             if sides is not None:
                 yield from self._ruff_compare(sides, directory)
+        for path, extend in sorted(self.outside["now"].items()):
+            if self.outside["base"].get(path) != extend:
+                self.unreadable.setdefault(
+                    path,
+                    f"extend names {extend}, outside the project, which the change does not show",
+                )
         for path, why in sorted(self.unreadable.items()):
             yield IntegrityFinding(
                 TOOL_RULE,
@@ -339,7 +347,15 @@ class _Tools:
         if not isinstance(extend, str) or depth > 10:
             return None
         expanded = os.path.expanduser(os.path.expandvars(extend))
+        root = self.scan.root.resolve().as_posix()
+        if posixpath.isabs(expanded) and (expanded + "/").startswith(root + "/"):
+            expanded = posixpath.relpath(expanded, root)  # `${PWD}/cfg/b.toml`: the project's
+            folder = ""
         path = posixpath.normpath(_join(folder, expanded))  # git reads no "a/../b"
+        if posixpath.isabs(path) or path.startswith("../"):
+            # Outside the project: no side of the change holds it; only a new one is a finding.
+            self.outside[side][named_in] = extend
+            return None
         text = None if "$" in expanded else self.read(side, path)
         data = None if text is None else toml_document(text)
         if data is None:

@@ -162,27 +162,26 @@ def _blind(
     name: str, args: ast.arguments, definition: ast.AST, body: list[ast.stmt] | None
 ) -> bool:
     """Whether the comparison ``name`` (a def with ``body``, or a lambda) answers without
-    regard to the value it is compared with: it ends saying "equal" (``__eq__``: ``return
-    True``; ``__ne__``: ``return False``) whatever it looked at, or never reads that value and
-    answers something other than ``NotImplemented``."""
+    regard to the value it is compared with: every answer it can give is "equal"
+    (``__eq__``: ``True``; ``__ne__``: ``False``) or ``NotImplemented``, whatever it looked
+    at, or it never reads that value and answers something else than ``NotImplemented``."""
     if len(args.args) < 2:
         return False
-    last = body[-1] if body else None
-    if (
-        isinstance(last, ast.Return)
-        and isinstance(last.value, ast.Constant)
-        and bool(last.value.value) is (name == "__eq__")
-    ):
-        return True  # `other; return True`
-    other = args.args[1].arg
     nodes = list(ast.walk(definition))
-    if any(isinstance(n, ast.Name) and n.id == other for n in nodes):
-        return False
     answers = [
         n.value if isinstance(n, ast.Return) else n.body
         for n in nodes
         if isinstance(n, ast.Return | ast.Lambda)
     ]
+    equal = name == "__eq__"
+    says_equal = [a for a in answers if isinstance(a, ast.Constant) and bool(a.value) is equal]
+    if says_equal and all(
+        a is not None and (a in says_equal or _not_implemented(a)) for a in answers
+    ):
+        return True  # `other; return True`: it can only say "equal"
+    other = args.args[1].arg
+    if any(isinstance(n, ast.Name) and n.id == other for n in nodes):
+        return False
     return any(a is not None and not _not_implemented(a) for a in answers)
 
 
@@ -472,8 +471,13 @@ def _stubbed_for_every_test(
     folder = (root / path).parent
     tests = _test_texts(folder)
     for line, target in found:
-        function = target.rsplit(".", 1)[-1]
-        word = re.compile(rf"\b{re.escape(function)}\b")
+        module, _, function = target.rpartition(".")
+        last = module.rsplit(".", 1)[-1]
+        # `calc.add(` or `from calc import add`: the tests name the function of that module
+        word = re.compile(
+            rf"\b{re.escape(last)}\.{re.escape(function)}\b"
+            rf"|\bfrom\s+[\w.]*\b{re.escape(last)}\s+import\s[^\n]*\b{re.escape(function)}\b"
+        )
         caller = next((name for name, text in tests if word.search(text)), None)
         if caller is None:
             continue

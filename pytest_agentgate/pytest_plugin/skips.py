@@ -37,8 +37,8 @@ class SkipWitness:
         raised = call.excinfo  # before pytest's unittest plugin re-raises a SkipTest as its own
         outcome = yield
         report: pytest.TestReport = outcome.get_result()
-        if not report.skipped or raised is None:
-            return
+        if not report.skipped or raised is None or not _a_skip(raised.value):
+            return  # an xfail mark's real failure is no skip the code raised
         from pytest_agentgate.reports.model import SKIPPED_AT as PROPERTY  # only when one skips
 
         if any(name == PROPERTY for name, _ in item.user_properties):
@@ -49,15 +49,27 @@ class SkipWitness:
             report.user_properties.append((PROPERTY, where))
 
     def raised_at(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str | None:
-        """``path:line`` of the innermost frame of ``excinfo`` in the project's own files."""
+        """``path:line`` where the project's code raised the skip: the innermost frame of
+        ``excinfo`` past pytest's and unittest's own skip helpers (``pytest.skip()``,
+        ``self.skipTest()``), if that frame is the project's. A skip pytest raised itself (a
+        mark) and that only passed through the project's code (a hook wrapper's ``yield``) has
+        none."""
         for entry in reversed(excinfo.traceback):
             path = Path(str(entry.path))
-            if not path.is_absolute():
-                continue  # <string>, <frozen ...>
-            if _ENVIRONMENT_PARTS.intersection(path.parts) or any(
-                env in path.parents for env in self.environment if env != self.root
-            ):
+            if path.name == "outcomes.py" and path.parent.name == "_pytest":
                 continue
-            if self.root in path.parents:
-                return f"{path}:{entry.lineno + 1}"
+            if path.name == "case.py" and path.parent.name == "unittest":
+                continue
+            if not path.is_absolute() or _ENVIRONMENT_PARTS.intersection(path.parts):
+                return None
+            if any(env in path.parents for env in self.environment if env != self.root):
+                return None
+            return f"{path}:{entry.lineno + 1}" if self.root in path.parents else None
         return None
+
+
+def _a_skip(error: BaseException) -> bool:
+    """A skip or xfail raised as one (``pytest.skip``, ``pytest.xfail``, ``SkipTest``)."""
+    import unittest
+
+    return isinstance(error, (pytest.skip.Exception, pytest.xfail.Exception, unittest.SkipTest))

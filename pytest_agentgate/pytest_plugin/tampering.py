@@ -12,7 +12,9 @@ before the witness looks).
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import inspect
 import os
 import site
 import sys
@@ -96,8 +98,6 @@ def _coverage_settings_changed(plugins: Iterable[object]) -> Iterator[tuple[str,
     """pytest-cov's coverage objects whose settings leave out more than the settings file they
     were read from does: changed while the tests ran (``cov.exclude("def clamp")`` from a
     conftest, a plugin's configurer)."""
-    import contextlib
-
     for plugin in plugins:
         controller = getattr(plugin, "cov_controller", None)
         if controller is None:
@@ -108,9 +108,7 @@ def _coverage_settings_changed(plugins: Iterable[object]) -> Iterator[tuple[str,
             if config is None:
                 continue
             with contextlib.suppress(Exception):  # a settings file coverage itself refused
-                from coverage.config import read_coverage_config
-
-                fresh = read_coverage_config(config_file or False, warn=lambda message: None)
+                fresh = _fresh_coverage_config(config_file)
                 for key in _COVERAGE_LEAVES_OUT:
                     now, was = getattr(config, key, None), getattr(fresh, key, None)
                     if isinstance(now, list) and isinstance(was, list):
@@ -119,63 +117,108 @@ def _coverage_settings_changed(plugins: Iterable[object]) -> Iterator[tuple[str,
                             yield f"coverage.{key}", f"gained {gained!r} while the tests ran"
 
 
+def _fresh_coverage_config(config_file: str | None) -> Any:
+    """coverage.py's settings as a new Coverage object reads them from ``config_file``, with
+    the plugins they name configured as the live one's were (covdefaults adds exclusions)."""
+    import coverage
+
+    fresh = coverage.Coverage(config_file=config_file or False, data_file=None)
+    fresh._init()  # loads the settings' plugins and runs their configurers
+    return fresh.config
+
+
 def _project_replaced(project: str) -> Iterator[tuple[str, str]]:
     """The project's own code, not as its files hold it while the tests run: a top-level module
     of the project (``<project>/calc.py``, ``<project>/src/calc/``) loaded from another file, or
     by a loader the project's code defines (an import hook that rewrites the source); and a
     function or class member of a module of the project's code whose code belongs to no module
-    of it (a conftest's, a test's, ``compile``-d code, a file written elsewhere)."""
+    of it (a conftest's, a test's, ``compile``-d code, a file written elsewhere). An object
+    that raises when looked at (a proxy outside its context) is passed over."""
     root = _real(project)
     installed = _installed_roots()
+    modules = [(n, m) for n, m in list(sys.modules.items()) if isinstance(m, ModuleType)]
+    by_name = dict(modules)
     for name, expected in _top_level_modules(root):
-        module = sys.modules.get(name)
-        where = getattr(module, "__file__", None)
-        if isinstance(where, str) and _real(where) != expected and not _inside(where, installed):
+        where = _file_of(by_name.get(name))
+        if where is not None and _real(where) != expected and not _inside(where, installed):
             yield name, f"the project's {os.path.relpath(expected, root)} loaded from {where}"
-    for name, module in list(sys.modules.items()):
-        where = getattr(module, "__file__", None)
-        if not isinstance(module, ModuleType) or not isinstance(where, str):
-            continue
-        if not _inside(where, (root,)) or _inside(where, installed):
+    for name, module in modules:
+        where = _file_of(module)
+        if where is None or not _inside(where, (root,)) or _inside(where, installed):
             continue
         if _test_code(os.path.relpath(_real(where), root)):
             continue
-        loader = getattr(getattr(module, "__spec__", None), "loader", None)
-        made = _written_at(type(loader)) if loader is not None else None
-        if made is not None and _inside(made[0], (root,)) and not _inside(made[0], installed):
-            yield name, f"loaded by {type(loader).__qualname__} of {made[0]}"
-        for label, value, owner in _members(name, module):
-            func = _unwrap(value)
-            space = getattr(func, "__globals__", None)
-            if not isinstance(space, dict):
+        with contextlib.suppress(Exception):
+            loader = getattr(getattr(module, "__spec__", None), "loader", None)
+            made = _written_at(type(loader)) if loader is not None else None
+            if made is not None and _inside(made[0], (root,)) and not _inside(made[0], installed):
+                yield name, f"loaded by {type(loader).__qualname__} of {made[0]}"
+        for label, value, owner in _members(name, module, safe=True):
+            try:
+                why = _replaced_why(value, owner, label, module, where, root, installed)
+            except Exception:  # a proxy or lazy object that raises when looked at
                 continue
-            if space is vars(module):
-                code = getattr(getattr(func, "__code__", None), "co_filename", None)
-                if isinstance(code, str) and _foreign_code(code, where, root, installed, owner):
-                    yield label, f"the project's function, its code replaced by {code}'s"
-                continue
-            attr = label.rpartition(".")[2]
-            if (
-                owner is not None
-                and attr.startswith("__")
-                and any(key in vars(owner) for key in _GENERATED_FOR)
-            ):
-                continue  # what dataclasses, attrs or namedtuple wrote for the class
-            home = sys.modules.get(str(space.get("__name__", "")))
-            home_file = getattr(home, "__file__", None)
-            if home is not None and vars(home) is space and isinstance(home_file, str):
-                if _inside(home_file, installed):
-                    continue
-                if not os.path.isfile(home_file):
-                    yield label, f"the project's function, from {home_file}, which is no file"
-                    continue
-                relative = os.path.relpath(_real(home_file), root)
-                if _inside(home_file, (root,)) and not _test_code(relative):
-                    continue  # another module of the project's code: a re-export
-                yield label, f"the project's function, replaced by code of {home_file}"
-            else:
-                code = getattr(getattr(func, "__code__", None), "co_filename", "?")
-                yield label, f"the project's function, replaced by code made at run time ({code})"
+            if why is not None:
+                yield label, why
+
+
+def _file_of(module: ModuleType | None) -> str | None:
+    try:
+        where = getattr(module, "__file__", None)
+    except Exception:  # a module object whose __getattr__ raises
+        return None
+    return where if isinstance(where, str) else None
+
+
+def _replaced_why(
+    value: Any,
+    owner: type | None,
+    label: str,
+    module: ModuleType,
+    where: str,
+    root: str,
+    installed: tuple[str, ...],
+) -> str | None:
+    """Why the function ``value`` of a module of the project's code is not the project's, or
+    None when it is (its code is in a file of the project's code or of installed code)."""
+    func = _unwrap(value)
+    if not inspect.isfunction(func):
+        return None
+    code = func.__code__.co_filename
+    if not code.startswith("<") and os.path.isfile(code):
+        if _inside(code, installed):
+            return None
+        if _inside(code, (root,)) and not _test_code(os.path.relpath(_real(code), root)):
+            return None  # the project's own code, wherever its module object came from
+        return f"the project's function, replaced by code of {code}"
+    attr = label.rpartition(".")[2]
+    if owner is not None and attr.startswith("__") and _generated_for(owner):
+        return None  # what dataclasses, attrs or namedtuple wrote for the class
+    space = func.__globals__
+    if space is vars(module):
+        if code.startswith("<frozen "):
+            return None
+        return f"the project's function, its code replaced by {code}'s"
+    home = sys.modules.get(str(space.get("__name__", "")))
+    home_file = _file_of(home) if isinstance(home, ModuleType) else None
+    if home_file is not None and _inside(home_file, installed):
+        return None  # generated by an installed library (SQLAlchemy's mapped __init__)
+    if not code.startswith("<"):
+        return f"the project's function, from {code}, which is no file"
+    if (
+        home_file is not None
+        and _inside(home_file, (root,))
+        and not _test_code(os.path.relpath(_real(home_file), root))
+    ):
+        return None  # code the project's own module generated
+    return f"the project's function, replaced by code made at run time ({code})"
+
+
+def _generated_for(owner: type) -> bool:
+    try:
+        return any(key in vars(owner) for key in _GENERATED_FOR)
+    except TypeError:
+        return False
 
 
 def project_sources(project: str, limit: int = 5000) -> dict[str, str]:
@@ -188,8 +231,8 @@ def project_sources(project: str, limit: int = 5000) -> dict[str, str]:
     installed = _installed_roots()
     found: dict[str, str] = {}
     for module in list(sys.modules.values()):
-        where = getattr(module, "__file__", None)
-        if not isinstance(where, str) or not where.endswith(".py"):
+        where = _file_of(module) if isinstance(module, ModuleType) else None
+        if where is None or not where.endswith(".py"):
             continue
         if not _inside(where, (root,)) or _inside(where, installed):
             continue
@@ -204,22 +247,6 @@ def project_sources(project: str, limit: int = 5000) -> dict[str, str]:
         if len(found) >= limit:
             break
     return found
-
-
-def _foreign_code(
-    code: str, module_file: str, root: str, installed: tuple[str, ...], owner: type | None
-) -> bool:
-    """Whether code of a function in a module of the project's code (its globals are the
-    module's) was written elsewhere: in a test, a conftest, another file outside installed
-    code, or compiled from a string (``func.__code__ = other.__code__``)."""
-    if code.startswith("<"):
-        generated = owner is not None and any(key in vars(owner) for key in _GENERATED_FOR)
-        return not (code.startswith("<frozen ") or generated)
-    if _real(code) == _real(module_file) or _inside(code, installed):
-        return False
-    if not _inside(code, (root,)):
-        return True
-    return _test_code(os.path.relpath(_real(code), root))
 
 
 def _top_level_modules(root: str) -> Iterator[tuple[str, str]]:
@@ -267,11 +294,21 @@ def _shadows(project: str) -> Iterator[tuple[str, str]]:
             yield name, where
 
 
-def _members(name: str, module: ModuleType) -> Iterator[tuple[str, Any, type | None]]:
-    """The module's attributes, and the attributes of the classes it defines (with the class)."""
+def _members(
+    name: str, module: ModuleType, *, safe: bool = False
+) -> Iterator[tuple[str, Any, type | None]]:
+    """The module's attributes, and the attributes of the classes it defines (with the class).
+    ``safe``: an attribute that raises when asked what it is (a proxy outside its context) is
+    passed over."""
     for attr, value in list(vars(module).items()):
         yield f"{name}.{attr}", value, None
-        if isinstance(value, type) and value.__module__ == name:
+        try:
+            own_class = isinstance(value, type) and value.__module__ == name
+        except Exception:
+            if not safe:
+                raise
+            continue
+        if own_class:
             for inner, member in list(vars(value).items()):
                 yield f"{name}.{value.__qualname__}.{inner}", member, value
 
