@@ -631,33 +631,6 @@ def init_project(root: Path) -> None:
     git(root, "commit", "-q", "-m", "base")
 
 
-def test_init_then_pytest_agentgate_measures_coverage_as_verify_does(tmp_path: Path) -> None:
-    """The README's flow: `agentgate init`, then `pytest --agentgate` with no --cov. The session
-    measures coverage as the configured `coverage run` would, to the same numbers."""
-    init_project(tmp_path)
-    out = tmp_path / "plugin.json"
-    plugin = subprocess.run(
-        [PY, "-m", "pytest", "-p", "no:cacheprovider", "--agentgate", f"--agentgate-json={out}"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    plugin_cov = gate(json.loads(out.read_text()), "coverage")
-    verify = subprocess.run(
-        [PY, "-m", "pytest_agentgate", "verify", "--format=json", "--no-cache"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    verify_cov = gate(json.loads(verify.stdout), "coverage")
-    assert plugin_cov["actual"] == verify_cov["actual"], plugin.stdout
-    assert plugin_cov["actual"]["lines"] == 75.0 and plugin_cov["actual"]["branches"] == 50.0
-    assert plugin_cov["status"] == verify_cov["status"] == "fail"
-    assert "--cov" not in " ".join(plugin_cov["problems"])
-
-
 def test_no_run_skips_the_other_gates(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_ok():\n    pass\n")
     config = ONLY_TESTS + f"  build: {{command: {command('SystemExit(1)')}}}\n"
