@@ -196,9 +196,9 @@ def _replaced_why(
         return None  # what dataclasses, attrs or namedtuple wrote for the class
     space = func.__globals__
     if space is vars(module):
-        if code.startswith("<frozen "):
-            return None
-        return f"the project's function, its code replaced by {code}'s"
+        # Code the module compiled into its own namespace (six's `exec_("def raise_from...")`):
+        # the module's own doing, as its file says.
+        return None
     home = sys.modules.get(str(space.get("__name__", "")))
     home_file = _file_of(home) if isinstance(home, ModuleType) else None
     if home_file is not None and _inside(home_file, installed):
