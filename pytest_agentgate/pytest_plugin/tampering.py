@@ -19,6 +19,7 @@ import os
 import site
 import sys
 import sysconfig
+import types
 from collections.abc import Iterable, Iterator
 from types import ModuleType
 from typing import Any
@@ -181,7 +182,7 @@ def _replaced_why(
 ) -> str | None:
     """Why the function ``value`` of a module of the project's code is not the project's, or
     None when it is (its code is in a file of the project's code or of installed code)."""
-    func = _unwrap(value)
+    func = _static_unwrap(value)
     if not inspect.isfunction(func):
         return None
     code = func.__code__.co_filename
@@ -212,6 +213,23 @@ def _replaced_why(
     ):
         return None  # code the project's own module generated
     return f"the project's function, replaced by code made at run time ({code})"
+
+
+def _static_unwrap(value: Any) -> Any:
+    """The function inside a method, classmethod, property or partial, by type alone: asking
+    an object for ``__func__`` runs its ``__getattr__`` (six's lazy moves import a module)."""
+    for _ in range(4):
+        if isinstance(value, (classmethod, staticmethod)):
+            value = value.__func__
+        elif isinstance(value, property):
+            value = value.fget
+        elif isinstance(value, functools.partial):
+            value = value.func
+        elif isinstance(value, types.MethodType):
+            value = value.__func__
+        else:
+            break
+    return value
 
 
 def _generated_for(owner: type) -> bool:
