@@ -66,7 +66,9 @@ class Linter:
             if self.config is None:
                 args = f"check --isolated --select {ERROR_RULES} --output-format json ."
             else:
-                args = "check --output-format json ."
+                # --no-fix: a gate judges the tree, it never edits it (`fix = true` in the
+                # project's ruff settings would rewrite files while the tests run)
+                args = "check --no-fix --output-format json ."
             runner = (
                 f"{py} -m ruff"
                 if self.version is None

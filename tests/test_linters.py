@@ -60,7 +60,9 @@ def test_a_project_that_pins_ruff_in_pre_commit_is_linted_by_that_ruff(project: 
         "[project]\nname = 'demo'\n[tool.ruff]\nline-length = 88\n"
     )
     command, fmt, notices = lint_command(project)
-    assert command.endswith("-m pytest_agentgate.tools ruff==0.15.6 check --output-format json .")
+    assert command.endswith(
+        "-m pytest_agentgate.tools ruff==0.15.6 check --no-fix --output-format json ."
+    )
     assert fmt == "ruff"
     assert (
         "lint: ruff 0.15.6, pinned in .pre-commit-config.yaml, configured by pyproject.toml "
@@ -99,12 +101,24 @@ def test_pre_commit_flake8_pin_wins_over_a_ruff_config(project: Path) -> None:
 def test_a_project_with_ruff_config_and_no_pin_uses_the_installed_ruff(project: Path) -> None:
     (project / ".ruff.toml").write_text("line-length = 100\n")
     command, _, notices = lint_command(project)
-    assert command.endswith("-m ruff check --output-format json .")
+    assert command.endswith("-m ruff check --no-fix --output-format json .")
     ruff = importlib.metadata.version("ruff")
     assert (
         f"lint: ruff {ruff}, as installed (the project pins no version), configured by .ruff.toml"
         in notices
     )
+
+
+def test_the_lint_gate_never_edits_the_project_even_when_its_ruff_settings_say_fix(
+    project: Path,
+) -> None:
+    (project / "pyproject.toml").write_text("[project]\nname = 'demo'\n[tool.ruff]\nfix = true\n")
+    source = "import os\n\n\ndef add(a, b):\n    return a + b\n"
+    (project / "calc.py").write_text(source)
+    command, _, _ = lint_command(project)
+    run = subprocess.run(command, shell=True, cwd=project, capture_output=True, text=True)
+    assert (project / "calc.py").read_text() == source  # ruff judged the file, did not fix it
+    assert '"code": "F401"' in run.stdout and run.returncode == 1
 
 
 def test_a_project_that_declares_no_linter_gets_ruffs_error_rules_only(project: Path) -> None:
@@ -125,7 +139,9 @@ def test_a_pin_in_the_dev_dependencies_sets_the_configured_tools_version(project
         "test = ['pytest']\ndev = ['ruff==0.6.9', 'mypy']\n\n[tool.ruff]\nline-length = 88\n"
     )
     command, fmt, notices = lint_command(project)
-    assert command.endswith("-m pytest_agentgate.tools ruff==0.6.9 check --output-format json .")
+    assert command.endswith(
+        "-m pytest_agentgate.tools ruff==0.6.9 check --no-fix --output-format json ."
+    )
     assert fmt == "ruff"
     assert (
         "lint: ruff 0.6.9, pinned in pyproject.toml [project.optional-dependencies], "
