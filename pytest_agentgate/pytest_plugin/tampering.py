@@ -149,11 +149,15 @@ def _project_replaced(project: str) -> Iterator[tuple[str, str]]:
             continue
         if _test_code(os.path.relpath(_real(where), root)):
             continue
+        own_loader = None
         with contextlib.suppress(Exception):
             loader = getattr(getattr(module, "__spec__", None), "loader", None)
             made = _written_at(type(loader)) if loader is not None else None
             if made is not None and _inside(made[0], (root,)) and not _inside(made[0], installed):
-                yield name, f"loaded by {type(loader).__qualname__} of {made[0]}"
+                own_loader = f"loaded by {type(loader).__qualname__} of {made[0]}"
+        why = own_loader or _rewritten_in_run(name, module, where, root)
+        if why is not None:
+            yield name, why
         for label, value, owner in _members(name, module, safe=True):
             try:
                 why = _replaced_why(value, owner, label, module, where, root, installed)
@@ -161,6 +165,44 @@ def _project_replaced(project: str) -> Iterator[tuple[str, str]]:
                 continue
             if why is not None:
                 yield label, why
+
+
+def _rewritten_in_run(name: str, module: ModuleType, where: str, root: str) -> str | None:
+    """Why the module's file no longer holds the code the tests ran, or None. Only a file
+    written after this interpreter started (its inode's change time, which no program can set
+    back) is compiled again: a conftest that puts a correct copy in place for the run and the
+    broken text back before the session ends leaves its file's bytes as they were, but not its
+    change time, and the functions the tests called are not the file's."""
+    from pytest_agentgate.pytest_plugin.start import START_TIME
+
+    try:
+        if os.stat(where).st_ctime <= START_TIME:
+            return None
+        with open(where, "rb") as handle:
+            now = compile(handle.read(), where, "exec", dont_inherit=True)
+    except (OSError, SyntaxError, ValueError):
+        return None  # gone, or no longer Python: the gates that read the file say so
+    codes = set(_code_tree(now))
+    for _, value, _ in _members(name, module, safe=True):
+        try:
+            func = _static_unwrap(value)
+            compiled_here = inspect.isfunction(func) and func.__code__.co_filename == where
+        except Exception:  # a proxy or lazy object that raises when looked at
+            continue
+        if compiled_here and func.__code__ not in codes:
+            return (
+                f"{func.__qualname__} ran as other code than "
+                f"{os.path.relpath(_real(where), root)} holds: the file was rewritten while the "
+                "tests ran"
+            )
+    return None
+
+
+def _code_tree(code: types.CodeType) -> Iterator[types.CodeType]:
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _code_tree(const)
 
 
 def _file_of(module: ModuleType | None) -> str | None:
