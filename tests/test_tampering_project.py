@@ -245,3 +245,31 @@ def test_a_file_rewritten_during_the_run_is_compared_with_the_code_the_tests_ran
     (project / "calc.py").write_text(CALC)
     monkeypatch.setattr(start, "START_TIME", (project / "calc.py").stat().st_ctime + 1)
     assert project_entries(project) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("__editable__.calc-0.pth", "{other}\n"),
+        ("__editable___calc_0_finder.py", "MAPPING = {{'calc': '{other}/calc.py'}}\n"),
+    ],
+    ids=["pth", "finder"],
+)
+def test_a_module_of_another_checkout_installed_editable_says_how_to_test_this_one(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, text: str
+) -> None:
+    from pytest_agentgate.pytest_plugin import tampering
+
+    other, site = tmp_path / "other", tmp_path / "site"
+    other.mkdir()
+    site.mkdir()
+    (other / "calc.py").write_text(CALC)
+    (site / name).write_text(text.format(other=other))
+    monkeypatch.setattr(tampering, "_installed_roots", lambda: (str(site),))
+    load("calc", other / "calc.py", monkeypatch)
+    assert project_entries(project) == [
+        f"calc (the project's calc.py loaded from {other}/calc.py: an editable install of "
+        "another checkout; `pip install -e .` here makes the tests import this one)"
+    ]
+    (site / name).unlink()  # a copy no installation put on the path: no advice
+    assert project_entries(project) == [f"calc (the project's calc.py loaded from {other}/calc.py)"]

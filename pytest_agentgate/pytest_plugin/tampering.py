@@ -142,7 +142,13 @@ def _project_replaced(project: str) -> Iterator[tuple[str, str]]:
     for name, expected in _top_level_modules(root):
         where = _file_of(by_name.get(name))
         if where is not None and _real(where) != expected and not _inside(where, installed):
-            yield name, f"the project's {os.path.relpath(expected, root)} loaded from {where}"
+            why = f"the project's {os.path.relpath(expected, root)} loaded from {where}"
+            if _installed_editable(where):
+                why += (
+                    ": an editable install of another checkout; `pip install -e .` here makes "
+                    "the tests import this one"
+                )
+            yield name, why
     for name, module in modules:
         where = _file_of(module)
         if where is None or not _inside(where, (root,)) or _inside(where, installed):
@@ -445,6 +451,35 @@ def _installed_roots() -> tuple[str, ...]:
     installed = ("site-packages", "dist-packages")
     paths.update(p for p in sys.path if os.path.basename(p.rstrip(os.sep)) in installed)
     return tuple(sorted({os.path.realpath(p) for p in paths if p}))
+
+
+def _installed_editable(where: str) -> bool:
+    """Whether ``where`` is on the path by an editable install: a folder named in a ``.pth`` of
+    the installed code's folders, or mapped by setuptools' ``__editable___*_finder.py``."""
+    real = _real(where)
+    for folder in _installed_roots():
+        try:
+            names = [
+                n for n in os.listdir(folder) if n.endswith(".pth") or n.endswith("_finder.py")
+            ]
+        except OSError:
+            continue
+        for name in names:
+            try:
+                with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as f:
+                    text = f.read(1_000_000)
+            except OSError:
+                continue
+            if name.endswith(".pth"):
+                lines = [line.strip() for line in text.splitlines()]
+                entries = [line for line in lines if line and not line.startswith(("#", "import"))]
+                if any(_inside(real, (_real(os.path.join(folder, e)),)) for e in entries):
+                    return True
+            elif name.startswith("__editable__") and (
+                real in text or os.path.dirname(real) in text
+            ):
+                return True
+    return False
 
 
 def _package_folder(name: str, where: str) -> str:
