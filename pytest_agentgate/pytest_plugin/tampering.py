@@ -142,13 +142,13 @@ def _project_replaced(project: str) -> Iterator[tuple[str, str]]:
     for name, expected in _top_level_modules(root):
         where = _file_of(by_name.get(name))
         if where is not None and _real(where) != expected and not _inside(where, installed):
-            why = f"the project's {os.path.relpath(expected, root)} loaded from {where}"
+            elsewhere = f"the project's {os.path.relpath(expected, root)} loaded from {where}"
             if _installed_editable(where):
-                why += (
+                elsewhere += (
                     ": an editable install of another checkout; `pip install -e .` here makes "
                     "the tests import this one"
                 )
-            yield name, why
+            yield name, elsewhere
     for name, module in modules:
         where = _file_of(module)
         if where is None or not _inside(where, (root,)) or _inside(where, installed):
