@@ -9,6 +9,7 @@ import pytest
 from test_integrity_red_team import scan_of
 
 from pytest_agentgate.integrity import under_test
+from pytest_agentgate.integrity.model import IntegrityFinding
 
 TAX = "def tax(x):\n    return x * 0.2 + 1.5\n"
 
@@ -98,6 +99,21 @@ def _isolated(monkeypatch):
 """
 
 
+def conftest_added(root: Path, conftest: str) -> list[IntegrityFinding]:
+    """What the change that adds tests/conftest.py holding ``conftest`` is found to do."""
+    return list(under_test.analyze(scan_of(root, {}, {"tests/conftest.py": conftest})))
+
+
+def project_tested(root: Path, module: str, text: str) -> None:
+    """pkg/``module`` holding ``text``, and tests/test_calc.py, which calls pkg.calc.tax."""
+    (root / "pkg").mkdir()
+    (root / "pkg" / module).write_text(text)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_calc.py").write_text(
+        "from pkg.calc import tax\n\n\ndef test_tax():\n    assert tax(10) == 2\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("module", "patch"),
     [
@@ -111,35 +127,22 @@ def test_an_autouse_fixture_that_stubs_the_tested_function_is_a_finding(
 ) -> None:
     # The failing test calls pkg.calc.tax; a conftest the change adds replaces it for every
     # test in its folder: the tests pass on the stand-in.
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "calc.py").write_text(TAX)
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_calc.py").write_text(
-        "from pkg.calc import tax\n\n\ndef test_tax():\n    assert tax(10) == 2\n"
-    )
+    project_tested(tmp_path, "calc.py", TAX)
     conftest = CONFTEST_STUB.format(module=module, patch=patch)
-    scan = scan_of(tmp_path, {}, {"tests/conftest.py": conftest})
-    found = [(f.rule, f.line, f.message) for f in under_test.analyze(scan)]
+    found = [(f.rule, f.line, f.message) for f in conftest_added(tmp_path, conftest)]
     assert [(rule, line) for rule, line, _ in found] == [("tested-code-mocked", 8)]
     assert "pkg.calc.tax" in found[0][2] and "test_calc.py calls it" in found[0][2]
 
 
 def test_an_autouse_stub_of_what_no_test_calls_by_name_is_no_finding(tmp_path: Path) -> None:
     # A stub of what the code depends on (a connection), not of what the tests call.
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "db.py").write_text("def connect():\n    raise OSError('no db')\n")
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_calc.py").write_text(
-        "from pkg.calc import tax\n\n\ndef test_tax():\n    assert tax(10) == 2\n"
-    )
+    project_tested(tmp_path, "db.py", "def connect():\n    raise OSError('no db')\n")
     conftest = CONFTEST_STUB.format(
         module="pkg.db", patch="monkeypatch.setattr(pkg.db, 'connect', lambda: None)"
     )
-    scan = scan_of(tmp_path, {}, {"tests/conftest.py": conftest})
-    assert list(under_test.analyze(scan)) == []
+    assert conftest_added(tmp_path, conftest) == []
     # The same stub, in a fixture a test asks for by name, is that test's choice.
-    scan = scan_of(tmp_path, {}, {"tests/conftest.py": conftest.replace("(autouse=True)", "")})
-    assert list(under_test.analyze(scan)) == []
+    assert conftest_added(tmp_path, conftest.replace("(autouse=True)", "")) == []
 
 
 @pytest.mark.parametrize(
@@ -160,8 +163,9 @@ def test_a_name_replaced_in_the_test_modules_namespace_is_a_finding(
         "import pytest\n\n\n@pytest.fixture(autouse=True)\n"
         f"def _fixed(request, monkeypatch):\n    {replace}\n"
     )
-    scan = scan_of(tmp_path, {}, {"tests/conftest.py": conftest})
-    assert [(f.rule, f.line) for f in under_test.analyze(scan)] == [("tested-code-mocked", 6)]
+    assert [(f.rule, f.line) for f in conftest_added(tmp_path, conftest)] == [
+        ("tested-code-mocked", 6)
+    ]
 
 
 def test_reading_the_test_module_or_setting_another_module_is_no_finding(tmp_path: Path) -> None:
@@ -170,8 +174,7 @@ def test_reading_the_test_module_or_setting_another_module_is_no_finding(tmp_pat
         "    app.module.timeout = 5\n"
         "    return getattr(request.module, 'LIMIT', 10)\n"
     )
-    scan = scan_of(tmp_path, {}, {"tests/conftest.py": conftest})
-    assert list(under_test.analyze(scan)) == []
+    assert conftest_added(tmp_path, conftest) == []
 
 
 def shadow_scan(root: Path, pyproject: str, command: str) -> list[str]:

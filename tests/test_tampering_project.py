@@ -15,6 +15,7 @@ import pytest
 from pytest_agentgate.pytest_plugin.tampering import replaced
 
 CALC = "def add(a, b):\n    return a - b\n"
+FIXED = "def add(a, b):\n    return a + b\n"
 
 
 def load(name: str, path: Path, monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
@@ -38,13 +39,19 @@ def project_entries(root: Path) -> list[str]:
     return [e for e in replaced(project=str(root)) if e.startswith("calc")]
 
 
+def conftest_add(root: Path, monkeypatch: pytest.MonkeyPatch) -> types.FunctionType:
+    """The fixed ``add`` of a tests/conftest.py, loaded."""
+    (root / "tests" / "conftest.py").write_text(FIXED)
+    helper = load("agentgate_test_conftest", root / "tests" / "conftest.py", monkeypatch)
+    add: types.FunctionType = helper.add
+    return add
+
+
 def test_a_function_replaced_by_a_conftests_code_is_found(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calc = load("calc", project / "calc.py", monkeypatch)
-    (project / "tests" / "conftest.py").write_text("def add(a, b):\n    return a + b\n")
-    helper = load("agentgate_test_conftest", project / "tests" / "conftest.py", monkeypatch)
-    monkeypatch.setattr(calc, "add", helper.add)
+    monkeypatch.setattr(calc, "add", conftest_add(project, monkeypatch))
     assert project_entries(project) == [
         f"calc.add (the project's function, replaced by code of {project}/tests/conftest.py)"
     ]
@@ -65,7 +72,7 @@ def test_a_copy_loaded_in_the_modules_place_is_found(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "elsewhere").mkdir()
-    (tmp_path / "elsewhere" / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (tmp_path / "elsewhere" / "calc.py").write_text(FIXED)
     load("calc", tmp_path / "elsewhere" / "calc.py", monkeypatch)
     assert project_entries(project) == [
         f"calc (the project's calc.py loaded from {tmp_path}/elsewhere/calc.py)"
@@ -97,7 +104,7 @@ def test_the_projects_own_code_as_written_is_not_found(
 ) -> None:
     # Re-exports from another module of the project and from installed code, a dataclass's
     # generated methods, a decorated function: all the project's code as its files hold it.
-    (project / "core.py").write_text("def add(a, b):\n    return a + b\n")
+    (project / "core.py").write_text(FIXED)
     load("core", project / "core.py", monkeypatch)
     (project / "calc.py").write_text(
         "import dataclasses\nimport functools\nfrom json import dumps\n\nfrom core import add\n\n\n"
@@ -117,7 +124,7 @@ def test_a_source_file_swapped_for_the_run_and_put_back_is_found(
     from pytest_agentgate.pytest_plugin.tampering import project_sources
 
     # A conftest rewrote calc.py before the tests imported it, and restores it afterwards.
-    (project / "calc.py").write_text(CALC.replace("a - b", "a + b"))
+    (project / "calc.py").write_text(FIXED)
     load("calc", project / "calc.py", monkeypatch)
     during = project_sources(str(project))
     assert list(during) == [str((project / "calc.py").resolve())]
@@ -135,9 +142,7 @@ def test_a_functions_code_replaced_in_place_is_found(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calc = load("calc", project / "calc.py", monkeypatch)
-    (project / "tests" / "conftest.py").write_text("def add(a, b):\n    return a + b\n")
-    helper = load("agentgate_test_conftest", project / "tests" / "conftest.py", monkeypatch)
-    monkeypatch.setattr(calc.add, "__code__", helper.add.__code__)
+    monkeypatch.setattr(calc.add, "__code__", conftest_add(project, monkeypatch).__code__)
     assert project_entries(project) == [
         f"calc.add (the project's function, replaced by code of {project}/tests/conftest.py)"
     ]
@@ -170,14 +175,18 @@ class CovPlugin:
         self.cov_controller = types.SimpleNamespace(cov=cov, combining_cov=None)
 
 
+def coverage_entries(cov: object) -> list[str]:
+    return [e for e in replaced([CovPlugin(cov)]) if e.startswith("coverage.")]
+
+
 def test_coverage_exclusions_added_while_the_tests_run_are_found(tmp_path: Path) -> None:
     import coverage
 
     (tmp_path / ".coveragerc").write_text("[report]\nexclude_also =\n    if DEBUG:\n")
     cov = coverage.Coverage(config_file=str(tmp_path / ".coveragerc"))
-    assert [e for e in replaced([CovPlugin(cov)]) if e.startswith("coverage.")] == []
+    assert coverage_entries(cov) == []
     cov.exclude("def clamp")  # a conftest, through pytest-cov's controller
-    assert [e for e in replaced([CovPlugin(cov)]) if e.startswith("coverage.")] == [
+    assert coverage_entries(cov) == [
         "coverage.exclude_list (gained ['def clamp'] while the tests ran)"
     ]
 
@@ -221,7 +230,7 @@ def test_exclusions_a_coverage_plugin_configures_are_the_settings_own(
     cov = coverage.Coverage(config_file=str(tmp_path / ".coveragerc"), data_file=None)
     cov._init()
     assert "if TYPE_CHECKING:" in cov.config.exclude_list
-    assert [e for e in replaced([CovPlugin(cov)]) if e.startswith("coverage.")] == []
+    assert coverage_entries(cov) == []
 
 
 def test_a_file_rewritten_during_the_run_is_compared_with_the_code_the_tests_ran(
@@ -231,7 +240,7 @@ def test_a_file_rewritten_during_the_run_is_compared_with_the_code_the_tests_ran
 
     # A conftest put a correct calc.py in place, the tests imported it, and the broken text is
     # back before the witness looks: the functions are not the file's.
-    (project / "calc.py").write_text(CALC.replace("a - b", "a + b"))
+    (project / "calc.py").write_text(FIXED)
     load("calc", project / "calc.py", monkeypatch)
     (project / "calc.py").write_text(CALC)
     assert project_entries(project) == [
@@ -239,7 +248,7 @@ def test_a_file_rewritten_during_the_run_is_compared_with_the_code_the_tests_ran
         "tests ran)"
     ]
     # The same code written again (a module regenerated by a test) is the file's.
-    (project / "calc.py").write_text(CALC.replace("a - b", "a + b"))
+    (project / "calc.py").write_text(FIXED)
     assert project_entries(project) == []
     # A file last written before the run is not compiled again.
     (project / "calc.py").write_text(CALC)

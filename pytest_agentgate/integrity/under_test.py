@@ -31,7 +31,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan, past_the_base
@@ -102,19 +102,28 @@ _ASSIGNS_AN_ATTRIBUTE = re.compile(r"^[ \t]*[A-Za-z_][\w.]*\.\w+[ \t]*=[^=]", re
 _IMPORTS = re.compile(r"^[ \t]*(?:from[ \t]+\S+[ \t]+import|import)[ \t].*$", re.MULTILINE)
 
 
+def _findings(
+    rule: str, path: str, found: Iterable[tuple[int, str]], message: str
+) -> Iterator[IntegrityFinding]:
+    """A finding of ``rule`` in ``path`` at each ``(line, what)`` of ``found``, in that order:
+    ``message`` with ``{name}`` (the file's name) and ``{what}`` filled in."""
+    name = PurePosixPath(path).name
+    for line, what in found:
+        yield IntegrityFinding(rule, message.format(name=name, what=what), path, line)
+
+
 def _forged_comparisons(path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
     """``__eq__`` / ``__ne__`` of a class that never reads the value it is compared with
     (``return True``, ``lambda self, other: True``): an ``int`` subclass returned by the code
     under test then equals every expected value."""
     new, old = _blind_comparisons(parse_python(now)), _blind_comparisons(parse_python(before))
-    for line, what in past_the_base(new, old):
-        yield IntegrityFinding(
-            "comparison-forged",
-            f"{PurePosixPath(path).name}: {what} answers without looking at what it is compared "
-            "with: every test's == on such a value passes",
-            path,
-            line,
-        )
+    yield from _findings(
+        "comparison-forged",
+        path,
+        past_the_base(new, old),
+        "{name}: {what} answers without looking at what it is compared with: every test's == "
+        "on such a value passes",
+    )
 
 
 _COMPARISONS = frozenset({"__eq__", "__ne__"})
@@ -191,14 +200,12 @@ def _not_implemented(node: ast.expr) -> bool:
 
 def _asks_for_the_tests(path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
     new, old = _questions(parse_python(now)), _questions(parse_python(before))
-    for line, what in past_the_base([(n, w) for w, n in new], [(n, w) for w, n in old]):
-        yield IntegrityFinding(
-            "test-detected",
-            f"{PurePosixPath(path).name} {what}: the code can behave one way under the "
-            "tests and another for its users",
-            path,
-            line,
-        )
+    yield from _findings(
+        "test-detected",
+        path,
+        past_the_base([(n, w) for w, n in new], [(n, w) for w, n in old]),
+        "{name} {what}: the code can behave one way under the tests and another for its users",
+    )
 
 
 # What a file's text holds when it could ask whether the tests are looking: a string of
@@ -443,17 +450,20 @@ def _replaced_project_code(
 ) -> Iterator[IntegrityFinding]:
     new = _replacements(parse_python(now), root)
     old = Counter(target for target, _ in _replacements(parse_python(before), root))
+    found: list[tuple[int, str]] = []
+    # Of a target replaced more often than at the base, the last replacements are new.
     for target, line in new:
         if old[target] > 0:
             old[target] -= 1
-            continue
-        yield IntegrityFinding(
-            "tested-code-mocked",
-            f"{PurePosixPath(path).name} replaces {target} for every test (without monkeypatch): "
-            "the tests check the stand-in, not the code",
-            path,
-            line,
-        )
+        else:
+            found.append((line, target))
+    yield from _findings(
+        "tested-code-mocked",
+        path,
+        found,
+        "{name} replaces {what} for every test (without monkeypatch): the tests check the "
+        "stand-in, not the code",
+    )
 
 
 def _stubbed_for_every_test(
@@ -501,14 +511,13 @@ def _test_namespace_replaced(path: str, now: str, before: str) -> Iterator[Integ
     ``__globals__["add"] = f``): the test then calls the stand-in under the name it imported
     from the project."""
     new, old = _namespace_writes(parse_python(now)), _namespace_writes(parse_python(before))
-    for line, what in past_the_base(new, old):
-        yield IntegrityFinding(
-            "tested-code-mocked",
-            f"{PurePosixPath(path).name} replaces {what} in a test module's namespace: the test "
-            "calls the stand-in, not the code it imported",
-            path,
-            line,
-        )
+    yield from _findings(
+        "tested-code-mocked",
+        path,
+        past_the_base(new, old),
+        "{name} replaces {what} in a test module's namespace: the test calls the stand-in, not "
+        "the code it imported",
+    )
 
 
 def _namespace_writes(tree: ast.Module | None) -> list[tuple[int, str]]:
@@ -567,14 +576,12 @@ def _import_machinery(path: str, now: str, before: str) -> Iterator[IntegrityFin
     ``sys.path_hooks``, ``builtins.__import__``): what ``import calc`` gives the tests may then
     be other code than the project's file, under its name."""
     new, old = _import_hooks(parse_python(now)), _import_hooks(parse_python(before))
-    for line, what in past_the_base(new, old):
-        yield IntegrityFinding(
-            "tested-code-mocked",
-            f"{PurePosixPath(path).name} changes {what}: the modules the tests import need not "
-            "be the project's files",
-            path,
-            line,
-        )
+    yield from _findings(
+        "tested-code-mocked",
+        path,
+        past_the_base(new, old),
+        "{name} changes {what}: the modules the tests import need not be the project's files",
+    )
 
 
 _HOOK_LISTS = frozenset({"sys.meta_path", "sys.path_hooks"})

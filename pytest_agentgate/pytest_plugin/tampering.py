@@ -166,7 +166,7 @@ def _project_replaced(project: str) -> Iterator[tuple[str, str]]:
             yield name, why
         for label, value, owner in _members(name, module, safe=True):
             try:
-                why = _replaced_why(value, owner, label, module, where, root, installed)
+                why = _replaced_why(value, owner, label, module, root, installed)
             except Exception:  # a proxy or lazy object that raises when looked at
                 continue
             if why is not None:
@@ -224,7 +224,6 @@ def _replaced_why(
     owner: type | None,
     label: str,
     module: ModuleType,
-    where: str,
     root: str,
     installed: tuple[str, ...],
 ) -> str | None:
@@ -380,7 +379,9 @@ def _members(
 
 
 def _unwrap(value: Any) -> Any:
-    """The function inside a method, classmethod, property or partial (a few layers deep)."""
+    """The function inside a method, classmethod, property or partial (a few layers deep).
+    Unlike :func:`_static_unwrap` (the project's scan), it follows any object's ``__func__``:
+    a callable object put in a tool's place that carries one is found by it."""
     for _ in range(4):  # unwrap a few layers: classmethod(partial(f)), property.fget
         if isinstance(value, (classmethod, staticmethod)):
             value = value.__func__
