@@ -6,6 +6,7 @@ hook), the function's code or the module's file is not the project's."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import types
 from pathlib import Path
@@ -282,3 +283,28 @@ def test_a_module_of_another_checkout_installed_editable_says_how_to_test_this_o
     ]
     (site / name).unlink()  # a copy no installation put on the path: no advice
     assert project_entries(project) == [f"calc (the project's calc.py loaded from {other}/calc.py)"]
+
+
+def test_a_source_compiled_during_the_run_that_the_file_no_longer_holds_is_found(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_agentgate.pytest_plugin import compiled
+
+    monkeypatch.setattr(compiled, "_watched", [f"{project.resolve()}{os.sep}"])
+    monkeypatch.setattr(compiled, "_sources", {})
+    # Only a constant differs, so every function's code is the file's: what Python compiled
+    # for the import (the audit event the hook keeps) is what tells.
+    swapped = "OFFSET = 0\n\n\ndef add(a, b):\n    return a + b + OFFSET\n"
+    (project / "calc.py").write_text(swapped)
+    load("calc", project / "calc.py", monkeypatch)
+    compiled._hook("compile", (swapped.encode(), str(project / "calc.py")))
+    compiled._hook("compile", ("text, as coverage.py compiles it", str(project / "calc.py")))
+    compiled._hook("compile", (b"elsewhere", "/elsewhere/calc.py"))
+    assert compiled.sources_compiled("/elsewhere/calc.py") == []
+    (project / "calc.py").write_text(swapped.replace("OFFSET = 0", "OFFSET = 1"))
+    assert project_entries(project) == [
+        "calc (the tests imported other code than calc.py holds: the file was rewritten while "
+        "they ran)"
+    ]
+    (project / "calc.py").write_text(swapped)  # written again, the same source: the file's
+    assert project_entries(project) == []

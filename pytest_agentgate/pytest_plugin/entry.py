@@ -162,6 +162,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     config = early_config
     if option_value(config, "help", early=True) or option_value(config, "version", early=True):
         return
+    _watch_compiles(config)
     if option_value(config, "collectonly", early=True) or xdist_worker_being_configured(config):
         return  # an xdist worker: the controller judged the change before it started it
     try:
@@ -178,6 +179,19 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
         if guard is not None and gated.agentgate_ancestor(guard) is not None:
             return  # nested under agentgate: not gated
         gated.start_early(config, profile)
+
+
+def _watch_compiles(config: pytest.Config) -> None:
+    """In a gated run (an xdist worker's too), keep what Python compiles for the project's
+    files from before its conftest.py files are imported (:mod:`.compiled`)."""
+    try:
+        gated = RUN_ID_ENV in os.environ or requested_profile(config, early=True) is not None
+    except pytest.UsageError:
+        return  # said by pytest_configure, where it stops the run
+    if gated:
+        from pytest_agentgate.pytest_plugin.compiled import watch
+
+        watch(str(config.rootpath))
 
 
 def xdist_worker_being_configured(config: pytest.Config) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import inspect
 import os
 import site
@@ -175,17 +176,28 @@ def _project_replaced(project: str) -> Iterator[tuple[str, str]]:
 
 def _rewritten_in_run(name: str, module: ModuleType, where: str, root: str) -> str | None:
     """Why the module's file no longer holds the code the tests ran, or None. Only a file
-    written after this interpreter started (its inode's change time, which no program can set
-    back) is compiled again: a conftest that puts a correct copy in place for the run and the
-    broken text back before the session ends leaves its file's bytes as they were, but not its
-    change time, and the functions the tests called are not the file's."""
+    written after pytest loaded its plugins (its inode's change time, which no program can set
+    back) is looked at: a conftest that puts a correct copy in place for the run and the broken
+    text back before the session ends leaves its file's bytes as they were, but not its change
+    time. A source Python compiled for the file during the run (:mod:`.compiled`) that the file
+    no longer holds says so, whatever differed; else (nothing kept: a module compiled from text)
+    the file is compiled again and each function of the module must be among its code."""
+    from pytest_agentgate.pytest_plugin.compiled import sources_compiled
     from pytest_agentgate.pytest_plugin.start import START_TIME
 
+    shown = os.path.relpath(_real(where), root)
     try:
         if os.stat(where).st_ctime <= START_TIME:
             return None
         with open(where, "rb") as handle:
-            now = compile(handle.read(), where, "exec", dont_inherit=True)
+            text = handle.read()
+        digest = hashlib.sha256(text).hexdigest()
+        if any(ran != digest for ran in sources_compiled(_real(where))):
+            return (
+                f"the tests imported other code than {shown} holds: the file was rewritten "
+                "while they ran"
+            )
+        now = compile(text, where, "exec", dont_inherit=True)
     except (OSError, SyntaxError, ValueError):
         return None  # gone, or no longer Python: the gates that read the file say so
     codes = set(_code_tree(now))
@@ -197,9 +209,8 @@ def _rewritten_in_run(name: str, module: ModuleType, where: str, root: str) -> s
             continue
         if compiled_here and func.__code__ not in codes:
             return (
-                f"{func.__qualname__} ran as other code than "
-                f"{os.path.relpath(_real(where), root)} holds: the file was rewritten while the "
-                "tests ran"
+                f"{func.__qualname__} ran as other code than {shown} holds: the file was "
+                "rewritten while the tests ran"
             )
     return None
 

@@ -51,8 +51,8 @@ def test_a_file_put_back_by_a_session_fixture_fails_verify(project: Path) -> Non
     test = only_gate(verdict, "test")
     assert status == 1 and test["status"] == "fail", test
     assert any(
-        "calc (add ran as other code than calc.py holds: the file was rewritten while the tests "
-        "ran)" in problem
+        "calc (the tests imported other code than calc.py holds: the file was rewritten while "
+        "they ran)" in problem
         for problem in test["problems"]
     ), test
     assert (project / "calc.py").read_text() == BROKEN
@@ -63,7 +63,7 @@ def test_a_file_put_back_by_a_session_fixture_fails_the_pytest_door(project: Pat
     status, verdict, out = pytest_agentgate(project)
     assert status == 1 and verdict["status"] == "fail", out
     test = only_gate(verdict, "test")
-    assert any("the file was rewritten while the tests ran" in p for p in test["problems"]), out
+    assert any("the file was rewritten while they ran" in p for p in test["problems"]), out
 
 
 def test_a_file_put_back_as_the_interpreter_exits_fails_verify(project: Path) -> None:
@@ -75,6 +75,20 @@ def test_a_file_put_back_as_the_interpreter_exits_fails_verify(project: Path) ->
         "calc.py (the file held other code while the tests ran)" in problem
         for problem in test["problems"]
     ), test
+
+
+def test_a_constant_swapped_for_the_run_fails_both_doors(project: Path) -> None:
+    # Every function's code is the file's; the source Python compiled for the import is not.
+    (project / "calc.py").write_text("OFFSET = 1\n\n\ndef add(a, b):\n    return a + b + OFFSET\n")
+    conftest = SWAP.format(restore=BY_FIXTURE).replace('"a - b", "a + b"', '"= 1", "= 0"')
+    (project / "tests" / "conftest.py").write_text(conftest)
+    status, verdict = verify_json(project)
+    problems = only_gate(verdict, "test")["problems"]
+    assert status == 1, verdict
+    assert any("the tests imported other code than calc.py holds" in p for p in problems)
+    status, verdict, out = pytest_agentgate(project)
+    assert status == 1 and verdict["status"] == "fail", out
+    assert "the tests imported other code than calc.py holds" in out
 
 
 def test_a_module_regenerated_with_the_same_code_passes(project: Path) -> None:
