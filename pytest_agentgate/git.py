@@ -33,6 +33,7 @@ import fnmatch
 import os
 import re
 import shutil
+import stat
 import subprocess
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -829,7 +830,11 @@ def _unquote(path: str) -> str:
 
 
 def _all_lines(path: Path) -> set[int]:
+    """Every line of a new file. Only a regular file is read: git keeps a symbolic link as the
+    path it points to, and a link to a FIFO or ``/dev/zero`` would be read for ever."""
     try:
+        if not stat.S_ISREG(path.lstat().st_mode):
+            return set()
         with path.open("rb") as handle:
             count = sum(1 for _ in handle)
     except OSError:

@@ -10,14 +10,35 @@ file read as UTF-8 where it declares ``utf-7`` would show a comment where Python
 from __future__ import annotations
 
 import codecs
+import errno
 import io
+import os
 import re
+import stat
 import sys
 import tokenize
+from pathlib import Path
 from typing import Any
 
 PYTHON_SUFFIXES = (".py", ".pyw", ".pyi")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def read_regular(path: Path | str) -> bytes:
+    """The bytes of the regular file ``path`` (a symbolic link to one is followed). Anything
+    else is an :class:`OSError`: a FIFO, a device or ``/dev/zero`` put in a file's place by the
+    change would be read for ever. Opened without blocking, so a FIFO is seen, not waited on."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        return handle.read()
+
+
+def read_regular_text(path: Path | str, *, errors: str = "strict") -> str:
+    """:func:`read_regular` as UTF-8 (``UnicodeDecodeError``, a ``ValueError``, when it is
+    not, unless ``errors`` says otherwise)."""
+    return read_regular(path).decode("utf-8", errors)
 
 
 def is_python(path: str) -> bool:

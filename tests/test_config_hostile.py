@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _helpers import CliRun
+from _helpers import CliRun, gated_project
 
 from pytest_agentgate.config.files import MAX_DEPTH, parse_raw
 from pytest_agentgate.config.model import ConfigError
@@ -214,3 +214,25 @@ def test_large_honest_numbers_and_dates_still_read() -> None:
     raw = parse_raw(text + "base: 2026-02-28\n", "agentgate.yml", "agentgate.yml")
     assert raw.data["attempts"]["max"] == 16
     assert raw.data["gates"]["build"]["timeout"] == 10**299
+
+
+def test_a_fifo_in_the_change_never_blocks_the_gate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agentgate: Callable[..., CliRun]
+) -> None:
+    import os
+
+    root = gated_project(
+        tmp_path / "p",
+        'profile: strict\ngates:\n  build:\n    command: "{py} -c pass"\n',
+        {"calc.py": "def add(a, b):\n    return a + b\n", "pytest.ini": "[pytest]\n"},
+    )
+    os.mkfifo(tmp_path / "fifo")  # nobody writes to it: reading would wait for ever
+    (root / "notes.txt").symlink_to(tmp_path / "fifo")  # new, untracked: part of the change
+    (root / "pytest.ini").unlink()
+    os.mkfifo(root / "pytest.ini")  # a settings file the integrity gate reads
+    (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    monkeypatch.chdir(root)
+    start = time.monotonic()
+    run = agentgate("verify", "--format", "json", "--no-cache")
+    assert time.monotonic() - start < 30
+    assert run.verdict()["status"] in ("pass", "fail"), run.err

@@ -18,6 +18,7 @@ from typing import Any
 
 from pytest_agentgate.config.model import JSON_NAMES, YAML_NAMES, ConfigError, KeyPath
 from pytest_agentgate.reports.model import METRICS
+from pytest_agentgate.texts import read_regular_text
 
 # -- finding and reading --------------------------------------------------------------------
 
@@ -47,7 +48,7 @@ def find_config(start: Path) -> Path | None:
 
 def _has_tool_file(pyproject: Path) -> bool:
     try:
-        text = pyproject.read_text(encoding="utf-8")
+        text = read_regular_text(pyproject)
     except (OSError, UnicodeDecodeError):
         return False
     return has_tool_table(text, str(pyproject))

@@ -38,6 +38,7 @@ from pytest_agentgate.linters import declared_linter
 from pytest_agentgate.profiles import DEFAULT_PROFILE, defaults_for
 from pytest_agentgate.project import project_root, zero_config
 from pytest_agentgate.registry import Registry, get_registry
+from pytest_agentgate.texts import read_regular_text
 from pytest_agentgate.tree import Files
 from pytest_agentgate.tree import at_base as files_at_base
 
@@ -487,7 +488,7 @@ def _broken_now(config: Config, path: Path, error: ConfigError) -> Config:
 def _text(path: Path) -> str | None:
     """The file's text, for line numbers the parser does not give (TOML)."""
     try:
-        return path.read_text(encoding="utf-8")
+        return read_regular_text(path)
     except (OSError, UnicodeDecodeError):
         return None
 

@@ -44,6 +44,7 @@ from pytest_agentgate.profiles import ProfileDefault
 from pytest_agentgate.reports._io import display_path
 from pytest_agentgate.reports.hints import missing_hint
 from pytest_agentgate.reports.model import METRICS, CoverageReport, FileCoverage, ReportError
+from pytest_agentgate.texts import read_regular, read_regular_text
 from pytest_agentgate.verdict import Finding, GateResult
 
 # How to produce each metric when the report lacks it.
@@ -123,7 +124,7 @@ def statement_lines(path: Path) -> set[int] | None:
     import ast
 
     try:
-        tree = ast.parse(path.read_bytes())
+        tree = ast.parse(read_regular(path))
     except (OSError, SyntaxError, ValueError):
         return None
     lines = set()
@@ -201,7 +202,7 @@ class CoverageGate:
                 texts = {}
                 for measured in patch.files:
                     with contextlib.suppress(OSError, UnicodeDecodeError):
-                        texts[measured.path] = (context.root / measured.path).read_text("utf-8")
+                        texts[measured.path] = read_regular_text(context.root / measured.path)
                 patch.imported = imported_unmeasured(patch, texts)
         return evidence
 

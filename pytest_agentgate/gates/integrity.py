@@ -34,7 +34,7 @@ from pytest_agentgate.integrity.model import EditedTest, IntegrityFinding, Scan,
 from pytest_agentgate.integrity.rules import RULES
 from pytest_agentgate.integrity.tests_python import read_settings, settings_file
 from pytest_agentgate.reports.model import TestCaseResult
-from pytest_agentgate.texts import decode, is_python, universal_newlines
+from pytest_agentgate.texts import decode, is_python, read_regular, universal_newlines
 from pytest_agentgate.verdict import Finding, GateResult
 
 BLOCK_CHOICES = ("all", "tampering")
@@ -354,7 +354,7 @@ class CachedSources:
     def now(self, path: str) -> str | None:
         if path not in self._now:
             try:
-                text = decode(path, (self.root / path).read_bytes())
+                text = decode(path, read_regular(self.root / path))
             except OSError:
                 text = None
             self._now[path] = None if text is None else universal_newlines(text)

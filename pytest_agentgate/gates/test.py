@@ -30,6 +30,7 @@ from pytest_agentgate.gates.judging import (
 from pytest_agentgate.reports._io import display_path
 from pytest_agentgate.reports.hints import JUNIT_HINT
 from pytest_agentgate.reports.model import ReportError, TestCaseResult, TestRun
+from pytest_agentgate.texts import read_regular
 from pytest_agentgate.verdict import Finding, GateResult
 
 
@@ -384,7 +385,7 @@ def _swapped_sources(root: Path, documents: list[str]) -> list[str]:
             if not file.is_absolute() or not file.is_relative_to(root.resolve()):
                 continue
             try:
-                now = hashlib.sha256(file.read_bytes()).hexdigest()
+                now = hashlib.sha256(read_regular(file)).hexdigest()
             except OSError:
                 continue  # gone since: a module the tests wrote and removed
             if now != digest:

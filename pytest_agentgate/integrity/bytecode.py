@@ -39,6 +39,7 @@ from typing import Any
 
 from pytest_agentgate.integrity import pytest_files
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+from pytest_agentgate.texts import read_regular, read_regular_text
 
 RULE = "stale-bytecode"
 CACHE_DIR = "bytecode"
@@ -173,7 +174,7 @@ def _pytest_settings(root: Path) -> dict[str, Any]:
     """The settings pytest reads from the project's folder, in pytest's order."""
     for name in pytest_files.FILES:
         try:
-            text = (root / name).read_text(encoding="utf-8")
+            text = read_regular_text(root / name)
         except (OSError, ValueError):
             continue
         table = pytest_files.read(name, text)
@@ -229,8 +230,8 @@ def _check(
     root: Path, path: str, source_path: Path, pyc: Path, kind: str, remembered: _Remembered
 ) -> IntegrityFinding | None:
     try:
-        data = pyc.read_bytes()
-        source = source_path.read_bytes()
+        data = read_regular(pyc)
+        source = read_regular(source_path)
         stat = source_path.stat()
     except OSError:
         return None

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
-from pytest_agentgate.texts import decode, disguised, is_python, source_encoding
+from pytest_agentgate.texts import decode, disguised, is_python, read_regular, source_encoding
 
 RULE = "source-disguised"
 
@@ -28,7 +28,7 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
         if status == "deleted" or not is_python(path):
             continue
         try:
-            data = (scan.root / path).read_bytes()
+            data = read_regular(scan.root / path)
         except OSError:
             continue
         encoding = source_encoding(data)

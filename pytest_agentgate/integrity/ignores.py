@@ -24,6 +24,7 @@ from pathlib import PurePosixPath
 
 from pytest_agentgate.git import IGNORE_FILES, GitError, Ignored, ignored_by, own_ignore
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+from pytest_agentgate.texts import read_regular_text
 
 RULE = "tool-config-loosened"
 # What ruff lints by default (its `include`, but for pyproject.toml).
@@ -61,7 +62,7 @@ def _project_rules(scan: Scan) -> list[IntegrityFinding]:
     now: dict[str, str] = {}
     for path in dict.fromkeys([*at_base, *touched]):
         try:
-            now[path] = (change.toplevel / path).read_text(encoding="utf-8", errors="replace")
+            now[path] = read_regular_text(change.toplevel / path, errors="replace")
         except OSError:
             continue  # deleted by the change
     linted = {p: inside for p in tracked if (inside := _linted(scan, p)) is not None}

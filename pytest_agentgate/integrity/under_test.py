@@ -37,7 +37,7 @@ from pathlib import Path, PurePosixPath
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan, past_the_base
 from pytest_agentgate.integrity.patches import assigned, dotted_name, parse_python
 from pytest_agentgate.testcode import is_test_code
-from pytest_agentgate.texts import decode
+from pytest_agentgate.texts import decode, read_regular
 
 # What only code that wants to know whether the tests are looking reads (a string of its own).
 UNDER_TEST = frozenset(
@@ -769,7 +769,7 @@ def _test_texts(folder: Path, limit: int = 2000) -> list[tuple[str, str]]:
         if not (path.name.startswith("test_") or path.name.endswith("_test.py")):
             continue
         try:
-            text = decode(str(path), path.read_bytes())
+            text = decode(str(path), read_regular(path))
         except OSError:
             continue
         if text is not None:
