@@ -68,7 +68,7 @@ class Linter:
             else:
                 # --no-fix: a gate judges the tree, it never edits it (`fix = true` in the
                 # project's ruff settings would rewrite files while the tests run)
-                args = "check --no-fix --output-format json ."
+                args = "check --no-fix --no-fix-only --output-format json ."
             runner = (
                 f"{py} -m ruff"
                 if self.version is None

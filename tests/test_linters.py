@@ -61,7 +61,7 @@ def test_a_project_that_pins_ruff_in_pre_commit_is_linted_by_that_ruff(project: 
     )
     command, fmt, notices = lint_command(project)
     assert command.endswith(
-        "-m pytest_agentgate.tools ruff==0.15.6 check --no-fix --output-format json ."
+        "-m pytest_agentgate.tools ruff==0.15.6 check --no-fix --no-fix-only --output-format json ."
     )
     assert fmt == "ruff"
     assert (
@@ -101,7 +101,7 @@ def test_pre_commit_flake8_pin_wins_over_a_ruff_config(project: Path) -> None:
 def test_a_project_with_ruff_config_and_no_pin_uses_the_installed_ruff(project: Path) -> None:
     (project / ".ruff.toml").write_text("line-length = 100\n")
     command, _, notices = lint_command(project)
-    assert command.endswith("-m ruff check --no-fix --output-format json .")
+    assert command.endswith("-m ruff check --no-fix --no-fix-only --output-format json .")
     ruff = importlib.metadata.version("ruff")
     assert (
         f"lint: ruff {ruff}, as installed (the project pins no version), configured by .ruff.toml"
@@ -109,10 +109,11 @@ def test_a_project_with_ruff_config_and_no_pin_uses_the_installed_ruff(project: 
     )
 
 
+@pytest.mark.parametrize("setting", ["fix = true", "fix-only = true"])
 def test_the_lint_gate_never_edits_the_project_even_when_its_ruff_settings_say_fix(
-    project: Path,
+    project: Path, setting: str
 ) -> None:
-    (project / "pyproject.toml").write_text("[project]\nname = 'demo'\n[tool.ruff]\nfix = true\n")
+    (project / "pyproject.toml").write_text(f"[project]\nname = 'demo'\n[tool.ruff]\n{setting}\n")
     source = "import os\n\n\ndef add(a, b):\n    return a + b\n"
     (project / "calc.py").write_text(source)
     command, _, _ = lint_command(project)
@@ -140,7 +141,7 @@ def test_a_pin_in_the_dev_dependencies_sets_the_configured_tools_version(project
     )
     command, fmt, notices = lint_command(project)
     assert command.endswith(
-        "-m pytest_agentgate.tools ruff==0.6.9 check --no-fix --output-format json ."
+        "-m pytest_agentgate.tools ruff==0.6.9 check --no-fix --no-fix-only --output-format json ."
     )
     assert fmt == "ruff"
     assert (
