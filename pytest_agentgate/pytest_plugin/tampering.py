@@ -25,6 +25,8 @@ from collections.abc import Iterable, Iterator
 from types import ModuleType
 from typing import Any
 
+from pytest_agentgate.texts import read_regular
+
 # The tools whose code decides what a test run reports, by their top-level module.
 TOOLS = frozenset(
     {
@@ -175,31 +177,70 @@ def _project_replaced(project: str) -> Iterator[tuple[str, str]]:
 
 
 def _rewritten_in_run(name: str, module: ModuleType, where: str, root: str) -> str | None:
-    """Why the module's file no longer holds the code the tests ran, or None. Only a file
-    written after pytest loaded its plugins (its inode's change time, which no program can set
-    back) is looked at: a conftest that puts a correct copy in place for the run and the broken
-    text back before the session ends leaves its file's bytes as they were, but not its change
-    time. A source Python compiled for the file during the run (:mod:`.compiled`) that the file
-    no longer holds says so, whatever differed; else (nothing kept: a module compiled from text)
-    the file is compiled again and each function of the module must be among its code."""
-    from pytest_agentgate.pytest_plugin.compiled import sources_compiled
+    """Why the tests ran other code than the module's file holds, or None.
+
+    From what :mod:`.compiled` saw while the run went on: code compiled under the file's name
+    from a source the file did not hold then; a source imported that the file no longer holds
+    (written back before the witness looks: the file's change time, which no program can set
+    back, is after pytest loaded its plugins), or did not hold before the run's code wrote it
+    (a copy put back only as the interpreter exits). A module Python compiled nothing for was
+    loaded from bytecode: when that bytecode was written during the run (or is gone), each
+    function of the module must be among the code of its file compiled again."""
+    from pytest_agentgate.pytest_plugin import compiled
+
+    if not compiled.watching():
+        return None
+    real = _real(where)
+    shown = os.path.relpath(real, root)
+    rewritten = "the file was rewritten while they ran"
+    try:
+        if compiled.compiled_elsewhere(real):
+            return f"the tests ran code compiled under the name of {shown} that it does not hold"
+        ran = compiled.sources_compiled(real)
+        if ran:
+            before = compiled.held_before(real)
+            if before is not None and any(source != before for source in ran):
+                return (
+                    f"the tests imported code that {shown} did not hold before the run: {rewritten}"
+                )
+            if _changed_in_run(where):
+                digest = hashlib.sha256(read_regular(where)).hexdigest()
+                if any(source != digest for source in ran):
+                    return f"the tests imported other code than {shown} holds: {rewritten}"
+            return None
+        if _bytecode_of_the_run(module):
+            return _functions_not_the_files(name, module, where, shown)
+    except Exception:  # gone, not Python any more, too deep to compile: nothing to compare
+        return None
+    return None
+
+
+def _changed_in_run(path: str) -> bool:
+    """Whether the file's inode changed after pytest loaded its plugins."""
     from pytest_agentgate.pytest_plugin.start import START_TIME
 
-    shown = os.path.relpath(_real(where), root)
+    return os.stat(path).st_ctime > START_TIME
+
+
+def _bytecode_of_the_run(module: ModuleType) -> bool:
+    """Whether the module came from bytecode written during the run, or since removed: what
+    the standard loader of a source file runs when Python compiled nothing for it."""
+    import importlib.machinery
+
+    spec = getattr(module, "__spec__", None)
+    if type(getattr(spec, "loader", None)) is not importlib.machinery.SourceFileLoader:
+        return False  # pytest's rewriter, an import hook: bytecode of their own
+    cached = getattr(spec, "cached", None)
+    if not isinstance(cached, str):
+        return False
     try:
-        if os.stat(where).st_ctime <= START_TIME:
-            return None
-        with open(where, "rb") as handle:
-            text = handle.read()
-        digest = hashlib.sha256(text).hexdigest()
-        if any(ran != digest for ran in sources_compiled(_real(where))):
-            return (
-                f"the tests imported other code than {shown} holds: the file was rewritten "
-                "while they ran"
-            )
-        now = compile(text, where, "exec", dont_inherit=True)
-    except (OSError, SyntaxError, ValueError):
-        return None  # gone, or no longer Python: the gates that read the file say so
+        return _changed_in_run(cached)
+    except FileNotFoundError:
+        return True
+
+
+def _functions_not_the_files(name: str, module: ModuleType, where: str, shown: str) -> str | None:
+    now = compile(read_regular(where), where, "exec", dont_inherit=True)
     codes = set(_code_tree(now))
     for _, value, _ in _members(name, module, safe=True):
         try:
@@ -209,8 +250,8 @@ def _rewritten_in_run(name: str, module: ModuleType, where: str, root: str) -> s
             continue
         if compiled_here and func.__code__ not in codes:
             return (
-                f"{func.__qualname__} ran as other code than {shown} holds: the file was "
-                "rewritten while the tests ran"
+                f"{func.__qualname__} ran as other code than {shown} holds: its bytecode was "
+                "written while the tests ran"
             )
     return None
 
@@ -254,9 +295,10 @@ def _replaced_why(
     if owner is not None and attr.startswith("__") and _generated_for(owner):
         return None  # what dataclasses, attrs or namedtuple wrote for the class
     space = func.__globals__
-    if space is vars(module):
+    if space is vars(module) and _compiles_code(_file_of(module)):
         # Code the module compiled into its own namespace (six's `exec_("def raise_from...")`):
-        # the module's own doing, as its file says.
+        # the module's own doing, as its file says. A module whose file compiles nothing had
+        # it done to it (a conftest's `exec(fixed, vars(calc))`).
         return None
     home = sys.modules.get(str(space.get("__name__", "")))
     home_file = _file_of(home) if isinstance(home, ModuleType) else None
@@ -268,9 +310,32 @@ def _replaced_why(
         home_file is not None
         and _inside(home_file, (root,))
         and not _test_code(os.path.relpath(_real(home_file), root))
+        and _compiles_code(home_file)
     ):
         return None  # code the project's own module generated
     return f"the project's function, replaced by code made at run time ({code})"
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiles_code(path: str | None) -> bool:
+    """Whether the code of the source file ``path`` names ``exec``, ``eval``, ``compile`` or
+    six's ``exec_``: it may make code at run time. A comment or a string saying so does not."""
+    if path is None:
+        return False
+    import ast
+
+    try:
+        tree = ast.parse(read_regular(path))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    for node in ast.walk(tree):
+        name = node.id if isinstance(node, ast.Name) else getattr(node, "attr", None)
+        if name in _CODE_MAKERS:
+            return True
+    return False
+
+
+_CODE_MAKERS = frozenset({"exec", "eval", "compile", "exec_"})
 
 
 def _static_unwrap(value: Any) -> Any:

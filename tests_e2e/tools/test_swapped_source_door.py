@@ -1,9 +1,10 @@
-"""A file of the project swapped for the tests' run and put back, through both doors: a
-conftest writes a correct ``calc.py`` before the tests import it and puts the broken text back
-when the session's fixtures are torn down, or when the interpreter exits. The functions the
-tests ran are not the file's (its change time says it was written during the run), or the file
-held other bytes as the session ended than after it. A test that regenerates a module of the
-project with the same code is honest."""
+"""The code under test swapped for the tests' run, through both doors (red teams 3 and 5): a
+correct ``calc.py`` written before the tests import it and the broken text put back (by a
+session fixture's teardown, in ``pytest_unconfigure``, as the interpreter exits, by a shell
+command), a constant swapped the same way, a correct source compiled under ``calc.py``'s name
+into its namespace, and a hand-made pyc of the correct code with the broken source's header.
+Each leaves ``calc.py`` broken after the run, and each fails the test gate. A test that
+regenerates a module of the project with the same code is honest."""
 
 from __future__ import annotations
 
@@ -12,26 +13,76 @@ from pathlib import Path
 import pytest
 from _helpers import STRICT_TESTS, gated_project, only_gate, pytest_agentgate, verify_json
 
-BROKEN = "def add(a, b):\n    return a - b\n"
+BROKEN = "OFFSET = 1\n\n\ndef add(a, b):\n    return a - b + OFFSET\n"
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
-SWAP = """\
+HEAD = """\
 import atexit
+import importlib
+import importlib.util
+import marshal
+import os
 import pathlib
 
 import pytest
 
 _FILE = pathlib.Path(__file__).parent.parent / "calc.py"
 _KEEP = _FILE.read_text()
-_FILE.write_text(_KEEP.replace("a - b", "a + b"))
-{restore}
+_GOOD = _KEEP.replace("a - b", "a + b - 1")
 """
-BY_FIXTURE = """
+TRICKS = {
+    "fixture": HEAD
+    + """
+_FILE.write_text(_GOOD)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _settle():
     yield
     _FILE.write_text(_KEEP)
-"""
-AT_EXIT = "atexit.register(_FILE.write_text, _KEEP)\n"
+""",
+    "unconfigure": HEAD
+    + """
+_FILE.write_text(_GOOD)
+
+
+def pytest_unconfigure(config):
+    _FILE.write_text(_KEEP)
+""",
+    "atexit": HEAD
+    + """
+_FILE.write_text(_GOOD)
+atexit.register(_FILE.write_text, _KEEP)
+""",
+    "shell": HEAD
+    + """
+os.system(f"cp {_FILE} {_FILE}.keep && sed -i 's/a - b/a + b - 1/' {_FILE}")
+atexit.register(os.system, f"mv {_FILE}.keep {_FILE}")
+""",
+    "constant": HEAD
+    + """
+_FILE.write_text(_KEEP.replace("a - b + OFFSET", "a + b + OFFSET").replace("= 1", "= 0"))
+atexit.register(_FILE.write_text, _KEEP)
+""",
+    "exec": HEAD
+    + """
+import calc
+
+exec(compile(_GOOD, str(_FILE), "exec"), vars(calc))
+""",
+    "pyc": HEAD
+    + """
+_PYC = importlib.util.cache_from_source(str(_FILE))
+_STAT = _FILE.stat()
+os.makedirs(os.path.dirname(_PYC), exist_ok=True)
+with open(_PYC, "wb") as _f:
+    _f.write(importlib.util.MAGIC_NUMBER + bytes(4))
+    _f.write((int(_STAT.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little"))
+    _f.write((_STAT.st_size & 0xFFFFFFFF).to_bytes(4, "little"))
+    _f.write(marshal.dumps(compile(_GOOD, "calc.py", "exec")))
+importlib.import_module("calc")
+os.remove(_PYC)
+""",
+}
 
 
 @pytest.fixture
@@ -39,60 +90,28 @@ def project(tmp_path: Path) -> Path:
     root = gated_project(
         tmp_path / "p",
         STRICT_TESTS,
-        {"calc.py": BROKEN.replace("a - b", "a + b"), "tests/test_calc.py": TEST},
+        {"calc.py": BROKEN.replace("a - b", "a + b - 1"), "tests/test_calc.py": TEST},
     )
     (root / "calc.py").write_text(BROKEN)  # the change breaks add
     return root
 
 
-def test_a_file_put_back_by_a_session_fixture_fails_verify(project: Path) -> None:
-    (project / "tests" / "conftest.py").write_text(SWAP.format(restore=BY_FIXTURE))
+@pytest.mark.parametrize("trick", sorted(TRICKS))
+def test_code_under_test_swapped_for_the_run_fails_both_doors(project: Path, trick: str) -> None:
+    (project / "tests" / "conftest.py").write_text(TRICKS[trick])
     status, verdict = verify_json(project)
     test = only_gate(verdict, "test")
     assert status == 1 and test["status"] == "fail", test
-    assert any(
-        "calc (the tests imported other code than calc.py holds: the file was rewritten while "
-        "they ran)" in problem
-        for problem in test["problems"]
-    ), test
+    assert any("replaced while the tests ran" in p for p in test["problems"]), test
+    assert (project / "calc.py").read_text() == BROKEN
+    status, verdict, out = pytest_agentgate(project)
+    assert status == 1 and verdict["status"] == "fail", out
+    assert "replaced while the tests ran" in out
     assert (project / "calc.py").read_text() == BROKEN
 
 
-def test_a_file_put_back_by_a_session_fixture_fails_the_pytest_door(project: Path) -> None:
-    (project / "tests" / "conftest.py").write_text(SWAP.format(restore=BY_FIXTURE))
-    status, verdict, out = pytest_agentgate(project)
-    assert status == 1 and verdict["status"] == "fail", out
-    test = only_gate(verdict, "test")
-    assert any("the file was rewritten while they ran" in p for p in test["problems"]), out
-
-
-def test_a_file_put_back_as_the_interpreter_exits_fails_verify(project: Path) -> None:
-    (project / "tests" / "conftest.py").write_text(SWAP.format(restore=AT_EXIT))
-    status, verdict = verify_json(project)
-    test = only_gate(verdict, "test")
-    assert status == 1 and test["status"] == "fail", test
-    assert any(
-        "calc.py (the file held other code while the tests ran)" in problem
-        for problem in test["problems"]
-    ), test
-
-
-def test_a_constant_swapped_for_the_run_fails_both_doors(project: Path) -> None:
-    # Every function's code is the file's; the source Python compiled for the import is not.
-    (project / "calc.py").write_text("OFFSET = 1\n\n\ndef add(a, b):\n    return a + b + OFFSET\n")
-    conftest = SWAP.format(restore=BY_FIXTURE).replace('"a - b", "a + b"', '"= 1", "= 0"')
-    (project / "tests" / "conftest.py").write_text(conftest)
-    status, verdict = verify_json(project)
-    problems = only_gate(verdict, "test")["problems"]
-    assert status == 1, verdict
-    assert any("the tests imported other code than calc.py holds" in p for p in problems)
-    status, verdict, out = pytest_agentgate(project)
-    assert status == 1 and verdict["status"] == "fail", out
-    assert "the tests imported other code than calc.py holds" in out
-
-
 def test_a_module_regenerated_with_the_same_code_passes(project: Path) -> None:
-    (project / "calc.py").write_text(BROKEN.replace("a - b", "a + b"))
+    (project / "calc.py").write_text(BROKEN.replace("a - b", "a + b - 1"))
     (project / "tests" / "test_generated.py").write_text(
         "import importlib\nimport pathlib\n\n\n"
         "def test_the_generated_module_is_current():\n"
@@ -104,3 +123,5 @@ def test_a_module_regenerated_with_the_same_code_passes(project: Path) -> None:
     )
     status, verdict = verify_json(project)
     assert status == 0, only_gate(verdict, "test")
+    status, verdict, out = pytest_agentgate(project)
+    assert status == 0, out
