@@ -38,7 +38,9 @@ TOOLS = frozenset(
 MAX_FOUND = 20
 
 
-def replaced(plugins: Iterable[object] = (), project: str | None = None) -> list[str]:
+def replaced(
+    plugins: Iterable[object] = (), project: str | None = None, *, compared_after: bool = False
+) -> list[str]:
     """Each of the tools' functions or classes whose code is not where installed code lives,
     as ``module.Class.name (file:line)``; sorted, at most :data:`MAX_FOUND`. ``plugins``: the
     plugin objects pytest registered; a tool's instance among them (the JUnit writer) is looked
@@ -50,7 +52,7 @@ def replaced(plugins: Iterable[object] = (), project: str | None = None) -> list
     if project is not None:
         for name, origin in _shadows(project):
             found[name] = f"{name} (loaded from {origin}, in place of the installed one)"
-        for label, why in _project_replaced(project):
+        for label, why in _project_replaced(project, compared_after):
             found[label] = f"{label} ({why})"
             if len(found) >= MAX_FOUND:
                 return sorted(found.values())
@@ -131,7 +133,7 @@ def _fresh_coverage_config(config_file: str | None) -> Any:
     return fresh.config
 
 
-def _project_replaced(project: str) -> Iterator[tuple[str, str]]:
+def _project_replaced(project: str, compared_after: bool = False) -> Iterator[tuple[str, str]]:
     """The project's own code, not as its files hold it while the tests run: a top-level module
     of the project (``<project>/calc.py``, ``<project>/src/calc/``) loaded from another file, or
     by a loader the project's code defines (an import hook that rewrites the source); and a
@@ -164,7 +166,7 @@ def _project_replaced(project: str) -> Iterator[tuple[str, str]]:
             made = _written_at(type(loader)) if loader is not None else None
             if made is not None and _inside(made[0], (root,)) and not _inside(made[0], installed):
                 own_loader = f"loaded by {type(loader).__qualname__} of {made[0]}"
-        why = own_loader or _rewritten_in_run(name, module, where, root)
+        why = own_loader or _rewritten_in_run(name, module, where, root, compared_after)
         if why is not None:
             yield name, why
         for label, value, owner in _members(name, module, safe=True):
@@ -176,7 +178,9 @@ def _project_replaced(project: str) -> Iterator[tuple[str, str]]:
                 yield label, why
 
 
-def _rewritten_in_run(name: str, module: ModuleType, where: str, root: str) -> str | None:
+def _rewritten_in_run(
+    name: str, module: ModuleType, where: str, root: str, compared_after: bool = False
+) -> str | None:
     """Why the tests ran other code than the module's file holds, or None.
 
     From what :mod:`.compiled` saw while the run went on: code compiled under the file's name
@@ -185,7 +189,13 @@ def _rewritten_in_run(name: str, module: ModuleType, where: str, root: str) -> s
     back, is after pytest loaded its plugins), or did not hold before the run's code wrote it
     (a copy put back only as the interpreter exits). A module Python compiled nothing for was
     loaded from bytecode: when that bytecode was written during the run (or is gone), each
-    function of the module must be among the code of its file compiled again."""
+    function of the module must be among the code of its file compiled again.
+
+    ``compared_after``: the files are compared again once the run is over (``agentgate
+    verify``'s test gate, ``agentgate_sources``), so a file that still holds what the tests
+    imported is judged then: a conftest that generates a module at every run (its text in
+    another order each time) is honest when it leaves it so, and a copy put back later is seen.
+    The pytest door judges in the run, before the interpreter exits."""
     from pytest_agentgate.pytest_plugin import compiled
 
     if not compiled.watching():
@@ -198,16 +208,17 @@ def _rewritten_in_run(name: str, module: ModuleType, where: str, root: str) -> s
             return f"the tests ran code compiled under the name of {shown} that it does not hold"
         ran = compiled.sources_compiled(real)
         if ran:
-            before = compiled.held_before(real)
-            if before is not None and any(source != before for source in ran):
-                return (
-                    f"the tests imported code that {shown} did not hold before the run: {rewritten}"
-                )
+            digest = None
             if _changed_in_run(where):
                 digest = hashlib.sha256(read_regular(where)).hexdigest()
                 if any(source != digest for source in ran):
                     return f"the tests imported other code than {shown} holds: {rewritten}"
-            return None
+            before = compiled.held_before(real)
+            if before is None or all(source == before for source in ran):
+                return None
+            if compared_after and digest is not None:
+                return None  # it holds what the tests imported: compared again after the run
+            return f"the tests imported code that {shown} did not hold before the run: {rewritten}"
         if _bytecode_of_the_run(module):
             return _functions_not_the_files(name, module, where, shown)
     except Exception:  # gone, not Python any more, too deep to compile: nothing to compare

@@ -65,7 +65,9 @@ class Witness:
     def _look_for_replaced(self, config: pytest.Config) -> None:
         from pytest_agentgate.pytest_plugin.tampering import replaced
 
-        self.replaced.update(replaced(config.pluginmanager.get_plugins(), str(config.rootpath)))
+        plugins = config.pluginmanager.get_plugins()
+        # The test gate compares the files again after the run (agentgate_sources).
+        self.replaced.update(replaced(plugins, str(config.rootpath), compared_after=True))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self._look_for_replaced(session.config)
