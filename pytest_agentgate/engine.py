@@ -840,8 +840,11 @@ def collect(
     for gate in config.gates:
         if not config.enabled or not gate.enabled:
             continue
-        if gate.name in door:
-            found[gate.name] = door[gate.name]
+        given = door.get(gate.name)
+        kind = registry.kinds[gate.kind]
+        complete = getattr(kind, "complete", None)
+        if given is not None and (not isinstance(given, Evidence) or complete is None):
+            found[gate.name] = given
             continue
         context = CollectContext(
             config=gate,
@@ -860,7 +863,10 @@ def collect(
             transcript=None if request is None else request.transcript,
         )
         try:
-            found[gate.name] = registry.kinds[gate.kind].collect(context)
+            if given is None or complete is None:
+                found[gate.name] = kind.collect(context)
+            else:  # the door's own measurement, completed with what the change tells
+                found[gate.name] = complete(context, given)
         except Exception as exc:  # a bug in a gate kind must never turn into a pass
             found[gate.name] = _internal_error(gate, Evidence(config.root, context.result), exc)
     return found

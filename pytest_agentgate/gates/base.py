@@ -147,7 +147,9 @@ class GateKind(Protocol[EvidenceT]):
 
     Optional: ``independent = True`` when its evidence needs no command (it is collected while
     the commands run); ``prepare(config, root)``, called while the commands run, to start
-    something its collector will need (the coverage gate starts coverage.py's reporter).
+    something its collector will need (the coverage gate starts coverage.py's reporter);
+    ``complete(context, evidence)``, called with the evidence a door measured itself in place of
+    the collector's, to add what only the change tells (the coverage gate's patch coverage).
     """
 
     name: str
