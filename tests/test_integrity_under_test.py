@@ -294,3 +294,23 @@ def test_a_module_pytest_loads_as_a_plugin_is_test_code(tmp_path: Path) -> None:
     assert found == [("tested-code-mocked", "helpers.py")]
     # The same helper that no conftest loads is the project's own code, not a test's.
     assert copies(tmp_path, {"helpers.py": helpers}) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "test"),
+    [
+        ("polls/tests.py", True),
+        ("tests/helpers.py", True),
+        ("pkg/test_calc.py", True),
+        ("pkg/calc_test.py", True),
+        ("conftest.py", True),
+        ("pkg/testing.py", True),
+        ("pkg/calc.py", False),
+        ("pkg/contest.py", False),
+        ("pkg/attest.py", False),
+    ],
+)
+def test_which_files_are_the_tests(path: str, test: bool) -> None:
+    from pytest_agentgate.testcode import is_test_code
+
+    assert is_test_code(path) is test
