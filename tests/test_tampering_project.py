@@ -417,3 +417,25 @@ def test_a_module_loaded_from_bytecode_written_during_the_run_is_compared_functi
     pyc = py_compile.compile(str(project / "calc.py"), importlib.util.cache_from_source(path))
     monkeypatch.setattr(start, "START_TIME", Path(pyc).stat().st_ctime + 1)
     assert project_entries(project) == []
+
+
+def test_a_module_no_file_made_in_the_projects_place_is_found(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = types.ModuleType("calc")
+    exec(compile(FIXED, "calc (fixed)", "exec"), vars(made))
+    monkeypatch.setitem(sys.modules, "calc", made)
+    assert project_entries(project) == [
+        "calc (the project's calc.py imported as module 'calc', which no file made)"
+    ]
+
+
+def test_a_regular_expression_compiled_by_the_module_excuses_no_code_run_in_it(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "calc.py").write_text("import re\n\n_SPACES = re.compile(r'\\s+')\n\n\n" + CALC)
+    calc = load("calc", project / "calc.py", monkeypatch)
+    exec(compile(FIXED, "<calc>", "exec"), vars(calc))
+    assert project_entries(project) == [
+        "calc.add (the project's function, replaced by code made at run time (<calc>))"
+    ]

@@ -146,6 +146,14 @@ def _project_replaced(project: str, compared_after: bool = False) -> Iterator[tu
     by_name = dict(modules)
     for name, expected in _top_level_modules(root):
         where = _file_of(by_name.get(name))
+        held = sys.modules.get(name)
+        if held is not None and where is None:
+            # `sys.modules["calc"] = types.ModuleType("calc")` filled from other source
+            yield name, (
+                f"the project's {os.path.relpath(expected, root)} imported as "
+                f"{type(held).__name__} {name!r}, which no file made"
+            )
+            continue
         if where is not None and _real(where) != expected and not _inside(where, installed):
             elsewhere = f"the project's {os.path.relpath(expected, root)} loaded from {where}"
             if _installed_editable(where):
@@ -340,9 +348,10 @@ def _compiles_code(path: str | None) -> bool:
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     for node in ast.walk(tree):
-        name = node.id if isinstance(node, ast.Name) else getattr(node, "attr", None)
-        if name in _CODE_MAKERS:
+        if isinstance(node, ast.Name) and node.id in _CODE_MAKERS:
             return True
+        if isinstance(node, ast.Attribute) and node.attr in ("exec", "exec_"):
+            return True  # builtins.exec, six.exec_; not re.compile or a template's eval
     return False
 
 
