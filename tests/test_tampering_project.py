@@ -282,6 +282,9 @@ def watched(project: Path, monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
     monkeypatch.setattr(compiled, "_sources", {})
     monkeypatch.setattr(compiled, "_before", {})
     monkeypatch.setattr(compiled, "_spawned", [])
+    monkeypatch.setattr(compiled, "_imported", {})
+    monkeypatch.setattr(compiled, "_foreign", set())
+    monkeypatch.setattr(compiled, "_ast_compiled", set())
     return compiled
 
 
@@ -439,3 +442,37 @@ def test_a_regular_expression_compiled_by_the_module_excuses_no_code_run_in_it(
     assert project_entries(project) == [
         "calc.add (the project's function, replaced by code made at run time (<calc>))"
     ]
+
+
+def test_a_function_given_code_the_import_did_not_make_is_found(
+    project: Path, watched: types.ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str((project / "calc.py").resolve())
+    calc = load("calc", project / "calc.py", monkeypatch)
+    # What the import system executed for calc.py (the audit event `exec`, from importlib).
+    watched._hook("compile", (CALC.encode(), path))
+    made = compile(CALC, path, "exec", dont_inherit=True)
+    watched._imported[path] = set(watched._code_tree(made))
+    assert project_entries(project) == []
+    fixed_module = compile(FIXED, "fixed", "exec", dont_inherit=True)
+    fixed = next(c for c in fixed_module.co_consts if isinstance(c, types.CodeType))
+    monkeypatch.setattr(calc.add, "__code__", fixed.replace(co_filename=path))
+    found = ["calc (add runs code that the import of calc.py did not make)"]
+    assert project_entries(project) == found
+    # typeguard's @typechecked recompiles the function from the file's AST as the project's
+    # module is imported: the project's own doing, unless the tests compiled an AST too.
+    monkeypatch.setattr(watched, "_ast_compiled", {"project", "libraries"})
+    assert project_entries(project) == []
+    monkeypatch.setattr(watched, "_ast_compiled", {"project", "tests"})
+    assert project_entries(project) == found
+
+
+def test_whose_code_made_an_event(project: Path, watched: types.ModuleType) -> None:
+    def called_from(path: Path) -> str:
+        space: dict[str, object] = {}
+        exec(compile("def call(f):\n    return f()\n", str(path), "exec"), space)
+        return space["call"](watched._made_by)  # type: ignore[operator,no-any-return]
+
+    assert called_from(project / "tests" / "conftest.py") == "tests"
+    assert called_from(project / "calc.py") == "project"
+    assert called_from(Path("/elsewhere/fix.py")) == "tests"  # outside the project

@@ -33,6 +33,7 @@ import contextlib
 import hashlib
 import os
 import sys
+from types import CodeType, FrameType
 
 # The most sources kept per file, and files kept: enough for a module reloaded a few times.
 _PER_FILE = 8
@@ -52,6 +53,12 @@ _SPAWNS = frozenset(
 # Folders never walked for the snapshot: tools' caches, environments, version control.
 _NOT_WALKED = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist"})
 _spawned: list[bool] = []
+# Per file of the project, the code objects the import system executed for it.
+_imported: dict[str, set[CodeType]] = {}
+# Whose code compiled an AST during the run: "tests", "project", "libraries" (_made_by).
+_ast_compiled: set[str] = set()
+_PACKAGES = frozenset({"site-packages", "dist-packages"})
+_PLACES: list[str] = []
 _paused = False
 
 
@@ -75,6 +82,9 @@ def _hook(event: str, args: tuple[object, ...]) -> None:
     if event == "compile":
         with contextlib.suppress(Exception):  # a hook never raises into the code it watches
             _keep(*args)
+    elif event == "exec":
+        with contextlib.suppress(Exception):
+            _executed(args[0])
     elif event == "open":
         with contextlib.suppress(Exception):
             path, mode, flags = args
@@ -134,9 +144,74 @@ def _written(path: object) -> None:
         return  # no file yet: nothing the run could have swapped
 
 
+def _executed(code: object) -> None:
+    """Code executed by the import system (its frame calls ``exec``) for a file of the
+    project: every code object in it is the file's, as imported."""
+    if not isinstance(code, CodeType):
+        return
+    real = _project_file(code.co_filename)
+    if real is None:
+        return
+    caller = sys._getframe(3)  # _executed, _hook, _audit, then whoever called exec
+    if not caller.f_code.co_filename.startswith("<frozen importlib"):
+        return
+    kept = _imported.setdefault(real, set())
+    if len(kept) < 100_000:
+        kept.update(_code_tree(code))
+
+
+def _code_tree(code: CodeType) -> list[CodeType]:
+    found = [code]
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            found.extend(_code_tree(const))
+    return found
+
+
+def _made_by() -> str:
+    """Whose code made this event: the first frame that is neither installed code, the
+    standard library nor this module's. ``"tests"``: a test's, a conftest's or a file outside
+    the watched folders; ``"project"``: the project's own (a module decorated as it is
+    imported); ``"libraries"``: none (pytest rewriting a test module it collects)."""
+    from pytest_agentgate.testcode import is_test_code
+
+    places = _places()
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith("<") or name.startswith(places):
+            frame = frame.f_back
+            continue
+        here = os.path.realpath(name)
+        root = next((r for r in _watched if here.startswith(r)), "")
+        if not root or is_test_code(os.path.relpath(here, root)):
+            return "tests"
+        return "project"
+    return "libraries"
+
+
+def _places() -> tuple[str, ...]:
+    """Where code that only passes an event on lives: the standard library, installed code
+    and this module's folder."""
+    if not _PLACES:
+        import sysconfig
+
+        paths = {p for p in sysconfig.get_paths().values() if p}
+        paths.add(os.path.dirname(__file__))
+        paths.update(p for p in sys.path if os.path.basename(p) in _PACKAGES)
+        paths.update(os.path.realpath(p) for p in list(paths))
+        _PLACES.extend(sorted(p.rstrip(os.sep) + os.sep for p in paths))
+    return tuple(_PLACES)
+
+
 def _keep(source: object, filename: object) -> None:
-    if not isinstance(source, (bytes, str)) or not isinstance(filename, str):
-        return  # an AST (typeguard, pytest's rewriter): made from a source seen before
+    if not isinstance(source, (bytes, str)):
+        # An AST (Python names no file for it): what a library makes of a source seen before
+        # (typeguard instrumenting a function), or the tests' own code compiling one.
+        _ast_compiled.add(_made_by())
+        return
+    if not isinstance(filename, str):
+        return
     real = _project_file(filename)
     if real is None:
         return
@@ -198,3 +273,15 @@ def compiled_elsewhere(path: str) -> bool:
     """Whether code was compiled under the name of the file ``path`` (a real path) from a
     source the file did not hold then."""
     return path in _foreign
+
+
+def imported_code(path: str) -> set[CodeType] | None:
+    """The code objects the import system executed for the file ``path`` (a real path); None
+    when it executed none (the module was made some other way, or nothing is watched)."""
+    return _imported.get(path)
+
+
+def ast_compiled_by() -> frozenset[str]:
+    """Whose code compiled an AST during the run: ``"tests"``, ``"project"``,
+    ``"libraries"``."""
+    return frozenset(_ast_compiled)

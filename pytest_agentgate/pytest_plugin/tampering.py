@@ -149,9 +149,12 @@ def _project_replaced(project: str, compared_after: bool = False) -> Iterator[tu
         held = sys.modules.get(name)
         if held is not None and where is None:
             # `sys.modules["calc"] = types.ModuleType("calc")` filled from other source
-            yield name, (
-                f"the project's {os.path.relpath(expected, root)} imported as "
-                f"{type(held).__name__} {name!r}, which no file made"
+            yield (
+                name,
+                (
+                    f"the project's {os.path.relpath(expected, root)} imported as "
+                    f"{type(held).__name__} {name!r}, which no file made"
+                ),
             )
             continue
         if where is not None and _real(where) != expected and not _inside(where, installed):
@@ -214,6 +217,9 @@ def _rewritten_in_run(
     try:
         if compiled.compiled_elsewhere(real):
             return f"the tests ran code compiled under the name of {shown} that it does not hold"
+        made = _not_as_imported(name, module, real, shown)
+        if made is not None:
+            return made
         ran = compiled.sources_compiled(real)
         if ran:
             digest = None
@@ -231,6 +237,32 @@ def _rewritten_in_run(
             return _functions_not_the_files(name, module, where, shown)
     except Exception:  # gone, not Python any more, too deep to compile: nothing to compare
         return None
+    return None
+
+
+def _not_as_imported(name: str, module: ModuleType, real: str, shown: str) -> str | None:
+    """A function of the module whose code says it is the file's, but is not among the code the
+    import of the file made (``add.__code__`` given fixed code whose ``co_filename`` was made to
+    say ``calc.py``; an AST compiled under that name and run in the module). Code the module
+    compiles itself (six's ``exec_``), and, when no code of the tests compiled one, what a
+    library recompiled from the file's AST (typeguard's ``@typechecked``), are its own."""
+    from pytest_agentgate.pytest_plugin import compiled
+
+    codes = compiled.imported_code(real)
+    if codes is None:
+        return None
+    for _, value, _ in _members(name, module, safe=True):
+        try:
+            func = _static_unwrap(value)
+            claims = inspect.isfunction(func) and _real(func.__code__.co_filename) == real
+            if not claims or func.__code__ in codes:
+                continue
+        except Exception:  # a proxy or lazy object that raises when looked at
+            continue
+        made_by = compiled.ast_compiled_by()
+        if _compiles_code(real) or ("project" in made_by and "tests" not in made_by):
+            return None
+        return f"{func.__qualname__} runs code that the import of {shown} did not make"
     return None
 
 

@@ -1,8 +1,10 @@
 """The code under test swapped for the tests' run, through both doors (red teams 3 and 5): a
 correct ``calc.py`` written before the tests import it and the broken text put back (by a
 session fixture's teardown, in ``pytest_unconfigure``, as the interpreter exits, by a shell
-command), a constant swapped the same way, a correct source compiled under ``calc.py``'s name
-into its namespace, and a hand-made pyc of the correct code with the broken source's header.
+command), a constant swapped the same way, a correct source (or its AST) compiled under
+``calc.py``'s name into its namespace, a hand-made pyc of the correct code with the broken
+source's header, ``add.__code__`` given fixed code labelled ``calc.py``, a module no file made
+in ``sys.modules``, and agentgate's audit hook paused from the conftest.
 Each leaves ``calc.py`` broken after the run, and each fails the test gate. A test that
 regenerates a module of the project with the same code is honest."""
 
@@ -82,6 +84,43 @@ with open(_PYC, "wb") as _f:
 importlib.import_module("calc")
 os.remove(_PYC)
 """,
+    "code": HEAD
+    + """
+import types
+
+import calc
+
+for _c in compile(_GOOD, "fixed", "exec").co_consts:
+    if isinstance(_c, types.CodeType) and _c.co_name == "add":
+        types.FunctionType.__code__.__set__(calc.add, _c.replace(co_filename=calc.__file__))
+""",
+    "ast": HEAD
+    + """
+import ast
+
+import calc
+
+exec(compile(ast.parse(_GOOD), calc.__file__, "exec"), vars(calc))
+""",
+    "no-file": HEAD
+    + """
+import sys
+import types
+
+import calc
+
+calc.add(0, 0)
+_NEW = types.ModuleType("calc")
+exec(compile(_GOOD, "calc (fixed)", "exec"), vars(_NEW))
+sys.modules["calc"] = _NEW
+""",
+    "hook-paused": HEAD
+    + """
+import calc
+
+importlib.import_module("pytest_agentgate.pytest_plugin.compiled")._paused = True
+exec(compile(_GOOD, str(_FILE), "exec"), vars(calc))
+""",
 }
 
 
@@ -106,7 +145,8 @@ def test_code_under_test_swapped_for_the_run_fails_both_doors(project: Path, tri
     assert (project / "calc.py").read_text() == BROKEN
     status, verdict, out = pytest_agentgate(project)
     assert status == 1 and verdict["status"] == "fail", out
-    assert "replaced while the tests ran" in out
+    # (or the integrity gate saw the trick in the conftest first, and no test ran)
+    assert "replaced while the tests ran" in out or "no test ran" in out, out
     assert (project / "calc.py").read_text() == BROKEN
 
 
