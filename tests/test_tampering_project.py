@@ -272,6 +272,14 @@ def _no_hook_of_a_gated_run(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(compiled, "_paused", True)
 
 
+def imported(watched: types.ModuleType, source: bytes, path: str) -> None:
+    """The audit event of the import system compiling ``source`` for ``path``: its (frozen)
+    frame calls compile."""
+    import importlib._bootstrap
+
+    importlib._bootstrap._call_with_frames_removed(lambda: watched._hook("compile", (source, path)))
+
+
 @pytest.fixture
 def watched(project: Path, monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
     """:mod:`compiled` watching the project, its hook called by hand (an audit hook added to
@@ -296,7 +304,7 @@ def test_a_file_written_over_before_the_tests_import_it_is_found_while_it_still_
     watched._hook("open", (path, "w", 0))
     (project / "calc.py").write_text(FIXED)
     load("calc", project / "calc.py", monkeypatch)
-    watched._hook("compile", (FIXED.encode(), path))
+    imported(watched, FIXED.encode(), path)
     # The copy is still there (put back only as the interpreter exits), yet it is not what
     # the file held before the run.
     assert project_entries(project) == [
@@ -349,8 +357,8 @@ def test_a_file_put_back_after_the_tests_imported_a_copy_is_found(
     swapped = "OFFSET = 0\n\n\ndef add(a, b):\n    return a + b + OFFSET\n"
     (project / "calc.py").write_text(swapped)
     load("calc", project / "calc.py", monkeypatch)
-    watched._hook("compile", (swapped.encode(), path))
-    watched._hook("compile", (swapped, path))  # coverage.py's: the text, as the file reads
+    imported(watched, swapped.encode(), path)
+    watched._hook("compile", (swapped.encode(), path))  # coverage.py's text, as Python hands it
     watched._hook("compile", (b"elsewhere", "/elsewhere/calc.py"))
     assert watched.sources_compiled("/elsewhere/calc.py") == []
     (project / "calc.py").write_text(swapped.replace("OFFSET = 0", "OFFSET = 1"))
@@ -369,12 +377,12 @@ def test_code_compiled_under_the_files_name_from_other_source_is_found(
     path = str(project / "calc.py")
     (project / "calc.py").write_bytes(b"\f" + CALC.rstrip("\n").encode())
     calc = load("calc", project / "calc.py", monkeypatch)
-    watched._hook("compile", ((project / "calc.py").read_bytes(), path))
+    imported(watched, (project / "calc.py").read_bytes(), path)
     # coverage.py's reading: a form feed as a space, a last line end added; other line ends
-    watched._hook("compile", (" " + CALC, path))
-    watched._hook("compile", ("\f" + CALC.replace("\n", "\r\n"), path))
+    watched._hook("compile", ((" " + CALC).encode(), path))
+    watched._hook("compile", (("\f" + CALC.replace("\n", "\r\n")).encode(), path))
     assert project_entries(project) == []
-    watched._hook("compile", (FIXED, path))
+    watched._hook("compile", (FIXED.encode(), path))
     exec(compile(FIXED, path, "exec"), vars(calc))
     assert project_entries(project) == [
         "calc (the tests ran code compiled under the name of calc.py that it does not hold)"
@@ -450,7 +458,7 @@ def test_a_function_given_code_the_import_did_not_make_is_found(
     path = str((project / "calc.py").resolve())
     calc = load("calc", project / "calc.py", monkeypatch)
     # What the import system executed for calc.py (the audit event `exec`, from importlib).
-    watched._hook("compile", (CALC.encode(), path))
+    imported(watched, CALC.encode(), path)
     made = compile(CALC, path, "exec", dont_inherit=True)
     watched._imported[path] = set(watched._code_tree(made))
     assert project_entries(project) == []
@@ -471,8 +479,60 @@ def test_whose_code_made_an_event(project: Path, watched: types.ModuleType) -> N
     def called_from(path: Path) -> str:
         space: dict[str, object] = {}
         exec(compile("def call(f):\n    return f()\n", str(path), "exec"), space)
-        return space["call"](watched._made_by)  # type: ignore[operator,no-any-return]
+        call = space["call"]
+        assert callable(call)
+        return str(call(watched._made_by))
 
     assert called_from(project / "tests" / "conftest.py") == "tests"
     assert called_from(project / "calc.py") == "project"
     assert called_from(Path("/elsewhere/fix.py")) == "tests"  # outside the project
+
+
+def test_a_snippet_of_the_file_compiled_under_its_name_is_the_files(
+    project: Path, watched: types.ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # sybil runs a docstring's example under the module's name: lines of the file, dedented.
+    path = str(project / "calc.py")
+    (project / "calc.py").write_text(
+        'def add(a, b):\n    """\n    >>> x = add(1, 2)\n    >>> x\n    """\n    return a - b\n'
+    )
+    load("calc", project / "calc.py", monkeypatch)
+    watched._hook("compile", (b">>> x = add(1, 2)\n>>> x\n", path))
+    assert project_entries(project) == []
+    watched._hook("compile", (b"return a - b\nreturn a + b\n", path))  # a line it does not hold
+    assert watched.compiled_elsewhere(str((project / "calc.py").resolve()))
+
+
+def test_code_made_at_run_time_is_judged_by_whose_code_made_it(
+    project: Path, watched: types.ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calc = load("calc", project / "calc.py", monkeypatch)
+
+    def made_in(path: Path, name: str) -> object:
+        """``add`` compiled as ``name`` by code in the file ``path``, as makefun does."""
+        space: dict[str, object] = {}
+        maker = "def make(hook):\n    hook('compile', (b'', NAME))\n"
+        exec(compile(maker, str(path), "exec"), space)
+        make = space["make"]
+        assert callable(make)
+        space["NAME"] = name
+        make(watched._hook)
+        made: dict[str, object] = {}
+        exec(compile(FIXED, name, "exec"), {"__name__": "calc"}, made)
+        return made["add"]
+
+    monkeypatch.setattr(calc, "add", made_in(project / "calc.py", "<makefun-gen-1>"))
+    assert project_entries(project) == []  # the project's module decorated itself
+    monkeypatch.setattr(calc, "add", made_in(project / "tests" / "conftest.py", "<fix>"))
+    assert project_entries(project) == [
+        "calc.add (the project's function, replaced by code the tests made at run time (<fix>))"
+    ]
+
+
+def test_a_fifo_named_like_a_module_never_blocks_the_snapshot(
+    project: Path, watched: types.ModuleType
+) -> None:
+    os.mkfifo(project / "pipe.py")  # nobody writes to it: a plain read would wait for ever
+    watched._hook("subprocess.Popen", ("true", ["true"], None, None))
+    assert watched.held_before(str((project / "calc.py").resolve())) is not None
+    assert watched.held_before(str((project / "pipe.py").resolve())) is None

@@ -57,6 +57,10 @@ _spawned: list[bool] = []
 _imported: dict[str, set[CodeType]] = {}
 # Whose code compiled an AST during the run: "tests", "project", "libraries" (_made_by).
 _ast_compiled: set[str] = set()
+# Per name of code made at run time ("<string>"), whose code compiled it (_made_by).
+_runtime: dict[str, set[str]] = {}
+# A file bigger than this is not read for the snapshot (a generated table).
+_MAX_BYTES = 16 * 1024 * 1024
 _PACKAGES = frozenset({"site-packages", "dist-packages"})
 _PLACES: list[str] = []
 _paused = False
@@ -137,9 +141,14 @@ def _written(path: object) -> None:
     real = _project_file(path)
     if real is None or real in _before or len(_before) >= _FILES:
         return
+    from pytest_agentgate.texts import read_regular
+
     try:
-        with open(real, "rb") as handle:  # a read: this hook passes over its own open
-            _before[real] = hashlib.sha256(handle.read()).hexdigest()
+        if os.stat(real).st_size > _MAX_BYTES:
+            return  # a generated table of hundreds of megabytes: not read whole for this
+        # Only a regular file, opened without blocking (a FIFO named x.py would hang here);
+        # a read: this hook passes over its own open.
+        _before[real] = hashlib.sha256(read_regular(real)).hexdigest()
     except OSError:
         return  # no file yet: nothing the run could have swapped
 
@@ -212,12 +221,21 @@ def _keep(source: object, filename: object) -> None:
         return
     if not isinstance(filename, str):
         return
+    if filename.startswith("<"):
+        # Code made at run time (`exec(txt)`: "<string>"; makefun: "<makefun-gen-1>"): whose.
+        made = _runtime.setdefault(filename, set())
+        if len(made) < 3 and len(_runtime) < _FILES:
+            made.add(_made_by())
+        return
     real = _project_file(filename)
     if real is None:
         return
-    if real not in _foreign and _as_read(source) != _file_text(real):
+    if real not in _foreign and not _read_in(_as_read(source), _file_text(real)):
         _foreign.add(real)
-    if not isinstance(source, bytes):
+    # Python hands a str source to the hook as UTF-8 bytes: only what the import system read
+    # from the file (its frame calls compile) is what the tests imported.
+    caller = sys._getframe(3)  # _keep, _hook, _audit, then whoever called compile
+    if not isinstance(source, bytes) or not caller.f_code.co_filename.startswith("<frozen"):
         return
     kept = _sources.get(real)
     if kept is None:
@@ -229,21 +247,38 @@ def _keep(source: object, filename: object) -> None:
         kept.append(digest)
 
 
-def _as_read(source: bytes | str) -> str | None:
-    """The source as Python reads it: decoded by its declaration, with ``\n`` line ends. What
-    coverage.py changes when it reads a file (form feeds as spaces, a last line end added) is
-    not a difference."""
+def _read_in(compiled: list[str] | None, text: list[str] | None) -> bool:
+    """Whether the compiled source's lines are the file's, or some of them in the file's
+    order (a snippet of a docstring that sybil or a doctest runner compiles under the file's
+    name), compared without their indentation. Code it adds is not."""
+    if compiled is None or text is None:
+        return compiled == text
+    lines = iter(text)
+    return all(any(line == have for have in lines) for line in compiled)
+
+
+def _as_read(source: bytes | str) -> list[str] | None:
+    """The non-blank lines of the source as Python reads it, without their indentation: decoded
+    by its declaration (or as UTF-8: Python hands a str source to the hook encoded so), line
+    ends and form feeds as coverage.py reads them."""
     import importlib.util
 
-    try:
-        text = importlib.util.decode_source(source) if isinstance(source, bytes) else source
-    except (SyntaxError, UnicodeDecodeError, LookupError):
+    texts = []
+    if isinstance(source, bytes):
+        with contextlib.suppress(UnicodeDecodeError):
+            texts.append(source.decode("utf-8"))
+        with contextlib.suppress(SyntaxError, UnicodeDecodeError, LookupError):
+            texts.append(importlib.util.decode_source(source))
+    else:
+        texts.append(source)
+    if not texts:
         return None
+    text = texts[-1] if len(texts) == 1 else texts[0]
     text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    return text.replace("\f", " ").rstrip()
+    return [line.strip() for line in text.replace("\f", " ").split("\n") if line.strip()]
 
 
-def _file_text(real: str) -> str | None:
+def _file_text(real: str) -> list[str] | None:
     from pytest_agentgate.texts import read_regular
 
     try:
@@ -285,3 +320,9 @@ def ast_compiled_by() -> frozenset[str]:
     """Whose code compiled an AST during the run: ``"tests"``, ``"project"``,
     ``"libraries"``."""
     return frozenset(_ast_compiled)
+
+
+def made_at_run_time_by(name: str) -> frozenset[str]:
+    """Whose code compiled code named ``name`` (``"<string>"``) during the run: ``"tests"``,
+    ``"project"``, ``"libraries"``; empty when nothing watched saw it compiled."""
+    return frozenset(_runtime.get(name, ()))

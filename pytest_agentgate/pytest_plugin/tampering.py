@@ -345,6 +345,14 @@ def _replaced_why(
     attr = label.rpartition(".")[2]
     if owner is not None and attr.startswith("__") and _generated_for(owner):
         return None  # what dataclasses, attrs or namedtuple wrote for the class
+    if code.startswith("<"):
+        from pytest_agentgate.pytest_plugin.compiled import made_at_run_time_by
+
+        made = made_at_run_time_by(code)
+        if "tests" in made:
+            return f"the project's function, replaced by code the tests made at run time ({code})"
+        if made:
+            return None  # the project's code, or a library for it, made it (makefun, attrs)
     space = func.__globals__
     if space is vars(module) and _compiles_code(_file_of(module)):
         # Code the module compiled into its own namespace (six's `exec_("def raise_from...")`):
