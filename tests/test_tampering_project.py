@@ -536,3 +536,17 @@ def test_a_fifo_named_like_a_module_never_blocks_the_snapshot(
     watched._hook("subprocess.Popen", ("true", ["true"], None, None))
     assert watched.held_before(str((project / "calc.py").resolve())) is not None
     assert watched.held_before(str((project / "pipe.py").resolve())) is None
+
+
+def test_a_module_that_compiles_code_under_its_own_name_does_so_by_its_file(
+    project: Path, watched: types.ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(project / "calc.py")
+    snippet = "def add(a, b):\n    return a + b\n"
+    (project / "calc.py").write_text(
+        f"_SNIP = {snippet!r}\nexec(compile(_SNIP, __file__, 'exec'))\n"
+    )
+    load("calc", project / "calc.py", monkeypatch)
+    watched._hook("compile", (snippet.encode(), path))
+    assert watched.compiled_elsewhere(str((project / "calc.py").resolve()))
+    assert project_entries(project) == []
