@@ -234,7 +234,7 @@ def _rewritten_in_run(
             if compared_after and digest is not None:
                 return None  # it holds what the tests imported: compared again after the run
             return f"the tests imported code that {shown} did not hold before the run: {rewritten}"
-        if _bytecode_of_the_run(module):
+        if _bytecode_of_the_run(module) and not _compiles_code(real):
             return _functions_not_the_files(name, module, where, shown)
     except Exception:  # gone, not Python any more, too deep to compile: nothing to compare
         return None
