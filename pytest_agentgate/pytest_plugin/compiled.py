@@ -55,6 +55,8 @@ _NOT_WALKED = frozenset({"__pycache__", "node_modules", "site-packages", "build"
 _spawned: list[bool] = []
 # Per file of the project, the code objects the import system executed for it.
 _imported: dict[str, set[CodeType]] = {}
+# Per file of the project, the module code the import system last executed for it.
+_module_code: dict[str, CodeType] = {}
 # Whose code compiled an AST during the run: "tests", "project", "libraries" (_made_by).
 _ast_compiled: set[str] = set()
 # Per name of code made at run time ("<string>"), whose code compiled it (_made_by).
@@ -167,6 +169,8 @@ def _executed(code: object) -> None:
     kept = _imported.setdefault(real, set())
     if len(kept) < 100_000:
         kept.update(_code_tree(code))
+    if code.co_name == "<module>":
+        _module_code[real] = code
 
 
 def _code_tree(code: CodeType) -> list[CodeType]:
@@ -326,3 +330,8 @@ def made_at_run_time_by(name: str) -> frozenset[str]:
     """Whose code compiled code named ``name`` (``"<string>"``) during the run: ``"tests"``,
     ``"project"``, ``"libraries"``; empty when nothing watched saw it compiled."""
     return frozenset(_runtime.get(name, ()))
+
+
+def module_code(path: str) -> CodeType | None:
+    """The module code the import system last executed for the file ``path`` (a real path)."""
+    return _module_code.get(path)

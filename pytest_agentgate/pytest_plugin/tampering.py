@@ -218,7 +218,7 @@ def _rewritten_in_run(
         if compiled.compiled_elsewhere(real) and not _compiles_code(real):
             # (a module that compiles code itself, under its own name, does so by its file)
             return f"the tests ran code compiled under the name of {shown} that it does not hold"
-        made = _not_as_imported(name, module, real, shown)
+        made = _not_as_imported(name, module, real, shown) or _rebound(module, real, shown)
         if made is not None:
             return made
         ran = compiled.sources_compiled(real)
@@ -265,6 +265,89 @@ def _not_as_imported(name: str, module: ModuleType, real: str, shown: str) -> st
             return None
         return f"{func.__qualname__} runs code that the import of {shown} did not make"
     return None
+
+
+def _rebound(module: ModuleType, real: str, shown: str) -> str | None:
+    """A name the file defines with ``def`` at its top level whose value is no longer that
+    function, nor holds it (a decorator's wrapper, ``__wrapped__``, an object keeping it), when
+    the file does not bind the name otherwise (``from ._speedups import add``): ``calc.add``
+    set to a callable object, a builtin, or another module's function by the tests."""
+    from pytest_agentgate.pytest_plugin import compiled
+
+    code = compiled.module_code(real)
+    if code is None:
+        return None
+    defined: dict[str, list[types.CodeType]] = {}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType) and const.co_flags & inspect.CO_NEWLOCALS:
+            defined.setdefault(const.co_name, []).append(const)
+    space = vars(module)
+    for attr, codes in defined.items():
+        if attr not in space or not attr.isidentifier():
+            continue
+        value = space[attr]
+        if any(_holds(value, c) for c in codes) or attr in _bound_otherwise(real):
+            continue
+        kind = type(value).__qualname__
+        return f"{attr} is no longer the function {shown} defines, but a {kind} set in its place"
+    return None
+
+
+def _holds(value: Any, code: types.CodeType, depth: int = 3) -> bool:
+    """Whether ``value`` is the function of ``code``, or reaches it: ``__wrapped__``, a method's
+    or a partial's function, a closure's cells, the object's and its class's attributes."""
+    seen: list[Any] = [value]
+    for _ in range(depth):
+        more: list[Any] = []
+        for item in seen:
+            if inspect.isfunction(item) and item.__code__ == code:
+                return True
+            more.extend(_reached(item))
+        seen = more[:200]
+    return any(inspect.isfunction(item) and item.__code__ == code for item in seen)
+
+
+def _reached(item: Any) -> list[Any]:
+    found: list[Any] = []
+    with contextlib.suppress(Exception):
+        item = _static_unwrap(item)
+        found.append(item)
+        if inspect.isfunction(item):
+            wrapped = item.__dict__.get("__wrapped__")
+            if wrapped is not None:
+                found.append(wrapped)
+            found.extend(c.cell_contents for c in item.__closure__ or () if _filled(c))
+        elif not isinstance(item, (type, ModuleType)):
+            found.extend(list(getattr(item, "__dict__", {}).values())[:50])
+            found.extend(list(vars(type(item)).values())[:50])
+    return found
+
+
+def _filled(cell: types.CellType) -> bool:
+    try:
+        return cell.cell_contents is not cell  # an empty cell raises
+    except ValueError:
+        return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _bound_otherwise(path: str) -> frozenset[str]:
+    """The names the source file ``path`` binds by an import or an assignment."""
+    import ast
+
+    try:
+        tree = ast.parse(read_regular(path))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Global):
+            names.update(node.names)
+    return frozenset(names)
 
 
 def _changed_in_run(path: str) -> bool:
