@@ -264,12 +264,18 @@ def test_a_module_of_another_checkout_installed_editable_says_how_to_test_this_o
 
 @pytest.fixture(autouse=True)
 def _no_hook_of_a_gated_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A gated pytest run in this process (pytester's) left its audit hook in place for good:
-    it must not see these tests' own writes, nor make :mod:`compiled` watch their projects."""
+    """A gated pytest run in this process (pytester's, or agentgate's own suite gated by
+    itself) left its audit hook in place for good: it must not see these tests' own events,
+    nor these tests what it saw."""
     from pytest_agentgate.pytest_plugin import compiled
 
     monkeypatch.setattr(compiled, "_watched", [])
     monkeypatch.setattr(compiled, "_paused", True)
+    for name in ("_sources", "_before", "_imported", "_module_code", "_runtime"):
+        monkeypatch.setattr(compiled, name, {})
+    monkeypatch.setattr(compiled, "_foreign", set())
+    monkeypatch.setattr(compiled, "_ast_compiled", set())
+    monkeypatch.setattr(compiled, "_spawned", [])
 
 
 def imported(watched: types.ModuleType, source: bytes, path: str) -> None:
@@ -287,12 +293,6 @@ def watched(project: Path, monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
     from pytest_agentgate.pytest_plugin import compiled
 
     monkeypatch.setattr(compiled, "_watched", [f"{project.resolve()}{os.sep}"])
-    monkeypatch.setattr(compiled, "_sources", {})
-    monkeypatch.setattr(compiled, "_before", {})
-    monkeypatch.setattr(compiled, "_spawned", [])
-    monkeypatch.setattr(compiled, "_imported", {})
-    monkeypatch.setattr(compiled, "_foreign", set())
-    monkeypatch.setattr(compiled, "_ast_compiled", set())
     return compiled
 
 
@@ -550,3 +550,73 @@ def test_a_module_that_compiles_code_under_its_own_name_does_so_by_its_file(
     watched._hook("compile", (snippet.encode(), path))
     assert watched.compiled_elsewhere(str((project / "calc.py").resolve()))
     assert project_entries(project) == []
+
+
+REBOUND = """\
+import functools
+
+try:
+    from _speedups import fast
+except ImportError:
+    def fast(x):
+        return x
+
+
+def wrap(f):
+    @functools.wraps(f)
+    def inner(*a):
+        return f(*a)
+    return inner
+
+
+def hold(f):
+    class Command:
+        def __init__(self):
+            self.callback = f
+    return Command()
+
+
+def add(a, b):
+    return a - b
+
+
+@wrap
+def wrapped(x):
+    return x
+
+
+@hold
+def command(x):
+    return x
+"""
+
+
+@pytest.mark.parametrize(
+    ("replacement", "found"),
+    [
+        ("class Fixed:\n    def __call__(self, a, b):\n        return a + b\n\n\nNEW = Fixed()\n",
+         "Fixed"),
+        ("import operator\n\nNEW = operator.add\n", "builtin_function_or_method"),
+        ("def add(a, b):\n    return a + b\n\n\nNEW = add\n", "function"),
+    ],
+    ids=["callable object", "builtin", "another module's function"],
+)  # fmt: skip
+def test_a_name_the_file_defines_set_to_other_code_is_found(
+    project: Path,
+    watched: types.ModuleType,
+    monkeypatch: pytest.MonkeyPatch,
+    replacement: str,
+    found: str,
+) -> None:
+    path = str((project / "calc.py").resolve())
+    (project / "calc.py").write_text(REBOUND)
+    imported(watched, REBOUND.encode(), path)
+    calc = load("calc", project / "calc.py", monkeypatch)
+    watched._module_code[path] = compile(REBOUND, path, "exec", dont_inherit=True)
+    # Decorated names, and one the file binds by an import too, are the file's.
+    assert project_entries(project) == []
+    (project / "ref.py").write_text(replacement)
+    monkeypatch.setattr(calc, "add", load("ref", project / "ref.py", monkeypatch).NEW)
+    assert project_entries(project) == [
+        f"calc (add is no longer the function calc.py defines, but a {found} set in its place)"
+    ]

@@ -226,7 +226,10 @@ def _keep(source: object, filename: object) -> None:
     if not isinstance(filename, str):
         return
     if filename.startswith("<"):
-        # Code made at run time (`exec(txt)`: "<string>"; makefun: "<makefun-gen-1>"): whose.
+        # Code made at run time under a name of its own (makefun: "<makefun-gen-1>"): whose.
+        # "<string>", what `exec(text)` names everything, tells nothing apart.
+        if filename == "<string>":
+            return
         made = _runtime.setdefault(filename, set())
         if len(made) < 3 and len(_runtime) < _FILES:
             made.add(_made_by())

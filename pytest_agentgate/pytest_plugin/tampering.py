@@ -288,9 +288,27 @@ def _rebound(module: ModuleType, real: str, shown: str) -> str | None:
         value = space[attr]
         if any(_holds(value, c) for c in codes) or attr in _bound_otherwise(real):
             continue
+        if _made_in_its_place(value, module.__name__, attr, real):
+            continue
         kind = type(value).__qualname__
         return f"{attr} is no longer the function {shown} defines, but a {kind} set in its place"
     return None
+
+
+def _made_in_its_place(value: Any, module: str, attr: str, real: str) -> bool:
+    """A function a decorator made in place of the one defined, naming itself as it: compiled
+    again from the file (typeguard's ``@typechecked``), or generated at run time by the
+    project's code or a library for it (makefun's ``@with_signature``), never by the tests'."""
+    from pytest_agentgate.pytest_plugin.compiled import made_at_run_time_by
+
+    func = _static_unwrap(value)
+    if not inspect.isfunction(func) or func.__module__ != module or func.__name__ != attr:
+        return False
+    name = func.__code__.co_filename
+    if not name.startswith("<"):
+        return _real(name) == real
+    made = made_at_run_time_by(name)
+    return bool(made) and "tests" not in made
 
 
 def _holds(value: Any, code: types.CodeType, depth: int = 3) -> bool:
