@@ -3,8 +3,9 @@ correct ``calc.py`` written before the tests import it and the broken text put b
 session fixture's teardown, in ``pytest_unconfigure``, as the interpreter exits, by a shell
 command), a constant swapped the same way, a correct source (or its AST) compiled under
 ``calc.py``'s name into its namespace, a hand-made pyc of the correct code with the broken
-source's header, ``add.__code__`` given fixed code labelled ``calc.py``, a module no file made
-in ``sys.modules``, and agentgate's audit hook paused from the conftest.
+source's header, ``add.__code__`` given fixed code labelled ``calc.py``, ``calc.add`` set to a
+callable object or a builtin, a module no file made in ``sys.modules``, and agentgate's audit
+hook paused from the conftest.
 Each leaves ``calc.py`` broken after the run, and each fails the test gate. A test that
 regenerates a module of the project with the same code is honest."""
 
@@ -113,6 +114,29 @@ calc.add(0, 0)
 _NEW = types.ModuleType("calc")
 exec(compile(_GOOD, "calc (fixed)", "exec"), vars(_NEW))
 sys.modules["calc"] = _NEW
+""",
+    "callable": HEAD
+    + """
+import calc
+
+calc.add(0, 0)
+
+
+class _Fixed:
+    def __call__(self, a, b):
+        return a + b
+
+
+calc.add = _Fixed()
+""",
+    "builtin": HEAD
+    + """
+import operator
+
+import calc
+
+calc.add(0, 0)
+calc.add = operator.add
 """,
     "hook-paused": HEAD
     + """
