@@ -218,7 +218,7 @@ def _rewritten_in_run(
         if compiled.compiled_elsewhere(real) and not _compiles_code(real):
             # (a module that compiles code itself, under its own name, does so by its file)
             return f"the tests ran code compiled under the name of {shown} that it does not hold"
-        made = _not_as_imported(name, module, real, shown) or _rebound(module, real, shown)
+        made = _not_as_imported(name, module, real, shown) or _rebound(module, real, root)
         if made is not None:
             return made
         ran = compiled.sources_compiled(real)
@@ -267,7 +267,7 @@ def _not_as_imported(name: str, module: ModuleType, real: str, shown: str) -> st
     return None
 
 
-def _rebound(module: ModuleType, real: str, shown: str) -> str | None:
+def _rebound(module: ModuleType, real: str, root: str) -> str | None:
     """A name the file defines with ``def`` at its top level whose value is no longer that
     function, nor holds it (a decorator's wrapper, ``__wrapped__``, an object keeping it), when
     the file does not bind the name otherwise (``from ._speedups import add``): ``calc.add``
@@ -277,6 +277,7 @@ def _rebound(module: ModuleType, real: str, shown: str) -> str | None:
     code = compiled.module_code(real)
     if code is None:
         return None
+    shown = os.path.relpath(real, root)
     defined: dict[str, list[types.CodeType]] = {}
     for const in code.co_consts:
         if isinstance(const, types.CodeType) and const.co_flags & inspect.CO_NEWLOCALS:
@@ -286,13 +287,29 @@ def _rebound(module: ModuleType, real: str, shown: str) -> str | None:
         if attr not in space or not attr.isidentifier():
             continue
         value = space[attr]
-        if any(_holds(value, c) for c in codes) or attr in _bound_otherwise(real):
+        if attr in _bound_otherwise(real):
             continue
+        if any(_holds(value, c) for c in codes) and not _the_tests_type(value, root):
+            continue  # (an object of the tests' that keeps the function may ignore it)
         if _made_in_its_place(value, module.__name__, attr, real):
             continue
         kind = type(value).__qualname__
         return f"{attr} is no longer the function {shown} defines, but a {kind} set in its place"
     return None
+
+
+def _the_tests_type(value: Any, root: str) -> bool:
+    """Whether ``value`` is an object of a class the tests' code (or code outside the project
+    and installed code) defines."""
+    if inspect.isfunction(_static_unwrap(value)):
+        return False  # a function's own code is judged by _replaced_why
+    where = _written_at(type(value))
+    if where is None:
+        return False
+    path = where[0]
+    if _inside(path, _installed_roots()):
+        return False
+    return not _inside(path, (root,)) or _test_code(os.path.relpath(_real(path), root))
 
 
 def _made_in_its_place(value: Any, module: str, attr: str, real: str) -> bool:
