@@ -9,6 +9,7 @@ import importlib.util
 import os
 import sys
 import types
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -271,11 +272,19 @@ def _no_hook_of_a_gated_run(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(compiled, "_watched", [])
     monkeypatch.setattr(compiled, "_paused", True)
-    for name in ("_sources", "_before", "_imported", "_module_code", "_runtime"):
+    for name in ("_sources", "_before", "_imported", "_module_code", "_runtime", "_foreign"):
         monkeypatch.setattr(compiled, name, {})
-    monkeypatch.setattr(compiled, "_foreign", set())
     monkeypatch.setattr(compiled, "_ast_compiled", set())
     monkeypatch.setattr(compiled, "_spawned", [])
+
+
+def called_in(path: Path, function: Callable[..., object], *args: object) -> object:
+    """``function(*args)`` called from a frame of code in the file ``path``."""
+    space: dict[str, object] = {}
+    exec(compile("def call(f, *a):\n    return f(*a)\n", str(path), "exec"), space)
+    call = space["call"]
+    assert callable(call)
+    return call(function, *args)
 
 
 def imported(watched: types.ModuleType, source: bytes, path: str) -> None:
@@ -486,6 +495,11 @@ def test_whose_code_made_an_event(project: Path, watched: types.ModuleType) -> N
     assert called_from(project / "tests" / "conftest.py") == "tests"
     assert called_from(project / "calc.py") == "project"
     assert called_from(Path("/elsewhere/fix.py")) == "tests"  # outside the project
+    # A thread with only the standard library's frames (a pool the tests started): theirs.
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        assert pool.submit(watched._made_by).result() == "tests"
 
 
 def test_a_snippet_of_the_file_compiled_under_its_name_is_the_files(
@@ -547,9 +561,15 @@ def test_a_module_that_compiles_code_under_its_own_name_does_so_by_its_file(
         f"_SNIP = {snippet!r}\nexec(compile(_SNIP, __file__, 'exec'))\n"
     )
     load("calc", project / "calc.py", monkeypatch)
-    watched._hook("compile", (snippet.encode(), path))
-    assert watched.compiled_elsewhere(str((project / "calc.py").resolve()))
+    # compiled by calc.py's own code, as it runs
+    called_in(project / "calc.py", watched._hook, "compile", (snippet.encode(), path))
+    assert watched.compiled_elsewhere(str((project / "calc.py").resolve())) == {"project"}
     assert project_entries(project) == []
+    # the same compile by a conftest's code
+    called_in(project / "tests" / "conftest.py", watched._hook, "compile", (b"x", path))
+    assert project_entries(project) == [
+        "calc (the tests ran code compiled under the name of calc.py that it does not hold)"
+    ]
 
 
 REBOUND = """\
@@ -625,3 +645,33 @@ def test_a_name_the_file_defines_set_to_other_code_is_found(
     assert (
         f"calc (add is no longer the function calc.py defines, but a {found} set in its place)"
     ) in project_entries(project)
+
+
+def test_a_local_of_the_same_name_binds_nothing_at_the_top_level(
+    project: Path, watched: types.ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import operator
+
+    text = REBOUND + "\n\ndef total(values):\n    for add in values:\n        pass\n"
+    path = str((project / "calc.py").resolve())
+    (project / "calc.py").write_text(text)
+    imported(watched, text.encode(), path)
+    calc = load("calc", project / "calc.py", monkeypatch)
+    watched._module_code[path] = compile(text, path, "exec", dont_inherit=True)
+    monkeypatch.setattr(calc, "add", operator.add)
+    assert project_entries(project) == [
+        "calc (add is no longer the function calc.py defines, but a builtin_function_or_method "
+        "set in its place)"
+    ]
+
+
+def test_a_module_whose_class_the_tests_set_is_found(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calc = load("calc", project / "calc.py", monkeypatch)
+    (project / "tests" / "conftest.py").write_text(
+        "import types\n\n\nclass Patched(types.ModuleType):\n    pass\n"
+    )
+    patched = load("agentgate_test_conftest", project / "tests" / "conftest.py", monkeypatch)
+    monkeypatch.setattr(calc, "__class__", patched.Patched)
+    assert project_entries(project) == ["calc (its class set to Patched by the tests' code)"]

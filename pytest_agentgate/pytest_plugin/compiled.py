@@ -40,7 +40,7 @@ _PER_FILE = 8
 _FILES = 20_000
 _sources: dict[str, list[str]] = {}
 _before: dict[str, str] = {}
-_foreign: set[str] = set()
+_foreign: dict[str, set[str]] = {}
 _watched: list[str] = []
 # Events that write the file named by one of their arguments, and which argument.
 _WRITES = {"os.rename": 1, "os.link": 1, "shutil.copyfile": 1, "os.truncate": 0}
@@ -64,7 +64,7 @@ _runtime: dict[str, set[str]] = {}
 # A file bigger than this is not read for the snapshot (a generated table).
 _MAX_BYTES = 16 * 1024 * 1024
 _PACKAGES = frozenset({"site-packages", "dist-packages"})
-_PLACES: list[str] = []
+_PLACES: list[tuple[str, ...]] = []
 _paused = False
 
 
@@ -185,36 +185,43 @@ def _made_by() -> str:
     """Whose code made this event: the first frame that is neither installed code, the
     standard library nor this module's. ``"tests"``: a test's, a conftest's or a file outside
     the watched folders; ``"project"``: the project's own (a module decorated as it is
-    imported); ``"libraries"``: none (pytest rewriting a test module it collects)."""
+    imported); ``"libraries"``: none, below installed code (pytest rewriting a test module it
+    collects). A thread whose stack holds only the standard library's frames (a pool the tests
+    started) is the tests' until shown otherwise."""
     from pytest_agentgate.testcode import is_test_code
 
-    places = _places()
+    stdlib, installed = _places()
+    below_a_library = False
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
-        if name.startswith("<") or name.startswith(places):
-            frame = frame.f_back
-            continue
-        here = os.path.realpath(name)
-        root = next((r for r in _watched if here.startswith(r)), "")
-        if not root or is_test_code(os.path.relpath(here, root)):
-            return "tests"
-        return "project"
-    return "libraries"
+        if name.startswith(installed):  # first: site-packages may lie inside the stdlib's
+            below_a_library = True
+        elif not (name.startswith("<") or name.startswith(stdlib)):
+            here = os.path.realpath(name)
+            root = next((r for r in _watched if here.startswith(r)), "")
+            if not root or is_test_code(os.path.relpath(here, root)):
+                return "tests"
+            return "project"
+        frame = frame.f_back
+    return "libraries" if below_a_library else "tests"
 
 
-def _places() -> tuple[str, ...]:
-    """Where code that only passes an event on lives: the standard library, installed code
-    and this module's folder."""
+def _places() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the standard library and this module's folder, installed code): where code that only
+    passes an event on lives."""
     if not _PLACES:
         import sysconfig
 
-        paths = {p for p in sysconfig.get_paths().values() if p}
-        paths.add(os.path.dirname(__file__))
-        paths.update(p for p in sys.path if os.path.basename(p) in _PACKAGES)
-        paths.update(os.path.realpath(p) for p in list(paths))
-        _PLACES.extend(sorted(p.rstrip(os.sep) + os.sep for p in paths))
-    return tuple(_PLACES)
+        paths = sysconfig.get_paths()
+        stdlib = {paths.get("stdlib", ""), paths.get("platstdlib", ""), os.path.dirname(__file__)}
+        installed = {paths.get("purelib", ""), paths.get("platlib", "")}
+        installed.update(p for p in sys.path if os.path.basename(p) in _PACKAGES)
+        for group in (stdlib, installed):
+            group.discard("")
+            group.update(os.path.realpath(p) for p in list(group))
+            _PLACES.append(tuple(sorted(p.rstrip(os.sep) + os.sep for p in group)))
+    return _PLACES[0], _PLACES[1]
 
 
 def _keep(source: object, filename: object) -> None:
@@ -237,8 +244,8 @@ def _keep(source: object, filename: object) -> None:
     real = _project_file(filename)
     if real is None:
         return
-    if real not in _foreign and not _read_in(_as_read(source), _file_text(real)):
-        _foreign.add(real)
+    if len(_foreign.get(real, ())) < 3 and not _read_in(_as_read(source), _file_text(real)):
+        _foreign.setdefault(real, set()).add(_made_by())
     # Python hands a str source to the hook as UTF-8 bytes: only what the import system read
     # from the file (its frame calls compile) is what the tests imported.
     caller = sys._getframe(3)  # _keep, _hook, _audit, then whoever called compile
@@ -311,10 +318,10 @@ def held_before(path: str) -> str | None:
     return _before.get(path)
 
 
-def compiled_elsewhere(path: str) -> bool:
-    """Whether code was compiled under the name of the file ``path`` (a real path) from a
-    source the file did not hold then."""
-    return path in _foreign
+def compiled_elsewhere(path: str) -> frozenset[str]:
+    """Whose code compiled code under the name of the file ``path`` (a real path) from a
+    source the file did not hold then (see :func:`_made_by`); empty when none did."""
+    return frozenset(_foreign.get(path, ()))
 
 
 def imported_code(path: str) -> set[CodeType] | None:

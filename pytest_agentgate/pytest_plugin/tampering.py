@@ -171,6 +171,10 @@ def _project_replaced(project: str, compared_after: bool = False) -> Iterator[tu
             continue
         if _test_code(os.path.relpath(_real(where), root)):
             continue
+        if type(module) is not ModuleType and _the_tests_type(module, root):
+            # `calc.__class__ = Patched` whose __getattribute__ answers other code
+            yield name, f"its class set to {type(module).__qualname__} by the tests' code"
+            continue
         own_loader = None
         with contextlib.suppress(Exception):
             loader = getattr(getattr(module, "__spec__", None), "loader", None)
@@ -215,7 +219,7 @@ def _rewritten_in_run(
     shown = os.path.relpath(real, root)
     rewritten = "the file was rewritten while they ran"
     try:
-        if compiled.compiled_elsewhere(real) and not _compiles_code(real):
+        if compiled.compiled_elsewhere(real) - {"project"}:
             # (a module that compiles code itself, under its own name, does so by its file)
             return f"the tests ran code compiled under the name of {shown} that it does not hold"
         made = _not_as_imported(name, module, real, shown) or _rebound(module, real, root)
@@ -261,8 +265,10 @@ def _not_as_imported(name: str, module: ModuleType, real: str, shown: str) -> st
         except Exception:  # a proxy or lazy object that raises when looked at
             continue
         made_by = compiled.ast_compiled_by()
-        if _compiles_code(real) or ("project" in made_by and "tests" not in made_by):
-            return None
+        if compiled.compiled_elsewhere(real) == {"project"} or (
+            "project" in made_by and "tests" not in made_by
+        ):
+            return None  # the module compiling its own code; typeguard instrumenting it
         return f"{func.__qualname__} runs code that the import of {shown} did not make"
     return None
 
@@ -367,7 +373,9 @@ def _filled(cell: types.CellType) -> bool:
 
 @functools.lru_cache(maxsize=1024)
 def _bound_otherwise(path: str) -> frozenset[str]:
-    """The names the source file ``path`` binds by an import or an assignment."""
+    """The names the source file ``path`` binds at its top level (in its ``if``, ``try`` and
+    ``with`` blocks too) by an import or an assignment, and those its functions declare
+    ``global``; not a function's locals."""
     import ast
 
     try:
@@ -375,13 +383,25 @@ def _bound_otherwise(path: str) -> frozenset[str]:
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return frozenset()
     names: set[str] = set()
-    for node in ast.walk(tree):
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, ast.Global):
-            names.update(node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.update(n for g in ast.walk(node) if isinstance(g, ast.Global) for n in g.names)
+        elif isinstance(node, ast.stmt):
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.stmt):
+                    todo.append(child)
+                elif isinstance(child, ast.ExceptHandler):
+                    todo.extend(child.body)
+                else:
+                    names.update(
+                        n.id
+                        for n in ast.walk(child)
+                        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                    )
     return frozenset(names)
 
 
