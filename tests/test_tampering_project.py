@@ -608,6 +608,21 @@ def wrapped(x):
 @hold
 def command(x):
     return x
+
+
+class Calculator:
+    try:
+        from _speedups import fast
+    except ImportError:
+        def fast(self):
+            return 0
+
+    def add(self, a, b):
+        return a - b
+
+    @staticmethod
+    def double(x):
+        return 2 * x
 """
 
 
@@ -675,3 +690,21 @@ def test_a_module_whose_class_the_tests_set_is_found(
     patched = load("agentgate_test_conftest", project / "tests" / "conftest.py", monkeypatch)
     monkeypatch.setattr(calc, "__class__", patched.Patched)
     assert project_entries(project) == ["calc (its class set to Patched by the tests' code)"]
+
+
+def test_a_method_the_files_class_defines_set_to_other_code_is_found(
+    project: Path, watched: types.ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import operator
+
+    path = str((project / "calc.py").resolve())
+    (project / "calc.py").write_text(REBOUND)
+    imported(watched, REBOUND.encode(), path)
+    calc = load("calc", project / "calc.py", monkeypatch)
+    watched._module_code[path] = compile(REBOUND, path, "exec", dont_inherit=True)
+    assert project_entries(project) == []  # a staticmethod, a name bound by an import
+    monkeypatch.setattr(calc.Calculator, "add", staticmethod(operator.add))
+    assert project_entries(project) == [
+        "calc (Calculator.add is no longer the function calc.py defines, but a staticmethod "
+        "set in its place)"
+    ]

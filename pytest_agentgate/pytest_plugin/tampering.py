@@ -274,33 +274,44 @@ def _not_as_imported(name: str, module: ModuleType, real: str, shown: str) -> st
 
 
 def _rebound(module: ModuleType, real: str, root: str) -> str | None:
-    """A name the file defines with ``def`` at its top level whose value is no longer that
-    function, nor holds it (a decorator's wrapper, ``__wrapped__``, an object keeping it), when
-    the file does not bind the name otherwise (``from ._speedups import add``): ``calc.add``
-    set to a callable object, a builtin, or another module's function by the tests."""
+    """A name the file defines with ``def`` at its top level, or in the body of a class it
+    defines there, whose value is no longer that function, nor holds it (a decorator's
+    wrapper, ``__wrapped__``, an object keeping it), when the file does not bind the name
+    otherwise (``from ._speedups import add``): ``calc.add`` or ``calc.Calculator.add`` set to a
+    callable object, a builtin, or another module's function by the tests."""
     from pytest_agentgate.pytest_plugin import compiled
 
     code = compiled.module_code(real)
     if code is None:
         return None
     shown = os.path.relpath(real, root)
-    defined: dict[str, list[types.CodeType]] = {}
+    spaces: list[tuple[str, dict[str, Any], types.CodeType, frozenset[str]]] = [
+        ("", vars(module), code, _bound_otherwise(real))
+    ]
     for const in code.co_consts:
-        if isinstance(const, types.CodeType) and const.co_flags & inspect.CO_NEWLOCALS:
-            defined.setdefault(const.co_name, []).append(const)
-    space = vars(module)
-    for attr, codes in defined.items():
-        if attr not in space or not attr.isidentifier():
-            continue
-        value = space[attr]
-        if attr in _bound_otherwise(real):
-            continue
-        if any(_holds(value, c) for c in codes) and not _the_tests_type(value, root):
-            continue  # (an object of the tests' that keeps the function may ignore it)
-        if _made_in_its_place(value, module.__name__, attr, real):
-            continue
-        kind = type(value).__qualname__
-        return f"{attr} is no longer the function {shown} defines, but a {kind} set in its place"
+        if isinstance(const, types.CodeType) and not const.co_flags & inspect.CO_NEWLOCALS:
+            cls = vars(module).get(const.co_name)  # a class body's code
+            if isinstance(cls, type) and cls.__module__ == module.__name__:
+                bound = _bound_otherwise(real, const.co_name)
+                spaces.append((f"{cls.__qualname__}.", dict(vars(cls)), const, bound))
+    for prefix, space, body, bound in spaces:
+        defined: dict[str, list[types.CodeType]] = {}
+        for const in body.co_consts:
+            if isinstance(const, types.CodeType) and const.co_flags & inspect.CO_NEWLOCALS:
+                defined.setdefault(const.co_name, []).append(const)
+        for attr, codes in defined.items():
+            if attr not in space or not attr.isidentifier() or attr in bound:
+                continue
+            value = space[attr]
+            if any(_holds(value, c) for c in codes) and not _the_tests_type(value, root):
+                continue  # (an object of the tests' that keeps the function may ignore it)
+            if _made_in_its_place(value, module.__name__, attr, real):
+                continue
+            kind = type(value).__qualname__
+            return (
+                f"{prefix}{attr} is no longer the function {shown} defines, but a {kind} set in "
+                "its place"
+            )
     return None
 
 
@@ -372,10 +383,10 @@ def _filled(cell: types.CellType) -> bool:
 
 
 @functools.lru_cache(maxsize=1024)
-def _bound_otherwise(path: str) -> frozenset[str]:
+def _bound_otherwise(path: str, in_class: str = "") -> frozenset[str]:
     """The names the source file ``path`` binds at its top level (in its ``if``, ``try`` and
     ``with`` blocks too) by an import or an assignment, and those its functions declare
-    ``global``; not a function's locals."""
+    ``global``; not a function's locals. ``in_class``: in the body of that top-level class."""
     import ast
 
     try:
@@ -383,7 +394,11 @@ def _bound_otherwise(path: str) -> frozenset[str]:
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return frozenset()
     names: set[str] = set()
-    todo: list[ast.AST] = list(tree.body)
+    body = tree.body
+    if in_class:
+        found = [n for n in body if isinstance(n, ast.ClassDef) and n.name == in_class]
+        body = found[0].body if found else []
+    todo: list[ast.AST] = list(body)
     while todo:
         node = todo.pop()
         if isinstance(node, (ast.Import, ast.ImportFrom)):
