@@ -348,6 +348,7 @@ def test_reads_new_files_and_the_tests_own_files_keep_nothing(
     project: Path, watched: types.ModuleType
 ) -> None:
     (project / "tests" / "test_calc.py").write_text("")
+    os.mkfifo(project / "pipe.py")  # nobody writes to it: a plain read would wait for ever
     watched._hook("open", (str(project / "calc.py"), "rb", 0))
     watched._hook("open", (str(project / "new.py"), "w", 0))  # no file yet: nothing to swap
     watched._hook("open", (3, "w", 0))  # a file descriptor
@@ -355,6 +356,7 @@ def test_reads_new_files_and_the_tests_own_files_keep_nothing(
     assert watched.held_before(str((project / "calc.py").resolve())) is not None
     assert watched.held_before(str((project / "tests" / "test_calc.py").resolve())) is None
     assert watched.held_before(str((project / "new.py").resolve())) is None
+    assert watched.held_before(str((project / "pipe.py").resolve())) is None
 
 
 def test_a_file_put_back_after_the_tests_imported_a_copy_is_found(
@@ -543,15 +545,6 @@ def test_code_made_at_run_time_is_judged_by_whose_code_made_it(
     ]
 
 
-def test_a_fifo_named_like_a_module_never_blocks_the_snapshot(
-    project: Path, watched: types.ModuleType
-) -> None:
-    os.mkfifo(project / "pipe.py")  # nobody writes to it: a plain read would wait for ever
-    watched._hook("subprocess.Popen", ("true", ["true"], None, None))
-    assert watched.held_before(str((project / "calc.py").resolve())) is not None
-    assert watched.held_before(str((project / "pipe.py").resolve())) is None
-
-
 def test_a_module_that_compiles_code_under_its_own_name_does_so_by_its_file(
     project: Path, watched: types.ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -626,6 +619,18 @@ class Calculator:
 """
 
 
+def as_imported(
+    project: Path, watched: types.ModuleType, monkeypatch: pytest.MonkeyPatch, text: str
+) -> types.ModuleType:
+    """calc.py holding ``text``, imported as the import system does, the hook seeing it."""
+    path = str((project / "calc.py").resolve())
+    (project / "calc.py").write_text(text)
+    imported(watched, text.encode(), path)
+    calc = load("calc", project / "calc.py", monkeypatch)
+    watched._module_code[path] = compile(text, path, "exec", dont_inherit=True)
+    return calc
+
+
 @pytest.mark.parametrize(
     ("replacement", "found"),
     [
@@ -648,11 +653,7 @@ def test_a_name_the_file_defines_set_to_other_code_is_found(
     replacement: str,
     found: str,
 ) -> None:
-    path = str((project / "calc.py").resolve())
-    (project / "calc.py").write_text(REBOUND)
-    imported(watched, REBOUND.encode(), path)
-    calc = load("calc", project / "calc.py", monkeypatch)
-    watched._module_code[path] = compile(REBOUND, path, "exec", dont_inherit=True)
+    calc = as_imported(project, watched, monkeypatch, REBOUND)
     # Decorated names, and one the file binds by an import too, are the file's.
     assert project_entries(project) == []
     (project / "tests" / "ref.py").write_text(replacement)
@@ -668,11 +669,7 @@ def test_a_local_of_the_same_name_binds_nothing_at_the_top_level(
     import operator
 
     text = REBOUND + "\n\ndef total(values):\n    for add in values:\n        pass\n"
-    path = str((project / "calc.py").resolve())
-    (project / "calc.py").write_text(text)
-    imported(watched, text.encode(), path)
-    calc = load("calc", project / "calc.py", monkeypatch)
-    watched._module_code[path] = compile(text, path, "exec", dont_inherit=True)
+    calc = as_imported(project, watched, monkeypatch, text)
     monkeypatch.setattr(calc, "add", operator.add)
     assert project_entries(project) == [
         "calc (add is no longer the function calc.py defines, but a builtin_function_or_method "
@@ -697,11 +694,7 @@ def test_a_method_the_files_class_defines_set_to_other_code_is_found(
 ) -> None:
     import operator
 
-    path = str((project / "calc.py").resolve())
-    (project / "calc.py").write_text(REBOUND)
-    imported(watched, REBOUND.encode(), path)
-    calc = load("calc", project / "calc.py", monkeypatch)
-    watched._module_code[path] = compile(REBOUND, path, "exec", dont_inherit=True)
+    calc = as_imported(project, watched, monkeypatch, REBOUND)
     assert project_entries(project) == []  # a staticmethod, a name bound by an import
     monkeypatch.setattr(calc.Calculator, "add", staticmethod(operator.add))
     assert project_entries(project) == [
