@@ -471,7 +471,7 @@ def test_a_function_given_code_the_import_did_not_make_is_found(
     # What the import system executed for calc.py (the audit event `exec`, from importlib).
     imported(watched, CALC.encode(), path)
     made = compile(CALC, path, "exec", dont_inherit=True)
-    watched._imported[path] = set(watched._code_tree(made))
+    watched._imported[path] = set(watched.code_tree(made))
     assert project_entries(project) == []
     fixed_module = compile(FIXED, "fixed", "exec", dont_inherit=True)
     fixed = next(c for c in fixed_module.co_consts if isinstance(c, types.CodeType))

@@ -168,16 +168,17 @@ def _executed(code: object) -> None:
         return
     kept = _imported.setdefault(real, set())
     if len(kept) < 100_000:
-        kept.update(_code_tree(code))
+        kept.update(code_tree(code))
     if code.co_name == "<module>":
         _module_code[real] = code
 
 
-def _code_tree(code: CodeType) -> list[CodeType]:
+def code_tree(code: CodeType) -> list[CodeType]:
+    """The code object and every one nested in it (its functions', classes', lambdas')."""
     found = [code]
     for const in code.co_consts:
         if isinstance(const, CodeType):
-            found.extend(_code_tree(const))
+            found.extend(code_tree(const))
     return found
 
 

@@ -446,7 +446,9 @@ def _bytecode_of_the_run(module: ModuleType) -> bool:
 
 def _functions_not_the_files(name: str, module: ModuleType, where: str, shown: str) -> str | None:
     now = compile(read_regular(where), where, "exec", dont_inherit=True)
-    codes = set(_code_tree(now))
+    from pytest_agentgate.pytest_plugin.compiled import code_tree
+
+    codes = set(code_tree(now))
     for _, value, _ in _members(name, module, safe=True):
         try:
             func = _static_unwrap(value)
@@ -459,13 +461,6 @@ def _functions_not_the_files(name: str, module: ModuleType, where: str, shown: s
                 "written while the tests ran"
             )
     return None
-
-
-def _code_tree(code: types.CodeType) -> Iterator[types.CodeType]:
-    yield code
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            yield from _code_tree(const)
 
 
 def _file_of(module: ModuleType | None) -> str | None:
@@ -552,18 +547,21 @@ def _compiles_code(path: str | None) -> bool:
 _CODE_MAKERS = frozenset({"exec", "eval", "compile", "exec_"})
 
 
-def _static_unwrap(value: Any) -> Any:
+def _static_unwrap(value: Any, *, any_func: bool = False) -> Any:
     """The function inside a method, classmethod, property or partial, by type alone: asking
-    an object for ``__func__`` runs its ``__getattr__`` (six's lazy moves import a module)."""
-    for _ in range(4):
+    an object for ``__func__`` runs its ``__getattr__`` (six's lazy moves import a module).
+    ``any_func``: follow any object's ``__func__`` too (:func:`_unwrap`)."""
+    for _ in range(4):  # a few layers: classmethod(partial(f)), property.fget
         if isinstance(value, (classmethod, staticmethod)):
             value = value.__func__
         elif isinstance(value, property):
             value = value.fget
         elif isinstance(value, functools.partial):
             value = value.func
-        elif isinstance(value, types.MethodType):
-            value = value.__func__
+        elif isinstance(value, types.MethodType) or (
+            any_func and hasattr(value, "__func__") and not isinstance(value, type)
+        ):
+            value = value.__func__  # a bound method; with any_func, any object's
         else:
             break
     return value
@@ -672,18 +670,7 @@ def _unwrap(value: Any) -> Any:
     """The function inside a method, classmethod, property or partial (a few layers deep).
     Unlike :func:`_static_unwrap` (the project's scan), it follows any object's ``__func__``:
     a callable object put in a tool's place that carries one is found by it."""
-    for _ in range(4):  # unwrap a few layers: classmethod(partial(f)), property.fget
-        if isinstance(value, (classmethod, staticmethod)):
-            value = value.__func__
-        elif isinstance(value, property):
-            value = value.fget
-        elif isinstance(value, functools.partial):
-            value = value.func
-        elif hasattr(value, "__func__") and not isinstance(value, type):
-            value = value.__func__  # a bound method
-        else:
-            break
-    return value
+    return _static_unwrap(value, any_func=True)
 
 
 # What dataclasses, attrs and namedtuple write for a class of their own, with no file.
