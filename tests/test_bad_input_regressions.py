@@ -10,7 +10,10 @@ The configuration's cases are in test_config_hostile.py, the hook's in test_hook
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -206,9 +209,14 @@ def test_a_line_number_of_5000_digits_in_build_output_is_no_line(
 # -- harness transcripts -------------------------------------------------------------------------
 
 
-def verify_transcript(agentgate: Agentgate, project: Path, lines: list[str]) -> dict[str, Any]:
+def verify_transcript(
+    agentgate: Agentgate, project: Path, lines: list[str] | None
+) -> dict[str, Any]:
+    """The session gate of ``verify`` given the transcript ``t.jsonl`` (of ``lines``; None:
+    as the test left it)."""
     (project / "ruff.json").write_text("[]", encoding="utf-8")
-    (project / "t.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if lines is not None:
+        (project / "t.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     run = agentgate(
         "verify", "--no-run", "--format", "json", "--lint-format", "ruff", "--lint", "ruff.json",
         "--transcript", "t.jsonl",
@@ -222,6 +230,30 @@ def signals_off(session: dict[str, Any]) -> str:
     message: str = finding["message"]
     assert message.startswith("the transcript's signals are off: t.jsonl: ")
     return message
+
+
+def test_a_fifo_in_the_transcripts_place_is_refused_not_waited_on(
+    project: Path, agentgate: Agentgate
+) -> None:
+    """The hook read a FIFO there until its time ran out, and the agent was let stop."""
+    fifo = project / "t.jsonl"
+    os.mkfifo(fifo)
+
+    waited = []
+
+    def rescue() -> None:  # were the FIFO waited on, this ends the wait: the test fails, not hangs
+        with contextlib.suppress(OSError):  # no reader waits: nothing to end
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            waited.append(True)
+
+    timer = threading.Timer(10, rescue)
+    timer.start()
+    try:
+        session = verify_transcript(agentgate, project, None)
+    finally:
+        timer.cancel()
+    assert signals_off(session).endswith("t.jsonl: is not a regular file")
+    assert not waited
 
 
 def test_a_line_whose_type_is_an_object_is_no_transcript(

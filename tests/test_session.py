@@ -10,6 +10,7 @@ the Claude sample's own lines, with new ids.
 from __future__ import annotations
 
 import copy
+import gc
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +22,7 @@ from _helpers import DATA, CliRun
 from pytest_agentgate.gates.session import check_claims, claims, deferrals
 from pytest_agentgate.reports._io import MAX_COUNT
 from pytest_agentgate.reports.model import ReportError
+from pytest_agentgate.reports.transcripts import build
 from pytest_agentgate.reports.transcripts import read as reader
 from pytest_agentgate.reports.transcripts.build import timestamp
 from pytest_agentgate.reports.transcripts.read import read_transcript
@@ -143,6 +145,74 @@ def test_gemini_user_lines_are_skipped_but_a_rewritten_history_is_read(tmp_path:
     path.write_text("\n".join([lines[0], rewrite, later]) + "\n", encoding="utf-8")
     full = read_transcript(TRANSCRIPTS / "gemini-chat.jsonl")
     assert len(read_transcript(path).calls) == len(full.calls) > 0
+
+
+def test_a_gemini_message_written_again_is_read_once_and_whole(tmp_path: Path) -> None:
+    """The later of two writes of one message is read; the earlier only when the later is cut
+    off (the harness was writing it), so its tokens and text still count."""
+    lines = (TRANSCRIPTS / "gemini-chat.jsonl").read_text(encoding="utf-8").splitlines()
+    full = read_transcript(TRANSCRIPTS / "gemini-chat.jsonl")
+    rewrites = [i for i, line in enumerate(lines) if '"toolCalls"' in line]
+    last = rewrites[-1]
+    earlier = json.loads(lines[last - 2])
+    assert earlier["id"] == json.loads(lines[last])["id"] and "toolCalls" not in earlier
+    earlier["content"] = "Running the tests again."
+    lines[last - 2] = json.dumps(earlier, separators=(",", ":"))
+    path = tmp_path / "gemini.jsonl"
+    cut = [*lines[:last], lines[last][:-40]]
+    path.write_text("\n".join(cut) + "\n", encoding="utf-8")
+    session = read_transcript(path)
+    assert (session.skipped, session.tokens) == (1, 4 * 60)  # the fourth from its earlier write
+    assert session.final_message == "Running the tests again."
+    assert len(session.calls) == len(full.calls) - 1
+    # Whole, the later write is the message: its calls count and its (empty) text is no claim.
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    session = read_transcript(path)
+    assert (session.skipped, session.tokens, len(session.calls)) == (0, 300, len(full.calls))
+    assert session.final_message == FINAL
+    # Two messages with other ids in a row are both read.
+    other = dict(earlier, id="another", content="Checked the notes first.")
+    lines.insert(last - 1, json.dumps(other, separators=(",", ":")))
+    path.write_text("\n".join(lines[:last]) + "\n", encoding="utf-8")
+    session = read_transcript(path)
+    assert (session.tokens, session.final_message) == (5 * 60, "Checked the notes first.")
+
+
+def test_reading_leaves_the_cycle_collector_as_it_was(tmp_path: Path) -> None:
+    assert gc.isenabled()
+    read_transcript(TRANSCRIPTS / "claude-code.jsonl")
+    assert gc.isenabled()
+    (tmp_path / "t.jsonl").write_text('{"hello": "world"}\n', encoding="utf-8")
+    with pytest.raises(ReportError):
+        read_transcript(tmp_path / "t.jsonl")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        read_transcript(TRANSCRIPTS / "claude-code.jsonl")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["orjson", "json"])
+def test_calls_with_numbers_past_64_bits_are_told_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fast: bool
+) -> None:
+    """Such a line is read by json (orjson refuses it); the call's input is still its key."""
+    if not fast:
+        monkeypatch.setattr(reader, "_fast_loads", None)
+        monkeypatch.setattr(build, "_dumps", None)
+    head = (TRANSCRIPTS / "codex-rollout.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    call = (
+        '{"type":"response_item","payload":{"type":"function_call","call_id":"%s",'
+        '"name":"shell","arguments":{"command":["sleep","%s"],"timeout_ms":%s}}}'
+    )
+    big, other = "9" * 30, "8" * 30
+    lines = [head, call % ("a", 1, big), call % ("b", 1, big), call % ("c", 1, other)]
+    path = tmp_path / "codex.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    a, b, c = read_transcript(path).calls
+    assert a.command == "sleep 1" and a.key == b.key != c.key
 
 
 def test_a_tool_result_that_quotes_a_skipped_key_is_still_read(tmp_path: Path) -> None:

@@ -24,6 +24,8 @@ class GeminiReader(Builder):
     skip_head = (b'"type":"user"',)
     # A rewrite of the whole history (a resumed session) may start with a user message.
     keep = (b'{"$set":{"messages":',)
+    # A message is written again, whole, when its tool calls are added.
+    rewritten = b'{"id":"'
 
     def feed(self, record: dict[str, Any]) -> None:
         update = record.get("$set")

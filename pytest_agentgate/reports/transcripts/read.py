@@ -8,10 +8,12 @@ line that is not JSON (the harness was writing it as it was read) is counted and
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -40,6 +42,9 @@ MAX_LINE = 16 * 1024 * 1024
 # Lines looked at to recognise the format.
 SNIFF_LINES = 20
 _CHUNK = 1024 * 1024
+# How far into a line ``Builder.skip_head`` is looked for.
+_HEAD = 160
+_BACKSLASH = ord("\\")
 _DECODER = json.JSONDecoder()
 _RAW_DECODE = _DECODER.raw_decode
 _CLAUDE_TYPES = frozenset(
@@ -73,20 +78,38 @@ def read_transcript(
     A missing, unreadable or unrecognisable file is a :class:`ReportError`.
     """
     shown = source or str(path)
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed by the `with` below
+    try:  # without blocking: a FIFO in the transcript's place is refused, not waited on
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise ReportError(shown, "transcript not found") from None
-    except IsADirectoryError:
+    except IsADirectoryError:  # where a directory cannot be opened at all
         raise ReportError(shown, "is a directory, not a transcript") from None
     except OSError as exc:
         raise ReportError(shown, f"transcript cannot be read: {exc.strerror or exc}") from None
-    with handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise ReportError(shown, "is not a regular file")
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise ReportError(shown, "is a directory, not a transcript")
+        raise ReportError(shown, "is not a regular file")
+    with open(fd, "rb") as handle, _collector_paused():
         reading = _Reading(harness, shown)
         reading.stream(handle)
     return reading.session()
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector paused while the lines are read. What JSON makes holds no
+    cycles, so the collector would find nothing; the hundreds of thousands of objects a big
+    transcript makes would have it run over and over, for about a tenth of the time."""
+    running = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if running:
+            gc.enable()
 
 
 class _Reading:
@@ -101,37 +124,86 @@ class _Reading:
 
     def stream(self, handle: BinaryIO) -> None:
         readline = handle.readline
+        record_of = self._record
+        feed: Callable[[dict[str, Any]], object] = self._sniff
+        # Set once the reader is chosen and the first time is known: lines with only a time
+        # are then skipped unread, and a line written again is read once.
+        skipping = False
         skip: tuple[bytes, ...] = ()
         heads: tuple[bytes, ...] = ()
         keep: tuple[bytes, ...] = ()
-        mark = b""
-        feed: Callable[[dict[str, Any]], object] = self._sniff
+        head = b""  # the one head a reader has, else ``heads``
+        mark = rewrites = b""
         # The last line skipped unread that has a time in it, and how many times had been
         # read then: when no line read after it had one, its time is the session's end.
         timed_skip: bytes | None = None
         stamps = 0
+        # A line that starts with ``Builder.rewritten`` is held unread until the next line is
+        # seen: when that one is the same record written again, only the later one is read
+        # (the earlier is kept aside, in case the later is cut off).
+        held: bytes | None = None
+        held_id = b""
+        earlier: bytes | None = None
+
+        def release() -> None:
+            nonlocal held, earlier
+            if held is not None:
+                record = record_of(held)
+                if record is None and earlier is not None:
+                    record = record_of(earlier)
+                if record is not None:
+                    feed(record)
+                held = earlier = None
+
+        lines = 0
+        builder: Builder | None = None
         while raw := readline(MAX_LINE + 1):
-            self.lines += 1
+            lines += 1
             if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
                 while raw and not raw.endswith(b"\n"):  # read past the rest, never keep it
                     raw = readline(_CHUNK)
                 self.too_long += 1
                 continue
-            skippable = (skip and raw.startswith(skip)) or (heads and _has_head(raw, heads))
-            if skippable and keep and raw.startswith(keep):
-                skippable = False
-            if skippable and self.builder is not None and self.builder.timed:
-                if mark in raw:
-                    timed_skip, stamps = raw, self.builder.stamps
-                continue
-            record = self._record(raw)
+            if skipping:
+                if (
+                    raw.startswith(skip)
+                    or (head and raw.find(head, 0, _HEAD) >= 0)
+                    or (heads and _has_head(raw, heads))
+                ) and not raw.startswith(keep):
+                    if mark in raw and builder is not None:
+                        release()
+                        timed_skip, stamps = raw, builder.stamps
+                    continue
+                if rewrites and raw.startswith(rewrites):
+                    cut = raw.find(b'"', len(rewrites))
+                    if cut > len(rewrites) and raw[cut - 1] != _BACKSLASH:  # a plain id
+                        line_id = raw[:cut]
+                        if held is not None and line_id == held_id:
+                            earlier = held
+                        else:
+                            release()
+                        held, held_id = raw, line_id
+                        continue
+                if held is not None:
+                    release()
+            elif builder is not None and builder.timed:
+                skipping = True
+            record = record_of(raw)
             if record is not None and feed(record) and self.builder is not None:
-                feed = self.builder.feed
-                skip, heads = self.builder.skip, self.builder.skip_head
-                keep, mark = self.builder.keep, self.builder.time_mark
-        if timed_skip is None or self.builder is None or self.builder.stamps != stamps:
+                builder = self.builder
+                feed = builder.feed
+                skip, keep, mark = builder.skip, builder.keep, builder.time_mark
+                rewrites = builder.rewritten
+                if len(builder.skip_head) == 1:
+                    head = builder.skip_head[0]
+                else:
+                    heads = builder.skip_head
+                skipping = builder.timed
+        release()
+        self.lines = lines
+        if timed_skip is None or builder is None or builder.stamps != stamps:
             return
-        if (record := self._record(timed_skip)) is not None:
+        if (record := record_of(timed_skip)) is not None:
             feed(record)
 
     def _record(self, raw: bytes) -> dict[str, Any] | None:
@@ -199,8 +271,7 @@ class _Reading:
 
 
 def _has_head(raw: bytes, heads: tuple[bytes, ...]) -> bool:
-    start = raw[:160]
-    return any(head in start for head in heads)
+    return any(raw.find(head, 0, _HEAD) >= 0 for head in heads)
 
 
 def _start(pending: list[dict[str, Any]], hint: str | None, shown: str) -> Builder:
