@@ -36,7 +36,14 @@ from pytest_agentgate.gates.collect import STALE_SLACK_S
 from pytest_agentgate.gates.judging import UNMEASURED, new_result, skipped
 from pytest_agentgate.gates.session import check_claims
 from pytest_agentgate.git import Base, BaseMissing, Change, GitError, Repo, unreadable_repository
-from pytest_agentgate.process import CommandResult, CommandSpec, StatusReporter, run_commands
+from pytest_agentgate.process import (
+    CommandResult,
+    CommandSpec,
+    StatusReporter,
+    adopt_orphans,
+    end_strays,
+    run_commands,
+)
 from pytest_agentgate.redact import Cleaner, secret_values
 from pytest_agentgate.registry import Registry, get_registry
 from pytest_agentgate.render.continuation import render_continuation
@@ -161,6 +168,10 @@ class Pipeline:
             alongside = self._alongside()
             # While coverage's cost is measured, no command shares the machine with another.
             serial = 1 if self._without_coverage is not None else None
+            # In agentgate's own process (not a library call inside someone's program), what
+            # the commands leave running is adopted, and stopped once they are over: nothing
+            # a test run starts outlives the verdict to change the tree it judged.
+            adopting = self.request.door != "library" and adopt_orphans()
             try:
                 self.results = run_commands(
                     self.plan.commands, status=status, cancel=cancel, max_workers=serial
@@ -172,6 +183,12 @@ class Pipeline:
                 if cancel is not None and cancel.is_set():
                     self._count_cancel.set()
                 alongside.join()
+            if adopting and (strays := end_strays()):
+                self.request.config.notices.append(
+                    f"{len(strays)} process{'es' if len(strays) > 1 else ''} the gate commands "
+                    "started outside their session kept running after them and "
+                    f"{'were' if len(strays) > 1 else 'was'} stopped: {'; '.join(strays[:5])}"
+                )
             if not (self._alongside_names or self._cache_key is not None):
                 return self.results
             self._tree_after = self._tree()

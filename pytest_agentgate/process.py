@@ -64,6 +64,8 @@ _CHUNK = 64 * 1024
 # usual build/lint/test/coverage set fully parallel on small (2-CPU) CI machines.
 _MIN_DEFAULT_WORKERS = 4
 TAIL_LINES = 40
+# How often processes the commands left behind are reaped while the commands run.
+_REAP_S = 0.2
 
 
 @dataclass(frozen=True)
@@ -324,18 +326,7 @@ def kill_children() -> None:
     group), for a process about to leave without waiting for them: the hook that must answer
     before the harness's timeout. Linux only (where ``/proc`` lists each thread's children);
     elsewhere a no-op."""
-    pids: set[int] = set()
-    try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
-        return
-    for task in tasks:
-        try:
-            with open(f"/proc/self/task/{task}/children", "rb") as f:
-                pids.update(int(word) for word in f.read().split())
-        except (OSError, ValueError):
-            continue
-    for pid in pids:
+    for pid in _children():
         with contextlib.suppress(OSError):
             if os.getpgid(pid) == pid:  # a gate command: its own group, children included
                 os.killpg(pid, signal.SIGKILL)
@@ -441,7 +432,9 @@ def run_command(spec: CommandSpec, *, cancel: threading.Event | None = None) -> 
     out = _TailBuffer(spec.stdout_limit)
     err = _TailBuffer(spec.output_limit)
     try:
-        proc = _spawn(spec)
+        with _RUNNING_LOCK:
+            proc = _spawn(spec)
+            _RUNNING.add(proc.pid)
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return CommandResult(
             spec, None, time.monotonic() - start, "", "", start_error=_describe_start_error(exc)
@@ -479,6 +472,9 @@ def run_command(spec: CommandSpec, *, cancel: threading.Event | None = None) -> 
         raise
     finally:
         pump.close()
+        if proc.returncode is not None:  # reaped: the pid is no command's any more
+            with _RUNNING_LOCK:
+                _RUNNING.discard(proc.pid)
     stdout, stdout_dropped = out.result()
     stderr, stderr_dropped = err.result()
     return CommandResult(
@@ -526,6 +522,131 @@ def _describe_start_error(exc: BaseException) -> str:
 
 
 # -- running many -----------------------------------------------------------------------------
+
+
+def _children() -> set[int]:
+    """The processes whose parent is this one (Linux; elsewhere none are listed)."""
+    pids: set[int] = set()
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return pids
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/children", "rb") as f:
+                pids.update(int(word) for word in f.read().split())
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
+# -- what the commands leave running ----------------------------------------------------------
+
+# The gate commands running now, by pid (each leads its own session); taken with the lock while
+# a command starts, so a command just started is never taken for a process it left behind.
+_RUNNING: set[int] = set()
+_RUNNING_LOCK = threading.Lock()
+_PR_SET_CHILD_SUBREAPER = 36
+_adopting = False
+
+
+def adopt_orphans() -> bool:
+    """Make this process the parent of what its commands leave behind (Linux, where a process
+    can be a "child subreaper"; elsewhere False and nothing changes).
+
+    A process a gate command starts that leaves the command's session (``setsid``, a daemon,
+    ``start_new_session=True``) used to go to init and live on after agentgate: a test run
+    could leave one to put a file back once the verdict was given. Once this is called such a
+    process becomes this one's child, :func:`reap_adopted` reaps it when it ends (as init
+    would) and :func:`end_strays` stops it when the commands are over. For agentgate's own
+    processes only (``verify``, the hook, the Action, the pytest door's gate process): in a
+    process that runs someone's code, their orphans would become its children.
+    """
+    global _adopting
+    if _adopting or not sys.platform.startswith("linux"):
+        return _adopting
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        _adopting = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):  # no libc to ask, or no prctl in it
+        _adopting = False
+    return _adopting
+
+
+def _adopted() -> list[int]:
+    """This process's children that it did not start: they are in no session of its own
+    (agentgate's own helpers, git and the like, run in its session) and of no command that is
+    still running. Call with ``_RUNNING_LOCK`` held."""
+    if not _adopting:
+        return []
+    own = os.getsid(0)
+    found = []
+    for pid in _children():
+        if pid in _RUNNING:
+            continue
+        try:
+            session = os.getsid(pid)
+        except OSError:  # gone already
+            continue
+        if session != own and session not in _RUNNING:
+            found.append(pid)
+    return found
+
+
+def reap_adopted() -> None:
+    """Reap the adopted processes that have ended, as init would: a test that waits for a
+    daemon it started to be gone sees it gone."""
+    with _RUNNING_LOCK:
+        for pid in _adopted():
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, os.WNOHANG)
+
+
+def end_strays(rounds: int = 20) -> list[str]:
+    """SIGKILL every adopted process still running, once the commands are over, and reap it;
+    what each was running (``pid 123: python -c ...``), for the verdict to say. A stray's own
+    children are adopted as it dies: they are looked for again, a few rounds."""
+    stopped: list[str] = []
+    for _ in range(rounds):
+        with _RUNNING_LOCK:
+            strays = _adopted()
+            for pid in strays:
+                if _state(pid) not in (b"Z", b"X", None):
+                    stopped.append(f"pid {pid}: {_command_line(pid)}")
+                    with contextlib.suppress(OSError):
+                        if os.getpgid(pid) == pid:  # its own group: the group goes with it
+                            os.killpg(pid, signal.SIGKILL)
+                        else:
+                            os.kill(pid, signal.SIGKILL)
+                with contextlib.suppress(OSError):
+                    os.waitpid(pid, 0)
+        if not strays:
+            break
+        time.sleep(0.01)  # the children of those just killed are adopted meanwhile
+    return stopped
+
+
+def _state(pid: int) -> bytes | None:
+    """A process's state letter (``R``, ``S``, ``Z`` ...), None when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return fields[0] if fields else None
+
+
+def _command_line(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            words = f.read(4096).rstrip(b"\0").split(b"\0")
+    except OSError:
+        return "?"
+    line = " ".join(" ".join(w.decode("utf-8", "replace").split()) for w in words)
+    return line if len(line) <= 200 else line[:199] + "…"
 
 
 def default_max_workers(n_commands: int) -> int:
@@ -598,6 +719,8 @@ def run_commands(
         for i in range(workers)
     ]
     tick = status.interval if status is not None else None
+    if _adopting:  # what the commands leave behind is reaped as it ends
+        tick = min(tick or _REAP_S, _REAP_S)
     try:
         for thread in threads:
             thread.start()
@@ -608,6 +731,7 @@ def run_commands(
                 finished.wait(tick)
             if status is not None:
                 status.tick()
+            reap_adopted()
     except BaseException:
         cancel.set()  # the commands still queued return at once, cancelled
         raise

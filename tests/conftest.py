@@ -101,6 +101,19 @@ def write_config(project: Path) -> Callable[[str], Path]:
     return write
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_adoption_in_the_test_processes() -> Iterator[None]:
+    """agentgate's own processes adopt what their commands leave running
+    (``process.adopt_orphans``). A test process that runs the CLI in-process must not: it
+    would become the parent of every later test's orphans. Adoption is tested in processes of
+    its own (test_process.py, tests_e2e/tools/test_stray_process_door.py)."""
+    from pytest_agentgate import engine
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine, "adopt_orphans", lambda: False)
+        yield
+
+
 @pytest.fixture
 def agentgate(
     capsys: pytest.CaptureFixture[str], check_verdict: Callable[[dict[str, Any]], dict[str, Any]]

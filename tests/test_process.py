@@ -469,3 +469,129 @@ def test_leaving_now_removes_the_temporary_folders_and_kills_the_children(
         time.sleep(0.1)
     else:
         raise AssertionError(f"sleep {pid} still runs")
+
+
+# -- what the commands leave running --------------------------------------------------------------
+
+# A daemon: forks, leaves the session, forks again; the grandchild writes its pid to argv[1],
+# then waits to put a file back (argv[2]) long after its command is over.
+DAEMON = """\
+import os, sys, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        with open(sys.argv[1] + ".part", "w") as f:
+            f.write(str(os.getpid()))
+        os.rename(sys.argv[1] + ".part", sys.argv[1])
+        time.sleep(float(sys.argv[3]))
+        if len(sys.argv) > 2 and sys.argv[2] != "-":
+            open(sys.argv[2], "w").write("put back")
+        os._exit(0)
+    os._exit(0)
+os.wait()
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.01)
+"""
+# An honest use of one: start it, stop it, and wait until it is gone.
+STOPS_ITS_DAEMON = """\
+import os, signal, subprocess, sys, time
+subprocess.run([sys.executable, "daemon.py", "stopped.pid", "-", "30"], check=True)
+pid = int(open("stopped.pid").read())
+time.sleep(0.3)
+os.kill(pid, 0)  # still running
+os.kill(pid, signal.SIGTERM)
+end = time.time() + 5
+while time.time() < end:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        sys.exit(0)
+    time.sleep(0.05)
+sys.exit("the daemon never went away")
+"""
+RUNNER = """\
+import json, os, sys
+from pathlib import Path
+from pytest_agentgate.process import CommandSpec, adopt_orphans, end_strays, run_commands
+
+py = sys.executable
+here = Path.cwd()
+adopting = adopt_orphans()
+specs = [
+    CommandSpec(key="leaves", command=f"{py} daemon.py left.pid put-back.txt 2", cwd=here),
+    CommandSpec(key="stops", command=f"{py} stops.py", cwd=here),
+    CommandSpec(key="quick", command="true", cwd=here),
+]
+results = run_commands(specs)
+strays = end_strays()
+left = int(Path("left.pid").read_text())
+try:
+    os.kill(left, 0)
+    gone = False
+except ProcessLookupError:
+    gone = True
+print(json.dumps({
+    "adopting": adopting,
+    "codes": {k: r.exit_code for k, r in results.items()},
+    "errors": {k: r.stderr[-300:] for k, r in results.items()},
+    "strays": strays,
+    "left": left,
+    "gone": gone,
+}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a child subreaper: Linux")
+def test_what_a_command_leaves_running_is_stopped_after_the_commands(tmp_path: Path) -> None:
+    """A daemon a command started outside its session (setsid) lived on after agentgate and
+    could put a file back once the verdict was given. It is now adopted, and stopped once the
+    commands are over; a daemon a command starts and stops itself is reaped as it ends, so the
+    command sees it gone. Run in a process of its own: adoption lasts as long as the process."""
+    import json
+
+    (tmp_path / "daemon.py").write_text(DAEMON)
+    (tmp_path / "stops.py").write_text(STOPS_ITS_DAEMON)
+    (tmp_path / "runner.py").write_text(RUNNER)
+    done = subprocess.run(
+        [sys.executable, "runner.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["adopting"] is True
+    assert report["codes"] == {"leaves": 0, "stops": 0, "quick": 0}, report["errors"]
+    [stray] = report["strays"]
+    assert stray.startswith(f"pid {report['left']}: ") and "daemon.py left.pid" in stray
+    assert report["gone"] is True
+    time.sleep(2.2)  # past the time it would have put the file back
+    assert not (tmp_path / "put-back.txt").exists()
+
+
+LIBRARY = """\
+import json, os, sys
+import pytest_agentgate
+from pytest_agentgate import process
+
+here = os.getcwd()
+with open("agentgate.yml", "w") as f:
+    f.write("gates:\\n  build:\\n    command: '%s daemon.py left.pid - 30'\\n" % sys.executable)
+verdict = pytest_agentgate.verify(here)
+left = int(open("left.pid").read())
+os.kill(left, 0)  # still running: a library call stops nothing of its caller's
+os.kill(left, 9)
+print(json.dumps({"adopting": process._adopting, "status": verdict.status}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a child subreaper: Linux")
+def test_a_library_call_adopts_nothing(tmp_path: Path) -> None:
+    """``pytest_agentgate.verify()`` runs inside someone's program: it never makes that program
+    the parent of their orphans, and what its commands leave running is theirs."""
+    import json
+
+    (tmp_path / "daemon.py").write_text(DAEMON)
+    (tmp_path / "library.py").write_text(LIBRARY)
+    done = subprocess.run(
+        [sys.executable, "library.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == {"adopting": False, "status": "pass"}
