@@ -524,16 +524,16 @@ def _describe_start_error(exc: BaseException) -> str:
 # -- running many -----------------------------------------------------------------------------
 
 
-def _children() -> set[int]:
-    """The processes whose parent is this one (Linux; elsewhere none are listed)."""
+def _children(pid: int | str = "self") -> set[int]:
+    """The processes whose parent is ``pid`` (Linux; elsewhere none are listed)."""
     pids: set[int] = set()
     try:
-        tasks = os.listdir("/proc/self/task")
+        tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return pids
     for task in tasks:
         try:
-            with open(f"/proc/self/task/{task}/children", "rb") as f:
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as f:
                 pids.update(int(word) for word in f.read().split())
         except (OSError, ValueError):
             continue
@@ -575,10 +575,11 @@ def adopt_orphans() -> bool:
     return _adopting
 
 
-def _adopted() -> list[int]:
+def _adopted(*, running_too: bool = False) -> list[int]:
     """This process's children that it did not start: they are in no session of its own
-    (agentgate's own helpers, git and the like, run in its session) and of no command that is
-    still running. Call with ``_RUNNING_LOCK`` held."""
+    (agentgate's own helpers, git and the like, run in its session) and are no command it is
+    running. ``running_too``: also those still in the session of a command that runs. Call
+    with ``_RUNNING_LOCK`` held."""
     if not _adopting:
         return []
     own = os.getsid(0)
@@ -590,53 +591,82 @@ def _adopted() -> list[int]:
             session = os.getsid(pid)
         except OSError:  # gone already
             continue
-        if session != own and session not in _RUNNING:
+        if session != own and (running_too or session not in _RUNNING):
             found.append(pid)
     return found
 
 
 def reap_adopted() -> None:
-    """Reap the adopted processes that have ended, as init would: a test that waits for a
-    daemon it started to be gone sees it gone."""
+    """Reap the adopted processes that have ended, as init would, also those of a command
+    still running (``sh -c 'sleep 1 &'``): a test that waits for a process it started to be
+    gone sees it gone."""
     with _RUNNING_LOCK:
-        for pid in _adopted():
+        for pid in _adopted(running_too=True):
             with contextlib.suppress(OSError):
                 os.waitpid(pid, os.WNOHANG)
 
 
-def end_strays(rounds: int = 20) -> list[str]:
-    """SIGKILL every adopted process still running, once the commands are over, and reap it;
-    what each was running (``pid 123: python -c ...``), for the verdict to say. A stray's own
-    children are adopted as it dies: they are looked for again, a few rounds."""
-    stopped: list[str] = []
-    for _ in range(rounds):
+def end_strays(within: float = 5.0) -> list[str]:
+    """Stop every adopted process still running once the commands are over, with all it
+    started; what each was running (``pid 123: python -c ...``), for the verdict to say.
+
+    Each is first stopped (SIGSTOP: it starts nothing more), then its descendants are found
+    and stopped too, then all are killed and reaped. The processes killed that were not this
+    one's children are adopted as their parents die: they are looked for again until none is
+    left, for at most ``within`` seconds. Never waits on a process that has not ended (a
+    process whose first thread ended while another runs looks ended to ``/proc``)."""
+    named: dict[int, str] = {}
+    end = time.monotonic() + within
+    while True:
         with _RUNNING_LOCK:
             strays = _adopted()
-            for pid in strays:
-                if _state(pid) not in (b"Z", b"X", None):
-                    stopped.append(f"pid {pid}: {_command_line(pid)}")
-                    with contextlib.suppress(OSError):
-                        if os.getpgid(pid) == pid:  # its own group: the group goes with it
-                            os.killpg(pid, signal.SIGKILL)
-                        else:
-                            os.kill(pid, signal.SIGKILL)
+            for pid in _frozen(strays, named):
                 with contextlib.suppress(OSError):
-                    os.waitpid(pid, 0)
-        if not strays:
-            break
+                    os.kill(pid, signal.SIGKILL)
+            for pid in strays:
+                with contextlib.suppress(OSError):
+                    os.waitpid(pid, os.WNOHANG)
+        if not strays or time.monotonic() > end:
+            return list(named.values())
         time.sleep(0.01)  # the children of those just killed are adopted meanwhile
-    return stopped
 
 
-def _state(pid: int) -> bytes | None:
-    """A process's state letter (``R``, ``S``, ``Z`` ...), None when it cannot be read."""
+def _frozen(roots: list[int], named: dict[int, str]) -> list[int]:
+    """``roots`` and every process below them, each stopped (SIGSTOP) before its children
+    are listed, so none starts another meanwhile. Those running are named in ``named``."""
+    found: list[int] = []
+    seen: set[int] = set()
+    todo = list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        found.append(pid)
+        if _running(pid):
+            named.setdefault(pid, f"pid {pid}: {_command_line(pid)}")
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGSTOP)
+        todo.extend(_children(pid))
+    return found
+
+
+def _running(pid: int) -> bool:
+    """Whether any thread of the process has not ended (its first thread may have)."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
+        tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return None
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    return fields[0] if fields else None
+        return False
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if fields and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
 
 
 def _command_line(pid: int) -> str:
@@ -645,7 +675,13 @@ def _command_line(pid: int) -> str:
             words = f.read(4096).rstrip(b"\0").split(b"\0")
     except OSError:
         return "?"
-    line = " ".join(" ".join(w.decode("utf-8", "replace").split()) for w in words)
+    line = " ".join(" ".join(w.decode("utf-8", "replace").split()) for w in words).strip()
+    if not line:  # its first thread has ended: the name of the process is what is left
+        try:
+            with open(f"/proc/{pid}/comm", "rb") as f:
+                line = f.read(64).decode("utf-8", "replace").strip() or "?"
+        except OSError:
+            return "?"
     return line if len(line) <= 200 else line[:199] + "…"
 
 

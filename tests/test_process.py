@@ -509,8 +509,50 @@ while time.time() < end:
     time.sleep(0.05)
 sys.exit("the daemon never went away")
 """
+# Red team 8's ways past the first version: a chain 30 processes deep, each in a session of
+# its own and waiting on the next (one level was stopped per round, for 20 rounds); a process
+# whose first thread has ended while another runs (it looked ended, and was waited on for ever).
+CHAIN = """\
+import os, sys, time
+for level in range(30):
+    pid = os.fork()
+    if pid:
+        if level == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+        os._exit(0)
+    os.setsid()
+with open(sys.argv[1] + ".part", "w") as f:
+    f.write(str(os.getpid()))
+os.rename(sys.argv[1] + ".part", sys.argv[1])
+time.sleep(30)
+"""
+FIRST_THREAD_ENDS = """\
+import ctypes, os, sys, threading, time
+if os.fork():
+    os._exit(0)
+os.setsid()
+with open(sys.argv[1], "w") as f:
+    f.write(str(os.getpid()))
+threading.Thread(target=time.sleep, args=(30,)).start()
+ctypes.CDLL(None).pthread_exit(None)
+"""
+# An honest shell job: `cmd &` in the command's own session, waited for by the test.
+BACKGROUND_JOB = """\
+import os, subprocess, sys, time
+pid = int(subprocess.run("sleep 0.3 >/dev/null 2>&1 & echo $!", shell=True,
+                         capture_output=True, text=True).stdout)
+end = time.time() + 5
+while time.time() < end:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        sys.exit(0)
+    time.sleep(0.05)
+sys.exit("the background job never went away")
+"""
 RUNNER = """\
-import json, os, sys
+import json, os, sys, time
 from pathlib import Path
 from pytest_agentgate.process import CommandSpec, adopt_orphans, end_strays, run_commands
 
@@ -520,23 +562,33 @@ adopting = adopt_orphans()
 specs = [
     CommandSpec(key="leaves", command=f"{py} daemon.py left.pid put-back.txt 2", cwd=here),
     CommandSpec(key="stops", command=f"{py} stops.py", cwd=here),
+    CommandSpec(key="job", command=f"{py} job.py", cwd=here),
+    CommandSpec(key="chain", command=f"{py} chain.py chain.pid", cwd=here),
+    CommandSpec(key="thread", command=f"{py} thread.py thread.pid", cwd=here),
     CommandSpec(key="quick", command="true", cwd=here),
 ]
 results = run_commands(specs)
+while not (Path("chain.pid").exists() and Path("thread.pid").exists()):
+    time.sleep(0.01)
+started = time.monotonic()
 strays = end_strays()
-left = int(Path("left.pid").read_text())
-try:
-    os.kill(left, 0)
-    gone = False
-except ProcessLookupError:
-    gone = True
+took = time.monotonic() - started
+gone = {}
+for name in ("left.pid", "chain.pid", "thread.pid"):
+    pid = int(Path(name).read_text())
+    try:
+        os.kill(pid, 0)
+        gone[name] = False
+    except ProcessLookupError:
+        gone[name] = True
 print(json.dumps({
     "adopting": adopting,
     "codes": {k: r.exit_code for k, r in results.items()},
     "errors": {k: r.stderr[-300:] for k, r in results.items()},
     "strays": strays,
-    "left": left,
+    "left": int(Path("left.pid").read_text()),
     "gone": gone,
+    "took": took,
 }))
 """
 
@@ -545,24 +597,36 @@ print(json.dumps({
 def test_what_a_command_leaves_running_is_stopped_after_the_commands(tmp_path: Path) -> None:
     """A daemon a command started outside its session (setsid) lived on after agentgate and
     could put a file back once the verdict was given. It is now adopted, and stopped once the
-    commands are over; a daemon a command starts and stops itself is reaped as it ends, so the
-    command sees it gone. Run in a process of its own: adoption lasts as long as the process."""
+    commands are over, with all it started, however deep; a process whose first thread has
+    ended is stopped, not waited on. A daemon a command stops itself, and a shell's background
+    job, are reaped as they end, so the command sees them gone. Run in a process of its own:
+    adoption lasts as long as the process."""
     import json
 
-    (tmp_path / "daemon.py").write_text(DAEMON)
-    (tmp_path / "stops.py").write_text(STOPS_ITS_DAEMON)
-    (tmp_path / "runner.py").write_text(RUNNER)
+    for name, text in {
+        "daemon.py": DAEMON,
+        "stops.py": STOPS_ITS_DAEMON,
+        "job.py": BACKGROUND_JOB,
+        "chain.py": CHAIN,
+        "thread.py": FIRST_THREAD_ENDS,
+        "runner.py": RUNNER,
+    }.items():
+        (tmp_path / name).write_text(text)
     done = subprocess.run(
         [sys.executable, "runner.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["adopting"] is True
-    assert report["codes"] == {"leaves": 0, "stops": 0, "quick": 0}, report["errors"]
-    [stray] = report["strays"]
-    assert stray.startswith(f"pid {report['left']}: ") and "daemon.py left.pid" in stray
-    assert report["gone"] is True
-    time.sleep(2.2)  # past the time it would have put the file back
+    codes = {"leaves": 0, "stops": 0, "job": 0, "chain": 0, "thread": 0, "quick": 0}
+    assert report["codes"] == codes, report["errors"]
+    assert report["gone"] == {"left.pid": True, "chain.pid": True, "thread.pid": True}
+    assert report["took"] < 4
+    strays = report["strays"]
+    assert any(s.startswith(f"pid {report['left']}: ") and "daemon.py" in s for s in strays)
+    assert sum("chain.py" in s for s in strays) == 30  # the first of 31 ended by itself
+    assert len(strays) == 1 + 30 + 1  # and the thread's process, named by what is left
+    time.sleep(2.2)  # past the time the daemon would have put the file back
     assert not (tmp_path / "put-back.txt").exists()
 
 

@@ -148,28 +148,30 @@ def test_gemini_user_lines_are_skipped_but_a_rewritten_history_is_read(tmp_path:
 
 
 def test_a_gemini_message_written_again_is_read_once_and_whole(tmp_path: Path) -> None:
-    """The later of two writes of one message is read; the earlier only when the later is cut
-    off (the harness was writing it), so its tokens and text still count."""
+    """A message is written first with no text and no calls, then again with its calls: the
+    later is read, the earlier only when the later is cut off (the harness was writing it).
+    A writing that said something (text, calls) is always read: a later one cannot take it
+    back."""
     lines = (TRANSCRIPTS / "gemini-chat.jsonl").read_text(encoding="utf-8").splitlines()
     full = read_transcript(TRANSCRIPTS / "gemini-chat.jsonl")
-    rewrites = [i for i, line in enumerate(lines) if '"toolCalls"' in line]
-    last = rewrites[-1]
+    last = [i for i, line in enumerate(lines) if '"toolCalls"' in line][-1]
     earlier = json.loads(lines[last - 2])
-    assert earlier["id"] == json.loads(lines[last])["id"] and "toolCalls" not in earlier
-    earlier["content"] = "Running the tests again."
-    lines[last - 2] = json.dumps(earlier, separators=(",", ":"))
+    assert earlier["id"] == json.loads(lines[last])["id"]
+    assert "toolCalls" not in earlier and earlier["content"] == ""
     path = tmp_path / "gemini.jsonl"
-    cut = [*lines[:last], lines[last][:-40]]
-    path.write_text("\n".join(cut) + "\n", encoding="utf-8")
+    path.write_text("\n".join([*lines[:last], lines[last][:-40]]) + "\n", encoding="utf-8")
     session = read_transcript(path)
     assert (session.skipped, session.tokens) == (1, 4 * 60)  # the fourth from its earlier write
-    assert session.final_message == "Running the tests again."
     assert len(session.calls) == len(full.calls) - 1
-    # Whole, the later write is the message: its calls count and its (empty) text is no claim.
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    # Whole, the later writing is the message: its calls count.
+    path.write_text("\n".join(lines[: last + 1]) + "\n", encoding="utf-8")
     session = read_transcript(path)
-    assert (session.skipped, session.tokens, len(session.calls)) == (0, 300, len(full.calls))
-    assert session.final_message == FINAL
+    assert (session.skipped, session.tokens, len(session.calls)) == (0, 4 * 60, len(full.calls))
+    # Text in the earlier writing stays the agent's last words though the later has none.
+    earlier["content"] = "Running the tests again."
+    lines[last - 2] = json.dumps(earlier, separators=(",", ":"))
+    path.write_text("\n".join(lines[: last + 1]) + "\n", encoding="utf-8")
+    assert read_transcript(path).final_message == "Running the tests again."
     # Two messages with other ids in a row are both read.
     other = dict(earlier, id="another", content="Checked the notes first.")
     lines.insert(last - 1, json.dumps(other, separators=(",", ":")))

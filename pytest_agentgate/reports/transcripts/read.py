@@ -138,9 +138,9 @@ class _Reading:
         # read then: when no line read after it had one, its time is the session's end.
         timed_skip: bytes | None = None
         stamps = 0
-        # A line that starts with ``Builder.rewritten`` is held unread until the next line is
-        # seen: when that one is the same record written again, only the later one is read
-        # (the earlier is kept aside, in case the later is cut off).
+        # A line that starts with ``Builder.rewritten`` and says nothing yet is held unread
+        # until the next line is seen: when that one is the same record written again, only
+        # the later one is read (the earlier is kept aside, in case the later is cut off).
         held: bytes | None = None
         held_id = b""
         earlier: bytes | None = None
@@ -179,10 +179,13 @@ class _Reading:
                     if cut > len(rewrites) and raw[cut - 1] != _BACKSLASH:  # a plain id
                         line_id = raw[:cut]
                         if held is not None and line_id == held_id:
-                            earlier = held
+                            earlier = held  # written again: read only if this one is cut off
                         else:
                             release()
                         held, held_id = raw, line_id
+                        if _says_nothing_more(raw):
+                            continue  # may be written again by the next line
+                        release()
                         continue
                 if held is not None:
                     release()
@@ -268,6 +271,14 @@ class _Reading:
                 f"{MAX_LINE / 2**20:g} MB and were skipped"
             )
         return session
+
+
+def _says_nothing_more(raw: bytes) -> bool:
+    """Whether a record written again says nothing the gate reads that its later writing does
+    not: it has no tool calls and no text yet (Gemini's message as the model starts it). Only
+    such a line is left unread when the same record follows; one with calls or text is read,
+    so a later writing can add to what it said, never take it back."""
+    return raw.find(b'"content":""', 0, _HEAD * 2) >= 0 and b'"toolCalls"' not in raw
 
 
 def _has_head(raw: bytes, heads: tuple[bytes, ...]) -> bool:
