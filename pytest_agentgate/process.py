@@ -527,17 +527,24 @@ def _describe_start_error(exc: BaseException) -> str:
 def _children(pid: int | str = "self") -> set[int]:
     """The processes whose parent is ``pid`` (Linux; elsewhere none are listed)."""
     pids: set[int] = set()
+    for text in _per_thread(pid, "children"):
+        with contextlib.suppress(ValueError):
+            pids.update(int(word) for word in text.split())
+    return pids
+
+
+def _per_thread(pid: int | str, name: str) -> Iterator[bytes]:
+    """``/proc/PID/task/TID/NAME`` of each thread of the process that can be read."""
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return pids
+        return
     for task in tasks:
         try:
-            with open(f"/proc/{pid}/task/{task}/children", "rb") as f:
-                pids.update(int(word) for word in f.read().split())
-        except (OSError, ValueError):
+            with open(f"/proc/{pid}/task/{task}/{name}", "rb") as f:
+                yield f.read()
+        except OSError:
             continue
-    return pids
 
 
 # -- what the commands leave running ----------------------------------------------------------
@@ -653,16 +660,7 @@ def _frozen(roots: list[int], named: dict[int, str]) -> list[int]:
 
 def _running(pid: int) -> bool:
     """Whether any thread of the process has not ended (its first thread may have)."""
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return False
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
+    for stat in _per_thread(pid, "stat"):
         fields = stat[stat.rfind(b")") + 2 :].split()
         if fields and fields[0] not in (b"Z", b"X"):
             return True

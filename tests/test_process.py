@@ -492,6 +492,17 @@ os.wait()
 while not os.path.exists(sys.argv[1]):
     time.sleep(0.01)
 """
+# The end of a script that waits up to 5 s for ``pid`` to be gone (a zombie is not gone).
+WAIT_GONE = """\
+end = time.time() + 5
+while time.time() < end:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        sys.exit(0)
+    time.sleep(0.05)
+sys.exit("{what} never went away")
+"""
 # An honest use of one: start it, stop it, and wait until it is gone.
 STOPS_ITS_DAEMON = """\
 import os, signal, subprocess, sys, time
@@ -500,15 +511,7 @@ pid = int(open("stopped.pid").read())
 time.sleep(0.3)
 os.kill(pid, 0)  # still running
 os.kill(pid, signal.SIGTERM)
-end = time.time() + 5
-while time.time() < end:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        sys.exit(0)
-    time.sleep(0.05)
-sys.exit("the daemon never went away")
-"""
+""" + WAIT_GONE.format(what="the daemon")
 # Red team 8's ways past the first version: a chain 30 processes deep, each in a session of
 # its own and waiting on the next (one level was stopped per round, for 20 rounds); a process
 # whose first thread has ended while another runs (it looked ended, and was waited on for ever).
@@ -542,15 +545,7 @@ BACKGROUND_JOB = """\
 import os, subprocess, sys, time
 pid = int(subprocess.run("sleep 0.3 >/dev/null 2>&1 & echo $!", shell=True,
                          capture_output=True, text=True).stdout)
-end = time.time() + 5
-while time.time() < end:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        sys.exit(0)
-    time.sleep(0.05)
-sys.exit("the background job never went away")
-"""
+""" + WAIT_GONE.format(what="the background job")
 RUNNER = """\
 import json, os, sys, time
 from pathlib import Path
