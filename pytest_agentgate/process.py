@@ -521,7 +521,7 @@ def _describe_start_error(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-# -- running many -----------------------------------------------------------------------------
+# -- what the commands leave running ----------------------------------------------------------
 
 
 def _children(pid: int | str = "self") -> set[int]:
@@ -546,8 +546,6 @@ def _per_thread(pid: int | str, name: str) -> Iterator[bytes]:
         except OSError:
             continue
 
-
-# -- what the commands leave running ----------------------------------------------------------
 
 # The gate commands running now, by pid (each leads its own session); taken with the lock while
 # a command starts, so a command just started is never taken for a process it left behind.
@@ -681,6 +679,9 @@ def _command_line(pid: int) -> str:
         except OSError:
             return "?"
     return line if len(line) <= 200 else line[:199] + "…"
+
+
+# -- running many -----------------------------------------------------------------------------
 
 
 def default_max_workers(n_commands: int) -> int:

@@ -41,8 +41,9 @@ class Builder:
     # Lines that start with one of these are always read, whatever their first bytes hold.
     keep: tuple[bytes, ...] = ()
     # Lines that start with this and an id (``{"id":"a5cb...``) are records a harness writes
-    # again when they change: of two such lines in a row with the same id, the later one is
-    # read and the earlier is not (skipped lines between them do not count).
+    # again when they change: of two such lines in a row with the same id, the earlier is not
+    # read when it says nothing yet (no text, no calls) and the later parses (skipped lines
+    # between them do not count).
     rewritten = b""
     # What a skipped line that carries a time has in it: the last such line is read after all,
     # when no line read after it had a time.
