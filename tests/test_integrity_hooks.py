@@ -27,6 +27,20 @@ TRICKS: dict[str, tuple[str, str, str, int]] = {
         "result-rewritten",
         5,
     ),
+    "makereport rewrites through a tuple assignment": (
+        "conftest.py",
+        "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
+        "    rep = outcome.get_result()\n    rep.outcome, rep.longrepr = 'passed', None\n",
+        "result-rewritten",
+        5,
+    ),
+    "sessionfinish sets the status through a tuple": (
+        "conftest.py",
+        "def pytest_sessionfinish(session):\n    (session.exitstatus, _) = 0, 1\n",
+        "result-rewritten",
+        1,
+    ),
     "makereport under another name with specname": (
         "conftest.py",
         "import pytest\n\n\n"

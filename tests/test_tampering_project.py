@@ -21,11 +21,21 @@ FIXED = "def add(a, b):\n    return a + b\n"
 
 
 def load(name: str, path: Path, monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
+    """The module of the file ``path`` imported, and the import seen as the audit hook sees it
+    (the hook itself is not added to this process: it could never be removed)."""
+    from pytest_agentgate.pytest_plugin import compiled
+
     spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
+    assert isinstance(spec, importlib.machinery.ModuleSpec)
+    assert isinstance(spec.loader, importlib.machinery.SourceFileLoader)
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, name, module)
-    spec.loader.exec_module(module)
+    code = spec.loader.get_code(name)
+    assert code is not None
+    real = os.path.realpath(path)
+    compiled._imported.setdefault(real, set()).update(compiled.code_tree(code))
+    compiled._module_code[real] = code
+    exec(code, vars(module))
     return module
 
 
@@ -275,13 +285,25 @@ def _no_hook_of_a_gated_run(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("_sources", "_before", "_imported", "_module_code", "_runtime", "_foreign"):
         monkeypatch.setattr(compiled, name, {})
     monkeypatch.setattr(compiled, "_ast_compiled", set())
+    monkeypatch.setattr(compiled, "_at_start", set())
     monkeypatch.setattr(compiled, "_spawned", [])
 
 
-def called_in(path: Path, function: Callable[..., object], *args: object) -> object:
-    """``function(*args)`` called from a frame of code in the file ``path``."""
+def called_in(
+    path: Path, function: Callable[..., object], *args: object, imported: bool = True
+) -> object:
+    """``function(*args)`` called from a frame of code in the file ``path``: code its import
+    made (as the audit hook saw it), or, ``imported=False``, code compiled under its name by
+    the tests' code."""
+    from pytest_agentgate.pytest_plugin import compiled
+
+    code = compile("def call(f, *a):\n    return f(*a)\n", str(path), "exec")
+    if imported:
+        compiled._imported.setdefault(os.path.realpath(path), set()).update(
+            compiled.code_tree(code)
+        )
     space: dict[str, object] = {}
-    exec(compile("def call(f, *a):\n    return f(*a)\n", str(path), "exec"), space)
+    exec(code, space)
     call = space["call"]
     assert callable(call)
     return call(function, *args)
@@ -487,16 +509,18 @@ def test_a_function_given_code_the_import_did_not_make_is_found(
 
 
 def test_whose_code_made_an_event(project: Path, watched: types.ModuleType) -> None:
-    def called_from(path: Path) -> str:
-        space: dict[str, object] = {}
-        exec(compile("def call(f):\n    return f()\n", str(path), "exec"), space)
-        call = space["call"]
-        assert callable(call)
-        return str(call(watched._made_by))
+    def called_from(path: Path, imported: bool = True) -> str:
+        return str(called_in(path, watched._made_by, imported=imported))
 
     assert called_from(project / "tests" / "conftest.py") == "tests"
     assert called_from(project / "calc.py") == "project"
     assert called_from(Path("/elsewhere/fix.py")) == "tests"  # outside the project
+    # Code the tests compiled under the name of a file of the project (one no test imports:
+    # setup.py) poses as the project's: it is theirs.
+    assert called_from(project / "setup.py", imported=False) == "tests"
+    # A module imported before the hook was added: nothing was kept of how it was made.
+    watched._at_start.add(os.path.realpath(project / "setup.py"))
+    assert called_from(project / "setup.py", imported=False) == "project"
     # A thread with only the standard library's frames (a pool the tests started): theirs.
     import concurrent.futures
 
@@ -515,6 +539,16 @@ def test_a_snippet_of_the_file_compiled_under_its_name_is_the_files(
     load("calc", project / "calc.py", monkeypatch)
     watched._hook("compile", (b">>> x = add(1, 2)\n>>> x\n", path))
     assert project_entries(project) == []
+    # The file with a line left out is not a snippet of it: the broken line dropped.
+    watched._hook("compile", (b"def add(a, b):\n    return a - b\n", path))
+    assert watched.compiled_elsewhere(str((project / "calc.py").resolve()))
+
+
+def test_a_source_that_adds_a_line_is_not_the_files(
+    project: Path, watched: types.ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(project / "calc.py")
+    load("calc", project / "calc.py", monkeypatch)
     watched._hook("compile", (b"return a - b\nreturn a + b\n", path))  # a line it does not hold
     assert watched.compiled_elsewhere(str((project / "calc.py").resolve()))
 
@@ -526,13 +560,7 @@ def test_code_made_at_run_time_is_judged_by_whose_code_made_it(
 
     def made_in(path: Path, name: str) -> object:
         """``add`` compiled as ``name`` by code in the file ``path``, as makefun does."""
-        space: dict[str, object] = {}
-        maker = "def make(hook):\n    hook('compile', (b'', NAME))\n"
-        exec(compile(maker, str(path), "exec"), space)
-        make = space["make"]
-        assert callable(make)
-        space["NAME"] = name
-        make(watched._hook)
+        called_in(path, watched._hook, "compile", (b"", name))
         made: dict[str, object] = {}
         exec(compile(FIXED, name, "exec"), {"__name__": "calc"}, made)
         return made["add"]
@@ -541,7 +569,8 @@ def test_code_made_at_run_time_is_judged_by_whose_code_made_it(
     assert project_entries(project) == []  # the project's module decorated itself
     monkeypatch.setattr(calc, "add", made_in(project / "tests" / "conftest.py", "<fix>"))
     assert project_entries(project) == [
-        "calc.add (the project's function, replaced by code the tests made at run time (<fix>))"
+        "calc (add is no longer the function calc.py defines, but a function set in its place)",
+        "calc.add (the project's function, replaced by code the tests made at run time (<fix>))",
     ]
 
 
@@ -700,4 +729,131 @@ def test_a_method_the_files_class_defines_set_to_other_code_is_found(
     assert project_entries(project) == [
         "calc (Calculator.add is no longer the function calc.py defines, but a staticmethod "
         "set in its place)"
+    ]
+
+
+def renamed(code: types.CodeType, path: str) -> types.CodeType:
+    """``code`` and every code object in it made to say it is the file ``path``'s."""
+    consts = tuple(renamed(c, path) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    return code.replace(co_filename=path, co_consts=consts)
+
+
+def test_a_module_made_without_importing_its_file_is_compared_with_the_file(
+    project: Path, watched: types.ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A conftest made `calc` from a spec and filled it with fixed code that says it is
+    # calc.py's: the import system executed nothing for the file.
+    path = str(project / "calc.py")
+    spec = importlib.util.spec_from_file_location("calc", path)
+    assert spec is not None
+    calc = importlib.util.module_from_spec(spec)
+    exec(renamed(compile(FIXED, "<fix>", "exec"), path), vars(calc))
+    monkeypatch.setitem(sys.modules, "calc", calc)
+    assert project_entries(project) == [
+        "calc (add ran as other code than calc.py holds: the tests made the module without "
+        "importing the file)"
+    ]
+    # The same module made with the file's own code is the file's.
+    calc2 = importlib.util.module_from_spec(spec)
+    exec(compile(CALC, path, "exec", dont_inherit=True), vars(calc2))
+    monkeypatch.setitem(sys.modules, "calc", calc2)
+    assert project_entries(project) == []
+    monkeypatch.setitem(sys.modules, "calc", calc)
+    monkeypatch.setattr(calc.__spec__, "loader", None)  # (no bytecode to judge either)
+    # A module imported before the hook was added: nothing was kept of how it was made.
+    watched._at_start.add(os.path.realpath(path))
+    assert project_entries(project) == []
+    watched._at_start.clear()
+    # A module an installed library's import hook made is that library's.
+    site = project.parent / "site-packages" / "hooklib"
+    site.mkdir(parents=True)
+    (site / "__init__.py").write_text("class Loader:\n    pass\n")
+    monkeypatch.syspath_prepend(str(site.parent))
+    hooklib = importlib.import_module("hooklib")
+    monkeypatch.setattr(calc.__spec__, "loader", hooklib.Loader())
+    assert project_entries(project) == []
+
+
+IMPORTS = """\
+import importlib._bootstrap
+import importlib.machinery
+import importlib.util
+import os
+import sys
+import types
+
+from pytest_agentgate.pytest_plugin import compiled
+
+ROOT, FIXED = sys.argv[1], sys.argv[2]
+sys.path.insert(0, ROOT)
+compiled.watch(ROOT)
+PATH = os.path.realpath(os.path.join(ROOT, "calc.py"))
+
+
+def renamed(code):
+    consts = tuple(renamed(c) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    return code.replace(co_filename=PATH, co_consts=consts)
+
+
+FIX = renamed(compile(FIXED, "<fix>", "exec"))
+
+
+def seen(what):
+    print(what, FIX in (compiled.imported_code(PATH) or ()))
+
+
+import calc  # noqa
+
+print("import", calc.add.__code__ in compiled.imported_code(PATH))
+importlib._bootstrap._call_with_frames_removed(exec, FIX, {})
+seen("called-with-frames-removed")
+space = {}
+forged = "def exec_module(code, space):\\n    exec(code, space)\\n"
+exec(compile(forged, "<frozen importlib._bootstrap_external>", "exec"), space)
+space["exec_module"](FIX, {})
+seen("a-frozen-name")
+loader = importlib.machinery.SourceFileLoader("calc2", PATH)
+loader.get_code = lambda name: FIX
+loader.exec_module(types.ModuleType("calc2"))
+seen("a-loaders-own-get-code")
+exec(compile("from importlib.machinery import SourceFileLoader\\n\\n"
+             "class Loader(SourceFileLoader):\\n"
+             "    def get_code(self, name):\\n"
+             "        return FIX\\n", os.path.join(ROOT, "tests", "conftest.py"), "exec"), space)
+space["FIX"] = FIX
+space["Loader"]("calc3", PATH).exec_module(types.ModuleType("calc3"))
+seen("a-loader-class-of-the-tests")
+spec = importlib.util.spec_from_file_location("calc4", PATH)
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+print("spec-from-file-location", module.add.__code__ in compiled.imported_code(PATH))
+"""
+
+
+def test_only_the_import_system_executing_a_module_is_its_import(tmp_path: Path) -> None:
+    # The audit hook itself, in a process of its own (it can never be removed): code executed
+    # by the standard loaders is the file's; the same exec called by the tests' code through
+    # the import system's own function, from a function named as if frozen, or by a loader
+    # that gets its code from the tests is not.
+    import subprocess
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "calc.py").write_text(CALC)
+    (tmp_path / "run.py").write_text(IMPORTS)
+    done = subprocess.run(
+        [sys.executable, "-B", str(tmp_path / "run.py"), str(tmp_path), FIXED],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n") == [
+        "import True",
+        "called-with-frames-removed False",
+        "a-frozen-name False",
+        "a-loaders-own-get-code False",
+        "a-loader-class-of-the-tests False",
+        "spec-from-file-location True",
+        "",
     ]

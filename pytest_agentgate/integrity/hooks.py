@@ -39,7 +39,7 @@ from pathlib import PurePosixPath
 from pytest_agentgate.git import GitError
 from pytest_agentgate.integrity import pytest_files
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan, past_the_base
-from pytest_agentgate.integrity.patches import assigned
+from pytest_agentgate.integrity.patches import assigned, parse_python
 from pytest_agentgate.integrity.tests_python import (
     Module,
     Settings,
@@ -243,6 +243,16 @@ def _hook_findings(
             if finding is not None:
                 yield finding
     yield from _collect_ignore(path, now, before)
+
+
+def plugin_findings(path: str, text: str) -> list[str]:
+    """What each hook of a plugin module outside the project (its source ``text``) can alter,
+    judged as a conftest's new hooks are: the messages, in the file's order."""
+    tree = parse_python(text)
+    if tree is None:
+        return []
+    found = sorted(_hook_findings(path, tree, None), key=lambda f: f.line or 0)
+    return [f.message.removeprefix("new or changed ") for f in found]
 
 
 def _judge_hook(
@@ -668,9 +678,10 @@ def _alters_the_report(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         for k in d.keywords
     )
     for node in ast.walk(func):
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(isinstance(t, ast.Attribute) and t.attr in REPORT_FIELDS for t in targets):
+        if assigned(node):
+            if any(
+                isinstance(t, ast.Attribute) and t.attr in REPORT_FIELDS for t in assigned(node)
+            ):
                 return True
         elif isinstance(node, ast.Call):
             called = _dotted(node.func).rsplit(".", 1)[-1]
@@ -707,14 +718,7 @@ def _may_name_a_field(name: ast.expr) -> bool:
 
 def _writes_attributes(func: ast.AST) -> bool:
     for node in ast.walk(func):
-        targets = (
-            node.targets
-            if isinstance(node, ast.Assign)
-            else [node.target]
-            if isinstance(node, (ast.AugAssign, ast.AnnAssign))
-            else []
-        )
-        if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets):
+        if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in assigned(node)):
             return True
         if (
             isinstance(node, ast.Call)
@@ -940,14 +944,7 @@ def _is_options(node: ast.expr, owners: set[str]) -> bool:
 
 def _assigns(func: ast.AST, attrs: set[str]) -> bool:
     for node in ast.walk(func):
-        targets = (
-            node.targets
-            if isinstance(node, ast.Assign)
-            else [node.target]
-            if isinstance(node, (ast.AugAssign, ast.AnnAssign))
-            else []
-        )
-        if any(isinstance(t, ast.Attribute) and t.attr in attrs for t in targets):
+        if any(isinstance(t, ast.Attribute) and t.attr in attrs for t in assigned(node)):
             return True
     return False
 

@@ -213,12 +213,27 @@ def _unpacked(target: ast.expr) -> Iterator[ast.expr]:
 
 
 def assigned(node: ast.AST) -> list[ast.expr]:
-    """What an assignment statement (``=``, ``+=``, annotated) assigns to; [] for any other."""
+    """What an assignment (``=``, ``+=``, annotated, a ``for`` loop's or a comprehension's
+    target, ``with ... as``) assigns to, each element of a tuple or list target on its own
+    (``rep.outcome, rep.longrepr = "passed", None``); [] for any other node."""
     if isinstance(node, ast.Assign):
-        return list(node.targets)
-    if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-        return [node.target]
-    return []
+        targets = list(node.targets)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension)):
+        targets = [node.target]
+    elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+        targets = [node.optional_vars]
+    else:
+        return []
+    found: list[ast.expr] = []
+    while targets:
+        target = targets.pop(0)
+        if isinstance(target, (ast.Tuple, ast.List)):
+            targets[:0] = target.elts
+        elif isinstance(target, ast.Starred):
+            targets.insert(0, target.value)
+        else:
+            found.append(target)
+    return found
 
 
 def dotted_name(node: ast.AST) -> str:

@@ -16,6 +16,13 @@ be removed once added.
   "exec"), vars(calc))`` writes nothing, yet the tests run code the file does not hold. What
   coverage.py or pytest compile of the file to measure or rewrite it reads as the file does.
 
+The code the import system executes for a file (the audit event ``exec``) is kept as the
+file's own: :func:`_by_the_import_system` knows the import system by its function objects,
+taken when this module is imported (before any conftest), never by a frame's file name, which
+any code can be compiled under (``<frozen importlib._bootstrap>``). A frame running under the
+name of a file of the project is the project's only when the import system made its code
+(:func:`_the_files_own`): a helper the tests compile under ``setup.py``'s name is theirs.
+
 The same hook sees the project's ``.py`` files opened for writing, renamed, linked or copied
 over by code of the run (the audit events ``open``, ``os.rename``, ``os.link``,
 ``shutil.copyfile``, ``os.truncate``) and keeps the SHA-256 of what each file held before the
@@ -31,6 +38,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib._bootstrap
+import importlib._bootstrap_external
 import os
 import sys
 from types import CodeType, FrameType
@@ -66,6 +75,19 @@ _MAX_BYTES = 16 * 1024 * 1024
 _PACKAGES = frozenset({"site-packages", "dist-packages"})
 _PLACES: list[tuple[str, ...]] = []
 _paused = False
+# The files of the project whose modules were imported before the hook was added: nothing was
+# kept of how their code was made.
+_at_start: set[str] = set()
+# The code of the import system's own frames, taken before any conftest.py could replace a
+# function (a name or a file's name can be given to any code; these objects cannot):
+# ``_call_with_frames_removed``, which calls exec for the standard loaders' ``exec_module``.
+_CALLED_FOR_IMPORT = vars(importlib._bootstrap)["_call_with_frames_removed"].__code__
+_EXEC_MODULE = vars(importlib._bootstrap_external)["_LoaderBasics"].exec_module.__code__
+# pytest's assertion rewriter's exec_module, when pytest is loaded as the hook is added.
+_REWRITER: list[CodeType] = []
+# What a loader may not have in its own __dict__, nor from a class of the project's or the
+# tests': the methods that give exec_module its code.
+_LOADER_METHODS = ("get_code", "get_data", "source_to_code", "path_stats", "get_filename")
 
 
 def watch(project: str) -> None:
@@ -74,8 +96,17 @@ def watch(project: str) -> None:
     if root in _watched:
         return
     _watched.append(root)
+    for module in list(sys.modules.values()):
+        with contextlib.suppress(Exception):  # a module object whose __getattr__ raises
+            real = _project_file(getattr(module, "__file__", None))
+            if real is not None:
+                _at_start.add(real)
     if len(_watched) > 1:
         return  # one hook serves every folder watched
+    rewriter = getattr(sys.modules.get("_pytest.assertion.rewrite"), "AssertionRewritingHook", None)
+    code = getattr(getattr(rewriter, "exec_module", None), "__code__", None)
+    if isinstance(code, CodeType):
+        _REWRITER.append(code)
     sys.addaudithook(_audit)
 
 
@@ -164,13 +195,36 @@ def _executed(code: object) -> None:
     if real is None:
         return
     caller = sys._getframe(3)  # _executed, _hook, _audit, then whoever called exec
-    if not caller.f_code.co_filename.startswith("<frozen importlib"):
+    if not _by_the_import_system(caller):
         return
     kept = _imported.setdefault(real, set())
     if len(kept) < 100_000:
         kept.update(code_tree(code))
     if code.co_name == "<module>":
         _module_code[real] = code
+
+
+def _by_the_import_system(caller: FrameType) -> bool:
+    """Whether the frame that called exec is the import system executing a module: the
+    standard loaders' ``exec_module`` (through ``_call_with_frames_removed``) with a loader
+    that gets its code as the standard ones do, or pytest's assertion rewriter. Code the tests
+    compile under ``<frozen importlib._bootstrap>``, the import system's function called by
+    the tests' code (``_call_with_frames_removed(exec, fixed, vars(calc))``), and a loader the
+    tests gave a ``get_code`` of their own are not."""
+    if caller.f_code in _REWRITER:
+        return True
+    above = caller.f_back
+    if caller.f_code is not _CALLED_FOR_IMPORT or above is None or above.f_code is not _EXEC_MODULE:
+        return False
+    loader = above.f_locals.get("self")
+    own = getattr(loader, "__dict__", {})
+    for name in _LOADER_METHODS:
+        if name in own:
+            return False
+        method = getattr(getattr(type(loader), name, None), "__code__", None)
+        if isinstance(method, CodeType) and _project_file(method.co_filename) is not None:
+            return False  # a loader class of the project's or the tests'
+    return True
 
 
 def code_tree(code: CodeType) -> list[CodeType]:
@@ -203,9 +257,20 @@ def _made_by() -> str:
             root = next((r for r in _watched if here.startswith(r)), "")
             if not root or is_test_code(os.path.relpath(here, root)):
                 return "tests"
-            return "project"
+            # Code the tests compiled under the name of a file of the project poses as it.
+            return "project" if _the_files_own(frame.f_code, here) else "tests"
         frame = frame.f_back
     return "libraries" if below_a_library else "tests"
+
+
+def _the_files_own(code: CodeType, path: str) -> bool:
+    """Whether ``code``, running under the name of the project's file ``path``, is code the
+    import system made for that file (or the file's module was imported before the hook was
+    added, when nothing was kept of it)."""
+    kept = _imported.get(path)
+    if kept is None:
+        return path in _at_start
+    return code in kept
 
 
 def _places() -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -263,13 +328,17 @@ def _keep(source: object, filename: object) -> None:
 
 
 def _read_in(compiled: list[str] | None, text: list[str] | None) -> bool:
-    """Whether the compiled source's lines are the file's, or some of them in the file's
-    order (a snippet of a docstring that sybil or a doctest runner compiles under the file's
-    name), compared without their indentation. Code it adds is not."""
+    """Whether the compiled source's lines are the file's, or a run of them (a snippet of a
+    docstring that sybil or a doctest runner compiles under the file's name), compared without
+    their indentation and blank lines. Code it adds is not, nor the file with lines left out
+    (a broken line dropped)."""
     if compiled is None or text is None:
         return compiled == text
-    lines = iter(text)
-    return all(any(line == have for have in lines) for line in compiled)
+    if not compiled:
+        return True
+    count = len(compiled)
+    first = compiled[0]
+    return any(line == first and text[at : at + count] == compiled for at, line in enumerate(text))
 
 
 def _as_read(source: bytes | str) -> list[str] | None:
@@ -341,6 +410,12 @@ def made_at_run_time_by(name: str) -> frozenset[str]:
     """Whose code compiled code named ``name`` (``"<string>"``) during the run: ``"tests"``,
     ``"project"``, ``"libraries"``; empty when nothing watched saw it compiled."""
     return frozenset(_runtime.get(name, ()))
+
+
+def imported_before(path: str) -> bool:
+    """Whether the module of the file ``path`` (a real path) was imported before the hook was
+    added, when nothing was kept of how its code was made."""
+    return path in _at_start
 
 
 def module_code(path: str) -> CodeType | None:

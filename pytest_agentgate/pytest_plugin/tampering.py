@@ -238,8 +238,14 @@ def _rewritten_in_run(
             if compared_after and digest is not None:
                 return None  # it holds what the tests imported: compared again after the run
             return f"the tests imported code that {shown} did not hold before the run: {rewritten}"
-        if _bytecode_of_the_run(module) and not _compiles_code(real):
-            return _functions_not_the_files(name, module, where, shown)
+        if _compiles_code(real):
+            return None
+        if _made_without_importing(module, real):
+            why = "the tests made the module without importing the file"
+            return _functions_not_the_files(name, module, where, shown, why)
+        if _bytecode_of_the_run(module):
+            why = "its bytecode was written while the tests ran"
+            return _functions_not_the_files(name, module, where, shown, why)
     except Exception:  # gone, not Python any more, too deep to compile: nothing to compare
         return None
     return None
@@ -444,7 +450,25 @@ def _bytecode_of_the_run(module: ModuleType) -> bool:
         return True
 
 
-def _functions_not_the_files(name: str, module: ModuleType, where: str, shown: str) -> str | None:
+def _made_without_importing(module: ModuleType, real: str) -> bool:
+    """Whether nothing the import system executed made the module: no import of the file was
+    seen (``importlib.util.module_from_spec`` filled by ``exec`` of code whose ``co_filename``
+    was made to say ``calc.py``), and the module was not there before the run's conftest.py
+    files were imported. A module an import hook of an installed library (another loader than
+    the standard ones) made is its own."""
+    from pytest_agentgate.pytest_plugin import compiled
+
+    if compiled.imported_code(real) is not None or compiled.imported_before(real):
+        return False
+    loader = getattr(getattr(module, "__spec__", None), "loader", None)
+    made = _written_at(type(loader)) if loader is not None else None
+    parts = made[0].split(os.sep) if made is not None else ()
+    return "site-packages" not in parts and "dist-packages" not in parts
+
+
+def _functions_not_the_files(
+    name: str, module: ModuleType, where: str, shown: str, why: str
+) -> str | None:
     now = compile(read_regular(where), where, "exec", dont_inherit=True)
     from pytest_agentgate.pytest_plugin.compiled import code_tree
 
@@ -456,10 +480,7 @@ def _functions_not_the_files(name: str, module: ModuleType, where: str, shown: s
         except Exception:  # a proxy or lazy object that raises when looked at
             continue
         if compiled_here and func.__code__ not in codes:
-            return (
-                f"{func.__qualname__} ran as other code than {shown} holds: its bytecode was "
-                "written while the tests ran"
-            )
+            return f"{func.__qualname__} ran as other code than {shown} holds: {why}"
     return None
 
 
