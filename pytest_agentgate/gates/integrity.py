@@ -124,6 +124,17 @@ def with_startup_code(
         findings = list(evidence.findings)
         for path, line, code, system in startup:
             shown = _project_path(path, evidence.root)
+            if line == 0:  # a pytest plugin (startup.planted_plugins)
+                machine = system and Path(shown).is_absolute()
+                message = (
+                    f"{code} ({Path(path).name}): pytest loads it in every run of the tests, "
+                    "and no package installed from an index put it there; a plugin can "
+                    "rewrite any test's result"
+                ) + ("; outside the project and its virtual environment: the machine's own "
+                     "set-up, shown, not judged" if machine else "")  # fmt: skip
+                rule = STARTUP_MACHINE_RULE if machine else STARTUP_RULE
+                findings.append(IntegrityFinding(rule, message, shown, None))
+                continue
             if system and Path(shown).is_absolute():  # the machine's, outside the project
                 message = (
                     f"Python runs `{code}` from {Path(path).name} at every start, outside the "

@@ -191,8 +191,10 @@ _RULES = (
         "tampering",
         "code that Python runs at every start of the interpreter that runs the tests, which no "
         "installed package put there: an `import` line in a .pth file, a sitecustomize or "
-        "usercustomize module (in a git-ignored .venv the change never shows); it can replace "
-        "the code under test or the test tools before any test runs",
+        "usercustomize module, a pytest plugin written into the environment by hand or "
+        "installed from a local folder with hooks that rewrite results (in a git-ignored .venv "
+        "the change never shows); it can replace the code under test, the test tools or the "
+        "results",
         "remove the file (or its `import` line) named; code the project means to run belongs "
         "in its package, or in a package it installs",
     ),

@@ -964,9 +964,12 @@ class GateSession:
         tests["local_plugins"] = local_plugins(self.config)
         self._look_for_replaced()
         tests["replaced"] = sorted(self.replaced)
-        from pytest_agentgate.pytest_plugin.startup import planted
+        from pytest_agentgate.pytest_plugin.startup import planted, planted_plugins
 
-        tests["startup"] = [code._asdict() for code in planted()]
+        plugins = planted_plugins(
+            self.config.pluginmanager.get_plugins(), str(self.config.rootpath)
+        )
+        tests["startup"] = [code._asdict() for code in planted() + plugins]
         tests["loosened"] = loosened_run(self.config)
         evidence: dict[str, Any] = {
             "tests": tests,

@@ -27,18 +27,32 @@ What is not planted:
 
 Cheap: it lists the site folders, reads the ``.pth`` files that have code, and reads ``RECORD``
 files only while one of them is unaccounted for.
+
+The same holds for the pytest plugins loaded from outside the project (:func:`planted_plugins`):
+a plugin is code pytest runs in every test run, and one can rewrite any test's result. A
+``zz-0.1.dist-info`` with a ``pytest11`` entry point and a module written beside it in the
+virtual environment's site-packages (no installer, so no ``RECORD``), or in a folder a ``.pth``
+or ``PYTHONPATH`` puts on the path, is planted. A plugin installed from a local folder rather
+than a package index (pip's ``direct_url.json``: an editable install of another checkout, or
+``pip install ./folder``) is read: it is planted when one of its hooks can alter test outcomes
+as a conftest's would be judged (``integrity.hooks``). The project's own plugins are the
+integrity gate's to judge in the change.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
+import json
 import os
 import site
 import sys
 import sysconfig
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from types import ModuleType
 from typing import NamedTuple
+from urllib.parse import unquote, urlparse
 
 # Bounds: a .pth file or RECORD read, the code shown, the entries kept.
 MAX_READ = 1 << 20
@@ -84,6 +98,149 @@ def planted() -> list[Startup]:
             continue
         found.append(Startup(where, 1, f"import {module_name}", _system(folder)))
     return found[:MAX_FOUND]
+
+
+def planted_plugins(plugins: Iterable[object], project: str) -> list[Startup]:
+    """The pytest plugins among ``plugins`` (what pytest's plugin manager holds) that no
+    installed distribution put where they are loaded from (see the module's docstring); each
+    as a :class:`Startup` at line 0, its code ``pytest plugin NAME``. The machine's own folders
+    (outside the virtual environment, or every folder without one) are not judged, as for
+    startup code."""
+    root = os.path.realpath(project) + os.sep
+    sites, on_path = _judged_folders()
+    stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep
+    records = _Records()
+    found: list[Startup] = []
+    for plugin in plugins:
+        where = getattr(plugin, "__file__", None) if isinstance(plugin, ModuleType) else None
+        if not isinstance(where, str) or not where.endswith(".py"):
+            continue
+        real = os.path.realpath(where)
+        if real.startswith(stdlib) or os.path.basename(real) == "conftest.py":
+            continue  # Python's own; the project's conftest.py files (the change is judged)
+        name = plugin.__name__ if isinstance(plugin, ModuleType) else "?"
+        code = _unvetted(real, name, root, sites, on_path, records)
+        if code is not None:
+            found.append(Startup(where, 0, code))
+            if len(found) >= MAX_FOUND:
+                break
+    return found
+
+
+def _judged_folders() -> tuple[list[str], list[str]]:
+    """(the environment's site folders, the folders their ``.pth`` files' path lines add): the
+    places a plugin is judged in, the longest first. Not the machine's (:func:`_system`)."""
+    sites: dict[str, str] = {}
+    added: dict[str, str] = {}
+    for folder in _site_folders():
+        if _system(folder):
+            continue
+        sites[os.path.realpath(folder) + os.sep] = folder
+        for name in _listdir(folder):
+            if not name.endswith(".pth") or name.startswith("."):
+                continue
+            for raw in (_read(os.path.join(folder, name)) or b"").splitlines():
+                line = raw.strip()
+                if not line or line.startswith((b"#", b"import ", b"import\t")):
+                    continue
+                path = os.path.join(folder, os.fsdecode(line))
+                if os.path.isdir(path):
+                    added.setdefault(os.path.realpath(path) + os.sep, path)
+    longest = functools.partial(sorted, key=len, reverse=True)
+    return longest(sites), longest(added)
+
+
+def _unvetted(
+    real: str, name: str, root: str, sites: list[str], on_path: list[str], records: _Records
+) -> str | None:
+    """What makes the plugin module at ``real`` planted (the code of its :class:`Startup`), or
+    None when an installation put it there, it is the project's own, or the machine's."""
+    site = next((s for s in sites if real.startswith(s)), None)
+    if site is None and real.startswith(root):
+        if not _ignored_by_git(root, real):
+            return None  # a module of the project's (a conftest or addopts names it): the change's
+        return f"pytest plugin {name}"  # in a git-ignored folder a .pth line puts on the path
+    folder = site or next((s for s in on_path if real.startswith(s)), None)
+    data = _read(real)
+    if data is None:
+        return None
+    if folder is not None:
+        owner = records.owner(folder, os.path.relpath(real, folder), data)
+        if owner is None:
+            return f"pytest plugin {name}"
+        local = _installed_from(os.path.join(folder, owner))
+        why = None if local is None else _alters_outcomes(real, data)
+        return None if why is None else f"pytest plugin {name}, installed from {local}: {why}"
+    mapped = _editable_from(real)
+    if mapped is None or real.startswith(os.path.join(mapped, "pytest_agentgate", "")):
+        return None  # the machine's; agentgate's own plugin, installed editable from a checkout
+    why = _alters_outcomes(real, data)
+    return None if why is None else f"pytest plugin {name}, installed editable from {mapped}: {why}"
+
+
+def _ignored_by_git(root: str, real: str) -> bool:
+    """Whether git ignores the file (a plugin in a git-ignored folder of the project, put on the
+    path by a ``.pth`` line, is seen by no change); False without git."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "-C", root, "check-ignore", "-q", "--", real],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def _installed_from(dist_info: str) -> str | None:
+    """The local folder or file a distribution was installed from (pip's
+    ``direct_url.json``), or None when it came from a package index."""
+    data = _read(os.path.join(dist_info, "direct_url.json"))
+    if data is None:
+        return None
+    try:
+        url = json.loads(data).get("url")
+    except (ValueError, AttributeError, RecursionError):
+        return dist_info  # a direct_url.json no installer wrote: local, whatever it says
+    if not isinstance(url, str):
+        return dist_info
+    parsed = urlparse(url)
+    return unquote(parsed.path) if parsed.scheme == "file" else None
+
+
+def _editable_from(real: str) -> str | None:
+    """The folder an editable install of a distribution (``direct_url.json`` saying
+    ``"editable": true``) maps, when the file ``real`` is in it."""
+    for folder in _site_folders():
+        for entry in _listdir(folder):
+            if not entry.endswith(".dist-info"):
+                continue
+            data = _read(os.path.join(folder, entry, "direct_url.json"))
+            if data is None or b"editable" not in data:
+                continue
+            try:
+                said = json.loads(data)
+                url, editable = said["url"], said["dir_info"]["editable"]
+            except (ValueError, KeyError, TypeError, RecursionError):
+                continue
+            parsed = urlparse(url) if isinstance(url, str) else None
+            if editable is True and parsed is not None and parsed.scheme == "file":
+                mapped = os.path.realpath(unquote(parsed.path)) + os.sep
+                if real.startswith(mapped):
+                    return mapped.rstrip(os.sep)
+    return None
+
+
+def _alters_outcomes(path: str, data: bytes) -> str | None:
+    """What in the plugin's source can alter test outcomes, as a conftest's hooks are judged
+    (the result, the selection, the exit), or None."""
+    from pytest_agentgate.integrity.hooks import plugin_findings
+
+    findings = plugin_findings(path, data.decode("utf-8", "replace"))
+    return findings[0] if findings else None
 
 
 def _system(folder: str) -> bool:
@@ -164,6 +321,12 @@ class _Records:
         hash of ``data`` (a file it wrote, unchanged since). The distributions whose name the
         file's name or text mentions are asked first (``a1_coverage.pth``, coverage's): most
         often one RECORD is read."""
+        return self.owner(folder, name, data) is not None
+
+    def owner(self, folder: str, name: str, data: bytes) -> str | None:
+        """The ``*.dist-info`` folder (its name) of the distribution that :meth:`owns` the
+        file, or None."""
+        name = name.replace(os.sep, "/")
         digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
         wanted = name.encode("utf-8", "surrogateescape") + b",sha256=" + digest + b","
         said = (name + data.decode("utf-8", "replace")).lower().replace("-", "_")
@@ -180,8 +343,8 @@ class _Records:
                 self._read[path] = _read(path) or b""
             record = self._read[path]
             if record.startswith(wanted) or b"\n" + wanted in record:
-                return True
-        return False
+                return entry
+        return None
 
 
 def _dist_name(entry: str) -> str:

@@ -29,8 +29,9 @@ records, as the report's ``agentgate_*`` properties:
   their SHA-256 as the session ends (JSON); the test gate compares them with the files after
   the run, so a file swapped for the run and put back is seen;
 - ``agentgate_startup``: each piece of code this interpreter ran at start that no installed
-  distribution put there (a ``.pth`` line, a ``sitecustomize``: ``startup.planted``), as JSON
-  (``{"path", "line", "code"}``); the integrity gate reports it.
+  distribution put there (a ``.pth`` line, a ``sitecustomize``: ``startup.planted``), and each
+  pytest plugin of the environment no installer put there (``startup.planted_plugins``, at
+  line 0), as JSON (``{"path", "line", "code"}``); the integrity gate reports it.
 
 Under pytest-xdist the items are collected on the workers, each the whole suite: each worker
 hands its counts to the controller (xdist's ``workeroutput``), which records them, once.
@@ -137,9 +138,10 @@ class Witness:
             xml.add_global_property("agentgate_local_plugin", name)
         for entry in sorted(self.replaced):
             xml.add_global_property("agentgate_replaced", entry)
-        from pytest_agentgate.pytest_plugin.startup import planted
+        from pytest_agentgate.pytest_plugin.startup import planted, planted_plugins
 
-        for code in planted():
+        plugins = session.config.pluginmanager.get_plugins()
+        for code in planted() + planted_plugins(plugins, str(session.config.rootpath)):
             xml.add_global_property("agentgate_startup", json.dumps(code._asdict()))
         if self.xpassed:
             xml.add_global_property("agentgate_xpassed", str(len(self.xpassed)))

@@ -86,7 +86,7 @@ verify = verify_json
 gate = only_gate
 
 
-def planted(verdict: dict[str, Any]) -> list[tuple[str, int]]:
+def planted(verdict: dict[str, Any]) -> list[tuple[str, int | None]]:
     findings = gate(verdict, "integrity")["findings"]
     return [(f["path"], f["line"]) for f in findings if f["code"] == "startup-code-planted"]
 
@@ -137,6 +137,52 @@ def test_a_sitecustomize_that_patches_pytest_fails_both_doors(project: Path) -> 
     assert door.returncode != 0, door.stdout
     assert "startup-code-planted" in door.stdout
     assert planted(json.loads(out.read_text())) == [(where, 1)]
+
+
+# A pytest plugin that turns every failure into a pass (red team 9).
+PLUGIN = """\
+import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.failed:
+        rep.outcome, rep.longrepr = "passed", None
+"""
+
+
+def test_a_pytest_plugin_written_into_the_environment_fails_both_doors(project: Path) -> None:
+    # No installer: a dist-info with a pytest11 entry point and the module beside it, in the
+    # git-ignored .venv, so no change shows it.
+    env = make_venv(project)
+    site = site_packages(env)
+    info = site / "zz_helper-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: zz-helper\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[pytest11]\nzz = zz_helper\n")
+    (site / "zz_helper.py").write_text(PLUGIN)
+    where = (site / "zz_helper.py").relative_to(project).as_posix()
+    code, verdict = verify(project)
+    assert gate(verdict, "test")["status"] == "pass"  # the trick works on the tests...
+    assert code == 1 and planted(verdict) == [(where, None)]  # ...not on the gate
+    (finding,) = gate(verdict, "integrity")["findings"]
+    assert finding["message"].startswith("pytest plugin zz_helper (zz_helper.py): pytest loads")
+    out = project / ".agentgate" / "door.json"
+    door = subprocess.run(
+        [
+            *(str(env / "bin" / "python"), "-m", "pytest", "--agentgate=strict"),
+            *("-p", "no:cacheprovider", f"--agentgate-json={out}"),
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST")},
+    )
+    assert door.returncode != 0, door.stdout
+    assert planted(json.loads(out.read_text())) == [(where, None)]
 
 
 def test_a_pth_file_of_a_package_with_a_line_added_is_planted(

@@ -1,0 +1,178 @@
+"""pytest plugins loaded from where no installation put them (``startup.planted_plugins``): a
+module with a ``pytest11`` entry point written into the environment's site-packages by hand,
+or into a folder a ``.pth`` line puts on the path, and a plugin installed from a local folder
+whose hooks can rewrite results. The site folders are a temporary folder here; the modules are
+module objects named by their files, as pytest's plugin manager holds them."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import subprocess
+import types
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from pytest_agentgate.pytest_plugin import startup
+
+# A wrapper of the report maker that turns every failure into a pass (red team 9).
+REWRITER = """\
+import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.failed:
+        rep.outcome, rep.longrepr = "passed", None
+"""
+# A plugin that keeps each report on its item: it alters nothing.
+KEEPER = """\
+import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    setattr(item, "rep_" + call.when, outcome.get_result())
+"""
+
+
+def plugin(path: Path, text: str) -> types.ModuleType:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    module = types.ModuleType(path.stem)
+    module.__file__ = str(path)
+    return module
+
+
+def install(site: Path, files: dict[str, str], url: Mapping[str, object] | None = None) -> None:
+    """A ``zz-0.1.dist-info`` in ``site`` whose RECORD lists ``files`` (their text hashed as
+    an installer does), and pip's ``direct_url.json`` when ``url`` is given."""
+    info = site / "zz-0.1.dist-info"
+    info.mkdir(parents=True)
+    lines = []
+    for name, text in files.items():
+        digest = hashlib.sha256(text.encode()).digest()
+        shown = base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+        lines.append(f"{name},sha256={shown},{len(text)}")
+    (info / "RECORD").write_text("\n".join([*lines, f"{info.name}/RECORD,,"]) + "\n")
+    if url is not None:
+        (info / "direct_url.json").write_text(json.dumps(url))
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The environment's one site folder (the tests' virtual environment's, judged)."""
+    folder = tmp_path / "venv" / "lib" / "site-packages"
+    folder.mkdir(parents=True)
+    monkeypatch.setattr(startup, "_site_folders", lambda: [str(folder)])
+    monkeypatch.setattr(startup, "_system", lambda folder: False)
+    return folder
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+def codes(plugins: list[object], project: Path) -> list[str]:
+    return [entry.code for entry in startup.planted_plugins(plugins, str(project))]
+
+
+def test_a_plugin_written_into_the_environment_by_hand_is_planted(
+    site: Path, project: Path
+) -> None:
+    (site / "zz-0.1.dist-info").mkdir()
+    (site / "zz-0.1.dist-info" / "entry_points.txt").write_text("[pytest11]\nzz = zz\n")
+    zz = plugin(site / "zz.py", REWRITER)
+    assert codes([zz], project) == ["pytest plugin zz"]
+    entry = startup.planted_plugins([zz], str(project))[0]
+    assert (entry.path, entry.line, entry.system) == (str(site / "zz.py"), 0, False)
+
+
+def test_a_plugin_installed_from_a_package_index_is_not_planted(site: Path, project: Path) -> None:
+    install(site, {"zz.py": REWRITER})
+    zz = plugin(site / "zz.py", REWRITER)
+    assert codes([zz], project) == []  # (pytest-rerunfailures rewrites outcomes too)
+    # The same file edited after it was installed is not what the installer wrote.
+    (site / "zz.py").write_text(REWRITER + "\n# edited\n")
+    assert codes([zz], project) == ["pytest plugin zz"]
+
+
+def test_a_plugin_installed_from_a_local_folder_is_read(
+    site: Path, project: Path, tmp_path: Path
+) -> None:
+    local = {"url": f"file://{tmp_path / 'src'}", "dir_info": {}}
+    install(site, {"zz.py": REWRITER}, local)
+    zz = plugin(site / "zz.py", REWRITER)
+    assert codes([zz], project) == [
+        f"pytest plugin zz, installed from {tmp_path / 'src'}: pytest_runtest_makereport in "
+        "zz.py can alter test outcomes"
+    ]
+    (site / "zz-0.1.dist-info").rename(site / "old.dist-info")
+    install(site, {"zz.py": KEEPER}, local)
+    zz = plugin(site / "zz.py", KEEPER)
+    assert codes([zz], project) == []  # it reads the reports only
+    # An archive from a web address: not a local folder, as from an index.
+    (site / "zz-0.1.dist-info" / "direct_url.json").write_text(
+        json.dumps({"url": "https://example.org/zz.tar.gz", "archive_info": {}})
+    )
+    (site / "zz.py").write_text(KEEPER)
+    assert codes([zz], project) == []
+
+
+def test_a_plugin_installed_editable_from_another_folder_is_read(
+    site: Path, project: Path, tmp_path: Path
+) -> None:
+    source = tmp_path / "zz-checkout"
+    zz = plugin(source / "zz.py", REWRITER)
+    assert codes([zz], project) == []  # a folder no installation maps: the machine's
+    install(site, {}, {"url": f"file://{source}", "dir_info": {"editable": True}})
+    assert codes([zz], project) == [
+        f"pytest plugin zz, installed editable from {source}: pytest_runtest_makereport in "
+        "zz.py can alter test outcomes"
+    ]
+    (source / "zz.py").write_text(KEEPER)
+    assert codes([zz], project) == []
+
+
+def test_a_folder_a_pth_line_puts_on_the_path_is_judged_as_the_environment(
+    site: Path, project: Path, tmp_path: Path
+) -> None:
+    shelf = tmp_path / "shelf"
+    zz = plugin(shelf / "zz.py", REWRITER)
+    (site / "shelf.pth").write_text(f"# a folder of plugins\n{shelf}\n")
+    assert codes([zz], project) == ["pytest plugin zz"]
+    install(shelf, {"zz.py": REWRITER})  # packages installed there (borrowed): theirs
+    assert codes([zz], project) == []
+
+
+def test_the_projects_own_plugins_are_the_changes(site: Path, project: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / ".gitignore").write_text(".hidden/\n")
+    conftest = plugin(project / "tests" / "conftest.py", REWRITER)
+    helpers = plugin(project / "tests" / "plugins" / "retry.py", REWRITER)
+    assert codes([conftest, helpers], project) == []  # the integrity gate judges the change
+    # A git-ignored folder of the project that a .pth line puts on the path: no change shows it.
+    hidden = plugin(project / ".hidden" / "zz.py", REWRITER)
+    assert codes([hidden], project) == ["pytest plugin zz"]
+
+
+def test_the_machines_folders_and_pythons_own_are_not_judged(
+    site: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json as stdlib_module
+
+    zz = plugin(site / "zz.py", REWRITER)
+    monkeypatch.setattr(startup, "_system", lambda folder: True)  # no virtual environment
+    assert codes([zz, stdlib_module], project) == []
+    # Objects registered as plugins (a class's instance) have no file of their own.
+    monkeypatch.setattr(startup, "_system", lambda folder: False)
+    assert codes([zz.__dict__, object()], project) == []
