@@ -314,3 +314,47 @@ def test_which_files_are_the_tests(path: str, test: bool) -> None:
     from pytest_agentgate.testcode import is_test_code
 
     assert is_test_code(path) is test
+
+
+TEST_MODULE = (
+    "from calc import tax\n\n\ndef test_standard():\n    assert tax(10) == 3.5\n\n\n"
+    "def test_zero(x=0):\n    assert tax(x) == 0\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("added", "what"),
+    [
+        ("test_zero.__defaults__ = (-7.5,)", "test_zero.__defaults__"),
+        ("test_zero.__code__ = test_standard.__code__", "test_zero.__code__"),
+        ("setattr(test_zero, '__kwdefaults__', {})", "test_zero.__kwdefaults__"),
+        ("if True:\n    test_zero.__defaults__ = (-7.5,)", "test_zero.__defaults__"),
+    ],
+    ids=["defaults", "code", "setattr", "in-a-block"],
+)
+def test_a_test_given_other_arguments_or_code_where_its_module_is_imported_is_a_finding(
+    tmp_path: Path, added: str, what: str
+) -> None:
+    now = f"{TEST_MODULE}\n\n{added}\n"
+    scan = scan_of(tmp_path, {"tests/test_calc.py": TEST_MODULE}, {"tests/test_calc.py": now})
+    assert [(f.rule, f.line, f.message) for f in under_test.analyze(scan)] == [
+        (
+            "tested-code-mocked",
+            13 if added.startswith("if") else 12,
+            f"test_calc.py sets {what}: the test runs with other code or arguments than its "
+            "def says",
+        )
+    ]
+
+
+def test_a_functions_parts_set_inside_a_test_or_on_other_functions_are_no_finding(
+    tmp_path: Path,
+) -> None:
+    # A test of a library that swaps code does it in its own body; a helper is no test.
+    now = (
+        f"{TEST_MODULE}\n\ndef helper():\n    pass\n\n\nhelper.__defaults__ = ()\n\n\n"
+        "def test_swaps():\n    def f():\n        return 1\n\n"
+        "    f.__code__ = (lambda: 2).__code__\n    assert f() == 2\n"
+    )
+    scan = scan_of(tmp_path, {"tests/test_calc.py": TEST_MODULE}, {"tests/test_calc.py": now})
+    assert list(under_test.analyze(scan)) == []

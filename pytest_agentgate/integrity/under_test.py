@@ -74,6 +74,8 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
                 yield from _stubbed_for_every_test(scan.root, path, now, before)
             if ".module" in now or "__globals__" in now:
                 yield from _test_namespace_replaced(path, now, before)
+            if "__defaults__" in now or "__kwdefaults__" in now or "__code__" in now:
+                yield from _tests_rewritten(path, now, before)
             if "meta_path" in now or "path_hooks" in now or "__import__" in now:
                 yield from _import_machinery(path, now, before)
             if "sys.path" in now or "path.insert" in now or "path.append" in now:
@@ -443,6 +445,59 @@ def _type_checking_set(path: str, name: str, now: str, before: str) -> Iterator[
             path,
             line,
         )
+
+
+_FUNCTION_PARTS = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
+
+
+def _tests_rewritten(path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
+    """A test function of the module given other code or default arguments where the module
+    is imported (``test_zero.__defaults__ = (other_input,)``, ``setattr(test_zero, "__code__",
+    ...)``): its ``def`` reads as written, and it runs as something else."""
+    yield from _findings(
+        "tested-code-mocked",
+        path,
+        past_the_base(_test_parts_set(parse_python(now)), _test_parts_set(parse_python(before))),
+        "{name} sets {what}: the test runs with other code or arguments than its def says",
+    )
+
+
+def _test_parts_set(tree: ast.Module | None) -> list[tuple[int, str]]:
+    if tree is None:
+        return []
+    tests = {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test")
+    }
+    found: list[tuple[int, str]] = []
+    # What runs where the module is imported (not in a test's own body): the statements, and
+    # whatever they hold but functions' bodies.
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        inner = pending.pop()
+        if not isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            pending.extend(ast.iter_child_nodes(inner))
+        else:
+            pending.extend(inner.decorator_list if not isinstance(inner, ast.Lambda) else ())
+            continue
+        for target in assigned(inner):
+            if (
+                isinstance(target, ast.Attribute)
+                and target.attr in _FUNCTION_PARTS
+                and dotted_name(target.value).rsplit(".", 1)[-1] in tests
+            ):
+                found.append((target.lineno, f"{dotted_name(target.value)}.{target.attr}"))
+        if (
+            isinstance(inner, ast.Call)
+            and dotted_name(inner.func) == "setattr"
+            and len(inner.args) >= 2
+            and isinstance(inner.args[1], ast.Constant)
+            and inner.args[1].value in _FUNCTION_PARTS
+            and dotted_name(inner.args[0]).rsplit(".", 1)[-1] in tests
+        ):
+            found.append((inner.lineno, f"{dotted_name(inner.args[0])}.{inner.args[1].value}"))
+    return sorted(found)
 
 
 def _replaced_project_code(

@@ -100,17 +100,18 @@ class WorkerAgent:
         self.output[WORKER_OUTPUT_KEY] += len(items)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self._look_for_replaced(session.config)
+        self._look_for_replaced(session.config, session.items)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self._look_for_replaced(session.config)
 
-    def _look_for_replaced(self, config: pytest.Config) -> None:
-        from pytest_agentgate.pytest_plugin.tampering import replaced
+    def _look_for_replaced(self, config: pytest.Config, items: Sequence[pytest.Item] = ()) -> None:
+        from pytest_agentgate.pytest_plugin.tampering import replaced, tests_replaced
 
         found = set(self.output.get(WORKER_REPLACED_KEY, ()))
         found.update(replaced(config.pluginmanager.get_plugins(), str(config.rootpath)))
+        found.update(tests_replaced(items, str(config.rootpath)))
         self.output[WORKER_REPLACED_KEY] = sorted(found)
 
 
@@ -825,8 +826,11 @@ class GateSession:
         self.deselected += len(items)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        from pytest_agentgate.pytest_plugin.tampering import tests_replaced
+
         self.collected = len(session.items)
         self._look_for_replaced()
+        self.replaced.update(tests_replaced(session.items, str(self.config.rootpath)))
 
     def _look_for_replaced(self) -> None:
         from pytest_agentgate.pytest_plugin.tampering import replaced

@@ -351,6 +351,92 @@ def _made_in_its_place(value: Any, module: str, attr: str, real: str) -> bool:
     return bool(made) and "tests" not in made
 
 
+def tests_replaced(items: Iterable[object], project: str) -> list[str]:
+    """Each test pytest collected whose function is not the function its module's file defines
+    under the test's name, nor holds it (a decorator's wrapper, ``__wrapped__``): the test's
+    body stays as written while another test runs in its place (``globals()["test_zero"] =
+    test_standard``, ``test_zero.__code__ = test_standard.__code__``, ``@(lambda f:
+    test_standard)``). Judged from the code the import of each test module made (:mod:`.compiled`,
+    in a gated run); a test made at run time under a name no ``def`` in its file has (a factory
+    that fills ``globals()``) is what it is. At most :data:`MAX_FOUND`."""
+    from pytest_agentgate.pytest_plugin import compiled
+
+    if not compiled.watching():
+        return []
+    found: list[str] = []
+    defined: dict[tuple[str, str | None], dict[str, list[types.CodeType]]] = {}
+    for item in items:
+        try:
+            entry = _test_not_its_own(item, project, defined)
+        except Exception:  # an item of a plugin's own kind that answers nothing asked here
+            continue
+        if entry is not None:
+            found.append(entry)
+            if len(found) >= MAX_FOUND:
+                break
+    return found
+
+
+def _test_not_its_own(
+    item: object,
+    project: str,
+    defined: dict[tuple[str, str | None], dict[str, list[types.CodeType]]],
+) -> str | None:
+    import pytest
+
+    from pytest_agentgate.pytest_plugin import compiled
+
+    if not isinstance(item, pytest.Function):
+        return None
+    name = item.originalname
+    real = os.path.realpath(str(item.path))
+    cls = item.cls.__qualname__ if item.cls is not None else None
+    key = (real, cls)
+    if key not in defined:
+        code = compiled.module_code(real)
+        defined[key] = {} if code is None else _defs(code, cls)
+    codes = defined[key].get(name)
+    if not codes:
+        return None
+    func = item.obj
+    with contextlib.suppress(Exception):
+        func = inspect.unwrap(func)
+    if any(_holds(item.obj, c) or _holds(func, c) for c in codes):
+        return None
+    shown = os.path.relpath(real, project)
+    inner = _static_unwrap(func)
+    code = getattr(inner, "__code__", None)
+    runs = getattr(inner, "__qualname__", type(inner).__qualname__)
+    if isinstance(code, types.CodeType) and code.co_name != getattr(inner, "__name__", None):
+        runs = f"{runs}, holding the code of {code.co_name}"  # `test.__code__ = other.__code__`
+    return (
+        f"{item.nodeid} (pytest runs {runs}, not the function {shown} defines as {name}: the "
+        "test was replaced)"
+    )
+
+
+def _defs(code: types.CodeType, cls: str | None) -> dict[str, list[types.CodeType]]:
+    """The functions a module's code defines in its body (``cls`` None) or in the body of the
+    class ``cls`` (a qualified name: ``TestA.TestB``), by name."""
+    body = code
+    for part in cls.split(".") if cls else ():
+        inner = [
+            c
+            for c in body.co_consts
+            if isinstance(c, types.CodeType)
+            and c.co_name == part
+            and not c.co_flags & inspect.CO_NEWLOCALS
+        ]
+        if len(inner) != 1:
+            return {}  # no class body of that name, or several: nothing to tell
+        body = inner[0]
+    found: dict[str, list[types.CodeType]] = {}
+    for const in body.co_consts:
+        if isinstance(const, types.CodeType) and const.co_flags & inspect.CO_NEWLOCALS:
+            found.setdefault(const.co_name, []).append(const)
+    return found
+
+
 def _holds(value: Any, code: types.CodeType, depth: int = 3) -> bool:
     """Whether ``value`` is the function of ``code``, or reaches it: ``__wrapped__``, a method's
     or a partial's function, a closure's cells, the object's and its class's attributes."""

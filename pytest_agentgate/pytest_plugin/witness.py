@@ -71,7 +71,10 @@ class Witness:
         self.replaced.update(replaced(plugins, str(config.rootpath), compared_after=True))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        from pytest_agentgate.pytest_plugin.tampering import tests_replaced
+
         self._look_for_replaced(session.config)
+        self.replaced.update(tests_replaced(session.items, str(session.config.rootpath)))
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Generator[None, Any, None]:
