@@ -709,6 +709,30 @@ def test_a_coverage_report_the_replaced_test_command_writes_is_not_trusted(
     assert verdict is not None and gate(verdict, "coverage")["status"] == "pass"
 
 
+def test_coverage_settings_that_remap_paths_are_measured_in_the_session(
+    pytester: pytest.Pytester,
+) -> None:
+    # coverage.py's [paths] (the Pallets projects' setting) remaps files as it reports, from a
+    # copy of the data: a copy taken before the tracer handed its data over was empty, and
+    # the door said "no usable coverage data" where `agentgate verify` measured 100%.
+    pytester.makepyfile(
+        calc="def add(a, b):\n    return a + b\n",
+        test_calc="from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+    )
+    (pytester.path / ".coveragerc").write_text(
+        "[run]\nbranch = true\nsource = .\n\n[paths]\nsource =\n    .\n    */site-packages\n"
+    )
+    config = "gates:\n  test: {command: 'pytest --cov --cov-report=json:cov.json'}\n"
+    pytester.makefile(".yml", agentgate=config + "  coverage: {report: cov.json}\n")
+    result = pytester.runpytest_subprocess(
+        "--agentgate=strict", f"--agentgate-json={pytester.path / 'v.json'}"
+    )
+    verdict = json.loads((pytester.path / "v.json").read_text())
+    cov = gate(verdict, "coverage")
+    assert cov["status"] == "pass" and cov["actual"]["lines"] == 100.0, cov
+    assert result.ret == 0
+
+
 def test_adapt_settings_zero_config(tmp_path: Path) -> None:
     settings, tests, covs = adapt(tmp_path, None, cov_active=True)
     assert (tests, covs) == (["test"], ["coverage"])

@@ -637,6 +637,11 @@ class SelfCoverage:
         (the payload :func:`export_pytest_cov` gives for pytest-cov's)."""
         if not self.stopped:
             self.cov.stop()
+            # What the tracer collected, into the data the report reads: coverage.py's reporting
+            # copies the data first when [paths] remaps files, and the copy of unflushed data
+            # is empty ("Can't touch files in an empty CoverageData").
+            with contextlib.suppress(Exception):
+                self.cov.get_data()
             self.stopped = True
         outfile = directory / "coverage.json"
         with warnings.catch_warnings(record=True) as caught, _working_directory(self.root):
