@@ -732,6 +732,19 @@ def test_a_method_the_files_class_defines_set_to_other_code_is_found(
     ]
 
 
+def test_a_method_the_file_itself_sets_outside_the_class_is_the_files(
+    project: Path, watched: types.ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # jinja2's nodes.py ends with `NodeType.__new__ = staticmethod(_failing_new)`: the module's
+    # own code, as it is imported (a review on real projects).
+    text = REBOUND + (
+        "\n\ndef _area(self, a, b):\n    return a * b\n\n\nCalculator.add = _area\n"
+        "setattr(Calculator, 'double', staticmethod(_area))\n"
+    )
+    as_imported(project, watched, monkeypatch, text)
+    assert project_entries(project) == []
+
+
 def renamed(code: types.CodeType, path: str) -> types.CodeType:
     """``code`` and every code object in it made to say it is the file ``path``'s."""
     consts = tuple(renamed(c, path) if isinstance(c, types.CodeType) else c for c in code.co_consts)

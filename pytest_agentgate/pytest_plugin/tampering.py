@@ -478,7 +478,9 @@ def _filled(cell: types.CellType) -> bool:
 def _bound_otherwise(path: str, in_class: str = "") -> frozenset[str]:
     """The names the source file ``path`` binds at its top level (in its ``if``, ``try`` and
     ``with`` blocks too) by an import or an assignment, and those its functions declare
-    ``global``; not a function's locals. ``in_class``: in the body of that top-level class."""
+    ``global``; not a function's locals. ``in_class``: in the body of that top-level class,
+    and the class's attributes the file sets anywhere (``Cls.name = f``, ``setattr(Cls,
+    "name", f)``)."""
     import ast
 
     try:
@@ -490,6 +492,27 @@ def _bound_otherwise(path: str, in_class: str = "") -> frozenset[str]:
     if in_class:
         found = [n for n in body if isinstance(n, ast.ClassDef) and n.name == in_class]
         body = found[0].body if found else []
+        # The file's own code setting the class's attribute, outside its body (jinja2's
+        # `NodeType.__new__ = staticmethod(_failing_new)` at the end of nodes.py).
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.ctx, ast.Store)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == in_class
+            ):
+                names.add(node.attr)
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "setattr"
+                and len(node.args) >= 2
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id == in_class
+                and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str)
+            ):
+                names.add(node.args[1].value)
     todo: list[ast.AST] = list(body)
     while todo:
         node = todo.pop()
