@@ -6,6 +6,7 @@ In a repository, what is detected in the project's files at the change's base is
 
 from __future__ import annotations
 
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -160,6 +161,28 @@ def coverage_sources(files: Files) -> list[str]:
     return dirs + modules
 
 
+def _not_compiled(law: Files) -> str | None:
+    """compileall's ``-x``: the folders the project's own pytest settings keep pytest out of
+    (``norecursedirs``, where a parser's tests keep files that do not compile on purpose: parso's
+    ``normalizer_issue_files``), when the project names them; None when it keeps pytest's
+    defaults. Read from the base (``law``): the change cannot hide a file of its own so. Names
+    starting with a dot are left out (``.*`` would match ``./``)."""
+    from pytest_agentgate.integrity.tests_python import DEFAULT_NORECURSE, read_settings
+
+    names = [
+        n
+        for n in read_settings(law.read).norecursedirs
+        if n not in DEFAULT_NORECURSE and n and not n.startswith(".") and "/" not in n
+    ]
+    if not names:
+        return None
+    globs = "|".join(
+        "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in name)
+        for name in sorted(set(names))
+    )
+    return f"(^|/)({globs})/"
+
+
 def python_defaults(
     root: Path, python: str | None = None, base: Files | None = None
 ) -> dict[str, Any]:
@@ -182,10 +205,10 @@ def python_defaults(
     if not _has_coverage_config(law) and sources:
         cov += " --source=" + ",".join(sources)
     junit = f"{STATE_DIR}/junit.xml"
+    skip = _not_compiled(law)
+    build = f"{py} -m compileall -q " + (f"-x {shlex.quote(skip)} " if skip else "")
     gates: dict[str, Any] = {
-        "build": {
-            "command": f"{py} -m compileall -q " + " ".join(map(shlex.quote, targets or ["."]))
-        },
+        "build": {"command": build + " ".join(map(shlex.quote, targets or ["."]))},
         "lint": declared_linter(law).gate(py),
         "test": {
             "command": f"{cov} -m pytest -q --junitxml={junit} -o junit_family=xunit1",

@@ -369,3 +369,26 @@ def test_under_strict_a_gate_with_no_evidence_is_not_a_pass(
         main(["verify", "--no-run", "--format", "json", "--profile", profile])
         gates = {g["name"]: g for g in json.loads(capsys.readouterr().out)["gates"]}
         assert (gates["build"]["status"], gates["lint"]["status"]) == ("skipped", lint_status)
+
+
+def test_folders_the_projects_pytest_settings_keep_pytest_out_of_are_not_compiled(
+    repo: Path,
+) -> None:
+    # parso keeps files that do not compile on purpose, for its parser's tests, in a folder its
+    # pytest.ini keeps pytest out of: "Ignore broken files in blackbox test directories".
+    import subprocess
+
+    touch(repo, "parso/__init__.py")
+    (repo / "pytest.ini").write_text(
+        "[pytest]\nnorecursedirs = .* docs normalizer_issue_files build\n"
+    )
+    (repo / "test" / "normalizer_issue_files").mkdir(parents=True)
+    (repo / "test" / "normalizer_issue_files" / "E10.py").write_text("def f(:\n")
+    (repo / "test" / "test_parser.py").write_text("def test_ok():\n    pass\n")
+    build = python_defaults(repo)["gates"]["build"]["command"]
+    assert build == "python -m compileall -q -x '(^|/)(docs|normalizer_issue_files)/' parso test"
+    command = [sys.executable, *shlex.split(build)[1:]]
+    assert subprocess.run(command, cwd=repo, capture_output=True, check=False).returncode == 0
+    # A file that does not compile anywhere else still fails the build.
+    (repo / "test" / "test_broken.py").write_text("def f(:\n")
+    assert subprocess.run(command, cwd=repo, capture_output=True, check=False).returncode == 1

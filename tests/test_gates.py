@@ -133,6 +133,25 @@ def test_extract_compileall_errors() -> None:
     assert (c.path, c.line) == ("pkg/c.py", 9)
 
 
+def test_an_error_python_reports_without_a_traceback_is_read(tmp_path: Path) -> None:
+    # compileall, run for real: a TabError is printed as "Sorry: TabError: ... (E10.py, line 3)".
+    import subprocess
+    import sys
+
+    (tmp_path / "E10.py").write_text("if True:\n\tx = 1\n        y = 2\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "E10.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    (found,) = extract_errors(done.stdout + done.stderr)
+    assert (found.path, found.line) == ("E10.py", 3)
+    assert found.message == "TabError: inconsistent use of tabs and spaces in indentation"
+
+
 def test_tail_lines() -> None:
     text = "\n".join(f"line {i}" for i in range(30)) + "\n\n   \n"
     assert tail_lines(text, 3) == ["line 27", "line 28", "line 29"]

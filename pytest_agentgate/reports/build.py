@@ -25,6 +25,12 @@ _RUST_LOCATION = re.compile(r"^\s*-->\s*(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d
 _PY_COMPILE = re.compile(r"^\*\*\* Error compiling '(?P<path>[^']+)'")
 _PY_FILE_LINE = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)')
 _PY_EXCEPTION = re.compile(r"^(?P<name>[A-Z]\w*(?:Error|Exception)):\s*(?P<msg>.*)$")
+# What Python prints for an error it reports without a traceback (a TabError, an
+# IndentationError): `Sorry: TabError: inconsistent use of tabs ... (E10.py, line 5)`.
+_PY_SORRY = re.compile(
+    r"^Sorry: (?P<name>[A-Z]\w*(?:Error|Exception)): (?P<msg>.*?)"
+    r"(?: \([^()]*, line (?P<line>\d+)\))?$"
+)
 
 MAX_TAIL_LINES = 20
 
@@ -102,6 +108,10 @@ def _python_compile_error(path: str, lines: list[str], index: int) -> tuple[Find
         consumed = offset + 1
         if (loc := _PY_FILE_LINE.match(text)) and line_no is None:
             line_no = _int(loc["line"])
+        elif sorry := _PY_SORRY.match(text.strip()):
+            message = f"{sorry['name']}: {sorry['msg']}"
+            line_no = _int(sorry["line"]) if sorry["line"] else line_no
+            break
         elif exc := _PY_EXCEPTION.match(text.strip()):
             message = f"{exc['name']}: {exc['msg']}".rstrip(": ")
             break
