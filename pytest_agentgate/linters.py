@@ -88,8 +88,13 @@ class Linter:
         if self.version is not None:
             version = f"{self.version}, pinned in {self.pinned_in}"
         else:
-            version = _installed_version(self.tool) or "not installed"
-            version = f"{version}, as installed (the project pins no version)"
+            installed = _installed_version(self.tool)
+            version = (
+                f"{installed}, as installed (the project pins no version)"
+                if installed is not None
+                else f"not installed: the project pins no version; install {self.tool} in the "
+                "environment the gate runs in"
+            )
         if self.tool == "ruff" and self.config is None:
             return (
                 f"lint: the project declares no linter, so only ruff's error rules run "

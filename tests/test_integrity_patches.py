@@ -170,3 +170,66 @@ def test_a_tool_module_loaded_from_the_project_is_replaced(
     own.write_text("")
     fake.__file__ = str(own)
     assert not [entry for entry in replaced((), str(tmp_path)) if "in place of" in entry]
+
+
+def _loaded(name: str, path: Path, text: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+    import importlib.util
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_tools_dependency_developed_in_the_project_is_no_replacement(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pytest imports iniconfig's classes; in iniconfig's own repository, installed editable,
+    # their code is the project's (a review on real projects).
+    from pytest_agentgate.pytest_plugin.tampering import replaced
+
+    project = tmp_path / "iniconfig"
+    dep = _loaded(
+        "agentgate_dep", project / "src" / "agentgate_dep.py", "class Wrapper:\n    pass\n",
+        monkeypatch,
+    )  # fmt: skip
+    tool = tmp_path / "site" / "_pytest" / "agentgate_tool.py"
+    _loaded("_pytest.agentgate_tool", tool, "from agentgate_dep import Wrapper\n", monkeypatch)
+    assert replaced((), str(project)) == []
+    # The same name set by other code than the tool's own import is a replacement.
+    other = _loaded("agentgate_other", project / "other.py", "class W:\n    pass\n", monkeypatch)
+    monkeypatch.setattr(sys.modules["_pytest.agentgate_tool"], "Wrapper", other.W)
+    assert [e.split(" (")[0] for e in replaced((), str(project))] == [
+        "_pytest.agentgate_tool.Wrapper"
+    ]
+    assert dep.Wrapper is not other.W
+
+
+def test_a_project_that_is_a_pytest_plugin_wraps_the_tools_as_it_is_written_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pytest-mock's plugin wraps unittest.mock's asserts, as it is documented to; the change's
+    # edits to such code are the integrity gate's to judge (patches.py).
+    import unittest.mock
+
+    from pytest_agentgate.pytest_plugin.tampering import replaced
+
+    project = tmp_path / "pytest-mock"
+    plugin = _loaded(
+        "agentgate_mock_plugin",
+        project / "src" / "agentgate_mock_plugin.py",
+        "def assert_called_with(*args, **kwargs):\n    pass\n",
+        monkeypatch,
+    )
+    monkeypatch.setattr(
+        unittest.mock.NonCallableMock, "assert_called_with", plugin.assert_called_with
+    )
+    assert replaced([plugin], str(project)) == []
+    # The same function from a module pytest did not load as a plugin is a replacement.
+    assert [e.split(" (")[0] for e in replaced([], str(project))] == [
+        "unittest.mock.NonCallableMock.assert_called_with"
+    ]

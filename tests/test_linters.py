@@ -79,6 +79,20 @@ def test_a_project_configured_for_flake8_is_linted_by_flake8(project: Path) -> N
     )
 
 
+def test_a_linter_that_is_not_installed_says_what_to_do(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_agentgate import linters
+
+    monkeypatch.setattr(linters, "_installed_version", lambda tool: None)
+    (project / "setup.cfg").write_text("[flake8]\nmax-line-length = 100\n")
+    _, _, notices = lint_command(project)
+    assert (
+        "lint: flake8 not installed: the project pins no version; install flake8 in the "
+        "environment the gate runs in, configured by setup.cfg [flake8]"
+    ) in notices
+
+
 def test_a_project_configured_for_pycodestyle_is_linted_by_pycodestyle(project: Path) -> None:
     (project / "tox.ini").write_text("[tox]\nenvlist = py3\n\n[pycodestyle]\nignore = E501\n")
     command, fmt, _ = lint_command(project)

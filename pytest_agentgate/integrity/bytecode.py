@@ -31,6 +31,7 @@ import json
 import marshal
 import os
 import sys
+import warnings
 from collections.abc import Iterator
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
@@ -290,16 +291,24 @@ def _behaviour(code: CodeType) -> tuple[Any, ...]:
 
 
 def _compiled(source: bytes, path: Path, kind: str) -> Iterator[CodeType]:
-    """The code Python (or pytest, rewriting asserts) makes of ``source``."""
+    """The code Python (or pytest, rewriting asserts) makes of ``source``. What the compiler
+    warns of (``assert (x, "msg")``: "assertion is always true") is the project's to hear from
+    its own tools, not printed by agentgate."""
     if kind != "pytest":
-        yield compile(source, str(path), "exec", dont_inherit=True, optimize=int(kind))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            code = compile(source, str(path), "exec", dont_inherit=True, optimize=int(kind))
+        yield code
         return
     from _pytest.assertion.rewrite import rewrite_asserts
 
     for pass_hook in (False, True):  # `enable_assertion_pass_hook`, as the project sets it
-        tree = ast.parse(source, filename=str(path))
-        rewrite_asserts(tree, source, str(path), _Ini(pass_hook))  # type: ignore[arg-type]
-        yield compile(tree, str(path), "exec", dont_inherit=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source, filename=str(path))
+            rewrite_asserts(tree, source, str(path), _Ini(pass_hook))  # type: ignore[arg-type]
+            code = compile(tree, str(path), "exec", dont_inherit=True)
+        yield code
 
 
 class _Ini:

@@ -74,6 +74,7 @@ def replaced(
                 found[label] = f"{label} ({place[0]}:{place[1]})"
             elif callable(value) and place is None and _made_at_run_time(value, None, attr):
                 found[label] = f"{label} (code made at run time)"
+    project_plugins = _project_plugin_files(plugins, project)
     for name, module in list(sys.modules.items()):
         if name.split(".", 1)[0] not in TOOLS or not isinstance(module, ModuleType):
             continue
@@ -84,6 +85,10 @@ def replaced(
         for label, value, owner in _members(name, module):
             place = _written_at(value)
             if place is not None and not _inside(place[0], own):
+                if _real(place[0]) in project_plugins:
+                    continue  # the project is a pytest plugin: its plugin's doing (pytest-mock)
+                if owner is None and _imported_by_the_tool(where, label.rpartition(".")[2], value):
+                    continue  # `from iniconfig import SectionWrapper` in pytest's own file
                 found[label] = f"{label} ({place[0]}:{place[1]})"
             elif place is None and _made_at_run_time(value, owner, label.rpartition(".")[2]):
                 found[label] = (
@@ -92,6 +97,60 @@ def replaced(
             if len(found) >= MAX_FOUND:
                 return sorted(found.values())
     return sorted(found.values())
+
+
+def _project_plugin_files(plugins: Iterable[object], project: str | None) -> frozenset[str]:
+    """The files of the project's own code (not its tests) that pytest loaded as plugins: a
+    project that is a pytest plugin (pytest-mock wraps ``unittest.mock``'s asserts, as it is
+    documented to); the integrity gate judges what the change does to them."""
+    if project is None:
+        return frozenset()
+    from pytest_agentgate.testcode import is_test_code
+
+    root = _real(project)
+    found = set()
+    for plugin in plugins:
+        where = getattr(plugin, "__file__", None) if isinstance(plugin, ModuleType) else None
+        if (
+            isinstance(where, str)
+            and _inside(where, (root,))
+            and not is_test_code(os.path.relpath(_real(where), root))
+        ):
+            found.add(_real(where))
+    return frozenset(found)
+
+
+def _imported_by_the_tool(where: str, attr: str, value: Any) -> bool:
+    """Whether the tool's own file ``where`` binds ``attr`` by importing it from a module
+    (``from iniconfig import SectionWrapper`` in ``_pytest/legacypath.py``) and ``value`` is
+    that module's object still: the tool's dependency, developed here, is no replacement."""
+    source = _imports_of(_real(where)).get(attr)
+    if source is None:
+        return False
+    module_name, original = source
+    home = sys.modules.get(module_name)
+    try:
+        return home is not None and getattr(home, original) is value
+    except Exception:  # a lazy module that raises when asked
+        return False
+
+
+@functools.lru_cache(maxsize=256)
+def _imports_of(path: str) -> dict[str, tuple[str, str]]:
+    """The names a file binds with ``from MODULE import NAME [as ALIAS]``: ALIAS -> (MODULE,
+    NAME); absolute imports only."""
+    import ast
+
+    try:
+        tree = ast.parse(read_regular(path))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    found: dict[str, tuple[str, str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                found[alias.asname or alias.name] = (node.module, alias.name)
+    return found
 
 
 # What coverage.py leaves out of its figures, by the settings' attribute names.
