@@ -431,6 +431,24 @@ def test_an_expectation_changed_to_one_or_zero_is_not_weaker(tmp_path: Path) -> 
         scan = scan_of(tmp_path, {"tests/test_calc.py": base}, {"tests/test_calc.py": now})
         # A notice (the code did not change), never a weakening.
         assert [f.rule for f in tests_python.analyze(scan)] == ["expectation-changed"]
+    # Red team 9: the same, with an unused import removed from the code for the linter.
+    code = 'import math\n\n\ndef sub(a, b):\n    """a - b"""\n    return a - b + 1\n'
+    tidied = code.replace("import math\n\n\n", "").replace('"""a - b"""', '"""A minus b."""')
+    now = base.replace("== 2", "== 3")
+    scan = scan_of(
+        tmp_path,
+        {"tests/test_calc.py": base, "calc.py": code},
+        {"tests/test_calc.py": now, "calc.py": tidied},
+    )
+    assert [f.rule for f in tests_python.analyze(scan)] == ["expectation-changed"]
+    # A change to what the code does may change what the test expects: no notice.
+    fixed = tidied.replace("+ 1", "+ 0")
+    scan = scan_of(
+        tmp_path,
+        {"tests/test_calc.py": base, "calc.py": code},
+        {"tests/test_calc.py": now, "calc.py": fixed},
+    )
+    assert [f.rule for f in tests_python.analyze(scan)] == []
     weak = base.replace("== 2", "== True")
     scan = scan_of(tmp_path, {"tests/test_calc.py": base}, {"tests/test_calc.py": weak})
     assert "assertion-weakened" in [f.rule for f in tests_python.analyze(scan)]

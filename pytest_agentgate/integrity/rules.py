@@ -75,8 +75,9 @@ _RULES = (
     Rule(
         "expectation-changed",
         "notice",
-        "a test calls the code as it did and expects another value, in a change that touches "
-        "no code: the test was wrong, or it now agrees with a bug",
+        "a test calls the code as it did and expects another value, in a change that does "
+        "not change what the code does (imports, docstrings and layout aside): the test was "
+        "wrong, or it now agrees with a bug",
         "nothing, if the old expectation was wrong; otherwise restore it and fix the code",
     ),
     Rule(

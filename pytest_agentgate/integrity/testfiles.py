@@ -422,8 +422,8 @@ def _expectation_changed(before: Case, after: Case) -> list[IntegrityFinding]:
                 IntegrityFinding(
                     "expectation-changed",
                     f"{after.qualname} now expects `{subject} {shown_now}` where the base "
-                    f"expected `{subject} {shown_was}`, and the change touches no code: is the "
-                    "test wrong, or does it now agree with a bug?",
+                    f"expected `{subject} {shown_was}`, and the change does not change what "
+                    "the code does: is the test wrong, or does it now agree with a bug?",
                     after.path,
                     lines[subject],
                 )

@@ -127,6 +127,7 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
         which_now.is_test(path)
         or which_base.is_test(scan.renamed_from.get(path, path))
         or PurePosixPath(path).name == "conftest.py"
+        or _does_the_same(scan, path)
         for path in scan.touched
     )
     change = Change(
@@ -185,6 +186,49 @@ def prefetch(scan: Scan, paths: Iterable[str]) -> None:
 
 
 # -- which files are tests ----------------------------------------------------------------------
+
+
+def _does_the_same(scan: Scan, path: str) -> bool:
+    """Whether the change leaves the Python file ``path`` doing what it did: the same code
+    but for its imports, docstrings, comments and layout (an unused import removed for the
+    linter). A test that expects another value in such a change still calls the same code
+    (red team 9: `expectation-changed` hidden behind a lint fix)."""
+    if not path.endswith(".py") or scan.touched.get(path) in ("added", "deleted"):
+        return False
+    before = scan.sources.at_base(scan.renamed_from.get(path, path))
+    now = scan.sources.now(path)
+    if before is None or now is None:
+        return False
+    shapes = [_behaviour(text) for text in (before, now)]
+    return shapes[0] is not None and shapes[0] == shapes[1]
+
+
+def _behaviour(text: str) -> str | None:
+    """The module's code without its imports and docstrings, as a comparable text."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if not isinstance(body, list):
+            continue
+        kept = [
+            stmt
+            for at, stmt in enumerate(body)
+            if not isinstance(stmt, ast.Import | ast.ImportFrom)
+            and not (
+                at == 0
+                and isinstance(
+                    node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
+                )
+                and isinstance(stmt, ast.Expr)
+                and isinstance(stmt.value, ast.Constant)
+                and isinstance(stmt.value.value, str)
+            )
+        ]
+        body[:] = kept or [ast.Pass()]
+    return ast.dump(tree, include_attributes=False)
 
 
 def read_settings(read: Callable[[str], str | None]) -> Settings:
