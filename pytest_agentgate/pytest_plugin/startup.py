@@ -31,8 +31,11 @@ files only while one of them is unaccounted for.
 The same holds for the pytest plugins loaded from outside the project (:func:`planted_plugins`):
 a plugin is code pytest runs in every test run, and one can rewrite any test's result. A
 ``zz-0.1.dist-info`` with a ``pytest11`` entry point and a module written beside it in the
-virtual environment's site-packages (no installer, so no ``RECORD``), or in a folder a ``.pth``
-or ``PYTHONPATH`` puts on the path, is planted. A plugin installed from a local folder rather
+virtual environment's site-packages (no installer, so no ``RECORD``), in a folder a ``.pth``
+path line there puts on the path, or in a git-ignored folder of the project, is planted; so is
+an installed file edited since (its hash is not the ``RECORD``'s). Folders outside the
+environment and the project (``PYTHONPATH`` set by whoever runs the gate, the machine's
+packages) are not judged, as for startup code. A plugin installed from a local folder rather
 than a package index (pip's ``direct_url.json``: an editable install of another checkout, or
 ``pip install ./folder``) is read: it is planted when one of its hooks can alter test outcomes
 as a conftest's would be judged (``integrity.hooks``). The project's own plugins are the
