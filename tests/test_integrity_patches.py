@@ -233,3 +233,39 @@ def test_a_project_that_is_a_pytest_plugin_wraps_the_tools_as_it_is_written_to(
     assert [e.split(" (")[0] for e in replaced([], str(project))] == [
         "unittest.mock.NonCallableMock.assert_called_with"
     ]
+
+
+@pytest.mark.parametrize(
+    ("target", "adds"),
+    [
+        ("pytest.assert_same_items", True),
+        ("unittest.TestCase.assertSameItems", True),
+        ("unittest.case.TestCase.assertSameItems", True),
+        ("unittest.TestCase.assertEqual", False),  # replaced: every test's assertEqual
+        ("_pytest.reports.TestReport.toterminal", False),  # inherited: still a replacement
+        ("pytest.__getattr__", False),  # a dunder: Python calls it
+        ("_pytest.no_such_module.thing", False),  # not known: taken for a replacement
+    ],
+)
+def test_a_helper_hung_on_a_tool_only_adds_a_name(target: str, adds: bool) -> None:
+    # A review on real projects: an older suite's conftest that hangs a shared assertion
+    # helper on `pytest.` or `unittest.TestCase` replaces nothing the tools call.
+    from pytest_agentgate.integrity.patches import only_adds
+
+    assert only_adds(target) is adds
+
+
+def test_a_helper_hung_on_a_tool_at_run_time_is_no_replacement(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import unittest
+
+    from pytest_agentgate.pytest_plugin.tampering import replaced
+
+    def assert_same_items(self: Any, a: Any, b: Any) -> None: ...
+
+    monkeypatch.setattr(unittest.TestCase, "assertSameItems", assert_same_items, raising=False)
+    monkeypatch.setattr(pytest, "assert_same_items", assert_same_items, raising=False)
+    assert replaced() == []
+    monkeypatch.setattr(unittest.TestCase, "assertEqual", assert_same_items)
+    assert [e.split(" (")[0] for e in replaced()] == ["unittest.case.TestCase.assertEqual"]

@@ -48,7 +48,7 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
         old = {target for target, _ in patched(parse_python(before), tools)}
         seen: set[str] = set()
         for target, line in patched(parse_python(now), tools):
-            if target in old or target in seen:
+            if target in old or target in seen or only_adds(target):
                 continue
             seen.add(target)
             yield IntegrityFinding(
@@ -58,6 +58,31 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
                 path,
                 line,
             )
+
+
+def only_adds(dotted: str) -> bool:
+    """Whether ``dotted`` names an attribute the installed tool does not have: a helper hung on
+    it (``pytest.assert_same_items = ...``, ``unittest.TestCase.assertSameItems = ...``), which
+    no code of the tool calls. A dunder is never only added (Python calls those); a name that
+    cannot be looked up is taken for a replacement."""
+    import importlib
+
+    parts = dotted.split(".")
+    attr = parts[-1]
+    if len(parts) < 2 or (attr.startswith("__") and attr.endswith("__")):
+        return False
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except Exception:  # not a module (a class's name), or not installed here
+            continue
+        try:
+            for name in parts[cut:-1]:
+                found = getattr(found, name)
+            return not hasattr(found, attr)
+        except Exception:  # an attribute that raises when looked up: not known
+            return False
+    return False
 
 
 # What the gates run as ``python -m NAME``: a module or package of that name the change adds at

@@ -87,8 +87,11 @@ def replaced(
             if place is not None and not _inside(place[0], own):
                 if _real(place[0]) in project_plugins:
                     continue  # the project is a pytest plugin: its plugin's doing (pytest-mock)
-                if owner is None and _imported_by_the_tool(where, label.rpartition(".")[2], value):
+                attr = label.rpartition(".")[2]
+                if owner is None and _imported_by_the_tool(where, attr, value):
                     continue  # `from iniconfig import SectionWrapper` in pytest's own file
+                if _added_to_the_tool(where, owner, attr):
+                    continue  # `pytest.assert_same_items = ...`: a helper nothing of it calls
                 found[label] = f"{label} ({place[0]}:{place[1]})"
             elif place is None and _made_at_run_time(value, owner, label.rpartition(".")[2]):
                 found[label] = (
@@ -133,6 +136,66 @@ def _imported_by_the_tool(where: str, attr: str, value: Any) -> bool:
         return home is not None and getattr(home, original) is value
     except Exception:  # a lazy module that raises when asked
         return False
+
+
+def _added_to_the_tool(where: str, owner: type | None, attr: str) -> bool:
+    """Whether ``attr`` is a name the tool's source never defines (in the module's file, or in
+    the body of ``owner`` or of a class it inherits from): a helper the tests hang on it
+    (``unittest.TestCase.assertSameItems``), which the tool's own code never calls. A dunder
+    is never only added (Python calls those)."""
+    if attr.startswith("__") and attr.endswith("__"):
+        return False
+    if owner is None:
+        names = _names_in(_real(where), "")
+        return names is not None and attr not in names and "__getattr__" not in names
+    for klass in owner.__mro__:
+        if klass is object:
+            continue
+        module = sys.modules.get(getattr(klass, "__module__", "") or "")
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str) or not path.endswith(".py"):
+            return False  # a class of C code, or of no file: nothing to read, so not known
+        names = _names_in(_real(path), klass.__qualname__)
+        if names is None or attr in names or "__getattr__" in names:
+            return False
+    return True
+
+
+@functools.lru_cache(maxsize=256)
+def _names_in(path: str, qualname: str) -> frozenset[str] | None:
+    """The names the file ``path`` binds at its top level (``qualname`` "") or in the body of
+    the class ``qualname``: ``def``, ``class``, assignments and imports, in ``if`` and ``try``
+    blocks too. None when the file cannot be read or holds no such class (nothing known)."""
+    import ast
+
+    try:
+        tree = ast.parse(read_regular(path))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    body: list[ast.stmt] = tree.body
+    for part in qualname.split(".") if qualname else ():
+        classes = [n for n in body if isinstance(n, ast.ClassDef) and n.name == part]
+        if not classes:
+            return None
+        body = classes[0].body
+    names: set[str] = set()
+    todo: list[ast.stmt] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.If, ast.Try, ast.With)) or type(node).__name__ == "TryStar":
+            for field in ("body", "orelse", "finalbody"):
+                todo.extend(getattr(node, field, []) or [])
+            for handler in getattr(node, "handlers", []) or []:
+                todo.extend(handler.body)
+        else:
+            for target in ast.walk(node):
+                if isinstance(target, ast.Name) and isinstance(target.ctx, ast.Store):
+                    names.add(target.id)
+    return frozenset(names)
 
 
 @functools.lru_cache(maxsize=256)
