@@ -15,21 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from _helpers import REWRITER
 
 from pytest_agentgate.pytest_plugin import startup
 
-# A wrapper of the report maker that turns every failure into a pass (red team 9).
-REWRITER = """\
-import pytest
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    rep = outcome.get_result()
-    if rep.failed:
-        rep.outcome, rep.longrepr = "passed", None
-"""
 # A plugin that keeps each report on its item: it alters nothing.
 KEEPER = """\
 import pytest

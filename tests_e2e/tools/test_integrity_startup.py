@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import REPO, REPORT_PATCHER, git, only_gate, verify_json
+from _helpers import REPO, REPORT_PATCHER, REWRITER, git, only_gate, verify_json
 
 CONFIG = """\
 profile: strict
@@ -91,6 +91,21 @@ def planted(verdict: dict[str, Any]) -> list[tuple[str, int | None]]:
     return [(f["path"], f["line"]) for f in findings if f["code"] == "startup-code-planted"]
 
 
+def pytest_door(env: Path, project: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    """``pytest --agentgate=strict`` with the environment's interpreter, its verdict in ``out``."""
+    return subprocess.run(
+        [
+            *(str(env / "bin" / "python"), "-m", "pytest", "--agentgate=strict"),
+            *("-p", "no:cacheprovider", f"--agentgate-json={out}"),
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST")},
+    )
+
+
 def fix(root: Path) -> None:
     (root / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     git(root, "commit", "-qam", "fix")
@@ -123,34 +138,10 @@ def test_a_sitecustomize_that_patches_pytest_fails_both_doors(project: Path) -> 
     assert gate(verdict, "test")["status"] == "pass"
     assert code == 1 and planted(verdict) == [(where, 1)]
     out = project / ".agentgate" / "door.json"
-    door = subprocess.run(
-        [
-            *(str(env / "bin" / "python"), "-m", "pytest", "--agentgate=strict"),
-            *("-p", "no:cacheprovider", f"--agentgate-json={out}"),
-        ],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST")},
-    )
+    door = pytest_door(env, project, out)
     assert door.returncode != 0, door.stdout
     assert "startup-code-planted" in door.stdout
     assert planted(json.loads(out.read_text())) == [(where, 1)]
-
-
-# A pytest plugin that turns every failure into a pass (red team 9).
-PLUGIN = """\
-import pytest
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    rep = outcome.get_result()
-    if rep.failed:
-        rep.outcome, rep.longrepr = "passed", None
-"""
 
 
 def test_a_pytest_plugin_written_into_the_environment_fails_both_doors(project: Path) -> None:
@@ -162,7 +153,7 @@ def test_a_pytest_plugin_written_into_the_environment_fails_both_doors(project: 
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: zz-helper\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text("[pytest11]\nzz = zz_helper\n")
-    (site / "zz_helper.py").write_text(PLUGIN)
+    (site / "zz_helper.py").write_text(REWRITER)
     where = (site / "zz_helper.py").relative_to(project).as_posix()
     code, verdict = verify(project)
     assert gate(verdict, "test")["status"] == "pass"  # the trick works on the tests...
@@ -170,17 +161,7 @@ def test_a_pytest_plugin_written_into_the_environment_fails_both_doors(project: 
     (finding,) = gate(verdict, "integrity")["findings"]
     assert finding["message"].startswith("pytest plugin zz_helper (zz_helper.py): pytest loads")
     out = project / ".agentgate" / "door.json"
-    door = subprocess.run(
-        [
-            *(str(env / "bin" / "python"), "-m", "pytest", "--agentgate=strict"),
-            *("-p", "no:cacheprovider", f"--agentgate-json={out}"),
-        ],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST")},
-    )
+    door = pytest_door(env, project, out)
     assert door.returncode != 0, door.stdout
     assert planted(json.loads(out.read_text())) == [(where, None)]
 
