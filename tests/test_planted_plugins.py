@@ -82,6 +82,9 @@ def test_a_plugin_written_into_the_environment_by_hand_is_planted(
     (site / "zz-0.1.dist-info" / "entry_points.txt").write_text("[pytest11]\nzz = zz\n")
     zz = plugin(site / "zz.py", REWRITER)
     assert codes([zz], project) == ["pytest plugin zz"]
+    # Named conftest.py, outside the project (red team 10): a plugin all the same.
+    hidden = plugin(site / "zzhelper" / "conftest.py", REWRITER)
+    assert codes([hidden], project) == ["pytest plugin conftest"]
     entry = startup.planted_plugins([zz], str(project))[0]
     assert (entry.path, entry.line, entry.system) == (str(site / "zz.py"), 0, False)
 

@@ -49,7 +49,9 @@ from pytest_agentgate.integrity.tests_python import (
 )
 
 RESULT_HOOKS = {"pytest_runtest_makereport", "pytest_report_teststatus"}
-CALL_HOOKS = {"pytest_runtest_call", "pytest_pyfunc_call"}
+# Hooks that run a test, or the whole of its protocol (a `tryfirst` pytest_runtest_protocol
+# that runs the test again and logs reports of its own: red team 10).
+CALL_HOOKS = {"pytest_runtest_call", "pytest_pyfunc_call", "pytest_runtest_protocol"}
 REPORT_WRITERS = {"pytest_runtest_logreport", "pytest_terminal_summary"}
 # pytest_collect_file is not one: it adds collectors beside pytest's own, never removes one.
 SELECTION_HOOKS = {"pytest_ignore_collect", "pytest_deselected"}
@@ -680,13 +682,21 @@ def _alters_the_report(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     for node in ast.walk(func):
         if assigned(node):
             if any(
-                isinstance(t, ast.Attribute) and t.attr in REPORT_FIELDS for t in assigned(node)
+                (isinstance(t, ast.Attribute) and t.attr in REPORT_FIELDS)
+                or (isinstance(t, ast.Subscript) and _a_namespace(t.value))
+                for t in assigned(node)
             ):
                 return True
         elif isinstance(node, ast.Call):
             called = _dotted(node.func).rsplit(".", 1)[-1]
             if called in RESULT_SETTERS:
                 return True
+            if (
+                called in ("update", "__setitem__", "setdefault")
+                and isinstance(node.func, ast.Attribute)
+                and _a_namespace(node.func.value)
+            ):
+                return True  # `vars(report).update(outcome="passed")` (red team 10)
             if called == "setattr" and len(node.args) >= 2 and _may_name_a_field(node.args[1]):
                 return True
         elif (
@@ -697,6 +707,13 @@ def _alters_the_report(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         ):
             return True
     return False
+
+
+def _a_namespace(node: ast.expr) -> bool:
+    """An object's attributes as a mapping: ``vars(x)``, ``x.__dict__``."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == "__dict__"
+    return isinstance(node, ast.Call) and _dotted(node.func) == "vars" and len(node.args) == 1
 
 
 def _may_name_a_field(name: ast.expr) -> bool:
@@ -790,24 +807,54 @@ def _test_code_replaced(
 _ITEM_NAMES = frozenset({"item", "pyfuncitem", "node", "function", "test_item", "child"})
 
 
-def _a_test_item(node: ast.expr) -> bool:
+def _a_test_item(node: ast.expr, aliases: frozenset[str] = frozenset()) -> bool:
     """``item``, ``pyfuncitem``, ``request.node``, ``items[0]``: a test item, as hooks and
-    fixtures name it (not ``ctx.obj`` of a click context, or a custom item's ``self``)."""
+    fixtures name it (not ``ctx.obj`` of a click context, or a custom item's ``self``), or
+    a name ``aliases`` holds (:func:`_item_aliases`)."""
     if isinstance(node, ast.Subscript):
         node = node.value
     if isinstance(node, ast.Name):
-        return node.id in _ITEM_NAMES or node.id == "items"
+        return node.id in _ITEM_NAMES or node.id == "items" or node.id in aliases
     return isinstance(node, ast.Attribute) and node.attr in ("node", "parent")
+
+
+def _item_aliases(tree: ast.Module) -> frozenset[str]:
+    """Names bound to the collected items under any name: ``for case in items``, ``for n,
+    case in enumerate(session.items)``, ``case = items[0]`` (red team 10: ``case.obj =
+    wrapper(case.obj)``)."""
+
+    def the_items(node: ast.expr) -> bool:
+        while isinstance(node, ast.Call) and node.args:  # list(...), sorted(...), enumerate(...)
+            node = node.args[0]
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        return (isinstance(node, ast.Name) and node.id == "items") or (
+            isinstance(node, ast.Attribute) and node.attr == "items"
+            and not isinstance(node.value, ast.Call)  # `d.items()` is called: not these
+        )  # fmt: skip
+
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For | ast.AsyncFor | ast.comprehension) and the_items(node.iter):
+            names.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+        elif (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Subscript)
+            and the_items(node.value)
+        ):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return frozenset(names)
 
 
 def _item_code_writes(tree: ast.Module | None) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
+    aliases = _item_aliases(tree) if tree is not None else frozenset()
     for node in ast.walk(tree) if tree is not None else ():
         for target in assigned(node):
             if (
                 isinstance(target, ast.Attribute)
                 and target.attr in _ITEM_CODE
-                and _a_test_item(target.value)
+                and _a_test_item(target.value, aliases)
             ):
                 found.append((target.lineno, f"the test item's {target.attr}"))
         if (
@@ -816,7 +863,7 @@ def _item_code_writes(tree: ast.Module | None) -> list[tuple[int, str]]:
             and len(node.args) >= 2
             and isinstance(node.args[1], ast.Constant)
             and node.args[1].value in _ITEM_CODE
-            and _a_test_item(node.args[0])
+            and _a_test_item(node.args[0], aliases)
         ):
             found.append((node.lineno, f"the test item's {node.args[1].value}"))
     return found

@@ -119,8 +119,8 @@ def planted_plugins(plugins: Iterable[object], project: str) -> list[Startup]:
         if not isinstance(where, str) or not where.endswith(".py"):
             continue
         real = os.path.realpath(where)
-        if real.startswith(stdlib) or os.path.basename(real) == "conftest.py":
-            continue  # Python's own; the project's conftest.py files (the change is judged)
+        if real.startswith(stdlib):
+            continue  # Python's own
         name = plugin.__name__ if isinstance(plugin, ModuleType) else "?"
         code = _unvetted(real, name, root, sites, on_path, records)
         if code is not None:
@@ -160,7 +160,7 @@ def _unvetted(
     None when an installation put it there, it is the project's own, or the machine's."""
     site = next((s for s in sites if real.startswith(s)), None)
     if site is None and real.startswith(root):
-        if not _ignored_by_git(root, real):
+        if os.path.basename(real) == "conftest.py" or not _ignored_by_git(root, real):
             return None  # a module of the project's (a conftest or addopts names it): the change's
         return f"pytest plugin {name}"  # in a git-ignored folder a .pth line puts on the path
     folder = site or next((s for s in on_path if real.startswith(s)), None)
