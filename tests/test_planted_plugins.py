@@ -168,3 +168,22 @@ def test_the_machines_folders_and_pythons_own_are_not_judged(
     # Objects registered as plugins (a class's instance) have no file of their own.
     monkeypatch.setattr(startup, "_system", lambda folder: False)
     assert codes([zz.__dict__, object()], project) == []
+
+
+def test_a_test_tools_file_edited_in_the_environment_is_planted(
+    site: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 10 appended a wrapper to pluggy's _callers.py in the project's .venv that
+    # turns every failed report into a pass: no plugin, and the code sits in pluggy's folder.
+    import sys
+
+    text = "def _multicall(*args):\n    pass\n"
+    install(site, {"pluggy/_callers.py": text})
+    callers = plugin(site / "pluggy" / "_callers.py", text)
+    callers.__name__ = "pluggy._callers"
+    monkeypatch.setitem(sys.modules, "pluggy._callers", callers)
+    assert codes([], project) == []  # as its package installed it
+    (site / "pluggy" / "_callers.py").write_text(text + "# and a wrapper of every result\n")
+    assert codes([], project) == [
+        "pluggy._callers, a module of the test tools, not as its package installed it"
+    ]

@@ -127,9 +127,9 @@ def with_startup_code(
             if line == 0:  # a pytest plugin (startup.planted_plugins)
                 machine = system and Path(shown).is_absolute()
                 message = (
-                    f"{code} ({Path(path).name}): pytest loads it in every run of the tests, "
-                    "and no package installed from an index put it there; a plugin can "
-                    "rewrite any test's result"
+                    f"{code} ({Path(path).name}): it runs in every run of the tests, and no "
+                    "package installed from an index put it there as it is; it can rewrite any "
+                    "test's result"
                 ) + ("; outside the project and its virtual environment: the machine's own "
                      "set-up, shown, not judged" if machine else "")  # fmt: skip
                 rule = STARTUP_MACHINE_RULE if machine else STARTUP_RULE

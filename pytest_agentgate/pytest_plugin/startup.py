@@ -114,11 +114,13 @@ def planted_plugins(plugins: Iterable[object], project: str) -> list[Startup]:
     stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep
     records = _Records()
     found: list[Startup] = []
+    seen: set[str] = set()
     for plugin in plugins:
         where = getattr(plugin, "__file__", None) if isinstance(plugin, ModuleType) else None
         if not isinstance(where, str) or not where.endswith(".py"):
             continue
         real = os.path.realpath(where)
+        seen.add(real)
         if real.startswith(stdlib):
             continue  # Python's own
         name = plugin.__name__ if isinstance(plugin, ModuleType) else "?"
@@ -126,8 +128,32 @@ def planted_plugins(plugins: Iterable[object], project: str) -> list[Startup]:
         if code is not None:
             found.append(Startup(where, 0, code))
             if len(found) >= MAX_FOUND:
+                return found
+    # The test tools' own modules, as their packages installed them: an edit of pluggy's
+    # `_callers.py` in the environment (red team 10) rewrites every result, from no plugin.
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None) if isinstance(module, ModuleType) else None
+        if name.partition(".")[0] not in TOOLS or not isinstance(where, str):
+            continue
+        real = os.path.realpath(where)
+        folder = next((s for s in sites + on_path if real.startswith(s)), None)
+        if real in seen or folder is None or not real.endswith(".py"):
+            continue
+        seen.add(real)
+        data = _read(real)
+        if data is not None and records.owner(folder, os.path.relpath(real, folder), data) is None:
+            code = f"{name}, a module of the test tools, not as its package installed it"
+            found.append(Startup(where, 0, code))
+            if len(found) >= MAX_FOUND:
                 break
     return found
+
+
+# The test tools whose modules decide what a run reports (integrity/patches.py's, less the
+# standard library's unittest, which no environment installs).
+TOOLS = frozenset(
+    {"_pytest", "pytest", "pluggy", "xdist", "coverage", "pytest_cov", "pytest_agentgate"}
+)
 
 
 def _judged_folders() -> tuple[list[str], list[str]]:
@@ -318,6 +344,8 @@ class _Records:
     def __init__(self) -> None:
         self._read: dict[str, bytes] = {}
         self._infos: dict[str, list[tuple[str, str]]] = {}
+        # Per folder, every file its RECORDs list: path -> (dist-info, hash field).
+        self._index: dict[str, dict[bytes, list[tuple[str, bytes]]]] = {}
 
     def owns(self, folder: str, name: str, data: bytes) -> bool:
         """Whether a distribution installed in ``folder`` lists ``name`` in its RECORD with the
@@ -339,15 +367,26 @@ class _Records:
                 for entry in _listdir(folder)
                 if entry.endswith(".dist-info")
             ]
-        infos = sorted(self._infos[folder], key=lambda info: info[0] not in said)
-        for _, entry in infos:
-            path = os.path.join(folder, entry, "RECORD")
-            if path not in self._read:
-                self._read[path] = _read(path) or b""
-            record = self._read[path]
+        for _, entry in [info for info in self._infos[folder] if info[0] in said]:
+            record = self._record(folder, entry)
             if record.startswith(wanted) or b"\n" + wanted in record:
                 return entry
-        return None
+        # No distribution the file names: every RECORD of the folder, read once into an index.
+        if folder not in self._index:
+            index: dict[bytes, list[tuple[str, bytes]]] = {}
+            for _, entry in self._infos[folder]:
+                for line in self._record(folder, entry).splitlines():
+                    path, _, rest = line.partition(b",")
+                    index.setdefault(path, []).append((entry, rest.partition(b",")[0]))
+            self._index[folder] = index
+        listed = self._index[folder].get(name.encode("utf-8", "surrogateescape"), [])
+        return next((entry for entry, field in listed if field == b"sha256=" + digest), None)
+
+    def _record(self, folder: str, entry: str) -> bytes:
+        path = os.path.join(folder, entry, "RECORD")
+        if path not in self._read:
+            self._read[path] = _read(path) or b""
+        return self._read[path]
 
 
 def _dist_name(entry: str) -> str:

@@ -159,7 +159,7 @@ def test_a_pytest_plugin_written_into_the_environment_fails_both_doors(project: 
     assert gate(verdict, "test")["status"] == "pass"  # the trick works on the tests...
     assert code == 1 and planted(verdict) == [(where, None)]  # ...not on the gate
     (finding,) = gate(verdict, "integrity")["findings"]
-    assert finding["message"].startswith("pytest plugin zz_helper (zz_helper.py): pytest loads")
+    assert finding["message"].startswith("pytest plugin zz_helper (zz_helper.py): it runs in")
     out = project / ".agentgate" / "door.json"
     door = pytest_door(env, project, out)
     assert door.returncode != 0, door.stdout
