@@ -645,6 +645,12 @@ class Pipeline:
         if missed is None:
             return
         made_at, differs = missed
+        if differs == [cache.EDITED]:
+            stamp = time.strftime("%H:%M:%S", time.localtime(made_at))
+            self.request.config.notices.append(
+                f"the run kept from {stamp} was not reused: {cache.EDITED}"
+            )
+            return
         if not differs or any(
             cache.PART_NAMES[part] in differs for part in ("tree", "config", "project")
         ):

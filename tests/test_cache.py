@@ -460,6 +460,27 @@ def test_a_command_shell_cannot_split_is_keyed_too(
     assert reused(verify(capsys))
 
 
+def test_a_kept_verdict_edited_by_hand_is_not_reused_and_the_miss_says_so(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Red team 10: the agent set each gate's status to "pass" in the user state directory's
+    # entry, and the stop hook reused it on the unchanged tree.
+    first = verify(capsys)
+    assert first["status"] == "fail"
+    (entry,) = (cache.user_state_home() / cache.CACHE_DIR).glob("*.json")
+    data = json.loads(entry.read_text())
+    for gate in data["gates"]:
+        gate["status"] = "pass"
+    entry.write_text(json.dumps(data))
+    again = verify(capsys)
+    assert not reused(again) and again["status"] == "fail"
+    assert any(f"not reused: {cache.EDITED}" in n for n in again["notices"]), again["notices"]
+    # Kept again as agentgate wrote it, it is reused.
+    assert reused(verify(capsys))
+    # The seal's secret is the user's alone.
+    assert (cache.user_state_home() / cache.CACHE_DIR / cache.SEAL_FILE).stat().st_mode & 0o077 == 0
+
+
 def test_a_cached_entry_that_lacks_a_gate_is_not_used(
     repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -16,8 +16,10 @@ any other). Anything uncertain is a miss, never a stale verdict:
 - outside a git repository, in a tree with more than :data:`MAX_IGNORED` ignored files, or when
   anything cannot be read, there is no key and nothing is cached;
 - entries live in the user's state directory, not in the project: deleting or writing files in
-  the project cannot plant a verdict (writing the state directory by hand can, as it can
-  change the attempt counts);
+  the project cannot plant a verdict. Each entry is sealed (an HMAC with a secret made once in
+  that directory, readable by the user alone): an entry edited by hand (red team 10 set a
+  failing gate's status to "pass") is not reused, and the miss says so. Whoever reads the
+  secret and agentgate's code can still forge one, as they can change the attempt counts;
 - the session gate (the agent's words and transcript) is never cached: it is judged each time.
 
 An entry keeps the digest of each part of its key (the environment by variable, salted), so a
@@ -370,15 +372,64 @@ def _entry_path(root: Path) -> Path:
 def _read_entry(root: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(_entry_path(root).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
+
+
+SEAL_FILE = ".seal"
+# What a miss says of an entry whose seal does not match.
+EDITED = "it was changed after agentgate wrote it (by hand?), so it is not trusted"
+
+
+def _seal_key() -> bytes | None:
+    """The user's secret that seals each entry (created once, readable by the user alone);
+    None when it can be neither read nor made (then nothing is kept or reused)."""
+    path = user_state_home() / CACHE_DIR / SEAL_FILE
+    for _ in range(2):
+        try:
+            key = path.read_bytes()
+        except FileNotFoundError:
+            key = b""
+        except OSError:
+            return None
+        if len(key) == 32:
+            return key
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue  # another run made it first, or it is damaged: read it again
+        except OSError:
+            return None
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(secrets.token_bytes(32))
+    return None
+
+
+def _seal(key: bytes, document: Mapping[str, Any]) -> str:
+    import hmac
+
+    text = json.dumps({k: v for k, v in document.items() if k != "seal"}, sort_keys=True)
+    return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
+
+
+def _sealed(data: Mapping[str, Any]) -> bool:
+    """Whether the entry is as agentgate wrote it: a verdict edited by hand (a failing gate's
+    status set to "pass") is never reused."""
+    import hmac
+
+    key = _seal_key()
+    seal = data.get("seal")
+    return key is not None and isinstance(seal, str) and hmac.compare_digest(seal, _seal(key, data))
 
 
 def load(root: Path, key: CacheKey) -> tuple[list[GateResult], float] | None:
     """The judged gates stored under ``key`` for this project, and when they were judged."""
     data = _read_entry(root)
     if data is None or data.get("key") != key.digest or _path_lost(data, key):
+        return None
+    if not _sealed(data):
         return None
     try:
         return [gate_from_dict(g) for g in data["gates"]], float(data["made_at"])
@@ -390,7 +441,13 @@ def why_missed(root: Path, key: CacheKey) -> tuple[float, list[str]] | None:
     """When the project's last kept run was judged and what differs from it now (the names of
     the parts, environment variables by name); None when there is no earlier run to compare."""
     data = _read_entry(root)
-    if data is None or (data.get("key") == key.digest and not _path_lost(data, key)):
+    if data is None:
+        return None
+    if not _sealed(data):
+        made_at = data.get("made_at")
+        when = float(made_at) if isinstance(made_at, (int, float)) else 0.0
+        return when, [EDITED]
+    if data.get("key") == key.digest and not _path_lost(data, key):
         return None
     parts, env, salt = data.get("parts"), data.get("env"), data.get("salt")
     made_at = data.get("made_at")
@@ -437,6 +494,10 @@ def store(root: Path, key: CacheKey, gates: Sequence[GateResult]) -> None:
         "path": key.path,
         "gates": [{**g.to_dict(), "notes": list(g.notes)} for g in gates],
     }
+    seal = _seal_key()
+    if seal is None:
+        return  # an entry no one can tell from a forged one is not kept
+    document["seal"] = _seal(seal, document)
     with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, json.dumps(document, ensure_ascii=False), mode=0o600)
