@@ -112,6 +112,19 @@ def test_a_plugin_installed_from_a_local_folder_is_read(
     install(site, {"zz.py": KEEPER}, local)
     zz = plugin(site / "zz.py", KEEPER)
     assert codes([zz], project) == []  # it reads the reports only
+    # No hook at all: pytest's own function replaced as the plugin is imported.
+    patcher = "import _pytest.runner\n\n_pytest.runner.call_and_report = print\n"
+    (site / "zz-0.1.dist-info").rename(site / "keeper.dist-info")
+    install(site, {"zz.py": patcher}, local)
+    zz = plugin(site / "zz.py", patcher)
+    assert codes([zz], project) == [
+        f"pytest plugin zz, installed from {tmp_path / 'src'}: zz.py patches "
+        "_pytest.runner.call_and_report, code of the test tools"
+    ]
+    (site / "zz-0.1.dist-info" / "RECORD").unlink()
+    (site / "zz-0.1.dist-info").rename(site / "patcher.dist-info")
+    (site / "keeper.dist-info").rename(site / "zz-0.1.dist-info")
+    zz = plugin(site / "zz.py", KEEPER)
     # An archive from a web address: not a local folder, as from an index.
     (site / "zz-0.1.dist-info" / "direct_url.json").write_text(
         json.dumps({"url": "https://example.org/zz.tar.gz", "archive_info": {}})

@@ -250,11 +250,20 @@ def _hook_findings(
 def plugin_findings(path: str, text: str) -> list[str]:
     """What each hook of a plugin module outside the project (its source ``text``) can alter,
     judged as a conftest's new hooks are: the messages, in the file's order."""
+    from pytest_agentgate.integrity.patches import TOOLS, patched
+
     tree = parse_python(text)
     if tree is None:
         return []
     found = sorted(_hook_findings(path, tree, None), key=lambda f: f.line or 0)
-    return [f.message.removeprefix("new or changed ") for f in found]
+    messages = [f.message.removeprefix("new or changed ") for f in found]
+    # No hook at all: the test tools' code replaced as the plugin is imported (red team 10:
+    # `_pytest.runner.call_and_report = ...`).
+    messages.extend(
+        f"{PurePosixPath(path).name} patches {target}, code of the test tools"
+        for target, _ in patched(tree, TOOLS - {"pytest_agentgate"})
+    )
+    return messages
 
 
 def _judge_hook(
