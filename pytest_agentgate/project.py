@@ -161,24 +161,44 @@ def coverage_sources(files: Files) -> list[str]:
     return dirs + modules
 
 
+def _lint_gate(linter: Linter, py: str, law: Files) -> dict[str, Any]:
+    """The lint gate of zero-config. With no linter the project declares (ruff's error rules
+    alone), the folders its pytest settings keep pytest out of are left out too: files kept
+    broken on purpose fail ruff's syntax check as they fail compileall."""
+    gate = linter.gate(py)
+    skipped = _kept_out(law)
+    if linter.tool == "ruff" and linter.config is None and skipped:
+        excludes = " ".join(f"--extend-exclude {shlex.quote(name)}" for name in skipped)
+        gate["command"] = gate["command"].removesuffix(" .") + f" {excludes} ."
+    return gate
+
+
+def _kept_out(law: Files) -> list[str]:
+    """The folders (names or paths, globs) the base's pytest settings keep pytest out of
+    (``norecursedirs``), besides pytest's defaults and hidden names (``.*`` would match
+    ``./``)."""
+    from pytest_agentgate.integrity.tests_python import DEFAULT_NORECURSE, read_settings
+
+    return sorted(
+        {
+            n.strip("/")
+            for n in read_settings(law.read).norecursedirs
+            if n not in DEFAULT_NORECURSE and n.strip("/") and not n.startswith(".")
+        }
+    )
+
+
 def _not_compiled(law: Files) -> str | None:
     """compileall's ``-x``: the folders the project's own pytest settings keep pytest out of
     (``norecursedirs``, where a parser's tests keep files that do not compile on purpose: parso's
     ``normalizer_issue_files``), when the project names them; None when it keeps pytest's
-    defaults. Read from the base (``law``): the change cannot hide a file of its own so. Names
-    starting with a dot are left out (``.*`` would match ``./``)."""
-    from pytest_agentgate.integrity.tests_python import DEFAULT_NORECURSE, read_settings
-
-    names = [
-        n
-        for n in read_settings(law.read).norecursedirs
-        if n not in DEFAULT_NORECURSE and n and not n.startswith(".") and "/" not in n
-    ]
+    defaults. Read from the base (``law``): the change cannot hide a file of its own so."""
+    names = _kept_out(law)
     if not names:
         return None
     globs = "|".join(
         "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in name)
-        for name in sorted(set(names))
+        for name in names
     )
     return f"(^|/)({globs})/"
 
@@ -209,7 +229,7 @@ def python_defaults(
     build = f"{py} -m compileall -q " + (f"-x {shlex.quote(skip)} " if skip else "")
     gates: dict[str, Any] = {
         "build": {"command": build + " ".join(map(shlex.quote, targets or ["."]))},
-        "lint": declared_linter(law).gate(py),
+        "lint": _lint_gate(declared_linter(law), py, law),
         "test": {
             "command": f"{cov} -m pytest -q --junitxml={junit} -o junit_family=xunit1",
             "report": junit,

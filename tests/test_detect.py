@@ -392,3 +392,16 @@ def test_folders_the_projects_pytest_settings_keep_pytest_out_of_are_not_compile
     # A file that does not compile anywhere else still fails the build.
     (repo / "test" / "test_broken.py").write_text("def f(:\n")
     assert subprocess.run(command, cwd=repo, capture_output=True, check=False).returncode == 1
+    (repo / "test" / "test_broken.py").unlink()
+    # The project declares no linter: ruff's error rules leave the same folders out; a path
+    # (pytest matches it against the end of a folder's path) is honoured too.
+    (repo / "pytest.ini").write_text("[pytest]\nnorecursedirs = test/normalizer_issue_files\n")
+    defaults = python_defaults(repo)["gates"]
+    assert defaults["build"]["command"] == (
+        "python -m compileall -q -x '(^|/)(test/normalizer_issue_files)/' parso test"
+    )
+    lint = defaults["lint"]["command"]
+    assert lint.endswith(" --extend-exclude test/normalizer_issue_files .")
+    ruff = [sys.executable, "-m", "ruff", *shlex.split(lint)[3:]]
+    done = subprocess.run(ruff, cwd=repo, capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and json.loads(done.stdout) == [], done.stdout

@@ -200,3 +200,43 @@ def test_a_test_tools_file_edited_in_the_environment_is_planted(
     assert codes([], project) == [
         "pluggy._callers, a module of the test tools, not as its package installed it"
     ]
+
+
+def test_honest_installs_a_second_review_found(
+    site: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    # A plugin developed beside the project, installed editable with the src layout: a .pth
+    # path line puts its src/ on the path, its dist-info says editable. Read, not planted.
+    checkout = tmp_path / "pytest-myfix"
+    fixture = plugin(checkout / "src" / "myfix" / "plugin.py", "import pytest\n")
+    (site / "_myfix.pth").write_text(f"{checkout / 'src'}\n")
+    install(site, {}, {"url": f"file://{checkout}", "dir_info": {"editable": True}})
+    assert codes([fixture], project) == []
+    rewriting = plugin(checkout / "src" / "myfix" / "rewrite.py", REWRITER)
+    assert codes([rewriting], project) == [
+        f"pytest plugin rewrite, installed editable from {checkout}: pytest_runtest_makereport "
+        "in rewrite.py can alter test outcomes"
+    ]
+    # The project itself installed from its folder (`pip install .`, as tox does): its own
+    # plugin's hooks are the change's to judge.
+    (site / "zz-0.1.dist-info").rename(site / "myfix.dist-info")
+    install(site, {"zz.py": REWRITER}, {"url": f"file://{project}", "dir_info": {}})
+    assert codes([plugin(site / "zz.py", REWRITER)], project) == []
+    # A wheel file installed from a folder of wheels (an offline build): as an index serves it.
+    (site / "zz-0.1.dist-info" / "direct_url.json").write_text(
+        json.dumps({"url": f"file://{tmp_path}/zz-0.1-py3-none-any.whl", "archive_info": {}})
+    )
+    assert codes([plugin(site / "zz.py", REWRITER)], project) == []
+    # `pip install --target .deps` in a git-ignored folder of the project, on the path: its
+    # RECORDs are beside it.
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / ".gitignore").write_text(".deps/\n")
+    deps = project / ".deps"
+    deps.mkdir()
+    install(deps, {"zzdep.py": REWRITER})
+    monkeypatch.syspath_prepend(str(deps))
+    assert codes([plugin(deps / "zzdep.py", REWRITER)], project) == []
+    assert codes([plugin(deps / "other.py", REWRITER)], project) == ["pytest plugin other"]
+    assert sys.path[0] == str(deps)

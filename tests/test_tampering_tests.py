@@ -82,6 +82,27 @@ def test_patched(getcwd):
     assert getcwd() == "/"
 
 
+class Handle:
+    def __init__(self, inner_test):
+        self.inner_test = inner_test
+
+
+def given_like(test):
+    # Hypothesis's @given: a wrapper made by exec, no closure, no __wrapped__; the test is
+    # reached through `wrapper.hypothesis.inner_test`.
+    space = {"_run": lambda f: f()}
+    exec("def wrapped_test():\\n    return _run(wrapped_test.hypothesis.inner_test)\\n", space)
+    wrapper = space["wrapped_test"]
+    wrapper.__name__ = test.__name__
+    wrapper.hypothesis = Handle(test)
+    return wrapper
+
+
+@given_like
+def test_given():
+    assert True
+
+
 @pytest.mark.parametrize("n", [1, 2])
 def test_cases(n):
     assert n
@@ -109,7 +130,7 @@ def replaced_in_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) 
     pytester.makepyfile(test_replaced=REPLACED, test_honest=HONEST)
     # In a process of its own: the audit hook a gated run adds can never be removed.
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--junitxml=junit.xml")
-    result.assert_outcomes(passed=14)  # each trick works on the run...
+    result.assert_outcomes(passed=15)  # each trick works on the run...
     root = ET.parse(pytester.path / "junit.xml").getroot()
     return [
         str(p.get("value")) for p in root.iter("property") if p.get("name") == "agentgate_replaced"

@@ -188,23 +188,44 @@ def _unvetted(
     if site is None and real.startswith(root):
         if os.path.basename(real) == "conftest.py" or not _ignored_by_git(root, real):
             return None  # a module of the project's (a conftest or addopts names it): the change's
-        return f"pytest plugin {name}"  # in a git-ignored folder a .pth line puts on the path
-    folder = site or next((s for s in on_path if real.startswith(s)), None)
+        # A git-ignored folder of the project: judged as any folder on the path (`pip install
+        # --target .deps` writes its RECORDs beside what it installs).
+        entry = _path_entry(real)
+        folder = entry if entry is not None and entry.startswith(root) else None
+        if folder is None:
+            return f"pytest plugin {name}"
+    else:
+        folder = site or next((s for s in on_path if real.startswith(s)), None)
     data = _read(real)
     if data is None:
         return None
-    if folder is not None:
-        owner = records.owner(folder, os.path.relpath(real, folder), data)
-        if owner is None:
-            return f"pytest plugin {name}"
-        local = _installed_from(os.path.join(folder, owner))
-        why = None if local is None else _alters_outcomes(real, data)
+    owner = records.owner(folder, os.path.relpath(real, folder), data) if folder else None
+    if owner is not None:
+        local = _installed_from(os.path.join(folder or "", owner))
+        if local is None or (os.path.realpath(local) + os.sep).startswith(root):
+            return None  # from a package index, or the project itself (`pip install .`)
+        why = _alters_outcomes(real, data)
         return None if why is None else f"pytest plugin {name}, installed from {local}: {why}"
     mapped = _editable_from(real)
-    if mapped is None or real.startswith(os.path.join(mapped, "pytest_agentgate", "")):
-        return None  # the machine's; agentgate's own plugin, installed editable from a checkout
-    why = _alters_outcomes(real, data)
-    return None if why is None else f"pytest plugin {name}, installed editable from {mapped}: {why}"
+    if mapped is not None:
+        if (mapped + os.sep).startswith(root) or real.startswith(
+            os.path.join(mapped, "pytest_agentgate", "")
+        ):
+            return None  # the project itself, or agentgate, installed editable
+        why = _alters_outcomes(real, data)
+        return (
+            None
+            if why is None
+            else f"pytest plugin {name}, installed editable from {mapped}: {why}"
+        )
+    return None if folder is None else f"pytest plugin {name}"  # else the machine's
+
+
+def _path_entry(real: str) -> str | None:
+    """The longest folder of ``sys.path`` the file ``real`` is in (a real path, ending in the
+    separator)."""
+    entries = {os.path.realpath(p or os.curdir) + os.sep for p in sys.path if isinstance(p, str)}
+    return max((e for e in entries if real.startswith(e)), key=len, default=None)
 
 
 def _ignored_by_git(root: str, real: str) -> bool:
@@ -237,7 +258,13 @@ def _installed_from(dist_info: str) -> str | None:
     if not isinstance(url, str):
         return dist_info
     parsed = urlparse(url)
-    return unquote(parsed.path) if parsed.scheme == "file" else None
+    try:
+        archive = "archive_info" in json.loads(data)
+    except (ValueError, RecursionError):
+        archive = False
+    # A wheel or sdist file (`pip install ./wheels/*.whl`, what offline builds do) is a
+    # package as an index serves it; a folder is code that may never have been published.
+    return unquote(parsed.path) if parsed.scheme == "file" and not archive else None
 
 
 def _editable_from(real: str) -> str | None:

@@ -435,6 +435,8 @@ def _rebound(module: ModuleType, real: str, root: str) -> str | None:
                 continue  # (an object of the tests' that keeps the function may ignore it)
             if _made_in_its_place(value, module.__name__, attr, real):
                 continue
+            if _made_by_the_file(value, module, real):
+                continue
             kind = type(value).__qualname__
             return (
                 f"{prefix}{attr} is no longer the function {shown} defines, but a {kind} set in "
@@ -583,6 +585,9 @@ def _reached(item: Any) -> list[Any]:
             if wrapped is not None:
                 found.append(wrapped)
             found.extend(c.cell_contents for c in item.__closure__ or () if _filled(c))
+            # What the function keeps as attributes: Hypothesis's `@given` wrapper, made by
+            # exec, reaches the test only through `wrapper.hypothesis.inner_test`.
+            found.extend(v for k, v in list(item.__dict__.items())[:20] if k != "__wrapped__")
         elif not isinstance(item, (type, ModuleType)):
             found.extend(list(getattr(item, "__dict__", {}).values())[:50])
             found.extend(list(vars(type(item)).values())[:50])
@@ -777,6 +782,22 @@ def _replaced_why(
 
 
 @functools.lru_cache(maxsize=1024)
+def _made_by_the_file(value: Any, module: ModuleType, real: str) -> bool:
+    """A function made at run time in the module's own namespace by a module whose file makes
+    code itself (six: `exec("def raise_from(value, from_value): ...")` under PY3, its `def`
+    for PY2 never run). Code a conftest made there is the tests' doing, found as such by the
+    rest of the witness (its compile, its frames)."""
+    func = _static_unwrap(value)
+    code = getattr(func, "__code__", None)
+    return (
+        inspect.isfunction(func)
+        and isinstance(code, types.CodeType)
+        and code.co_filename.startswith("<")
+        and func.__globals__ is vars(module)
+        and _compiles_code(real)
+    )
+
+
 def _compiles_code(path: str | None) -> bool:
     """Whether the code of the source file ``path`` names ``exec``, ``eval``, ``compile`` or
     six's ``exec_``: it may make code at run time. A comment or a string saying so does not."""
