@@ -467,7 +467,7 @@ def test_a_kept_verdict_edited_by_hand_is_not_reused_and_the_miss_says_so(
     # entry, and the stop hook reused it on the unchanged tree.
     first = verify(capsys)
     assert first["status"] == "fail"
-    (entry,) = (cache.user_state_home() / cache.CACHE_DIR).glob("*.json")
+    entry = cache._entry_path(repo)
     data = json.loads(entry.read_text())
     for gate in data["gates"]:
         gate["status"] = "pass"
