@@ -269,3 +269,30 @@ def test_a_helper_hung_on_a_tool_at_run_time_is_no_replacement(
     assert replaced() == []
     monkeypatch.setattr(unittest.TestCase, "assertEqual", assert_same_items)
     assert [e.split(" (")[0] for e in replaced()] == ["unittest.case.TestCase.assertEqual"]
+
+
+def test_a_test_tools_own_repository_installed_editable_is_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A third review on real projects: pluggy's repository, installed editable, failed as
+    # "_pytest...._inner_hookexec replaced": pytest holds pluggy's function, from src/.
+    import types
+
+    from pytest_agentgate.pytest_plugin.tampering import replaced
+
+    project = tmp_path / "pluggy"
+    tool = types.ModuleType("xdist")
+    tool.__file__ = str(project / "src" / "xdist" / "__init__.py")
+    monkeypatch.setitem(sys.modules, "xdist", tool)
+    helper = _loaded(
+        "agentgate_xdist_part", project / "src" / "xdist" / "part.py",
+        "def run(*args):\n    pass\n", monkeypatch,
+    )  # fmt: skip
+    holder = tmp_path / "site" / "_pytest" / "agentgate_holder.py"
+    _loaded("_pytest.agentgate_holder", holder, "RUN = None\n", monkeypatch)
+    monkeypatch.setattr(sys.modules["_pytest.agentgate_holder"], "RUN", helper.run)
+    assert replaced((), str(project)) == []
+    # In another project, the same function is not the tool's.
+    assert [e.split(" (")[0] for e in replaced((), str(tmp_path / "other"))] == [
+        "_pytest.agentgate_holder.RUN"
+    ]

@@ -240,3 +240,27 @@ def test_honest_installs_a_second_review_found(
     assert codes([plugin(deps / "zzdep.py", REWRITER)], project) == []
     assert codes([plugin(deps / "other.py", REWRITER)], project) == ["pytest plugin other"]
     assert sys.path[0] == str(deps)
+
+
+def test_a_test_tools_own_repository_installed_editable_is_not_planted(
+    site: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pluggy's repository, `pip install -e .` (src layout: a .pth path line): its modules are
+    # the project's files, which no RECORD lists (a third review on real projects).
+    import sys
+
+    src = project / "src"
+    callers = plugin(src / "pluggy" / "_callers.py", "def _multicall(*args):\n    pass\n")
+    callers.__name__ = "pluggy._callers"
+    monkeypatch.setitem(sys.modules, "pluggy._callers", callers)
+    (site / "__editable__.pluggy.pth").write_text(f"{src}\n")
+    assert codes([], project) == []
+    # The same folder outside the project, with no editable install mapping it: planted.
+    other = project.parent / "elsewhere"
+    moved = plugin(other / "pluggy" / "_callers.py", "def _multicall(*args):\n    pass\n")
+    moved.__name__ = "pluggy._callers"
+    monkeypatch.setitem(sys.modules, "pluggy._callers", moved)
+    (site / "__editable__.pluggy.pth").write_text(f"{other}\n")
+    assert codes([], project) == [
+        "pluggy._callers, a module of the test tools, not as its package installed it"
+    ]

@@ -110,6 +110,7 @@ def planted_plugins(plugins: Iterable[object], project: str) -> list[Startup]:
     (outside the virtual environment, or every folder without one) are not judged, as for
     startup code."""
     root = os.path.realpath(project) + os.sep
+    _editable_folders.cache_clear()  # read once per look: an install since is seen
     sites, on_path = _judged_folders()
     stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep
     records = _Records()
@@ -140,6 +141,9 @@ def planted_plugins(plugins: Iterable[object], project: str) -> list[Startup]:
         if real in seen or folder is None or not real.endswith(".py"):
             continue
         seen.add(real)
+        in_site = any(real.startswith(s) for s in sites)
+        if not in_site and (real.startswith(root) or _editable_from(real) is not None):
+            continue  # the tool's own repository (pluggy's src/, installed editable)
         data = _read(real)
         if data is not None and records.owner(folder, os.path.relpath(real, folder), data) is None:
             code = f"{name}, a module of the test tools, not as its package installed it"
@@ -270,6 +274,13 @@ def _installed_from(dist_info: str) -> str | None:
 def _editable_from(real: str) -> str | None:
     """The folder an editable install of a distribution (``direct_url.json`` saying
     ``"editable": true``) maps, when the file ``real`` is in it."""
+    return next((m for m in _editable_folders() if real.startswith(m + os.sep)), None)
+
+
+@functools.lru_cache(maxsize=1)
+def _editable_folders() -> tuple[str, ...]:
+    """The folders the environment's editable installs map (read once per run)."""
+    found: list[str] = []
     for folder in _site_folders():
         for entry in _listdir(folder):
             if not entry.endswith(".dist-info"):
@@ -284,10 +295,8 @@ def _editable_from(real: str) -> str | None:
                 continue
             parsed = urlparse(url) if isinstance(url, str) else None
             if editable is True and parsed is not None and parsed.scheme == "file":
-                mapped = os.path.realpath(unquote(parsed.path)) + os.sep
-                if real.startswith(mapped):
-                    return mapped.rstrip(os.sep)
-    return None
+                found.append(os.path.realpath(unquote(parsed.path)).rstrip(os.sep))
+    return tuple(found)
 
 
 def _alters_outcomes(path: str, data: bytes) -> str | None:

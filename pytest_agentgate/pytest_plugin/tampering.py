@@ -57,6 +57,8 @@ def replaced(
             if len(found) >= MAX_FOUND:
                 return sorted(found.values())
     plugins = list(plugins)
+    # A test tool's own repository (pluggy's, installed editable): its package is the project.
+    project_tools = _project_tools(project)
     for label, why in _coverage_settings_changed(plugins):
         found[label] = f"{label} ({why})"
     for plugin in plugins:
@@ -66,7 +68,7 @@ def replaced(
         where = getattr(module, "__file__", None)
         if name.split(".", 1)[0] not in TOOLS or not isinstance(where, str):
             continue
-        own = (*roots, _package_folder(name, where))
+        own = (*roots, _package_folder(name, where), *project_tools)
         for attr, value in list(getattr(plugin, "__dict__", {}).items()):
             place = _written_at(value) if callable(value) else None
             label = f"{name}.{kind.__qualname__}().{attr}"
@@ -81,7 +83,7 @@ def replaced(
         where = getattr(module, "__file__", None)
         if not isinstance(where, str):
             continue
-        own = (*roots, _package_folder(name, where))
+        own = (*roots, _package_folder(name, where), *project_tools)
         for label, value, owner in _members(name, module):
             place = _written_at(value)
             if place is not None and not _inside(place[0], own):
@@ -100,6 +102,20 @@ def replaced(
             if len(found) >= MAX_FOUND:
                 return sorted(found.values())
     return sorted(found.values())
+
+
+def _project_tools(project: str | None) -> tuple[str, ...]:
+    """The folders of the test tools' packages loaded from the project (the project is pluggy,
+    pytest or another tool, installed editable): their code is the project's own."""
+    if project is None:
+        return ()
+    root = _real(project)
+    found = []
+    for name in TOOLS:
+        where = getattr(sys.modules.get(name), "__file__", None)
+        if isinstance(where, str) and _inside(where, (root,)):
+            found.append(_package_folder(name, where))
+    return tuple(found)
 
 
 def _project_plugin_files(plugins: Iterable[object], project: str | None) -> frozenset[str]:
