@@ -543,6 +543,9 @@ def test_an_unchanged_hook_is_not_a_finding_but_a_changed_one_is(
         "# a comment\n" + hook.replace("    return None", "    return  None")
     )
     assert integrity(agentgate)["status"] == "pass"  # reformatted: the same hook
+    documented = hook.replace("config):\n", 'config):\n    """Say nothing of the status."""\n')
+    (root / "conftest.py").write_text(documented)
+    assert integrity(agentgate)["status"] == "pass"  # a docstring reworded: the same hook
     (root / "conftest.py").write_text(hook.replace("return None", "return 'passed', '.', 'ok'"))
     gate = integrity(agentgate)
     assert [(f["code"], f["line"]) for f in gate["findings"]] == [("result-rewritten", 1)]

@@ -226,6 +226,25 @@ def _specname(node: ast.expr, markers: dict[str, str]) -> str | None:
     return _specname(node.func, markers)
 
 
+def _hook_shape(node: ast.AST) -> str:
+    """A hook's code as a comparable text, without its docstrings (and those of what it
+    defines): a reworded docstring leaves the hook doing what it did (a third review on real
+    projects: pytest-rerunfailures' own protocol hook)."""
+    import copy
+
+    node = copy.deepcopy(node)
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            first = inner.body[0] if inner.body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                inner.body = inner.body[1:] or [ast.Pass()]
+    return _shape(node)
+
+
 def _shape(node: ast.AST) -> str:
     return ast.dump(node, annotate_fields=False, include_attributes=False)
 
@@ -233,11 +252,11 @@ def _shape(node: ast.AST) -> str:
 def _hook_findings(
     path: str, now: ast.Module, before: ast.Module | None
 ) -> Iterator[IntegrityFinding]:
-    old = {name: Counter(_shape(f) for f in funcs) for name, funcs in _hooks(before).items()}
+    old = {name: Counter(_hook_shape(f) for f in funcs) for name, funcs in _hooks(before).items()}
     for name, funcs in sorted(_hooks(now).items()):
         unchanged = Counter(old.get(name, Counter()))
         for func in funcs:
-            shape = _shape(func)
+            shape = _hook_shape(func)
             if unchanged[shape] > 0:
                 unchanged[shape] -= 1
                 continue
