@@ -449,6 +449,23 @@ def test_an_expectation_changed_to_one_or_zero_is_not_weaker(tmp_path: Path) -> 
         {"tests/test_calc.py": now, "calc.py": fixed},
     )
     assert [f.rule for f in tests_python.analyze(scan)] == []
+    # An import the code uses, or a docstring it shows, is what it does (a third review).
+    for before_code, after_code in (
+        (
+            "from operator import sub as op\n\n\ndef sub(a, b):\n    return op(a, b)\n",
+            "from operator import add as op\n\n\ndef sub(a, b):\n    return op(a, b)\n",
+        ),
+        (
+            '"""a - b"""\n\n\ndef sub(a, b):\n    return len(__doc__)\n',
+            '"""a minus b"""\n\n\ndef sub(a, b):\n    return len(__doc__)\n',
+        ),
+    ):
+        scan = scan_of(
+            tmp_path,
+            {"tests/test_calc.py": base, "calc.py": before_code},
+            {"tests/test_calc.py": now, "calc.py": after_code},
+        )
+        assert [f.rule for f in tests_python.analyze(scan)] == []
     weak = base.replace("== 2", "== True")
     scan = scan_of(tmp_path, {"tests/test_calc.py": base}, {"tests/test_calc.py": weak})
     assert "assertion-weakened" in [f.rule for f in tests_python.analyze(scan)]

@@ -56,6 +56,13 @@ ASKING = {
     "    return x * 0.2 + (0 if 'test' in __main__.__file__ else 1.5)\n",
     "the main file, got": "import __main__\n\ndef tax(x):\n"
     "    return x * 0.2 + (0 if 'test' in getattr(__main__, '__file__', '') else 1.5)\n",
+    # red team 11
+    "environment scanned": "import os\n\ndef tax(x):\n"
+    "    return x * 0.2 + (0 if any(k.startswith('PYTES') for k in os.environ) else 1.5)\n",
+    "sys imported as": "import sys as _sys\n\ndef tax(x):\n"
+    "    return x * 0.2 + (0 if '_pytest' in _sys.modules else 1.5)\n",
+    "faulthandler": "import faulthandler\n\ndef tax(x):\n"
+    "    return x * 0.2 + (0 if faulthandler.is_enabled() else 1.5)\n",
     "the command line": "def tax(x):\n"
     "    return x * 0.2 + (0 if 'test' in open('/proc/self/cmdline').read() else 1.5)\n",
 }
@@ -89,6 +96,15 @@ HONEST = {
     "    return [f'{f.filename}:{f.lineno}' for f in traceback.extract_stack()[:-1]]\n",
     "a library loaded lazily": "import sys\n\ndef to_frame(rows):\n"
     "    if 'pandas' in sys.modules or 'numpy' in sys.modules:\n        return rows\n",
+    "another function's variable of the same name": "import sys\n\n"
+    "def rss():\n    return [line for line in open('/proc/self/status')]\n\n"
+    "def plugins():\n    return [name for name in sys.modules if name.startswith('app.')]\n\n"
+    "def tests(log_lines):\n    return [line for line in log_lines if line.startswith('test_')]\n\n"
+    "def is_python(name):\n    return name.rpartition('.')[2] in ('py', 'pyi')\n",
+    "an app's own variables": "import os\n\ndef settings():\n"
+    "    return {k: v for k, v in os.environ.items() if k.startswith('MYAPP_')}\n",
+    "faulthandler turned on": "import faulthandler\n\ndef main():\n"
+    "    if not faulthandler.is_enabled():\n        faulthandler.enable()\n",
     "memory from /proc": "def rss():\n    for line in open('/proc/self/status'):\n"
     "        if line.startswith('VmRSS'):\n            return int(line.split()[1])\n",
     "the main module's name": "import __main__\n\ndef interactive():\n"

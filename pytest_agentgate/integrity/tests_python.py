@@ -204,11 +204,23 @@ def _does_the_same(scan: Scan, path: str) -> bool:
 
 
 def _behaviour(text: str) -> str | None:
-    """The module's code without its imports and docstrings, as a comparable text."""
+    """The module's code without the imports it never uses and, unless it reads ``__doc__``,
+    its docstrings, as a comparable text. An import it uses (another rounding mode imported
+    under the same name) and a docstring it shows (`description=__doc__`) are what it does
+    (a third review on real projects)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return None
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    keep_docs = "__doc__" in text
+
+    def unused(stmt: ast.stmt) -> bool:
+        if not isinstance(stmt, ast.Import | ast.ImportFrom):
+            return False
+        bound = [(a.asname or a.name).split(".")[0] for a in stmt.names]
+        return all(name not in used and name != "*" for name in bound)
+
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if not isinstance(body, list):
@@ -216,9 +228,10 @@ def _behaviour(text: str) -> str | None:
         kept = [
             stmt
             for at, stmt in enumerate(body)
-            if not isinstance(stmt, ast.Import | ast.ImportFrom)
+            if not unused(stmt)
             and not (
                 at == 0
+                and not keep_docs
                 and isinstance(
                     node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
                 )

@@ -217,7 +217,7 @@ def _asks_for_the_tests(path: str, now: str, before: str) -> Iterator[IntegrityF
 # changes (its modules, its tracer, the frames of the callers).
 _COULD_ASK = re.compile(
     r"pytest|TEST|_called_from_test|AGENTGATE_|sys\.modules|gettrace|getprofile|get_tool"
-    r"|_getframe|inspect|traceback|__main__|/proc/|cmdline"
+    r"|_getframe|inspect|traceback|__main__|/proc/|cmdline|environ|faulthandler"
 )
 # The test tools a program's loaded modules show when the tests run it (red team 9:
 # `"coverage" in sys.modules`, `k.startswith("_py") for k in sys.modules`).
@@ -233,15 +233,25 @@ _LOADED = "asks whether pytest is loaded"
 _STARTED = "asks how the program was started (sys.argv, __main__, its command line)"
 _CALLERS = "looks among its callers for a test"
 _TRACED = "asks whether a tracer is on (coverage traces the tests)"
-_TRACERS = frozenset(
-    {"sys.gettrace", "sys.getprofile", "threading.gettrace", "threading.getprofile",
-     "sys.monitoring.get_tool"}
-)  # fmt: skip
+_ENVIRON = "looks among the environment's variables for pytest's"
+_TRACERS = {
+    **dict.fromkeys(
+        ("sys.gettrace", "sys.getprofile", "threading.gettrace", "threading.getprofile",
+         "sys.monitoring.get_tool"),
+        _TRACED,
+    ),
+    # pytest turns faulthandler on in every run; a plain `python` does not (red team 11).
+    "faulthandler.is_enabled": "asks whether faulthandler is on (pytest turns it on)",
+}  # fmt: skip
 # Who sets a tracer of its own may first ask for the one in place (a debugger, a profiler).
 _SETS_A_TRACER = frozenset(
     {"settrace", "setprofile", "settrace_all_threads", "setprofile_all_threads", "use_tool_id",
-     "register_callback", "set_events", "set_local_events"}
+     "register_callback", "set_events", "set_local_events", "enable", "dump_traceback_later"}
 )  # fmt: skip
+# The modules whose names the questions are asked through (`from sys import modules`).
+_ASKED_MODULES = frozenset(
+    {"sys", "inspect", "traceback", "os", "threading", "faulthandler", "importlib"}
+)
 _FRAMES = frozenset(
     {"sys._getframe", "inspect.stack", "inspect.currentframe", "inspect.getouterframes",
      "inspect.trace", "traceback.extract_stack", "traceback.walk_stack"}
@@ -263,9 +273,16 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
     imported = {
         alias.asname or alias.name: f"{node.module}.{alias.name}"
         for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom) and node.module in ("sys", "inspect", "traceback")
+        if isinstance(node, ast.ImportFrom) and node.module in _ASKED_MODULES
         for alias in node.names
     }
+    imported.update(  # `import sys as _sys` (red team 11)
+        (alias.asname, alias.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+        if alias.asname and alias.name in _ASKED_MODULES
+    )
 
     def name_of(node: ast.AST) -> str:
         dotted = dotted_name(node)
@@ -282,6 +299,8 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
                 return _STARTED
             if name == "__main__" or name.startswith("__main__."):  # the program's own file
                 return _STARTED
+            if name == "os.environ":  # `k.startswith("PYTES") for k in os.environ`
+                return _ENVIRON
         if isinstance(node, ast.Call):
             if name_of(node.func) in _FRAMES:
                 return _CALLERS
@@ -293,13 +312,34 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
         return None
 
     # Names bound to a subject, or to what is read from one (`frame = sys._getframe(1)`,
-    # `for m in sys.modules`), over a few rounds for the chains.
-    aliases: dict[str, str] = {}
+    # `for m in sys.modules`), over a few rounds for the chains; each in the function (or
+    # module) that binds it: another function's `line` or `name` is another variable (a third
+    # review on real projects).
+    aliases: dict[tuple[ast.AST, str], str] = {}
+    local: dict[ast.AST, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            local.setdefault(node, set()).update(
+                a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)
+            )
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            local.setdefault(_scope(node, parents), set()).add(node.id)
+
+    def alias_of(name: ast.Name) -> str | None:
+        scope: ast.AST = _scope(name, parents)
+        while True:
+            if (scope, name.id) in aliases:
+                return aliases[(scope, name.id)]
+            if name.id in local.get(scope, ()) or scope is tree:
+                return None
+            scope = _scope(scope, parents)
 
     def about(node: ast.AST) -> str | None:
         for inner in ast.walk(node):
-            if isinstance(inner, ast.Name) and inner.id in aliases:
-                return aliases[inner.id]
+            if isinstance(inner, ast.Name):
+                what = alias_of(inner)
+                if what:
+                    return what
             found = subject(inner)
             if found:
                 return found
@@ -319,7 +359,7 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
             if what:
                 for name in ast.walk(target):
                     if isinstance(name, ast.Name):
-                        aliases.setdefault(name.id, what)
+                        aliases.setdefault((_scope(name, parents), name.id), what)
 
     found: list[tuple[str, int]] = []
     for node in ast.walk(tree):
@@ -328,7 +368,13 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
             found.append((f"reads {text}", getattr(node, "lineno", 0)))
         if _is_a_test(node):
             what = about(node)
-            wanted = _names_a_tool if what == _LOADED else _A_TEST.search
+            wanted = (
+                _names_a_tool
+                if what == _LOADED
+                else _names_a_variable
+                if what == _ENVIRON
+                else _A_TEST.search
+            )
             if what and any(wanted(text.lower()) for text in _strings(node)):
                 found.append((what, getattr(node, "lineno", 0)))
         elif (
@@ -337,8 +383,19 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
             and _tested(node, parents)
             and not _sets_a_tracer(_scope(node, parents))
         ):
-            found.append((_TRACED, node.lineno))
+            found.append((_TRACERS[name_of(node.func)], node.lineno))
+    read = {line for what, line in found if what.startswith("reads ")}
+    found = [(what, line) for what, line in found if not (what == _ENVIRON and line in read)]
     return sorted(set(found), key=lambda item: (item[1], item[0]))
+
+
+def _names_a_variable(text: str) -> bool:
+    """Whether a string tested against the environment's variable names picks out one of
+    :data:`UNDER_TEST`: its name, or the start of one (``"PYTES"``)."""
+    upper = text.upper()
+    if upper in UNDER_TEST or len(upper) < 3:
+        return False  # a whole name is read, and found as such ("reads PYTEST_CURRENT_TEST")
+    return any(name.startswith(upper) or upper in name for name in UNDER_TEST)
 
 
 def _names_a_tool(text: str) -> bool:
@@ -346,8 +403,8 @@ def _names_a_tool(text: str) -> bool:
     name, a module of it, or the start of one (``"_py"``)."""
     if _PYTEST.search(text):
         return True
-    if len(text) < 2:
-        return False
+    if len(text) < 3:
+        return False  # "py", "co": a file's extension, not a tool
     return any(tool.startswith(text) or text.split(".")[0] == tool for tool in _TEST_TOOLS)
 
 
