@@ -53,6 +53,37 @@ TRICKS: dict[str, tuple[str, str, str, int]] = {
         "result-rewritten",
         17,
     ),
+    "makereport writes through object.__setattr__": (
+        "conftest.py",
+        "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
+        "    object.__setattr__(outcome.get_result(), 'outcome', 'passed')\n",
+        "result-rewritten",
+        5,
+    ),
+    "makereport hands the report to a helper": (
+        "conftest.py",
+        "import pytest\n\n\ndef _settle(report):\n    report.outcome = 'passed'\n\n\n"
+        "@pytest.hookimpl(hookwrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n    outcome = yield\n"
+        "    _settle(outcome.get_result())\n",
+        "result-rewritten",
+        9,
+    ),
+    "a hook attached under a computed name": (
+        "conftest.py",
+        "import pytest\n\n\nclass _Tidy:\n    pass\n\n\ndef _tidy(item, call):\n"
+        "    yield\n\n\nsetattr(_Tidy, 'pytest_runtest_' + 'makereport', _tidy)\n",
+        "result-rewritten",
+        12,
+    ),
+    "pycollect_makeitem makes the items itself": (
+        "conftest.py",
+        "import pytest\n\n\n@pytest.hookimpl(tryfirst=True)\n"
+        "def pytest_pycollect_makeitem(collector, name, obj):\n    return None\n",
+        "result-rewritten",
+        5,
+    ),
     "runtest_protocol runs the tests itself": (
         "conftest.py",
         "import pytest\n\n\n@pytest.hookimpl(tryfirst=True)\n"

@@ -51,7 +51,11 @@ from pytest_agentgate.integrity.tests_python import (
 RESULT_HOOKS = {"pytest_runtest_makereport", "pytest_report_teststatus"}
 # Hooks that run a test, or the whole of its protocol (a `tryfirst` pytest_runtest_protocol
 # that runs the test again and logs reports of its own: red team 10).
-CALL_HOOKS = {"pytest_runtest_call", "pytest_pyfunc_call", "pytest_runtest_protocol"}
+CALL_HOOKS = {
+    "pytest_runtest_call", "pytest_pyfunc_call", "pytest_runtest_protocol",
+    # items made by the code itself, with whatever it passes as their function (red team 11)
+    "pytest_pycollect_makeitem",
+}  # fmt: skip
 REPORT_WRITERS = {"pytest_runtest_logreport", "pytest_terminal_summary"}
 # pytest_collect_file is not one: it adds collectors beside pytest's own, never removes one.
 SELECTION_HOOKS = {"pytest_ignore_collect", "pytest_deselected"}
@@ -263,7 +267,41 @@ def _hook_findings(
             finding = _judge_hook(path, name, func, now)
             if finding is not None:
                 yield finding
+    for line, what in past_the_base(_hooks_attached(now), _hooks_attached(before)):
+        yield IntegrityFinding(
+            "result-rewritten",
+            f"{PurePosixPath(path).name} attaches {what} with setattr: a hook pytest calls "
+            "whatever its function's name, judged as the worst one",
+            path,
+            line,
+        )
     yield from _collect_ignore(path, now, before)
+
+
+def _hooks_attached(tree: ast.Module | None) -> list[tuple[int, str]]:
+    """``setattr(obj, "pytest_runtest_" + "makereport", f)``: a hook attached to an object
+    (a plugin the code then registers) under a name built at run time, which no ``def`` shows
+    (red team 11)."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree) if tree is not None else ():
+        if not (
+            isinstance(node, ast.Call)
+            and _dotted(node.func).rsplit(".", 1)[-1] in ("setattr", "__setattr__")
+            and len(node.args) >= 2
+        ):
+            continue
+        name = node.args[1]
+        pieces = [
+            c.value
+            for c in ast.walk(name)
+            if isinstance(c, ast.Constant) and isinstance(c.value, str)
+        ]
+        if any(piece.startswith("pytest_") for piece in pieces) or (
+            not isinstance(name, ast.Constant) and any("pytest" in p for p in pieces)
+        ):
+            shown = "".join(pieces) if pieces else "a hook"
+            found.append((node.lineno, f"`{shown}`"))
+    return found
 
 
 def plugin_findings(path: str, text: str) -> list[str]:
@@ -291,7 +329,7 @@ def _judge_hook(
     where = f"{name} in {PurePosixPath(path).name}"
     if not is_hook_name(name):
         return None  # a helper named like a hook: pytest never calls it
-    if name == "pytest_runtest_makereport" and not _alters_the_report(func):
+    if name == "pytest_runtest_makereport" and not _alters_the_report(func, tree):
         pass  # reads the report (a plugin attaching it to the item): alters nothing
     elif name in RESULT_HOOKS or name in CALL_HOOKS:
         return IntegrityFinding(
@@ -698,16 +736,31 @@ REPORT_FIELDS = frozenset({"outcome", "longrepr", "wasxfail", "excinfo", "when"}
 RESULT_SETTERS = frozenset({"force_result", "set_result", "force_exception", "_result"})
 
 
-def _alters_the_report(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+def _alters_the_report(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module | None = None
+) -> bool:
     """Whether a makereport hook writes a report's outcome, hands pluggy a result of its own, or
-    (not a wrapper) returns a report: what reading it, to keep it on the item, never does."""
+    (not a wrapper) returns a report: what reading it, to keep it on the item, never does. The
+    module's own functions it calls are read as its body (red team 11: the report handed to a
+    helper that writes `report.outcome`)."""
     wrapper = any(
         isinstance(k, ast.keyword) and k.arg in ("hookwrapper", "wrapper")
         for d in func.decorator_list
         if isinstance(d, ast.Call)
         for k in d.keywords
     )
+    helpers = {
+        node.name: node
+        for node in (tree.body if tree is not None else [])
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    bodies: list[ast.AST] = [func]
     for node in ast.walk(func):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            helper = helpers.get(node.func.id)
+            if helper is not None and helper is not func and helper not in bodies:
+                bodies.append(helper)
+    for owner, node in ((body, inner) for body in bodies for inner in ast.walk(body)):
         if assigned(node):
             if any(
                 (isinstance(t, ast.Attribute) and t.attr in REPORT_FIELDS)
@@ -725,10 +778,13 @@ def _alters_the_report(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
                 and _a_namespace(node.func.value)
             ):
                 return True  # `vars(report).update(outcome="passed")` (red team 10)
-            if called == "setattr" and len(node.args) >= 2 and _may_name_a_field(node.args[1]):
-                return True
+            if called in ("setattr", "__setattr__") and any(
+                _may_name_a_field(arg) for arg in node.args[:2]
+            ):
+                return True  # `setattr(report, ...)`, `object.__setattr__(report, ...)`
         elif (
             isinstance(node, ast.Return)
+            and owner is func  # (what a helper returns is the helper's)
             and node.value is not None
             and not wrapper
             and not (isinstance(node.value, ast.Constant) and node.value.value is None)
