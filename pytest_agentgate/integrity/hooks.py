@@ -778,10 +778,14 @@ def _alters_the_report(
                 and _a_namespace(node.func.value)
             ):
                 return True  # `vars(report).update(outcome="passed")` (red team 10)
-            if called in ("setattr", "__setattr__") and any(
-                _may_name_a_field(arg) for arg in node.args[:2]
+            # `setattr(report, name, v)`, `object.__setattr__(report, name, v)` (red team 11),
+            # `report.__setattr__(name, v)`: the name is the one before the value.
+            if (
+                called in ("setattr", "__setattr__")
+                and len(node.args) >= 2
+                and _may_name_a_field(node.args[-2])
             ):
-                return True  # `setattr(report, ...)`, `object.__setattr__(report, ...)`
+                return True
         elif (
             isinstance(node, ast.Return)
             and owner is func  # (what a helper returns is the helper's)
