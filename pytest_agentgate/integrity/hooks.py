@@ -39,7 +39,13 @@ from pathlib import PurePosixPath
 from pytest_agentgate.git import GitError
 from pytest_agentgate.integrity import pytest_files
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan, past_the_base
-from pytest_agentgate.integrity.patches import assigned, parse_python
+from pytest_agentgate.integrity.patches import (
+    TOOLS,
+    assigned,
+    attributes_set,
+    parse_python,
+    patched,
+)
 from pytest_agentgate.integrity.tests_python import (
     Module,
     Settings,
@@ -307,8 +313,6 @@ def _hooks_attached(tree: ast.Module | None) -> list[tuple[int, str]]:
 def plugin_findings(path: str, text: str) -> list[str]:
     """What each hook of a plugin module outside the project (its source ``text``) can alter,
     judged as a conftest's new hooks are: the messages, in the file's order."""
-    from pytest_agentgate.integrity.patches import TOOLS, patched
-
     tree = parse_python(text)
     if tree is None:
         return []
@@ -938,22 +942,11 @@ def _item_code_writes(tree: ast.Module | None) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
     aliases = _item_aliases(tree) if tree is not None else frozenset()
     for node in ast.walk(tree) if tree is not None else ():
-        for target in assigned(node):
-            if (
-                isinstance(target, ast.Attribute)
-                and target.attr in _ITEM_CODE
-                and _a_test_item(target.value, aliases)
-            ):
-                found.append((target.lineno, f"the test item's {target.attr}"))
-        if (
-            isinstance(node, ast.Call)
-            and _dotted(node.func) == "setattr"
-            and len(node.args) >= 2
-            and isinstance(node.args[1], ast.Constant)
-            and node.args[1].value in _ITEM_CODE
-            and _a_test_item(node.args[0], aliases)
-        ):
-            found.append((node.lineno, f"the test item's {node.args[1].value}"))
+        found.extend(
+            (line, f"the test item's {attr}")
+            for owner, attr, line in attributes_set(node)
+            if attr in _ITEM_CODE and _a_test_item(owner, aliases)
+        )
     return found
 
 

@@ -261,6 +261,25 @@ def assigned(node: ast.AST) -> list[ast.expr]:
     return found
 
 
+def attributes_set(node: ast.AST) -> list[tuple[ast.expr, str, int]]:
+    """The attributes ``node`` sets, as (the object, the attribute's name, the line): each
+    attribute target of an assignment (:func:`assigned`), and ``setattr(x, "name", v)``."""
+    found = [
+        (target.value, target.attr, target.lineno)
+        for target in assigned(node)
+        if isinstance(target, ast.Attribute)
+    ]
+    if (
+        isinstance(node, ast.Call)
+        and dotted_name(node.func) == "setattr"
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    ):
+        found.append((node.args[0], node.args[1].value, node.lineno))
+    return found
+
+
 def dotted_name(node: ast.AST) -> str:
     """``a.b.c`` for a name or an attribute chain; "" for anything else."""
     if isinstance(node, ast.Name):

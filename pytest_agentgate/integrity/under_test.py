@@ -37,7 +37,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan, past_the_base
-from pytest_agentgate.integrity.patches import assigned, dotted_name, parse_python
+from pytest_agentgate.integrity.patches import (
+    assigned,
+    attributes_set,
+    dotted_name,
+    parse_python,
+)
 from pytest_agentgate.testcode import is_test_code
 from pytest_agentgate.texts import decode, read_regular
 
@@ -564,22 +569,10 @@ def _test_parts_set(tree: ast.Module | None) -> list[tuple[int, str]]:
         else:
             pending.extend(inner.decorator_list if not isinstance(inner, ast.Lambda) else ())
             continue
-        for target in assigned(inner):
-            if (
-                isinstance(target, ast.Attribute)
-                and target.attr in _FUNCTION_PARTS
-                and dotted_name(target.value).rsplit(".", 1)[-1] in tests
-            ):
-                found.append((target.lineno, f"{dotted_name(target.value)}.{target.attr}"))
-        if (
-            isinstance(inner, ast.Call)
-            and dotted_name(inner.func) == "setattr"
-            and len(inner.args) >= 2
-            and isinstance(inner.args[1], ast.Constant)
-            and inner.args[1].value in _FUNCTION_PARTS
-            and dotted_name(inner.args[0]).rsplit(".", 1)[-1] in tests
-        ):
-            found.append((inner.lineno, f"{dotted_name(inner.args[0])}.{inner.args[1].value}"))
+        for owner, attr, line in attributes_set(inner):
+            name = dotted_name(owner)
+            if attr in _FUNCTION_PARTS and name.rsplit(".", 1)[-1] in tests:
+                found.append((line, f"{name}.{attr}"))
     return sorted(found)
 
 

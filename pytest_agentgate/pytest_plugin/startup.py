@@ -54,8 +54,10 @@ import sys
 import sysconfig
 from collections.abc import Iterable, Iterator
 from types import ModuleType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 from urllib.parse import unquote, urlparse
+
+from pytest_agentgate.integrity import patches
 
 # Bounds: a .pth file or RECORD read, the code shown, the entries kept.
 MAX_READ = 1 << 20
@@ -153,11 +155,9 @@ def planted_plugins(plugins: Iterable[object], project: str) -> list[Startup]:
     return found
 
 
-# The test tools whose modules decide what a run reports (integrity/patches.py's, less the
-# standard library's unittest, which no environment installs).
-TOOLS = frozenset(
-    {"_pytest", "pytest", "pluggy", "xdist", "coverage", "pytest_cov", "pytest_agentgate"}
-)
+# The test tools whose modules decide what a run reports: integrity/patches.py's, less the
+# standard library's unittest, which no environment installs.
+TOOLS = patches.TOOLS - {"unittest"}
 
 
 def _judged_folders() -> tuple[list[str], list[str]]:
@@ -249,26 +249,30 @@ def _ignored_by_git(root: str, real: str) -> bool:
     return done.returncode == 0
 
 
-def _installed_from(dist_info: str) -> str | None:
-    """The local folder or file a distribution was installed from (pip's
-    ``direct_url.json``), or None when it came from a package index."""
+def _direct_url(dist_info: str) -> dict[str, Any] | None:
+    """pip's ``direct_url.json`` of an installed distribution (PEP 610), when there is one;
+    ``{}`` when it is there but not what an installer writes."""
     data = _read(os.path.join(dist_info, "direct_url.json"))
     if data is None:
         return None
     try:
-        url = json.loads(data).get("url")
-    except (ValueError, AttributeError, RecursionError):
-        return dist_info  # a direct_url.json no installer wrote: local, whatever it says
-    if not isinstance(url, str):
-        return dist_info
-    parsed = urlparse(url)
-    try:
-        archive = "archive_info" in json.loads(data)
+        said = json.loads(data)
     except (ValueError, RecursionError):
-        archive = False
-    # A wheel or sdist file (`pip install ./wheels/*.whl`, what offline builds do) is a
-    # package as an index serves it; a folder is code that may never have been published.
-    return unquote(parsed.path) if parsed.scheme == "file" and not archive else None
+        return {}
+    return said if isinstance(said, dict) and isinstance(said.get("url"), str) else {}
+
+
+def _installed_from(dist_info: str) -> str | None:
+    """The local folder a distribution was installed from (pip's ``direct_url.json``), or
+    None when it came from a package index, or from a wheel or sdist file (`pip install
+    ./wheels/*.whl`, what offline builds do: a package as an index serves it)."""
+    said = _direct_url(dist_info)
+    if said is None:
+        return None
+    if not said:
+        return dist_info  # a direct_url.json no installer wrote: local, whatever it says
+    parsed = urlparse(said["url"])
+    return unquote(parsed.path) if parsed.scheme == "file" and "archive_info" not in said else None
 
 
 def _editable_from(real: str) -> str | None:
@@ -285,17 +289,12 @@ def _editable_folders() -> tuple[str, ...]:
         for entry in _listdir(folder):
             if not entry.endswith(".dist-info"):
                 continue
-            data = _read(os.path.join(folder, entry, "direct_url.json"))
-            if data is None or b"editable" not in data:
-                continue
-            try:
-                said = json.loads(data)
-                url, editable = said["url"], said["dir_info"]["editable"]
-            except (ValueError, KeyError, TypeError, RecursionError):
-                continue
-            parsed = urlparse(url) if isinstance(url, str) else None
-            if editable is True and parsed is not None and parsed.scheme == "file":
-                found.append(os.path.realpath(unquote(parsed.path)).rstrip(os.sep))
+            said = _direct_url(os.path.join(folder, entry))
+            info = said.get("dir_info") if said else None
+            if said and isinstance(info, dict) and info.get("editable") is True:
+                parsed = urlparse(said["url"])
+                if parsed.scheme == "file":
+                    found.append(os.path.realpath(unquote(parsed.path)).rstrip(os.sep))
     return tuple(found)
 
 

@@ -25,15 +25,9 @@ from collections.abc import Iterable, Iterator
 from types import ModuleType
 from typing import Any
 
+from pytest_agentgate.integrity.patches import TOOLS  # the tools whose code decides results
 from pytest_agentgate.texts import read_regular
 
-# The tools whose code decides what a test run reports, by their top-level module.
-TOOLS = frozenset(
-    {
-        "_pytest", "pytest", "pluggy", "xdist", "coverage", "pytest_cov", "pytest_agentgate",
-        "unittest",
-    }
-)  # fmt: skip
 # The most findings kept: one is enough to fail the gate.
 MAX_FOUND = 20
 
@@ -179,39 +173,10 @@ def _added_to_the_tool(where: str, owner: type | None, attr: str) -> bool:
 
 @functools.lru_cache(maxsize=256)
 def _names_in(path: str, qualname: str) -> frozenset[str] | None:
-    """The names the file ``path`` binds at its top level (``qualname`` "") or in the body of
-    the class ``qualname``: ``def``, ``class``, assignments and imports, in ``if`` and ``try``
-    blocks too. None when the file cannot be read or holds no such class (nothing known)."""
-    import ast
-
-    try:
-        tree = ast.parse(read_regular(path))
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    body: list[ast.stmt] = tree.body
-    for part in qualname.split(".") if qualname else ():
-        classes = [n for n in body if isinstance(n, ast.ClassDef) and n.name == part]
-        if not classes:
-            return None
-        body = classes[0].body
-    names: set[str] = set()
-    todo: list[ast.stmt] = list(body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, (ast.If, ast.Try, ast.With)) or type(node).__name__ == "TryStar":
-            for field in ("body", "orelse", "finalbody"):
-                todo.extend(getattr(node, field, []) or [])
-            for handler in getattr(node, "handlers", []) or []:
-                todo.extend(handler.body)
-        else:
-            for target in ast.walk(node):
-                if isinstance(target, ast.Name) and isinstance(target.ctx, ast.Store):
-                    names.add(target.id)
-    return frozenset(names)
+    """Every name the file ``path`` binds at its top level (``qualname`` "") or in the body of
+    the class ``qualname`` (:func:`_file_bindings`); None when nothing is known."""
+    found = _file_bindings(path, qualname)
+    return None if found is None else found[0] | found[1]
 
 
 @functools.lru_cache(maxsize=256)
@@ -624,44 +589,58 @@ def _bound_otherwise(path: str, in_class: str = "") -> frozenset[str]:
     ``global``; not a function's locals. ``in_class``: in the body of that top-level class,
     and the class's attributes the file sets anywhere (``Cls.name = f``, ``setattr(Cls,
     "name", f)``)."""
+    found = _file_bindings(path, in_class)
+    return frozenset() if found is None else found[1]
+
+
+def _file_bindings(path: str, qualname: str = "") -> tuple[frozenset[str], frozenset[str]] | None:
+    """What the source file ``path`` binds in its body (``qualname`` "") or in the body of the
+    class ``qualname`` (``A.B``), in ``if``, ``try`` and ``with`` blocks too: (the names it
+    defines with ``def`` or ``class``, the names it binds otherwise: imports, assignments,
+    ``global`` in its functions, and for a class the attributes the file sets on it anywhere:
+    jinja2's ``NodeType.__new__ = staticmethod(_failing_new)`` at the end of nodes.py). None
+    when the file cannot be read or holds no such class."""
     import ast
 
     try:
         tree = ast.parse(read_regular(path))
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return frozenset()
+        return None
+    defined: set[str] = set()
     names: set[str] = set()
     body = tree.body
-    if in_class:
-        found = [n for n in body if isinstance(n, ast.ClassDef) and n.name == in_class]
-        body = found[0].body if found else []
-        # The file's own code setting the class's attribute, outside its body (jinja2's
-        # `NodeType.__new__ = staticmethod(_failing_new)` at the end of nodes.py).
-        for node in ast.walk(tree):
-            if (
-                isinstance(node, ast.Attribute)
-                and isinstance(node.ctx, ast.Store)
-                and isinstance(node.value, ast.Name)
-                and node.value.id == in_class
-            ):
-                names.add(node.attr)
-            elif (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Name)
-                and node.func.id == "setattr"
-                and len(node.args) >= 2
-                and isinstance(node.args[0], ast.Name)
-                and node.args[0].id == in_class
-                and isinstance(node.args[1], ast.Constant)
-                and isinstance(node.args[1].value, str)
-            ):
-                names.add(node.args[1].value)
+    for part in qualname.split(".") if qualname else ():
+        classes = [n for n in body if isinstance(n, ast.ClassDef) and n.name == part]
+        if not classes:
+            return None
+        body = classes[0].body
+    owner = qualname.rpartition(".")[2]
+    for node in ast.walk(tree) if owner else ():
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Store)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == owner
+        ):
+            names.add(node.attr)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "setattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id == owner
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
+            names.add(node.args[1].value)
     todo: list[ast.AST] = list(body)
     while todo:
         node = todo.pop()
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
             names.update(n for g in ast.walk(node) if isinstance(g, ast.Global) for n in g.names)
         elif isinstance(node, ast.stmt):
             for child in ast.iter_child_nodes(node):
@@ -675,7 +654,7 @@ def _bound_otherwise(path: str, in_class: str = "") -> frozenset[str]:
                         for n in ast.walk(child)
                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
                     )
-    return frozenset(names)
+    return frozenset(defined), frozenset(names)
 
 
 def _changed_in_run(path: str) -> bool:
