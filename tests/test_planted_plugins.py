@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import subprocess
 import types
 from collections.abc import Mapping
@@ -264,3 +265,86 @@ def test_a_test_tools_own_repository_installed_editable_is_not_planted(
     assert codes([], project) == [
         "pluggy._callers, a module of the test tools, not as its package installed it"
     ]
+
+
+def tool_module(site: Path, name: str, text: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``name`` (``pluggy._callers``) installed in ``site`` with ``text``, its RECORD saying
+    so, imported (its module in ``sys.modules``); its source file."""
+    import sys
+
+    relative = name.replace(".", "/") + ".py"
+    install(site, {relative: text})
+    module = plugin(site / relative, text)
+    module.__name__ = name
+    monkeypatch.setitem(sys.modules, name, module)
+    return site / relative
+
+
+def compiled(source: Path, text: str, header_of: Path | None = None) -> Path:
+    """The pyc Python writes for ``source`` holding the code of ``text``, with the header of
+    the file ``header_of`` (the source itself by default): the time and size Python checks."""
+    import importlib.util
+    import marshal
+
+    stat = (header_of or source).stat()
+    pyc = Path(importlib.util.cache_from_source(str(source)))
+    pyc.parent.mkdir(exist_ok=True)
+    header = importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little")
+    header += (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
+    header += (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little")
+    code = compile(text, str(source), "exec", dont_inherit=True)
+    pyc.write_bytes(header + marshal.dumps(code))
+    return pyc
+
+
+def test_a_test_tools_bytecode_not_compiled_from_its_source_is_planted(
+    site: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 11: pytest's reports.py untouched (its RECORD hash holds), and a pyc beside it
+    # with the file's time and size in its header, compiled from a version whose reports all
+    # pass. Python loads the pyc and never reads the source.
+    text = "def outcome(report):\n    return report.outcome\n"
+    source = tool_module(site, "_pytest.reports", text, monkeypatch)
+    pyc = compiled(source, text)
+    assert codes([], project) == []  # the pyc Python itself writes
+    compiled(source, "def outcome(report):\n    return 'passed'\n")
+    assert codes([], project) == [
+        f"_pytest.reports, a module of the test tools, loaded from __pycache__/{pyc.name}, "
+        "which is not compiled from it"
+    ]
+    # Remembered pairs are only those found alike: the same forgery is found again.
+    assert len(codes([], project)) == 1
+    # A pyc whose header no longer matches the source is compiled again by Python: not loaded.
+    os.utime(source, (1, 1))
+    assert codes([], project) == []
+
+
+def test_a_test_tools_module_run_from_bytecode_alone_is_planted(
+    site: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The source removed and a `reports.pyc` put in its place: Python imports sourceless
+    # bytecode, which no RECORD lists.
+    import sys
+
+    tool_module(site, "_pytest.reports", "x = 1\n", monkeypatch)
+    sourceless = site / "_pytest" / "reports.pyc"
+    sourceless.write_bytes(b"\0" * 32)
+    module = types.ModuleType("_pytest.reports")
+    module.__file__ = str(sourceless)
+    monkeypatch.setitem(sys.modules, "_pytest.reports", module)
+    assert codes([], project) == [
+        "_pytest.reports, a module of the test tools, not as its package installed it"
+    ]
+    # A compiled extension module its package installed (coverage's tracer) is as installed.
+    tracer = site / "coverage" / "tracer.so"
+    tracer.parent.mkdir()
+    blob = bytes(range(256)) * 8192  # larger than a source file is read
+    tracer.write_bytes(blob)
+    info = site / "zz-0.1.dist-info" / "RECORD"
+    digest = base64.urlsafe_b64encode(hashlib.sha256(blob).digest()).rstrip(b"=").decode()
+    info.write_text(info.read_text() + f"coverage/tracer.so,sha256={digest},{len(blob)}\n")
+    extension = types.ModuleType("coverage.tracer")
+    extension.__file__ = str(tracer)
+    monkeypatch.delitem(sys.modules, "_pytest.reports")
+    monkeypatch.setitem(sys.modules, "coverage.tracer", extension)
+    assert codes([], project) == []

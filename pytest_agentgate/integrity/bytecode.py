@@ -25,14 +25,16 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dis
 import hashlib
 import importlib.util
 import json
 import marshal
+import operator
 import os
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 from types import CodeType
@@ -56,7 +58,7 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
     tag = sys.implementation.cache_tag
     if tag is None:  # pragma: no cover - an interpreter that writes no bytecode
         return
-    remembered = _Remembered(scan.root)
+    remembered = Remembered(scan.root)
     pytest_tail = _pytest_tail(tag)
     folders: dict[Path, list[str]] = {}
     for path in _python_files(scan)[:MAX_FILES]:
@@ -227,39 +229,34 @@ def _kind(name: str, stem: str, tag: str, pytest_tail: str | None) -> str | None
     return None
 
 
-def _check(
-    root: Path, path: str, source_path: Path, pyc: Path, kind: str, remembered: _Remembered
-) -> IntegrityFinding | None:
+def unlike_pycs(source_path: Path, remembered: Remembered) -> list[str]:
+    """The names of the pycs in ``__pycache__`` beside the installed module ``source_path``
+    that Python or pytest loads in its place (their headers say they are up to date) and that
+    are not compiled from it: the witness asks this of the test tools' modules, whose sources
+    their packages' ``RECORD`` vouches for, but not the bytecode Python runs (red team 11: a
+    pyc of pytest's ``reports.py`` that passes every test, with the header of the untouched
+    file)."""
+    tag = sys.implementation.cache_tag
+    if tag is None:  # pragma: no cover - an interpreter that writes no bytecode
+        return []
+    pytest_tail = _pytest_tail(tag)
     try:
-        data = read_regular(pyc)
-        source = read_regular(source_path)
-        stat = source_path.stat()
+        names = sorted(os.listdir(source_path.parent / "__pycache__"))
     except OSError:
-        return None
-    if len(data) < 16 or data[:4] != importlib.util.MAGIC_NUMBER:
-        return None  # another interpreter's: not loaded by this one
-    flags = int.from_bytes(data[4:8], "little")
-    if flags & _FLAG_HASH:  # pytest 9 writes checked ones; Python unchecked ones on request
-        if flags & _FLAG_CHECK and data[8:16] != importlib.util.source_hash(source):
-            return None  # checked against its source, and stale: compiled again
-    else:
-        mtime = int.from_bytes(data[8:12], "little")
-        size = int.from_bytes(data[12:16], "little")
-        if mtime != int(stat.st_mtime) & 0xFFFFFFFF or size != stat.st_size & 0xFFFFFFFF:
-            return None  # stale by its header: Python compiles the source again
-    key = hashlib.sha256(source + b"\0" + data).hexdigest()[:32]
-    if key in remembered:
-        return None
-    try:
-        loaded = marshal.loads(data[16:])
-        alike = isinstance(loaded, CodeType) and any(
-            _behaviour(loaded) == _behaviour(compiled)
-            for compiled in _compiled(source, source_path, kind)
-        )
-    except (ValueError, EOFError, TypeError, SyntaxError, RecursionError, MemoryError):
-        alike = False
-    if alike:
-        remembered.add(key)
+        return []
+    unlike: list[str] = []
+    for name in names:
+        kind = _kind(name, source_path.stem, tag, pytest_tail)
+        pyc = source_path.parent / "__pycache__" / name
+        if kind is not None and _loaded_unlike(source_path, pyc, kind, remembered):
+            unlike.append(name)
+    return unlike
+
+
+def _check(
+    root: Path, path: str, source_path: Path, pyc: Path, kind: str, remembered: Remembered
+) -> IntegrityFinding | None:
+    if not _loaded_unlike(source_path, pyc, kind, remembered):
         return None
     shown = PurePosixPath(path).parent / "__pycache__" / pyc.name
     loader = "pytest" if kind == "pytest" else "Python"
@@ -271,12 +268,54 @@ def _check(
     )
 
 
-def _behaviour(code: CodeType) -> tuple[Any, ...]:
+def _loaded_unlike(source_path: Path, pyc: Path, kind: str, remembered: Remembered) -> bool:
+    """Whether Python (or pytest, for ``kind`` ``"pytest"``) loads ``pyc`` in place of
+    ``source_path`` (its header says it is up to date) and it is not compiled from it."""
+    try:
+        data = read_regular(pyc)
+        source = read_regular(source_path)
+        stat = source_path.stat()
+    except OSError:
+        return False
+    if len(data) < 16 or data[:4] != importlib.util.MAGIC_NUMBER:
+        return False  # another interpreter's: not loaded by this one
+    flags = int.from_bytes(data[4:8], "little")
+    if flags & _FLAG_HASH:  # pytest 9 writes checked ones; Python unchecked ones on request
+        if flags & _FLAG_CHECK and data[8:16] != importlib.util.source_hash(source):
+            return False  # checked against its source, and stale: compiled again
+    else:
+        mtime = int.from_bytes(data[8:12], "little")
+        size = int.from_bytes(data[12:16], "little")
+        if mtime != int(stat.st_mtime) & 0xFFFFFFFF or size != stat.st_size & 0xFFFFFFFF:
+            return False  # stale by its header: Python compiles the source again
+    key = hashlib.sha256(source + b"\0" + data).hexdigest()[:32]
+    if key in remembered:
+        return False
+    try:
+        loaded = marshal.loads(data[16:])
+        alike = isinstance(loaded, CodeType) and any(
+            _behaviour(loaded) == _behaviour(compiled)
+            or _behaviour(loaded, _instructions) == _behaviour(compiled, _instructions)
+            for compiled in _compiled(source, source_path, kind)
+        )
+    except (ValueError, EOFError, TypeError, SyntaxError, RecursionError, MemoryError):
+        alike = False
+    if alike:
+        remembered.add(key)
+    return not alike
+
+
+def _behaviour(
+    code: CodeType, instructions: Callable[[CodeType], object] = operator.attrgetter("co_code")
+) -> tuple[Any, ...]:
     """What a code object does, without where its lines are: a patch release of Python may
-    number lines differently (a fixed line table) under the same magic number."""
-    consts = tuple(_behaviour(c) if isinstance(c, CodeType) else c for c in code.co_consts)
+    number lines differently (a fixed line table) under the same magic number. Its
+    ``instructions`` are its bytes, or (:func:`_instructions`) what they do."""
+    consts = tuple(
+        _behaviour(c, instructions) if isinstance(c, CodeType) else c for c in code.co_consts
+    )
     return (
-        code.co_code,
+        instructions(code),
         consts,
         code.co_names,
         code.co_varnames,
@@ -288,6 +327,41 @@ def _behaviour(code: CodeType) -> tuple[Any, ...]:
         code.co_kwonlyargcount,
         code.co_name,
     )
+
+
+_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs) | frozenset(getattr(dis, "hasjump", ()))
+_GOTO = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_ABSOLUTE", "JUMP"})
+_FILLER = frozenset({"CACHE", "NOP", "EXTENDED_ARG"})
+
+
+def _instructions(code: CodeType) -> tuple[tuple[str, object], ...]:
+    """The instructions of ``code`` as what they do: each name and argument, a jump's target
+    as the place it ends at (through jumps to jumps), counted in instructions, without the
+    interpreter's fillers. Patch releases of Python under one magic number compile some code
+    apart this way only (3.11.2 jumps to a jump that 3.11.7 threads through: pytest's
+    ``terminal.py``), and a pyc of another patch release is loaded as it is."""
+    every = list(dis.get_instructions(code))
+    listed = [i for i in every if i.opname not in _FILLER]
+    at: dict[int, int] = {}  # an offset: the instruction that runs there (fillers skipped)
+    runs = 0
+    for instruction in every:
+        at[instruction.offset] = runs
+        runs += instruction.opname not in _FILLER
+    shown: list[tuple[str, object]] = []
+    for instruction in listed:
+        argument: object = instruction.argval
+        if instruction.opcode in _JUMPS and isinstance(argument, int):
+            target, hops = at.get(argument, -1), 0
+            while 0 <= target < len(listed) and listed[target].opname in _GOTO and hops < 64:
+                following = listed[target].argval
+                if not isinstance(following, int):
+                    break
+                target, hops = at.get(following, -1), hops + 1
+            argument = ("to", target)
+        elif isinstance(argument, CodeType):
+            argument = _behaviour(argument, _instructions)
+        shown.append((instruction.opname, argument))
+    return tuple(shown)
 
 
 def _compiled(source: bytes, path: Path, kind: str) -> Iterator[CodeType]:
@@ -321,7 +395,7 @@ class _Ini:
         return self.pass_hook if name == "enable_assertion_pass_hook" else None
 
 
-class _Remembered:
+class Remembered:
     """Source and pyc pairs found alike, by digest, in the user's state directory."""
 
     def __init__(self, root: Path) -> None:

@@ -193,11 +193,13 @@ _RULES = (
         "code that Python runs at every start of the interpreter that runs the tests, which no "
         "installed package put there: an `import` line in a .pth file, a sitecustomize or "
         "usercustomize module, a pytest plugin written into the environment by hand or "
-        "installed from a local folder with hooks that rewrite results (in a git-ignored .venv "
+        "installed from a local folder with hooks that rewrite results, a test tool's file or "
+        "its bytecode in __pycache__ not as its package installed it (in a git-ignored .venv "
         "the change never shows); it can replace the code under test, the test tools or the "
         "results",
-        "remove the file (or its `import` line) named; code the project means to run belongs "
-        "in its package, or in a package it installs",
+        "remove the file (or its `import` line) named, or install the test tool named again "
+        "(`pip install --force-reinstall NAME`); code the project means to run belongs in its "
+        "package, or in a package it installs",
     ),
     Rule(
         "startup-code-of-the-machine",

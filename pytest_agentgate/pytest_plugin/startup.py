@@ -61,6 +61,8 @@ from pytest_agentgate.integrity import patches
 
 # Bounds: a .pth file or RECORD read, the code shown, the entries kept.
 MAX_READ = 1 << 20
+# A test tool's compiled extension module, read whole to be hashed.
+MAX_BINARY = 64 << 20
 MAX_SHOWN = 120
 MAX_FOUND = 20
 CUSTOMIZE = ("sitecustomize", "usercustomize")
@@ -132,27 +134,54 @@ def planted_plugins(plugins: Iterable[object], project: str) -> list[Startup]:
             found.append(Startup(where, 0, code))
             if len(found) >= MAX_FOUND:
                 return found
-    # The test tools' own modules, as their packages installed them: an edit of pluggy's
-    # `_callers.py` in the environment (red team 10) rewrites every result, from no plugin.
+    found.extend(_tools_replaced(root, sites, on_path, records, seen))
+    return found[:MAX_FOUND]
+
+
+def _tools_replaced(
+    root: str, sites: list[str], on_path: list[str], records: _Records, seen: set[str]
+) -> Iterator[Startup]:
+    """The test tools' own modules not as their packages installed them: an edit of pluggy's
+    ``_callers.py`` in the environment (red team 10) rewrites every result, from no plugin; so
+    does a pyc of pytest's ``reports.py`` that Python loads in its place (red team 11), or a
+    sourceless ``reports.pyc`` where the source was."""
+    from pathlib import Path
+
+    from pytest_agentgate.integrity.bytecode import Remembered, unlike_pycs
+
+    remembered = Remembered(Path(sys.prefix))
+    looked: set[str] = set()
     for name, module in list(sys.modules.items()):
         where = getattr(module, "__file__", None) if isinstance(module, ModuleType) else None
         if name.partition(".")[0] not in TOOLS or not isinstance(where, str):
             continue
         real = os.path.realpath(where)
         folder = next((s for s in sites + on_path if real.startswith(s)), None)
-        if real in seen or folder is None or not real.endswith(".py"):
+        if folder is None or real in looked:
             continue
+        looked.add(real)
+        first = real not in seen  # pytest's own modules are plugins too: judged above
         seen.add(real)
         in_site = any(real.startswith(s) for s in sites)
         if not in_site and (real.startswith(root) or _editable_from(real) is not None):
             continue  # the tool's own repository (pluggy's src/, installed editable)
-        data = _read(real)
-        if data is not None and records.owner(folder, os.path.relpath(real, folder), data) is None:
-            code = f"{name}, a module of the test tools, not as its package installed it"
-            found.append(Startup(where, 0, code))
-            if len(found) >= MAX_FOUND:
-                break
-    return found
+        data = _read(real, MAX_READ if real.endswith(".py") else MAX_BINARY)
+        if data is None:
+            continue
+        if records.owner(folder, os.path.relpath(real, folder), data) is None:
+            if first:
+                yield Startup(
+                    where, 0, f"{name}, a module of the test tools, not as its package installed it"
+                )
+        elif real.endswith(".py"):
+            for pyc in unlike_pycs(Path(real), remembered):
+                yield Startup(
+                    where,
+                    0,
+                    f"{name}, a module of the test tools, loaded from __pycache__/{pyc}, "
+                    "which is not compiled from it",
+                )
+    remembered.save()
 
 
 # The test tools whose modules decide what a run reports: integrity/patches.py's, less the
@@ -340,10 +369,10 @@ def _listdir(folder: str) -> list[str]:
         return []
 
 
-def _read(path: str) -> bytes | None:
+def _read(path: str, limit: int = MAX_READ) -> bytes | None:
     try:
         with open(path, "rb") as file:
-            return file.read(MAX_READ)
+            return file.read(limit)
     except OSError:
         return None
 

@@ -166,6 +166,68 @@ def test_a_pytest_plugin_written_into_the_environment_fails_both_doors(project: 
     assert planted(json.loads(out.read_text())) == [(where, None)]
 
 
+# Appended to pytest's reports.py before it is compiled: every failed test report passes.
+REPORTS_EDIT = """
+
+_agentgate_orig = TestReport.from_item_and_call.__func__
+
+
+def _from_item_and_call(cls, item, call):
+    report = _agentgate_orig(cls, item, call)
+    if report.outcome == "failed":
+        report.outcome = "passed"
+        report.longrepr = None
+    return report
+
+
+TestReport.from_item_and_call = classmethod(_from_item_and_call)
+"""
+
+
+def test_pytests_bytecode_forged_in_the_environment_fails_both_doors(project: Path) -> None:
+    # Red team 11: pytest installed in the project's .venv (its files as the installer wrote
+    # them, copied with its dist-info, so its RECORD holds), then a pyc of `_pytest/reports.py`
+    # compiled from an edit, with the untouched source's time and size in its header: Python
+    # loads the pyc and never reads the source, which still hashes as RECORD says.
+    import importlib.util
+    import marshal
+
+    import _pytest
+
+    env = make_venv(project)
+    site = site_packages(env)
+    installed = Path(_pytest.__file__).parent.parent
+    no_bytecode = shutil.ignore_patterns("__pycache__")
+    for name in ("_pytest", "pytest", f"pytest-{pytest.__version__}.dist-info"):
+        shutil.copytree(installed / name, site / name, ignore=no_bytecode)
+    # Compiled as pip does when it installs.
+    python = str(env / "bin" / "python")
+    subprocess.run([python, "-m", "compileall", "-q", str(site / "_pytest")], check=True)
+    source = site / "_pytest" / "reports.py"
+    pyc = Path(importlib.util.cache_from_source(str(source)))
+    assert pyc.is_file()
+    code, verdict = verify(project)
+    assert code == 1 and gate(verdict, "test")["status"] == "fail", verdict
+    assert planted(verdict) == [], verdict  # the honest pycs, found alike
+    stat = source.stat()
+    edited = compile(source.read_text() + REPORTS_EDIT, str(source), "exec")
+    header = importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little")
+    header += (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
+    header += (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little")
+    pyc.write_bytes(header + marshal.dumps(edited))
+    code, verdict = verify(project)
+    assert gate(verdict, "test")["status"] == "pass"  # the trick works on the tests...
+    where = source.relative_to(project).as_posix()
+    assert code == 1 and planted(verdict) == [(where, None)]  # ...not on the gate
+    (finding,) = gate(verdict, "integrity")["findings"]
+    assert f"loaded from __pycache__/{pyc.name}, which is not compiled" in finding["message"]
+    assert "pip install --force-reinstall" in json.dumps(verdict)
+    out = project / ".agentgate" / "door.json"
+    door = pytest_door(env, project, out)
+    assert door.returncode != 0, door.stdout
+    assert planted(json.loads(out.read_text())) == [(where, None)]
+
+
 def test_a_pth_file_of_a_package_with_a_line_added_is_planted(
     project: Path, tmp_path: Path
 ) -> None:
