@@ -348,3 +348,42 @@ def test_a_test_tools_module_run_from_bytecode_alone_is_planted(
     monkeypatch.delitem(sys.modules, "_pytest.reports")
     monkeypatch.setitem(sys.modules, "coverage.tracer", extension)
     assert codes([], project) == []
+
+
+def test_a_local_plugins_hooks_in_another_module_of_its_package_are_read(
+    site: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 10: the entry module is `from zzpkg.impl import *`; its hooks, and any patch
+    # of the test tools, are in impl.py, which the run imported with it.
+    import sys
+
+    local = {"url": f"file://{tmp_path / 'src'}", "dir_info": {}}
+    entry = "from zzpkg.impl import *\n"
+    install(site, {"zzpkg/__init__.py": entry, "zzpkg/impl.py": REWRITER}, local)
+    package = plugin(site / "zzpkg" / "__init__.py", entry)
+    package.__name__ = "zzpkg"
+    impl = plugin(site / "zzpkg" / "impl.py", REWRITER)
+    assert codes([package], project) == []  # impl.py not imported: no hook of it runs
+    monkeypatch.setitem(sys.modules, "zzpkg.impl", impl)
+    assert codes([package], project) == [
+        f"pytest plugin zzpkg, installed from {tmp_path / 'src'}: pytest_runtest_makereport in "
+        "impl.py can alter test outcomes"
+    ]
+    # Another distribution's module the run imported is not the plugin's.
+    (site / "zz-0.1.dist-info" / "RECORD").write_text(
+        (site / "zz-0.1.dist-info" / "RECORD").read_text().replace("zzpkg/impl.py", "x.py")
+    )
+    assert codes([package], project) == []
+    # Installed editable from another checkout: the modules of the folder it maps.
+    checkout = tmp_path / "pytest-zz"
+    editable = plugin(checkout / "zzpkg" / "__init__.py", entry)
+    editable.__name__ = "zzpkg"
+    mapped = plugin(checkout / "zzpkg" / "impl.py", REWRITER)
+    monkeypatch.setitem(sys.modules, "zzpkg.impl", mapped)
+    (site / "zz-0.1.dist-info").rename(site / "old.dist-info")
+    install(site, {}, {"url": f"file://{checkout}", "dir_info": {"editable": True}})
+    (site / "_zz.pth").write_text(f"{checkout}\n")
+    assert codes([editable], project) == [
+        f"pytest plugin zzpkg, installed editable from {checkout}: pytest_runtest_makereport "
+        "in impl.py can alter test outcomes"
+    ]

@@ -52,7 +52,7 @@ import os
 import site
 import sys
 import sysconfig
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from types import ModuleType
 from typing import Any, NamedTuple
 from urllib.parse import unquote, urlparse
@@ -65,6 +65,8 @@ MAX_READ = 1 << 20
 MAX_BINARY = 64 << 20
 MAX_SHOWN = 120
 MAX_FOUND = 20
+# The modules of a plugin's distribution read, at most.
+MAX_FILES = 200
 CUSTOMIZE = ("sitecustomize", "usercustomize")
 
 
@@ -237,7 +239,14 @@ def _unvetted(
         local = _installed_from(os.path.join(folder or "", owner))
         if local is None or (os.path.realpath(local) + os.sep).startswith(root):
             return None  # from a package index, or the project itself (`pip install .`)
-        why = _alters_outcomes(real, data)
+        where = folder or ""
+        why = _alters_outcomes(
+            real,
+            data,
+            lambda path: (
+                path.startswith(where) and records.lists(where, owner, os.path.relpath(path, where))
+            ),
+        )
         return None if why is None else f"pytest plugin {name}, installed from {local}: {why}"
     mapped = _editable_from(real)
     if mapped is not None:
@@ -245,7 +254,7 @@ def _unvetted(
             os.path.join(mapped, "pytest_agentgate", "")
         ):
             return None  # the project itself, or agentgate, installed editable
-        why = _alters_outcomes(real, data)
+        why = _alters_outcomes(real, data, lambda path: path.startswith(mapped + os.sep))
         return (
             None
             if why is None
@@ -327,13 +336,26 @@ def _editable_folders() -> tuple[str, ...]:
     return tuple(found)
 
 
-def _alters_outcomes(path: str, data: bytes) -> str | None:
+def _alters_outcomes(path: str, data: bytes, same: Callable[[str], bool]) -> str | None:
     """What in the plugin's source can alter test outcomes, as a conftest's hooks are judged
-    (the result, the selection, the exit), or None."""
+    (the result, the selection, the exit), or None. The modules of its distribution the run
+    imported (``same``: whether a file is one) are read too: a plugin module that is only
+    ``from .impl import *`` has its hooks, and its patches, in ``impl.py`` (red team 10)."""
     from pytest_agentgate.integrity.hooks import plugin_findings
 
-    findings = plugin_findings(path, data.decode("utf-8", "replace"))
-    return findings[0] if findings else None
+    files = {path: data}
+    for module in list(sys.modules.values()):
+        where = getattr(module, "__file__", None) if isinstance(module, ModuleType) else None
+        if len(files) >= MAX_FILES or not isinstance(where, str) or not where.endswith(".py"):
+            continue
+        real = os.path.realpath(where)
+        if real not in files and same(real):
+            files[real] = _read(real) or b""
+    for file, text in files.items():
+        findings = plugin_findings(file, text.decode("utf-8", "replace"))
+        if findings:
+            return findings[0]
+    return None
 
 
 def _system(folder: str) -> bool:
@@ -445,6 +467,12 @@ class _Records:
             self._index[folder] = index
         listed = self._index[folder].get(name.encode("utf-8", "surrogateescape"), [])
         return next((entry for entry, field in listed if field == b"sha256=" + digest), None)
+
+    def lists(self, folder: str, entry: str, name: str) -> bool:
+        """Whether the RECORD of the distribution ``entry`` in ``folder`` lists ``name``."""
+        wanted = name.replace(os.sep, "/").encode("utf-8", "surrogateescape") + b","
+        record = self._record(folder, entry)
+        return record.startswith(wanted) or b"\n" + wanted in record
 
     def _record(self, folder: str, entry: str) -> bytes:
         path = os.path.join(folder, entry, "RECORD")
