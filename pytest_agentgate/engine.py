@@ -495,6 +495,7 @@ class Pipeline:
         ``evidence``: per gate name, what the door measured itself (see ``door_evidence``).
         """
         from pytest_agentgate.gates.integrity import (
+            with_installs,
             with_skipped_tests,
             with_startup_code,
             with_suite_counts,
@@ -538,6 +539,8 @@ class Pipeline:
         found = with_suite_counts(found, self._base_counts)
         # ...and the startup code the test run's interpreter ran, which only that run sees.
         found = with_startup_code(found)
+        # ...and, in a task, the test tools and plugins installed since it began.
+        found = with_installs(found, self._installed_since(found))
         # ...and the tests this run skipped, where the change edited them.
         found = with_skipped_tests(found)
         # What leaves agentgate is cleaned once, here: secrets masked, control characters made
@@ -553,6 +556,25 @@ class Pipeline:
             self._remember(gates)
         return self._conclude(gates)
 
+    def _installed_since(self, found: Mapping[str, Evidence | GateResult]) -> list[tuple[str, str]]:
+        """The test tools and pytest plugins the test run loaded from distributions installed
+        since the task began (integrity/installs.py: reads the task's record, and keeps the
+        folders it does not have yet); nothing without a task, or without an integrity gate."""
+        from pytest_agentgate.gates.integrity import IntegrityEvidence
+        from pytest_agentgate.gates.test import SuiteEvidence
+
+        task = self.request.task
+        if task is None or not any(isinstance(e, IntegrityEvidence) for e in found.values()):
+            return []
+        installs = sorted(
+            {entry for e in found.values() if isinstance(e, SuiteEvidence) for entry in e.installs}
+        )
+        if not installs:
+            return []
+        from pytest_agentgate.integrity.installs import changes
+
+        return changes(self.request.config.root, task, installs)
+
     def _cache_extra(self) -> str:
         """What else decides the verdict: the door's base, and a task's pinned base
         (state/task_base.py): the same tree is judged against another commit."""
@@ -567,7 +589,14 @@ class Pipeline:
                 found = repo.resolve_base()
                 if isinstance(found, Base) and found.sha == pinned:
                     pinned = None
-        return f"{self.request.base}|{pinned or ''}"
+        # A task whose test environment changed since it began is judged afresh
+        # (state/task_env.py): a verdict made without the task compared nothing.
+        environment = ""
+        if self.request.task is not None:
+            from pytest_agentgate.state import task_env
+
+            environment = task_env.changed_since(self.request.config.root, self.request.task)
+        return f"{self.request.base}|{pinned or ''}|{environment}"
 
     def _remember(self, gates: list[GateResult]) -> None:
         """Keep the judged gates under the state the run left the tree in, if the run changed

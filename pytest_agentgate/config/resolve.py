@@ -165,6 +165,16 @@ def pin_task_base(cwd: Path, task: str) -> None:
     pin_task(cwd, task_home(cwd, find_config(cwd)), task)
 
 
+def pin_task_environment(cwd: Path, task: str) -> None:
+    """Keep the test environment ``task`` begins with, a run started in ``cwd``: the virtual
+    environments in its project (state/task_env.py), which its first verdict would keep
+    otherwise, after its agent could have installed anything there."""
+    from pytest_agentgate.state import task_env
+
+    root = task_home(cwd, find_config(cwd))
+    task_env.pin(root, task, task_env.project_site_folders(root))
+
+
 def _above_the_project(config: Config, cwd: Path, path: Path) -> None:
     """Say so when the configuration found is above the project the run started in: it gates
     the folder it is in, not that project (a monorepo's top-level configuration)."""

@@ -19,7 +19,7 @@ import dataclasses
 import importlib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -158,6 +158,27 @@ def with_startup_code(
     return out
 
 
+def with_installs(
+    found: Mapping[str, Evidence | GateResult], changes: Sequence[tuple[str, str]]
+) -> dict[str, Evidence | GateResult]:
+    """``found`` with each integrity gate's evidence given an ``environment-changed`` finding
+    for each of ``changes`` (integrity/installs.py: the test tools and plugins installed in
+    the tests' environment since the task began, each as its dist-info's path and the
+    message). Pure, as :func:`with_suite_counts`."""
+    out = dict(found)
+    if not changes:
+        return out
+    for name, evidence in found.items():
+        if isinstance(evidence, IntegrityEvidence):
+            added = [
+                IntegrityFinding(INSTALLS_RULE, message, _project_path(path, evidence.root), None)
+                for path, message in changes
+            ]
+            out[name] = dataclasses.replace(evidence, findings=[*evidence.findings, *added])
+    return out
+
+
+INSTALLS_RULE = "environment-changed"
 SKIP_RULE = "skip-added"
 
 

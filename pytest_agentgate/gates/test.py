@@ -59,6 +59,10 @@ class SuiteEvidence(Evidence):
     # distribution put there (pytest_plugin/startup.py): (file, line, code). The integrity
     # gate judges it (gates/integrity.with_startup_code).
     startup: list[tuple[str, int, str, bool]] = field(default_factory=list)
+    # The distributions the run loaded pytest plugins and test tools from: (site folder,
+    # dist-info, RECORD digest, plugin, tool). The integrity gate compares them with the
+    # environment the task began with (integrity/installs.py).
+    installs: list[tuple[str, str, str, str, str]] = field(default_factory=list)
 
 
 class SuiteGate:
@@ -147,6 +151,7 @@ def _check_witness(
     evidence.replaced = list(run.properties.get("agentgate_replaced", []))
     evidence.replaced += _swapped_sources(context.root, run.properties.get("agentgate_sources", []))
     evidence.startup = startup_entries(run.properties.get("agentgate_startup", []))
+    evidence.installs = install_entries(run.properties.get("agentgate_install", []))
     if "agentgate_collected" in run.properties:
         evidence.dropped = max(
             0, numbers["collected"] - numbers["deselected"] - numbers["selected"]
@@ -361,6 +366,24 @@ def startup_entries(values: Iterable[object]) -> list[tuple[str, int, str, bool]
         path, line, code = value.get("path"), value.get("line"), value.get("code")
         if isinstance(path, str) and isinstance(line, int) and isinstance(code, str):
             entries.append((path, line, code, value.get("system") is True))
+    return entries
+
+
+def install_entries(values: Iterable[object]) -> list[tuple[str, str, str, str, str]]:
+    """The distributions a witness or the pytest door saw plugins and test tools loaded from,
+    each as ``{"folder", "dist", "record", "plugin", "tool"}`` (a JSON text in a JUnit
+    property); entries of another shape are left out."""
+    keys = ("folder", "dist", "record", "plugin", "tool")
+    entries = []
+    for value in values:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                continue
+        if isinstance(value, dict) and all(isinstance(value.get(k), str) for k in keys):
+            folder, dist, record, plugin, tool = (value[k] for k in keys)
+            entries.append((folder, dist, record, plugin, tool))
     return entries
 
 

@@ -8,7 +8,9 @@ before its agent has run anything, the hook pins the base its first verdict woul
 the same task (the harness session's id, the one its stop events carry): the stops then find the
 pin. Outside git it takes the task's snapshot (state/snapshot.py), for the same reason: the
 files the agent edited before its first stop would be in it. The session's folder is kept too
-(state/sessions.py): its stops are gated there, wherever the agent's shell has moved.
+(state/sessions.py): its stops are gated there, wherever the agent's shell has moved. So is the
+test environment the task begins with (state/task_env.py): the distributions installed in the
+project's virtual environments, against which a plugin or test tool installed later is judged.
 
 Nothing here may change what the agent does: the answer is empty stdout and exit 0, whatever
 happens (see harness/protocols.py for what each harness makes of other output). A start that
@@ -67,12 +69,13 @@ def start_session(harness: Harness, raw: bytes) -> Answer:
     cwd = Path(event.cwd)
     if not cwd.is_dir():
         return QUIET
-    from pytest_agentgate.config.resolve import pin_task_base
+    from pytest_agentgate.config.resolve import pin_task_base, pin_task_environment
     from pytest_agentgate.state.sessions import remember_start
 
     try:
         remember_start(harness.name, event.session, cwd)  # where its stops are gated
         pin_task_base(cwd, event.session)
+        pin_task_environment(cwd, event.session)  # the plugins and test tools it begins with
     except Exception as exc:  # a bug of agentgate's never fails the session's start
         return note(f"{type(exc).__name__}: {exc}")
     return QUIET

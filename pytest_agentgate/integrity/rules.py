@@ -212,6 +212,18 @@ _RULES = (
         "project's, where all startup code is judged",
     ),
     Rule(
+        "environment-changed",
+        "tampering",
+        "a test tool (pytest, pluggy, coverage.py, xdist, pytest-cov, agentgate) installed "
+        "again in the tests' environment after the task began, or a pytest plugin installed "
+        "since, that the project's dependency files do not name, whose hooks can alter test "
+        "outcomes (from a package index, a wheel file or a RECORD written by hand alike); or "
+        "the record of the environment the task began with gone or changed",
+        "install the versions the task began with again, or uninstall the plugin named "
+        "(`pip uninstall NAME`); a tool or plugin the project means to change is changed "
+        "between tasks, by a person",
+    ),
+    Rule(
         "stop-hook-removed",
         "tampering",
         "agentgate's stop hook (or its session-start hook) was taken out of a harness's "

@@ -49,7 +49,7 @@ from pytest_agentgate.errors import AgentgateError
 from pytest_agentgate.gates.base import Evidence
 from pytest_agentgate.gates.collect import names_report
 from pytest_agentgate.gates.coverage import CoverageEvidence
-from pytest_agentgate.gates.test import SuiteEvidence, startup_entries
+from pytest_agentgate.gates.test import SuiteEvidence, install_entries, startup_entries
 from pytest_agentgate.process import CommandResult, CommandSpec
 from pytest_agentgate.profiles import defaults_for
 from pytest_agentgate.registry import get_registry
@@ -265,6 +265,7 @@ class HelperSession:
                     if isinstance(name, str)
                 ],
                 startup=startup_entries(evidence["tests"].get("startup") or []),
+                installs=install_entries(evidence["tests"].get("installs") or []),
                 loosened=[
                     str(why)
                     for why in evidence["tests"].get("loosened") or []

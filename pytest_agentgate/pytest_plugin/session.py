@@ -973,12 +973,14 @@ class GateSession:
         tests["local_plugins"] = local_plugins(self.config)
         self._look_for_replaced()
         tests["replaced"] = sorted(self.replaced)
-        from pytest_agentgate.pytest_plugin.startup import planted, planted_plugins
+        from pytest_agentgate.pytest_plugin.startup import Install, planted, planted_plugins
 
+        installs: list[Install] = []
         plugins = planted_plugins(
-            self.config.pluginmanager.get_plugins(), str(self.config.rootpath)
+            self.config.pluginmanager.get_plugins(), str(self.config.rootpath), installs
         )
         tests["startup"] = [code._asdict() for code in planted() + plugins]
+        tests["installs"] = [install._asdict() for install in installs]
         tests["loosened"] = loosened_run(self.config)
         evidence: dict[str, Any] = {
             "tests": tests,

@@ -109,12 +109,29 @@ def planted() -> list[Startup]:
     return found[:MAX_FOUND]
 
 
-def planted_plugins(plugins: Iterable[object], project: str) -> list[Startup]:
+class Install(NamedTuple):
+    """A distribution installed in the tests' environment that the run loaded a pytest plugin
+    (``plugin``, its module's name) or a test tool's module (``tool``, the tool's name) from:
+    its site folder (a real path), its ``*.dist-info`` and the sha256 of its ``RECORD``. The
+    integrity gate compares it with the environment the task began with
+    (state/task_env.py)."""
+
+    folder: str
+    dist: str
+    record: str
+    plugin: str = ""
+    tool: str = ""
+
+
+def planted_plugins(
+    plugins: Iterable[object], project: str, installs: list[Install] | None = None
+) -> list[Startup]:
     """The pytest plugins among ``plugins`` (what pytest's plugin manager holds) that no
     installed distribution put where they are loaded from (see the module's docstring); each
     as a :class:`Startup` at line 0, its code ``pytest plugin NAME``. The machine's own folders
     (outside the virtual environment, or every folder without one) are not judged, as for
-    startup code."""
+    startup code. ``installs``, when given, gets each distribution the plugins and the test
+    tools' modules were loaded from (:class:`Install`)."""
     root = os.path.realpath(project) + os.sep
     _editable_folders.cache_clear()  # read once per look: an install since is seen
     sites, on_path = _judged_folders()
@@ -136,12 +153,50 @@ def planted_plugins(plugins: Iterable[object], project: str) -> list[Startup]:
             found.append(Startup(where, 0, code))
             if len(found) >= MAX_FOUND:
                 return found
-    found.extend(_tools_replaced(root, sites, on_path, records, seen))
+        elif installs is not None:
+            installs.extend(_installed(real, sites + on_path, records, plugin=name))
+    found.extend(_tools_replaced(root, sites, on_path, records, seen, installs))
+    if installs is not None:
+        installs[:] = _merged(installs)
     return found[:MAX_FOUND]
 
 
+def _installed(
+    real: str, folders: list[str], records: _Records, plugin: str = "", tool: str = ""
+) -> list[Install]:
+    """The distribution in one of ``folders`` whose RECORD vouches for the file ``real``."""
+    folder = next((f for f in folders if real.startswith(f)), None)
+    data = _read(real, MAX_READ if real.endswith(".py") else MAX_BINARY) if folder else None
+    if folder is None or data is None:
+        return []
+    owner = records.owner(folder, os.path.relpath(real, folder), data)
+    if owner is None:
+        return []
+    from pytest_agentgate.state.task_env import record_digest
+
+    record = record_digest(os.path.join(folder, owner))
+    return [Install(folder.rstrip(os.sep), owner, record, plugin, tool)]
+
+
+def _merged(installs: list[Install]) -> list[Install]:
+    """One :class:`Install` per distribution: its first plugin, its first tool."""
+    merged: dict[tuple[str, str], Install] = {}
+    for install in installs:
+        key = (install.folder, install.dist)
+        kept = merged.get(key, install)
+        merged[key] = kept._replace(
+            plugin=kept.plugin or install.plugin, tool=kept.tool or install.tool
+        )
+    return sorted(merged.values())
+
+
 def _tools_replaced(
-    root: str, sites: list[str], on_path: list[str], records: _Records, seen: set[str]
+    root: str,
+    sites: list[str],
+    on_path: list[str],
+    records: _Records,
+    seen: set[str],
+    installs: list[Install] | None,
 ) -> Iterator[Startup]:
     """The test tools' own modules not as their packages installed them: an edit of pluggy's
     ``_callers.py`` in the environment (red team 10) rewrites every result, from no plugin; so
@@ -175,8 +230,12 @@ def _tools_replaced(
                 yield Startup(
                     where, 0, f"{name}, a module of the test tools, not as its package installed it"
                 )
-        elif real.endswith(".py"):
-            for pyc in unlike_pycs(Path(real), remembered):
+        else:
+            if installs is not None:
+                tool = name.partition(".")[0]
+                installs.extend(_installed(real, [folder], records, tool=tool))
+            pycs = unlike_pycs(Path(real), remembered) if real.endswith(".py") else []
+            for pyc in pycs:
                 yield Startup(
                     where,
                     0,

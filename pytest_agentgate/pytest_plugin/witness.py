@@ -141,11 +141,14 @@ class Witness:
             xml.add_global_property("agentgate_local_plugin", name)
         for entry in sorted(self.replaced):
             xml.add_global_property("agentgate_replaced", entry)
-        from pytest_agentgate.pytest_plugin.startup import planted, planted_plugins
+        from pytest_agentgate.pytest_plugin.startup import Install, planted, planted_plugins
 
         plugins = session.config.pluginmanager.get_plugins()
-        for code in planted() + planted_plugins(plugins, str(session.config.rootpath)):
+        installs: list[Install] = []
+        for code in planted() + planted_plugins(plugins, str(session.config.rootpath), installs):
             xml.add_global_property("agentgate_startup", json.dumps(code._asdict()))
+        for install in installs:
+            xml.add_global_property("agentgate_install", json.dumps(install._asdict()))
         if self.xpassed:
             xml.add_global_property("agentgate_xpassed", str(len(self.xpassed)))
         if self.sources:

@@ -340,16 +340,18 @@ def reset(root: Path, task_id: str | None = None, now: float | None = None) -> i
     verdict says so: a reset is never silent.
     """
     from pytest_agentgate.git import Repo
-    from pytest_agentgate.state import snapshot, task_base
+    from pytest_agentgate.state import snapshot, task_base, task_env
 
     now = time.time() if now is None else now
     storage = default_storage(root)
     # The task's base (in git, where it first met the gate; outside git, the snapshot of its
-    # first verdict) is reset with it.
+    # first verdict) is reset with it, and so is the test environment it began with.
     new_base = task_id is not None and snapshot.forget(root, task_id)
     if task_id is not None:
         repo = Repo.find(root)
         new_base = (repo is not None and task_base.forget(repo.toplevel, task_id, root)) or new_base
+        # ...and the test environment it began with (state/task_env.py).
+        new_base = task_env.forget(root, task_id) or new_base
     if not storage.has_state() and not new_base:
         return 0
     with storage.locked():

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import REPO, REPORT_PATCHER, REWRITER, git, only_gate, verify_json
+from _helpers import AGENTGATE, REPO, REPORT_PATCHER, REWRITER, git, only_gate, verify_json
 
 CONFIG = """\
 profile: strict
@@ -226,6 +226,128 @@ def test_pytests_bytecode_forged_in_the_environment_fails_both_doors(project: Pa
     door = pytest_door(env, project, out)
     assert door.returncode != 0, door.stdout
     assert planted(json.loads(out.read_text())) == [(where, None)]
+
+
+def wheel(folder: Path, name: str, module: str) -> Path:
+    """A wheel of the pytest plugin ``name`` (its ``pytest11`` entry point, one module), as a
+    build backend writes one."""
+    import base64
+    import hashlib
+    import zipfile
+
+    folder.mkdir(exist_ok=True)
+    info = f"{name}-0.1.dist-info"
+    files = {
+        f"{name}.py": module,
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n",
+        f"{info}/WHEEL": (
+            "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
+        f"{info}/entry_points.txt": f"[pytest11]\n{name} = {name}\n",
+    }
+    lines = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        lines.append(f"{path},sha256={digest.decode()},{len(text.encode())}")
+    files[f"{info}/RECORD"] = "\n".join([*lines, f"{info}/RECORD,,"]) + "\n"
+    path = folder / f"{name}-0.1-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        for member, text in files.items():
+            archive.writestr(member, text)
+    return path
+
+
+def pip_install(env: Path, *args: str) -> None:
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"), "install"),
+            *("--quiet", "--no-index", "--no-deps", *args),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def session_starts(project: Path, session: str) -> None:
+    """The harness session ``session`` starts in ``project``: agentgate's session-start hook,
+    as install-hook writes it, keeps the task's base and environment."""
+    event = {"session_id": session, "cwd": str(project), "hook_event_name": "SessionStart"}
+    done = subprocess.run(
+        [str(AGENTGATE), "hook", "claude", "--session-start"],
+        input=json.dumps(event),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=project,
+    )
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+
+
+def verify_task(project: Path, task: str) -> tuple[int, dict[str, Any]]:
+    done = subprocess.run(
+        [str(AGENTGATE), "verify", "--format", "json", "--task", task],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    return done.returncode, json.loads(done.stdout)
+
+
+def changed(verdict: dict[str, Any]) -> list[str]:
+    findings = gate(verdict, "integrity")["findings"]
+    return [f["message"] for f in findings if f["code"] == "environment-changed"]
+
+
+def test_a_plugin_pip_installs_from_a_wheel_during_the_task_fails_the_gate(
+    project: Path, tmp_path: Path
+) -> None:
+    # Red team 10: pip vouches for what a wheel holds, and a wheel file is installed as a
+    # package index serves one. The task began without it: its hooks are judged.
+    env = make_venv(project)
+    session_starts(project, "s-wheel")
+    code, verdict = verify_task(project, "s-wheel")
+    assert code == 1 and gate(verdict, "test")["status"] == "fail" and changed(verdict) == []
+    pip_install(env, str(wheel(tmp_path / "wheels", "zz_rewrite", REWRITER)))
+    code, verdict = verify_task(project, "s-wheel")
+    assert gate(verdict, "test")["status"] == "pass"  # the trick works on the tests...
+    assert code == 1 and changed(verdict) == [  # ...not on the gate
+        "pytest plugin zz_rewrite (zz_rewrite 0.1) was installed in the tests' environment "
+        "after the task began, and pytest_runtest_makereport in zz_rewrite.py can alter test "
+        "outcomes"
+    ]
+    (finding,) = [
+        f for f in gate(verdict, "integrity")["findings"] if f["code"] == "environment-changed"
+    ]
+    assert (
+        finding["path"]
+        == (site_packages(env) / "zz_rewrite-0.1.dist-info").relative_to(project).as_posix()
+    )
+    # Its record deleted from the user's state directory: no fresh start, silently.
+    (record,) = (Path(os.environ["AGENTGATE_STATE_HOME"]) / "task-environments").glob("*/*.json")
+    record.unlink()
+    code, verdict = verify_task(project, "s-wheel")
+    assert code == 1 and len(changed(verdict)) == 1 and "is gone" in changed(verdict)[0]
+
+
+def test_a_plugin_that_only_adds_fixtures_installed_during_the_task_passes(
+    project: Path, tmp_path: Path
+) -> None:
+    # pytest-mock installed for a new test: it alters no outcome.
+    env = make_venv(project)
+    session_starts(project, "s-fixture")
+    fixtures = "import pytest\n\n\n@pytest.fixture\ndef helper():\n    return 1\n"
+    pip_install(env, str(wheel(tmp_path / "wheels", "zz_fixtures", fixtures)))
+    fix(project)
+    code, verdict = verify_task(project, "s-fixture")
+    assert code == 0 and changed(verdict) == [], verdict
+    # A plugin the task began with is the environment's, however it was installed.
+    pip_install(env, str(wheel(tmp_path / "wheels", "zz_rewrite", REWRITER)))
+    session_starts(project, "s-later")
+    code, verdict = verify_task(project, "s-later")
+    assert changed(verdict) == [], verdict
 
 
 def test_a_pth_file_of_a_package_with_a_line_added_is_planted(

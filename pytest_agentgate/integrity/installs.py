@@ -1,0 +1,174 @@
+"""Test tools and pytest plugins installed in the tests' environment while the task ran:
+``environment-changed``.
+
+The run names each distribution it loaded a pytest plugin or a test tool's module from (the
+witness's, or the pytest door's, ``installs``: pytest_plugin/startup.py). Against the
+environment the task began with (state/task_env.py):
+
+- a test tool (pytest, pluggy, coverage.py, xdist, pytest-cov, agentgate) installed again
+  since the task began (the environment had it, with another ``RECORD`` or another version):
+  the tests run on tools the task did not begin with, and pip vouches for whatever the wheel
+  held (a pytest whose ``reports.py`` passes every test). A person who means to upgrade a
+  tool does it between tasks. A tool the environment did not have yet is its set-up;
+- a pytest plugin installed since, from anywhere (a package index, a wheel file, a
+  ``RECORD`` written by hand), that the project does not declare as a dependency (its
+  ``pyproject.toml``, requirements files, ``setup.cfg``, ``setup.py``, ``tox.ini``, ``Pipfile``
+  name it), or a plugin installed again: the modules its ``RECORD`` lists are read as a
+  conftest's hooks are judged (integrity/hooks.py); one that can alter outcomes (the result,
+  the selection, the exit) is a finding. A plugin that only adds fixtures is not, and neither
+  is a plugin the project declares, installed because the environment lacked it (pytest-cov
+  for the base's `--cov`). The project itself installed (``pip install .``) is the change's.
+
+Only a task has a beginning: ``agentgate verify`` without ``--task`` and the pytest door run
+by hand compare nothing here. Reads the record (I/O): the pipeline calls it once the test
+gate's evidence is in, and the integrity gate's evidence gets what it finds
+(gates/integrity.with_installs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from pytest_agentgate.state import task_env
+
+RULE = "environment-changed"
+# A new plugin's modules read, at most.
+MAX_FILES = 200
+MAX_READ = 1 << 20
+
+
+def changes(
+    root: Path, task: str, installs: Iterable[tuple[str, str, str, str, str]]
+) -> list[tuple[str, str]]:
+    """Each install the task did not begin with that is a finding: (the dist-info's path,
+    the message). The folders the record does not have yet are kept now (the task's first
+    verdict, or a folder first seen)."""
+    installs = list(installs)
+    start = task_env.pin(root, task, sorted({folder for folder, *_ in installs}))
+    if start.problem is not None:
+        return [(str(task_env.record_path(root, task)), start.problem)]
+    found: list[tuple[str, str]] = []
+    declared: set[str] | None = None
+    for folder, dist, record, plugin, tool in installs:
+        began = start.folders.get(folder)
+        if began is None or began.get(dist) == record or _from_project(folder, dist, root):
+            continue
+        again = any(project(d) == project(dist) for d in began)
+        how = "installed again" if again else "installed"
+        where = os.path.join(folder, dist)
+        if tool:
+            if again:
+                found.append(
+                    (
+                        where,
+                        f"{_name(dist)}, a test tool the tests ran on ({tool}), was {how} in "
+                        "the tests' environment after the task began: the task is judged on "
+                        "the test tools it began with",
+                    )
+                )
+            continue
+        if not again:
+            declared = _declared(root) if declared is None else declared
+            if project(dist) in declared:
+                continue  # a dependency of the project's the environment lacked
+        why = _alters_outcomes(folder, dist)
+        if plugin and why is not None:
+            found.append(
+                (
+                    where,
+                    f"pytest plugin {plugin} ({_name(dist)}) was {how} in the tests' environment "
+                    f"after the task began, and {why}",
+                )
+            )
+    return found
+
+
+def _alters_outcomes(folder: str, dist: str) -> str | None:
+    """What in the Python modules the distribution's ``RECORD`` lists can alter test
+    outcomes, as a conftest's hooks are judged; None when nothing can."""
+    from pytest_agentgate.integrity.hooks import plugin_findings
+
+    try:
+        with open(os.path.join(folder, dist, "RECORD"), "rb") as handle:
+            record = handle.read(MAX_READ)
+    except OSError:
+        return None
+    read = 0
+    for line in record.splitlines():
+        name = line.partition(b",")[0].decode("utf-8", "replace")
+        if not name.endswith(".py") or name.startswith(("..", "/")) or read >= MAX_FILES:
+            continue
+        read += 1
+        try:
+            with open(os.path.join(folder, name), "rb") as handle:
+                text = handle.read(MAX_READ).decode("utf-8", "replace")
+        except OSError:
+            continue
+        findings = plugin_findings(os.path.join(folder, name), text)
+        if findings:
+            return findings[0]
+    return None
+
+
+def project(dist: str) -> str:
+    """The normalized project name of ``pytest_cov-7.1.0.dist-info``: ``pytest-cov``."""
+    name = dist.removesuffix(".dist-info").rpartition("-")[0] or dist
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+# Files a Python project declares its dependencies in, at its root (and requirements/).
+_DECLARING = (
+    "pyproject.toml",
+    "setup.cfg",
+    "setup.py",
+    "tox.ini",
+    "Pipfile",
+    "requirements*.txt",
+    "requirements*.in",
+    "requirements/*.txt",
+    "requirements/*.in",
+)
+
+
+def _declared(root: Path) -> set[str]:
+    """The names (normalized) the project's dependency files mention: a plugin among them
+    was installed because the project asks for it."""
+    words: set[str] = set()
+    for pattern in _DECLARING:
+        for path in sorted(root.glob(pattern))[:50]:
+            try:
+                with path.open("rb") as handle:
+                    text = handle.read(MAX_READ).decode("utf-8", "replace")
+            except OSError:
+                continue
+            words.update(re.sub(r"[-_.]+", "-", w).lower() for w in _WORD.findall(text))
+    return words
+
+
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]|[A-Za-z0-9]")
+
+
+def _from_project(folder: str, dist: str, root: Path) -> bool:
+    """Whether the distribution was installed from the project's own folder (pip's
+    ``direct_url.json``: ``pip install .``, editable or not): its code is the change's."""
+    try:
+        with open(os.path.join(folder, dist, "direct_url.json"), "rb") as handle:
+            said = json.loads(handle.read(MAX_READ))
+    except (OSError, ValueError, RecursionError):
+        return False
+    url = said.get("url") if isinstance(said, dict) else None
+    if not isinstance(url, str) or not url.startswith("file://"):
+        return False
+    local = os.path.realpath(unquote(urlparse(url).path))
+    return (local + os.sep).startswith(os.path.realpath(root) + os.sep)
+
+
+def _name(dist: str) -> str:
+    """``pytest 8.3.3`` for ``pytest-8.3.3.dist-info``."""
+    name, _, version = dist.removesuffix(".dist-info").rpartition("-")
+    return f"{name} {version}" if name else dist

@@ -1,0 +1,187 @@
+"""The test environment a task began with (state/task_env.py) and what was installed in it
+since (integrity/installs.py): a test tool installed again, a pytest plugin whose hooks can
+alter outcomes installed by any means, and the record of the start deleted or edited. The site
+folders are temporary folders with ``*.dist-info`` folders as installers write them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from _helpers import REWRITER
+
+from pytest_agentgate.integrity import installs
+from pytest_agentgate.state import ledger, task_env
+
+
+def dist(site: Path, name: str, files: dict[str, str], record: str | None = None) -> str:
+    """``name``'s files written in ``site``, with a RECORD listing them (``record`` in its
+    place when given): the dist-info's name."""
+    info = site / f"{name}-0.1.dist-info"
+    info.mkdir(parents=True)
+    for path, text in files.items():
+        (site / path).parent.mkdir(parents=True, exist_ok=True)
+        (site / path).write_text(text)
+    listed = "".join(f"{path},sha256=x,1\n" for path in files)
+    (info / "RECORD").write_text(record if record is not None else listed)
+    return info.name
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / ".venv" / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
+    (root / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    return root
+
+
+@pytest.fixture
+def site(project: Path) -> str:
+    return str((project / ".venv" / "lib" / "python3.11" / "site-packages").resolve())
+
+
+def test_the_projects_virtual_environments_are_found(project: Path, site: str) -> None:
+    (project / "venv-old" / "Lib" / "site-packages").mkdir(parents=True)
+    (project / "src" / "lib" / "python3.11" / "site-packages").mkdir(parents=True)  # no cfg
+    assert task_env.project_site_folders(project) == [site]
+    (project / "venv-old" / "pyvenv.cfg").write_text("")
+    assert task_env.project_site_folders(project) == [
+        site,
+        str((project / "venv-old" / "Lib" / "site-packages").resolve()),
+    ]
+
+
+def test_a_plugin_installed_after_the_task_began_is_judged(project: Path, site: str) -> None:
+    folder = Path(site)
+    pytest_dist = dist(folder, "pytest", {"_pytest/reports.py": "x = 1\n"})
+    task_env.pin(project, "t1", [site])  # the session starts
+    rewriter = dist(folder, "zz_rewrite", {"zz_rewrite.py": REWRITER})
+    fixtures = dist(folder, "zz_fix", {"zz_fix.py": "import pytest\n"})
+    record = task_env.record_digest(str(folder / rewriter))
+    now = [
+        (site, pytest_dist, task_env.record_digest(str(folder / pytest_dist)), "", "_pytest"),
+        (site, rewriter, record, "zz_rewrite", ""),
+        (site, fixtures, task_env.record_digest(str(folder / fixtures)), "zz_fix", ""),
+    ]
+    assert installs.changes(project, "t1", now) == [
+        (
+            str(folder / rewriter),
+            "pytest plugin zz_rewrite (zz_rewrite 0.1) was installed in the tests' environment "
+            "after the task began, and pytest_runtest_makereport in zz_rewrite.py can alter "
+            "test outcomes",
+        )
+    ]
+    # pytest installed again (its RECORD is another): the tests ran on other test tools.
+    (folder / pytest_dist / "RECORD").write_text("_pytest/reports.py,sha256=y,1\n")
+    now[0] = (site, pytest_dist, task_env.record_digest(str(folder / pytest_dist)), "", "_pytest")
+    assert installs.changes(project, "t1", now[:1]) == [
+        (
+            str(folder / pytest_dist),
+            "pytest 0.1, a test tool the tests ran on (_pytest), was installed again in the "
+            "tests' environment after the task began: the task is judged on the test tools it "
+            "began with",
+        )
+    ]
+    # Another task begins with all of it: nothing is new to it.
+    assert installs.changes(project, "t2", now) == []
+    assert installs.changes(project, "t2", now) == []
+
+
+def test_a_folder_first_seen_is_kept_as_it_is(project: Path, site: str, tmp_path: Path) -> None:
+    # The tests run from a virtual environment outside the project: the task's first verdict
+    # keeps it (what was there before is the task's start, as for its base).
+    other = tmp_path / "elsewhere"
+    name = dist(other, "zz_rewrite", {"zz_rewrite.py": REWRITER})
+    entry = (str(other), name, task_env.record_digest(str(other / name)), "zz_rewrite", "")
+    task_env.pin(project, "t1", [site])
+    assert installs.changes(project, "t1", [entry]) == []
+    assert installs.changes(project, "t1", [entry]) == []
+
+
+def test_the_record_deleted_or_edited_is_no_fresh_start(project: Path, site: str) -> None:
+    folder = Path(site)
+    task_env.pin(project, "t1", [site])
+    rewriter = dist(folder, "zz_rewrite", {"zz_rewrite.py": REWRITER})
+    entry = (site, rewriter, task_env.record_digest(str(folder / rewriter)), "zz_rewrite", "")
+    path = task_env.record_path(project, "t1")
+    doc = json.loads(path.read_text())
+    # Edited to hold the plugin: the project's anchor keeps the digest of what was kept.
+    doc["folders"][site][rewriter] = entry[2]
+    path.write_text(json.dumps(doc))
+    ((where, message),) = installs.changes(project, "t1", [entry])
+    assert where == str(path) and "one of them was changed" in message
+    # Deleted: gone, while the anchor holds.
+    path.unlink()
+    ((_, message),) = installs.changes(project, "t1", [entry])
+    assert "is gone, while the project's .agentgate/task-environments.json keeps" in message
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{not json")
+    ((_, message),) = installs.changes(project, "t1", [entry])
+    assert "cannot be read" in message
+    # A person's reset forgets both: the next verdict keeps the environment as it is.
+    ledger.reset(project, "t1")
+    assert not path.exists()
+    assert installs.changes(project, "t1", [entry]) == []
+
+
+def test_what_changed_since_keys_the_verdict_cache(project: Path, site: str) -> None:
+    assert task_env.changed_since(project, "t1") == ""  # no record
+    task_env.pin(project, "t1", [site])
+    assert task_env.changed_since(project, "t1") == ""
+    dist(Path(site), "zz_rewrite", {"zz_rewrite.py": REWRITER})
+    first = task_env.changed_since(project, "t1")
+    assert first != ""
+    dist(Path(site), "zz_other", {"zz_other.py": ""})
+    assert task_env.changed_since(project, "t1") not in ("", first)
+
+
+def entry(site: str, name: str, plugin: str = "", tool: str = "") -> tuple[str, ...]:
+    return (site, name, task_env.record_digest(str(Path(site) / name)), plugin, tool)
+
+
+def test_setting_the_environment_up_during_the_task_passes(project: Path, site: str) -> None:
+    # The session starts in a project whose .venv lacks the test dependencies; the agent
+    # installs what the project declares (`pip install -e '.[test]'`): pytest, pytest-cov
+    # (whose hooks set the exit status, as a conftest's may not) and the project itself.
+    folder = Path(site)
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "calc"\n[project.optional-dependencies]\n'
+        'test = ["pytest>=8", "pytest-cov", "Pytest_Rewrite==1"]\n'
+    )
+    task_env.pin(project, "t1", [site])
+    tool = dist(folder, "pytest", {"_pytest/reports.py": "x = 1\n"})
+    cov = dist(folder, "pytest_cov", {"pytest_cov/plugin.py": REWRITER})
+    rewrite = dist(folder, "pytest.rewrite", {"pytest_rewrite.py": REWRITER})
+    own = dist(folder, "calc", {"calc_plugin.py": REWRITER})
+    (folder / own / "direct_url.json").write_text(
+        json.dumps({"url": f"file://{project}", "dir_info": {"editable": True}})
+    )
+    now = [
+        entry(site, tool, tool="_pytest"),
+        entry(site, cov, plugin="pytest_cov"),
+        entry(site, rewrite, plugin="pytest_rewrite"),
+        entry(site, own, plugin="calc_plugin"),
+    ]
+    assert installs.changes(project, "t1", now) == []
+    # Not declared: judged by its code.
+    (project / "pyproject.toml").write_text('[project]\nname = "calc"\n')
+    found = installs.changes(project, "t1", now)
+    assert [where for where, _ in found] == [str(folder / cov), str(folder / rewrite)]
+    assert found[0][1].startswith(
+        "pytest plugin pytest_cov (pytest_cov 0.1) was installed in the tests' environment"
+    )
+
+
+def test_a_plugin_the_task_began_with_installed_again_is_judged(project: Path, site: str) -> None:
+    # Declared or not: the environment had it, and the one loaded now is another.
+    folder = Path(site)
+    (project / "requirements-dev.txt").write_text("pytest-cov==7.0\n")
+    old = dist(folder, "pytest_cov", {"pytest_cov/plugin.py": "import pytest\n"})
+    task_env.pin(project, "t1", [site])
+    (folder / old).rename(folder / "pytest_cov-9.9.dist-info")
+    (folder / "pytest_cov" / "plugin.py").write_text(REWRITER)
+    ((_, message),) = installs.changes(
+        project, "t1", [entry(site, "pytest_cov-9.9.dist-info", plugin="pytest_cov")]
+    )
+    assert message.startswith("pytest plugin pytest_cov (pytest_cov 9.9) was installed again")
