@@ -296,3 +296,43 @@ def test_a_test_tools_own_repository_installed_editable_is_its_own(
     assert [e.split(" (")[0] for e in replaced((), str(tmp_path / "other"))] == [
         "_pytest.agentgate_holder.RUN"
     ]
+
+
+def test_a_tool_replaced_from_an_installed_file_edited_in_place_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Installed code replacing a tool's function counts as installed only as its package
+    # installed it: an edit appended to `packaging/version.py` in the environment that patches
+    # pytest's report maker is installed code no installer wrote.
+    import base64
+    import hashlib
+
+    import _pytest.reports
+
+    from pytest_agentgate.pytest_plugin import startup
+    from pytest_agentgate.pytest_plugin.tampering import _installed_roots, replaced
+
+    site = tmp_path / "venv" / "site-packages"
+    (site / "zzlib").mkdir(parents=True)
+    text = "def passed(cls, item, call):\n    return None\n"
+    module = site / "zzlib" / "version.py"
+    module.write_text(text)
+    digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+    (site / "zzlib-1.0.dist-info").mkdir()
+    (site / "zzlib-1.0.dist-info" / "RECORD").write_text(
+        f"zzlib/version.py,sha256={digest.decode()},{len(text)}\n"
+    )
+    monkeypatch.setattr(startup, "_site_folders", lambda: [str(site)])
+    monkeypatch.setattr(startup, "_system", lambda folder: False)
+    monkeypatch.syspath_prepend(str(site))
+    _installed_roots.cache_clear()  # read once per process: the new folder is seen
+    space: dict[str, Any] = {}
+    exec(compile(text, str(module), "exec"), space)
+    with monkeypatch.context() as patch:
+        patch.setattr(_pytest.reports.TestReport, "probe", classmethod(space["passed"]), False)
+        assert replaced() == []  # a library's code, as installed
+        module.write_text(text + "# and the patch of pytest\n")
+        (found,) = replaced()
+    assert found.startswith(f"_pytest.reports.TestReport.probe ({module}:1, not as its package")
+    monkeypatch.undo()
+    _installed_roots.cache_clear()

@@ -423,6 +423,7 @@ class Remembered:
         from pytest_agentgate.state.storage import write_atomic
 
         keys = sorted(self.keys)[-MAX_REMEMBERED:]
+        self.added = False
         with contextlib.suppress(OSError):
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             write_atomic(self.path, json.dumps(keys), mode=0o600)

@@ -54,10 +54,13 @@ import sys
 import sysconfig
 from collections.abc import Callable, Iterable, Iterator
 from types import ModuleType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote, urlparse
 
 from pytest_agentgate.integrity import patches
+
+if TYPE_CHECKING:
+    from pytest_agentgate.integrity.bytecode import Remembered
 
 # Bounds: a .pth file or RECORD read, the code shown, the entries kept.
 MAX_READ = 1 << 20
@@ -243,6 +246,53 @@ def _tools_replaced(
                     "which is not compiled from it",
                 )
     remembered.save()
+
+
+def recorded(path: str) -> bool | None:
+    """Whether the file ``path`` in the tests' environment is as a distribution's ``RECORD``
+    says it installed it, and the bytecode Python loads for it is compiled from it; None when
+    the file is in none of the folders judged (the machine's, the standard library's). The
+    witness asks it of the code that replaced a test tool's function from another installed
+    file: an edit of ``packaging/version.py`` in the environment that patches pytest's report
+    maker is installed code no installer wrote."""
+    real = os.path.realpath(path)
+    try:
+        stat = os.stat(real)
+    except OSError:
+        return None
+    return _recorded(real, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=1024)
+def _recorded(real: str, mtime_ns: int, size: int) -> bool | None:
+    """:func:`recorded`, once per file as it is."""
+    sites, on_path = _judged_folders()
+    folder = next((f for f in sites + on_path if real.startswith(f)), None)
+    data = _read(real, MAX_READ if real.endswith(".py") else MAX_BINARY) if folder else None
+    if folder is None or data is None:
+        return None
+    if _Records().owner(folder, os.path.relpath(real, folder), data) is None:
+        return False
+    if not real.endswith(".py"):
+        return True
+    from pathlib import Path
+
+    from pytest_agentgate.integrity.bytecode import unlike_pycs
+
+    remembered = _remembered()
+    unlike = unlike_pycs(Path(real), remembered)
+    remembered.save()  # writes only what it found alike since
+    return not unlike
+
+
+@functools.lru_cache(maxsize=1)
+def _remembered() -> Remembered:
+    """The source and pyc pairs of this environment found alike (integrity/bytecode.py)."""
+    from pathlib import Path
+
+    from pytest_agentgate.integrity.bytecode import Remembered
+
+    return Remembered(Path(sys.prefix))
 
 
 # The test tools whose modules decide what a run reports: integrity/patches.py's, less the

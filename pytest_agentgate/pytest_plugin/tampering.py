@@ -77,10 +77,13 @@ def replaced(
         where = getattr(module, "__file__", None)
         if not isinstance(where, str):
             continue
-        own = (*roots, _package_folder(name, where), *project_tools)
+        folder = _package_folder(name, where)
+        own = (*roots, folder, *project_tools)
         for label, value, owner in _members(name, module):
             place = _written_at(value)
-            if place is not None and not _inside(place[0], own):
+            if place is not None and _not_as_installed(place[0], name, where, project_tools):
+                found[label] = f"{label} ({place[0]}:{place[1]}, not as its package installed it)"
+            elif place is not None and not _inside(place[0], own):
                 if _real(place[0]) in project_plugins:
                     continue  # the project is a pytest plugin: its plugin's doing (pytest-mock)
                 attr = label.rpartition(".")[2]
@@ -131,6 +134,24 @@ def _project_plugin_files(plugins: Iterable[object], project: str | None) -> fro
         ):
             found.add(_real(where))
     return frozenset(found)
+
+
+def _not_as_installed(path: str, name: str, where: str, project_tools: tuple[str, ...]) -> bool:
+    """Whether code of the tool's module ``name`` (its file ``where``) comes from another
+    installed file (not the tool's own package, nor the project's) that is not as its
+    distribution installed it (``startup.recorded``): code in site-packages counts as
+    installed only as installed."""
+    home = _real(where)
+    top = name.partition(".")[0]
+    while os.path.basename(home) != top and os.path.dirname(home) != home:
+        home = os.path.dirname(home)
+    if os.path.basename(home) != top:
+        home = _real(where)  # a module of one file, at the top
+    if _inside(path, (home, *project_tools)) or not _inside(path, _installed_roots()):
+        return False
+    from pytest_agentgate.pytest_plugin.startup import recorded
+
+    return recorded(path) is False
 
 
 def _imported_by_the_tool(where: str, attr: str, value: Any) -> bool:

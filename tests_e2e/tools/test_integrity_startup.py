@@ -228,6 +228,77 @@ def test_pytests_bytecode_forged_in_the_environment_fails_both_doors(project: Pa
     assert planted(json.loads(out.read_text())) == [(where, None)]
 
 
+# Appended to an installed library pytest imports (iniconfig): as `_pytest.reports` is
+# imported, its report maker is replaced with one whose failures pass.
+LIBRARY_EDIT = """
+
+import sys as _sys
+
+
+def _agentgate_patch(reports):
+    made = reports.TestReport.from_item_and_call.__func__
+
+    def from_item_and_call(cls, item, call):
+        report = made(cls, item, call)
+        if report.outcome == "failed":
+            report.outcome, report.longrepr = "passed", None
+        return report
+
+    reports.TestReport.from_item_and_call = classmethod(from_item_and_call)
+
+
+class _Finder:
+    def find_spec(self, name, path=None, target=None):
+        if name != "_pytest.reports":
+            return None
+        _sys.meta_path.remove(self)
+        import importlib.util
+
+        spec = importlib.util.find_spec(name)
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            _agentgate_patch(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+_sys.meta_path.insert(0, _Finder())
+"""
+
+
+def test_a_library_pytest_imports_edited_in_the_environment_fails_both_doors(
+    project: Path,
+) -> None:
+    # Red team 12's family: no test tool's file is touched. iniconfig, which pytest imports,
+    # is installed in the project's .venv (its files as the installer wrote them), then a
+    # patch of pytest's report maker is appended to it: installed code, no installer's.
+    import iniconfig
+
+    env = make_venv(project)
+    site = site_packages(env)
+    installed = Path(iniconfig.__file__).parent.parent
+    (info,) = installed.glob("iniconfig-*.dist-info")
+    for name in ("iniconfig", info.name):
+        shutil.copytree(installed / name, site / name, ignore=shutil.ignore_patterns("*.pyc"))
+    code, verdict = verify(project)
+    assert code == 1 and gate(verdict, "test")["status"] == "fail", verdict
+    edited = site / "iniconfig" / "__init__.py"
+    edited.write_text(edited.read_text() + LIBRARY_EDIT)
+    code, verdict = verify(project)
+    test = gate(verdict, "test")
+    assert code == 1 and test["status"] == "fail", verdict  # it passed every test before
+    shown = json.dumps(test)
+    assert "_pytest.reports.TestReport.from_item_and_call (" in shown
+    assert "not as its package installed it" in shown
+    out = project / ".agentgate" / "door.json"
+    door = pytest_door(env, project, out)
+    assert door.returncode != 0, door.stdout
+    assert "not as its package installed it" in out.read_text()
+
+
 def wheel(folder: Path, name: str, module: str) -> Path:
     """A wheel of the pytest plugin ``name`` (its ``pytest11`` entry point, one module), as a
     build backend writes one."""
