@@ -890,3 +890,41 @@ def test_a_function_the_module_makes_with_exec_in_place_of_its_def_is_its_own(
     exec("def add(a, b):\n    return a + b\n", space)
     monkeypatch.setattr(calc, "add", space["add"])
     assert project_entries(project) != []
+
+
+def test_a_function_replaced_by_an_installed_file_edited_in_place_is_found(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A library in the project's .venv with the fixed `add` appended and `calc.add = add` at
+    # its import: installed code, as no installer wrote it.
+    import base64
+    import hashlib
+
+    from pytest_agentgate.pytest_plugin import startup, tampering
+
+    site = tmp_path / "venv" / "site-packages"
+    (site / "zzlib-1.0.dist-info").mkdir(parents=True)
+    library = site / "zzlib.py"
+    library.write_text(FIXED)
+    digest = base64.urlsafe_b64encode(hashlib.sha256(FIXED.encode()).digest()).rstrip(b"=")
+    (site / "zzlib-1.0.dist-info" / "RECORD").write_text(
+        f"zzlib.py,sha256={digest.decode()},{len(FIXED)}\n"
+    )
+    monkeypatch.setattr(startup, "_site_folders", lambda: [str(site)])
+    monkeypatch.setattr(startup, "_system", lambda folder: False)
+    monkeypatch.syspath_prepend(str(site))
+    tampering._installed_roots.cache_clear()
+    try:
+        calc = load("calc", project / "calc.py", monkeypatch)
+        space: dict[str, object] = {}
+        exec(compile(FIXED, str(library), "exec"), space)
+        monkeypatch.setattr(calc, "add", space["add"])
+        assert project_entries(project) == []  # a library's function, as installed
+        library.write_text(FIXED + "# and calc.add = add\n")
+        assert project_entries(project) == [
+            f"calc.add (the project's function, replaced by code of {library}, not as its "
+            "package installed it)"
+        ]
+    finally:
+        monkeypatch.undo()
+        tampering._installed_roots.cache_clear()
