@@ -928,3 +928,39 @@ def test_a_function_replaced_by_an_installed_file_edited_in_place_is_found(
     finally:
         monkeypatch.undo()
         tampering._installed_roots.cache_clear()
+
+
+def test_the_project_tested_from_an_installed_copy_that_is_not_its_files_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A src layout whose tests import the installed package: the agent installs its fixed
+    # code (`pip install .`) and puts the broken file back. The change is empty.
+    from pytest_agentgate.pytest_plugin import tampering
+
+    root = tmp_path / "proj"
+    (root / "src" / "calc").mkdir(parents=True)
+    (root / "src" / "calc" / "__init__.py").write_text("from calc.ops import add\n")
+    (root / "src" / "calc" / "ops.py").write_text(CALC)
+    (root / "src" / "calc" / "_version.py").write_text("version = '0.1.dev3+g1234'\n")
+    site = tmp_path / "venv" / "site-packages"
+    (site / "calc").mkdir(parents=True)
+    (site / "calc" / "__init__.py").write_text("from calc.ops import add\n")
+    (site / "calc" / "ops.py").write_text(CALC)
+    (site / "calc" / "_version.py").write_text("version = '0.1.dev2+g0000'\n")  # built before
+    monkeypatch.syspath_prepend(str(site))
+    tampering._installed_roots.cache_clear()
+    try:
+        load("calc", site / "calc" / "__init__.py", monkeypatch)
+        load("calc.ops", site / "calc" / "ops.py", monkeypatch)
+        load("calc._version", site / "calc" / "_version.py", monkeypatch)
+        assert project_entries(root) == []  # installed as the project's files are
+        (site / "calc" / "ops.py").write_text(FIXED)
+        assert project_entries(root) == [
+            f"calc (the project's src/calc/ops.py is tested from an installed copy, "
+            f"{site / 'calc' / 'ops.py'}, that is not the file: the tests run other code than "
+            "the change's; install the project again (`pip install .`), or editable "
+            "(`pip install -e .`))"
+        ]
+    finally:
+        monkeypatch.undo()
+        tampering._installed_roots.cache_clear()

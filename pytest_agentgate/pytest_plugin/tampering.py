@@ -295,6 +295,10 @@ def _project_replaced(project: str, compared_after: bool = False) -> Iterator[tu
                     "the tests import this one"
                 )
             yield name, elsewhere
+        elif where is not None and _real(where) != expected:
+            stale = _stale_copy(name, where, expected, root, modules)
+            if stale is not None:
+                yield name, stale
     for name, module in modules:
         where = _file_of(module)
         if where is None or not _inside(where, (root,)) or _inside(where, installed):
@@ -321,6 +325,52 @@ def _project_replaced(project: str, compared_after: bool = False) -> Iterator[tu
                 continue
             if why is not None:
                 yield label, why
+
+
+# Files a build writes the version into (setuptools-scm, hatch-vcs, versioneer): an installed
+# copy's may differ from the project's by the version alone.
+_VERSION_FILES = frozenset({"_version.py", "version.py", "__version__.py", "_version_info.py"})
+
+
+def _stale_copy(
+    name: str, where: str, expected: str, root: str, modules: list[tuple[str, ModuleType]]
+) -> str | None:
+    """Why the project's module ``name``, which the tests import from an installed copy
+    (``pip install .`` of the project, a src layout), is not the project's code: a module of
+    the copy the run loaded whose file differs from the project's file of the same place.
+    An agent installs its fixed code, puts the broken file back, and the change is empty."""
+    installed_home, project_home = os.path.dirname(_real(where)), os.path.dirname(expected)
+    single = not os.path.basename(expected).startswith("__init__.")
+    for module_name, module in modules:
+        if module_name != name and not module_name.startswith(name + "."):
+            continue
+        loaded = _file_of(module)
+        if loaded is None or not loaded.endswith(".py"):
+            continue
+        real = _real(loaded)
+        if single and real != _real(where):
+            continue
+        if not single and not real.startswith(installed_home + os.sep):
+            continue
+        source = (
+            expected
+            if single
+            else os.path.join(project_home, os.path.relpath(real, installed_home))
+        )
+        if os.path.basename(source) in _VERSION_FILES or not os.path.isfile(source):
+            continue
+        try:
+            differs = read_regular(source) != read_regular(real)
+        except OSError:
+            continue
+        if differs:
+            return (
+                f"the project's {os.path.relpath(source, root)} is tested from an installed "
+                f"copy, {real}, that is not the file: the tests run other code than the "
+                "change's; install the project again (`pip install .`), or editable "
+                "(`pip install -e .`)"
+            )
+    return None
 
 
 def _rewritten_in_run(
