@@ -421,6 +421,41 @@ def test_a_plugin_that_only_adds_fixtures_installed_during_the_task_passes(
     assert changed(verdict) == [], verdict
 
 
+def test_a_fixed_copy_installed_and_the_broken_file_put_back_fails_the_gate(
+    project: Path,
+) -> None:
+    # A src layout whose tests import the installed package (`--import-mode=importlib`): the
+    # agent installs its fixed code with `pip install .` and checks the broken file out again.
+    # git shows no change at all.
+    pytest.importorskip("hatchling")
+    (project / "calc.py").unlink()
+    (project / "src" / "calc").mkdir(parents=True)
+    (project / "src" / "calc" / "__init__.py").write_text(BUGGY)
+    (project / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'
+        '[project]\nname = "calc"\nversion = "0.1"\n'
+        '[tool.hatch.build.targets.wheel]\npackages = ["src/calc"]\n'
+        '[tool.pytest.ini_options]\naddopts = "--import-mode=importlib"\n'
+    )
+    (project / ".gitignore").write_text(".venv/\n.agentgate/\nbuild/\n*.egg-info/\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "src layout")
+    env = make_venv(project)
+    pip_install(env, "--no-build-isolation", str(project))
+    code, verdict = verify(project)
+    assert code == 1 and gate(verdict, "test")["status"] == "fail", verdict  # honest: it fails
+    assert "installed copy" not in json.dumps(verdict)
+    (project / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a + b\n")
+    pip_install(env, "--no-build-isolation", "--force-reinstall", str(project))
+    git(project, "checkout", "src/calc/__init__.py")
+    shutil.rmtree(project / "build", ignore_errors=True)
+    assert git(project, "status", "--porcelain").strip() == ""
+    code, verdict = verify(project)
+    test = gate(verdict, "test")
+    assert code == 1 and test["status"] == "fail", verdict
+    assert "the project's src/calc/__init__.py is tested from an installed copy" in json.dumps(test)
+
+
 def test_a_pth_file_of_a_package_with_a_line_added_is_planted(
     project: Path, tmp_path: Path
 ) -> None:
