@@ -185,3 +185,24 @@ def test_a_plugin_the_task_began_with_installed_again_is_judged(project: Path, s
         project, "t1", [entry(site, "pytest_cov-9.9.dist-info", plugin="pytest_cov")]
     )
     assert message.startswith("pytest plugin pytest_cov (pytest_cov 9.9) was installed again")
+
+
+def test_a_folder_first_seen_after_the_first_verdict_began_empty(
+    project: Path, site: str, tmp_path: Path
+) -> None:
+    # A `.pth` path line added since puts a folder of the agent's on the path, with a plugin
+    # and a pytest of its own: what it holds was installed after the task began.
+    pytest_dist = dist(Path(site), "pytest", {"_pytest/reports.py": "x = 1\n"})
+    task_env.pin(project, "t1", [site])  # the session starts
+    assert installs.changes(project, "t1", [entry(site, pytest_dist, tool="_pytest")]) == []
+    late = tmp_path / "late"
+    plugin = dist(late, "zz_rewrite", {"zz_rewrite.py": REWRITER})
+    tool = dist(late, "pytest", {"_pytest/reports.py": "x = 2\n"})
+    now = [entry(str(late), plugin, plugin="zz_rewrite"), entry(str(late), tool, tool="_pytest")]
+    for _ in range(2):  # and at every verdict after
+        found = installs.changes(project, "t1", now)
+        assert [message.split(" (")[0] for _, message in found] == [
+            "pytest plugin zz_rewrite",
+            "pytest 0.1, a test tool the tests ran on",
+        ]
+    assert "installed again" in found[1][1]

@@ -49,7 +49,7 @@ def changes(
     the message). The folders the record does not have yet are kept now (the task's first
     verdict, or a folder first seen)."""
     installs = list(installs)
-    start = task_env.pin(root, task, sorted({folder for folder, *_ in installs}))
+    start = task_env.pin(root, task, sorted({folder for folder, *_ in installs}), verdict=True)
     if start.problem is not None:
         return [(str(task_env.record_path(root, task)), start.problem)]
     found: list[tuple[str, str]] = []
@@ -58,7 +58,7 @@ def changes(
         began = start.folders.get(folder)
         if began is None or began.get(dist) == record or _from_project(folder, dist, root):
             continue
-        again = any(project(d) == project(dist) for d in began)
+        again = any(project(d) == project(dist) for held in start.folders.values() for d in held)
         how = "installed again" if again else "installed"
         where = os.path.join(folder, dist)
         if tool:

@@ -98,16 +98,18 @@ def project_site_folders(root: Path) -> list[str]:
     return found
 
 
-def pin(root: Path, task: str, folders: Iterable[str]) -> AtStart:
+def pin(root: Path, task: str, folders: Iterable[str], verdict: bool = False) -> AtStart:
     """The environment ``task`` began with, for the project at ``root``: the record's folders,
-    with each of ``folders`` the record does not have yet kept now with what it holds. Best
-    effort: a state directory that cannot be written leaves the folders as they are now (no
-    change is seen; the run's own checks still hold)."""
+    with each of ``folders`` the record does not have yet kept now with what it holds, until
+    the task's first verdict (``verdict``: a verdict asks). A folder first seen after that
+    (a ``.pth`` line added since, pointing at a folder of the agent's) began empty: all it
+    holds was installed since. Best effort: a state directory that cannot be written leaves
+    the folders as they are now (no change is seen; the run's own checks still hold)."""
     path = record_path(root, task)
     anchors = Anchors(root, ANCHORS)
     key = path.stem
     recorded = anchors.get(key)
-    kept, readable = _read(path)
+    kept, judged, readable = _read(path)
     if not readable:
         return AtStart(
             {},
@@ -120,7 +122,7 @@ def pin(root: Path, task: str, folders: Iterable[str]) -> AtStart:
             f"the project's {anchors.path.parent.name}/{ANCHORS} keeps its digest",
         )
     kept = kept or {}
-    if recorded is not None and recorded != _digest(kept):
+    if recorded is not None and recorded != _digest(kept, judged):
         return AtStart(
             {},
             f"the record of the test environment the task began with ({path}) is not what the "
@@ -130,14 +132,15 @@ def pin(root: Path, task: str, folders: Iterable[str]) -> AtStart:
     added = False
     for folder in folders:
         if folder not in kept:
-            kept[folder] = listing(folder)
+            kept[folder] = {} if judged else listing(folder)
             added = True
-    if added or recorded is None:
-        doc = {"folders": kept, "at": time.time(), "project": str(root)}
+    if added or recorded is None or (verdict and not judged):
+        judged = judged or verdict
+        doc = {"folders": kept, "judged": judged, "at": time.time(), "project": str(root)}
         with contextlib.suppress(OSError):
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             write_atomic(path, json.dumps(doc, sort_keys=True) + "\n", mode=0o600)
-            anchors.put(key, _digest(kept))
+            anchors.put(key, _digest(kept, judged))
     return AtStart(kept)
 
 
@@ -146,13 +149,13 @@ def changed_since(root: Path, task: str) -> str:
     nothing does, or there is no record): the verdict cache keys on it, so a verdict made
     without the task (the agent's own ``agentgate verify``) is not reused for a task whose
     environment changed."""
-    kept, _ = _read(record_path(root, task))
+    kept, _, _ = _read(record_path(root, task))
     if not kept:
         return ""
     now = {folder: listing(folder) for folder in kept}
     if now == kept:
         return ""
-    return _digest(now)[:16]
+    return _digest(now, True)[:16]
 
 
 def forget(root: Path, task: str) -> bool:
@@ -173,25 +176,27 @@ def record_path(root: Path, task: str) -> Path:
     return user_state_home() / PIN_DIR / project[:32] / f"{name[:32]}.json"
 
 
-def _read(path: Path) -> tuple[dict[str, Listing] | None, bool]:
-    """(the record's folders, or None when there is no record; whether it could be read)."""
+def _read(path: Path) -> tuple[dict[str, Listing] | None, bool, bool]:
+    """(the record's folders, or None when there is no record; whether a verdict of the task
+    was judged against it; whether it could be read)."""
     try:
         with path.open("rb") as handle:
             doc = json.loads(handle.read(MAX_BYTES))
     except FileNotFoundError:
-        return None, True
+        return None, False, True
     except (OSError, ValueError):
-        return None, False
+        return None, False, False
     folders = doc.get("folders") if isinstance(doc, dict) else None
     if not isinstance(folders, dict):
-        return None, False
+        return None, False, False
     kept: dict[str, Listing] = {}
     for folder, dists in folders.items():
         if not isinstance(folder, str) or not isinstance(dists, dict):
-            return None, False
+            return None, False, False
         kept[folder] = {str(k): str(v) for k, v in dists.items()}
-    return kept, True
+    return kept, doc.get("judged") is True, True
 
 
-def _digest(folders: dict[str, Listing]) -> str:
-    return hashlib.sha256(json.dumps(folders, sort_keys=True).encode()).hexdigest()
+def _digest(folders: dict[str, Listing], judged: bool) -> str:
+    said = {"folders": folders, "judged": judged}
+    return hashlib.sha256(json.dumps(said, sort_keys=True).encode()).hexdigest()
