@@ -306,3 +306,20 @@ def test_uninstall_takes_both_hooks_out(harness: str, path: str, event: str, pro
     assert event in read(proj / path)["hooks"]
     assert install(harness, "--uninstall") == 0
     assert "hooks" not in read(proj / path)
+
+
+def test_an_agentgate_inside_the_project_is_noted(
+    proj: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 12: the hook runs the project's own .venv/bin/agentgate, whose libraries the
+    # agent can edit so that every stop is agentgate's own trouble (which lets it stop).
+    assert install("claude") == 0
+    assert "inside the project" not in capsys.readouterr().out  # this suite's agentgate
+    inside = proj / ".venv" / "bin" / "agentgate"
+    inside.parent.mkdir(parents=True)
+    inside.write_text("#!/bin/sh\n")
+    monkeypatch.setattr("sys.argv", [str(inside)])
+    assert install("codex") == 0
+    out = capsys.readouterr().out
+    assert f"agentgate: note: the hook runs {inside}, inside the project" in out
+    assert "`pipx install pytest-agentgate`" in out

@@ -387,3 +387,26 @@ def test_a_local_plugins_hooks_in_another_module_of_its_package_are_read(
         f"pytest plugin zzpkg, installed editable from {checkout}: pytest_runtest_makereport "
         "in impl.py can alter test outcomes"
     ]
+
+
+def test_agentgate_installed_from_a_local_folder_is_not_planted(
+    site: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A second review: `pip install /path/to/checkout` (not editable). Its own hooks are read
+    # as a conftest's would be (the pytest door's session sets the exit status): its files
+    # are judged as a test tool's, against its RECORD.
+    import sys
+
+    local = {"url": f"file://{tmp_path / 'agentgate'}", "dir_info": {}}
+    witness = REWRITER
+    files = {"pytest_agentgate/pytest_plugin/entry.py": "", "pytest_agentgate/witness.py": witness}
+    install(site, files, local)
+    (site / "zz-0.1.dist-info").rename(site / "pytest_agentgate-0.1.0.dist-info")
+    entry = plugin(site / "pytest_agentgate" / "pytest_plugin" / "entry.py", "")
+    entry.__name__ = "pytest_agentgate.pytest_plugin.entry"
+    monkeypatch.setitem(
+        sys.modules, "zz_witness", plugin(site / "pytest_agentgate" / "witness.py", witness)
+    )
+    assert codes([entry], project) == []
+    (site / "pytest_agentgate-0.1.0.dist-info").rename(site / "zz-0.1.dist-info")
+    assert len(codes([entry], project)) == 1  # another distribution's module of that name

@@ -44,12 +44,26 @@ def site(project: Path) -> str:
 def test_the_projects_virtual_environments_are_found(project: Path, site: str) -> None:
     (project / "venv-old" / "Lib" / "site-packages").mkdir(parents=True)
     (project / "src" / "lib" / "python3.11" / "site-packages").mkdir(parents=True)  # no cfg
-    assert task_env.project_site_folders(project) == [site]
+    venv = str((project / ".venv").resolve())
+    assert task_env.project_venvs(project) == [venv]
     (project / "venv-old" / "pyvenv.cfg").write_text("")
-    assert task_env.project_site_folders(project) == [
-        site,
-        str((project / "venv-old" / "Lib" / "site-packages").resolve()),
+    old = str((project / "venv-old").resolve())
+    assert task_env.project_venvs(project) == [venv, old]
+    assert task_env.site_folders(old) == [
+        str((project / "venv-old" / "Lib" / "site-packages").resolve())
     ]
+    # The folders the .pth files' path lines add (an editable install's src/), not code lines.
+    (project / "src" / "pkg").mkdir()
+    plugins = project / ".venv" / "plugins"
+    plugins.mkdir()
+    (Path(site) / "_pkg.pth").write_text(f"{project / 'src'}\n# a comment\nimport os\n")
+    (Path(site) / "zz.pth").write_text(f"{plugins}\n{project / 'nowhere'}\n")
+    assert task_env.site_folders(venv) == [
+        site,
+        str((project / "src").resolve()),
+        str(plugins.resolve()),
+    ]
+    assert task_env.venv_of(site) == venv and task_env.venv_of(str(project)) is None
 
 
 def test_a_plugin_installed_after_the_task_began_is_judged(project: Path, site: str) -> None:
@@ -174,17 +188,26 @@ def test_setting_the_environment_up_during_the_task_passes(project: Path, site: 
 
 
 def test_a_plugin_the_task_began_with_installed_again_is_judged(project: Path, site: str) -> None:
-    # Declared or not: the environment had it, and the one loaded now is another.
+    # Synced to the version the project's requirements pin, from an index: the project's own
+    # doing (a second review: `pip install -r requirements-dev.txt`). From a folder of the
+    # agent's, or not declared: its code is judged.
     folder = Path(site)
-    (project / "requirements-dev.txt").write_text("pytest-cov==7.0\n")
+    (project / "requirements-dev.txt").write_text("pytest-cov==9.9\n")
     old = dist(folder, "pytest_cov", {"pytest_cov/plugin.py": "import pytest\n"})
     task_env.pin(project, "t1", [site])
     (folder / old).rename(folder / "pytest_cov-9.9.dist-info")
     (folder / "pytest_cov" / "plugin.py").write_text(REWRITER)
-    ((_, message),) = installs.changes(
-        project, "t1", [entry(site, "pytest_cov-9.9.dist-info", plugin="pytest_cov")]
-    )
+    (folder / "pytest_cov-9.9.dist-info" / "RECORD").write_text("pytest_cov/plugin.py,sha256=z,1\n")
+    now = [entry(site, "pytest_cov-9.9.dist-info", plugin="pytest_cov")]
+    assert installs.changes(project, "t1", now) == []
+    local = {"url": f"file://{project.parent}/pytest-cov", "dir_info": {}}
+    (folder / "pytest_cov-9.9.dist-info" / "direct_url.json").write_text(json.dumps(local))
+    ((_, message),) = installs.changes(project, "t1", now)
     assert message.startswith("pytest plugin pytest_cov (pytest_cov 9.9) was installed again")
+    (folder / "pytest_cov-9.9.dist-info" / "direct_url.json").unlink()
+    (project / "requirements-dev.txt").write_text("pytest\n")
+    ((_, message),) = installs.changes(project, "t1", now)
+    assert "installed again" in message
 
 
 def test_a_folder_first_seen_after_the_first_verdict_began_empty(
@@ -206,3 +229,79 @@ def test_a_folder_first_seen_after_the_first_verdict_began_empty(
             "pytest 0.1, a test tool the tests ran on",
         ]
     assert "installed again" in found[1][1]
+
+
+def test_a_folder_in_the_environment_the_task_began_with_began_empty(
+    project: Path, site: str
+) -> None:
+    # Red team 12: a folder inside the .venv the session began with, put on the path by a .pth
+    # line added before the first stop, holding a plugin with a RECORD written by hand.
+    venv = str((project / ".venv").resolve())
+    task_env.pin(project, "t1", task_env.site_folders(venv), venvs=[venv])  # session start
+    plugins = project / ".venv" / "plugins"
+    plugin = dist(plugins, "zz_rewrite", {"zz_rewrite.py": REWRITER})
+    ((_, message),) = installs.changes(
+        project, "t1", [entry(str(plugins.resolve()), plugin, plugin="zz_rewrite")]
+    )
+    assert message.startswith("pytest plugin zz_rewrite (zz_rewrite 0.1) was installed")
+
+
+def test_the_environments_settings_changed_since_the_task_began_are_found(
+    project: Path, site: str
+) -> None:
+    # Red team 12: `include-system-site-packages = true` in the .venv's pyvenv.cfg, and code
+    # in the user's site folder, which agentgate leaves to the machine, patches pytest.
+    venv = str((project / ".venv").resolve())
+    cfg = project / ".venv" / "pyvenv.cfg"
+    cfg.write_text("home = /usr/bin\ninclude-system-site-packages = false\n")
+    task_env.pin(project, "t1", task_env.site_folders(venv), venvs=[venv])
+    pytest_dist = dist(Path(site), "pytest", {"_pytest/reports.py": "x = 1\n"})
+    now = [entry(site, pytest_dist, tool="_pytest")]
+    assert installs.changes(project, "t1", now) == []
+    assert task_env.changed_since(project, "t1") != ""  # pytest installed since: keyed
+    cfg.write_text("home = /usr/bin\ninclude-system-site-packages = true\n")
+    ((where, message),) = installs.changes(project, "t1", now)
+    assert where == f"{venv}/pyvenv.cfg"
+    assert message.startswith("the virtual environment's pyvenv.cfg was changed after the task")
+
+
+def test_a_plugin_a_declared_dependency_requires_is_declared(project: Path, site: str) -> None:
+    # A second review: httpx declared and installed during the task brings anyio, whose
+    # pytest plugin's hooks would be judged as a conftest's.
+    folder = Path(site)
+    (project / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = ["httpx"]\n')
+    task_env.pin(project, "t1", [site])
+    httpx = dist(folder, "httpx", {"httpx/__init__.py": ""})
+    (folder / httpx / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: httpx\nRequires-Dist: anyio\n"
+        "Requires-Dist: brotli; extra == 'brotli'\n\nanyio: a description, not a header\n"
+    )
+    anyio = dist(folder, "anyio", {"anyio/pytest_plugin.py": REWRITER})
+    now = [entry(site, anyio, plugin="anyio.pytest_plugin")]
+    assert installs.changes(project, "t1", now) == []
+    (folder / httpx / "METADATA").write_text("Metadata-Version: 2.1\nName: httpx\n")
+    ((_, message),) = installs.changes(project, "t1", now)
+    assert message.startswith("pytest plugin anyio.pytest_plugin (anyio 0.1) was installed")
+
+
+def test_the_same_wheel_installed_again_is_the_same(site: str) -> None:
+    # pip writes REQUESTED when the package was named, uv a RECORD of its own: the files the
+    # RECORD hashes are what counts, not the installer's bookkeeping or bytecode.
+    folder = Path(site)
+    name = dist(
+        folder,
+        "pytest",
+        {},
+        record="_pytest/reports.py,sha256=abc,10\npytest-0.1.dist-info/METADATA,sha256=m,3\n"
+        "pytest-0.1.dist-info/INSTALLER,sha256=pip,4\npytest-0.1.dist-info/RECORD,,\n"
+        "_pytest/__pycache__/reports.cpython-311.pyc,,\n",
+    )
+    before = task_env.record_digest(str(folder / name))
+    (folder / name / "RECORD").write_text(
+        "pytest-0.1.dist-info/METADATA,sha256=m,3\n_pytest/reports.py,sha256=abc,10\n"
+        "pytest-0.1.dist-info/INSTALLER,sha256=uv,3\npytest-0.1.dist-info/REQUESTED,sha256=e,0\n"
+        "pytest-0.1.dist-info/RECORD,,\n"
+    )
+    assert task_env.record_digest(str(folder / name)) == before
+    (folder / name / "RECORD").write_text("_pytest/reports.py,sha256=abd,10\n")
+    assert task_env.record_digest(str(folder / name)) != before

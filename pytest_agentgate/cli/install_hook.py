@@ -85,10 +85,35 @@ def run(args: argparse.Namespace) -> int:
     if done.backup is not None:
         print(f"  the previous file is kept as {_shown(done.backup, root)}")
     if not args.uninstall:
+        inside = _inside_the_project(command, root)
+        if inside is not None:
+            print(
+                f"agentgate: note: the hook runs {inside}, inside the project, where the agent "
+                "can write it and the libraries it loads: an agent that breaks it makes each "
+                "stop agentgate's own trouble, which lets the agent stop, unverified (and says "
+                "so). Install agentgate outside the project for the hook (`pipx install "
+                "pytest-agentgate`, or `uv tool install pytest-agentgate`) and run its "
+                "install-hook."
+            )
         print("Still to do in the harness:")
         for step in trust_steps(harness, root, user=args.user):
             print("  - " + step.replace("\n", "\n    "))
     return 0
+
+
+def _inside_the_project(command: str, root: Path) -> str | None:
+    """The program the hook command runs, when it is inside the project (its ``.venv``)."""
+    import shlex
+
+    try:
+        program = Path(shlex.split(command)[0])
+    except (ValueError, IndexError):
+        return None
+    try:
+        program.absolute().relative_to(root.resolve())
+    except ValueError:
+        return None
+    return str(program)
 
 
 def _shown(path: Path, root: Path) -> str:

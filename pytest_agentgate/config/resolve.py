@@ -172,7 +172,9 @@ def pin_task_environment(cwd: Path, task: str) -> None:
     from pytest_agentgate.state import task_env
 
     root = task_home(cwd, find_config(cwd))
-    task_env.pin(root, task, task_env.project_site_folders(root))
+    venvs = task_env.project_venvs(root)
+    folders = [folder for venv in venvs for folder in task_env.site_folders(venv)]
+    task_env.pin(root, task, folders, venvs=venvs)
 
 
 def _above_the_project(config: Config, cwd: Path, path: Path) -> None:

@@ -5,7 +5,7 @@
   ``pytest_runtest_logreport`` or ``pytest_terminal_summary`` that writes to the report or the
   stats, a ``pytest_sessionfinish`` that sets the exit status: in a conftest or a plugin module.
 - **selection-narrowed**: a ``pytest_collection_modifyitems`` that removes items, a new
-  ``pytest_ignore_collect``/``pytest_collect_file``/``pytest_deselected`` hook, ``collect_ignore``
+  ``pytest_ignore_collect``/``pytest_collect_file`` hook, ``collect_ignore``
   gaining entries; selection options set from code (``config.option.keyword = ...``,
   ``config.option.deselect``, ``config.args``); ``-k``, ``-m``, ``--deselect``, ``--ignore``,
   ``-x``, ``--lf``... new in the pytest configuration's ``addopts`` (the base's own selection
@@ -64,7 +64,9 @@ CALL_HOOKS = {
 }  # fmt: skip
 REPORT_WRITERS = {"pytest_runtest_logreport", "pytest_terminal_summary"}
 # pytest_collect_file is not one: it adds collectors beside pytest's own, never removes one.
-SELECTION_HOOKS = {"pytest_ignore_collect", "pytest_deselected"}
+# (`pytest_deselected` is told what was deselected: implementing it selects nothing; calling it
+# is what deselection does, judged in `pytest_collection_modifyitems`.)
+SELECTION_HOOKS = {"pytest_ignore_collect"}
 EXIT_CALLS = {
     "pytest.exit",
     "os._exit",

@@ -49,10 +49,20 @@ def changes(
     the message). The folders the record does not have yet are kept now (the task's first
     verdict, or a folder first seen)."""
     installs = list(installs)
-    start = task_env.pin(root, task, sorted({folder for folder, *_ in installs}), verdict=True)
+    folders = sorted({folder for folder, *_ in installs})
+    venvs = sorted({v for f in folders if (v := task_env.venv_of(f)) is not None})
+    start = task_env.pin(root, task, folders, verdict=True, venvs=venvs)
     if start.problem is not None:
         return [(str(task_env.record_path(root, task)), start.problem)]
-    found: list[tuple[str, str]] = []
+    found: list[tuple[str, str]] = [
+        (
+            os.path.join(venv, "pyvenv.cfg"),
+            "the virtual environment's pyvenv.cfg was changed after the task began (say to "
+            "turn the user's or the machine's site folders on, whose code agentgate leaves to "
+            "the machine): the tests run in another environment than the task began with",
+        )
+        for venv in start.venvs_changed
+    ]
     declared: set[str] | None = None
     for folder, dist, record, plugin, tool in installs:
         began = start.folders.get(folder)
@@ -61,6 +71,11 @@ def changes(
         again = any(project(d) == project(dist) for held in start.folders.values() for d in held)
         how = "installed again" if again else "installed"
         where = os.path.join(folder, dist)
+        if not _from_a_folder(folder, dist):
+            if declared is None:
+                declared = _with_requirements(_declared(root), [*start.folders, *folders])
+            if project(dist) in declared:
+                continue  # the project's dependencies, installed or synced from an index
         if tool:
             if again:
                 found.append(
@@ -72,10 +87,6 @@ def changes(
                     )
                 )
             continue
-        if not again:
-            declared = _declared(root) if declared is None else declared
-            if project(dist) in declared:
-                continue  # a dependency of the project's the environment lacked
         why = _alters_outcomes(folder, dist)
         if plugin and why is not None:
             found.append(
@@ -151,6 +162,57 @@ def _declared(root: Path) -> set[str]:
 
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]|[A-Za-z0-9]")
+
+
+def _with_requirements(names: set[str], folders: Iterable[str]) -> set[str]:
+    """``names`` and every distribution they require, as the installed distributions in
+    ``folders`` say (their ``Requires-Dist``, whatever the marker): anyio's pytest plugin came
+    with httpx, which the project declares."""
+    requires: dict[str, set[str]] = {}
+    for folder in dict.fromkeys(folders):
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.endswith(".dist-info"):
+                continue
+            try:
+                with open(os.path.join(folder, entry, "METADATA"), "rb") as handle:
+                    text = handle.read(MAX_READ).decode("utf-8", "replace")
+            except OSError:
+                continue
+            head = text.partition("\n\n")[0]
+            needed = requires.setdefault(project(entry), set())
+            for line in head.splitlines():
+                if line.startswith("Requires-Dist:"):
+                    found = _REQUIREMENT.match(line, len("Requires-Dist:"))
+                    if found is not None:
+                        needed.add(re.sub(r"[-_.]+", "-", found.group(1)).lower())
+    closure, todo = set(names), list(names)
+    while todo:
+        for name in requires.get(todo.pop(), ()):
+            if name not in closure:
+                closure.add(name)
+                todo.append(name)
+    return closure
+
+
+_REQUIREMENT = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def _from_a_folder(folder: str, dist: str) -> bool:
+    """Whether pip installed the distribution from a local folder (its ``direct_url.json``
+    says ``dir_info``; a ``direct_url.json`` no installer wrote counts too): not what a
+    package index, or a wheel file from one, serves."""
+    try:
+        with open(os.path.join(folder, dist, "direct_url.json"), "rb") as handle:
+            said = json.loads(handle.read(MAX_READ))
+    except OSError:
+        return False
+    except (ValueError, RecursionError):
+        return True
+    return not isinstance(said, dict) or "archive_info" not in said
 
 
 def _from_project(folder: str, dist: str, root: Path) -> bool:

@@ -345,6 +345,8 @@ def _unvetted(
         return None
     owner = records.owner(folder, os.path.relpath(real, folder), data) if folder else None
     if owner is not None:
+        if _dist_name(owner) == "pytest_agentgate" and name.startswith("pytest_agentgate."):
+            return None  # agentgate itself, however installed (its files: the tools' check)
         local = _installed_from(os.path.join(folder or "", owner))
         if local is None or (os.path.realpath(local) + os.sep).startswith(root):
             return None  # from a package index, or the project itself (`pip install .`)

@@ -48,10 +48,22 @@ Listing = dict[str, str]
 
 class AtStart(NamedTuple):
     """What the task began with, per site folder (a real path); ``problem`` when the record
-    cannot be trusted (gone while the project's anchor holds its digest, or changed)."""
+    cannot be trusted (gone while the project's anchor holds its digest, or changed);
+    ``venvs_changed``, the virtual environments whose ``pyvenv.cfg`` is not what it was (an
+    edit that turns the user's or the machine's site folders on, whose code is then "the
+    machine's")."""
 
     folders: dict[str, Listing]
     problem: str | None = None
+    venvs_changed: tuple[str, ...] = ()
+
+
+class _Record(NamedTuple):
+    folders: dict[str, Listing]
+    # Each virtual environment's folder: the sha256 of its pyvenv.cfg.
+    venvs: dict[str, str]
+    # Whether a verdict of the task was judged against it.
+    judged: bool
 
 
 def listing(folder: str) -> Listing:
@@ -68,18 +80,35 @@ def listing(folder: str) -> Listing:
     return found
 
 
+# What an installer writes beside a distribution's own files, differently from one install to
+# the next (pip's REQUESTED when the package was named, uv's own RECORD and INSTALLER).
+_INSTALLERS_OWN = frozenset(
+    {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json", "uv_cache.json"}
+)
+
+
 def record_digest(dist_info: str) -> str:
-    """The sha256 of the distribution's ``RECORD``, "" when it has none."""
+    """A digest of the files the distribution's ``RECORD`` lists with their hashes (its code and
+    metadata, not what the installer adds, nor bytecode): the same wheel installed again, by
+    pip or uv, has the same; "" when it has no ``RECORD``."""
     try:
         with open(os.path.join(dist_info, "RECORD"), "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
+            record = handle.read(MAX_BYTES)
     except OSError:
         return ""
+    entries = []
+    for line in record.splitlines():
+        path, _, rest = line.partition(b",")
+        digest = rest.partition(b",")[0]
+        name = path.rpartition(b"/")[2].decode("utf-8", "replace")
+        if digest and not path.endswith(b".pyc") and name not in _INSTALLERS_OWN:
+            entries.append(path + b"," + digest)
+    return hashlib.sha256(b"\n".join(sorted(entries))).hexdigest()
 
 
-def project_site_folders(root: Path) -> list[str]:
-    """The site folders of the virtual environments in the project's folder (a folder of it
-    with a ``pyvenv.cfg``: ``.venv``, ``venv``), as real paths."""
+def project_venvs(root: Path) -> list[str]:
+    """The virtual environments in the project's folder (a folder of it with a
+    ``pyvenv.cfg``: ``.venv``, ``venv``), as real paths."""
     found: list[str] = []
     try:
         entries = sorted(os.scandir(root), key=lambda e: e.name)
@@ -87,61 +116,127 @@ def project_site_folders(root: Path) -> list[str]:
         return found
     for entry in entries:
         with contextlib.suppress(OSError):
-            if not entry.is_dir() or not os.path.isfile(os.path.join(entry.path, "pyvenv.cfg")):
-                continue
-        patterns = ("lib/python*/site-packages", "lib64/python*/site-packages", "Lib/site-packages")
-        for pattern in patterns:
-            for folder in sorted(glob.glob(os.path.join(glob.escape(entry.path), pattern))):
-                real = os.path.realpath(folder)
-                if os.path.isdir(real) and real not in found:
-                    found.append(real)
+            if entry.is_dir() and os.path.isfile(os.path.join(entry.path, "pyvenv.cfg")):
+                found.append(os.path.realpath(entry.path))
     return found
 
 
-def pin(root: Path, task: str, folders: Iterable[str], verdict: bool = False) -> AtStart:
+def site_folders(venv: str) -> list[str]:
+    """The site folders of the virtual environment ``venv``, and the folders the path lines of
+    their ``.pth`` files add (where a plugin can be installed beside them), as real paths."""
+    found: list[str] = []
+    patterns = ("lib/python*/site-packages", "lib64/python*/site-packages", "Lib/site-packages")
+    for pattern in patterns:
+        for folder in sorted(glob.glob(os.path.join(glob.escape(venv), pattern))):
+            real = os.path.realpath(folder)
+            if os.path.isdir(real) and real not in found:
+                found.append(real)
+    for site in list(found):
+        for added in _path_lines(site):
+            if added not in found:
+                found.append(added)
+    return found
+
+
+def venv_of(folder: str) -> str | None:
+    """The virtual environment a site folder belongs to (the nearest folder above it with a
+    ``pyvenv.cfg``, a few levels up), or None."""
+    here = folder
+    for _ in range(5):
+        here = os.path.dirname(here)
+        if os.path.isfile(os.path.join(here, "pyvenv.cfg")):
+            return here
+    return None
+
+
+def pin(
+    root: Path,
+    task: str,
+    folders: Iterable[str],
+    verdict: bool = False,
+    venvs: Iterable[str] = (),
+) -> AtStart:
     """The environment ``task`` began with, for the project at ``root``: the record's folders,
     with each of ``folders`` the record does not have yet kept now with what it holds, until
-    the task's first verdict (``verdict``: a verdict asks). A folder first seen after that
-    (a ``.pth`` line added since, pointing at a folder of the agent's) began empty: all it
-    holds was installed since. Best effort: a state directory that cannot be written leaves
-    the folders as they are now (no change is seen; the run's own checks still hold)."""
+    the task's first verdict (``verdict``: a verdict asks). A folder first seen after that,
+    or inside a virtual environment the record already had (a ``.pth`` line added since,
+    pointing at a folder of the agent's), began empty: all it holds was installed since. Each
+    of ``venvs`` not recorded yet gets its ``pyvenv.cfg`` recorded. Best effort: a state
+    directory that cannot be written leaves the folders as they are now (no change is seen;
+    the run's own checks still hold)."""
     path = record_path(root, task)
     anchors = Anchors(root, ANCHORS)
     key = path.stem
     recorded = anchors.get(key)
-    kept, judged, readable = _read(path)
+    record, readable = _read(path)
     if not readable:
         return AtStart(
             {},
             f"the record of the test environment the task began with ({path}) cannot be read",
         )
-    if kept is None and recorded is not None:
+    if record is None and recorded is not None:
         return AtStart(
             {},
             f"the record of the test environment the task began with ({path}) is gone, while "
             f"the project's {anchors.path.parent.name}/{ANCHORS} keeps its digest",
         )
-    kept = kept or {}
-    if recorded is not None and recorded != _digest(kept, judged):
+    record = record or _Record({}, {}, False)
+    if recorded is not None and recorded != _digest(record):
         return AtStart(
             {},
             f"the record of the test environment the task began with ({path}) is not what the "
             f"project's {anchors.path.parent.name}/{ANCHORS} says it was: one of them was "
             "changed",
         )
-    added = False
+    kept, kept_venvs, judged = dict(record.folders), dict(record.venvs), record.judged
     for folder in folders:
         if folder not in kept:
-            kept[folder] = {} if judged else listing(folder)
-            added = True
-    if added or recorded is None or (verdict and not judged):
-        judged = judged or verdict
-        doc = {"folders": kept, "judged": judged, "at": time.time(), "project": str(root)}
+            late = judged or any(folder.startswith(v + os.sep) for v in record.venvs)
+            kept[folder] = {} if late else listing(folder)
+    for venv in venvs:
+        kept_venvs.setdefault(venv, config_digest(venv))
+    changed = tuple(v for v, was in sorted(record.venvs.items()) if config_digest(v) != was)
+    now = _Record(kept, kept_venvs, judged or verdict)
+    if now != record or recorded is None:
+        doc = {**now._asdict(), "at": time.time(), "project": str(root)}
         with contextlib.suppress(OSError):
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             write_atomic(path, json.dumps(doc, sort_keys=True) + "\n", mode=0o600)
-            anchors.put(key, _digest(kept, judged))
-    return AtStart(kept)
+            anchors.put(key, _digest(now))
+    return AtStart(kept, None, changed)
+
+
+def config_digest(venv: str) -> str:
+    """The sha256 of the virtual environment's ``pyvenv.cfg`` ("" when it has none)."""
+    try:
+        with open(os.path.join(venv, "pyvenv.cfg"), "rb") as handle:
+            return hashlib.sha256(handle.read(MAX_BYTES)).hexdigest()
+    except OSError:
+        return ""
+
+
+def _path_lines(site: str) -> list[str]:
+    """The folders the path lines of the ``.pth`` files in ``site`` add (what ``site`` adds to
+    ``sys.path``: a line that is no ``import``, naming a folder that exists)."""
+    found: list[str] = []
+    try:
+        names = sorted(n for n in os.listdir(site) if n.endswith(".pth") and n[:1] != ".")
+    except OSError:
+        return found
+    for name in names:
+        try:
+            with open(os.path.join(site, name), "rb") as handle:
+                lines = handle.read(MAX_BYTES).splitlines()
+        except OSError:
+            continue
+        for raw in lines:
+            line = raw.strip()
+            if not line or line.startswith((b"#", b"import ", b"import\t")):
+                continue
+            folder = os.path.realpath(os.path.join(site, os.fsdecode(line)))
+            if os.path.isdir(folder) and folder not in found:
+                found.append(folder)
+    return found
 
 
 def changed_since(root: Path, task: str) -> str:
@@ -149,13 +244,17 @@ def changed_since(root: Path, task: str) -> str:
     nothing does, or there is no record): the verdict cache keys on it, so a verdict made
     without the task (the agent's own ``agentgate verify``) is not reused for a task whose
     environment changed."""
-    kept, _, _ = _read(record_path(root, task))
-    if not kept:
+    record, _ = _read(record_path(root, task))
+    if record is None or not (record.folders or record.venvs):
         return ""
-    now = {folder: listing(folder) for folder in kept}
-    if now == kept:
+    now = _Record(
+        {folder: listing(folder) for folder in record.folders},
+        {venv: config_digest(venv) for venv in record.venvs},
+        True,
+    )
+    if now.folders == record.folders and now.venvs == record.venvs:
         return ""
-    return _digest(now, True)[:16]
+    return _digest(now)[:16]
 
 
 def forget(root: Path, task: str) -> bool:
@@ -176,27 +275,27 @@ def record_path(root: Path, task: str) -> Path:
     return user_state_home() / PIN_DIR / project[:32] / f"{name[:32]}.json"
 
 
-def _read(path: Path) -> tuple[dict[str, Listing] | None, bool, bool]:
-    """(the record's folders, or None when there is no record; whether a verdict of the task
-    was judged against it; whether it could be read)."""
+def _read(path: Path) -> tuple[_Record | None, bool]:
+    """(the record, or None when there is none; whether it could be read)."""
     try:
         with path.open("rb") as handle:
             doc = json.loads(handle.read(MAX_BYTES))
     except FileNotFoundError:
-        return None, False, True
+        return None, True
     except (OSError, ValueError):
-        return None, False, False
+        return None, False
     folders = doc.get("folders") if isinstance(doc, dict) else None
-    if not isinstance(folders, dict):
-        return None, False, False
+    venvs = doc.get("venvs", {}) if isinstance(doc, dict) else None
+    if not isinstance(folders, dict) or not isinstance(venvs, dict):
+        return None, False
     kept: dict[str, Listing] = {}
     for folder, dists in folders.items():
         if not isinstance(folder, str) or not isinstance(dists, dict):
-            return None, False, False
+            return None, False
         kept[folder] = {str(k): str(v) for k, v in dists.items()}
-    return kept, doc.get("judged") is True, True
+    configs = {str(k): str(v) for k, v in venvs.items()}
+    return _Record(kept, configs, doc.get("judged") is True), True
 
 
-def _digest(folders: dict[str, Listing], judged: bool) -> str:
-    said = {"folders": folders, "judged": judged}
-    return hashlib.sha256(json.dumps(said, sort_keys=True).encode()).hexdigest()
+def _digest(record: _Record) -> str:
+    return hashlib.sha256(json.dumps(record._asdict(), sort_keys=True).encode()).hexdigest()
