@@ -5,8 +5,11 @@ hook), the function's code or the module's file is not the project's."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import importlib.util
 import os
+import shutil
 import sys
 import types
 from collections.abc import Callable
@@ -935,31 +938,58 @@ def test_the_project_tested_from_an_installed_copy_that_is_not_its_files_is_foun
 ) -> None:
     # A src layout whose tests import the installed package: the agent installs its fixed
     # code (`pip install .`) and puts the broken file back. The change is empty.
-    from pytest_agentgate.pytest_plugin import tampering
+    from pytest_agentgate.pytest_plugin import startup, tampering
 
     root = tmp_path / "proj"
     (root / "src" / "calc").mkdir(parents=True)
     (root / "src" / "calc" / "__init__.py").write_text("from calc.ops import add\n")
     (root / "src" / "calc" / "ops.py").write_text(CALC)
     (root / "src" / "calc" / "_version.py").write_text("version = '0.1.dev3+g1234'\n")
+    (root / "pyproject.toml").write_text('[project]\nname = "Calc"\n')
     site = tmp_path / "venv" / "site-packages"
-    (site / "calc").mkdir(parents=True)
-    (site / "calc" / "__init__.py").write_text("from calc.ops import add\n")
-    (site / "calc" / "ops.py").write_text(CALC)
-    (site / "calc" / "_version.py").write_text("version = '0.1.dev2+g0000'\n")  # built before
+    files = {
+        "calc/__init__.py": "from calc.ops import add\n",
+        "calc/ops.py": CALC,
+        "calc/_version.py": "version = '0.1.dev2+g0000'\n",  # built before
+    }
+    monkeypatch.setattr(startup, "_site_folders", lambda: [str(site)])
+    monkeypatch.setattr(startup, "_system", lambda folder: False)
     monkeypatch.syspath_prepend(str(site))
     tampering._installed_roots.cache_clear()
+
+    def installed(files: dict[str, str]) -> None:
+        shutil.rmtree(site, ignore_errors=True)
+        (site / "calc").mkdir(parents=True)
+        (site / "calc-0.1.dist-info").mkdir()
+        lines = []
+        for path, text in files.items():
+            (site / path).write_text(text)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+            lines.append(f"{path},sha256={digest.decode()},{len(text)}\n")
+        (site / "calc-0.1.dist-info" / "RECORD").write_text("".join(lines))
+
     try:
+        installed(files)
         load("calc", site / "calc" / "__init__.py", monkeypatch)
         load("calc.ops", site / "calc" / "ops.py", monkeypatch)
         load("calc._version", site / "calc" / "_version.py", monkeypatch)
         assert project_entries(root) == []  # installed as the project's files are
-        (site / "calc" / "ops.py").write_text(FIXED)
+        installed({**files, "calc/ops.py": FIXED})
         assert project_entries(root) == [
             f"calc (the project's src/calc/ops.py is tested from an installed copy, "
             f"{site / 'calc' / 'ops.py'}, that is not the file: the tests run other code than "
             "the change's; install the project again (`pip install .`), or editable "
             "(`pip install -e .`))"
+        ]
+        # Another distribution's package of that name (PyYAML's `yaml` for a `yaml.py`): not
+        # the project's.
+        (site / "calc-0.1.dist-info").rename(site / "other-0.1.dist-info")
+        assert project_entries(root) == []
+        # Written there by hand: no installer's.
+        (site / "other-0.1.dist-info" / "RECORD").unlink()
+        assert project_entries(root) == [
+            f"calc (the project's src/calc/__init__.py loaded from "
+            f"{site / 'calc' / '__init__.py'}, which no installed package put there)"
         ]
     finally:
         monkeypatch.undo()

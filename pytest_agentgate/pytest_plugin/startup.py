@@ -248,6 +248,20 @@ def _tools_replaced(
     remembered.save()
 
 
+def installed_by(path: str) -> str | None:
+    """The ``*.dist-info`` folder (its path) of the distribution whose ``RECORD`` lists the
+    file ``path`` as it is, in the folders judged; "" when the file is in one of them and no
+    ``RECORD`` lists it so; None when it is in none (the machine's)."""
+    real = os.path.realpath(path)
+    sites, on_path = _judged_folders()
+    folder = next((f for f in sites + on_path if real.startswith(f)), None)
+    if folder is None:
+        return None
+    data = _read(real, MAX_READ if real.endswith(".py") else MAX_BINARY)
+    owner = _Records().owner(folder, os.path.relpath(real, folder), data) if data else None
+    return "" if owner is None else os.path.join(folder, owner)
+
+
 def recorded(path: str) -> bool | None:
     """Whether the file ``path`` in the tests' environment is as a distribution's ``RECORD``
     says it installed it, and the bytecode Python loads for it is compiled from it; None when

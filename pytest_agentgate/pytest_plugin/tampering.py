@@ -22,6 +22,7 @@ import sys
 import sysconfig
 import types
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -341,6 +342,18 @@ def _stale_copy(
     An agent installs its fixed code, puts the broken file back, and the change is empty."""
     installed_home, project_home = os.path.dirname(_real(where)), os.path.dirname(expected)
     single = not os.path.basename(expected).startswith("__init__.")
+    if single == os.path.basename(where).startswith("__init__."):
+        return None  # a package where the project has a module (or the other way): not it
+    from pytest_agentgate.pytest_plugin.startup import installed_by
+
+    owner = installed_by(where)
+    if owner == "":
+        return (
+            f"the project's {os.path.relpath(expected, root)} loaded from {_real(where)}, "
+            "which no installed package put there"
+        )
+    if owner is None or not _the_projects(owner, root):
+        return None  # another distribution's module of that name (PyYAML's `yaml`)
     for module_name, module in modules:
         if module_name != name and not module_name.startswith(name + "."):
             continue
@@ -371,6 +384,39 @@ def _stale_copy(
                 "(`pip install -e .`)"
             )
     return None
+
+
+def _the_projects(dist_info: str, root: str) -> bool:
+    """Whether an installed distribution is the project's: installed from its folder (pip's
+    ``direct_url.json``), or of the name its ``pyproject.toml`` gives it."""
+    import json
+    import re
+    from urllib.parse import unquote, urlparse
+
+    with contextlib.suppress(OSError, ValueError, RecursionError):
+        said = json.loads(read_regular(Path(dist_info, "direct_url.json")))
+        url = said.get("url") if isinstance(said, dict) else None
+        if isinstance(url, str) and url.startswith("file://"):
+            local = _real(unquote(urlparse(url).path))
+            if local == root or local.startswith(root + os.sep):
+                return True
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        return False
+    try:
+        doc = tomllib.loads(read_regular(Path(root, "pyproject.toml")).decode("utf-8", "replace"))
+    except (OSError, ValueError):
+        return False
+    named = doc.get("project", {}).get("name") if isinstance(doc.get("project"), dict) else None
+    if not isinstance(named, str):
+        return False
+
+    def normal(text: str) -> str:
+        return re.sub(r"[-_.]+", "-", text).lower()
+
+    installed = os.path.basename(dist_info).removesuffix(".dist-info").rpartition("-")[0]
+    return normal(installed) == normal(named)
 
 
 def _rewritten_in_run(

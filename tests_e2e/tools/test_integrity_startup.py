@@ -129,13 +129,15 @@ def test_a_pth_file_that_replaces_the_code_under_test_fails_the_gate(project: Pa
 
 
 def test_a_sitecustomize_that_patches_pytest_fails_both_doors(project: Path) -> None:
-    # Its code is in site-packages, where installed code lives: the check of the test tools'
-    # replaced functions (tampering.py) takes it for installed code.
+    # Its code is in site-packages, where installed code lives, as no installer wrote it: the
+    # check of the test tools' replaced functions (tampering.py) names it too.
     env = make_venv(project)
     (site_packages(env) / "sitecustomize.py").write_text(SITECUSTOMIZE)
     where = (site_packages(env) / "sitecustomize.py").relative_to(project).as_posix()
     code, verdict = verify(project)
-    assert gate(verdict, "test")["status"] == "pass"
+    test = json.dumps(gate(verdict, "test"))
+    assert "_pytest.reports.TestReport.from_item_and_call (" in test
+    assert "sitecustomize.py:6, not as its package installed it" in test
     assert code == 1 and planted(verdict) == [(where, 1)]
     out = project / ".agentgate" / "door.json"
     door = pytest_door(env, project, out)
