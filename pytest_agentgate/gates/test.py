@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pytest_agentgate.commands import runs_pytest, runs_this_interpreter
 from pytest_agentgate.config.model import GateConfig
@@ -355,14 +356,7 @@ def startup_entries(values: Iterable[object]) -> list[tuple[str, int, str, bool]
     "code", "system"}`` (a JSON text in a JUnit property); entries of another shape are left
     out, and one that does not say ``"system": true`` is the tests' environment's."""
     entries = []
-    for value in values:
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except ValueError:
-                continue
-        if not isinstance(value, dict):
-            continue
+    for value in _objects(values):
         path, line, code = value.get("path"), value.get("line"), value.get("code")
         if isinstance(path, str) and isinstance(line, int) and isinstance(code, str):
             entries.append((path, line, code, value.get("system") is True))
@@ -375,16 +369,23 @@ def install_entries(values: Iterable[object]) -> list[tuple[str, str, str, str, 
     property); entries of another shape are left out."""
     keys = ("folder", "dist", "record", "plugin", "tool")
     entries = []
+    for value in _objects(values):
+        if all(isinstance(value.get(k), str) for k in keys):
+            folder, dist, record, plugin, tool = (value[k] for k in keys)
+            entries.append((folder, dist, record, plugin, tool))
+    return entries
+
+
+def _objects(values: Iterable[object]) -> Iterator[dict[str, Any]]:
+    """Each of ``values`` that is a JSON object, or the JSON text of one."""
     for value in values:
         if isinstance(value, str):
             try:
                 value = json.loads(value)
             except ValueError:
                 continue
-        if isinstance(value, dict) and all(isinstance(value.get(k), str) for k in keys):
-            folder, dist, record, plugin, tool = (value[k] for k in keys)
-            entries.append((folder, dist, record, plugin, tool))
-    return entries
+        if isinstance(value, dict):
+            yield value
 
 
 def _swapped_sources(root: Path, documents: list[str]) -> list[str]:
