@@ -336,3 +336,22 @@ def test_a_tool_replaced_from_an_installed_file_edited_in_place_is_replaced(
     assert found.startswith(f"_pytest.reports.TestReport.probe ({module}:1, not as its package")
     monkeypatch.undo()
     _installed_roots.cache_clear()
+
+
+def test_an_object_called_in_a_tools_functions_place_is_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Red team 13: an instance of a class with `__call__` as pytest's report maker.
+    import _pytest.reports
+
+    from pytest_agentgate.pytest_plugin.tampering import replaced
+
+    class Maker:
+        def __call__(self, item: Any, call: Any) -> None: ...
+
+    with monkeypatch.context() as patch:
+        patch.setattr(_pytest.reports.TestReport, "from_item_and_call", Maker())
+        (found,) = replaced()
+    assert found.startswith("_pytest.reports.TestReport.from_item_and_call (")
+    assert f"{Path(__file__)}:" in found
+    assert replaced() == []
