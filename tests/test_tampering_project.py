@@ -994,3 +994,43 @@ def test_the_project_tested_from_an_installed_copy_that_is_not_its_files_is_foun
     finally:
         monkeypatch.undo()
         tampering._installed_roots.cache_clear()
+
+
+def test_a_hook_a_conftest_does_not_write_is_found(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 13: a hook bound under a name made at run time, or compiled from text. pytest
+    # calls it as any hook; the integrity gate judges the hooks a file writes.
+    text = (
+        "def _wrap(item, call):\n    pass\n\n\n"
+        'globals()["pytest_runtest_" + "makereport"] = _wrap\n'
+        'exec("def pytest_report_teststatus(report, config):\\n    pass\\n")\n'
+    )
+    (project / "tests" / "conftest.py").write_text(text)
+    conftest = load("agentgate_test_conftest", project / "tests" / "conftest.py", monkeypatch)
+    found = replaced([conftest], project=str(project))
+    assert [entry.split(" (")[0] for entry in found] == [
+        "tests/conftest.py:pytest_report_teststatus",
+        "tests/conftest.py:pytest_runtest_makereport",
+    ]
+    assert f"bound at run time to {project}/tests/conftest.py:1)" in found[1]
+    assert "bound at run time to code compiled from text)" in found[0]
+    # Written in the file (a def, an alias the hooks' reading judges), or in another file of
+    # the project under its own name and star-imported: not found.
+    (project / "tests" / "hooks.py").write_text(
+        "def pytest_runtest_makereport(item, call):\n    pass\n"
+    )
+    hooks = load("agentgate_test_hooks", project / "tests" / "hooks.py", monkeypatch)
+    (project / "tests" / "conftest.py").write_text(
+        "from agentgate_test_hooks import *\n\n\ndef _wrap(item, call):\n    pass\n\n\n"
+        "pytest_report_teststatus = _wrap\n"
+    )
+    from pytest_agentgate.pytest_plugin import tampering
+
+    tampering._names_in.cache_clear()  # read once per file in a run
+    tampering._star_imports.cache_clear()
+    conftest = load("agentgate_test_conftest", project / "tests" / "conftest.py", monkeypatch)
+    monkeypatch.setattr(
+        conftest, "pytest_runtest_makereport", hooks.pytest_runtest_makereport, False
+    )
+    assert replaced([conftest], project=str(project)) == []

@@ -52,6 +52,9 @@ def replaced(
             if len(found) >= MAX_FOUND:
                 return sorted(found.values())
     plugins = list(plugins)
+    if project is not None:
+        for label, why in _hooks_not_written(plugins, project):
+            found[label] = f"{label} ({why})"
     # A test tool's own repository (pluggy's, installed editable): its package is the project.
     project_tools = _project_tools(project)
     for label, why in _coverage_settings_changed(plugins):
@@ -143,6 +146,55 @@ def _as_installed(path: str) -> bool:
     from pytest_agentgate.pytest_plugin.startup import recorded
 
     return recorded(path) is not False
+
+
+def _hooks_not_written(plugins: Iterable[object], project: str) -> Iterator[tuple[str, str]]:
+    """The hooks of the project's plugin modules (its conftest files, its plugins) that the
+    module's file does not write: a name made at run time (``globals()["pytest_runtest_" +
+    "makereport"] = wrap``) or code compiled from text (``exec(base64...)``). pytest calls
+    them as any hook, and the integrity gate judges the hooks a file writes (red team 13)."""
+    root = _real(project)
+    installed = _installed_roots()
+    for plugin in plugins:
+        where = _file_of(plugin) if isinstance(plugin, ModuleType) else None
+        if where is None or not _inside(where, (root,)) or _inside(where, installed):
+            continue
+        bound = _names_in(where, "")
+        if bound is None:
+            continue
+        star = _star_imports(where)
+        shown = os.path.relpath(_real(where), root)
+        for attr, value in list(vars(plugin).items()):
+            if not attr.startswith("pytest_") or not callable(value) or attr in bound:
+                continue
+            place = _written_at(value)
+            if (
+                star
+                and place is not None
+                and getattr(_unwrap(value), "__name__", "") == attr
+                and attr in (_names_in(place[0], "") or ())
+            ):
+                continue  # `from .hooks import *`: written in that file, under its name
+            made = "code compiled from text" if place is None else f"{place[0]}:{place[1]}"
+            yield (
+                f"{shown}:{attr}",
+                f"a hook that {shown} does not write, bound at run time to {made}",
+            )
+
+
+@functools.lru_cache(maxsize=256)
+def _star_imports(path: str) -> bool:
+    """Whether the file ``path`` has a ``from MODULE import *``."""
+    import ast
+
+    try:
+        tree = ast.parse(read_regular(path))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return any(
+        isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
+        for node in ast.walk(tree)
+    )
 
 
 def _not_as_installed(path: str, name: str, where: str, project_tools: tuple[str, ...]) -> bool:
