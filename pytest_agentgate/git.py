@@ -735,6 +735,21 @@ def _pattern_lines(text: str | None) -> frozenset[str]:
     return frozenset(line.strip() for line in text.splitlines() if line.strip())
 
 
+def ignored_here(root: str, path: str) -> bool:
+    """Whether git ignores ``path`` in the repository at ``root`` (``git check-ignore``); False
+    outside git, or when git cannot say."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", root, "check-ignore", "-q", "--", path],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
 def own_ignore(source: str, path: str) -> bool:
     """Whether a pattern from ``source`` (as ``check-ignore -v`` names it) is one of the
     project's ``.gitignore`` files applying to ``path``: one inside the repository, not under

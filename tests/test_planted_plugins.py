@@ -410,3 +410,24 @@ def test_agentgate_installed_from_a_local_folder_is_not_planted(
     assert codes([entry], project) == []
     (site / "pytest_agentgate-0.1.0.dist-info").rename(site / "zz-0.1.dist-info")
     assert len(codes([entry], project)) == 1  # another distribution's module of that name
+
+
+def test_a_plugin_installed_from_an_ignored_folder_of_the_project_is_read(
+    site: Path, project: Path
+) -> None:
+    # Red team 13: `pip install ./.venv/plugsrc` (git-ignored), its source deleted since: the
+    # change shows none of it, so it is not the project's own install.
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / ".gitignore").write_text(".venv/\n")
+    source = project / ".venv" / "plugsrc"
+    install(site, {"zz.py": REWRITER}, {"url": f"file://{source}", "dir_info": {}})
+    zz = plugin(site / "zz.py", REWRITER)
+    expected = [
+        f"pytest plugin zz, installed from {source}: pytest_runtest_makereport in zz.py can "
+        "alter test outcomes"
+    ]
+    assert codes([zz], project) == expected  # gone
+    source.mkdir(parents=True)
+    assert codes([zz], project) == expected  # ignored
+    (project / ".gitignore").write_text("")
+    assert codes([zz], project) == []  # a folder of the project's, in its change

@@ -305,3 +305,25 @@ def test_the_same_wheel_installed_again_is_the_same(site: str) -> None:
     assert task_env.record_digest(str(folder / name)) == before
     (folder / name / "RECORD").write_text("_pytest/reports.py,sha256=abd,10\n")
     assert task_env.record_digest(str(folder / name)) != before
+
+
+def test_a_plugin_from_an_ignored_folder_of_the_project_is_not_the_projects(
+    project: Path, site: str
+) -> None:
+    # Red team 13: `pip install ./.venv/plugsrc`, a git-ignored folder (its source deleted).
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / ".gitignore").write_text(".venv/\n")
+    task_env.pin(project, "t1", [site])
+    folder = Path(site)
+    plugin = dist(folder, "zz_rewrite", {"zz_rewrite.py": REWRITER})
+    source = project / ".venv" / "plugsrc"
+    source.mkdir()
+    (folder / plugin / "direct_url.json").write_text(
+        json.dumps({"url": f"file://{source}", "dir_info": {}})
+    )
+    now = [entry(site, plugin, plugin="zz_rewrite")]
+    assert len(installs.changes(project, "t1", now)) == 1
+    (project / ".gitignore").write_text("")
+    assert installs.changes(project, "t1", now) == []  # a folder in the project's change

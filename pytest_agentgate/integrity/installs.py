@@ -227,7 +227,14 @@ def _from_project(folder: str, dist: str, root: Path) -> bool:
     if not isinstance(url, str) or not url.startswith("file://"):
         return False
     local = os.path.realpath(unquote(urlparse(url).path))
-    return (local + os.sep).startswith(os.path.realpath(root) + os.sep)
+    top = os.path.realpath(root)
+    if local == top:
+        return True
+    # A folder of the project that is there and that git does not ignore: the change shows
+    # what was installed (a git-ignored `.venv/plugsrc`, or a folder gone since, does not).
+    from pytest_agentgate.git import ignored_here
+
+    return local.startswith(top + os.sep) and os.path.isdir(local) and not ignored_here(top, local)
 
 
 def _name(dist: str) -> str:

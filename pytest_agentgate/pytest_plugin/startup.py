@@ -362,7 +362,7 @@ def _unvetted(
         if _dist_name(owner) == "pytest_agentgate" and name.startswith("pytest_agentgate."):
             return None  # agentgate itself, however installed (its files: the tools' check)
         local = _installed_from(os.path.join(folder or "", owner))
-        if local is None or (os.path.realpath(local) + os.sep).startswith(root):
+        if local is None or the_projects_folder(local, root):
             return None  # from a package index, or the project itself (`pip install .`)
         where = folder or ""
         why = _alters_outcomes(
@@ -398,18 +398,21 @@ def _path_entry(real: str) -> str | None:
 def _ignored_by_git(root: str, real: str) -> bool:
     """Whether git ignores the file (a plugin in a git-ignored folder of the project, put on the
     path by a ``.pth`` line, is seen by no change); False without git."""
-    import subprocess
+    from pytest_agentgate.git import ignored_here
 
-    try:
-        done = subprocess.run(
-            ["git", "-C", root, "check-ignore", "-q", "--", real],
-            capture_output=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
+    return ignored_here(root, real)
+
+
+def the_projects_folder(local: str, root: str) -> bool:
+    """Whether a distribution installed from the local folder ``local`` is the project's own
+    (``pip install .``): its folder is the project's (``root``, ending in the separator) or a
+    folder of it that is there and that git does not ignore, so that the change shows what
+    was installed. A git-ignored folder of the project (``.venv/plugsrc``), or one gone since,
+    is not (red team 13)."""
+    real = os.path.realpath(local)
+    if not (real + os.sep).startswith(root):
         return False
-    return done.returncode == 0
+    return real + os.sep == root or (os.path.isdir(real) and not _ignored_by_git(root, real))
 
 
 def _direct_url(dist_info: str) -> dict[str, Any] | None:
