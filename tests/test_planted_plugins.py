@@ -431,3 +431,45 @@ def test_a_plugin_installed_from_an_ignored_folder_of_the_project_is_read(
     assert codes([zz], project) == expected  # ignored
     (project / ".gitignore").write_text("")
     assert codes([zz], project) == []  # a folder of the project's, in its change
+
+
+def test_what_an_installed_pth_file_imports_is_judged_as_installed(
+    site: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 13: setuptools' own distutils-precedence.pth, as its RECORD hashes it, imports
+    # `_distutils_hack` at every start; code appended to that module runs before any test.
+    import sys
+
+    line = (
+        "import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'local') "
+        "== 'local'; enabled and __import__('_distutils_hack').add_shim(); \n"
+    )
+    hack = "def add_shim():\n    pass\n"
+    install(site, {"distutils-precedence.pth": line, "_distutils_hack/__init__.py": hack})
+    (site / "distutils-precedence.pth").write_text(line)
+    module = plugin(site / "_distutils_hack" / "__init__.py", hack)
+    monkeypatch.setitem(sys.modules, "_distutils_hack", module)
+    assert startup.planted() == []
+    (site / "_distutils_hack" / "__init__.py").write_text(hack + "import os  # and more\n")
+    startup._recorded.cache_clear()
+    (found,) = startup.planted()
+    assert found.path == str(site / "_distutils_hack" / "__init__.py") and found.line == 0
+    assert found.code == (
+        "_distutils_hack, imported by distutils-precedence.pth (line 1) at every start, not as "
+        "its package installed it"
+    )
+
+
+def test_a_plugin_module_no_file_holds_is_planted(site: Path, project: Path) -> None:
+    # Red team 13: a module made in memory, put in sys.modules and named in PYTEST_PLUGINS
+    # by code that ran at start; a namespace package (folders only) is not such a module.
+    import importlib.machinery
+
+    made = types.ModuleType("zz_inmem")
+    assert codes([made], project) == ["pytest plugin zz_inmem"]
+    namespace = types.ModuleType("zz_namespace")
+    namespace.__spec__ = importlib.machinery.ModuleSpec("zz_namespace", None, is_package=True)
+    namespace.__spec__.submodule_search_locations = [str(site)]
+    import sys
+
+    assert codes([namespace, sys], project) == []

@@ -49,6 +49,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import site
 import sys
 import sysconfig
@@ -96,7 +97,13 @@ def planted() -> list[Startup]:
             if data is None:
                 continue
             code = list(_code_lines(data))
-            if not code or records.owns(folder, name, data) or _virtualenvs(name, data):
+            if not code:
+                continue
+            if records.owns(folder, name, data) or _virtualenvs(name, data):
+                # Its lines are the package's; what they import must be too (red team 13:
+                # setuptools' own distutils-precedence.pth imports `_distutils_hack`, edited).
+                if not _system(folder):
+                    found.extend(_imported_at_start(path, list(_code_lines(data, True)), name))
                 continue
             system = _system(folder)
             found.extend(Startup(path, line, text, system) for line, text in code)
@@ -126,6 +133,40 @@ class Install(NamedTuple):
     tool: str = ""
 
 
+def _imported_at_start(path: str, code: list[tuple[int, str]], pth: str) -> Iterator[Startup]:
+    """The modules the ``import`` lines of an installed ``.pth`` file imported that are not as
+    their packages installed them (``virtualenv``'s ``_virtualenv``, which no package
+    installs, is read instead: it may touch no test tool and no environment variable)."""
+    for line, text in code:
+        for name in dict.fromkeys(a or b for a, b in _IMPORTED.findall(text)):
+            module = sys.modules.get(name.partition(".")[0])
+            where = getattr(module, "__file__", None)
+            if not isinstance(where, str):
+                continue
+            if name == "_virtualenv" and pth == "_virtualenv.pth":
+                said = (_read(where) or b"").decode("utf-8", "replace")
+                if not _TOUCHES.search(said):
+                    continue
+            elif recorded(where) is not False:
+                continue
+            yield Startup(
+                where,
+                0,
+                f"{name}, imported by {os.path.basename(path)} (line {line}) at every start, "
+                "not as its package installed it",
+            )
+
+
+# What a `.pth` line imports: `import a` and `from a import b` in each statement, and
+# `__import__('a')` (setuptools' distutils-precedence.pth) or `import_module("a")` anywhere.
+_IMPORTED = re.compile(
+    r"(?:^|;)\s*(?:import|from)\s+([A-Za-z_][\w.]*)"
+    r"|(?:__import__|import_module)\(\s*['\"]([A-Za-z_][\w.]*)['\"]"
+)
+# What virtualenv's `_virtualenv.py` (distutils' and setuptools' configuration) never touches.
+_TOUCHES = re.compile(r"pytest|pluggy|coverage|xdist|environ|getenv|PYTEST|COVERAGE")
+
+
 def planted_plugins(
     plugins: Iterable[object], project: str, installs: list[Install] | None = None
 ) -> list[Startup]:
@@ -144,6 +185,11 @@ def planted_plugins(
     seen: set[str] = set()
     for plugin in plugins:
         where = getattr(plugin, "__file__", None) if isinstance(plugin, ModuleType) else None
+        if isinstance(plugin, ModuleType) and where is None and _made_in_memory(plugin):
+            # Registered by name from a module no file holds (red team 13: `sys.modules`
+            # filled and `PYTEST_PLUGINS` set at start by an edited installed module).
+            found.append(Startup(f"<{plugin.__name__}>", 0, f"pytest plugin {plugin.__name__}"))
+            continue
         if not isinstance(where, str) or not where.endswith(".py"):
             continue
         real = os.path.realpath(where)
@@ -162,6 +208,17 @@ def planted_plugins(
     if installs is not None:
         installs[:] = _merged(installs)
     return found[:MAX_FOUND]
+
+
+def _made_in_memory(module: ModuleType) -> bool:
+    """Whether a module has no file, and is no module of the interpreter's own (built in, or
+    frozen) nor a namespace package (folders, no code of its own)."""
+    spec = getattr(module, "__spec__", None)
+    origin = getattr(spec, "origin", None)
+    if module.__name__ in sys.builtin_module_names or origin in ("built-in", "frozen"):
+        return False
+    locations = getattr(spec, "submodule_search_locations", None)
+    return not (origin is None and locations is not None and list(locations))
 
 
 def _installed(
@@ -543,13 +600,18 @@ COVERAGE_LINES = frozenset(
 )
 
 
-def _code_lines(data: bytes) -> Iterator[tuple[int, str]]:
+def _code_lines(data: bytes, whole: bool = False) -> Iterator[tuple[int, str]]:
     """The lines ``site`` executes: those starting with ``import`` and a space or a tab (but
-    coverage.py's subprocess measurement, :data:`COVERAGE_LINES`)."""
+    coverage.py's subprocess measurement, :data:`COVERAGE_LINES`); shortened to be shown,
+    unless ``whole``."""
     for number, raw in enumerate(data.splitlines(), start=1):
         if raw.startswith((b"import ", b"import\t")) and raw.strip() not in COVERAGE_LINES:
             text = raw.decode("utf-8", "replace").strip()
-            yield number, text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
+            yield number, text if whole or len(text) <= MAX_SHOWN else _shortened(text)
+
+
+def _shortened(text: str) -> str:
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
 
 
 class _Records:
