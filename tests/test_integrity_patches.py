@@ -355,3 +355,30 @@ def test_an_object_called_in_a_tools_functions_place_is_replaced(
     assert found.startswith("_pytest.reports.TestReport.from_item_and_call (")
     assert f"{Path(__file__)}:" in found
     assert replaced() == []
+
+
+def test_a_sitecustomize_in_the_interpreters_own_folder_is_not_installed_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 13: a sitecustomize.py written into a user-writable standard library folder
+    # (pyenv's) patched pytest's report maker; the standard library is not judged against a
+    # RECORD, but no distribution installed this module there.
+    import _pytest.reports
+
+    from pytest_agentgate.pytest_plugin import tampering
+    from pytest_agentgate.pytest_plugin.tampering import replaced
+
+    stdlib = tmp_path / "lib" / "python3"
+    stdlib.mkdir(parents=True)
+    roots = (*tampering._installed_roots(), str(stdlib))
+    monkeypatch.setattr(tampering, "_installed_roots", lambda: roots)
+    for name, expected in (("textwrap2.py", 0), ("sitecustomize.py", 1)):
+        module = stdlib / name
+        module.write_text("def passed(cls, item, call):\n    return None\n")
+        space: dict[str, Any] = {}
+        exec(compile(module.read_text(), str(module), "exec"), space)
+        with monkeypatch.context() as patch:
+            patch.setattr(_pytest.reports.TestReport, "probe", classmethod(space["passed"]), False)
+            found = replaced()
+        assert len(found) == expected, found
+    assert "sitecustomize.py:1, not as its package installed it" in found[0]

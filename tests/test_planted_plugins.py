@@ -171,14 +171,19 @@ def test_the_projects_own_plugins_are_the_changes(site: Path, project: Path) -> 
     assert codes([hidden], project) == ["pytest plugin zz"]
 
 
-def test_the_machines_folders_and_pythons_own_are_not_judged(
+def test_the_machines_folders_are_not_judged(
     site: Path, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import json as stdlib_module
 
     zz = plugin(site / "zz.py", REWRITER)
     monkeypatch.setattr(startup, "_system", lambda folder: True)  # no virtual environment
-    assert codes([zz, stdlib_module], project) == []
+    assert codes([zz], project) == []
+    # No module of Python's own is a plugin: one in its folder was written there (red team
+    # 13, a user-writable standard library).
+    assert codes([stdlib_module], project) == [
+        "pytest plugin json, in the standard library's folder"
+    ]
     # Objects registered as plugins (a class's instance) have no file of their own.
     monkeypatch.setattr(startup, "_system", lambda folder: False)
     assert codes([zz.__dict__, object()], project) == []

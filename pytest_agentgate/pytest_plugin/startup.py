@@ -194,9 +194,16 @@ def planted_plugins(
             continue
         real = os.path.realpath(where)
         seen.add(real)
-        if real.startswith(stdlib):
-            continue  # Python's own
         name = plugin.__name__ if isinstance(plugin, ModuleType) else "?"
+        if real.startswith(stdlib):
+            parts = real[len(stdlib) :].split(os.sep)
+            if "site-packages" in parts or "dist-packages" in parts:
+                continue  # the machine's Python's own packages, not judged
+            # No module of Python's own is a pytest plugin: one there was written there (red
+            # team 13: a user-writable standard library folder).
+            shown = f"pytest plugin {name}, in the standard library's folder"
+            found.append(Startup(where, 0, shown))
+            continue
         code = _unvetted(real, name, root, sites, on_path, records)
         if code is not None:
             found.append(Startup(where, 0, code))

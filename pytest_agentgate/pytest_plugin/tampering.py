@@ -142,10 +142,16 @@ def _project_plugin_files(plugins: Iterable[object], project: str | None) -> fro
 
 def _as_installed(path: str) -> bool:
     """Whether an installed file is as its distribution installed it, or not judged (the
-    machine's, the standard library's): ``startup.recorded``."""
-    from pytest_agentgate.pytest_plugin.startup import recorded
+    machine's, the standard library's): ``startup.recorded``. A ``sitecustomize`` or
+    ``usercustomize`` module no distribution installed is never installed code, wherever it
+    is (red team 13: one written into the interpreter's own standard library folder, which a
+    pyenv or a user-built Python lets its user write, patched pytest's report maker)."""
+    from pytest_agentgate.pytest_plugin.startup import CUSTOMIZE, recorded
 
-    return recorded(path) is not False
+    found = recorded(path)
+    if found is None and os.path.basename(path).removesuffix(".py") in CUSTOMIZE:
+        return False
+    return found is not False
 
 
 def _hooks_not_written(plugins: Iterable[object], project: str) -> Iterator[tuple[str, str]]:
