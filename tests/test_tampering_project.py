@@ -974,6 +974,15 @@ def test_the_project_tested_from_an_installed_copy_that_is_not_its_files_is_foun
         load("calc.ops", site / "calc" / "ops.py", monkeypatch)
         load("calc._version", site / "calc" / "_version.py", monkeypatch)
         assert project_entries(root) == []  # installed as the project's files are
+        # The version the build writes into the module (poetry-dynamic-versioning): the same
+        # code as far as the tests go.
+        (root / "src" / "calc" / "__init__.py").write_text(
+            'from calc.ops import add\n\n__version__ = "0.0.0"\n'
+        )
+        installed(
+            {**files, "calc/__init__.py": 'from calc.ops import add\n__version__ = "1.4.2"\n'}
+        )
+        assert project_entries(root) == []
         installed({**files, "calc/ops.py": FIXED})
         assert project_entries(root) == [
             f"calc (the project's src/calc/ops.py is tested from an installed copy, "

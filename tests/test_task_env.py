@@ -259,10 +259,13 @@ def test_the_environments_settings_changed_since_the_task_began_are_found(
     now = [entry(site, pytest_dist, tool="_pytest")]
     assert installs.changes(project, "t1", now) == []
     assert task_env.changed_since(project, "t1") != ""  # pytest installed since: keyed
+    # Made again with another Python (a second review): the same environment to the gate.
+    cfg.write_text("home = /opt/python3.12/bin\ninclude-system-site-packages = false\n")
+    assert installs.changes(project, "t1", now) == []
     cfg.write_text("home = /usr/bin\ninclude-system-site-packages = true\n")
     ((where, message),) = installs.changes(project, "t1", now)
     assert where == f"{venv}/pyvenv.cfg"
-    assert message.startswith("the virtual environment's pyvenv.cfg was changed after the task")
+    assert message.startswith("the virtual environment's pyvenv.cfg changed what it includes")
 
 
 def test_a_plugin_a_declared_dependency_requires_is_declared(project: Path, site: str) -> None:
@@ -327,3 +330,27 @@ def test_a_plugin_from_an_ignored_folder_of_the_project_is_not_the_projects(
     assert len(installs.changes(project, "t1", now)) == 1
     (project / ".gitignore").write_text("")
     assert installs.changes(project, "t1", now) == []  # a folder in the project's change
+
+
+def test_requirements_files_of_any_name_and_their_includes_declare(
+    project: Path, site: str
+) -> None:
+    # A second review: `dev-requirements.txt`, whose only line is `-r tests/requirements.txt`.
+    (project / "dev-requirements.txt").write_text("-r tests/requirements.txt\n")
+    (project / "tests").mkdir()
+    (project / "tests" / "requirements.txt").write_text("pytest-timeout==2.3\n")
+    task_env.pin(project, "t1", [site])
+    timeout = dist(Path(site), "pytest_timeout", {"pytest_timeout.py": REWRITER})
+    now = [entry(site, timeout, plugin="pytest_timeout")]
+    assert installs.changes(project, "t1", now) == []
+    (project / "tests" / "requirements.txt").write_text("pytest-mock\n")
+    assert len(installs.changes(project, "t1", now)) == 1
+
+
+def test_agentgate_installed_again_from_an_index_is_not_a_finding(project: Path, site: str) -> None:
+    # A second review: `.venv` made again with another Python, agentgate installed in it.
+    old = dist(Path(site), "pytest_agentgate", {"pytest_agentgate/__init__.py": ""})
+    task_env.pin(project, "t1", [site])
+    (Path(site) / old / "RECORD").write_text("pytest_agentgate/__init__.py,sha256=new,1\n")
+    now = [entry(site, old, tool="pytest_agentgate")]
+    assert installs.changes(project, "t1", now) == []

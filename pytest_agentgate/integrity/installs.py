@@ -57,9 +57,10 @@ def changes(
     found: list[tuple[str, str]] = [
         (
             os.path.join(venv, "pyvenv.cfg"),
-            "the virtual environment's pyvenv.cfg was changed after the task began (say to "
-            "turn the user's or the machine's site folders on, whose code agentgate leaves to "
-            "the machine): the tests run in another environment than the task began with",
+            "the virtual environment's pyvenv.cfg changed what it includes after the task "
+            "began (include-system-site-packages: the machine's and the user's site folders, "
+            "whose code agentgate leaves to the machine): the tests run in another "
+            "environment than the task began with",
         )
         for venv in start.venvs_changed
     ]
@@ -72,6 +73,8 @@ def changes(
         how = "installed again" if again else "installed"
         where = os.path.join(folder, dist)
         if not _from_a_folder(folder, dist):
+            if tool == "pytest_agentgate":
+                continue  # agentgate itself (a venv made again): breaking it fails open anyway
             if declared is None:
                 declared = _with_requirements(_declared(root), [*start.folders, *folders])
             if project(dist) in declared:
@@ -138,26 +141,45 @@ _DECLARING = (
     "setup.cfg",
     "setup.py",
     "tox.ini",
+    "noxfile.py",
     "Pipfile",
-    "requirements*.txt",
-    "requirements*.in",
+    "Pipfile.lock",
+    "poetry.lock",
+    "pdm.lock",
+    "uv.lock",
+    "environment.yml",
+    "environment.yaml",
+    "*requirements*.txt",
+    "*requirements*.in",
+    "*constraints*.txt",
     "requirements/*.txt",
     "requirements/*.in",
 )
+# A requirements file's include of another: `-r other.txt`, `-c constraints.txt`.
+_INCLUDE = re.compile(r"^\s*(?:-r|-c|--requirement|--constraint)[\s=]+(\S+)", re.MULTILINE)
+# Files read, at most, with the includes they name.
+MAX_DECLARING = 100
 
 
 def _declared(root: Path) -> set[str]:
-    """The names (normalized) the project's dependency files mention: a plugin among them
-    was installed because the project asks for it."""
+    """The names (normalized) the project's dependency files mention (its ``pyproject.toml``,
+    lock files, requirements files of any name and the files their ``-r`` and ``-c`` lines
+    include): a plugin among them was installed because the project asks for it."""
     words: set[str] = set()
-    for pattern in _DECLARING:
-        for path in sorted(root.glob(pattern))[:50]:
-            try:
-                with path.open("rb") as handle:
-                    text = handle.read(MAX_READ).decode("utf-8", "replace")
-            except OSError:
-                continue
-            words.update(re.sub(r"[-_.]+", "-", w).lower() for w in _WORD.findall(text))
+    todo = [path for pattern in _DECLARING for path in sorted(root.glob(pattern))[:50]]
+    seen: set[Path] = set()
+    while todo and len(seen) < MAX_DECLARING:
+        path = todo.pop(0)
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            with path.open("rb") as handle:
+                text = handle.read(MAX_READ).decode("utf-8", "replace")
+        except OSError:
+            continue
+        words.update(re.sub(r"[-_.]+", "-", w).lower() for w in _WORD.findall(text))
+        todo.extend(path.parent / included for included in _INCLUDE.findall(text))
     return words
 
 

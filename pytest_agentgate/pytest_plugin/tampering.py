@@ -431,10 +431,10 @@ def _stale_copy(
         if os.path.basename(source) in _VERSION_FILES or not os.path.isfile(source):
             continue
         try:
-            differs = read_regular(source) != read_regular(real)
+            ours, theirs = read_regular(source), read_regular(real)
         except OSError:
             continue
-        if differs:
+        if ours != theirs and not _same_but_the_version(ours, theirs):
             return (
                 f"the project's {os.path.relpath(source, root)} is tested from an installed "
                 f"copy, {real}, that is not the file: the tests run other code than the "
@@ -442,6 +442,35 @@ def _stale_copy(
                 "(`pip install -e .`)"
             )
     return None
+
+
+def _same_but_the_version(ours: bytes, theirs: bytes) -> bool:
+    """Whether two versions of a module differ only in the values of the version its build
+    writes in (``__version__ = "1.4.2"``: poetry-dynamic-versioning, a second review), as
+    Python reads them."""
+    import ast
+
+    def without(text: bytes) -> str | None:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        tree.body = [
+            node
+            for node in tree.body
+            if not (
+                isinstance(node, (ast.Assign, ast.AnnAssign))
+                and isinstance(node.value, (ast.Constant, ast.Tuple))
+                and all(
+                    isinstance(t, ast.Name) and "version" in t.id.lower()
+                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                )
+            )
+        ]
+        return ast.dump(tree)
+
+    left = without(ours)
+    return left is not None and left == without(theirs)
 
 
 def _the_projects(dist_info: str, root: str) -> bool:

@@ -207,12 +207,21 @@ def pin(
 
 
 def config_digest(venv: str) -> str:
-    """The sha256 of the virtual environment's ``pyvenv.cfg`` ("" when it has none)."""
+    """What the virtual environment's ``pyvenv.cfg`` says of the folders its Python reads
+    besides its own: its ``include-system-site-packages`` ("true" or "false"; "" when it has
+    no such file). A venv made again with another Python (its ``home`` and ``version``
+    another) is the same environment to the gate; one that turns the machine's and the
+    user's site folders on is not."""
     try:
         with open(os.path.join(venv, "pyvenv.cfg"), "rb") as handle:
-            return hashlib.sha256(handle.read(MAX_BYTES)).hexdigest()
+            text = handle.read(MAX_BYTES).decode("utf-8", "replace")
     except OSError:
         return ""
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip().lower() == "include-system-site-packages":
+            return "true" if value.strip().lower() == "true" else "false"
+    return "false"
 
 
 def _path_lines(site: str) -> list[str]:
