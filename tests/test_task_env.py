@@ -347,10 +347,13 @@ def test_requirements_files_of_any_name_and_their_includes_declare(
     assert len(installs.changes(project, "t1", now)) == 1
 
 
-def test_agentgate_installed_again_from_an_index_is_not_a_finding(project: Path, site: str) -> None:
+def test_agentgate_installed_again_is_not_a_finding(project: Path, site: str) -> None:
     # A second review: `.venv` made again with another Python, agentgate installed in it.
     old = dist(Path(site), "pytest_agentgate", {"pytest_agentgate/__init__.py": ""})
     task_env.pin(project, "t1", [site])
     (Path(site) / old / "RECORD").write_text("pytest_agentgate/__init__.py,sha256=new,1\n")
     now = [entry(site, old, tool="pytest_agentgate")]
+    assert installs.changes(project, "t1", now) == []
+    local = {"url": "file:///home/me/agentgate", "dir_info": {}}  # from a checkout
+    (Path(site) / old / "direct_url.json").write_text(json.dumps(local))
     assert installs.changes(project, "t1", now) == []

@@ -72,9 +72,11 @@ def changes(
         again = any(project(d) == project(dist) for held in start.folders.values() for d in held)
         how = "installed again" if again else "installed"
         where = os.path.join(folder, dist)
+        if tool == "pytest_agentgate":
+            # agentgate itself, installed again (a venv made again, from an index or a
+            # checkout): an agent that replaces the gate has its stops fail open, and says so.
+            continue
         if not _from_a_folder(folder, dist):
-            if tool == "pytest_agentgate":
-                continue  # agentgate itself (a venv made again): breaking it fails open anyway
             if declared is None:
                 declared = _with_requirements(_declared(root), [*start.folders, *folders])
             if project(dist) in declared:
