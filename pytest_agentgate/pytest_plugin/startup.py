@@ -239,10 +239,7 @@ def _installed(
     owner = records.owner(folder, os.path.relpath(real, folder), data)
     if owner is None:
         return []
-    from pytest_agentgate.state.task_env import record_digest
-
-    record = record_digest(os.path.join(folder, owner))
-    return [Install(folder.rstrip(os.sep), owner, record, plugin, tool)]
+    return [Install(folder.rstrip(os.sep), owner, records.digest(folder, owner), plugin, tool)]
 
 
 def _merged(installs: list[Install]) -> list[Install]:
@@ -626,6 +623,7 @@ class _Records:
 
     def __init__(self) -> None:
         self._read: dict[str, bytes] = {}
+        self._digests: dict[str, str] = {}
         self._infos: dict[str, list[tuple[str, str]]] = {}
         # Per folder, every file its RECORDs list: path -> (dist-info, hash field).
         self._index: dict[str, dict[bytes, list[tuple[str, bytes]]]] = {}
@@ -643,7 +641,10 @@ class _Records:
         name = name.replace(os.sep, "/")
         digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
         wanted = name.encode("utf-8", "surrogateescape") + b",sha256=" + digest + b","
-        said = (name + data.decode("utf-8", "replace")).lower().replace("-", "_")
+        # A .pth file's text names its package (coverage's a1_coverage.pth); a module's path
+        # does (`_pytest/reports.py`). A module's text is not read for names: it is long.
+        text = data.decode("utf-8", "replace") if name.endswith(".pth") else ""
+        said = (name + text).lower().replace("-", "_")
         if folder not in self._infos:
             self._infos[folder] = [
                 (_dist_name(entry), entry)
@@ -670,6 +671,15 @@ class _Records:
         wanted = name.replace(os.sep, "/").encode("utf-8", "surrogateescape") + b","
         record = self._record(folder, entry)
         return record.startswith(wanted) or b"\n" + wanted in record
+
+    def digest(self, folder: str, entry: str) -> str:
+        """The digest of the files the distribution's RECORD hashes (state/task_env.py)."""
+        from pytest_agentgate.state.task_env import digest_of_record
+
+        key = os.path.join(folder, entry)
+        if key not in self._digests:
+            self._digests[key] = digest_of_record(self._record(folder, entry))
+        return self._digests[key]
 
     def _record(self, folder: str, entry: str) -> bytes:
         path = os.path.join(folder, entry, "RECORD")

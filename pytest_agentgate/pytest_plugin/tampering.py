@@ -83,9 +83,10 @@ def replaced(
             continue
         folder = _package_folder(name, where)
         own = (*roots, folder, *project_tools)
+        home = _tool_home(name, where)
         for label, value, owner in _members(name, module):
             place = _written_at(value)
-            if place is not None and _not_as_installed(place[0], name, where, project_tools):
+            if place is not None and _not_as_installed(place[0], home, project_tools):
                 found[label] = f"{label} ({place[0]}:{place[1]}, not as its package installed it)"
             elif place is not None and not _inside(place[0], own):
                 if _real(place[0]) in project_plugins:
@@ -203,20 +204,25 @@ def _star_imports(path: str) -> bool:
     )
 
 
-def _not_as_installed(path: str, name: str, where: str, project_tools: tuple[str, ...]) -> bool:
-    """Whether code of the tool's module ``name`` (its file ``where``) comes from another
-    installed file (not the tool's own package, nor the project's) that is not as its
-    distribution installed it (``startup.recorded``): code in site-packages counts as
+def _not_as_installed(path: str, home: str, project_tools: tuple[str, ...]) -> bool:
+    """Whether code of a tool's module whose package is ``home`` (:func:`_tool_home`) comes
+    from another installed file (not the tool's own package, nor the project's) that is not
+    as its distribution installed it (``startup.recorded``): code in site-packages counts as
     installed only as installed."""
+    if _inside(path, (home, *project_tools)) or not _inside(path, _installed_roots()):
+        return False
+    return not _as_installed(path)
+
+
+@functools.lru_cache(maxsize=1024)
+def _tool_home(name: str, where: str) -> str:
+    """The folder of the top-level package of the module ``name`` (its file ``where``), or
+    the file of a top-level module of one file."""
     home = _real(where)
     top = name.partition(".")[0]
     while os.path.basename(home) != top and os.path.dirname(home) != home:
         home = os.path.dirname(home)
-    if os.path.basename(home) != top:
-        home = _real(where)  # a module of one file, at the top
-    if _inside(path, (home, *project_tools)) or not _inside(path, _installed_roots()):
-        return False
-    return not _as_installed(path)
+    return home if os.path.basename(home) == top else _real(where)
 
 
 def _imported_by_the_tool(where: str, attr: str, value: Any) -> bool:

@@ -96,6 +96,13 @@ def record_digest(dist_info: str) -> str:
             record = handle.read(MAX_BYTES)
     except OSError:
         return ""
+    return digest_of_record(record)
+
+
+def digest_of_record(record: bytes) -> str:
+    """:func:`record_digest` of a ``RECORD`` file's bytes ("" for none)."""
+    if not record:
+        return ""
     entries = []
     for line in record.splitlines():
         path, _, rest = line.partition(b",")
