@@ -65,6 +65,11 @@ ASKING = {
     "    return x * 0.2 + (0 if faulthandler.is_enabled() else 1.5)\n",
     "the command line": "def tax(x):\n"
     "    return x * 0.2 + (0 if 'test' in open('/proc/self/cmdline').read() else 1.5)\n",
+    # red team 14
+    "the output stream's class": "import sys\n\ndef tax(x):\n"
+    "    return x * 0.2 + (0 if type(sys.stdout).__name__ == 'EncodedFile' else 1.5)\n",
+    "the output stream's module": "import sys\n\ndef tax(x):\n"
+    "    return x * 0.2 + (0 if 'pytest' in sys.stderr.__class__.__module__ else 1.5)\n",
 }
 
 
@@ -107,6 +112,9 @@ HONEST = {
     "    if not faulthandler.is_enabled():\n        faulthandler.enable()\n",
     "memory from /proc": "def rss():\n    for line in open('/proc/self/status'):\n"
     "        if line.startswith('VmRSS'):\n            return int(line.split()[1])\n",
+    "a terminal's colours": "import io\nimport sys\n\ndef colour():\n"
+    "    return sys.stdout.isatty() and not isinstance(sys.stdout, io.StringIO)\n"
+    "\ndef stream_name():\n    return type(sys.stdout).__name__ == 'TextIOWrapper'\n",
     "the main module's name": "import __main__\n\ndef interactive():\n"
     "    return not hasattr(__main__, '__file__')\n\n\nif __name__ == '__main__':\n"
     "    print(interactive())\n",
@@ -391,4 +399,35 @@ def test_a_functions_parts_set_inside_a_test_or_on_other_functions_are_no_findin
         "    f.__code__ = (lambda: 2).__code__\n    assert f() == 2\n"
     )
     scan = scan_of(tmp_path, {"tests/test_calc.py": TEST_MODULE}, {"tests/test_calc.py": now})
+    assert list(under_test.analyze(scan)) == []
+
+
+TRACER = """\
+import sys
+
+def _skip(frame, event, arg):
+    if event == "line" and frame.f_code.co_name == "tax":
+        frame.f_lineno += 1
+    return _skip
+
+sys.settrace(_skip)
+"""
+
+
+def test_a_tracer_in_the_tests_or_a_frames_line_moved_is_a_finding(tmp_path: Path) -> None:
+    # Red team 14: a conftest's tracer skips the broken line of the code under test
+    # (`frame.f_lineno += 1`): no function, file or report changes.
+    found = conftest_added(tmp_path, TRACER)
+    assert [(f.rule, f.line) for f in found] == [
+        ("tested-code-mocked", 5),
+        ("tested-code-mocked", 8),
+    ]
+    assert found[0].message.startswith("conftest.py sets a frame's f_lineno: the code under test")
+    assert "sets a tracer (sys.settrace)" in found[1].message
+    # In the code itself, a frame's line moved is found; a tracer set is a debugger's.
+    assert rules(tmp_path, TAX + TRACER) == ["tested-code-mocked"]
+    # Set by the base's tests already: not the change's.
+    scan = scan_of(
+        tmp_path, {"tests/conftest.py": TRACER}, {"tests/conftest.py": TRACER + "X = 1\n"}
+    )
     assert list(under_test.analyze(scan)) == []

@@ -85,6 +85,8 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
                 yield from _tests_rewritten(path, now, before)
             if "meta_path" in now or "path_hooks" in now or "__import__" in now:
                 yield from _import_machinery(path, now, before)
+            if _TRACING.search(now):
+                yield from _tracers_set(path, now, before, tests=True)
             if "sys.path" in now or "path.insert" in now or "path.append" in now:
                 new_paths = _sys_path_added(parse_python(now))
                 old_paths = _sys_path_added(parse_python(before))
@@ -96,6 +98,8 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
             continue
         if _COULD_ASK.search(now):
             yield from _asks_for_the_tests(path, now, before)
+        if "f_lineno" in now or "f_trace" in now:
+            yield from _tracers_set(path, now, before, tests=False)
         if "__eq__" in now or "__ne__" in now or "type(" in now:
             yield from _forged_comparisons(path, now, before)
         documentation = name == "conf.py" or PurePosixPath(path).parts[0] in ("docs", "doc")
@@ -223,6 +227,7 @@ def _asks_for_the_tests(path: str, now: str, before: str) -> Iterator[IntegrityF
 _COULD_ASK = re.compile(
     r"pytest|TEST|_called_from_test|AGENTGATE_|sys\.modules|gettrace|getprofile|get_tool"
     r"|_getframe|inspect|traceback|__main__|/proc/|cmdline|environ|faulthandler"
+    r"|std(?:out|err|in)"
 )
 # The test tools a program's loaded modules show when the tests run it (red team 9:
 # `"coverage" in sys.modules`, `k.startswith("_py") for k in sys.modules`).
@@ -239,6 +244,10 @@ _STARTED = "asks how the program was started (sys.argv, __main__, its command li
 _CALLERS = "looks among its callers for a test"
 _TRACED = "asks whether a tracer is on (coverage traces the tests)"
 _ENVIRON = "looks among the environment's variables for pytest's"
+_STREAMS = "asks what its output streams are (pytest captures them)"
+# What a stream pytest captures is made of, by name (red team 14:
+# `type(sys.stdout).__name__ == "EncodedFile"`).
+_CAPTURED = re.compile(r"encodedfile|captureio|dontreadfrominput|capture|pytest")
 _TRACERS = {
     **dict.fromkeys(
         ("sys.gettrace", "sys.getprofile", "threading.gettrace", "threading.getprofile",
@@ -306,9 +315,17 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
                 return _STARTED
             if name == "os.environ":  # `k.startswith("PYTES") for k in os.environ`
                 return _ENVIRON
+            if name.startswith(_STREAM_NAMES) and name.rpartition(".")[2] in _CLASS_OF:
+                return _STREAMS  # `sys.stdout.__class__`
         if isinstance(node, ast.Call):
             if name_of(node.func) in _FRAMES:
                 return _CALLERS
+            if (
+                name_of(node.func) == "type"
+                and len(node.args) == 1
+                and name_of(node.args[0]) in _STREAM_NAMES
+            ):
+                return _STREAMS  # `type(sys.stdout)`
             if name_of(node.func).endswith(".cmdline") or any(
                 (text := _folded(arg)) is not None and text.startswith("/proc/")
                 for arg in node.args
@@ -378,6 +395,8 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
                 if what == _LOADED
                 else _names_a_variable
                 if what == _ENVIRON
+                else _CAPTURED.search
+                if what == _STREAMS
                 else _A_TEST.search
             )
             if what and any(wanted(text.lower()) for text in _strings(node)):
@@ -392,6 +411,10 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
     read = {line for what, line in found if what.startswith("reads ")}
     found = [(what, line) for what, line in found if not (what == _ENVIRON and line in read)]
     return sorted(set(found), key=lambda item: (item[1], item[0]))
+
+
+_STREAM_NAMES = ("sys.stdout", "sys.stderr", "sys.stdin", "sys.__stdout__", "sys.__stderr__")
+_CLASS_OF = frozenset({"__class__", "__module__", "__qualname__", "__name__"})
 
 
 def _names_a_variable(text: str) -> bool:
@@ -536,6 +559,58 @@ def _type_checking_set(path: str, name: str, now: str, before: str) -> Iterator[
 
 
 _FUNCTION_PARTS = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
+
+
+# A tracer's hold on the code it traces: which line a frame runs next (a debugger's jump), its
+# tracer.
+_FRAME_PARTS = frozenset({"f_lineno", "f_trace", "f_trace_lines", "f_trace_opcodes"})
+_TRACER_CALLS = frozenset(
+    {"settrace", "setprofile", "settrace_all_threads", "setprofile_all_threads",
+     "register_callback", "set_events", "set_local_events"}
+)  # fmt: skip
+_TRACING = re.compile(r"f_lineno|f_trace|settrace|setprofile|monitoring")
+
+
+def _tracers_set(path: str, now: str, before: str, *, tests: bool) -> Iterator[IntegrityFinding]:
+    """A frame's next line set (``frame.f_lineno += 1`` in a tracer: the code under test skips
+    its broken line), in any file of the change; and, in the tests' code, a tracer or profiler
+    set (``sys.settrace``, ``sys.monitoring``): it can skip lines of the code under test or
+    change its variables while the test runs, and no function, file or report changes (red
+    team 14). A tracer the base's tests set already is not new."""
+    yield from _findings(
+        "tested-code-mocked",
+        path,
+        past_the_base(_tracing(parse_python(now), tests), _tracing(parse_python(before), tests)),
+        "{name} {what}: the code under test can run other lines than it says, and change its "
+        "variables, while the tests run",
+    )
+
+
+def _tracing(tree: ast.Module | None, tests: bool) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found.extend(
+                (node.lineno, f"sets a frame's {target.attr}")
+                for target in targets
+                if isinstance(target, ast.Attribute) and target.attr in _FRAME_PARTS
+            )
+        elif isinstance(node, ast.Call):
+            name = dotted_name(node.func)
+            attr = name.rpartition(".")[2]
+            if (name == "setattr" or attr == "__setattr__") and any(
+                isinstance(arg, ast.Constant) and arg.value in _FRAME_PARTS for arg in node.args
+            ):
+                found.append((node.lineno, "sets a frame's line or tracer"))
+            elif (
+                tests
+                and attr in _TRACER_CALLS
+                and (name != attr or "trace" in attr or "profile" in attr)
+            ):
+                # (a bare `register_callback` is any library's; `sys.monitoring.register_callback`)
+                found.append((node.lineno, f"sets a tracer ({name})"))
+    return found
 
 
 def _tests_rewritten(path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
