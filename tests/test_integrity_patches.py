@@ -382,3 +382,43 @@ def test_a_sitecustomize_in_the_interpreters_own_folder_is_not_installed_code(
             found = replaced()
         assert len(found) == expected, found
     assert "sitecustomize.py:1, not as its package installed it" in found[0]
+
+
+def test_a_tracer_of_the_projects_in_place_as_a_test_runs_is_found(tmp_path: Path) -> None:
+    # Red team 14: a conftest's tracer skips the code under test's broken line; it can be set
+    # by a name no reading of the source finds (`getattr(sys, "set" + "trace")`).
+    import sys
+    import threading
+
+    from pytest_agentgate.pytest_plugin.tampering import foreign_tracer, look_for_tracer
+
+    project = str(Path(__file__).parent)
+    assert foreign_tracer(project) is None  # coverage.py's, or none
+
+    def skipping(frame: Any, event: str, arg: Any) -> Any:
+        return skipping
+
+    before = sys.gettrace()
+    sys.settrace(skipping)
+    try:
+        found = foreign_tracer(project)
+    finally:
+        sys.settrace(before)
+    line = skipping.__code__.co_firstlineno
+    assert found == f"a tracer the tests ran under ({__file__}:{line}, set by sys.settrace)"
+    assert foreign_tracer(str(tmp_path)) is None  # another project's: not this one's code
+    threading.setprofile(skipping)
+    try:
+        replaced: set[str] = set()
+
+        class Item:
+            class config:
+                rootpath = Path(project)
+
+        look_for_tracer(Item, replaced)
+        look_for_tracer(Item, replaced)
+    finally:
+        threading.setprofile(None)
+    assert replaced == {
+        f"a tracer the tests ran under ({__file__}:{line}, set by threading.setprofile)"
+    }

@@ -236,12 +236,10 @@ def unlike_pycs(source_path: Path, remembered: Remembered) -> list[str]:
     their packages' ``RECORD`` vouches for, but not the bytecode Python runs (red team 11: a
     pyc of pytest's ``reports.py`` that passes every test, with the header of the untouched
     file)."""
-    tag = sys.implementation.cache_tag
-    if tag is None:  # pragma: no cover - an interpreter that writes no bytecode
-        return []
-    pytest_tail = _pytest_tail(tag)
+    tag = sys.implementation.cache_tag or ""  # "" on an interpreter that writes no bytecode
+    pytest_tail = _pytest_tail(tag) if tag else None
     try:
-        names = sorted(os.listdir(source_path.parent / "__pycache__"))
+        names = sorted(os.listdir(source_path.parent / "__pycache__")) if tag else []
     except OSError:
         return []
     unlike: list[str] = []

@@ -102,6 +102,16 @@ class WorkerAgent:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self._look_for_replaced(session.config, session.items)
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, None]:
+        from pytest_agentgate.pytest_plugin.tampering import look_for_tracer
+
+        found = set(self.output.get(WORKER_REPLACED_KEY, ()))
+        look_for_tracer(item, found)
+        yield
+        look_for_tracer(item, found)
+        self.output[WORKER_REPLACED_KEY] = sorted(found)
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self._look_for_replaced(session.config)
@@ -829,6 +839,14 @@ class GateSession:
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
         self.deselected += len(items)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, None]:
+        from pytest_agentgate.pytest_plugin.tampering import look_for_tracer
+
+        look_for_tracer(item, self.replaced)
+        yield
+        look_for_tracer(item, self.replaced)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         from pytest_agentgate.pytest_plugin.tampering import tests_replaced

@@ -204,6 +204,46 @@ def _star_imports(path: str) -> bool:
     )
 
 
+def foreign_tracer(project: str) -> str | None:
+    """The tracer or profiler in place (``sys.gettrace()``, ``sys.getprofile()``, the
+    ``threading`` ones for new threads), when its code is the project's (a conftest's, a
+    test's) or installed code not as its package installed it: one can skip the code under
+    test's lines (``frame.f_lineno += 1``) or change its variables while a test runs, however
+    it was set (red team 14). coverage.py's (its C tracer has no Python code; its Python
+    tracer is installed code), a debugger's or Hypothesis's (installed) are not."""
+    import threading
+
+    root = _real(project)
+    getters = [("sys.settrace", sys.gettrace), ("sys.setprofile", sys.getprofile)]
+    for name in ("settrace", "setprofile"):
+        getter = getattr(threading, name.replace("set", "get"), None)
+        if callable(getter):
+            getters.append((f"threading.{name}", getter))
+    for setter, getter in getters:
+        tracer = getter()
+        place = _written_at(tracer) if tracer is not None else None
+        if place is None:
+            continue
+        installed = _inside(place[0], _installed_roots())
+        if (installed and not _as_installed(place[0])) or (
+            not installed and _inside(place[0], (root,))
+        ):
+            return f"{TRACER_FOUND} ({place[0]}:{place[1]}, set by {setter})"
+    return None
+
+
+TRACER_FOUND = "a tracer the tests ran under"
+
+
+def look_for_tracer(item: Any, replaced: set[str]) -> None:
+    """Add to ``replaced`` a tracer of the project's in place as the test ``item`` runs
+    (:func:`foreign_tracer`), once: the first one found is enough."""
+    if not any(entry.startswith(TRACER_FOUND) for entry in replaced):
+        found = foreign_tracer(str(item.config.rootpath))
+        if found is not None:
+            replaced.add(found)
+
+
 def _not_as_installed(path: str, home: str, project_tools: tuple[str, ...]) -> bool:
     """Whether code of a tool's module whose package is ``home`` (:func:`_tool_home`) comes
     from another installed file (not the tool's own package, nor the project's) that is not

@@ -86,6 +86,14 @@ class Witness:
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
         self.deselected += len(items)
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, None]:
+        from pytest_agentgate.pytest_plugin.tampering import look_for_tracer
+
+        look_for_tracer(item, self.replaced)
+        yield
+        look_for_tracer(item, self.replaced)
+
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.collect_errors += 1
