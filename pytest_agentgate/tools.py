@@ -81,18 +81,23 @@ def installed(name: str, version: str) -> Path:
     with _locked(tools / f".{name}-{version}-{python}.lock"):
         if (target / ".complete").is_file():
             return target
+        installer = _installer()
+        if installer is None:
+            raise ToolError(
+                f"could not install {name} {version}, the version the project pins: the "
+                f"environment of {sys.executable} has no pip (uv makes such environments) and "
+                "uv is not on PATH. Add pip to it (`python -m ensurepip`), put uv on PATH, or "
+                "set the lint gate's command in agentgate.yml"
+            )
         staging = Path(tempfile.mkdtemp(prefix=f".{name}-{version}-", dir=tools))
         try:
             done = subprocess.run(
-                [
-                    sys.executable, "-m", "pip", "install", "--quiet", "--no-input",
-                    "--disable-pip-version-check", "--target", str(staging), f"{name}=={version}",
-                ],
+                [*installer, "--target", str(staging), f"{name}=={version}"],
                 capture_output=True,
                 text=True,
                 timeout=_INSTALL_TIMEOUT_S,
                 check=False,
-            )  # fmt: skip
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             shutil.rmtree(staging, ignore_errors=True)
             raise ToolError(f"could not install {name} {version}: {exc}") from None
@@ -108,6 +113,25 @@ def installed(name: str, version: str) -> Path:
         shutil.rmtree(target, ignore_errors=True)
         os.replace(staging, target)
     return target
+
+
+def _installer() -> list[str] | None:
+    """The command that installs a pinned tool into a folder, for this interpreter: its pip;
+    else the pip its standard library carries for ``ensurepip`` (a wheel pip runs from), as in
+    an environment uv made (a third review: "No module named pip"); else uv's pip; None when
+    there is none."""
+    quiet = ["install", "--quiet", "--no-input", "--disable-pip-version-check"]
+    if importlib.util.find_spec("pip") is not None:
+        return [sys.executable, "-m", "pip", *quiet]
+    spec = importlib.util.find_spec("ensurepip")
+    if spec is not None and spec.origin:
+        wheels = sorted(Path(spec.origin).parent.glob("_bundled/pip-*.whl"))
+        if wheels:
+            return [sys.executable, str(wheels[-1] / "pip"), *quiet]
+    uv = shutil.which("uv")
+    if uv is not None:
+        return [uv, "pip", "install", "--quiet", "--python", sys.executable]
+    return None
 
 
 def command(

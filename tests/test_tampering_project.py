@@ -1043,3 +1043,39 @@ def test_a_hook_a_conftest_does_not_write_is_found(
         conftest, "pytest_runtest_makereport", hooks.pytest_runtest_makereport, False
     )
     assert replaced([conftest], project=str(project)) == []
+
+
+MAKER = """\
+from pytest_agentgate.pytest_plugin import compiled
+
+TEXT = "def add(a, b):\\n    return a + b\\n"
+
+
+def make(space):
+    compiled._keep(TEXT, "<string>")  # what the audit hook sees of the exec below
+    exec(TEXT, space)
+"""
+
+
+def test_a_function_the_projects_code_execs_into_its_module_is_its_own(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A third review: alembic's `util/langhelpers.py` writes `alembic.op`'s functions with
+    # `exec` into that module's namespace. Made so by the tests' code, it is a replacement.
+    from pytest_agentgate.pytest_plugin import compiled
+
+    monkeypatch.setattr(compiled, "_watched", [f"{project.resolve()}{os.sep}"])
+    monkeypatch.setattr(compiled, "_strings", {})
+    calc = load("calc", project / "calc.py", monkeypatch)
+    (project / "helpers.py").write_text(MAKER)
+    helpers = load("helpers", project / "helpers.py", monkeypatch)
+    helpers.make(vars(calc))
+    assert project_entries(project) == []
+    monkeypatch.setattr(compiled, "_strings", {})
+    (project / "tests" / "conftest.py").write_text(MAKER)
+    conftest = load("agentgate_test_conftest", project / "tests" / "conftest.py", monkeypatch)
+    conftest.make(vars(calc))
+    assert project_entries(project) == [
+        "calc (add is no longer the function calc.py defines, but a function set in its place)",
+        "calc.add (the project's function, replaced by code the tests made at run time (<string>))",
+    ]

@@ -178,3 +178,39 @@ def test_main_reports_a_tool_it_cannot_start(
     assert main(["ruff==0.2.0", "check"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"agentgate: cannot run {target / 'bin' / 'ruff'}: ")
+
+
+def test_an_environment_without_pip_installs_with_the_pip_python_carries(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A third review: uv makes environments with no pip ("No module named pip"). The pip
+    # wheel the standard library carries for ensurepip runs as pip; else uv's pip; else say so.
+    import importlib.util
+
+    real = importlib.util.find_spec
+
+    def without(*missing: str) -> Any:
+        return lambda name, *a: None if name in missing else real(name, *a)
+
+    monkeypatch.setattr(tools.importlib.util, "find_spec", without("pip"))
+    line = tools._installer()
+    if line is not None and line[0] == sys.executable:  # this Python carries the wheel
+        assert line[1].endswith(".whl/pip") and "pip-" in line[1] and line[2] == "install"
+    monkeypatch.setattr(tools.importlib.util, "find_spec", without("pip", "ensurepip"))
+    monkeypatch.setattr(
+        tools.shutil, "which", lambda name: "/opt/uv/bin/uv" if name == "uv" else None
+    )
+    assert tools._installer() == [
+        "/opt/uv/bin/uv",
+        "pip",
+        "install",
+        "--quiet",
+        "--python",
+        sys.executable,
+    ]
+    monkeypatch.setattr(tools.shutil, "which", lambda name: None)
+    with pytest.raises(
+        ToolError, match=r"has no pip \(uv makes such environments\) and uv is not on PATH"
+    ):
+        installed("ruff", "0.1.0")
+    assert [p for p in (cache / "tools").iterdir() if not p.name.endswith(".lock")] == []

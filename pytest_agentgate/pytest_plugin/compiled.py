@@ -41,6 +41,7 @@ import hashlib
 import importlib._bootstrap
 import importlib._bootstrap_external
 import os
+import re
 import sys
 from types import CodeType, FrameType
 
@@ -68,8 +69,13 @@ _imported: dict[str, set[CodeType]] = {}
 _module_code: dict[str, CodeType] = {}
 # Whose code compiled an AST during the run: "tests", "project", "libraries" (_made_by).
 _ast_compiled: set[str] = set()
-# Per name of code made at run time ("<string>"), whose code compiled it (_made_by).
+# Per name of code made at run time ("<makefun-gen-1>"), whose code compiled it (_made_by).
 _runtime: dict[str, set[str]] = {}
+# Per function name a "<string>" compiled at run time defines, whose code compiled it.
+_strings: dict[str, set[str]] = {}
+_DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+# The start of a "<string>" source read for the names it defines.
+_DEFINED_READ = 1 << 16
 # A file bigger than this is not read for the snapshot (a generated table).
 _MAX_BYTES = 16 * 1024 * 1024
 _PACKAGES = frozenset({"site-packages", "dist-packages"})
@@ -300,8 +306,14 @@ def _keep(source: object, filename: object) -> None:
         return
     if filename.startswith("<"):
         # Code made at run time under a name of its own (makefun: "<makefun-gen-1>"): whose.
-        # "<string>", what `exec(text)` names everything, tells nothing apart.
+        # "<string>", what `exec(text)` names everything, is told apart by the functions its
+        # text defines (alembic's helper module writes `alembic.op`'s functions so).
         if filename == "<string>":
+            text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
+            for name in set(_DEFINED.findall(text[:_DEFINED_READ])):
+                made = _strings.setdefault(name, set())
+                if len(made) < 3 and len(_strings) < _FILES:
+                    made.add(_made_by())
             return
         made = _runtime.setdefault(filename, set())
         if len(made) < 3 and len(_runtime) < _FILES:
@@ -406,9 +418,12 @@ def ast_compiled_by() -> frozenset[str]:
     return frozenset(_ast_compiled)
 
 
-def made_at_run_time_by(name: str) -> frozenset[str]:
-    """Whose code compiled code named ``name`` (``"<string>"``) during the run: ``"tests"``,
-    ``"project"``, ``"libraries"``; empty when nothing watched saw it compiled."""
+def made_at_run_time_by(name: str, function: str = "") -> frozenset[str]:
+    """Whose code compiled code named ``name`` (``"<makefun-gen-1>"``; for ``"<string>"``,
+    the code that defines ``function``) during the run: ``"tests"``, ``"project"``,
+    ``"libraries"``; empty when nothing watched saw it compiled."""
+    if name == "<string>":
+        return frozenset(_strings.get(function, ()))
     return frozenset(_runtime.get(name, ()))
 
 

@@ -708,7 +708,7 @@ def _made_in_its_place(value: Any, module: str, attr: str, real: str) -> bool:
     name = func.__code__.co_filename
     if not name.startswith("<"):
         return _real(name) == real
-    made = made_at_run_time_by(name)
+    made = made_at_run_time_by(name, func.__name__)
     return bool(made) and "tests" not in made
 
 
@@ -1006,7 +1006,7 @@ def _replaced_why(
     if code.startswith("<"):
         from pytest_agentgate.pytest_plugin.compiled import made_at_run_time_by
 
-        made = made_at_run_time_by(code)
+        made = made_at_run_time_by(code, func.__code__.co_name)
         if "tests" in made:
             return f"the project's function, replaced by code the tests made at run time ({code})"
         if made:
