@@ -357,3 +357,20 @@ def test_agentgate_installed_again_is_not_a_finding(project: Path, site: str) ->
     local = {"url": "file:///home/me/agentgate", "dir_info": {}}  # from a checkout
     (Path(site) / old / "direct_url.json").write_text(json.dumps(local))
     assert installs.changes(project, "t1", now) == []
+
+
+def test_requirements_in_folders_and_vcs_installs_declare(project: Path, site: str) -> None:
+    # A third review: a plugin declared in `requirements/testing/all.txt` (matplotlib's
+    # layout) or `tests/requirements.txt`, installed from a git URL pip built.
+    (project / "requirements" / "testing").mkdir(parents=True)
+    (project / "requirements" / "testing" / "all.txt").write_text("pytest-xdist\n")
+    (project / "tests").mkdir()
+    (project / "tests" / "requirements.txt").write_text("pytest-cov\n")
+    task_env.pin(project, "t1", [site])
+    folder = Path(site)
+    xdist = dist(folder, "pytest_xdist", {"xdist/plugin.py": REWRITER})
+    cov = dist(folder, "pytest_cov", {"pytest_cov/plugin.py": REWRITER})
+    vcs = {"url": "https://github.com/pytest-dev/pytest-xdist", "vcs_info": {"vcs": "git"}}
+    (folder / xdist / "direct_url.json").write_text(json.dumps(vcs))
+    now = [entry(site, xdist, plugin="xdist.plugin"), entry(site, cov, plugin="pytest_cov")]
+    assert installs.changes(project, "t1", now) == []

@@ -154,8 +154,12 @@ _DECLARING = (
     "*requirements*.txt",
     "*requirements*.in",
     "*constraints*.txt",
-    "requirements/*.txt",
-    "requirements/*.in",
+    "requirements/**/*.txt",
+    "requirements/**/*.in",
+    "*/*requirements*.txt",
+    "*/*requirements*.in",
+    "hatch.toml",
+    "pixi.toml",
 )
 # A requirements file's include of another: `-r other.txt`, `-c constraints.txt`.
 _INCLUDE = re.compile(r"^\s*(?:-r|-c|--requirement|--constraint)[\s=]+(\S+)", re.MULTILINE)
@@ -236,7 +240,10 @@ def _from_a_folder(folder: str, dist: str) -> bool:
         return False
     except (ValueError, RecursionError):
         return True
-    return not isinstance(said, dict) or "archive_info" not in said
+    if not isinstance(said, dict) or not isinstance(said.get("url"), str):
+        return True
+    # A wheel or sdist file, or a VCS checkout pip built (`git+https://...`): as an index's.
+    return said["url"].startswith("file:") and not ({"archive_info", "vcs_info"} & set(said))
 
 
 def _from_project(folder: str, dist: str, root: Path) -> bool:
