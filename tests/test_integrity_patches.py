@@ -398,15 +398,35 @@ def test_a_tracer_of_the_projects_in_place_as_a_test_runs_is_found(tmp_path: Pat
     def skipping(frame: Any, event: str, arg: Any) -> Any:
         return skipping
 
+    # The project's own code as the tracer (a tracing library tested with its tracer on) is
+    # not found; a test's, or a file's outside the project, is.
+    (tmp_path / "tests").mkdir()
+    made: dict[str, Any] = {}
+    for name in ("lib.py", "tests/conftest.py"):
+        text = "def tracer(frame, event, arg):\n    return tracer\n"
+        (tmp_path / name).write_text(text)
+        space: dict[str, Any] = {}
+        exec(compile(text, str(tmp_path / name), "exec"), space)
+        made[name] = space["tracer"]
     before = sys.gettrace()
-    sys.settrace(skipping)
     try:
+        sys.settrace(skipping)
         found = foreign_tracer(project)
+        elsewhere = foreign_tracer(str(tmp_path))
+        sys.settrace(made["lib.py"])
+        library = foreign_tracer(str(tmp_path))
+        sys.settrace(made["tests/conftest.py"])
+        conftest = foreign_tracer(str(tmp_path))
     finally:
         sys.settrace(before)
     line = skipping.__code__.co_firstlineno
     assert found == f"a tracer the tests ran under ({__file__}:{line}, set by sys.settrace)"
-    assert foreign_tracer(str(tmp_path)) is None  # another project's: not this one's code
+    assert elsewhere == found
+    assert library is None
+    assert conftest == (
+        f"a tracer the tests ran under ({tmp_path / 'tests' / 'conftest.py'}:1, set by "
+        "sys.settrace)"
+    )
     threading.setprofile(skipping)
     try:
         replaced: set[str] = set()

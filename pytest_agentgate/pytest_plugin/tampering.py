@@ -206,11 +206,13 @@ def _star_imports(path: str) -> bool:
 
 def foreign_tracer(project: str) -> str | None:
     """The tracer or profiler in place (``sys.gettrace()``, ``sys.getprofile()``, the
-    ``threading`` ones for new threads), when its code is the project's (a conftest's, a
-    test's) or installed code not as its package installed it: one can skip the code under
-    test's lines (``frame.f_lineno += 1``) or change its variables while a test runs, however
-    it was set (red team 14). coverage.py's (its C tracer has no Python code; its Python
-    tracer is installed code), a debugger's or Hypothesis's (installed) are not."""
+    ``threading`` ones for new threads), when its code is the tests' (a conftest's, a test
+    module's, or a file outside the project) or installed code not as its package installed
+    it: one can skip the code under test's lines (``frame.f_lineno += 1``) or change its
+    variables while a test runs, however it was set (red team 14). coverage.py's (its C tracer
+    has no Python code; its Python tracer is installed code), a debugger's or Hypothesis's
+    (installed) are not; nor is the project's own (a tracing library tested with its tracer
+    on: its code is the change's to judge)."""
     import threading
 
     root = _real(project)
@@ -224,10 +226,13 @@ def foreign_tracer(project: str) -> str | None:
         place = _written_at(tracer) if tracer is not None else None
         if place is None:
             continue
-        installed = _inside(place[0], _installed_roots())
-        if (installed and not _as_installed(place[0])) or (
-            not installed and _inside(place[0], (root,))
-        ):
+        if _inside(place[0], _installed_roots()):
+            foreign = not _as_installed(place[0])
+        elif _inside(place[0], (root,)):
+            foreign = _test_code(os.path.relpath(_real(place[0]), root))
+        else:
+            foreign = os.path.isfile(place[0])  # a file of the tests' writing, elsewhere
+        if foreign:
             return f"{TRACER_FOUND} ({place[0]}:{place[1]}, set by {setter})"
     return None
 
