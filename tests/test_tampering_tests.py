@@ -152,3 +152,53 @@ def test_a_test_replaced_under_its_name_is_found_and_honest_decorators_are_not(
         "test_replaced.py::test_zero (pytest runs test_standard, not the function "
         "test_replaced.py defines as test_zero: the test was replaced)",
     ]
+
+
+# SQLAlchemy's `util.decorator`: a wrapper of the test's signature written as text and made
+# with exec, in a namespace that holds the test (no closure, no __wrapped__).
+DECORATOR = """\
+def decorator(test):
+    space = {"fn": test}
+    exec("def %s():\\n    return fn()\\n" % test.__name__, space)
+    return space[test.__name__]
+"""
+DECORATED = """\
+from sqla_like import decorator
+
+
+def _in_the_tests(test):
+    space = {"fn": test}
+    exec("def %s():\\n    return fn()\\n" % test.__name__, space)
+    return space[test.__name__]
+
+
+@decorator
+def test_by_a_library():
+    assert True
+
+
+@_in_the_tests
+def test_by_the_tests():
+    assert True
+"""
+
+
+def test_a_wrapper_a_library_writes_with_exec_is_the_tests_own(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A third review: alembic's tests, decorated by SQLAlchemy's testing helpers, were each
+    # "replaced". What a library (or the project) compiles from text is its own doing; a
+    # wrapper the tests compile that reaches the test only through its namespace is not.
+    library = pytester.path / "lib" / "site-packages"
+    library.mkdir(parents=True)
+    (library / "sqla_like.py").write_text(DECORATOR)
+    monkeypatch.setenv("PYTHONPATH", str(library))
+    monkeypatch.setenv(RUN_ID_ENV, "t" * 24)
+    pytester.makepyfile(test_decorated=DECORATED)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--junitxml=junit.xml")
+    result.assert_outcomes(passed=2)
+    root = ET.parse(pytester.path / "junit.xml").getroot()
+    found = [
+        str(p.get("value")) for p in root.iter("property") if p.get("name") == "agentgate_replaced"
+    ]
+    assert [entry.split(" (")[0] for entry in found] == ["test_decorated.py::test_by_the_tests"]

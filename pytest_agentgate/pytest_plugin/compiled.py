@@ -73,6 +73,10 @@ _ast_compiled: set[str] = set()
 _runtime: dict[str, set[str]] = {}
 # Per function name a "<string>" compiled at run time defines, whose code compiled it.
 _strings: dict[str, set[str]] = {}
+# Per function name a "<string>" defines: whether installed code compiled each such text
+# itself, for whoever called it (SQLAlchemy's `decorator` writing a wrapper of a test's
+# signature).
+_strings_in_libraries: dict[str, bool] = {}
 _DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 # The start of a "<string>" source read for the names it defines.
 _DEFINED_READ = 1 << 16
@@ -269,6 +273,27 @@ def _made_by() -> str:
     return "libraries" if below_a_library else "tests"
 
 
+def _compiled_in_a_library() -> bool:
+    """Whether the code that called ``compile`` (past the standard library and this module)
+    is installed code: a library's own text, whoever asked for it."""
+    stdlib, installed = _places()
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith(installed):
+            return True
+        if not (name.startswith("<") or name.startswith(stdlib)):
+            return False
+        frame = frame.f_back
+    return False
+
+
+def compiled_in_a_library(function: str) -> bool:
+    """Whether installed code compiled a ``"<string>"`` that defines ``function``, and no
+    other code compiled one that does."""
+    return _strings_in_libraries.get(function, False)
+
+
 def _the_files_own(code: CodeType, path: str) -> bool:
     """Whether ``code``, running under the name of the project's file ``path``, is code the
     import system made for that file (or the file's module was imported before the hook was
@@ -310,10 +335,12 @@ def _keep(source: object, filename: object) -> None:
         # text defines (alembic's helper module writes `alembic.op`'s functions so).
         if filename == "<string>":
             text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
-            for name in set(_DEFINED.findall(text[:_DEFINED_READ])):
-                made = _strings.setdefault(name, set())
-                if len(made) < 3 and len(_strings) < _FILES:
-                    made.add(_made_by())
+            names = set(_DEFINED.findall(text[:_DEFINED_READ]))
+            if names and len(_strings) < _FILES:
+                who, direct = _made_by(), _compiled_in_a_library()
+                for name in names:
+                    _strings.setdefault(name, set()).add(who)
+                    _strings_in_libraries[name] = direct and _strings_in_libraries.get(name, True)
             return
         made = _runtime.setdefault(filename, set())
         if len(made) < 3 and len(_runtime) < _FILES:

@@ -830,10 +830,25 @@ def _reached(item: Any) -> list[Any]:
             # What the function keeps as attributes: Hypothesis's `@given` wrapper, made by
             # exec, reaches the test only through `wrapper.hypothesis.inner_test`.
             found.extend(v for k, v in list(item.__dict__.items())[:20] if k != "__wrapped__")
+            found.extend(_exec_namespace(item))
         elif not isinstance(item, (type, ModuleType)):
             found.extend(list(getattr(item, "__dict__", {}).values())[:50])
             found.extend(list(vars(type(item)).values())[:50])
     return found
+
+
+def _exec_namespace(func: types.FunctionType) -> list[Any]:
+    """What a wrapper a library or the project compiled from text (``"<string>"``) reaches
+    through the namespace it was made in: SQLAlchemy's ``decorator`` writes a wrapper of the
+    test's signature with ``exec(code, {"fn": test, ...})`` (a third review: alembic's tests).
+    Not a module's namespace, and not code the tests compiled."""
+    from pytest_agentgate.pytest_plugin.compiled import compiled_in_a_library
+
+    code = func.__code__
+    space = func.__globals__
+    if code.co_filename != "<string>" or "__name__" in space or len(space) > 50:
+        return []
+    return list(space.values()) if compiled_in_a_library(code.co_name) else []
 
 
 def _filled(cell: types.CellType) -> bool:
