@@ -390,7 +390,7 @@ def test_a_tracer_of_the_projects_in_place_as_a_test_runs_is_found(tmp_path: Pat
     import sys
     import threading
 
-    from pytest_agentgate.pytest_plugin.tampering import foreign_tracer, look_for_tracer
+    from pytest_agentgate.pytest_plugin.tampering import foreign_tracer, look_as_it_runs
 
     project = str(Path(__file__).parent)
     assert foreign_tracer(project) is None  # coverage.py's, or none
@@ -435,8 +435,8 @@ def test_a_tracer_of_the_projects_in_place_as_a_test_runs_is_found(tmp_path: Pat
             class config:
                 rootpath = Path(project)
 
-        look_for_tracer(Item, replaced)
-        look_for_tracer(Item, replaced)
+        look_as_it_runs(Item, replaced, before=False)
+        look_as_it_runs(Item, replaced, before=False)
     finally:
         threading.setprofile(None)
     assert replaced == {

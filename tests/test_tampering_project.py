@@ -1079,3 +1079,35 @@ def test_a_function_the_projects_code_execs_into_its_module_is_its_own(
         "calc (add is no longer the function calc.py defines, but a function set in its place)",
         "calc.add (the project's function, replaced by code the tests made at run time (<string>))",
     ]
+
+
+def test_a_name_a_test_module_imports_set_by_a_fixture_is_found(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 15: an autouse fixture's `ns = request.module.__dict__; ns["add"] = stand_in`.
+    from pytest_agentgate.pytest_plugin.tampering import namespace_replaced
+
+    calc = load("calc", project / "calc.py", monkeypatch)
+    (project / "tests" / "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(1, 1) == 2\n"
+    )
+    tests = load("agentgate_test_calc", project / "tests" / "test_calc.py", monkeypatch)
+    stand_in = conftest_add(project, monkeypatch)
+
+    class Item:
+        module = tests
+
+    assert namespace_replaced(Item, str(project)) == []
+    # A fixture that patches the code's module, leaving the test's name as imported: the
+    # test runs the code's own function (what monkeypatch of a dependency does).
+    monkeypatch.setattr(calc, "add", stand_in)
+    assert namespace_replaced(Item, str(project)) == []
+    monkeypatch.undo()
+    calc = load("calc", project / "calc.py", monkeypatch)
+    tests = load("agentgate_test_calc", project / "tests" / "test_calc.py", monkeypatch)
+    Item.module = tests
+    vars(tests)["add"] = stand_in
+    assert namespace_replaced(Item, str(project)) == [
+        f"tests/test_calc.py:add (set for the test to {project}/tests/conftest.py:1, not the "
+        "calc.add it imports)"
+    ]

@@ -52,6 +52,8 @@ UNDER_TEST = frozenset(
         # Not PYTEST_XDIST_WORKER: code reads it to give each worker its own database or port.
         "PYTEST_CURRENT_TEST", "PYTEST_VERSION", "_called_from_test",
         "AGENTGATE_RUN_ID", "AGENTGATE_RUNNING",
+        # coverage.py's `coverage run` and pytest-cov's (red team 15: `os.getenv("COVERAGE_RUN")`)
+        "COVERAGE_RUN", "COV_CORE_SOURCE", "COV_CORE_CONFIG", "COV_CORE_DATAFILE",
     }
 )  # fmt: skip
 
@@ -227,7 +229,7 @@ def _asks_for_the_tests(path: str, now: str, before: str) -> Iterator[IntegrityF
 _COULD_ASK = re.compile(
     r"pytest|TEST|_called_from_test|AGENTGATE_|sys\.modules|gettrace|getprofile|get_tool"
     r"|_getframe|inspect|traceback|__main__|/proc/|cmdline|environ|faulthandler"
-    r"|std(?:out|err|in)"
+    r"|std(?:out|err|in)|argv|getenv|COVERAGE|COV_CORE|tb_frame|f_back"
 )
 # The test tools a program's loaded modules show when the tests run it (red team 9:
 # `"coverage" in sys.modules`, `k.startswith("_py") for k in sys.modules`).
@@ -305,6 +307,10 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
 
     def subject(node: ast.AST) -> str | None:
         """Which of the questions ``node`` is the subject of, if any."""
+        if isinstance(node, ast.Attribute) and node.attr == "tb_frame":
+            # A frame reached through a traceback (red team 15: `exc.__traceback__.tb_frame
+            # .f_back`): the callers, as `sys._getframe` gives them.
+            return _CALLERS
         if isinstance(node, ast.Attribute | ast.Name):
             name = name_of(node)
             if name == "sys.modules":

@@ -104,12 +104,12 @@ class WorkerAgent:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, None]:
-        from pytest_agentgate.pytest_plugin.tampering import look_for_tracer
+        from pytest_agentgate.pytest_plugin.tampering import look_as_it_runs
 
         found = set(self.output.get(WORKER_REPLACED_KEY, ()))
-        look_for_tracer(item, found)
+        look_as_it_runs(item, found, before=True)
         yield
-        look_for_tracer(item, found)
+        look_as_it_runs(item, found, before=False)
         self.output[WORKER_REPLACED_KEY] = sorted(found)
 
     @pytest.hookimpl(tryfirst=True)
@@ -842,11 +842,11 @@ class GateSession:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, None]:
-        from pytest_agentgate.pytest_plugin.tampering import look_for_tracer
+        from pytest_agentgate.pytest_plugin.tampering import look_as_it_runs
 
-        look_for_tracer(item, self.replaced)
+        look_as_it_runs(item, self.replaced, before=True)
         yield
-        look_for_tracer(item, self.replaced)
+        look_as_it_runs(item, self.replaced, before=False)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         from pytest_agentgate.pytest_plugin.tampering import tests_replaced

@@ -240,13 +240,50 @@ def foreign_tracer(project: str) -> str | None:
 TRACER_FOUND = "a tracer the tests ran under"
 
 
-def look_for_tracer(item: Any, replaced: set[str]) -> None:
-    """Add to ``replaced`` a tracer of the project's in place as the test ``item`` runs
-    (:func:`foreign_tracer`), once: the first one found is enough."""
+def look_as_it_runs(item: Any, replaced: set[str], *, before: bool) -> None:
+    """Add to ``replaced`` what is in place as the test ``item`` runs (``before`` its body,
+    else after): a tracer of the tests' (:func:`foreign_tracer`, once: the first one found is
+    enough), and, before its body, a name of its module set by the tests to something else
+    than what the module imports (:func:`namespace_replaced`)."""
+    project = str(item.config.rootpath)
     if not any(entry.startswith(TRACER_FOUND) for entry in replaced):
-        found = foreign_tracer(str(item.config.rootpath))
+        found = foreign_tracer(project)
         if found is not None:
             replaced.add(found)
+    if before and len(replaced) < MAX_FOUND:
+        replaced.update(namespace_replaced(item, project))
+
+
+def namespace_replaced(item: Any, project: str) -> list[str]:
+    """The names a test's module imports from the project's code (``from invoice.tax import
+    apply_tax``) that hold, as the test starts, a function or class the tests wrote instead
+    (red team 15: an autouse fixture's ``ns = request.module.__dict__; ns["apply_tax"] =
+    stand_in``, a spelling no reading of the source follows). The test's own body, whose
+    edits the change shows, is not looked at: only what its fixtures and conftests did."""
+    module = getattr(item, "module", None)
+    where = _file_of(module) if isinstance(module, ModuleType) else None
+    if module is None or where is None:
+        return []
+    root = _real(project)
+    found: list[str] = []
+    for alias, (source, name) in _imports_of(where).items():
+        held = vars(module).get(alias)
+        origin = sys.modules.get(source)
+        home = _file_of(origin)
+        if held is None or home is None or held is getattr(origin, name, None):
+            continue
+        if not _inside(home, (root,)) or _test_code(os.path.relpath(_real(home), root)):
+            continue  # not the project's code under test
+        place = _written_at(held)
+        if place is None or not _inside(place[0], (root,)):
+            continue
+        if _test_code(os.path.relpath(_real(place[0]), root)):
+            shown = os.path.relpath(_real(where), root)
+            found.append(
+                f"{shown}:{alias} (set for the test to {place[0]}:{place[1]}, not the "
+                f"{source}.{name} it imports)"
+            )
+    return found
 
 
 def _not_as_installed(path: str, home: str, project_tools: tuple[str, ...]) -> bool:

@@ -88,11 +88,11 @@ class Witness:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, None]:
-        from pytest_agentgate.pytest_plugin.tampering import look_for_tracer
+        from pytest_agentgate.pytest_plugin.tampering import look_as_it_runs
 
-        look_for_tracer(item, self.replaced)
+        look_as_it_runs(item, self.replaced, before=True)
         yield
-        look_for_tracer(item, self.replaced)
+        look_as_it_runs(item, self.replaced, before=False)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
