@@ -372,7 +372,10 @@ class Repo:
         for path, lines in _added_lines(patch).items():
             if path in change.files:
                 change.files[path].lines = lines
-        added = list(filter(None, untracked.split("\0")))
+        # Not a virtual environment's files, when no ignore rule names it (Python 3.12's
+        # `venv` writes no .gitignore into it): installed code, judged where the tests run it.
+        venvs: dict[str, bool] = {}
+        added = [p for p in untracked.split("\0") if p and not _in_a_venv(self.toplevel, p, venvs)]
         # A .gitignore the change added or edited is the project's only in the lines the base
         # had (a new one may even ignore itself): each with the lines it had at the base.
         edited = [
@@ -759,6 +762,18 @@ def own_ignore(source: str, path: str) -> bool:
     if name != ".gitignore" or os.path.isabs(source) or source.startswith((".git/", "../")):
         return False
     return not folder or path.startswith(folder + "/")
+
+
+def _in_a_venv(toplevel: Path, path: str, known: dict[str, bool]) -> bool:
+    """Whether ``path`` is in a folder of the repository's top level that holds a
+    ``pyvenv.cfg`` (a virtual environment, whatever its name); ``known`` caches the answer per
+    folder."""
+    top, _, rest = path.partition("/")
+    if not rest:
+        return False
+    if top not in known:
+        known[top] = (toplevel / top / "pyvenv.cfg").is_file()
+    return known[top]
 
 
 def outside_project(path: str) -> bool:

@@ -383,3 +383,17 @@ def test_a_folder_too_large_to_read_whole_is_said(
     assert isinstance(base, Base)
     with pytest.raises(GitError, match=r"aaa holds more than .* the change cannot be read whole"):
         found.change(base)
+
+
+def test_a_virtual_environment_no_ignore_rule_names_is_not_the_change(repo: Path) -> None:
+    # A fourth review: Python 3.12's `venv` writes no .gitignore into the environment, and a
+    # project that ignores none had the environment's 978 files of installed code judged as
+    # its change. A folder named alike without a pyvenv.cfg is the project's.
+    write(repo / "py312" / "pyvenv.cfg", "home = /usr/bin\n")
+    write(repo / "py312" / "lib" / "python3.12" / "site-packages" / "mod.py", "x = 1\n")
+    write(repo / "env" / "test_env.py", "def test_env():\n    pass\n")
+    found = Repo.find(repo)
+    assert found is not None
+    base = found.resolve_base()
+    assert isinstance(base, Base)
+    assert sorted(found.change(base).files) == ["env/test_env.py"]

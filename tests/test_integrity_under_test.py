@@ -439,3 +439,16 @@ def test_a_tracer_in_the_tests_or_a_frames_line_moved_is_a_finding(tmp_path: Pat
         tmp_path, {"tests/conftest.py": TRACER}, {"tests/conftest.py": TRACER + "X = 1\n"}
     )
     assert list(under_test.analyze(scan)) == []
+
+
+def test_a_tracing_librarys_work_and_a_test_that_traces_are_no_finding(tmp_path: Path) -> None:
+    # A fourth review: pysnooper hands the calling frame back to the tracer it found
+    # (`frame.f_trace = previous`), and its new test traces in its own body, then restores.
+    library = "def stop(frame, previous):\n    frame.f_trace = previous\n" + TAX
+    assert rules(tmp_path, library) == []
+    test = (
+        "import sys\n\n\ndef test_events():\n    seen = []\n    original = sys.gettrace()\n"
+        "    sys.settrace(lambda f, e, a: seen.append(e))\n    try:\n        pass\n"
+        "    finally:\n        sys.settrace(original)\n"
+    )
+    assert list(under_test.analyze(scan_of(tmp_path, {}, {"tests/test_trace.py": test}))) == []

@@ -593,24 +593,39 @@ def _tracers_set(path: str, now: str, before: str, *, tests: bool) -> Iterator[I
 
 
 def _tracing(tree: ast.Module | None, tests: bool) -> list[tuple[int, str]]:
+    """A frame's next line set (``f_lineno``, anywhere: a debugger's jump); in the tests'
+    code, outside a test's own body, a tracer set (``sys.settrace``, ``sys.monitoring``) or a
+    frame's tracer (``f_trace``). A tracing library sets a frame's tracer as its work (a fourth
+    review: pysnooper hands the frame back to the tracer it found), and a test that traces,
+    then puts the tracer back, in its own body, watches what the code does."""
+    if tree is None:
+        return []
+    inside_tests: set[ast.AST] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
+            "test"
+        ):
+            inside_tests.update(ast.walk(node))
     found: list[tuple[int, str]] = []
-    for node in ast.walk(tree) if tree is not None else ():
+    for node in ast.walk(tree):
+        parts = _FRAME_PARTS if tests and node not in inside_tests else {"f_lineno"}
         if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             found.extend(
                 (node.lineno, f"sets a frame's {target.attr}")
                 for target in targets
-                if isinstance(target, ast.Attribute) and target.attr in _FRAME_PARTS
+                if isinstance(target, ast.Attribute) and target.attr in parts
             )
         elif isinstance(node, ast.Call):
             name = dotted_name(node.func)
             attr = name.rpartition(".")[2]
             if (name == "setattr" or attr == "__setattr__") and any(
-                isinstance(arg, ast.Constant) and arg.value in _FRAME_PARTS for arg in node.args
+                isinstance(arg, ast.Constant) and arg.value in parts for arg in node.args
             ):
                 found.append((node.lineno, "sets a frame's line or tracer"))
             elif (
                 tests
+                and node not in inside_tests
                 and attr in _TRACER_CALLS
                 and (name != attr or "trace" in attr or "profile" in attr)
             ):
