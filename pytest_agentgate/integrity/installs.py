@@ -16,8 +16,10 @@ environment the task began with (state/task_env.py):
   name it), or a plugin installed again: the modules its ``RECORD`` lists are read as a
   conftest's hooks are judged (integrity/hooks.py); one that can alter outcomes (the result,
   the selection, the exit) is a finding. A plugin that only adds fixtures is not, and neither
-  is a plugin the project declares, installed because the environment lacked it (pytest-cov
-  for the base's `--cov`). The project itself installed (``pip install .``) is the change's.
+  is a plugin the project declares (or what a declared distribution requires), installed or
+  synced from an index, a wheel file or a VCS URL (pytest-cov for the base's `--cov`). The
+  project itself installed (``pip install .``) is the change's; agentgate itself is never a
+  finding (an agent that replaces the gate has its stops fail open, and says so).
 
 Only a task has a beginning: ``agentgate verify`` without ``--task`` and the pytest door run
 by hand compare nothing here. Reads the record (I/O): the pipeline calls it once the test
@@ -32,6 +34,7 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from pytest_agentgate.state import task_env
@@ -229,43 +232,61 @@ def _with_requirements(names: set[str], folders: Iterable[str]) -> set[str]:
 _REQUIREMENT = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
+def direct_url(dist_info: str) -> dict[str, Any] | None:
+    """pip's ``direct_url.json`` of an installed distribution (PEP 610), when there is one;
+    ``{}`` when it is there but not what an installer writes."""
+    try:
+        with open(os.path.join(dist_info, "direct_url.json"), "rb") as handle:
+            said = json.loads(handle.read(MAX_READ))
+    except OSError:
+        return None
+    except (ValueError, RecursionError):
+        return {}
+    return said if isinstance(said, dict) and isinstance(said.get("url"), str) else {}
+
+
+def local_folder(said: dict[str, Any]) -> str | None:
+    """The local path a ``direct_url.json`` (:func:`direct_url`) names (``file://``), or None."""
+    url = said.get("url")
+    if not isinstance(url, str) or not url.startswith("file://"):
+        return None
+    return unquote(urlparse(url).path)
+
+
+def the_projects_folder(local: str, root: str) -> bool:
+    """Whether a distribution installed from the local folder ``local`` is the project's own
+    (``pip install .``): its folder is the project's (``root``) or a folder of it that is
+    there and that git does not ignore, so that the change shows what was installed. A
+    git-ignored folder of the project (``.venv/plugsrc``), or one gone since, is not (red team
+    13)."""
+    real = os.path.realpath(local)
+    top = os.path.realpath(root)
+    if real == top:
+        return True
+    from pytest_agentgate.git import ignored_here
+
+    return real.startswith(top + os.sep) and os.path.isdir(real) and not ignored_here(top, real)
+
+
 def _from_a_folder(folder: str, dist: str) -> bool:
     """Whether pip installed the distribution from a local folder (its ``direct_url.json``
     says ``dir_info``; a ``direct_url.json`` no installer wrote counts too): not what a
     package index, or a wheel file from one, serves."""
-    try:
-        with open(os.path.join(folder, dist, "direct_url.json"), "rb") as handle:
-            said = json.loads(handle.read(MAX_READ))
-    except OSError:
+    said = direct_url(os.path.join(folder, dist))
+    if said is None:
         return False
-    except (ValueError, RecursionError):
-        return True
-    if not isinstance(said, dict) or not isinstance(said.get("url"), str):
-        return True
     # A wheel or sdist file, or a VCS checkout pip built (`git+https://...`): as an index's.
-    return said["url"].startswith("file:") and not ({"archive_info", "vcs_info"} & set(said))
+    return not said or (
+        said["url"].startswith("file:") and not ({"archive_info", "vcs_info"} & set(said))
+    )
 
 
 def _from_project(folder: str, dist: str, root: Path) -> bool:
     """Whether the distribution was installed from the project's own folder (pip's
     ``direct_url.json``: ``pip install .``, editable or not): its code is the change's."""
-    try:
-        with open(os.path.join(folder, dist, "direct_url.json"), "rb") as handle:
-            said = json.loads(handle.read(MAX_READ))
-    except (OSError, ValueError, RecursionError):
-        return False
-    url = said.get("url") if isinstance(said, dict) else None
-    if not isinstance(url, str) or not url.startswith("file://"):
-        return False
-    local = os.path.realpath(unquote(urlparse(url).path))
-    top = os.path.realpath(root)
-    if local == top:
-        return True
-    # A folder of the project that is there and that git does not ignore: the change shows
-    # what was installed (a git-ignored `.venv/plugsrc`, or a folder gone since, does not).
-    from pytest_agentgate.git import ignored_here
-
-    return local.startswith(top + os.sep) and os.path.isdir(local) and not ignored_here(top, local)
+    said = direct_url(os.path.join(folder, dist))
+    local = local_folder(said) if said else None
+    return local is not None and the_projects_folder(local, str(root))
 
 
 def _name(dist: str) -> str:

@@ -47,7 +47,6 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
-import json
 import os
 import re
 import site
@@ -378,22 +377,15 @@ TOOLS = patches.TOOLS - {"unittest"}
 def _judged_folders() -> tuple[list[str], list[str]]:
     """(the environment's site folders, the folders their ``.pth`` files' path lines add): the
     places a plugin is judged in, the longest first. Not the machine's (:func:`_system`)."""
-    sites: dict[str, str] = {}
-    added: dict[str, str] = {}
+    from pytest_agentgate.state.task_env import pth_folders
+
+    sites: set[str] = set()
+    added: set[str] = set()
     for folder in _site_folders():
         if _system(folder):
             continue
-        sites[os.path.realpath(folder) + os.sep] = folder
-        for name in _listdir(folder):
-            if not name.endswith(".pth") or name.startswith("."):
-                continue
-            for raw in (_read(os.path.join(folder, name)) or b"").splitlines():
-                line = raw.strip()
-                if not line or line.startswith((b"#", b"import ", b"import\t")):
-                    continue
-                path = os.path.join(folder, os.fsdecode(line))
-                if os.path.isdir(path):
-                    added.setdefault(os.path.realpath(path) + os.sep, path)
+        sites.add(os.path.realpath(folder) + os.sep)
+        added.update(path + os.sep for path in pth_folders(folder))
     longest = functools.partial(sorted, key=len, reverse=True)
     return longest(sites), longest(added)
 
@@ -423,6 +415,8 @@ def _unvetted(
         if _dist_name(owner) == "pytest_agentgate" and name.startswith("pytest_agentgate."):
             return None  # agentgate itself, however installed (its files: the tools' check)
         local = _installed_from(os.path.join(folder or "", owner))
+        from pytest_agentgate.integrity.installs import the_projects_folder
+
         if local is None or the_projects_folder(local, root):
             return None  # from a package index, or the project itself (`pip install .`)
         where = folder or ""
@@ -464,29 +458,10 @@ def _ignored_by_git(root: str, real: str) -> bool:
     return ignored_here(root, real)
 
 
-def the_projects_folder(local: str, root: str) -> bool:
-    """Whether a distribution installed from the local folder ``local`` is the project's own
-    (``pip install .``): its folder is the project's (``root``, ending in the separator) or a
-    folder of it that is there and that git does not ignore, so that the change shows what
-    was installed. A git-ignored folder of the project (``.venv/plugsrc``), or one gone since,
-    is not (red team 13)."""
-    real = os.path.realpath(local)
-    if not (real + os.sep).startswith(root):
-        return False
-    return real + os.sep == root or (os.path.isdir(real) and not _ignored_by_git(root, real))
-
-
 def _direct_url(dist_info: str) -> dict[str, Any] | None:
-    """pip's ``direct_url.json`` of an installed distribution (PEP 610), when there is one;
-    ``{}`` when it is there but not what an installer writes."""
-    data = _read(os.path.join(dist_info, "direct_url.json"))
-    if data is None:
-        return None
-    try:
-        said = json.loads(data)
-    except (ValueError, RecursionError):
-        return {}
-    return said if isinstance(said, dict) and isinstance(said.get("url"), str) else {}
+    from pytest_agentgate.integrity.installs import direct_url
+
+    return direct_url(dist_info)
 
 
 def _installed_from(dist_info: str) -> str | None:

@@ -564,17 +564,14 @@ def _same_but_the_version(ours: bytes, theirs: bytes) -> bool:
 def _the_projects(dist_info: str, root: str) -> bool:
     """Whether an installed distribution is the project's: installed from its folder (pip's
     ``direct_url.json``), or of the name its ``pyproject.toml`` gives it."""
-    import json
     import re
-    from urllib.parse import unquote, urlparse
 
-    with contextlib.suppress(OSError, ValueError, RecursionError):
-        said = json.loads(read_regular(Path(dist_info, "direct_url.json")))
-        url = said.get("url") if isinstance(said, dict) else None
-        if isinstance(url, str) and url.startswith("file://"):
-            local = _real(unquote(urlparse(url).path))
-            if local == root or local.startswith(root + os.sep):
-                return True
+    from pytest_agentgate.integrity.installs import direct_url, local_folder
+
+    said = direct_url(dist_info)
+    local = local_folder(said) if said else None
+    if local is not None and _inside(local, (root,)):
+        return True
     try:
         import tomllib
     except ImportError:  # Python 3.10

@@ -31,7 +31,11 @@ records, as the report's ``agentgate_*`` properties:
 - ``agentgate_startup``: each piece of code this interpreter ran at start that no installed
   distribution put there (a ``.pth`` line, a ``sitecustomize``: ``startup.planted``), and each
   pytest plugin of the environment no installer put there (``startup.planted_plugins``, at
-  line 0), as JSON (``{"path", "line", "code"}``); the integrity gate reports it.
+  line 0), as JSON (``{"path", "line", "code"}``); the integrity gate reports it;
+- ``agentgate_install``: each distribution the run loaded a pytest plugin or a test tool's
+  module from, with the digest of the files its ``RECORD`` hashes (``startup.Install``, as
+  JSON); in a task, the integrity gate compares them with the environment the task began with
+  (``environment-changed``).
 
 Under pytest-xdist the items are collected on the workers, each the whole suite: each worker
 hands its counts to the controller (xdist's ``workeroutput``), which records them, once.

@@ -139,7 +139,7 @@ def site_folders(venv: str) -> list[str]:
             if os.path.isdir(real) and real not in found:
                 found.append(real)
     for site in list(found):
-        for added in _path_lines(site):
+        for added in pth_folders(site):
             if added not in found:
                 found.append(added)
     return found
@@ -231,7 +231,7 @@ def config_digest(venv: str) -> str:
     return "false"
 
 
-def _path_lines(site: str) -> list[str]:
+def pth_folders(site: str) -> list[str]:
     """The folders the path lines of the ``.pth`` files in ``site`` add (what ``site`` adds to
     ``sys.path``: a line that is no ``import``, naming a folder that exists)."""
     found: list[str] = []
