@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-__all__ = ["is_test_code"]
+__all__ = ["TEST_TOOLS", "is_test_code"]
+
+# The test tools whose code decides what a run reports (their top-level packages): the code
+# the integrity gate forbids the change to patch (integrity/patches.py), and the code the
+# witness checks is as installed.
+TEST_TOOLS = frozenset(
+    {
+        "_pytest", "pytest", "pluggy", "xdist", "coverage", "pytest_cov", "pytest_agentgate",
+        "unittest",  # TestCase's assertions: `TestCase.assertEqual = lambda *a: None`
+    }
+)  # fmt: skip
 
 
 def is_test_code(path: str) -> bool:

@@ -324,6 +324,30 @@ def test_a_test_tools_bytecode_not_compiled_from_its_source_is_planted(
     assert codes([], project) == []
 
 
+def test_a_forged_pyc_with_the_size_and_times_of_one_found_alike_is_planted(
+    site: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A pair found alike is remembered by the files' identity, size and times, so that it is
+    # not read again. A forgery written over the pyc with its size and its times put back is
+    # not that pair: the kernel's inode change time moved.
+    text = "def outcome(report):\n    return report.outcome\n"
+    source = tool_module(site, "_pytest.reports", text, monkeypatch)
+    pyc = compiled(source, text)
+    before = pyc.stat()
+    assert codes([], project) == []  # found alike, remembered
+    assert codes([], project) == []  # and not read again
+    original = pyc.read_bytes()
+    forged = compiled(source, "def outcome(report):\n    return 'passed'\n").read_bytes()
+    assert len(forged) <= len(original)  # padded to its size: marshal ignores what follows
+    pyc.write_bytes(forged + bytes(len(original) - len(forged)))
+    os.utime(pyc, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (pyc.stat().st_size, pyc.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    assert codes([], project) == [
+        f"_pytest.reports, a module of the test tools, loaded from __pycache__/{pyc.name}, "
+        "which is not compiled from it"
+    ]
+
+
 def test_a_test_tools_module_run_from_bytecode_alone_is_planted(
     site: Path, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -7,6 +7,8 @@ factory makes under names no ``def`` has, are the tests' own."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -202,3 +204,34 @@ def test_a_wrapper_a_library_writes_with_exec_is_the_tests_own(
         str(p.get("value")) for p in root.iter("property") if p.get("name") == "agentgate_replaced"
     ]
     assert [entry.split(" (")[0] for entry in found] == ["test_decorated.py::test_by_the_tests"]
+
+
+def test_the_witness_looks_out_of_the_tests_tracer_and_puts_it_back(tmp_path: Path) -> None:
+    # coverage.py's tracer is called for every line of every frame; the witness's looks run
+    # agentgate's code, not the project's, so they run untraced and the tracer is put back.
+    import sys
+
+    from pytest_agentgate.pytest_plugin import witness
+
+    seen: list[str] = []
+
+    def tracer(frame: Any, event: str, arg: object) -> None:
+        seen.append(frame.f_code.co_name)
+
+    def looked() -> int:
+        return 1
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        with witness.untraced(str(tmp_path)):
+            inside = sys.gettrace()
+            looked()
+        after = sys.gettrace()
+        # agentgate gating itself: its own code is the project's, measured by its own gate.
+        with witness.untraced(str(Path(witness.__file__).parents[2])):
+            own = sys.gettrace()
+    finally:
+        sys.settrace(previous)
+    assert (inside, after, own) == (None, tracer, tracer)
+    assert "looked" not in seen

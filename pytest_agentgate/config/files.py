@@ -228,7 +228,9 @@ def _read_yaml(text: str, source: str) -> RawConfig:
     import yaml
 
     try:
-        loader = yaml.SafeLoader(text)
+        # libyaml's parser where PyYAML has it (its wheels do): the same nodes, read ten times
+        # faster; the document is still built by the safe constructor, after the checks.
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
         try:
             node = loader.get_single_node()
             if node is not None:
@@ -244,6 +246,10 @@ def _read_yaml(text: str, source: str) -> RawConfig:
         mark = getattr(exc, "problem_mark", None)
         line = None if mark is None else mark.line + 1
         problem = getattr(exc, "problem", None) or str(exc)
+        if "maximum nesting depth" in problem:  # libyaml's own bound, below the recursion's
+            raise ConfigError(
+                source, None, f"nested more than {MAX_DEPTH} levels deep; a configuration is flat"
+            ) from None
         raise ConfigError(source, None, f"invalid YAML: {problem}", line) from None
     if node is None:
         # Only comments, or nothing: almost always a file written by mistake or truncated.

@@ -38,10 +38,10 @@ from collections.abc import Callable, Iterator
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 from types import CodeType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pytest_agentgate.integrity import pytest_files
-from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+if TYPE_CHECKING:  # the witness imports this module in the tests' pytest: kept light there
+    from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 from pytest_agentgate.texts import read_regular, read_regular_text
 
 RULE = "stale-bytecode"
@@ -103,6 +103,8 @@ def _sourceless(root: Path) -> Iterator[IntegrityFinding]:
     such a file as module ``NAME`` in place of the project's module of that name, and git,
     ignoring ``*.pyc``, shows nothing of it. A pyc in any other folder (test data) is imported
     by no one."""
+    from pytest_agentgate.integrity.model import IntegrityFinding
+
     listing: dict[Path, set[str]] = {}
     for folder, dirs, files in os.walk(root):
         if len(listing) >= MAX_FOLDERS:
@@ -175,6 +177,8 @@ def _importable(folder: Path, roots: set[Path], listing: dict[Path, set[str]]) -
 
 def _pytest_settings(root: Path) -> dict[str, Any]:
     """The settings pytest reads from the project's folder, in pytest's order."""
+    from pytest_agentgate.integrity import pytest_files
+
     for name in pytest_files.FILES:
         try:
             text = read_regular_text(root / name)
@@ -206,11 +210,19 @@ def _python_files(scan: Scan) -> list[str]:
 
 
 def _pytest_tail(tag: str) -> str | None:
-    try:
-        import pytest
-    except ImportError:  # pragma: no cover - pytest is a dependency
-        return None
-    return f".{tag}-pytest-{pytest.__version__}.pyc"
+    """The end of the name of the pycs pytest's assertion rewriting writes, by its version: the
+    imported pytest's (the witness's), else the installed one's, read without importing it (a
+    fifth of a second of the hook's time)."""
+    loaded = sys.modules.get("pytest")
+    version = getattr(loaded, "__version__", None)
+    if not isinstance(version, str):
+        from importlib import metadata
+
+        try:
+            version = metadata.version("pytest")
+        except metadata.PackageNotFoundError:
+            return None
+    return f".{tag}-pytest-{version}.pyc"
 
 
 def _kind(name: str, stem: str, tag: str, pytest_tail: str | None) -> str | None:
@@ -243,10 +255,13 @@ def unlike_pycs(source_path: Path, remembered: Remembered) -> list[str]:
     except OSError:
         return []
     unlike: list[str] = []
+    stem = source_path.stem
     for name in names:
-        kind = _kind(name, source_path.stem, tag, pytest_tail)
+        kind = _kind(name, stem, tag, pytest_tail)
+        if kind is None:
+            continue
         pyc = source_path.parent / "__pycache__" / name
-        if kind is not None and _loaded_unlike(source_path, pyc, kind, remembered):
+        if _loaded_unlike(source_path, pyc, kind, remembered):
             unlike.append(name)
     return unlike
 
@@ -256,6 +271,8 @@ def _check(
 ) -> IntegrityFinding | None:
     if not _loaded_unlike(source_path, pyc, kind, remembered):
         return None
+    from pytest_agentgate.integrity.model import IntegrityFinding
+
     shown = PurePosixPath(path).parent / "__pycache__" / pyc.name
     loader = "pytest" if kind == "pytest" else "Python"
     return IntegrityFinding(
@@ -270,9 +287,12 @@ def _loaded_unlike(source_path: Path, pyc: Path, kind: str, remembered: Remember
     """Whether Python (or pytest, for ``kind`` ``"pytest"``) loads ``pyc`` in place of
     ``source_path`` (its header says it is up to date) and it is not compiled from it."""
     try:
+        stat = source_path.stat()
+        unchanged = _unchanged_key(stat, pyc.stat())
+        if unchanged in remembered:
+            return False  # both files as they were when found alike: neither is read again
         data = read_regular(pyc)
         source = read_regular(source_path)
-        stat = source_path.stat()
     except OSError:
         return False
     if len(data) < 16 or data[:4] != importlib.util.MAGIC_NUMBER:
@@ -288,6 +308,7 @@ def _loaded_unlike(source_path: Path, pyc: Path, kind: str, remembered: Remember
             return False  # stale by its header: Python compiles the source again
     key = hashlib.sha256(source + b"\0" + data).hexdigest()[:32]
     if key in remembered:
+        remembered.add(unchanged)
         return False
     try:
         loaded = marshal.loads(data[16:])
@@ -300,7 +321,17 @@ def _loaded_unlike(source_path: Path, pyc: Path, kind: str, remembered: Remember
         alike = False
     if alike:
         remembered.add(key)
+        remembered.add(unchanged)
     return not alike
+
+
+def _unchanged_key(*stats: os.stat_result) -> str:
+    """A key of files as they are: where they are (device, inode), their size, and when their
+    content and their inode last changed. The inode's change time is the kernel's: no user
+    sets it (``touch`` sets the other times, and changes it to now), so a file written since,
+    even given its old modification time back, has another key."""
+    fields = [(s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns) for s in stats]
+    return "stat:" + hashlib.sha256(repr(fields).encode()).hexdigest()[:32]
 
 
 def _behaviour(

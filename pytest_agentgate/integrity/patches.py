@@ -22,15 +22,11 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+from pytest_agentgate.testcode import TEST_TOOLS
 
 RULE = "result-rewritten"
 # The tools whose code decides what a test run reports, by their top-level module.
-TOOLS = frozenset(
-    {
-        "_pytest", "pytest", "pluggy", "xdist", "coverage", "pytest_cov", "pytest_agentgate",
-        "unittest",  # TestCase's assertions: `TestCase.assertEqual = lambda *a: None`
-    }
-)  # fmt: skip
+TOOLS = TEST_TOOLS  # testcode.py, light enough for the witness to import
 # Calls that patch their first argument (an object, or a dotted name as text).
 PATCHERS = frozenset({"setattr", "delattr"})
 

@@ -45,6 +45,7 @@ integrity gate's to judge in the change.
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import hashlib
 import os
@@ -57,7 +58,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote, urlparse
 
-from pytest_agentgate.integrity import patches
+from pytest_agentgate.testcode import TEST_TOOLS
 
 if TYPE_CHECKING:
     from pytest_agentgate.integrity.bytecode import Remembered
@@ -83,10 +84,46 @@ class Startup(NamedTuple):
     system: bool = False
 
 
+class _Look:
+    """What one look at the environment reads once: the folders judged, the ``RECORD`` files,
+    and which installed files are as installed (:func:`recorded`)."""
+
+    def __init__(self) -> None:
+        self.folders: tuple[list[str], list[str]] | None = None
+        self.records = _Records()
+        self.recorded: dict[str, bool | None] = {}
+
+
+# The look under way (:func:`one_look`), if any.
+_LOOKS: list[_Look] = []
+
+
+@contextlib.contextmanager
+def one_look() -> Iterator[None]:
+    """Within it, the environment is read once: the witness's look at the end of collection,
+    and its look at the end of the session, each see the environment as it is then, and each
+    reads its folders and ``RECORD`` files once however many modules and functions ask
+    (the test tools' modules hold about ten thousand). Nested looks are the outer one."""
+    if _LOOKS:
+        yield
+        return
+    _LOOKS.append(_Look())
+    try:
+        yield
+    finally:
+        _LOOKS.clear()
+
+
+def _records() -> _Records:
+    """The look's RECORD files, or a reader of its own outside a look."""
+    return _LOOKS[0].records if _LOOKS else _Records()
+
+
+@one_look()
 def planted() -> list[Startup]:
     """The startup code of this interpreter that no installed distribution put there."""
     found: list[Startup] = []
-    records = _Records()
+    records = _records()
     for folder in _site_folders():
         for name in _listdir(folder):
             if not name.endswith(".pth") or name.startswith("."):
@@ -166,6 +203,7 @@ _IMPORTED = re.compile(
 _TOUCHES = re.compile(r"pytest|pluggy|coverage|xdist|environ|getenv|PYTEST|COVERAGE")
 
 
+@one_look()
 def planted_plugins(
     plugins: Iterable[object], project: str, installs: list[Install] | None = None
 ) -> list[Startup]:
@@ -179,7 +217,7 @@ def planted_plugins(
     _editable_folders.cache_clear()  # read once per look: an install since is seen
     sites, on_path = _judged_folders()
     stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep
-    records = _Records()
+    records = _records()
     found: list[Startup] = []
     seen: set[str] = set()
     for plugin in plugins:
@@ -318,7 +356,7 @@ def installed_by(path: str) -> str | None:
     if folder is None:
         return None
     data = _read(real, MAX_READ if real.endswith(".py") else MAX_BINARY)
-    owner = _Records().owner(folder, os.path.relpath(real, folder), data) if data else None
+    owner = _records().owner(folder, os.path.relpath(real, folder), data) if data else None
     return "" if owner is None else os.path.join(folder, owner)
 
 
@@ -329,12 +367,19 @@ def recorded(path: str) -> bool | None:
     witness asks it of the code that replaced a test tool's function from another installed
     file: an edit of ``packaging/version.py`` in the environment that patches pytest's report
     maker is installed code no installer wrote."""
+    look = _LOOKS[0] if _LOOKS else None
+    if look is not None and path in look.recorded:
+        return look.recorded[path]
     real = os.path.realpath(path)
     try:
         stat = os.stat(real)
     except OSError:
-        return None
-    return _recorded(real, stat.st_mtime_ns, stat.st_size)
+        found = None
+    else:
+        found = _recorded(real, stat.st_mtime_ns, stat.st_size)
+    if look is not None:
+        look.recorded[path] = found
+    return found
 
 
 @functools.lru_cache(maxsize=1024)
@@ -345,7 +390,7 @@ def _recorded(real: str, mtime_ns: int, size: int) -> bool | None:
     data = _read(real, MAX_READ if real.endswith(".py") else MAX_BINARY) if folder else None
     if folder is None or data is None:
         return None
-    if _Records().owner(folder, os.path.relpath(real, folder), data) is None:
+    if _records().owner(folder, os.path.relpath(real, folder), data) is None:
         return False
     if not real.endswith(".py"):
         return True
@@ -369,14 +414,17 @@ def _remembered() -> Remembered:
     return Remembered(Path(sys.prefix))
 
 
-# The test tools whose modules decide what a run reports: integrity/patches.py's, less the
-# standard library's unittest, which no environment installs.
-TOOLS = patches.TOOLS - {"unittest"}
+# The test tools whose modules decide what a run reports, less the standard library's
+# unittest, which no environment installs.
+TOOLS = TEST_TOOLS - {"unittest"}
 
 
 def _judged_folders() -> tuple[list[str], list[str]]:
     """(the environment's site folders, the folders their ``.pth`` files' path lines add): the
-    places a plugin is judged in, the longest first. Not the machine's (:func:`_system`)."""
+    places a plugin is judged in, the longest first. Not the machine's (:func:`_system`).
+    Read once per look (:func:`one_look`)."""
+    if _LOOKS and _LOOKS[0].folders is not None:
+        return _LOOKS[0].folders
     from pytest_agentgate.state.task_env import pth_folders
 
     sites: set[str] = set()
@@ -387,7 +435,10 @@ def _judged_folders() -> tuple[list[str], list[str]]:
         sites.add(os.path.realpath(folder) + os.sep)
         added.update(path + os.sep for path in pth_folders(folder))
     longest = functools.partial(sorted, key=len, reverse=True)
-    return longest(sites), longest(added)
+    folders = longest(sites), longest(added)
+    if _LOOKS:
+        _LOOKS[0].folders = folders
+    return folders
 
 
 def _unvetted(

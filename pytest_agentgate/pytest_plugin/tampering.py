@@ -26,13 +26,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pytest_agentgate.integrity.patches import TOOLS  # the tools whose code decides results
+from pytest_agentgate.pytest_plugin.startup import one_look
+from pytest_agentgate.testcode import TEST_TOOLS as TOOLS
 from pytest_agentgate.texts import read_regular
 
 # The most findings kept: one is enough to fail the gate.
 MAX_FOUND = 20
 
 
+@one_look()
 def replaced(
     plugins: Iterable[object] = (), project: str | None = None, *, compared_after: bool = False
 ) -> list[str]:
@@ -84,11 +86,18 @@ def replaced(
         folder = _package_folder(name, where)
         own = (*roots, folder, *project_tools)
         home = _tool_home(name, where)
+        # Per file the module's code comes from: (not as installed, outside its own places).
+        # A module's ten thousand functions come from a few files.
+        judged: dict[str, tuple[bool, bool]] = {}
         for label, value, owner in _members(name, module):
             place = _written_at(value)
-            if place is not None and _not_as_installed(place[0], home, project_tools):
+            verdict = None if place is None else judged.get(place[0])
+            if place is not None and verdict is None:
+                not_installed = _not_as_installed(place[0], home, project_tools)
+                verdict = judged[place[0]] = (not_installed, not _inside(place[0], own))
+            if place is not None and verdict is not None and verdict[0]:
                 found[label] = f"{label} ({place[0]}:{place[1]}, not as its package installed it)"
-            elif place is not None and not _inside(place[0], own):
+            elif place is not None and verdict is not None and verdict[1]:
                 if _real(place[0]) in project_plugins:
                     continue  # the project is a pytest plugin: its plugin's doing (pytest-mock)
                 attr = label.rpartition(".")[2]
@@ -1287,6 +1296,10 @@ def _written_at(value: Any) -> tuple[str, int] | None:
     """Where the code of a function (or method, classmethod, property, partial) or class was
     written; None for what has no Python code of its own (builtins, data) or was compiled at run
     time (:func:`_made_at_run_time`)."""
+    if type(value) is types.FunctionType:  # most of them: no layer to unwrap
+        function_code = value.__code__
+        name = function_code.co_filename
+        return None if name.startswith("<") else (name, function_code.co_firstlineno)
     value = _unwrap(value)
     if isinstance(value, type):
         module = sys.modules.get(getattr(value, "__module__", "") or "")
