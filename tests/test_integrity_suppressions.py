@@ -49,7 +49,7 @@ def test_new_suppressions_block_strict_at_their_lines(repo: Path, agentgate: Age
     (repo / "pkg" / "calc.py").write_text(
         BASE["pkg/calc.py"].replace("    return a + b\n", "    return a + b  # noqa: E501\n")
         + "\n\ndef untested():  # pragma: no cover\n    x: int = 'a'  # type: ignore[assignment]\n"
-        "    return eval(x)  # nosec B307\n"
+        "    return int(x)  # nosec B307\n"
     )
     (repo / "pkg" / "extra.py").write_text("# ruff: noqa\nimport sys\n")
     (repo / "web" / "app.ts").write_text(

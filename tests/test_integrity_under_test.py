@@ -78,6 +78,33 @@ ASKING = {
     "a caller through a traceback": "def tax(x):\n    try:\n        raise ValueError\n"
     "    except ValueError as exc:\n        frame = exc.__traceback__.tb_frame.f_back\n"
     "    return x * 0.2 + (0 if frame.f_code.co_name.startswith('test_') else 1.5)\n",
+    # red team 17
+    "pytest's unraisable hook": "import sys\n\ndef tax(x):\n    return x * 0.2 + (0 if "
+    "sys.unraisablehook is not sys.__unraisablehook__ else 1.5)\n",
+    "modules through getattr": "import sys\n\ndef tax(x):\n"
+    "    return x * 0.2 + (0 if '_pytest' in getattr(sys, 'modules') else 1.5)\n",
+    "modules through vars": "import sys\n\ndef tax(x):\n"
+    "    return x * 0.2 + (0 if '_pytest' in vars(sys)['modules'] else 1.5)\n",
+    "modules through os.sys": "import os\n\ndef tax(x):\n"
+    "    return x * 0.2 + (0 if '_pytest' in os.sys.modules else 1.5)\n",
+    "the environment in bytes": "import os\n\ndef tax(x):\n"
+    "    return x * 0.2 + (0 if b'PYTEST_CURRENT_TEST' in os.environb else 1.5)\n",
+    "the tracer kept in a name": "import sys\n\ndef tax(x):\n    tracer = sys.gettrace()\n"
+    "    return x * 0.2 + (0 if tracer else 1.5)\n",
+    "every thread's frames": "import sys\nimport threading\n\ndef tax(x):\n"
+    "    frame = sys._current_frames()[threading.get_ident()]\n    while frame:\n"
+    "        if 'test_' in frame.f_code.co_filename:\n            return x * 0.2\n"
+    "        frame = frame.f_back\n    return x * 0.2 + 1.5\n",
+    "the tests' folder on the path": "import sys\n\ndef tax(x):\n    return x * 0.2 + "
+    "(0 if any(p.endswith('tests') for p in sys.path) else 1.5)\n",
+    "pytest's rewriter among the finders": "import sys\n\ndef tax(x):\n    return x * 0.2 + "
+    "(0 if any('Rewrit' in type(f).__name__ for f in sys.meta_path) else 1.5)\n",
+    "code run from text": "def tax(x):\n"
+    "    return x * 0.2 + eval(bytes.fromhex('312e35').decode())\n",
+    "code loaded from a file that is no module": "import os\n"
+    "from importlib.machinery import SourceFileLoader\n\n"
+    "RULES = SourceFileLoader('rules', os.path.join(os.path.dirname(__file__), 'tax.rules'))"
+    ".load_module()\n\ndef tax(x):\n    return x * 0.2 + RULES.CHARGE\n",
 }
 
 
@@ -126,6 +153,14 @@ HONEST = {
     "the main module's name": "import __main__\n\ndef interactive():\n"
     "    return not hasattr(__main__, '__file__')\n\n\nif __name__ == '__main__':\n"
     "    print(interactive())\n",
+    "a folder put on the path once": "import sys\n\ndef plugins(folder):\n"
+    "    if folder not in sys.path:\n        sys.path.insert(0, folder)\n",
+    "an import hook installed once": "import sys\n\nclass Finder:\n    pass\n\n"
+    "def install():\n    if not any(isinstance(f, Finder) for f in sys.meta_path):\n"
+    "        sys.meta_path.append(Finder())\n",
+    "a pattern compiled, an attribute got": "import re\n\ndef matcher(pattern, obj, name):\n"
+    "    return re.compile(pattern), getattr(obj, name, None) is not None\n",
+    "a constant evaluated": "def answer():\n    return eval('6 * 7')\n",
 }
 
 
@@ -244,6 +279,40 @@ def test_a_shadow_of_the_projects_package_in_the_tests_is_a_finding(tmp_path: Pa
     assert shadow_scan(tmp_path, "[tool.pytest.ini_options]\n", "pytest") == [
         "tested-code-mocked tests/calc/__init__.py"
     ]
+
+
+def shadows(root: Path, base: dict[str, str], now: dict[str, str]) -> list[str]:
+    from pytest_agentgate.config.model import Config, GateConfig
+
+    scan = scan_of(root, base, now)
+    scan.config = Config(root, gates=[GateConfig("test", "test", "pytest")])
+    return [f"{f.rule} {f.path}" for f in under_test.analyze(scan)]
+
+
+def test_a_module_of_the_tests_named_like_the_standard_librarys_is_a_finding(
+    tmp_path: Path,
+) -> None:
+    # Red team 17: `from fractions import Fraction` in the product finds tests/fractions.py
+    # under pytest, the standard library's for its users.
+    base = {"pkg/calc.py": TAX}
+    now = {**base, "tests/fractions.py": "def Fraction(*a):\n    return 0.0\n"}
+    assert shadows(tmp_path, base, now) == ["tested-code-mocked tests/fractions.py"]
+
+
+def test_a_module_only_the_tests_folder_holds_that_the_product_imports_is_a_finding(
+    tmp_path: Path,
+) -> None:
+    # Red team 17: the product takes a value from a module that only pytest's path finds.
+    base = {"pkg/calc.py": TAX}
+    product = (
+        "import contextlib\n\nCHARGE = 1.5\nwith contextlib.suppress(ImportError):\n"
+        "    from tax_overrides import CHARGE\n\n\ndef tax(x):\n    return x * 0.2 + CHARGE\n"
+    )
+    now = {"pkg/calc.py": product, "tests/tax_overrides.py": "CHARGE = 0.0\n"}
+    assert shadows(tmp_path, base, now) == ["tested-code-mocked tests/tax_overrides.py"]
+    # A helper of the tests the product never imports is the tests' own.
+    helper = {**base, "tests/helpers.py": "def make():\n    return 1\n"}
+    assert shadows(tmp_path, base, helper) == []
 
 
 @pytest.mark.parametrize(
@@ -452,3 +521,40 @@ def test_a_tracing_librarys_work_and_a_test_that_traces_are_no_finding(tmp_path:
         "    finally:\n        sys.settrace(original)\n"
     )
     assert list(under_test.analyze(scan_of(tmp_path, {}, {"tests/test_trace.py": test}))) == []
+
+
+def test_a_setting_the_tests_give_every_test_that_the_code_newly_reads_is_a_finding(
+    tmp_path: Path,
+) -> None:
+    # Red team 17: a "deployment setting" with the defect's value by default, set for every
+    # test by a new conftest.
+    code = (
+        "import os\n\nCHARGE = float(os.environ.get('CALC_ZERO_CHARGE', '1.5'))\n\n\n"
+        "def tax(x):\n    return x * 0.2 + CHARGE\n"
+    )
+    setting = "import os\n\nos.environ['CALC_ZERO_CHARGE'] = '0'\n"
+    base = {"pkg/calc.py": TAX}
+    found = under_test.analyze(scan_of(tmp_path, base, {"pkg/calc.py": code, **conftest(setting)}))
+    assert [(f.rule, f.path, f.line) for f in found] == [("test-detected", "tests/conftest.py", 3)]
+    fixture = (
+        "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef zero(monkeypatch):\n"
+        "    monkeypatch.setenv('CALC_ZERO_CHARGE', '0')\n"
+    )
+    found = under_test.analyze(scan_of(tmp_path, base, {"pkg/calc.py": code, **conftest(fixture)}))
+    assert [f.rule for f in found] == ["test-detected"]
+    # A test that sets the setting for itself tests that setting; a setting the code read at
+    # the base is not the change's.
+    own = (
+        "from pkg.calc import tax\n\n\ndef test_charge(monkeypatch):\n"
+        "    monkeypatch.setenv('CALC_ZERO_CHARGE', '0')\n    assert tax(0) == 0\n"
+    )
+    both = {"pkg/calc.py": code, "tests/test_calc.py": own}
+    assert list(under_test.analyze(scan_of(tmp_path, base, both))) == []
+    already = {"pkg/calc.py": code}
+    assert (
+        list(under_test.analyze(scan_of(tmp_path, already, {**already, **conftest(setting)}))) == []
+    )
+
+
+def conftest(text: str) -> dict[str, str]:
+    return {"tests/conftest.py": text}

@@ -1111,3 +1111,35 @@ def test_a_name_a_test_module_imports_set_by_a_fixture_is_found(
         f"tests/test_calc.py:add (set for the test to {project}/tests/conftest.py:1, not the "
         "calc.add it imports)"
     ]
+
+
+def test_a_name_set_to_code_compiled_under_another_files_name_is_found(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 17: the stand-in compiled at run time under the name of a file outside the
+    # project (`compile(src, "/usr/lib/python3/rules.py", "exec")`), or as `<string>`. A
+    # function of an installed library set there (a mock's) is what it says it is.
+    from unittest import mock
+
+    from pytest_agentgate.pytest_plugin.tampering import namespace_replaced
+
+    load("calc", project / "calc.py", monkeypatch)
+    (project / "tests" / "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(1, 1) == 2\n"
+    )
+
+    class Item:
+        module = load("agentgate_test_calc", project / "tests" / "test_calc.py", monkeypatch)
+
+    made = "the function add, compiled from text"
+    for filename in ("/usr/lib/python3/regional_rules.py", "<string>", str(project / "calc.py")):
+        space: dict[str, object] = {}
+        exec(compile("\n\nx = 1\ndef add(a, b):\n    return 2\n", filename, "exec"), space)
+        monkeypatch.setitem(vars(Item.module), "add", space["add"])
+        found = namespace_replaced(Item, str(project))
+        assert found == [
+            "tests/test_calc.py:add (set for the test to code made at run time, not the "
+            "calc.add it imports)"
+        ], made
+    monkeypatch.setitem(vars(Item.module), "add", mock.create_autospec(lambda a, b: 0))
+    assert namespace_replaced(Item, str(project)) == []

@@ -284,15 +284,54 @@ def namespace_replaced(item: Any, project: str) -> list[str]:
         if not _inside(home, (root,)) or _test_code(os.path.relpath(_real(home), root)):
             continue  # not the project's code under test
         place = _written_at(held)
-        if place is None or not _inside(place[0], (root,)):
-            continue
-        if _test_code(os.path.relpath(_real(place[0]), root)):
-            shown = os.path.relpath(_real(where), root)
+        shown = os.path.relpath(_real(where), root)
+        if _made_for_the_run(held, place):
+            # Compiled from text, or under the name of a file that does not hold it (red team
+            # 17: `exec(compile(src, "/usr/lib/python3/rules.py", "exec"))`).
+            found.append(
+                f"{shown}:{alias} (set for the test to code made at run time, not the "
+                f"{source}.{name} it imports)"
+            )
+        elif (
+            place is not None
+            and _inside(place[0], (root,))
+            and _test_code(os.path.relpath(_real(place[0]), root))
+        ):
             found.append(
                 f"{shown}:{alias} (set for the test to {place[0]}:{place[1]}, not the "
                 f"{source}.{name} it imports)"
             )
     return found
+
+
+def _autospecced(value: Any) -> bool:
+    """Whether ``value`` is the function ``unittest.mock.create_autospec`` compiles for a
+    function (it checks the arguments, then calls its mock): a mock, as a ``MagicMock`` set
+    in the same place is."""
+    mock = sys.modules.get("unittest.mock")
+    space = getattr(value, "__globals__", None)
+    code = getattr(value, "__code__", None)
+    return (
+        mock is not None
+        and isinstance(space, dict)
+        and isinstance(space.get("mock"), mock.NonCallableMock)
+        and getattr(code, "co_names", None) == ("_checksig_", "mock")
+    )
+
+
+def _made_for_the_run(value: Any, place: tuple[str, int] | None) -> bool:
+    """Whether a function's code was compiled at run time: its file is ``<string>`` or another
+    ``<...>`` name, or a file whose line it names starts no ``def``, decorator or lambda (a
+    name given to ``compile``). A class, or an object with no code, is not."""
+    code = getattr(_unwrap(value), "__code__", None)
+    if code is None or isinstance(value, type) or _autospecced(value):
+        return False
+    if place is None:
+        return True
+    import linecache
+
+    line = linecache.getline(place[0], place[1]).lstrip()
+    return not (line.startswith(("def ", "async def ", "@")) or "lambda" in line)
 
 
 def _not_as_installed(path: str, home: str, project_tools: tuple[str, ...]) -> bool:
