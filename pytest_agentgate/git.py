@@ -402,7 +402,7 @@ class Repo:
         out: dict[str, str | None] = dict.fromkeys(wanted)
         if not wanted or base.sha == EMPTY_TREE:
             return out
-        request = "".join(f"{base.sha}:{p}\n" for p in wanted).encode("utf-8")
+        request = "".join(f"{base.sha}:{p}\n" for p in wanted).encode("utf-8", "surrogateescape")
         proc = subprocess.run(
             ["git", "cat-file", "--batch"],
             cwd=self.toplevel,

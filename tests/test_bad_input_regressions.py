@@ -324,3 +324,33 @@ def test_a_timestamp_that_is_no_time_gives_no_duration(
     session = verify_transcript(agentgate, project, lines)
     assert session["status"] == "pass"
     assert session["actual"]["duration_s"] is None
+
+
+# -- file names ---------------------------------------------------------------------------------
+
+
+def test_a_file_name_that_is_not_utf8_is_judged_not_a_crash(
+    project: Path, write_config: WriteConfig, agentgate: Agentgate
+) -> None:
+    # Red team 16: `invoice/r\xe9sum\xe9.py` (Latin-1 bytes) crashed every door with a
+    # UnicodeEncodeError while writing the state, and the hook let the agent stop unverified.
+    import subprocess
+
+    write_config("gates:\n  build:\n    command: python -c pass\n")
+
+    def git(*args: str) -> None:
+        subprocess.run(
+            ["git", "-c", "user.email=a@b", "-c", "user.name=a", *args],
+            cwd=project,
+            check=True,
+            capture_output=True,
+        )
+
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-qm", "base")
+    (project / os.fsdecode(b"r\xe9sum\xe9.py")).write_bytes(b"x = 1\n")
+    for _ in range(2):  # and the state it wrote reads back
+        run = agentgate("verify", "--format", "json")
+        assert "internal error" not in run.out + run.err
+        assert {gate["name"]: gate["status"] for gate in run.verdict()["gates"]}["build"] == "pass"

@@ -247,7 +247,11 @@ def tree_state(root: Path) -> tuple[str, str] | None:
             except GitError:
                 return None
             for inner in inside:
-                digest.update(f"{inner}\0{_file_key(repo / inner, content=True)}\0".encode())
+                digest.update(
+                    f"{inner}\0{_file_key(repo / inner, content=True)}\0".encode(
+                        errors="surrogateescape"
+                    )
+                )
     return work.hexdigest(), ignored_files.hexdigest()
 
 

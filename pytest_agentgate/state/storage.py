@@ -587,7 +587,9 @@ def write_atomic(path: Path, text: str, mode: int = 0o644) -> None:
     ``mode``: the team's files are for everyone to read; the user's private ones are not."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        # A file name git gave that is not UTF-8 holds lone surrogates: written as the escape
+        # JSON reads back (red team 16: `invoice/r\xe9sum\xe9.py` crashed every door).
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
@@ -605,7 +607,7 @@ def append_line(path: Path, record: Mapping[str, Any]) -> None:
     Called under the lock. A line torn by a killed process is ended first, so the new line
     never glues onto it.
     """
-    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    line = json.dumps(record, ensure_ascii=True, separators=(",", ":")) + "\n"
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         size = os.fstat(fd).st_size
