@@ -53,16 +53,21 @@ def reused(verdict: dict[str, Any]) -> bool:
     return any(REUSED in note for note in verdict["notices"])
 
 
-def test_an_unchanged_tree_reuses_the_judged_gates_and_counts_the_attempt(
+def test_an_unchanged_tree_reuses_the_judged_gates_and_is_the_same_attempt(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # Asking again about the same tree is no new try at the work (red team 16 spent the
+    # task's whole budget with `verify --task` on an unchanged tree, and the first stop
+    # escalated): one unchanged tree, one attempt.
     first = verify(capsys, "--task", "t")
     second = verify(capsys, "--task", "t")
     assert not reused(first) and reused(second)
     assert second["gates"] == first["gates"]
-    assert second["attempt"] == {"number": 2, "max": 3}
+    assert first["attempt"] == second["attempt"] == {"number": 1, "max": 3}
+    for _ in range(5):
+        assert verify(capsys, "--task", "t")["attempt"] == {"number": 1, "max": 3}
     lines = (repo / ".agentgate" / "history.jsonl").read_text().splitlines()
-    first_line, second_line = (json.loads(line) for line in lines)
+    first_line, second_line = (json.loads(line) for line in lines[:2])
     assert "reused" not in first_line
     assert (
         abs(datetime.fromisoformat(second_line["reused"]).timestamp() - first_line["ts"]) < 5
@@ -351,6 +356,10 @@ def test_a_program_shadowed_on_path_for_one_run_is_not_reused_without_it(
         ({"GIT_CONFIG_GLOBAL": "/dev/null"}, False),
         ({"LC_ALL": "C.UTF-8", "PAGER": "cat", "NO_COLOR": "1", "GIT_TERMINAL_PROMPT": "0"}, True),
         ({"LC_ALL": "tr_TR.UTF-8"}, False),
+        # A variable named like a harness's that no harness gives (red team 16: the code
+        # under test read it, and a run primed with it was reused by the stop hook).
+        ({"CLAUDE_TAX_PROFILE": "1"}, False),
+        ({"CLAUDE_PROJECT_DIR": "/elsewhere", "CODEX_HOME": "/elsewhere"}, True),
         ({"PAGER": "/tmp/evil"}, False),
         ({"MYAPP_PROJECT_DIR": "/elsewhere"}, False),
     ],
@@ -362,6 +371,8 @@ def test_a_program_shadowed_on_path_for_one_run_is_not_reused_without_it(
         "another-locale",
         "another-pager",
         "a-projects-own-variable",
+        "a-harness-like-name",
+        "harness-own-variables",
     ],
 )
 def test_a_harness_variable_is_ignored_only_with_the_value_a_harness_gives_it(

@@ -362,6 +362,9 @@ def test_honest_comparisons_are_not_findings(tmp_path: Path) -> None:
         "            return False\n        return True\n\n\n"
         "class Vec:\n    def __eq__(self, other):\n        for a, b in zip(self.v, other.v):\n"
         "            if a != b:\n                return False\n        return True\n\n\n"
+        # a sentinel equal to nothing, not even itself (a review on real projects)
+        "class Unset:\n    def __eq__(self, other):\n        return False\n\n"
+        "    def __ne__(self, other):\n        return True\n\n\n"
         "def tax(x):\n    return x * 0.2 + 1.5\n"
     )
     assert rules(tmp_path, now) == []

@@ -68,6 +68,22 @@ def test_a_corrupt_state_file_is_set_aside_and_the_attempts_survive(
     assert aside.read_bytes() == content
 
 
+def test_a_folder_in_the_state_files_place_is_set_aside_and_the_attempts_survive(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Red team 16: `mkdir .agentgate/state.json` made every verdict unrecordable, and a failing
+    # one escalated at the first stop.
+    for _ in range(2):
+        main(["verify", "--task", "t"])
+    (project / ".agentgate" / "state.json").unlink()
+    (project / ".agentgate" / "state.json").mkdir()
+    capsys.readouterr()
+    assert main(["verify", "--task", "t"]) == 1
+    out, err = capsys.readouterr()
+    assert "not a regular file; set aside as state.json.corrupt-" in err
+    assert "attempt 3 of 3" in out and "ESCALATE" not in out
+
+
 def test_stats_over_hostile_history_lines_skips_them(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1143,3 +1143,35 @@ def test_a_name_set_to_code_compiled_under_another_files_name_is_found(
         ], made
     monkeypatch.setitem(vars(Item.module), "add", mock.create_autospec(lambda a, b: 0))
     assert namespace_replaced(Item, str(project)) == []
+
+
+def test_a_protocols_method_written_as_overloads_alone_is_the_files(
+    project: Path, watched: types.ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A review on real projects: tenacity's Protocol method written as `@overload`s alone
+    # holds typing's placeholder, and structlog's read-only descriptor, a class with
+    # `__slots__`, keeps the function in a slot. Neither is a function replaced.
+    as_imported(
+        project,
+        watched,
+        monkeypatch,
+        "from typing import Protocol, overload\n\n\n"
+        "class Getter(Protocol):\n    @overload\n    def get(self, x: int) -> int: ...\n"
+        "    @overload\n    def get(self, x: str) -> str: ...\n",
+    )
+    assert project_entries(project) == []
+
+
+def test_a_decorator_keeping_the_function_in_slots_is_the_files(
+    project: Path, watched: types.ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    as_imported(
+        project,
+        watched,
+        monkeypatch,
+        "class _ReadOnly:\n    __slots__ = ('function',)\n\n"
+        "    def __init__(self, function):\n        self.function = function\n\n"
+        "    def __get__(self, instance, owner):\n        return self.function(instance)\n\n\n"
+        "class Stamp:\n    @_ReadOnly\n    def is_iso(self):\n        return True\n",
+    )
+    assert project_entries(project) == []

@@ -141,7 +141,14 @@ def gate_stop(harness: Harness, event: HookEvent, deadline: Deadline) -> Outcome
         key = stop_key(event.session, words, event.stamp)
         last = book.read() if book is not None else None
         started = time.time()
-        if last is not None and last.same_stop(key, started):
+        if (
+            last is not None
+            and last.same_stop(key, started)
+            and last.outcome.get("kind") == "block"
+        ):
+            # Only a block is answered again: a record of a pass in the user's folder, kept
+            # fresh by a process of the agent's (red team 16), must not let a stop go ungated.
+            # A repeat of a passing stop is gated again; the verdict cache makes it quick.
             return Outcome(**last.outcome)
         claim = event.message
         if event.replies is not None:

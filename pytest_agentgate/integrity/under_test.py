@@ -306,7 +306,14 @@ def _blind(
     other = args.args[1].arg
     if any(isinstance(n, ast.Name) and n.id == other for n in nodes):
         return False
-    return any(a is not None and not _not_implemented(a) for a in answers)
+    # Blind, and able to say "equal": a sentinel equal to nothing (`__eq__` always False, a
+    # review 8 case) makes every == fail, never pass.
+    return any(
+        a is not None
+        and not _not_implemented(a)
+        and not (isinstance(a, ast.Constant) and bool(a.value) is not equal)
+        for a in answers
+    )
 
 
 def _not_implemented(node: ast.expr) -> bool:

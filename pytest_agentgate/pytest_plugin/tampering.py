@@ -755,6 +755,8 @@ def _rebound(module: ModuleType, real: str, root: str) -> str | None:
             if attr not in space or not attr.isidentifier() or attr in bound:
                 continue
             value = space[attr]
+            if _overloads_only(value):
+                continue  # a Protocol's method written as `@overload`s alone (tenacity's)
             if any(_holds(value, c) for c in codes) and not _the_tests_type(value, root):
                 continue  # (an object of the tests' that keeps the function may ignore it)
             if _made_in_its_place(value, module.__name__, attr, real):
@@ -767,6 +769,16 @@ def _rebound(module: ModuleType, real: str, root: str) -> str | None:
                 "its place"
             )
     return None
+
+
+def _overloads_only(value: Any) -> bool:
+    """Whether ``value`` is what ``@typing.overload`` leaves in a name that has overloads and no
+    implementation (a Protocol's method, a stub): typing's placeholder, or typing_extensions'."""
+    for name in ("typing", "typing_extensions"):
+        dummy = getattr(sys.modules.get(name), "_overload_dummy", None)
+        if dummy is not None and _static_unwrap(value) is dummy:
+            return True
+    return False
 
 
 def _the_tests_type(value: Any, root: str) -> bool:
@@ -916,6 +928,20 @@ def _reached(item: Any) -> list[Any]:
         elif not isinstance(item, (type, ModuleType)):
             found.extend(list(getattr(item, "__dict__", {}).values())[:50])
             found.extend(list(vars(type(item)).values())[:50])
+            found.extend(_slot_values(item))
+    return found
+
+
+def _slot_values(item: Any) -> list[Any]:
+    """What an object keeps in its ``__slots__`` (a decorator class with slots keeps the
+    function there: structlog's ``_ReadOnly``), the first few."""
+    found: list[Any] = []
+    for kind in type(item).__mro__[:10]:
+        slots = vars(kind).get("__slots__", ())
+        for name in [slots] if isinstance(slots, str) else list(slots)[:20]:
+            if isinstance(name, str) and name not in ("__dict__", "__weakref__"):
+                with contextlib.suppress(Exception):
+                    found.append(getattr(item, name))
     return found
 
 

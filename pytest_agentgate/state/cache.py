@@ -69,10 +69,21 @@ VOLATILE_ENV = frozenset(
 # What the harnesses set in the agent's shell or in their stop hook's environment, and not in
 # the other, measured with the real Claude Code, Codex CLI, Gemini CLI and Copilot CLI: an
 # agent's `agentgate verify` and the stop hook after it must be one run. Their own variables
-# (by prefix, and COPILOT_HOOK_DIR-like locations) are never keyed; the others only with the
+# (:data:`HARNESS_OWN_ENV`) are never keyed; the others only with the
 # value a harness gives them (``None``: any value), so an agent cannot set them to its liking.
-HARNESS_ENV_PREFIXES = ("CLAUDE_", "CODEX_", "GEMINI_", "COPILOT_", "CURSOR_")
-HARNESS_ENV_SUFFIXES = ("_HOOK_DIR",)
+# Their own variables are named one by one, as measured (the harness lab's README): a prefix
+# let the agent prime a verdict with `CLAUDE_TAX_PROFILE=1 agentgate verify`, a variable its
+# code read, and the stop hook reuse it (red team 16). A harness variable not listed here
+# makes a run afresh, never a stale one.
+HARNESS_OWN_ENV = frozenset(
+    {
+        "CLAUDE_PROJECT_DIR", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_ENTRYPOINT",
+        "CLAUDE_CODE_SSE_PORT", "CLAUDE_ENV_FILE", "CODEX_HOME", "CODEX_SANDBOX",
+        "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_THREAD_ID", "CODEX_MANAGED_BY_NPM",
+        "GEMINI_PROJECT_DIR", "GEMINI_SESSION_ID", "GEMINI_CWD", "GEMINI_CLI",
+        "COPILOT_PROJECT_DIR", "COPILOT_HOOK_DIR", "CURSOR_PROJECT_DIR", "CURSOR_TRACE_ID",
+    }
+)  # fmt: skip
 HARNESS_ENV: dict[str, frozenset[str] | None] = {
     "AI_AGENT": None,
     "CLAUDECODE": None,
@@ -121,9 +132,7 @@ def keyed_env(environ: Mapping[str, str]) -> dict[str, str]:
     harness_git = _harness_git_config(environ)
     keyed = {}
     for name, value in environ.items():
-        if name in VOLATILE_ENV or name.startswith(HARNESS_ENV_PREFIXES):
-            continue
-        if name.endswith(HARNESS_ENV_SUFFIXES):
+        if name in VOLATILE_ENV or name in HARNESS_OWN_ENV:
             continue
         if name in HARNESS_ENV:
             allowed = HARNESS_ENV[name]

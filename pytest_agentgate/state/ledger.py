@@ -142,9 +142,15 @@ def _attempt(n_source: int, n_total: int, limits: Limits) -> Attempt:
 
 
 def decide(
-    state: dict[str, Any], verdict: Verdict, task: TaskRef, limits: Limits, now: float
+    state: dict[str, Any],
+    verdict: Verdict,
+    task: TaskRef,
+    limits: Limits,
+    now: float,
+    reused_at: float | None = None,
 ) -> Decision:
-    """Count this verdict against the task in ``state`` (changed in place)."""
+    """Count this verdict against the task in ``state`` (changed in place). ``reused_at``: the
+    verdict reuses the judged gates of a run made then (nothing changed since)."""
     tasks: dict[str, Any] = state["tasks"]
     entry = tasks.get(task.id) or new_entry()
     decision = Decision(task)
@@ -152,8 +158,19 @@ def decide(
     retry = [b for b in entry["blockers"] if b.get("reason") in RETRY_REASONS]
     failing = verdict.status != "pass"
     sources: dict[str, int] = entry["sources"]
-    n_source = sources.get(task.source, 0) + 1
-    n_total = entry["total"] + 1
+    # The agent asking again about a tree it already asked about (its own `agentgate verify`,
+    # answered from the run it made) is no new try at the work: one unchanged tree, one
+    # attempt (red team 16 spent the whole budget so, and the first stop escalated). A stop
+    # of a harness always counts: an agent saying "done" again must reach the escalation.
+    again = (
+        failing
+        and reused_at is not None
+        and task.source == "cli"
+        and bool(entry["attempts"])
+        and float(entry["attempts"][-1].get("time", 0)) >= reused_at
+    )
+    n_source = sources.get(task.source, 0) + (0 if again else 1)
+    n_total = entry["total"] + (0 if again else 1)
     decision.attempt = _attempt(n_source, n_total, limits)
     if not failing and not human:
         tasks.pop(task.id, None)  # a pass closes the task
@@ -237,7 +254,7 @@ def record(
             state: dict[str, Any] = {}
             if task is not None:
                 state = store.read_state()
-                decision = decide(state, judged, task, Limits.of(config), now)
+                decision = decide(state, judged, task, Limits.of(config), now, reused_at)
                 decision.notices = store.take_notices(task.id)
                 if decision.escalate:
                     decision.report_location = store.escalation_location(task.id)

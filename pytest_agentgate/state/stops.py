@@ -23,12 +23,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_agentgate.state.storage import locked, user_state_home, write_atomic
+from pytest_agentgate.state.storage import LockBusy, locked, user_state_home, write_atomic
 
 STOPS_DIR = "stops"
 # A repeat of the same stop arrives back to back (the harness runs its hooks one after the
 # other, or at once); an agent sent back needs a model turn before it can stop again.
 SAME_STOP_S = 5.0
+# How long a stop waits for the session's lock before it asks who holds it: a call of the
+# same stop gating it is waited for, however long that takes (the hook's budget bounds it);
+# any other process is not waited for (red team 16: a process of the agent's held the lock
+# until the hook's time ran out, which lets the agent stop).
+STOP_LOCK_PATIENCE_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,12 @@ class StopBook:
             write_atomic(self.path, json.dumps(document, ensure_ascii=False))
 
 
+def _a_stop_being_gated(holder: str | None) -> bool:
+    """Whether the process holding a session's stop lock is agentgate gating a stop (or the
+    system does not say who it is)."""
+    return holder is None or ("agentgate" in holder and " hook" in holder)
+
+
 def stop_key(session: str, words: str | None, stamp: int | None = None) -> str:
     """What makes two calls the same stop: the session, the agent's final words, and the
     instant of the stop when the harness gives one."""
@@ -93,7 +104,11 @@ def session_stops(root: Path, session: str) -> Iterator[StopBook | None]:
         try:
             folder = user_state_home() / STOPS_DIR / project / name
             folder.mkdir(parents=True, exist_ok=True)
-            stack.enter_context(locked(folder))
+            stack.enter_context(
+                locked(folder, wait_s=STOP_LOCK_PATIENCE_S, wait_for=_a_stop_being_gated)
+            )
+        except LockBusy:
+            book = None  # not a call of agentgate's: this stop is gated, and counted, alone
         except OSError:
             book = None
         else:
