@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import hashlib
 import os
 import re
 import shutil
@@ -397,12 +398,27 @@ class Repo:
 
     def read_at(self, base: Base, paths: Iterable[str]) -> dict[str, str | None]:
         """The text of each path at ``base`` (None where it did not exist or is not text); a
-        Python file's as Python decodes it (:mod:`pytest_agentgate.texts`)."""
+        Python file's as Python decodes it (:mod:`pytest_agentgate.texts`).
+
+        git does not check that an object holds what its name (its hash) says when it reads
+        one: an object file written over under the same name (red team 16: the base's
+        ``agentgate.yml`` given a loosened text, so that the change shows none) is read as it
+        is. Each object read here is hashed, from the base's commit through the trees to the
+        file, and one that does not hold what its name says raises GitError."""
         wanted = list(dict.fromkeys(paths))
         out: dict[str, str | None] = dict.fromkeys(wanted)
         if not wanted or base.sha == EMPTY_TREE:
             return out
-        request = "".join(f"{base.sha}:{p}\n" for p in wanted).encode("utf-8", "surrogateescape")
+        folders = list(
+            dict.fromkeys(
+                "/".join(parts[:n])
+                for parts in (p.split("/") for p in wanted)
+                for n in range(1, len(parts))
+            )
+        )
+        names = [base.sha, f"{base.sha}^{{tree}}", *(f"{base.sha}:{f}" for f in folders)]
+        names += [f"{base.sha}:{p}" for p in wanted]
+        request = "".join(f"{n}\n" for n in names).encode("utf-8", "surrogateescape")
         proc = subprocess.run(
             ["git", "cat-file", "--batch"],
             cwd=self.toplevel,
@@ -412,20 +428,34 @@ class Repo:
             env=_env(),
             check=False,
         )
-        data = proc.stdout
-        pos = 0
-        for path in wanted:
-            end = data.find(b"\n", pos)
-            if end < 0:
-                break
-            header = data[pos:end].split()
-            pos = end + 1
-            if len(header) != 3 or header[1] != b"blob":
+        objects = _batch_objects(proc.stdout, len(names))
+        commit = objects[0]
+        if commit is None or commit[1] != "commit":
+            return out
+        _check_object(base.sha, commit[1], commit[2])
+        trees: dict[str, tuple[str, bytes]] = {}
+        for key, found in zip(["", *folders], objects[1 : 2 + len(folders)], strict=True):
+            if found is not None and found[1] == "tree":
+                _check_object(found[0], "tree", found[2])
+                trees[key] = (found[0], found[2])
+        root = trees.get("")
+        if root is None or _commit_tree(commit[2]) != root[0]:
+            raise GitError(_forged(base.sha, "its tree"))
+        for path, found in zip(wanted, objects[2 + len(folders) :], strict=True):
+            if found is None or found[1] != "blob":
                 continue  # "missing", or a tree
-            size = int(header[2])
-            blob = data[pos : pos + size]
-            pos += size + 1
-            out[path] = decode(path, blob)
+            _check_object(found[0], "blob", found[2], path)
+            parent, _, name = path.rpartition("/")
+            held = trees.get(parent)
+            if held is None or _tree_entry(held[1], name, len(found[0])) != found[0]:
+                raise GitError(_forged(base.sha, f"the folder of {path}"))
+            out[path] = decode(path, found[2])
+        for folder in folders:  # each folder's tree named by its parent's
+            parent, _, name = folder.rpartition("/")
+            if folder not in trees or parent not in trees:
+                continue
+            if _tree_entry(trees[parent][1], name, len(trees[folder][0])) != trees[folder][0]:
+                raise GitError(_forged(base.sha, f"the folder {folder}"))
         return out
 
     def export(self, sha: str, dest: Path, index: Path, timeout: float = GIT_TIMEOUT_S) -> None:
@@ -973,3 +1003,71 @@ def _git(
         err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(f"git {args[0]} failed: {err[-1] if err else proc.returncode}")
     return proc.stdout.decode("utf-8", "surrogateescape")
+
+
+def _batch_objects(data: bytes, count: int) -> list[tuple[str, str, bytes] | None]:
+    """``git cat-file --batch``'s answers, in order: (name, type, content), None for one it
+    does not have."""
+    found: list[tuple[str, str, bytes] | None] = []
+    pos = 0
+    for _ in range(count):
+        end = data.find(b"\n", pos)
+        if end < 0:
+            found.append(None)
+            continue
+        header = data[pos:end].split()
+        pos = end + 1
+        if len(header) != 3 or not header[2].isdigit():
+            found.append(None)  # "<name> missing", "<name> ambiguous"
+            continue
+        size = int(header[2])
+        found.append(
+            (header[0].decode("ascii", "replace"), header[1].decode(), data[pos : pos + size])
+        )
+        pos += size + 1
+    return found
+
+
+def _check_object(name: str, kind: str, content: bytes, path: str | None = None) -> None:
+    """Raise GitError when ``content`` is not what the object ``name`` must hold: git names
+    an object by the hash of its type, size and content (SHA-1, or SHA-256 in a repository
+    made with it)."""
+    algorithm = hashlib.sha1 if len(name) == 40 else hashlib.sha256
+    actual = algorithm(f"{kind} {len(content)}\0".encode() + content).hexdigest()
+    if actual != name:
+        what = f"{path} at the base" if path else f"the base's {kind}"
+        raise GitError(
+            f"the repository's object {name} ({what}) does not hold what its name says: it was "
+            "written over, and the base cannot be trusted; fetch the base again from its remote "
+            "(`git fetch`), or restore `.git/objects` from a copy"
+        )
+
+
+def _commit_tree(content: bytes) -> str | None:
+    first = content.split(b"\n", 1)[0]
+    return first[5:].decode("ascii", "replace") if first.startswith(b"tree ") else None
+
+
+def _tree_entry(content: bytes, name: str, length: int) -> str | None:
+    """The name (hex) of the entry ``name`` of a tree object's ``content``; ``length``: the
+    length of a name in hex (40 for SHA-1)."""
+    raw = length // 2
+    wanted = name.encode("utf-8", "surrogateescape")
+    pos = 0
+    while pos < len(content):
+        space = content.find(b" ", pos)
+        nul = content.find(b"\0", space)
+        if space < 0 or nul < 0:
+            return None
+        if content[space + 1 : nul] == wanted:
+            return content[nul + 1 : nul + 1 + raw].hex()
+        pos = nul + 1 + raw
+    return None
+
+
+def _forged(sha: str, what: str) -> str:
+    return (
+        f"the base {sha[:12]}'s objects do not agree ({what} is not the one its parent names): "
+        "the repository's objects were written over, and the base cannot be trusted; fetch it "
+        "again from its remote (`git fetch`)"
+    )

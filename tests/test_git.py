@@ -11,7 +11,7 @@ import pytest
 from pytest_agentgate.git import EMPTY_TREE, Base, BaseMissing, GitError, Repo
 
 
-def git(root: Path, *args: str) -> str:
+def git(root: Path, *args: str, input_text: str | None = None) -> str:
     env = {
         **os.environ,
         "GIT_AUTHOR_NAME": "t",
@@ -20,7 +20,13 @@ def git(root: Path, *args: str) -> str:
         "GIT_COMMITTER_EMAIL": "t@example.invalid",
     }
     proc = subprocess.run(
-        ["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True
+        ["git", *args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        input=input_text,
     )
     return proc.stdout
 
@@ -40,6 +46,44 @@ def repo(tmp_path: Path) -> Path:
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "base")
     return root
+
+
+def written_over(repo: Path, name: str, kind: str, content: bytes) -> None:
+    """The loose object file of ``name`` written over with ``content`` (git keeps the name)."""
+    import zlib
+
+    path = repo / ".git" / "objects" / name[:2] / name[2:]
+    path.chmod(0o644)
+    path.write_bytes(zlib.compress(f"{kind} {len(content)}".encode() + b"\0" + content))
+
+
+def test_an_object_of_the_base_written_over_is_not_read_as_the_base(repo: Path) -> None:
+    # Red team 16: the base's agentgate.yml given a loosened text under its own name (git
+    # never checks the hash of what it reads), so the change showed none.
+    found = Repo.find(repo)
+    assert found is not None
+    base = found.resolve_base(explicit="HEAD")
+    assert isinstance(base, Base)
+    assert found.read_at(base, ["pkg/a.py"]) == {"pkg/a.py": "one = 1\ntwo = 2\nthree = 3\n"}
+    blob = git(repo, "rev-parse", "HEAD:pkg/a.py").strip()
+    written_over(repo, blob, "blob", b"one = 1\ntwo = 0\nthree = 3\n")
+    assert git(repo, "show", "HEAD:pkg/a.py") == "one = 1\ntwo = 0\nthree = 3\n"  # git reads it
+    with pytest.raises(GitError, match=rf"object {blob} \(pkg/a.py at the base\) does not hold"):
+        found.read_at(base, ["pkg/a.py"])
+
+
+def test_a_tree_of_the_base_written_over_is_not_read_as_the_base(repo: Path) -> None:
+    # The same with the folder's tree: its entry pointed at another file's object.
+    found = Repo.find(repo)
+    assert found is not None
+    base = found.resolve_base(explicit="HEAD")
+    assert isinstance(base, Base)
+    other = git(repo, "hash-object", "-w", "--stdin", input_text="two = 0\n").strip()
+    tree = git(repo, "rev-parse", "HEAD:pkg").strip()
+    written_over(repo, tree, "tree", b"100644 a.py\0" + bytes.fromhex(other))
+    assert git(repo, "show", "HEAD:pkg/a.py") == "two = 0\n"
+    with pytest.raises(GitError, match="written over"):
+        found.read_at(base, ["pkg/a.py"])
 
 
 def test_no_repository_is_none(tmp_path: Path) -> None:

@@ -582,6 +582,41 @@ def test_a_stop_in_another_folder_is_gated_where_the_session_started(
     assert not (scratch / ".agentgate").exists()  # the scratch project was not gated
 
 
+def test_the_sessions_record_edited_or_deleted_still_gates_where_it_started(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Red team 16: the record of where the session started, rewritten to point at a scratch
+    # copy (or deleted), then the turn ended in that copy. The record is sealed, and the
+    # session's task had its base pinned where it began.
+    import subprocess
+
+    from pytest_agentgate.state import sessions
+
+    def repository(config: str, name: str) -> Path:
+        root = project(tmp_path, config, name=name)
+        for args in (("init", "-q", "-b", "main"), ("add", "-A"), ("commit", "-qm", "base")):
+            subprocess.run(
+                ["git", "-c", "user.email=a@b", "-c", "user.name=a", *args],
+                cwd=root,
+                check=True,
+                capture_output=True,
+            )
+        return root
+
+    work = repository(FAILING, "proj")
+    scratch = repository(PASSING, "scratch")
+    call("claude", event("claude", work, last_assistant_message="one"), capsys)
+    record = sessions._path("claude", "sess-1")
+    record.write_text(json.dumps({"cwd": str(scratch)}))
+    answer, _, _ = call("claude", event("claude", scratch, last_assistant_message="two"), capsys)
+    assert answer.get("decision") == "block"
+    record.unlink()
+    answer, _, _ = call("claude", event("claude", scratch, last_assistant_message="three"), capsys)
+    assert answer.get("decision") == "block"
+    assert [v["status"] for v in read_history(work)] == ["fail", "fail", "fail"]
+    assert not (scratch / ".agentgate").exists()  # the scratch project was not gated
+
+
 def test_a_stop_whose_folder_is_gone_is_gated_where_the_session_started(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -270,6 +270,30 @@ def test_a_configuration_broken_by_the_change_is_the_bases(
     assert gate(run, "integrity")["status"] == "fail"
 
 
+def test_the_bases_configuration_written_over_in_gits_objects(
+    repo_from: Callable[[str], Path], verify: Any
+) -> None:
+    # Red team 16: the object of the base's agentgate.yml written over with a loosened text
+    # (git never checks an object's hash when it reads it), and the same text in the working
+    # tree, so that the change shows nothing.
+    import zlib
+
+    root = repo_from("lint-defect")
+    name = git(root, "rev-parse", "HEAD:agentgate.yml").strip()
+    text = edit(root / "agentgate.yml", "  lint:\n", "  lint:\n    max_errors: 10\n").encode()
+    path = root / ".git" / "objects" / name[:2] / name[2:]
+    path.chmod(0o644)
+    path.write_bytes(zlib.compress(f"blob {len(text)}".encode() + b"\0" + text))
+    run = verify("--profile", "strict")
+    assert run.code == 1
+    ((where, _, message),) = loosened(run)
+    assert where == "agentgate.yml"
+    assert f"object {name} (agentgate.yml at the base) does not hold what its name says" in (
+        message
+    )
+    assert gate(run, "integrity")["status"] == "fail"
+
+
 def test_a_threshold_switched_off_with_null(repo_from: Callable[[str], Path], verify: Any) -> None:
     root = repo_from("defects")
     text = edit(root / "agentgate.yml", "  test:\n", "  test:\n    min_pass_rate: null\n")

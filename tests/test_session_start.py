@@ -201,6 +201,28 @@ def test_a_second_start_of_the_same_session_keeps_the_first_pin(
     assert pin_of(repo) == first != head(repo)
 
 
+def test_a_pin_pointed_at_another_commit_by_hand_is_not_the_base(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Red team 16: the agent committed its own base, then wrote that commit into the pin and
+    into the project's record of it, so that the two agreed. The pin is sealed."""
+    session_start("claude", repo, capsys)
+    edit(repo, "calc.py", "a - b", "a + b")
+    git(repo, "commit", "-qam", "the agent's own base")
+    found = Repo.find(repo)
+    assert found is not None
+    path = task_base._path(found.toplevel, "sess-1")
+    doc = json.loads(path.read_text())
+    doc["sha"] = head(repo)
+    path.write_text(json.dumps(doc))
+    record = repo / ".agentgate" / task_base.ANCHORS
+    record.write_text(json.dumps(dict.fromkeys(json.loads(record.read_text()), head(repo))))
+    assert pin_of(repo) is None  # not trusted
+    answer = stop("claude", repo, capsys)
+    assert answer["decision"] == "block"
+    assert "was changed after agentgate wrote it" in answer["reason"]
+
+
 def test_two_starts_at_the_same_moment_pin_once(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -124,7 +124,15 @@ def test_the_record_deleted_or_edited_is_no_fresh_start(project: Path, site: str
     doc["folders"][site][rewriter] = entry[2]
     path.write_text(json.dumps(doc))
     ((where, message),) = installs.changes(project, "t1", [entry])
-    assert where == str(path) and "one of them was changed" in message
+    assert where == str(path) and "was changed after agentgate wrote it" in message
+    # And with the project's record of its digest made to agree (red team 16): the seal.
+    anchors = project / ".agentgate" / task_env.ANCHORS
+    kept = json.loads(anchors.read_text())
+    record = task_env._Record({site: doc["folders"][site]}, doc.get("venvs", {}), doc["judged"])
+    kept[path.stem] = task_env._digest(record)
+    anchors.write_text(json.dumps(kept))
+    ((where, message),) = installs.changes(project, "t1", [entry])
+    assert where == str(path) and "was changed after agentgate wrote it" in message
     # Deleted: gone, while the anchor holds.
     path.unlink()
     ((_, message),) = installs.changes(project, "t1", [entry])

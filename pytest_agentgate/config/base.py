@@ -126,6 +126,9 @@ class AtBase:
     repo: Repo | None = None
     base: Base | BaseMissing | None = None
     file: BaseFile | None = None
+    # Why the configuration at the base could not be read (git failing, or an object of the
+    # base written over): the integrity gate fails on it.
+    unreadable: str | None = None
 
 
 def at_base(
@@ -171,6 +174,7 @@ def at_base(
     except (GitError, OSError, subprocess.SubprocessError) as exc:
         found.base = BaseMissing(f"git could not read the base ({exc})", "check that git works")
         found.file = None
+        found.unreadable = str(exc)
     return found
 
 

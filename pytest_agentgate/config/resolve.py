@@ -145,6 +145,14 @@ def resolve_config(
         assert now_error is not None
         config = _without_the_broken_file(cwd, path, now_error, flags, profile, registry, found)
     config.notices[:0] = notices
+    if found.unreadable is not None:
+        # The change is judged against the base (the change's own reading of git), but the
+        # law at the base could not be read: never the change's configuration in its place
+        # (red team 16 wrote the base's agentgate.yml object over with a loosened text).
+        shown = path.name if path is not None else "agentgate.yml"
+        config.loosened.append(
+            ConfigChange("base", f"the configuration at the base: {found.unreadable}", shown)
+        )
     if explicit is None and path is not None:
         _above_the_project(config, cwd, path)
     hold_to_profile(config)

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_agentgate.state import seal
 from pytest_agentgate.state.storage import STATE_DIR, user_state_home, write_atomic
 from pytest_agentgate.verdict import Finding, GateResult
 
@@ -390,51 +391,9 @@ def _read_entry(root: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-SEAL_FILE = ".seal"
+SEAL_FILE = seal.KEY_FILE
 # What a miss says of an entry whose seal does not match.
 EDITED = "it was changed after agentgate wrote it (by hand?), so it is not trusted"
-
-
-def _seal_key() -> bytes | None:
-    """The user's secret that seals each entry (created once, readable by the user alone);
-    None when it can be neither read nor made (then nothing is kept or reused)."""
-    path = user_state_home() / CACHE_DIR / SEAL_FILE
-    for _ in range(2):
-        try:
-            key = path.read_bytes()
-        except FileNotFoundError:
-            key = b""
-        except OSError:
-            return None
-        if len(key) == 32:
-            return key
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            continue  # another run made it first, or it is damaged: read it again
-        except OSError:
-            return None
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(secrets.token_bytes(32))
-    return None
-
-
-def _seal(key: bytes, document: Mapping[str, Any]) -> str:
-    import hmac
-
-    text = json.dumps({k: v for k, v in document.items() if k != "seal"}, sort_keys=True)
-    return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
-
-
-def _sealed(data: Mapping[str, Any]) -> bool:
-    """Whether the entry is as agentgate wrote it: a verdict edited by hand (a failing gate's
-    status set to "pass") is never reused."""
-    import hmac
-
-    key = _seal_key()
-    seal = data.get("seal")
-    return key is not None and isinstance(seal, str) and hmac.compare_digest(seal, _seal(key, data))
 
 
 def load(root: Path, key: CacheKey) -> tuple[list[GateResult], float] | None:
@@ -442,7 +401,7 @@ def load(root: Path, key: CacheKey) -> tuple[list[GateResult], float] | None:
     data = _read_entry(root)
     if data is None or data.get("key") != key.digest or _path_lost(data, key):
         return None
-    if not _sealed(data):
+    if not seal.intact(data):
         return None
     try:
         return [gate_from_dict(g) for g in data["gates"]], float(data["made_at"])
@@ -456,7 +415,7 @@ def why_missed(root: Path, key: CacheKey) -> tuple[float, list[str]] | None:
     data = _read_entry(root)
     if data is None:
         return None
-    if not _sealed(data):
+    if not seal.intact(data):
         made_at = data.get("made_at")
         when = float(made_at) if isinstance(made_at, (int, float)) else 0.0
         return when, [EDITED]
@@ -507,10 +466,9 @@ def store(root: Path, key: CacheKey, gates: Sequence[GateResult]) -> None:
         "path": key.path,
         "gates": [{**g.to_dict(), "notes": list(g.notes)} for g in gates],
     }
-    seal = _seal_key()
-    if seal is None:
+    document = seal.sealed(document)
+    if seal.FIELD not in document:
         return  # an entry no one can tell from a forged one is not kept
-    document["seal"] = _seal(seal, document)
     with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, json.dumps(document, ensure_ascii=False), mode=0o600)

@@ -16,6 +16,7 @@ import json
 import os
 from pathlib import Path
 
+from pytest_agentgate.state import seal
 from pytest_agentgate.state.storage import user_state_home, write_atomic
 
 SESSIONS_DIR = "sessions"
@@ -34,8 +35,14 @@ def started_in(harness: str, session: str) -> Path | None:
             doc = json.loads(handle.read(MAX_BYTES))
     except (OSError, ValueError):
         return None
-    folder = doc.get("cwd") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or not seal.intact(doc):
+        return None  # edited after agentgate wrote it (state/seal.py): not trusted
+    folder = doc.get("cwd")
     return Path(folder) if isinstance(folder, str) and os.path.isabs(folder) else None
+
+
+def _inside(folder: Path, repository: Path) -> bool:
+    return folder == repository or repository in folder.parents
 
 
 def remember_start(harness: str, session: str, cwd: Path) -> Path:
@@ -47,8 +54,19 @@ def remember_start(harness: str, session: str, cwd: Path) -> Path:
         return kept
     folder = Path(os.path.realpath(cwd))
     path = _path(harness, session)
+    # No record, or one agentgate did not write as it is: where the session's task had its
+    # base pinned first, if anywhere, is where it began (red team 16 pointed the record at a
+    # scratch copy of the project, or deleted it, then ended its turn in that copy).
+    from pytest_agentgate.state.task_base import pinned_in
+
+    first = next(iter(pinned_in(session)), None)
+    if first is not None and first.is_dir() and not _inside(folder, first):
+        folder = first
+    if path.exists() and not path.is_symlink():
+        with contextlib.suppress(OSError):
+            path.unlink()  # not agentgate's: written again, sealed, below
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         if not path.exists():
-            write_atomic(path, json.dumps({"cwd": str(folder)}) + "\n", mode=0o600)
+            write_atomic(path, json.dumps(seal.sealed({"cwd": str(folder)})) + "\n", mode=0o600)
     return started_in(harness, session) or folder

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from pytest_agentgate.git import EMPTY_TREE, Base, BaseMissing, Repo
+from pytest_agentgate.state import seal
 from pytest_agentgate.state.storage import Anchors, user_state_home, write_atomic
 
 PIN_DIR = "task-bases"
@@ -53,8 +54,27 @@ def pinned(toplevel: Path, task: str) -> str | None:
             doc = json.loads(handle.read(MAX_BYTES))
     except (OSError, ValueError):
         return None
-    sha = doc.get("sha") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or not seal.intact(doc):
+        return None  # edited after agentgate wrote it (state/seal.py): not trusted
+    sha = doc.get("sha")
     return sha if isinstance(sha, str) and _SHA.fullmatch(sha) else None
+
+
+def pinned_in(task: str) -> list[Path]:
+    """The repositories where ``task`` has its base pinned (sealed pins only), the first pinned
+    first: where a harness session whose record of its start is gone or was edited began."""
+    name = hashlib.sha256(task.encode(errors="surrogateescape")).hexdigest()[:32]
+    found: list[tuple[float, Path]] = []
+    for path in (user_state_home() / PIN_DIR).glob(f"*/{name}.json"):
+        try:
+            with path.open("rb") as handle:
+                doc = json.loads(handle.read(MAX_BYTES))
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and seal.intact(doc) and isinstance(doc.get("repository"), str):
+            at = doc.get("at")
+            found.append((at if isinstance(at, (int, float)) else 0.0, Path(doc["repository"])))
+    return [repository for _, repository in sorted(found)]
 
 
 def pin(toplevel: Path, task: str, sha: str, described: str, root: Path | None = None) -> None:
@@ -67,7 +87,7 @@ def pin(toplevel: Path, task: str, sha: str, described: str, root: Path | None =
     doc = {"sha": sha, "found": described, "at": time.time(), "repository": str(toplevel)}
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        write_atomic(path, json.dumps(doc) + "\n", mode=0o600)
+        write_atomic(path, json.dumps(seal.sealed(doc)) + "\n", mode=0o600)
     except OSError:
         return
     Anchors(root or toplevel, ANCHORS).put(_task_key(toplevel, task), sha)
@@ -99,7 +119,11 @@ def resolve(
         "default branch again"
     )
     if kept is None and path.exists():
-        return BaseMissing(f"the task's pinned base ({path}) cannot be read", reset)
+        return BaseMissing(
+            f"the task's pinned base ({path}) cannot be read, or was changed after agentgate "
+            "wrote it",
+            reset,
+        )
     anchors = Anchors(root or repo.toplevel, ANCHORS)
     key = _task_key(repo.toplevel, task)
     recorded = anchors.get(key)

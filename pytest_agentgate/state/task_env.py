@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
+from pytest_agentgate.state import seal
 from pytest_agentgate.state.storage import Anchors, user_state_home, write_atomic
 
 PIN_DIR = "task-environments"
@@ -179,7 +180,8 @@ def pin(
     if not readable:
         return AtStart(
             {},
-            f"the record of the test environment the task began with ({path}) cannot be read",
+            f"the record of the test environment the task began with ({path}) cannot be read, "
+            "or was changed after agentgate wrote it",
         )
     if record is None and recorded is not None:
         return AtStart(
@@ -208,7 +210,7 @@ def pin(
         doc = {**now._asdict(), "at": time.time(), "project": str(root)}
         with contextlib.suppress(OSError):
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            write_atomic(path, json.dumps(doc, sort_keys=True) + "\n", mode=0o600)
+            write_atomic(path, json.dumps(seal.sealed(doc), sort_keys=True) + "\n", mode=0o600)
             anchors.put(key, _digest(now))
     return AtStart(kept, None, changed)
 
@@ -300,8 +302,10 @@ def _read(path: Path) -> tuple[_Record | None, bool]:
         return None, True
     except (OSError, ValueError):
         return None, False
-    folders = doc.get("folders") if isinstance(doc, dict) else None
-    venvs = doc.get("venvs", {}) if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or not seal.intact(doc):
+        return None, False  # edited after agentgate wrote it (state/seal.py)
+    folders = doc.get("folders")
+    venvs = doc.get("venvs", {})
     if not isinstance(folders, dict) or not isinstance(venvs, dict):
         return None, False
     kept: dict[str, Listing] = {}
