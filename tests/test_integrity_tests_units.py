@@ -12,6 +12,7 @@ import ast
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -1767,3 +1768,72 @@ def test_js_a_test_of_the_packages_own_module_gone_with_it(tmp_path: Path) -> No
     )
     assert [f.rule for f in found] == ["test-removed-with-feature"]
     assert tests_js.package_name("[]") is None and tests_js.package_name("{") is None
+
+
+def test_a_pytester_test_that_matches_the_output_asserts(tmp_path: Path) -> None:
+    # A review on real projects: structlog's new pytester test checks the run's output with
+    # `result.stdout.fnmatch_lines(...)`, which fails the test when it does not match.
+    now = (
+        "def test_logs_in_a_users_suite(pytester):\n"
+        "    pytester.makepyfile('def test_log():\\n    assert 0\\n')\n"
+        "    result = pytester.runpytest()\n"
+        "    result.stdout.fnmatch_lines(['*1 failed*'])\n\n\n"
+        "def test_nothing_else(pytester):\n"
+        "    result = pytester.runpytest()\n"
+        "    result.stdout.no_fnmatch_line('*error*')\n\n\n"
+        "def test_runs_only(pytester):\n"
+        "    pytester.runpytest()\n"
+    )
+    found = analyze({}, {PY: now}, tmp_path)
+    assert [(f.rule, f.line) for f in found] == [("test-asserts-nothing", 12)]
+
+
+def skippable_at_base(base: dict[str, str], now: dict[str, str], root: Path) -> dict[str, bool]:
+    """Each test of the base the change edits: whether the base could skip it already."""
+    touched = {p: "modified" if p in base else "added" for p in now if base.get(p) != now[p]}
+    nothing: Any = None  # no repository, change or configuration: the texts alone
+    scan = Scan(root, nothing, nothing, nothing, Texts(base, now), touched, {})
+    tests_python.analyze(scan)
+    return {test.qualname: test.skipped_at_base for test in scan.edited_tests}
+
+
+@pytest.mark.parametrize(
+    ("files", "test"),
+    [
+        (  # a skipif on the test's class (structlog: Rich not installed)
+            {PY: "import pytest\n\n\n@pytest.mark.skipif(True, reason='no rich')\n"
+                 "class TestRich:\n    def test_render(self):\n        assert 1 == 1\n"},
+            "TestRich::test_render",
+        ),
+        (  # a mark kept in a name of the module
+            {PY: "import pytest\n\nneeds_numpy = pytest.mark.skipif(True, reason='numpy')\n\n\n"
+                 "@needs_numpy\ndef test_array():\n    assert 1 == 1\n"},
+            "test_array",
+        ),
+        (  # pytest's documented --runslow: a conftest turns the mark into a skip
+            {PY: "import pytest\n\n\n@pytest.mark.slow\ndef test_big():\n    assert 1 == 1\n",
+             "tests/conftest.py": "import pytest\n\n\ndef pytest_collection_modifyitems(config, "
+             "items):\n    skip = pytest.mark.skip(reason='--runslow')\n    for item in items:\n"
+             "        if 'slow' in item.keywords:\n            item.add_marker(skip)\n"},
+            "test_big",
+        ),
+        (  # a helper of the tests' that raises SkipTest where the machine lacks a locale
+            {PY: "from .utils import temp_locale\n\n\ndef test_date():\n"
+                 "    with temp_locale('tr_TR'):\n        assert 1 == 1\n",
+             "tests/utils.py": "import unittest\n\n\ndef temp_locale(name):\n"
+             "    raise unittest.SkipTest(name)\n"},
+            "test_date",
+        ),
+    ],
+    ids=["class-skipif", "mark-in-a-name", "runslow-conftest", "skipping-helper"],
+)  # fmt: skip
+def test_an_edited_test_the_base_skipped_for_an_unchanged_reason_could_skip_at_base(
+    tmp_path: Path, files: dict[str, str], test: str
+) -> None:
+    # A review on real projects: each was `skip-added` after an honest edit of the test.
+    now = {**files, PY: files[PY].replace("assert 1 == 1", "assert 2 == 2")}
+    assert skippable_at_base(files, now, tmp_path) == {test: True}
+    # The same test with nothing that skips it at the base: the change's skip, if it skips.
+    plain = {PY: "def test_other():\n    assert 1 == 1\n"}
+    edited = {PY: plain[PY].replace("1 == 1", "2 == 2")}
+    assert skippable_at_base(plain, edited, tmp_path) == {"test_other": False}

@@ -140,7 +140,7 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
     return findings
 
 
-_SKIPS = re.compile(r"\b(?:skip|skipif|importorskip|xfail)\b")
+_SKIPS = re.compile(r"\b(?:skip|skipif|importorskip|xfail|SkipTest|skipTest)\b")
 _PYTESTMARK = re.compile(r"^pytestmark\b[^\n]*(?:\n[ \t)\]][^\n]*)*", re.MULTILINE)
 _USEFIXTURES = re.compile(r"usefixtures\(([^)]*)\)")
 
@@ -155,12 +155,18 @@ def _could_skip_at_base(scan: Scan, test: EditedTest) -> EditedTest:
     module = scan.sources.at_base(test.base_path) or ""
     if any(_SKIPS.search(m.group(0)) for m in _PYTESTMARK.finditer(module)):
         return dataclasses.replace(test, skipped_at_base=True)
+    if _marked_to_skip_at_base(scan, test, module):
+        return dataclasses.replace(test, skipped_at_base=True)
     header = test.base_text.split("):", 1)[0]
     signature = header[header.rfind("def ") :]
     signature = signature[signature.find("(") + 1 :] if "(" in signature else ""
     names = {w.split(":")[0].split("=")[0].strip() for w in signature.split(",")}
     for used in _USEFIXTURES.findall(test.base_text):
         names.update(w.strip().strip("'\"") for w in used.split(","))
+    # The helpers its body called at the base: one that skips where the machine lacks what it
+    # needs (freezegun's `temp_locale` raising SkipTest) skipped it before the edit too.
+    body = test.base_text.split("):", 1)[-1]
+    names.update(re.findall(r"\b([A-Za-z_]\w*)\s*\(", body))
     names -= {"", "self", "cls"}
     if not names:
         return test
@@ -169,6 +175,9 @@ def _could_skip_at_base(scan: Scan, test: EditedTest) -> EditedTest:
         scan.sources.at_base(str(folder / "conftest.py").removeprefix("./")) or ""
         for folder in folders
     ]
+    folder = PurePosixPath(test.base_path).parent
+    for helper in re.findall(r"^from\s+\.?([A-Za-z_]\w*)\s+import\b", module, re.M)[:10]:
+        texts.append(scan.sources.at_base(str(folder / f"{helper}.py").removeprefix("./")) or "")
     for name in names:
         pattern = re.compile(
             rf"^([ \t]*)def {re.escape(name)}\(.*?(?=^\1(?:def|class|@)|\Z)", re.M | re.S
@@ -176,6 +185,52 @@ def _could_skip_at_base(scan: Scan, test: EditedTest) -> EditedTest:
         if any(_SKIPS.search(m.group(0)) for text in texts for m in pattern.finditer(text)):
             return dataclasses.replace(test, skipped_at_base=True)
     return test
+
+
+def _marked_to_skip_at_base(scan: Scan, test: EditedTest, module: str) -> bool:
+    """Whether the base skipped the test by a mark not written on it as a skip (a review on
+    real projects): a skip on its class (``@pytest.mark.skipif`` over ``class TestRich``); a
+    mark kept in a name of the module (``needs_numpy = pytest.mark.skipif(...)``, then
+    ``@needs_numpy``); or a mark a conftest.py above it at the base turns into a skip
+    (pytest's documented ``--runslow``: ``@pytest.mark.slow`` and a
+    ``pytest_collection_modifyitems`` that adds a skip to the tests marked so)."""
+    tree = _parsed(module)
+    if tree is None:
+        return False
+    owner = test.qualname.split("::")[0] if "::" in test.qualname else None
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == owner:
+            decorators = [ast.get_source_segment(module, d) or "" for d in node.decorator_list]
+            if any(_SKIPS.search(text) for text in decorators):
+                return True
+    kept = {
+        target.id
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and _SKIPS.search(ast.get_source_segment(module, node) or "")
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    header = test.base_text.split("def ", 1)[0]
+    used = set(re.findall(r"@\s*([A-Za-z_]\w*)", header))
+    if used & kept:
+        return True
+    marks = set(re.findall(r"@\s*pytest\.mark\.([A-Za-z_]\w*)", header))
+    if not marks:
+        return False
+    for folder in PurePosixPath(test.base_path).parents:
+        conftest = scan.sources.at_base(str(folder / "conftest.py").removeprefix("./")) or ""
+        named = any(re.search(rf"[\"']{re.escape(mark)}[\"']", conftest) for mark in marks)
+        if named and "add_marker" in conftest and _SKIPS.search(conftest):
+            return True
+    return False
+
+
+def _parsed(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def prefetch(scan: Scan, paths: Iterable[str]) -> None:
@@ -1611,12 +1666,19 @@ class AssertScan:
         return None
 
 
+# pytest's LineMatcher (``pytester``'s ``result.stdout``): each fails the test when the output
+# does not match (a review on real projects: structlog's pytester tests).
+_LINE_MATCHERS = frozenset(
+    {"fnmatch_lines", "re_match_lines", "no_fnmatch_line", "no_re_match_line"}
+)
+
+
 def is_assertion_call(call: ast.Call, module: Module) -> bool:
     """``self.assertEqual``, ``mock.assert_called_once``, ``pytest.raises(E, f)``, ...."""
     func = call.func
     name = module.dotted(func) or ""
     last = func.attr if isinstance(func, ast.Attribute) else name.rsplit(".", 1)[-1]
-    if last.lower().startswith("assert") or last == "expect":
+    if last.lower().startswith("assert") or last == "expect" or last in _LINE_MATCHERS:
         return True
     if name in _RAISES or name == "pytest.fail" or name.startswith("pytest_check."):
         return True
