@@ -419,6 +419,9 @@ class Repo:
         names = [base.sha, f"{base.sha}^{{tree}}", *(f"{base.sha}:{f}" for f in folders)]
         names += [f"{base.sha}:{p}" for p in wanted]
         request = "".join(f"{n}\n" for n in names).encode("utf-8", "surrogateescape")
+        blocking = waits_forever(self.toplevel)
+        if blocking is not None:
+            raise GitError(blocking)
         proc = subprocess.run(
             ["git", "cat-file", "--batch"],
             cwd=self.toplevel,
@@ -985,6 +988,9 @@ def _git(
     timeout: float = GIT_TIMEOUT_S,
     ok: Collection[int] = (0,),
 ) -> str:
+    blocking = waits_forever(cwd)
+    if blocking is not None:
+        raise GitError(blocking)
     try:
         proc = subprocess.run(
             git_command(*args, config=config),
@@ -1003,6 +1009,55 @@ def _git(
         err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(f"git {args[0]} failed: {err[-1] if err else proc.returncode}")
     return proc.stdout.decode("utf-8", "surrogateescape")
+
+
+# Files of a repository git opens as it reads it: one that is a pipe or a device makes every
+# git command wait on it (red team 16: a FIFO as `objects/info/alternates` made each call hang
+# until the stop hook's time ran out, which lets the agent stop).
+_OPENED = (
+    "HEAD", "config", "index", "packed-refs", "commondir", "shallow", "info/grafts",
+    "info/exclude", "info/attributes", "objects/info/alternates",
+    "objects/info/http-alternates",
+)  # fmt: skip
+
+
+def waits_forever(cwd: Path) -> str | None:
+    """What in the repository at or above ``cwd`` would make git wait forever (a file it opens
+    that is a pipe or a device), as an error to show; None when nothing would."""
+    for folder in (cwd, *cwd.parents):
+        dot = folder / ".git"
+        try:
+            kind = os.lstat(dot).st_mode
+        except OSError:
+            continue
+        gitdir = dot
+        if not (stat.S_ISREG(kind) or stat.S_ISDIR(kind) or stat.S_ISLNK(kind)):
+            return f"{dot} is a pipe or a device: git would wait on it forever; remove it"
+        if stat.S_ISREG(kind):
+            pointer = _read_small(dot).strip()
+            if not pointer.startswith("gitdir:"):
+                return None
+            gitdir = (folder / pointer[len("gitdir:") :].strip()).resolve()
+        for name in _OPENED:
+            try:
+                mode = os.stat(gitdir / name).st_mode
+            except OSError:
+                continue
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                return (
+                    f"{gitdir / name} is a pipe or a device, not a file: git would wait on it "
+                    "forever; remove it"
+                )
+        return None
+    return None
+
+
+def _read_small(path: Path) -> str:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def _batch_objects(data: bytes, count: int) -> list[tuple[str, str, bytes] | None]:

@@ -86,6 +86,21 @@ def test_a_tree_of_the_base_written_over_is_not_read_as_the_base(repo: Path) -> 
         found.read_at(base, ["pkg/a.py"])
 
 
+def test_a_pipe_git_would_wait_on_forever_is_an_error_at_once(repo: Path) -> None:
+    # Red team 16: a FIFO as objects/info/alternates made every git call hang until the stop
+    # hook's time ran out, which lets the agent stop.
+    import os
+
+    from pytest_agentgate.git import unreadable_repository
+
+    os.mkfifo(repo / ".git" / "objects" / "info" / "alternates")
+    missing = unreadable_repository(repo)
+    assert missing is not None
+    assert "alternates is a pipe or a device, not a file: git would wait on it forever" in (
+        missing.problem
+    )
+
+
 def test_no_repository_is_none(tmp_path: Path) -> None:
     assert Repo.find(tmp_path) is None
 

@@ -161,8 +161,10 @@ def _harness_git_config(environ: Mapping[str, str]) -> bool:
 
 
 def _git(root: Path, *args: str, config: Sequence[str] = ()) -> bytes | None:
-    from pytest_agentgate.git import GIT_ENV, git_command
+    from pytest_agentgate.git import GIT_ENV, git_command, waits_forever
 
+    if waits_forever(root) is not None:
+        return None  # no key: nothing cached (the change's reading of git says why)
     try:
         done = subprocess.run(
             git_command(*args, config=config),
