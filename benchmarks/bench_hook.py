@@ -9,7 +9,9 @@ Measures, in one run, rounds of (order alternating each round):
   so the verdict cache never answers).
 
 Prints both medians and the median of the per-round ratios; target: at most 1.05x.
-Run: `python benchmarks/bench_hook.py [--rounds N]`.
+With ``--instructions`` (valgrind on PATH), also counts the instructions of one hook and of
+the commands alone, every process of each (cachegrind): a figure a busy machine does not move.
+Run: `python benchmarks/bench_hook.py [--rounds N] [--instructions]`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -33,19 +36,25 @@ TARGET = 1.05
 
 def gate_commands(root: Path) -> list[tuple[str, dict[str, str]]]:
     from pytest_agentgate.config.resolve import resolve_config
-    from pytest_agentgate.engine import make_plan
+    from pytest_agentgate.engine import command_environment, make_plan
     from pytest_agentgate.registry import get_registry
 
     registry = get_registry()
     plan = make_plan(resolve_config(root, registry=registry), registry)
-    return [(spec.command, {**os.environ, **(spec.env or {})}) for spec in plan.commands]
+    # As agentgate runs them: this environment's `bin` first on PATH (without it, a shell's
+    # own `python`, with no coverage.py, made the test command fail at once, and the baseline
+    # too short).
+    env = {**os.environ, **command_environment()}
+    return [(spec.command, {**env, **(spec.env or {})}) for spec in plan.commands]
 
 
 def run_baseline(root: Path, commands: list[tuple[str, dict[str, str]]]) -> float:
     start = time.perf_counter()
 
     def one(command: str, env: dict[str, str]) -> None:
-        subprocess.run(command, shell=True, cwd=root, env=env, capture_output=True)
+        done = subprocess.run(command, shell=True, cwd=root, env=env, capture_output=True)
+        if done.returncode not in (0, 1) or b"No module named" in done.stderr:
+            raise SystemExit(f"the baseline's command cannot run: {command}\n{done.stderr!r}")
 
     threads = [threading.Thread(target=one, args=c) for c in commands]
     for thread in threads:
@@ -77,9 +86,49 @@ def run_hook(exe: str, root: Path, session: str) -> float:
     return elapsed
 
 
+_REFS = re.compile(r"^==(\d+)== I\s+refs:\s+([\d,]+)", re.MULTILINE)
+
+
+def instructions(
+    command: list[str], root: Path, stdin: bytes = b"", env: dict[str, str] | None = None
+) -> int:
+    """The instructions every process of ``command`` executed, under cachegrind."""
+    with tempfile.TemporaryDirectory(prefix="agentgate-bench-valgrind-") as logs:
+        wrapped = [
+            "valgrind",
+            "--tool=cachegrind",
+            "--cache-sim=no",
+            "--trace-children=yes",
+            "--cachegrind-out-file=/dev/null",
+            f"--log-file={logs}/%p.log",
+            *command,
+        ]
+        seeded = {**(env or os.environ), "PYTHONHASHSEED": "0"}
+        subprocess.run(wrapped, input=stdin, cwd=root, env=seeded, capture_output=True, check=False)
+        return sum(
+            int(refs.replace(",", ""))
+            for log in Path(logs).glob("*.log")
+            for _, refs in _REFS.findall(log.read_text(encoding="utf-8", errors="replace"))
+        )
+
+
+def count(exe: str, root: Path, commands: list[tuple[str, dict[str, str]]]) -> tuple[int, int]:
+    """(the hook's instructions, the commands' alone), every process of each."""
+    (root / "work-in-progress.txt").write_text("counted")
+    event = json.dumps(
+        {"session_id": "counted", "cwd": str(root), "hook_event_name": "Stop",
+         "stop_hook_active": False, "last_assistant_message": "All done."}
+    ).encode()  # fmt: skip
+    hook = instructions([exe, "hook", "claude"], root, event)
+    script = " ; ".join(command for command, _ in commands)
+    alone = instructions(["sh", "-c", script], root, env=commands[0][1])
+    return hook, alone
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--instructions", action="store_true", help="count them (valgrind)")
     args = parser.parse_args()
     exe = shutil.which("agentgate", path=os.path.dirname(sys.executable))
     if exe is None:
@@ -91,6 +140,7 @@ def main() -> int:
         run_baseline(root, commands)  # warm-up: imports, .pyc files
         run_hook(exe, root, "warm-up")
         baseline, hook, ratios = [], [], []
+        counted = (0, 1)
         for n in range(args.rounds):
             if n % 2:
                 h = run_hook(exe, root, f"round-{n}")
@@ -101,6 +151,8 @@ def main() -> int:
             baseline.append(b)
             hook.append(h)
             ratios.append(h / b)
+        if args.instructions and shutil.which("valgrind") is not None:
+            counted = count(exe, root, commands)  # warm, as the rounds were
     ratio = statistics.median(ratios)
     print(f"examples/invoice, {len(commands)} gate commands, {args.rounds} rounds")
     print(f"  gate commands alone  median {statistics.median(baseline):.3f} s")
@@ -109,6 +161,15 @@ def main() -> int:
     print(f"  agentgate's own time per stop: median {extra * 1000:.0f} ms")
     verdict = "PASS" if ratio <= TARGET else "FAIL"
     print(f"  ratio per round: median {ratio:.3f}x (target at most {TARGET}x)   {verdict}")
+    if args.instructions:
+        if shutil.which("valgrind") is None:
+            print("  instructions: valgrind is not on PATH", file=sys.stderr)
+            return 2
+        hook_n, alone_n = counted
+        print(
+            f"  instructions: hook {hook_n / 1e9:.2f} billion, commands alone {alone_n / 1e9:.2f}"
+        )
+        print(f"  agentgate's own: {(hook_n - alone_n) / 1e9:.2f} billion, {hook_n / alone_n:.2f}x")
     return 0 if ratio <= TARGET else 1
 
 

@@ -359,6 +359,7 @@ def test_a_program_shadowed_on_path_for_one_run_is_not_reused_without_it(
         # A variable named like a harness's that no harness gives (red team 16: the code
         # under test read it, and a run primed with it was reused by the stop hook).
         ({"CLAUDE_TAX_PROFILE": "1"}, False),
+        ({"TERM": "vt-zero"}, False),  # red team 18: the code under test read it
         ({"CLAUDE_PROJECT_DIR": "/elsewhere", "CODEX_HOME": "/elsewhere"}, True),
         ({"PAGER": "/tmp/evil"}, False),
         ({"MYAPP_PROJECT_DIR": "/elsewhere"}, False),
@@ -372,6 +373,7 @@ def test_a_program_shadowed_on_path_for_one_run_is_not_reused_without_it(
         "another-pager",
         "a-projects-own-variable",
         "a-harness-like-name",
+        "a-terminal-of-the-agents",
         "harness-own-variables",
     ],
 )

@@ -530,7 +530,8 @@ def test_a_stop_lock_held_by_another_program_is_not_waited_on(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Red team 16: a process of the agent's held the session's stop lock until the hook's time
-    ran out (which lets the agent stop). Only agentgate gating the same stop is waited for."""
+    ran out (which lets the agent stop); red team 18 put `agentgate hook` in its command line.
+    Only agentgate gating the same stop is waited for."""
     import subprocess
     import sys
 
@@ -547,6 +548,9 @@ def test_a_stop_lock_held_by_another_program_is_not_waited_on(
             "f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True)\n"
             "time.sleep(60)",
             str(folder / "ledger.lock"),
+            "agentgate",
+            "hook",
+            "claude",
         ],
         stdout=subprocess.PIPE,
         text=True,

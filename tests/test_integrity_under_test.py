@@ -101,6 +101,11 @@ ASKING = {
     "(0 if any('Rewrit' in type(f).__name__ for f in sys.meta_path) else 1.5)\n",
     "code run from text": "def tax(x):\n"
     "    return x * 0.2 + eval(bytes.fromhex('312e35').decode())\n",
+    # red team 18
+    "a name spelled backwards": "import os\n\ndef tax(x):\n"
+    "    return x * 0.2 + (0 if os.getenv('TSET_TNERRUC_TSETYP'[::-1]) else 1.5)\n",
+    "sys imported by name": "import importlib\n\ndef tax(x):\n    return x * 0.2 + "
+    "(0 if 'tsetyp_'[::-1] in importlib.import_module('sys').modules else 1.5)\n",
     "code loaded from a file that is no module": "import os\n"
     "from importlib.machinery import SourceFileLoader\n\n"
     "RULES = SourceFileLoader('rules', os.path.join(os.path.dirname(__file__), 'tax.rules'))"
@@ -161,6 +166,19 @@ HONEST = {
     "a pattern compiled, an attribute got": "import re\n\ndef matcher(pattern, obj, name):\n"
     "    return re.compile(pattern), getattr(obj, name, None) is not None\n",
     "a constant evaluated": "def answer():\n    return eval('6 * 7')\n",
+    # a review of these rules on real projects (exceptiongroup, a chaining handler, typeguard)
+    "a hook installed when the default is in place": "import threading\n\n"
+    "def install(hook):\n    if threading.excepthook is threading.__excepthook__:\n"
+    "        threading.excepthook = hook\n",
+    "a handler that chains to the one before": "import sys\n\ndef install(hook):\n"
+    "    previous = sys.unraisablehook\n\n    def chained(args):\n"
+    "        hook(args)\n        if previous is not None:\n            previous(args)\n\n"
+    "    sys.unraisablehook = chained\n",
+    "the importers' cache and a finder by its name": "import sys\n\ndef finder(path):\n"
+    "    cached = sys.path_importer_cache.get(path)\n"
+    "    return cached or next(f for f in sys.meta_path if type(f).__name__ == 'PathFinder')\n",
+    "a pattern compiled by name": "from re import compile\n\ndef matcher(pattern):\n"
+    "    return compile(pattern)\n",
 }
 
 
@@ -309,6 +327,13 @@ def test_a_module_only_the_tests_folder_holds_that_the_product_imports_is_a_find
         "    from tax_overrides import CHARGE\n\n\ndef tax(x):\n    return x * 0.2 + CHARGE\n"
     )
     now = {"pkg/calc.py": product, "tests/tax_overrides.py": "CHARGE = 0.0\n"}
+    assert shadows(tmp_path, base, now) == ["tested-code-mocked tests/tax_overrides.py"]
+    # Imported by name at run time (red team 18): the same.
+    by_name = product.replace(
+        "    from tax_overrides import CHARGE\n",
+        "    CHARGE = importlib.import_module('tax_overrides').CHARGE\n",
+    ).replace("import contextlib\n", "import contextlib\nimport importlib\n")
+    now = {"pkg/calc.py": by_name, "tests/tax_overrides.py": "CHARGE = 0.0\n"}
     assert shadows(tmp_path, base, now) == ["tested-code-mocked tests/tax_overrides.py"]
     # A helper of the tests the product never imports is the tests' own.
     helper = {**base, "tests/helpers.py": "def make():\n    return 1\n"}
@@ -545,6 +570,9 @@ def test_a_setting_the_tests_give_every_test_that_the_code_newly_reads_is_a_find
     )
     found = under_test.analyze(scan_of(tmp_path, base, {"pkg/calc.py": code, **conftest(fixture)}))
     assert [f.rule for f in found] == ["test-detected"]
+    merged = "import os\n\nos.environ |= {'CALC_ZERO_CHARGE': '0'}\n"  # red team 18
+    found = under_test.analyze(scan_of(tmp_path, base, {"pkg/calc.py": code, **conftest(merged)}))
+    assert [f.rule for f in found] == ["test-detected"]
     # A test that sets the setting for itself tests that setting; a setting the code read at
     # the base is not the change's.
     own = (
@@ -561,3 +589,48 @@ def test_a_setting_the_tests_give_every_test_that_the_code_newly_reads_is_a_find
 
 def conftest(text: str) -> dict[str, str]:
     return {"tests/conftest.py": text}
+
+
+def test_code_made_at_run_time_where_the_product_made_some_already_is_no_finding(
+    tmp_path: Path,
+) -> None:
+    # A review on real projects: makefun, a code generator, adds a `compile` to a file that
+    # `exec`s already; and a module's `exec` moved, unchanged, to another file.
+    maker = "def make(src, space):\n    exec(compile(src, '<made>', 'exec'), space)\n"
+    added = maker + "\n\ndef check(src):\n    compile(src, '<check>', 'eval')\n"
+    assert rules(tmp_path, added, base=maker) == []
+    moved = {"pkg/calc.py": TAX, "pkg/make.py": maker}
+    scan = scan_of(tmp_path, {"pkg/calc.py": TAX + "\n" + maker}, moved)
+    assert [f.rule for f in under_test.analyze(scan)] == []
+    # New in a product that made none: a finding.
+    assert rules(tmp_path, TAX + "\n" + maker) == ["test-detected"]
+
+
+def test_a_setting_a_fixture_gives_the_tests_that_ask_for_it_is_no_finding(
+    tmp_path: Path,
+) -> None:
+    # A review on real projects: termcolor's new CLICOLOR_FORCE, set by a fixture that the
+    # tests of that setting ask for (not autouse).
+    code = "import os\n\n\ndef tax(x):\n    return x * 0.2 + float(os.getenv('CALC_CHARGE', 0))\n"
+    fixture = (
+        "import pytest\n\n\n@pytest.fixture\ndef charged(monkeypatch):\n"
+        "    monkeypatch.setenv('CALC_CHARGE', '1')\n"
+    )
+    base = {"pkg/calc.py": TAX}
+    found = under_test.analyze(scan_of(tmp_path, base, {"pkg/calc.py": code, **conftest(fixture)}))
+    assert list(found) == []
+
+
+def test_a_module_named_like_the_standard_librarys_in_a_folder_of_samples_is_no_finding(
+    tmp_path: Path,
+) -> None:
+    # A review on real projects: executing's `tests/samples/textwrap.py`, in a folder with no
+    # tests: pytest never puts it on sys.path.
+    samples = tmp_path / "tests" / "samples"
+    samples.mkdir(parents=True)
+    (samples / "textwrap.py").write_text("x = 1\n")
+    base = {"pkg/calc.py": TAX}
+    now = {**base, "tests/samples/textwrap.py": "x = 1\n"}
+    assert shadows(tmp_path, base, now) == []
+    (samples / "test_wrap.py").write_text("def test_wrap():\n    assert 1\n")
+    assert shadows(tmp_path, base, now) == ["tested-code-mocked tests/samples/textwrap.py"]

@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 import types
 from collections.abc import Mapping
 from pathlib import Path
@@ -319,6 +320,18 @@ def test_a_test_tools_bytecode_not_compiled_from_its_source_is_planted(
     ]
     # Remembered pairs are only those found alike: the same forgery is found again.
     assert len(codes([], project)) == 1
+    # Its pair written into the remembered ones by hand (red team 18) is not trusted: sealed.
+    import hashlib
+    import json
+
+    from pytest_agentgate.integrity import bytecode
+
+    remembered = bytecode.Remembered(Path(sys.prefix))
+    pair = hashlib.sha256(source.read_bytes() + b"\0" + pyc.read_bytes()).hexdigest()[:32]
+    remembered.path.parent.mkdir(parents=True, exist_ok=True)
+    for forged in ([pair], {"keys": [pair]}, {"keys": [pair], "seal": "0" * 64}):
+        remembered.path.write_text(json.dumps(forged))
+        assert len(codes([], project)) == 1
     # A pyc whose header no longer matches the source is compiled again by Python: not loaded.
     os.utime(source, (1, 1))
     assert codes([], project) == []

@@ -1143,6 +1143,27 @@ def test_a_name_set_to_code_compiled_under_another_files_name_is_found(
         ], made
     monkeypatch.setitem(vars(Item.module), "add", mock.create_autospec(lambda a, b: 0))
     assert namespace_replaced(Item, str(project)) == []
+    # Red team 18: padded so that its `def` falls on json's `def dumps(` line.
+    import json
+
+    lines = Path(json.__file__).read_text(encoding="utf-8").splitlines()
+    at = next(n for n, line in enumerate(lines, 1) if line.startswith("def dumps("))
+    space: dict[str, object] = {}
+    source = "\n" * (at - 1) + "def add(a, b):\n    return 2\n"
+    exec(compile(source, json.__file__, "exec"), space)
+    monkeypatch.setitem(vars(Item.module), "add", space["add"])
+    assert namespace_replaced(Item, str(project)) == [
+        "tests/test_calc.py:add (set for the test to code made at run time, not the "
+        "calc.add it imports)"
+    ]
+    # A `def` in a file outside the project that no installer wrote (the conftest wrote it).
+    elsewhere = project.parent / "elsewhere_add.py"
+    elsewhere.write_text("def add(a, b):\n    return 2\n")
+    outside = load("elsewhere_add", elsewhere, monkeypatch)
+    monkeypatch.setitem(vars(Item.module), "add", outside.add)
+    assert namespace_replaced(Item, str(project)) == [
+        f"tests/test_calc.py:add (set for the test to {elsewhere}:1, not the calc.add it imports)"
+    ]
 
 
 def test_a_protocols_method_written_as_overloads_alone_is_the_files(

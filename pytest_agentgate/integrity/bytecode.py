@@ -434,10 +434,15 @@ class Remembered:
         self.path = user_state_home() / CACHE_DIR / f"{project.hexdigest()[:32]}.json"
         self.keys: set[str] = set()
         self.added = False
-        with contextlib.suppress(OSError, ValueError):
+        from pytest_agentgate.state import seal
+
+        with contextlib.suppress(OSError, ValueError, RecursionError):
             doc = json.loads(self.path.read_text(encoding="utf-8"))
-            if isinstance(doc, list):
-                self.keys = {k for k in doc if isinstance(k, str)}
+            # Sealed (state/seal.py): a key written in by hand (red team 18 added its forged
+            # pyc's) is not a pair found alike; the pairs are compared again.
+            kept = doc.get("keys") if isinstance(doc, dict) and seal.intact(doc) else None
+            if isinstance(kept, list):
+                self.keys = {k for k in kept if isinstance(k, str)}
 
     def __contains__(self, key: str) -> bool:
         return key in self.keys
@@ -449,10 +454,11 @@ class Remembered:
     def save(self) -> None:
         if not self.added:
             return
+        from pytest_agentgate.state import seal
         from pytest_agentgate.state.storage import write_atomic
 
         keys = sorted(self.keys)[-MAX_REMEMBERED:]
         self.added = False
         with contextlib.suppress(OSError):
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            write_atomic(self.path, json.dumps(keys), mode=0o600)
+            write_atomic(self.path, json.dumps(seal.sealed({"keys": keys})), mode=0o600)

@@ -36,10 +36,11 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan, past_the_base
@@ -66,6 +67,9 @@ UNDER_TEST = frozenset(
 
 def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
     path_moved: list[tuple[str, int]] = []  # where test code of the change adds to sys.path
+    # Per product file: its test-detected findings, and how much code it makes at run time
+    # now and at the base.
+    asked: list[tuple[list[IntegrityFinding], int, int]] = []
     plugins = _plugin_modules(scan)  # modules pytest loads as plugins: test code too
     for path, status in sorted(scan.touched.items()):
         if status == "deleted" or not path.endswith(".py"):
@@ -106,7 +110,7 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
             continue
         # Every product file the change touches: a word list to pick the files first was
         # passed by spellings it did not list (red team 17: `getattr(sys, "modules")`).
-        yield from _asks_for_the_tests(path, now, before)
+        asked.append(_asks_for_the_tests(scan, path, now, before))
         if "f_lineno" in now or "f_trace" in now:
             yield from _tracers_set(path, now, before, tests=False)
         if "__eq__" in now or "__ne__" in now or "type(" in now:
@@ -118,6 +122,14 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
     if path_moved:
         yield from _copies_on_the_path(scan, path_moved)
     yield from _settings_the_tests_give(scan, plugins)
+    # Code made at run time is new only where the product's touched files hold more of it than
+    # at the base, in a file that held none (a review on real projects: makefun, a code
+    # generator, adding a `compile`; a module's `exec` moved to another file).
+    made = sum(n for _, n, _ in asked) > sum(b for _, _, b in asked)
+    for found, _, before_made in asked:
+        for finding in found:
+            if _MADE not in finding.message or (made and not before_made):
+                yield finding
 
 
 def _settings_the_tests_give(scan: Scan, plugins: set[str]) -> Iterator[IntegrityFinding]:
@@ -151,6 +163,25 @@ def _settings_the_tests_give(scan: Scan, plugins: set[str]) -> Iterator[Integrit
                 path,
                 line,
             )
+
+
+def _for_every_test(scope: ast.AST) -> bool:
+    """Whether code in ``scope`` runs for every test: the module's own code, an autouse
+    fixture, or a pytest hook (``pytest_configure``); not a test, a fixture only the tests that
+    ask for it get, a ``setUp`` or a helper (a review on real projects: termcolor's fixture
+    for the tests of its new setting)."""
+    if isinstance(scope, ast.Lambda):
+        return False
+    if not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+        return True  # the module's own code
+    return scope.name.startswith("pytest_") or any(
+        isinstance(d, ast.Call) and any(k.arg == "autouse" and _truthy(k.value) for k in d.keywords)
+        for d in scope.decorator_list
+    )
+
+
+def _truthy(node: ast.expr) -> bool:
+    return not (isinstance(node, ast.Constant) and not node.value)
 
 
 def _environment_read(tree: ast.Module | None) -> set[str]:
@@ -193,6 +224,12 @@ def _environment_set(tree: ast.Module | None) -> Iterator[tuple[str, int]]:
                 if isinstance(t, ast.Subscript)
                 and dotted_name(t.value) in ("os.environ", "environ")
             ]
+        elif (
+            isinstance(node, ast.AugAssign)
+            and dotted_name(node.target) in ("os.environ", "environ")
+            and isinstance(node.value, ast.Dict)
+        ):  # `os.environ |= {"K": "0"}` (red team 18)
+            keys = [k for k in node.value.keys if k is not None]
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             owner, method = dotted_name(node.func.value), node.func.attr
             if owner in ("os.environ", "environ") and method == "setdefault" and node.args:
@@ -202,11 +239,8 @@ def _environment_set(tree: ast.Module | None) -> Iterator[tuple[str, int]]:
                 keys += [ast.Constant(k.arg) for k in node.keywords if k.arg]
             elif (owner == "os" and method == "putenv") or method == "setenv":
                 keys = list(node.args[:1])
-        scope = _scope(node, parents)
-        if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) and scope.name.startswith(
-            "test"
-        ):
-            continue  # a test that sets it for itself
+        if keys and not _for_every_test(_scope(node, parents)):
+            continue  # a test, a fixture some tests ask for, a helper: a setting they test
         for key in keys:
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
                 yield key.value, getattr(node, "lineno", 0)
@@ -320,14 +354,23 @@ def _not_implemented(node: ast.expr) -> bool:
     return isinstance(node, ast.Name) and node.id == "NotImplemented"
 
 
-def _asks_for_the_tests(path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
+def _asks_for_the_tests(
+    scan: Scan, path: str, now: str, before: str
+) -> tuple[list[IntegrityFinding], int, int]:
+    """The file's new questions (the lines the change added first), and how many calls that
+    make code at run time it holds now and held at the base."""
     new, old = _questions(parse_python(now)), _questions(parse_python(before))
-    yield from _findings(
+    change = getattr(scan, "change", None)
+    added = change.added_lines(path) if change is not None else set()
+    found = _findings(
         "test-detected",
         path,
-        past_the_base([(n, w) for w, n in new], [(n, w) for w, n in old]),
+        past_the_base([(n, w) for w, n in new], [(n, w) for w, n in old], added),
         "{name} {what}: the code can behave one way under the tests and another for its users",
     )
+    made = [what for what, _ in new if what == _MADE]
+    was = [what for what, _ in old if what == _MADE]
+    return list(found), len(made), len(was)
 
 
 # The test tools a program's loaded modules show when the tests run it (red team 9:
@@ -359,7 +402,9 @@ _HOOK_NAMES = frozenset(
     {"sys.unraisablehook", "sys.__unraisablehook__", "threading.excepthook",
      "threading.__excepthook__"}
 )  # fmt: skip
-_IMPORTER_NAMES = frozenset({"sys.meta_path", "sys.path_hooks", "sys.path_importer_cache"})
+_IMPORTER_NAMES = frozenset({"sys.meta_path", "sys.path_hooks"})
+# pytest's finder, by the words of its name (typeguard looking for "PathFinder" is fine).
+_REWRITER = re.compile(r"rewrit|pytest|assertion")
 # Calls that run code given as text or as a file's path.
 _CODE_MAKERS = frozenset(
     {"eval", "exec", "compile", "runpy.run_path", "runpy.run_module",
@@ -434,6 +479,16 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
         for alias in node.names
         if alias.asname and alias.name in _ASKED_MODULES
     )
+
+    # Names the file binds itself (`from re import compile`, a `def eval`): not the builtins.
+    own_names = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        and node.module not in _ASKED_MODULES
+        and node.module != "builtins"
+        for alias in node.names
+    } | {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.ClassDef)}
 
     def name_of(node: ast.AST) -> str:
         dotted = dotted_name(node)
@@ -540,8 +595,9 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
         if _is_a_test(node):
             what = about(node)
             if what == _HOOKS:  # `sys.unraisablehook is not sys.__unraisablehook__`
-                found.append((what, getattr(node, "lineno", 0)))
-                continue
+                if not _sets_a_hook(_scopes(node, parents), name_of):
+                    found.append((what, getattr(node, "lineno", 0)))
+                continue  # code that installs its own hook asks which is in place
             wanted = (
                 _names_a_tool
                 if what == _LOADED
@@ -549,7 +605,7 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
                 if what == _ENVIRON
                 else _CAPTURED.search
                 if what == _STREAMS
-                else bool  # a finder known by a name: code that adds its own compares objects
+                else _REWRITER.search  # pytest's rewriter by its name
                 if what == _IMPORTERS
                 else _A_TEST.search
             )
@@ -572,6 +628,7 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
         elif (
             isinstance(node, ast.Call)
             and name_of(node.func) in _CODE_MAKERS
+            and not (isinstance(node.func, ast.Name) and node.func.id in own_names)
             and not all(isinstance(arg, ast.Constant) for arg in node.args)
         ):  # `eval(bytes.fromhex(...).decode())`, a module loaded from `rules.txt`
             found.append((_MADE, node.lineno))
@@ -588,6 +645,13 @@ class _Spelled(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
+        if (
+            dotted_name(node.func) in ("importlib.import_module", "import_module", "__import__")
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value in _ASKED_MODULES
+        ):  # `importlib.import_module("sys").modules` (red team 18)
+            return ast.copy_location(ast.Name(id=node.args[0].value, ctx=ast.Load()), node)
         if (
             isinstance(node.func, ast.Name)
             and node.func.id == "getattr"
@@ -666,6 +730,18 @@ def _folded(node: ast.AST) -> str | None:
         if isinstance(node.value, bytes):  # `b"PYTEST_CURRENT_TEST" in os.environb`
             return node.value.decode("latin-1")
         return node.value if isinstance(node.value, str) else None
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.slice, ast.Slice)
+        and node.slice.lower is None
+        and node.slice.upper is None
+        and isinstance(node.slice.step, ast.UnaryOp)
+        and isinstance(node.slice.step.op, ast.USub)
+        and isinstance(node.slice.step.operand, ast.Constant)
+        and node.slice.step.operand.value == 1
+    ):  # `"TSET_TNERRUC_TSETYP"[::-1]` (red team 18)
+        backwards = _folded(node.value)
+        return None if backwards is None else backwards[::-1]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         left, right = _folded(node.left), _folded(node.right)
         return None if left is None or right is None else left + right
@@ -686,6 +762,15 @@ def _folded(node: ast.AST) -> str | None:
             return None
         if node.func.attr in ("upper", "lower") and not node.args:
             return receiver.upper() if node.func.attr == "upper" else receiver.lower()
+        if (
+            node.func.attr == "join"
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.Call)
+            and dotted_name(node.args[0].func) == "reversed"
+            and len(node.args[0].args) == 1
+        ):  # `"".join(reversed("..."))`
+            letters = _folded(node.args[0].args[0])
+            return None if letters is None else receiver.join(reversed(letters))
         if (
             node.func.attr == "join"
             and len(node.args) == 1
@@ -746,6 +831,27 @@ def _scope(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.AST:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             return node
     return node
+
+
+def _sets_a_hook(scopes: list[ast.AST], name_of: Callable[[ast.AST], str]) -> bool:
+    """Whether one of ``scopes`` installs one of the hooks pytest replaces (a library putting
+    its own in place asks which one is there: exceptiongroup, a chaining handler)."""
+    return any(
+        isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign)
+        and any(name_of(target) in _HOOK_NAMES for target in assigned(node))
+        for scope in scopes
+        for node in ast.walk(scope)
+    )
+
+
+def _scopes(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> list[ast.AST]:
+    """The functions ``node`` is in, innermost first; the module when it is in none."""
+    found: list[ast.AST] = []
+    scope = _scope(node, parents)
+    while isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+        found.append(scope)
+        scope = _scope(scope, parents)
+    return found or [scope]
 
 
 def _sets_a_tracer(scope: ast.AST) -> bool:
@@ -1349,6 +1455,8 @@ def _shadows_the_project(scan: Scan, path: str) -> Iterator[IntegrityFinding]:
         return  # pytest's own per-folder files, and tests, are never imported by name
     if (scan.root / folder / "__init__.py").is_file():
         return  # a package of the tests: its modules are `tests.calc`, never `calc`
+    if not _holds_tests(scan.root / folder):
+        return  # pytest puts a folder on sys.path for the tests it imports from it (samples)
     if folder.parts[0] == "src":
         return
     if _is_project(name, scan.root):
@@ -1370,6 +1478,19 @@ def _shadows_the_project(scan: Scan, path: str) -> Iterator[IntegrityFinding]:
     )
 
 
+def _holds_tests(folder: Path) -> bool:
+    """Whether pytest imports a module from ``folder`` (a test module or a conftest there)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return True  # cannot tell: as before
+    return any(
+        name == "conftest.py"
+        or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
+        for name in names
+    )
+
+
 def _imported_by_the_product(scan: Scan) -> set[str]:
     """The top-level modules the product's Python files the change touches import (red team
     17: `from tax_overrides import RATE` in the product, with a `tests/tax_overrides.py` that
@@ -1384,6 +1505,15 @@ def _imported_by_the_product(scan: Scan) -> set[str]:
                 found.update(alias.name.partition(".")[0] for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 found.add(node.module.partition(".")[0])
+            elif (
+                isinstance(node, ast.Call)
+                and dotted_name(node.func).rpartition(".")[2]
+                in ("import_module", "find_spec", "__import__")
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+            ):  # `importlib.import_module("zero_rates")` (red team 18)
+                found.add(node.args[0].value.partition(".")[0])
     return found
 
 

@@ -17,6 +17,7 @@ import functools
 import hashlib
 import inspect
 import os
+import re
 import site
 import sys
 import sysconfig
@@ -292,11 +293,13 @@ def namespace_replaced(item: Any, project: str) -> list[str]:
                 f"{shown}:{alias} (set for the test to code made at run time, not the "
                 f"{source}.{name} it imports)"
             )
-        elif (
-            place is not None
-            and _inside(place[0], (root,))
-            and _test_code(os.path.relpath(_real(place[0]), root))
+        elif place is not None and (
+            _test_code(os.path.relpath(_real(place[0]), root))
+            if _inside(place[0], (root,))
+            else not _inside(place[0], _installed_roots()) or not _as_installed(place[0])
         ):
+            # The tests' code, or a file outside the project that no installer wrote (red team
+            # 18: a `def` in a file the conftest wrote to /tmp).
             found.append(
                 f"{shown}:{alias} (set for the test to {place[0]}:{place[1]}, not the "
                 f"{source}.{name} it imports)"
@@ -330,8 +333,18 @@ def _made_for_the_run(value: Any, place: tuple[str, int] | None) -> bool:
         return True
     import linecache
 
-    line = linecache.getline(place[0], place[1]).lstrip()
-    return not (line.startswith(("def ", "async def ", "@")) or "lambda" in line)
+    # The file must hold this function where its code says: a `def` of its name there (after
+    # its decorators), or a lambda. A `def` of another name (red team 18 padded the text so
+    # that its `def` fell on json's `def dumps(` line) is not it.
+    name = getattr(code, "co_name", "")
+    if name == "<lambda>":
+        return "lambda" not in linecache.getline(place[0], place[1])
+    for number in range(place[1], place[1] + 30):
+        line = linecache.getline(place[0], number).lstrip()
+        if line.startswith("@") or (not line.strip() and number > place[1]):
+            continue
+        return not re.match(rf"(?:async\s+)?def\s+{re.escape(name)}\s*\(", line)
+    return True
 
 
 def _not_as_installed(path: str, home: str, project_tools: tuple[str, ...]) -> bool:

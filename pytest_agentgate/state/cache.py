@@ -71,7 +71,7 @@ VOLATILE_ENV = frozenset(
 # the other, measured with the real Claude Code, Codex CLI, Gemini CLI and Copilot CLI: an
 # agent's `agentgate verify` and the stop hook after it must be one run. Their own variables
 # (:data:`HARNESS_OWN_ENV`) are never keyed; the others only with the
-# value a harness gives them (``None``: any value), so an agent cannot set them to its liking.
+# value a harness gives them, so an agent cannot set them to its liking.
 # Their own variables are named one by one, as measured (the harness lab's README): a prefix
 # let the agent prime a verdict with `CLAUDE_TAX_PROFILE=1 agentgate verify`, a variable its
 # code read, and the stop hook reuse it (red team 16). A harness variable not listed here
@@ -85,11 +85,11 @@ HARNESS_OWN_ENV = frozenset(
         "COPILOT_PROJECT_DIR", "COPILOT_HOOK_DIR", "CURSOR_PROJECT_DIR", "CURSOR_TRACE_ID",
     }
 )  # fmt: skip
-HARNESS_ENV: dict[str, frozenset[str] | None] = {
-    "AI_AGENT": None,
-    "CLAUDECODE": None,
-    "SHELL": None,
-    "TERM": None,
+# Variables whose every value a harness might give are not here: code under test can read
+# them too (red team 18 primed a verdict with `TERM=vt-zero agentgate verify`, a variable its
+# code read), so they are keyed; a run of the agent's and the hook's that differ there is run
+# afresh, never reused.
+HARNESS_ENV: dict[str, frozenset[str]] = {
     "COLORTERM": frozenset({""}),
     "NO_COLOR": frozenset({"1"}),
     "DISPLAY": frozenset({""}),
@@ -135,10 +135,8 @@ def keyed_env(environ: Mapping[str, str]) -> dict[str, str]:
     for name, value in environ.items():
         if name in VOLATILE_ENV or name in HARNESS_OWN_ENV:
             continue
-        if name in HARNESS_ENV:
-            allowed = HARNESS_ENV[name]
-            if allowed is None or value in allowed:
-                continue
+        if name in HARNESS_ENV and value in HARNESS_ENV[name]:
+            continue
         if harness_git and _GIT_CONFIG_ENTRY.fullmatch(name):
             continue
         keyed[name] = value

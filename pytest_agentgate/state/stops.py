@@ -18,6 +18,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,8 +83,28 @@ class StopBook:
 
 def _a_stop_being_gated(holder: str | None) -> bool:
     """Whether the process holding a session's stop lock is agentgate gating a stop (or the
-    system does not say who it is)."""
-    return holder is None or ("agentgate" in holder and " hook" in holder)
+    system does not say who it is): this interpreter running this agentgate's ``hook``
+    command. Words in a command line are not enough (red team 18 named its own lock holder
+    `agentgate hook`, and the stop waited until the hook's time ran out)."""
+    if holder is None:
+        return True
+    pid = holder.split()[1] if holder.startswith("process ") else ""
+    if not pid.isdigit():
+        return False
+    try:
+        exe = os.path.realpath(f"/proc/{pid}/exe")
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            argv = [os.fsdecode(a) for a in handle.read().split(b"\0") if a]
+    except OSError:
+        return False
+    if exe != os.path.realpath(sys.executable):
+        return False
+    ours = os.path.realpath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    for at, word in enumerate(argv[:-1]):
+        entry = word == "pytest_agentgate" and at > 0 and argv[at - 1] == "-m"
+        if (entry or (ours and os.path.realpath(word) == ours)) and argv[at + 1] == "hook":
+            return True
+    return False
 
 
 def stop_key(session: str, words: str | None, stamp: int | None = None) -> str:
