@@ -17,8 +17,11 @@ What git reports as changed is what the repository's own settings let it see, an
 settings (``.git/config``, ``.git/info/*``, the index) are not part of the change: an agent can
 change them in one command. So the change is read past them (:meth:`Repo.change`): git runs
 with the defaults that make it look at every file (no fsmonitor, ctime and full stat checked),
-clean filters other than Git LFS's are switched off, index entries marked ``assume-unchanged``
-or ``skip-worktree`` are read from the disk, and files ignored only by the repository's private
+clean filters other than Git LFS's are switched off, and the diffs go through an index of
+agentgate's own with the repository's entries and nothing of what its index knew of the files
+on the disk (their sizes and times, ``assume-unchanged``, ``skip-worktree``): git reads every
+tracked file to compare it (an entry written through a filter with the base's content and the
+edited file's size and times hid the edit). Files ignored only by the repository's private
 excludes (``.git/info/exclude``, ``core.excludesFile``) or by a ``.gitignore`` the change itself
 added or edited are untracked files of the change.
 
@@ -33,7 +36,6 @@ import fnmatch
 import hashlib
 import os
 import re
-import shutil
 import stat
 import subprocess
 import threading
@@ -340,23 +342,20 @@ class Repo:
             ["diff", *DIFF_OPTIONS, "--name-status", "-z", "-M", base.sha, "--"],
             ["diff", *DIFF_OPTIONS, "--no-color", "-U0", "-M", base.sha, "--"],
         )
-        # Read at once: the change's files and lines, the untracked files, and what could hide
-        # a changed file from the first two (filters, index flags, private excludes).
-        statuses, patch, untracked, filters, flags, ignored = _git_many(
+        # Read at once: the index's entries, the untracked files, and what could hide a changed
+        # file from the diffs (filters, index flags, private excludes).
+        staged, untracked, filters, flags, ignored = _git_many(
             self.toplevel,
-            *diffs,
+            ["ls-files", "-s", "-z"],
             ["ls-files", "--others", "--exclude-standard", "-z"],
             FILTERS_COMMAND,
             FLAGS_COMMAND,
             ["ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"],
-            unchecked={3},
+            unchecked={2},
         )
         blind = Blind(filter_overrides(filters), flagged_on_disk(flags, self.toplevel))
-        with blind.index(self.toplevel) as index:
-            if blind:
-                statuses, patch = _git_many(
-                    self.toplevel, *diffs, config=blind.overrides, index=index
-                )
+        with blind.index(self.toplevel, staged, sparse(flags, self.toplevel)) as index:
+            statuses, patch = _git_many(self.toplevel, *diffs, config=blind.overrides, index=index)
             entries = list(_name_status(statuses))
             # Code that an attribute calls binary (`*.py -diff` in .git/info/attributes) has
             # no hunks: its lines are read again as text.
@@ -518,27 +517,25 @@ class Blind:
         return bool(self.overrides or self.flagged)
 
     @contextlib.contextmanager
-    def index(self, toplevel: Path) -> Iterator[Path | None]:
-        """A copy of the index with the flags of :attr:`flagged` cleared (None: none flagged);
-        the repository's own index is never written."""
-        if not self.flagged:
-            yield None
-            return
-        real = Path(_git(toplevel, "rev-parse", "--git-path", "index").strip())
+    def index(self, toplevel: Path, staged: str, sparse: list[str]) -> Iterator[Path]:
+        """An index of the caller's holding the entries of the repository's (``staged``, from
+        ``git ls-files -s -z``) with no flags and none of what it knew of the files on the
+        disk: git then reads every tracked file to compare it, and takes none as unchanged by
+        its size and times (red team 18: `git -c filter.x.clean=… add` left an entry with the
+        base's content and the edited file's size and times, and the edit was never read).
+        ``sparse``: the entries a sparse checkout keeps off the disk, kept so. The
+        repository's own index is never written."""
         from pytest_agentgate.process import temporary_folder
 
         with temporary_folder("agentgate-index-") as folder:
             copy = folder / "index"
-            try:
-                shutil.copyfile(toplevel / real, copy)
-            except OSError as exc:
-                raise GitError(f"git's index could not be read: {exc}") from None
-            # One flag per call: update-index applies only the last of them.
-            for flag in ("--no-assume-unchanged", "--no-skip-worktree"):
+            if staged:
+                _git(toplevel, "update-index", "-z", "--index-info", stdin=staged, index=copy)
+            if sparse:
                 _git(
                     toplevel,
-                    "update-index", flag, "-z", "--stdin",
-                    stdin="\0".join(self.flagged) + "\0",
+                    "update-index", "--skip-worktree", "-z", "--stdin",
+                    stdin="\0".join(sparse) + "\0",
                     index=copy,
                 )  # fmt: skip
             yield copy
@@ -555,6 +552,16 @@ def filter_overrides(config: str) -> list[str]:
         f"filter.{name}.{setting}={'false' if setting == 'required' else ''}"
         for name in sorted(drivers)
         for setting in ("clean", "process", "smudge", "required")
+    ]
+
+
+def sparse(listing: str, toplevel: Path) -> list[str]:
+    """The skip-worktree entries (from ``git ls-files -v -z``) whose file is not on the disk:
+    a sparse checkout's, not part of the change."""
+    return [
+        p
+        for tag, p in re.findall(r"(?:^|\0)([A-Za-z]) ([^\0]+)", listing)
+        if tag in "Ss" and not os.path.lexists(toplevel / p)
     ]
 
 

@@ -131,6 +131,27 @@ def test_an_edit_hidden_from_git_runs_afresh(
     assert not reused(verify(capsys))
 
 
+def test_an_edit_the_index_takes_as_the_runs_content_runs_afresh(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Red team 18: the file edited, then `git add` through a clean filter that gives the old
+    # text: git's index holds the old content with the edited file's size and times, and
+    # `git status` shows nothing.
+    verify(capsys)
+    (repo / ".git" / "old.py").write_text((repo / "code.py").read_text())
+    (repo / "code.py").write_text("x = 3\n")
+    past = time.time() - 10
+    os.utime(repo / "code.py", (past, past))
+    (repo / ".git" / "attrs").write_text("code.py filter=old\n")
+    git(
+        repo,
+        "-c", f"filter.old.clean=cat {repo / '.git' / 'old.py'}",
+        "-c", f"core.attributesFile={repo / '.git' / 'attrs'}",
+        "add", "code.py",
+    )  # fmt: skip
+    assert not reused(verify(capsys))
+
+
 def test_an_edit_through_a_linked_folder_runs_afresh(
     repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -99,6 +100,33 @@ def test_a_pipe_git_would_wait_on_forever_is_an_error_at_once(repo: Path) -> Non
     assert "alternates is a pipe or a device, not a file: git would wait on it forever" in (
         missing.problem
     )
+
+
+def test_an_edit_the_index_takes_as_the_bases_content_is_part_of_the_change(repo: Path) -> None:
+    # Red team 18: `git add` through a clean filter that gives the base's text leaves an index
+    # entry with the base's content and the edited file's size and times: git never reads the
+    # file again, and `git diff` shows nothing.
+    base_text = (repo / "pkg" / "a.py").read_text()
+    (repo / ".git" / "base_a.py").write_text(base_text)
+    write(repo / "pkg" / "a.py", "one = 1\ntwo = 0\nthree = 3\n")
+    past = time.time() - 10  # older than the index git writes: not "racily clean"
+    os.utime(repo / "pkg" / "a.py", (past, past))
+    (repo / ".git" / "hide_attrs").write_text("pkg/a.py filter=hide\n")
+    git(
+        repo,
+        "-c", f"filter.hide.clean=cat {repo / '.git' / 'base_a.py'}",
+        "-c", f"core.attributesFile={repo / '.git' / 'hide_attrs'}",
+        "add", "pkg/a.py",
+    )  # fmt: skip
+    (repo / ".git" / "hide_attrs").unlink()
+    assert git(repo, "diff", "HEAD", "--stat") == ""  # git itself sees nothing
+    found = Repo.find(repo)
+    assert found is not None
+    base = found.resolve_base(explicit="HEAD")
+    assert isinstance(base, Base)
+    change = found.change(base)
+    assert change.files["pkg/a.py"].status == "modified"
+    assert change.added_lines("pkg/a.py") == {2}
 
 
 def test_no_repository_is_none(tmp_path: Path) -> None:

@@ -158,7 +158,9 @@ def _harness_git_config(environ: Mapping[str, str]) -> bool:
     return all(pair in HARNESS_GIT_CONFIG for pair in pairs)
 
 
-def _git(root: Path, *args: str, config: Sequence[str] = ()) -> bytes | None:
+def _git(
+    root: Path, *args: str, config: Sequence[str] = (), index: Path | None = None
+) -> bytes | None:
     from pytest_agentgate.git import GIT_ENV, git_command, waits_forever
 
     if waits_forever(root) is not None:
@@ -170,7 +172,7 @@ def _git(root: Path, *args: str, config: Sequence[str] = ()) -> bytes | None:
             capture_output=True,
             timeout=30,
             check=False,
-            env={**os.environ, **GIT_ENV},
+            env={**os.environ, **GIT_ENV, **({"GIT_INDEX_FILE": str(index)} if index else {})},
         )
     except (OSError, subprocess.SubprocessError):
         return None
@@ -201,37 +203,50 @@ def tree_state(root: Path) -> tuple[str, str] | None:
     from pytest_agentgate.git import (
         FILTERS_COMMAND,
         FLAGS_COMMAND,
+        Blind,
         GitError,
         filter_overrides,
         flagged_on_disk,
         loads_code,
         outside_project,
+        sparse,
         through_folders,
     )
 
-    top, head, refs, filters, flags = _git_many(
+    top, head, refs, filters, flags, staged = _git_many(
         root,
         ["rev-parse", "--show-toplevel"],
         ["rev-parse", "HEAD"],
         ["for-each-ref", "--format=%(refname) %(objectname)"],
         FILTERS_COMMAND,
         [*FLAGS_COMMAND, "--full-name"],
+        ["ls-files", "-s", "-z", "--full-name"],
     )
-    if top is None or head is None or refs is None or flags is None:
+    if top is None or head is None or refs is None or flags is None or staged is None:
         return None
     repo = Path(top.decode().strip())
-    status = _git(
-        root,
-        "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=traditional",
-        config=filter_overrides((filters or b"").decode(errors="surrogateescape")),
-    )  # fmt: skip
+    overrides = filter_overrides((filters or b"").decode(errors="surrogateescape"))
+    listing = flags.decode(errors="surrogateescape")
+    # Through an index that knows nothing of the files' sizes and times, as the change is
+    # read (git.py's Blind.index): an edit git's own index takes as unchanged is keyed too.
+    try:
+        with Blind(overrides, []).index(
+            repo, staged.decode(errors="surrogateescape"), sparse(listing, repo)
+        ) as index:
+            status = _git(
+                repo,
+                "status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=traditional",
+                config=overrides, index=index,
+            )  # fmt: skip
+    except GitError:
+        return None
     if status is None:
         return None
     work = hashlib.sha256(head + b"\0" + refs + b"\0")
     ignored_files = hashlib.sha256()
     ignored = 0
     entries = [(e[:2].decode(), e[3:]) for e in status.split(b"\0") if len(e) >= 4]
-    flagged = flagged_on_disk(flags.decode(errors="surrogateescape"), repo)
+    flagged = flagged_on_disk(listing, repo)
     entries += [("F ", name.encode(errors="surrogateescape")) for name in flagged]
     for code, raw in entries:
         name = raw.decode(errors="surrogateescape")
