@@ -158,6 +158,30 @@ def command(
     return [sys.executable, "-m", entry, *args], env
 
 
+def _project_files() -> list[str]:
+    """The project's Python files as pre-commit hands them to a linter: the ones git tracks
+    or would (not ignored), so that a git-ignored ``.venv`` in the project is not linted (a
+    review on real projects: termcolor's `flake8 .` read 43,226 errors in its `.venv`). ``.``
+    outside git."""
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "*.py"],
+            capture_output=True,
+            timeout=60,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ["."]
+    files = [name for name in os.fsdecode(listed).split("\0") if name and os.path.isfile(name)]
+    if not files or sum(len(name) + 1 for name in files) > MAX_ARGUMENTS:
+        return ["."]  # none, or more than a command line holds: the linter walks the folder
+    return files
+
+
+# The most a command line gets of file names (Linux allows 2 MB for arguments and environment).
+MAX_ARGUMENTS = 1 << 20
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
@@ -165,7 +189,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         name, version = parse_spec(args[0])
-        line, env = command(name, version, args[1:])
+        rest = args[1:]
+        if name in ("flake8", "pycodestyle") and rest[-1:] == ["."]:
+            rest = rest[:-1] + _project_files()
+        line, env = command(name, version, rest)
     except ToolError as exc:
         print(f"agentgate: {exc}", file=sys.stderr)
         return 2

@@ -392,6 +392,11 @@ _STREAMS = "asks what its output streams are (pytest captures them)"
 _HOOKS = "asks whether the interpreter's hooks are its own (pytest replaces them)"
 _IMPORTERS = "looks among the import system's finders by name (pytest adds its rewriter)"
 _PATH = "looks on sys.path for the tests' folder"
+_LOGGING = "asks whether the root logger has handlers (pytest adds its capture's)"
+# What configures logging: code that asks for the root logger's handlers to set them up.
+_CONFIGURES_LOGGING = frozenset(
+    {"basicConfig", "addHandler", "dictConfig", "fileConfig", "setLevel", "captureWarnings"}
+)
 _MADE = (
     "runs code it makes at run time, or loads from a file that is no module: no reading shows "
     "what it asks"
@@ -511,6 +516,12 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
                 return _IMPORTERS
             if name == "sys.path":
                 return _PATH
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr == "handlers"
+                and _the_root_logger(node.value, name_of)
+            ):
+                return _LOGGING  # red team 18: `logging.getLogger().handlers`
             if name in ("sys.argv", "sys.orig_argv") and not _an_argument(node, parents):
                 return _STARTED
             if name == "__main__" or name.startswith("__main__."):  # the program's own file
@@ -618,6 +629,13 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
             and not _sets_a_tracer(_scope(node, parents))
         ):
             found.append((_TRACERS[name_of(node.func)], node.lineno))
+        elif (
+            isinstance(node, ast.Attribute | ast.Name)
+            and (subject(node) if isinstance(node, ast.Attribute) else alias_of(node)) == _LOGGING
+            and _tested(node, parents)
+            and not _configures_logging(_scopes(node, parents))
+        ):
+            found.append((_LOGGING, node.lineno))
         elif (
             isinstance(node, ast.Name)
             and alias_of(node) in _TRACERS.values()
@@ -831,6 +849,30 @@ def _scope(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.AST:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             return node
     return node
+
+
+def _the_root_logger(node: ast.AST, name_of: Callable[[ast.AST], str]) -> bool:
+    """``logging.root``, or ``logging.getLogger()`` (no name, ``""`` or ``"root"``)."""
+    if name_of(node) == "logging.root":
+        return True
+    return (
+        isinstance(node, ast.Call)
+        and name_of(node.func) == "logging.getLogger"
+        and all(isinstance(a, ast.Constant) and a.value in (None, "", "root") for a in node.args)
+    )
+
+
+def _configures_logging(scopes: list[ast.AST]) -> bool:
+    """Whether one of ``scopes`` sets logging up (the honest reason to ask whether the root
+    logger has handlers: `if not logging.getLogger().handlers: logging.basicConfig()`)."""
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute | ast.Name)
+        and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id)
+        in _CONFIGURES_LOGGING
+        for scope in scopes
+        for node in ast.walk(scope)
+    )
 
 
 def _sets_a_hook(scopes: list[ast.AST], name_of: Callable[[ast.AST], str]) -> bool:
