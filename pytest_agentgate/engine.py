@@ -829,6 +829,11 @@ def find_change(
         unreadable = unreadable_repository(config.root)
         if unreadable is not None:
             return unreadable
+        from pytest_agentgate.config.base import repository_gone
+
+        gone = repository_gone(config.root, task)
+        if gone is not None:
+            return gone
         return _snapshot_change(config.root, task)
     try:
         if config.base is not None and not explicit_base:

@@ -381,6 +381,11 @@ def test_a_program_shadowed_on_path_for_one_run_is_not_reused_without_it(
         # under test read it, and a run primed with it was reused by the stop hook).
         ({"CLAUDE_TAX_PROFILE": "1"}, False),
         ({"TERM": "vt-zero"}, False),  # red team 18: the code under test read it
+        # What Claude Code and Codex give their agents' shells and not their hooks, measured
+        # (tests_e2e/harness): reading one is test-detected, so the cache need not key it.
+        ({"AI_AGENT": "x", "CLAUDE_CODE_EXECPATH": "/x", "CODEX_CI": "1"}, True),
+        ({"SHELL": "/bin/zsh"}, True),
+        ({"SHELL": "vt-zero"}, False),
         ({"CLAUDE_PROJECT_DIR": "/elsewhere", "CODEX_HOME": "/elsewhere"}, True),
         ({"PAGER": "/tmp/evil"}, False),
         ({"MYAPP_PROJECT_DIR": "/elsewhere"}, False),
@@ -395,6 +400,9 @@ def test_a_program_shadowed_on_path_for_one_run_is_not_reused_without_it(
         "a-projects-own-variable",
         "a-harness-like-name",
         "a-terminal-of-the-agents",
+        "the-harnesses-shell-variables",
+        "a-shell",
+        "a-shell-that-is-no-shell",
         "harness-own-variables",
     ],
 )

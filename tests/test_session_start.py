@@ -223,6 +223,18 @@ def test_a_pin_pointed_at_another_commit_by_hand_is_not_the_base(
     assert "was changed after agentgate wrote it" in answer["reason"]
 
 
+def test_the_repository_moved_away_is_no_fresh_start(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Red team 19: `.git` moved out of the project after the session began, so that the next
+    verdict's snapshot of the tree became the base, with a loosened agentgate.yml in it."""
+    session_start("claude", repo, capsys)
+    (repo / ".git").rename(tmp_path / "moved-git")
+    answer = stop("claude", repo, capsys)
+    assert answer["decision"] == "block"
+    assert "git finds none there now" in answer["reason"]
+
+
 def test_two_starts_at_the_same_moment_pin_once(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -153,6 +153,9 @@ def at_base(
     """
     repo = Repo.find(start)
     if repo is None:
+        gone = repository_gone(start, task)
+        if gone is not None:
+            return AtBase(base=gone, unreadable=gone.problem)
         return _at_snapshot(start, config_path, snapshot) if snapshot else AtBase()
     found = AtBase(repo)
     try:
@@ -176,6 +179,24 @@ def at_base(
         found.file = None
         found.unreadable = str(exc)
     return found
+
+
+def repository_gone(start: Path, task: str | None) -> BaseMissing | None:
+    """The task's base when it began in a git repository that is no longer one (red team 19
+    moved `.git` out of the project: the snapshot of the next verdict became the base)."""
+    if task is None:
+        return None
+    from pytest_agentgate.state.task_base import pinned_in
+
+    here = start.resolve()
+    for repository in pinned_in(task):
+        if here == repository or repository in here.parents:
+            return BaseMissing(
+                f"the task began in the git repository {repository}, and git finds none "
+                "there now (`.git` moved or deleted): its change cannot be judged",
+                "put the repository back",
+            )
+    return None
 
 
 def pin_task(start: Path, root: Path, task: str) -> None:

@@ -118,6 +118,7 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
         documentation = name == "conf.py" or PurePosixPath(path).parts[0] in ("docs", "doc")
         if "TYPE_CHECKING" in now and not documentation:
             yield from _type_checking_set(path, name, now, before)
+    yield from _standard_library_shadowed(scan)
     path_moved.extend(_pythonpath_gained(scan))
     if path_moved:
         yield from _copies_on_the_path(scan, path_moved)
@@ -383,6 +384,8 @@ _TEST_TOOLS = (
 # `latest`), or pytest.
 _A_TEST = re.compile(r"(?<![a-z])test|conftest|pytest")
 _PYTEST = re.compile(r"py\.?test")
+# The variables the agents' harnesses set (state/cache.py keys none of them).
+_AN_AGENTS = re.compile(r"AI_AGENT|CLAUDECODE|(?:CLAUDE|CODEX|GEMINI|COPILOT|CURSOR)_[A-Z_]+")
 _LOADED = "asks whether pytest is loaded"
 _STARTED = "asks how the program was started (sys.argv, __main__, its command line)"
 _CALLERS = "looks among its callers for a test"
@@ -603,6 +606,16 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
         text = _folded(node)
         if text in UNDER_TEST:
             found.append((f"reads {text}", getattr(node, "lineno", 0)))
+        elif (
+            text is not None
+            and _AN_AGENTS.fullmatch(text)
+            and _read_from_the_environment(node, parents, name_of)
+        ):
+            # A harness's own variable: whether an AI agent runs the code (the verdict cache
+            # does not key them, an agent's shell and its stop hook differ there).
+            found.append(
+                (f"reads {text}, which an AI agent's harness sets", getattr(node, "lineno", 0))
+            )
         if _is_a_test(node):
             what = about(node)
             if what == _HOOKS:  # `sys.unraisablehook is not sys.__unraisablehook__`
@@ -860,6 +873,22 @@ def _the_root_logger(node: ast.AST, name_of: Callable[[ast.AST], str]) -> bool:
         and name_of(node.func) == "logging.getLogger"
         and all(isinstance(a, ast.Constant) and a.value in (None, "", "root") for a in node.args)
     )
+
+
+def _read_from_the_environment(
+    node: ast.AST, parents: dict[ast.AST, ast.AST], name_of: Callable[[ast.AST], str]
+) -> bool:
+    """Whether the string ``node`` names a variable the code reads from the environment:
+    ``os.getenv(NAME)``, ``os.environ.get(NAME)``, ``os.environ[NAME]``, ``NAME in
+    os.environ``."""
+    parent = parents.get(node)
+    if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
+        return name_of(parent.func) in ("os.getenv", "os.environ.get", "getenv", "environ.get")
+    if isinstance(parent, ast.Subscript) and parent.slice is node:
+        return name_of(parent.value) in ("os.environ", "environ")
+    if isinstance(parent, ast.Compare) and parent.left is node:
+        return any(name_of(c) in ("os.environ", "environ") for c in parent.comparators)
+    return False
 
 
 def _configures_logging(scopes: list[ast.AST]) -> bool:
@@ -1518,6 +1547,33 @@ def _shadows_the_project(scan: Scan, path: str) -> Iterator[IntegrityFinding]:
         path,
         1,
     )
+
+
+def _standard_library_shadowed(scan: Scan) -> Iterator[IntegrityFinding]:
+    """A module the change adds at the project's top (or the top of ``src/``) under the name
+    of a standard library module, as source or as a compiled extension: the project's folder
+    is first on ``sys.path`` when the tests run (``python -m pytest``, pytest's rootdir), so
+    every ``import cmd`` then runs the project's file (red team 19: a `cmd.py` that pytest's
+    `pdb` imports, and its `.so` twin, patched the function under test)."""
+    names: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())
+    for path, status in sorted(scan.touched.items()):
+        if status not in ("added", "renamed"):
+            continue
+        pure = PurePosixPath(path)
+        if len(pure.parts) > 2 or (len(pure.parts) == 2 and pure.parts[0] != "src"):
+            continue
+        name = pure.name.split(".", 1)[0]
+        compiled = pure.suffix in (".so", ".pyd") or pure.name.endswith(".pyc")
+        if name not in names or name.startswith("_") or not (pure.suffix == ".py" or compiled):
+            continue
+        yield IntegrityFinding(
+            "tested-code-mocked",
+            f"{path} is imported as the standard library's {name}: the project's folder is "
+            "first on sys.path when the tests run, and the code the tests check runs it in "
+            f"the standard library's place; name the module otherwise",
+            path,
+            1,
+        )
 
 
 def _holds_tests(folder: Path) -> bool:

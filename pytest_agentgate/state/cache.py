@@ -78,9 +78,11 @@ VOLATILE_ENV = frozenset(
 # makes a run afresh, never a stale one.
 HARNESS_OWN_ENV = frozenset(
     {
-        "CLAUDE_PROJECT_DIR", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_ENTRYPOINT",
-        "CLAUDE_CODE_SSE_PORT", "CLAUDE_ENV_FILE", "CODEX_HOME", "CODEX_SANDBOX",
-        "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_THREAD_ID", "CODEX_MANAGED_BY_NPM",
+        "AI_AGENT", "CLAUDECODE", "CLAUDE_PROJECT_DIR", "CLAUDE_CODE_SESSION_ID",
+        "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_EXECPATH", "CLAUDE_CODE_SSE_PORT",
+        "CLAUDE_ENV_FILE", "CODEX_HOME", "CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED",
+        "CODEX_THREAD_ID", "CODEX_MANAGED_BY_NPM", "CODEX_CI", "CODEX_SESSION_ID",
+        "CODEX_TOOL_CALL_ID", "CODEX_VERSION", "CODEX_APPLY_PATCH_PRESERVE_LINE_ENDINGS",
         "GEMINI_PROJECT_DIR", "GEMINI_SESSION_ID", "GEMINI_CWD", "GEMINI_CLI",
         "COPILOT_PROJECT_DIR", "COPILOT_HOOK_DIR", "CURSOR_PROJECT_DIR", "CURSOR_TRACE_ID",
     }
@@ -88,7 +90,10 @@ HARNESS_OWN_ENV = frozenset(
 # Variables whose every value a harness might give are not here: code under test can read
 # them too (red team 18 primed a verdict with `TERM=vt-zero agentgate verify`, a variable its
 # code read), so they are keyed; a run of the agent's and the hook's that differ there is run
-# afresh, never reused.
+# afresh, never reused. The harnesses' own variables (above) are not keyed: product code that
+# reads one asks whether an AI agent runs it, which the integrity gate finds (`test-detected`,
+# integrity/under_test.py), so no verdict that depends on one is kept passing. SHELL is
+# bookkeeping only as the path of a shell.
 HARNESS_ENV: dict[str, frozenset[str]] = {
     "COLORTERM": frozenset({""}),
     "NO_COLOR": frozenset({"1"}),
@@ -128,6 +133,9 @@ HARNESS_GIT_CONFIG = frozenset(
 _GIT_CONFIG_ENTRY = re.compile(r"GIT_CONFIG_(?:COUNT|KEY_\d+|VALUE_\d+)")
 
 
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "fish", "ksh", "tcsh", "csh"})
+
+
 def keyed_env(environ: Mapping[str, str]) -> dict[str, str]:
     """The variables a verdict can depend on: all but shell and harness bookkeeping."""
     harness_git = _harness_git_config(environ)
@@ -136,6 +144,8 @@ def keyed_env(environ: Mapping[str, str]) -> dict[str, str]:
         if name in VOLATILE_ENV or name in HARNESS_OWN_ENV:
             continue
         if name in HARNESS_ENV and value in HARNESS_ENV[name]:
+            continue
+        if name == "SHELL" and os.path.isabs(value) and os.path.basename(value) in _SHELLS:
             continue
         if harness_git and _GIT_CONFIG_ENTRY.fullmatch(name):
             continue
