@@ -369,6 +369,9 @@ class Repo:
                 )  # fmt: skip
         for entry in entries:
             change.files[entry.path] = entry
+        modified = [path for path, entry in change.files.items() if entry.status == "modified"]
+        for path in self._lfs_unchanged(base, modified):
+            del change.files[path]
         for path, lines in _added_lines(patch).items():
             if path in change.files:
                 change.files[path].lines = lines
@@ -394,6 +397,36 @@ class Repo:
                 lines = _all_lines(self.toplevel / path)
                 change.files[path] = FileChange(path, "added", lines=lines)
         return change
+
+    def _lfs_unchanged(self, base: Base, paths: list[str]) -> list[str]:
+        """The files of ``paths`` Git LFS keeps whose file on the disk is the one the base's
+        pointer names (its SHA-256 and size): read with the filters off, through an index that
+        knows nothing of the files, every LFS file would differ from its pointer."""
+        if not paths:
+            return []
+        listed = _git(
+            self.toplevel, "check-attr", "-z", "--stdin", "filter", stdin="\0".join(paths) + "\0"
+        ).split("\0")
+        kept = [listed[i] for i in range(0, len(listed) - 2, 3) if listed[i + 2] == "lfs"]
+        if not kept:
+            return []
+        pointers = self.read_at(base, kept)
+        same = []
+        for path in kept:
+            pointer = _LFS_POINTER.search(pointers.get(path) or "")
+            if pointer is None:
+                continue
+            digest = hashlib.sha256()
+            try:
+                with (self.toplevel / path).open("rb") as handle:
+                    for block in iter(lambda: handle.read(1 << 20), b""):
+                        digest.update(block)
+                size = (self.toplevel / path).stat().st_size
+            except OSError:
+                continue
+            if digest.hexdigest() == pointer.group(1) and size == int(pointer.group(2)):
+                same.append(path)
+        return same
 
     def read_at(self, base: Base, paths: Iterable[str]) -> dict[str, str | None]:
         """The text of each path at ``base`` (None where it did not exist or is not text); a
@@ -1065,6 +1098,12 @@ def _read_small(path: Path) -> str:
             return handle.read(4096).decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+# A Git LFS pointer file: the object's SHA-256 and size.
+_LFS_POINTER = re.compile(
+    r"\Aversion https://git-lfs\.github\.com/spec/v1\noid sha256:([0-9a-f]{64})\nsize (\d+)\n"
+)
 
 
 def _batch_objects(data: bytes, count: int) -> list[tuple[str, str, bytes] | None]:

@@ -520,7 +520,9 @@ def test_a_kept_verdict_edited_by_hand_is_not_reused_and_the_miss_says_so(
     # Kept again as agentgate wrote it, it is reused.
     assert reused(verify(capsys))
     # The seal's secret is the user's alone.
-    assert (cache.user_state_home() / cache.CACHE_DIR / cache.SEAL_FILE).stat().st_mode & 0o077 == 0
+    from pytest_agentgate.state import seal
+
+    assert seal.key_path().stat().st_mode & 0o077 == 0
 
 
 def test_a_cached_entry_that_lacks_a_gate_is_not_used(

@@ -129,6 +129,30 @@ def test_an_edit_the_index_takes_as_the_bases_content_is_part_of_the_change(repo
     assert change.added_lines("pkg/a.py") == {2}
 
 
+def test_a_git_lfs_file_as_its_pointer_names_it_is_no_change(repo: Path) -> None:
+    # A review on real projects: through an index that knows nothing of the files, with the
+    # filters off, every file Git LFS keeps read as changed against its pointer.
+    import hashlib
+
+    data = b"\x00binary translations\n" * 50
+    pointer = (
+        "version https://git-lfs.github.com/spec/v1\n"
+        f"oid sha256:{hashlib.sha256(data).hexdigest()}\nsize {len(data)}\n"
+    )
+    write(repo / "data.mo", pointer)  # committed as Git LFS commits it: the pointer
+    write(repo / "other.mo", pointer)
+    write(repo / ".gitattributes", "*.mo filter=lfs diff=lfs merge=lfs -text\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "lfs")
+    (repo / "data.mo").write_bytes(data)  # checked out: the object itself
+    (repo / "other.mo").write_bytes(data + b"edited")
+    found = Repo.find(repo)
+    assert found is not None
+    base = found.resolve_base(explicit="HEAD")
+    assert isinstance(base, Base)
+    assert sorted(found.change(base).files) == ["other.mo"]
+
+
 def test_no_repository_is_none(tmp_path: Path) -> None:
     assert Repo.find(tmp_path) is None
 

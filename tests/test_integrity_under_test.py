@@ -183,6 +183,9 @@ HONEST = {
     "    return cached or next(f for f in sys.meta_path if type(f).__name__ == 'PathFinder')\n",
     "logging set up when no one did": "import logging\n\ndef main():\n"
     "    if not logging.getLogger().handlers:\n        logging.basicConfig(level=10)\n",
+    "a profiler reporting on its process": "import sys\n\ndef report():\n"
+    "    return {'tracing': sys.gettrace() is not None,\n"
+    "            'hooked': sys.unraisablehook is not sys.__unraisablehook__}\n",
     "a pattern compiled by name": "from re import compile\n\ndef matcher(pattern):\n"
     "    return compile(pattern)\n",
 }

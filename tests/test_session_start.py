@@ -235,6 +235,23 @@ def test_the_repository_moved_away_is_no_fresh_start(
     assert "git finds none there now" in answer["reason"]
 
 
+def test_the_verdict_cache_cleared_leaves_the_task_as_it_was(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A review on real projects: the seal's secret lived in the verdict cache's folder, and
+    clearing that folder made every task's records untrusted."""
+    import shutil
+
+    from pytest_agentgate.state.cache import CACHE_DIR
+    from pytest_agentgate.state.storage import user_state_home
+
+    session_start("claude", repo, capsys)
+    shutil.rmtree(user_state_home() / CACHE_DIR, ignore_errors=True)
+    assert pin_of(repo) == head(repo)
+    answer = stop("claude", repo, capsys)
+    assert "was changed after agentgate wrote it" not in answer.get("reason", "")
+
+
 def test_two_starts_at_the_same_moment_pin_once(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -619,7 +619,9 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
         if _is_a_test(node):
             what = about(node)
             if what == _HOOKS:  # `sys.unraisablehook is not sys.__unraisablehook__`
-                if not _sets_a_hook(_scopes(node, parents), name_of):
+                if not _sets_a_hook(_scopes(node, parents), name_of) and not _reported_only(
+                    node, parents
+                ):
                     found.append((what, getattr(node, "lineno", 0)))
                 continue  # code that installs its own hook asks which is in place
             wanted = (
@@ -639,6 +641,7 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
             isinstance(node, ast.Call)
             and name_of(node.func) in _TRACERS
             and _tested(node, parents)
+            and not _reported_only(node, parents)
             and not _sets_a_tracer(_scope(node, parents))
         ):
             found.append((_TRACERS[name_of(node.func)], node.lineno))
@@ -839,6 +842,25 @@ def _an_argument(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
         return False
     index = parent.slice.lower if isinstance(parent.slice, ast.Slice) else parent.slice
     return isinstance(index, ast.Constant) and isinstance(index.value, int) and index.value >= 1
+
+
+def _reported_only(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Whether the answer of ``node`` (with the comparisons and negations around it) is only
+    handed on as data: a value of a dict, an element of a list or tuple, an argument of a call
+    (a profiling library reports whether a tracer is on; a review on real projects: boltons'
+    ``ecoutils``). An answer the code branches on, returns or keeps in a name is not."""
+    while isinstance(parents.get(node), ast.Compare | ast.BoolOp | ast.UnaryOp):
+        node = parents[node]
+    parent = parents.get(node)
+    if isinstance(parent, ast.Dict):
+        return node in parent.values
+    if isinstance(parent, ast.List | ast.Tuple | ast.Set | ast.keyword | ast.FormattedValue):
+        return True
+    return (
+        isinstance(parent, ast.Call)
+        and node in parent.args
+        and (dotted_name(parent.func) != "bool")
+    )
 
 
 def _tested(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:

@@ -416,7 +416,6 @@ def _read_entry(root: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-SEAL_FILE = seal.KEY_FILE
 # What a miss says of an entry whose seal does not match.
 EDITED = "it was changed after agentgate wrote it (by hand?), so it is not trusted"
 

@@ -15,44 +15,60 @@ runner of its own, is where nothing of the agent's is trusted.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
 import os
 import secrets
+import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pytest_agentgate.state.storage import user_state_home
 
-# Where the secret is kept: the folder the verdict cache made it in first.
-KEY_FOLDER = "verdict-cache"
-KEY_FILE = ".seal"
+# Where the secret is kept: a folder of its own, so that clearing the verdict cache (its first
+# home) does not make every task's records untrusted (a review on real projects).
+KEY_FOLDER = "seal"
+KEY_FILE = "key"
 FIELD = "seal"
+
+
+def key_path() -> Path:
+    return user_state_home() / KEY_FOLDER / KEY_FILE
 
 
 def key() -> bytes | None:
     """The user's secret (created once, readable by the user alone); None when it can be
-    neither read nor made (then nothing is trusted that needs it)."""
-    path = user_state_home() / KEY_FOLDER / KEY_FILE
-    for _ in range(2):
+    neither read nor made, or is damaged (then nothing is trusted that needs it). It appears
+    whole or not at all (written aside, then linked in place): a run that reads it while
+    another makes it never reads half of it."""
+    path = key_path()
+    for _ in range(3):
         try:
             found = path.read_bytes()
         except FileNotFoundError:
-            found = b""
+            found = None
         except OSError:
             return None
-        if len(found) == 32:
-            return found
+        if found is not None:
+            return found if len(found) == 32 else None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            continue  # another run made it first, or it is damaged: read it again
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd, made = tempfile.mkstemp(dir=path.parent, prefix=".key-")
         except OSError:
             return None
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(secrets.token_bytes(32))
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(secrets.token_bytes(32))
+            with contextlib.suppress(FileExistsError):
+                os.link(made, path)  # another run made it first: read theirs
+        except OSError:
+            return None
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(made)
     return None
 
 

@@ -121,7 +121,7 @@ def resolve(
     if kept is None and path.exists():
         return BaseMissing(
             f"the task's pinned base ({path}) cannot be read, or was changed after agentgate "
-            "wrote it",
+            "wrote it (or an agentgate older than its seal wrote it, before an upgrade)",
             reset,
         )
     anchors = Anchors(root or repo.toplevel, ANCHORS)
