@@ -158,28 +158,25 @@ def command(
     return [sys.executable, "-m", entry, *args], env
 
 
-def _project_files() -> list[str]:
-    """The project's Python files as pre-commit hands them to a linter: the ones git tracks
-    or would (not ignored), so that a git-ignored ``.venv`` in the project is not linted (a
-    review on real projects: termcolor's `flake8 .` read 43,226 errors in its `.venv`). ``.``
+def _ignored_folders() -> list[str]:
+    """``--extend-exclude`` of the folders of the project git ignores (a ``.venv``), as
+    pre-commit lints only what git tracks (a review on real projects: termcolor's `flake8 .`
+    read 43,226 errors in its git-ignored `.venv`); the project's own ``exclude`` still holds
+    (flake8 applies it to the folder it walks, not to files named one by one). Nothing
     outside git."""
     try:
         listed = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "*.py"],
+            ["git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
             capture_output=True,
             timeout=60,
             check=True,
         ).stdout
     except (OSError, subprocess.SubprocessError):
-        return ["."]
-    files = [name for name in os.fsdecode(listed).split("\0") if name and os.path.isfile(name)]
-    if not files or sum(len(name) + 1 for name in files) > MAX_ARGUMENTS:
-        return ["."]  # none, or more than a command line holds: the linter walks the folder
-    return files
-
-
-# The most a command line gets of file names (Linux allows 2 MB for arguments and environment).
-MAX_ARGUMENTS = 1 << 20
+        return []
+    folders = sorted(
+        {name.rstrip("/") for name in os.fsdecode(listed).split("\0") if name.endswith("/")}
+    )
+    return ["--extend-exclude", ",".join(folders)] if folders else []
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -190,8 +187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         name, version = parse_spec(args[0])
         rest = args[1:]
-        if name in ("flake8", "pycodestyle") and rest[-1:] == ["."]:
-            rest = rest[:-1] + _project_files()
+        if name == "flake8" and rest[-1:] == ["."]:
+            rest = rest[:-1] + _ignored_folders() + ["."]
         line, env = command(name, version, rest)
     except ToolError as exc:
         print(f"agentgate: {exc}", file=sys.stderr)

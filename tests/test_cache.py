@@ -384,8 +384,9 @@ def test_a_program_shadowed_on_path_for_one_run_is_not_reused_without_it(
         # What Claude Code and Codex give their agents' shells and not their hooks, measured
         # (tests_e2e/harness): reading one is test-detected, so the cache need not key it.
         ({"AI_AGENT": "x", "CLAUDE_CODE_EXECPATH": "/x", "CODEX_CI": "1"}, True),
-        ({"SHELL": "/bin/zsh"}, True),
+        ({"SHELL": "/bin/sh"}, True),
         ({"SHELL": "vt-zero"}, False),
+        ({"SHELL": "/tmp/zero-rate/bash"}, False),  # red team 20: a "shell" of its own
         ({"CLAUDE_PROJECT_DIR": "/elsewhere", "CODEX_HOME": "/elsewhere"}, True),
         ({"PAGER": "/tmp/evil"}, False),
         ({"MYAPP_PROJECT_DIR": "/elsewhere"}, False),
@@ -396,14 +397,15 @@ def test_a_program_shadowed_on_path_for_one_run_is_not_reused_without_it(
         "no-global-git-config",
         "harness-values",
         "another-locale",
-        "another-pager",
-        "a-projects-own-variable",
         "a-harness-like-name",
         "a-terminal-of-the-agents",
         "the-harnesses-shell-variables",
         "a-shell",
         "a-shell-that-is-no-shell",
+        "a-shell-of-the-agents",
         "harness-own-variables",
+        "another-pager",
+        "a-projects-own-variable",
     ],
 )
 def test_a_harness_variable_is_ignored_only_with_the_value_a_harness_gives_it(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from pytest_agentgate.state import seal
 
 
@@ -31,3 +33,20 @@ def test_runs_that_make_the_secret_at_once_all_get_it_whole(fresh_state_home: ob
 def _make(start: threading.Barrier, keys: list[bytes | None]) -> None:
     start.wait()
     keys.append(seal.key())
+
+
+def test_without_hard_links_the_secret_is_made_in_place(
+    fresh_state_home: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A review on real projects: on FAT or a shared folder `os.link` fails (EPERM), and no
+    # secret was ever made, so every record read as changed.
+    import errno
+    import os
+
+    def no_links(source: object, target: object) -> None:
+        raise OSError(errno.EPERM, "hard links not supported")
+
+    monkeypatch.setattr(os, "link", no_links)
+    made = seal.key()
+    assert made is not None and len(made) == 32 and seal.key() == made
+    assert seal.intact(seal.sealed({"sha": "a" * 40}))

@@ -1196,3 +1196,20 @@ def test_a_decorator_keeping_the_function_in_slots_is_the_files(
         "class Stamp:\n    @_ReadOnly\n    def is_iso(self):\n        return True\n",
     )
     assert project_entries(project) == []
+
+
+def test_a_standard_library_module_the_run_imports_from_the_project_is_found(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red teams 19 and 20: `cmd.py`, `cmd/__init__.py` or `iniconfig.py` at the project's top,
+    # imported by pytest in the real one's place, patched the function under test.
+    (project / "cmd").mkdir()
+    (project / "cmd" / "__init__.py").write_text("x = 1\n")
+    load("cmd", project / "cmd" / "__init__.py", monkeypatch)
+    (project / "iniconfig.py").write_text("x = 1\n")
+    load("iniconfig", project / "iniconfig.py", monkeypatch)
+    found = [e for e in replaced(project=str(project)) if e.startswith(("cmd ", "iniconfig "))]
+    assert found == [
+        f"cmd (loaded from {project / 'cmd' / '__init__.py'}, in place of the installed one)",
+        f"iniconfig (loaded from {project / 'iniconfig.py'}, in place of the installed one)",
+    ]

@@ -216,21 +216,18 @@ def test_an_environment_without_pip_installs_with_the_pip_python_carries(
     assert [p for p in (cache / "tools").iterdir() if not p.name.endswith(".lock")] == []
 
 
-def test_flake8_lints_the_files_git_would_track_not_an_ignored_venv(
+def test_flake8_leaves_out_the_folders_git_ignores(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A review on real projects: termcolor's `flake8 .` read 43,226 errors in a git-ignored
-    # `.venv` inside the project; pre-commit hands the linter the files git tracks.
+    # `.venv` inside the project; the project's own `exclude` must still hold (sqlparse's).
     monkeypatch.chdir(tmp_path)
     subprocess.run(["git", "init", "-q"], check=True)
-    (tmp_path / ".gitignore").write_text(".venv/\n")
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
-    (tmp_path / "new.py").write_text("y = 2\n")  # untracked, not ignored: the change's
+    (tmp_path / ".gitignore").write_text(".venv/\nbuild/\n")
     (tmp_path / ".venv" / "lib").mkdir(parents=True)
     (tmp_path / ".venv" / "lib" / "bad.py").write_text("import os,sys\n")
-    subprocess.run(["git", "add", "pkg/a.py", ".gitignore"], check=True)
-    assert sorted(tools._project_files()) == ["new.py", "pkg/a.py"]
-    monkeypatch.chdir(tmp_path / ".venv")  # no repository above: the folder, as before
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "x.py").write_text("import os,sys\n")
+    assert tools._ignored_folders() == ["--extend-exclude", ".venv,build"]
     (tmp_path / ".git").rename(tmp_path / "not-git")
-    assert tools._project_files() == ["."]
+    assert tools._ignored_folders() == []  # outside git: the folder as it is

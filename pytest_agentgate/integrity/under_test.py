@@ -384,6 +384,8 @@ _TEST_TOOLS = (
 # `latest`), or pytest.
 _A_TEST = re.compile(r"(?<![a-z])test|conftest|pytest")
 _PYTEST = re.compile(r"py\.?test")
+# The words the agents' harnesses' variables start with.
+_HARNESS_WORDS = ("AI_AGENT", "CLAUDE", "CODEX", "GEMINI", "COPILOT", "CURSOR")
 # The variables the agents' harnesses set (state/cache.py keys none of them).
 _AN_AGENTS = re.compile(r"AI_AGENT|CLAUDECODE|(?:CLAUDE|CODEX|GEMINI|COPILOT|CURSOR)_[A-Z_]+")
 _LOADED = "asks whether pytest is loaded"
@@ -744,6 +746,8 @@ def _names_a_variable(text: str) -> bool:
     upper = text.upper()
     if upper in UNDER_TEST or len(upper) < 3:
         return False  # a whole name is read, and found as such ("reads PYTEST_CURRENT_TEST")
+    if any(upper.startswith(h) or h.startswith(upper) for h in _HARNESS_WORDS):
+        return True  # red team 20: `"CLAUDE" in k for k in os.environ`
     return any(name.startswith(upper) or upper in name for name in UNDER_TEST)
 
 
@@ -854,13 +858,8 @@ def _reported_only(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
     parent = parents.get(node)
     if isinstance(parent, ast.Dict):
         return node in parent.values
-    if isinstance(parent, ast.List | ast.Tuple | ast.Set | ast.keyword | ast.FormattedValue):
-        return True
-    return (
-        isinstance(parent, ast.Call)
-        and node in parent.args
-        and (dotted_name(parent.func) != "bool")
-    )
+    # Not an argument of a call: `1.5 * float(sys.gettrace() is None)` decides (red team 20).
+    return isinstance(parent, ast.List | ast.Tuple | ast.Set | ast.FormattedValue)
 
 
 def _tested(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
@@ -1581,21 +1580,54 @@ def _standard_library_shadowed(scan: Scan) -> Iterator[IntegrityFinding]:
     for path, status in sorted(scan.touched.items()):
         if status not in ("added", "renamed"):
             continue
-        pure = PurePosixPath(path)
-        if len(pure.parts) > 2 or (len(pure.parts) == 2 and pure.parts[0] != "src"):
+        parts = PurePosixPath(path).parts
+        if parts[:1] == ("src",):
+            parts = parts[1:]
+        if len(parts) == 2 and parts[1] == "__init__.py":
+            name, kind = parts[0], ".py"  # a package (red team 20: `cmd/__init__.py`)
+        elif len(parts) == 1:
+            name, kind = parts[0].split(".", 1)[0], PurePosixPath(parts[0]).suffix
+            if parts[0].endswith(".pyc"):
+                kind = ".so"
+        else:
             continue
-        name = pure.name.split(".", 1)[0]
-        compiled = pure.suffix in (".so", ".pyd") or pure.name.endswith(".pyc")
-        if name not in names or name.startswith("_") or not (pure.suffix == ".py" or compiled):
+        if kind not in (".so", ".pyd") or name in _A_PROJECTS_OWN or is_test_code(path):
+            continue  # a Python module is judged as the run imports it (tampering._shadows)
+        if name in names:
+            what = f"the standard library's {name}"
+        elif name in _installed_tops():
+            what = f"the installed {name}"  # red team 20: pytest's own iniconfig, copied
+        else:
             continue
         yield IntegrityFinding(
             "tested-code-mocked",
-            f"{path} is imported as the standard library's {name}: the project's folder is "
-            "first on sys.path when the tests run, and the code the tests check runs it in "
-            f"the standard library's place; name the module otherwise",
+            f"{path} is imported as {what}: the project's folder is first on sys.path when "
+            "the tests run, and the code the tests check runs it in that module's place; "
+            "name the module otherwise",
             path,
             1,
         )
+
+
+# What a project keeps at its top under names the standard library or an installed package
+# may also have (a distribution that installs a `tests` package): its own folders.
+_A_PROJECTS_OWN = frozenset(
+    {"__main__", "__init__", "test", "tests", "testing", "docs", "doc", "examples", "example",
+     "scripts", "benchmarks", "bench", "tools", "setup", "conftest", "noxfile", "tasks"}
+)  # fmt: skip
+
+
+def _installed_tops() -> frozenset[str]:
+    """The top-level modules the installed distributions provide (agentgate's environment,
+    most often the tests'): one the change adds at the project's top under such a name is
+    imported in the installed one's place."""
+    from importlib import metadata
+
+    try:
+        tops = metadata.packages_distributions()
+    except Exception:  # a broken distribution's metadata: nothing to compare with
+        return frozenset()
+    return frozenset(name for name in tops if name.isidentifier() and not name.startswith("_"))
 
 
 def _holds_tests(folder: Path) -> bool:

@@ -1297,11 +1297,21 @@ def _test_code(relative: str) -> bool:
     return relative.startswith("..") or is_test_code(relative.replace(os.sep, "/"))
 
 
+# What pytest imports of its dependencies in every run (red team 20 copied `iniconfig` into
+# the project's top with a payload).
+_TOOLS_NEEDS = frozenset({"iniconfig", "packaging", "pygments", "exceptiongroup", "tomli"})
+
+
 def _shadows(project: str) -> Iterator[tuple[str, str]]:
     """The tools' top-level modules loaded from a file of the project that is not its own
-    package of that name (``<project>/NAME/`` or ``<project>/src/NAME/``)."""
+    package of that name (``<project>/NAME/`` or ``<project>/src/NAME/``), and the standard
+    library's loaded from any file of the project (red teams 19 and 20: a `cmd.py` or
+    `cmd/__init__.py` at the project's top, which pytest's `pdb` imports, patched the function
+    under test). What the run imported, not what a name could clash with."""
     root = _real(project)
-    for name in TOOLS:
+    stdlib = frozenset(getattr(sys, "stdlib_module_names", ())) - {"__main__"}
+    stdlib |= _TOOLS_NEEDS  # the test tools' own dependencies, as much theirs as their code
+    for name in sorted(TOOLS | stdlib):
         module = sys.modules.get(name)
         where = getattr(module, "__file__", None)
         if not isinstance(where, str) or not _inside(where, (root,)):
@@ -1309,7 +1319,7 @@ def _shadows(project: str) -> Iterator[tuple[str, str]]:
         if _inside(where, _installed_roots()):
             continue  # a virtualenv inside the project: installed
         own = (os.path.join(root, name), os.path.join(root, "src", name))
-        if not _inside(where, own):
+        if name in stdlib or not _inside(where, own):
             yield name, where
 
 

@@ -134,6 +134,13 @@ _GIT_CONFIG_ENTRY = re.compile(r"GIT_CONFIG_(?:COUNT|KEY_\d+|VALUE_\d+)")
 
 
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "fish", "ksh", "tcsh", "csh"})
+# Where the machine's shells are (red team 20 named its own `/tmp/.../bash`).
+_SHELL_FOLDERS = ("/bin", "/usr/bin", "/usr/local/bin", "/opt/homebrew/bin")
+
+
+def _a_shell(value: str) -> bool:
+    folder, name = os.path.split(value)
+    return folder in _SHELL_FOLDERS and name in _SHELLS and os.path.isfile(value)
 
 
 def keyed_env(environ: Mapping[str, str]) -> dict[str, str]:
@@ -145,7 +152,7 @@ def keyed_env(environ: Mapping[str, str]) -> dict[str, str]:
             continue
         if name in HARNESS_ENV and value in HARNESS_ENV[name]:
             continue
-        if name == "SHELL" and os.path.isabs(value) and os.path.basename(value) in _SHELLS:
+        if name == "SHELL" and _a_shell(value):
             continue
         if harness_git and _GIT_CONFIG_ENTRY.fullmatch(name):
             continue

@@ -22,6 +22,7 @@ import json
 import os
 import secrets
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -45,15 +46,18 @@ def key() -> bytes | None:
     whole or not at all (written aside, then linked in place): a run that reads it while
     another makes it never reads half of it."""
     path = key_path()
-    for _ in range(3):
+    for attempt in range(5):
         try:
             found = path.read_bytes()
         except FileNotFoundError:
             found = None
         except OSError:
             return None
-        if found is not None:
-            return found if len(found) == 32 else None
+        if found is not None and len(found) == 32:
+            return found
+        if found is not None:  # being written in place, or damaged: looked at again
+            time.sleep(0.05 * (attempt + 1))
+            continue
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd, made = tempfile.mkstemp(dir=path.parent, prefix=".key-")
@@ -62,14 +66,27 @@ def key() -> bytes | None:
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(secrets.token_bytes(32))
-            with contextlib.suppress(FileExistsError):
-                os.link(made, path)  # another run made it first: read theirs
+            try:
+                os.link(made, path)
+            except FileExistsError:
+                pass  # another run made it first: read theirs
+            except OSError:  # no hard links (FAT, a shared folder): made in place instead
+                _made_in_place(path)
         except OSError:
             return None
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(made)
     return None
+
+
+def _made_in_place(path: Path) -> None:
+    """The secret written straight into ``path`` where the file system has no hard links
+    (a run that reads it while it is written reads it again)."""
+    with contextlib.suppress(FileExistsError):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(secrets.token_bytes(32))
 
 
 def seal_of(secret: bytes, document: Mapping[str, Any]) -> str:
