@@ -388,6 +388,7 @@ def test_a_program_shadowed_on_path_for_one_run_is_not_reused_without_it(
         ({"SHELL": "vt-zero"}, False),
         ({"SHELL": "/tmp/zero-rate/bash"}, False),  # red team 20: a "shell" of its own
         ({"CLAUDE_PROJECT_DIR": "/elsewhere", "CODEX_HOME": "/elsewhere"}, True),
+        ({"STOP_HOOK_DIR": "/elsewhere"}, True),  # where a stop hook's runner runs from
         ({"PAGER": "/tmp/evil"}, False),
         ({"MYAPP_PROJECT_DIR": "/elsewhere"}, False),
     ],
@@ -404,6 +405,7 @@ def test_a_program_shadowed_on_path_for_one_run_is_not_reused_without_it(
         "a-shell-that-is-no-shell",
         "a-shell-of-the-agents",
         "harness-own-variables",
+        "a-hook-runners-folder",
         "another-pager",
         "a-projects-own-variable",
     ],

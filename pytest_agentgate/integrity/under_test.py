@@ -387,7 +387,9 @@ _PYTEST = re.compile(r"py\.?test")
 # The words the agents' harnesses' variables start with.
 _HARNESS_WORDS = ("AI_AGENT", "CLAUDE", "CODEX", "GEMINI", "COPILOT", "CURSOR")
 # The variables the agents' harnesses set (state/cache.py keys none of them).
-_AN_AGENTS = re.compile(r"AI_AGENT|CLAUDECODE|(?:CLAUDE|CODEX|GEMINI|COPILOT|CURSOR)_[A-Z_]+")
+_AN_AGENTS = re.compile(
+    r"AI_AGENT|CLAUDECODE|(?:CLAUDE|CODEX|GEMINI|COPILOT|CURSOR)_[A-Z_]+|[A-Z_]+_HOOK_DIR"
+)
 _LOADED = "asks whether pytest is loaded"
 _STARTED = "asks how the program was started (sys.argv, __main__, its command line)"
 _CALLERS = "looks among its callers for a test"

@@ -76,6 +76,9 @@ VOLATILE_ENV = frozenset(
 # let the agent prime a verdict with `CLAUDE_TAX_PROFILE=1 agentgate verify`, a variable its
 # code read, and the stop hook reuse it (red team 16). A harness variable not listed here
 # makes a run afresh, never a stale one.
+# A folder a stop hook's runner names for itself (Copilot's COPILOT_HOOK_DIR, a harness's
+# STOP_HOOK_DIR): where the hook runs from, never the project's to read (`test-detected`).
+HOOK_DIR = "_HOOK_DIR"
 HARNESS_OWN_ENV = frozenset(
     {
         "AI_AGENT", "CLAUDECODE", "CLAUDE_PROJECT_DIR", "CLAUDE_CODE_SESSION_ID",
@@ -148,7 +151,7 @@ def keyed_env(environ: Mapping[str, str]) -> dict[str, str]:
     harness_git = _harness_git_config(environ)
     keyed = {}
     for name, value in environ.items():
-        if name in VOLATILE_ENV or name in HARNESS_OWN_ENV:
+        if name in VOLATILE_ENV or name in HARNESS_OWN_ENV or name.endswith(HOOK_DIR):
             continue
         if name in HARNESS_ENV and value in HARNESS_ENV[name]:
             continue
