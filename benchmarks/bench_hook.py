@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -29,6 +28,7 @@ import threading
 import time
 from pathlib import Path
 
+import _cachegrind
 from _example import example_repo
 
 TARGET = 1.05
@@ -86,30 +86,21 @@ def run_hook(exe: str, root: Path, session: str) -> float:
     return elapsed
 
 
-_REFS = re.compile(r"^==(\d+)== I\s+refs:\s+([\d,]+)", re.MULTILINE)
-
-
 def instructions(
     command: list[str], root: Path, stdin: bytes = b"", env: dict[str, str] | None = None
 ) -> int:
     """The instructions every process of ``command`` executed, under cachegrind."""
     with tempfile.TemporaryDirectory(prefix="agentgate-bench-valgrind-") as logs:
-        wrapped = [
-            "valgrind",
-            "--tool=cachegrind",
-            "--cache-sim=no",
-            "--trace-children=yes",
-            "--cachegrind-out-file=/dev/null",
-            f"--log-file={logs}/%p.log",
-            *command,
-        ]
         seeded = {**(env or os.environ), "PYTHONHASHSEED": "0"}
-        subprocess.run(wrapped, input=stdin, cwd=root, env=seeded, capture_output=True, check=False)
-        return sum(
-            int(refs.replace(",", ""))
-            for log in Path(logs).glob("*.log")
-            for _, refs in _REFS.findall(log.read_text(encoding="utf-8", errors="replace"))
+        subprocess.run(
+            _cachegrind.wrapped(logs, command),
+            input=stdin,
+            cwd=root,
+            env=seeded,
+            capture_output=True,
+            check=False,
         )
+        return sum(_cachegrind.counts(logs).values())
 
 
 def count(exe: str, root: Path, commands: list[tuple[str, dict[str, str]]]) -> tuple[int, int]:

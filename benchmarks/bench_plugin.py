@@ -52,7 +52,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -167,23 +166,13 @@ def median_interval(values: list[float], confidence: float = CONFIDENCE) -> tupl
 
 # -- instructions -----------------------------------------------------------------------------
 
-_REFS = re.compile(r"^==(\d+)== I\s+refs:\s+([\d,]+)", re.MULTILINE)
-
 
 def count_instructions(root: Path, extra: list[str]) -> tuple[int, int]:
     """(the pytest process's instructions, its child processes' together), under cachegrind."""
+    import _cachegrind  # beside this script (benchmarks/): only where instructions are counted
+
     with tempfile.TemporaryDirectory(prefix="agentgate-bench-valgrind-") as logs:
-        # One log per process: a child's own summary would otherwise go to its stderr, which
-        # the gate that ran it captures.
-        command = [
-            "valgrind",
-            "--tool=cachegrind",
-            "--cache-sim=no",
-            "--trace-children=yes",
-            "--cachegrind-out-file=/dev/null",
-            f"--log-file={logs}/%p.log",
-            *pytest_command(extra),
-        ]
+        command = _cachegrind.wrapped(logs, pytest_command(extra))
         proc = subprocess.Popen(
             command,
             cwd=root,
@@ -194,12 +183,7 @@ def count_instructions(root: Path, extra: list[str]) -> tuple[int, int]:
         )
         out, err = proc.communicate()
         check(subprocess.CompletedProcess(command, proc.returncode, out, err), command)
-        counts: dict[int, int] = {}
-        for log in Path(logs).glob("*.log"):
-            counts.update(
-                (int(pid), int(refs.replace(",", "")))
-                for pid, refs in _REFS.findall(log.read_text(encoding="utf-8", errors="replace"))
-            )
+        counts = _cachegrind.counts(logs)
     if proc.pid not in counts:
         raise SystemExit(f"valgrind wrote no instruction count for pytest (pid {proc.pid})")
     main = counts.pop(proc.pid)

@@ -353,7 +353,7 @@ class Repo:
             ["ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"],
             unchecked={2},
         )
-        blind = Blind(filter_overrides(filters), flagged_on_disk(flags, self.toplevel))
+        blind = Blind(filter_overrides(filters))
         with blind.index(self.toplevel, staged, sparse(flags, self.toplevel)) as index:
             statuses, patch = _git_many(self.toplevel, *diffs, config=blind.overrides, index=index)
             entries = list(_name_status(statuses))
@@ -541,13 +541,9 @@ _FLAGGED = re.compile(r"(?:^|\0)(?:[a-z]|S) ([^\0]+)")
 @dataclass
 class Blind:
     """What would keep git from seeing a changed file: filters to switch off (``-c``
-    settings) and index entries to read from the disk (paths)."""
+    settings), and an index that knows the files on the disk (:meth:`index`)."""
 
     overrides: list[str]
-    flagged: list[str]
-
-    def __bool__(self) -> bool:
-        return bool(self.overrides or self.flagged)
 
     @contextlib.contextmanager
     def index(self, toplevel: Path, staged: str, sparse: list[str]) -> Iterator[Path]:

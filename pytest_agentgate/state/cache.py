@@ -250,7 +250,7 @@ def tree_state(root: Path) -> tuple[str, str] | None:
     # Through an index that knows nothing of the files' sizes and times, as the change is
     # read (git.py's Blind.index): an edit git's own index takes as unchanged is keyed too.
     try:
-        with Blind(overrides, []).index(
+        with Blind(overrides).index(
             repo, staged.decode(errors="surrogateescape"), sparse(listing, repo)
         ) as index:
             status = _git(
