@@ -161,6 +161,30 @@ def coverage_sources(files: Files) -> list[str]:
     return dirs + modules
 
 
+def _src_packages(now: Files, sources: list[str]) -> list[str]:
+    """With ``src`` measured, the packages and modules in it by name too: coverage.py measures
+    a folder only where it is, and a src-layout project installed with ``pip install .`` (as
+    tox builds its environments) is tested from its installed copy, which a name finds
+    (reports/coverage/copies.py counts a copy with the project's bytes as the project's).
+    A name that is also a folder or file at the root would be read as that, so it is left out."""
+    if "src" not in sources:
+        return []
+    names = [
+        name
+        for name, folder in now.entries("src")
+        if (folder and now.is_file(f"src/{name}/__init__.py"))
+        or (not folder and name.endswith(".py"))
+    ]
+    out = []
+    for name in sorted(names):
+        module = name.removesuffix(".py")
+        shadowed = now.is_dir(module) or now.is_file(module) or now.is_file(f"{module}.py")
+        ours = module.isidentifier() and not module.startswith(("__", "test_"))
+        if ours and module not in ("conftest", "setup") and not shadowed and module not in sources:
+            out.append(module)
+    return out
+
+
 def _lint_gate(linter: Linter, py: str, law: Files) -> dict[str, Any]:
     """The lint gate of zero-config. With no linter the project declares (ruff's error rules
     alone), the folders its pytest settings keep pytest out of are left out too: files kept
@@ -223,7 +247,7 @@ def python_defaults(
     cov = f"{py} -m coverage run --branch --data-file={STATE_DIR}/.coverage"
     sources = _still_there(now, [s for side in sides for s in coverage_sources(side)], module=True)
     if not _has_coverage_config(law) and sources:
-        cov += " --source=" + ",".join(sources)
+        cov += " --source=" + ",".join(sources + _src_packages(now, sources))
     junit = f"{STATE_DIR}/junit.xml"
     skip = _not_compiled(law)
     build = f"{py} -m compileall -q " + (f"-x {shlex.quote(skip)} " if skip else "")

@@ -63,7 +63,7 @@ def test_src_layout(repo: Path) -> None:
     )
     assert gates["lint"].format == "ruff"
     assert gates["test"].command == (
-        f"{PY} -m coverage run --branch --data-file=.agentgate/.coverage --source=src "
+        f"{PY} -m coverage run --branch --data-file=.agentgate/.coverage --source=src,demo "
         "-m pytest -q --junitxml=.agentgate/junit.xml -o junit_family=xunit1"
     )
     assert gates["test"].reports == [".agentgate/junit.xml"]
@@ -405,3 +405,23 @@ def test_folders_the_projects_pytest_settings_keep_pytest_out_of_are_not_compile
     ruff = [sys.executable, "-m", "ruff", *shlex.split(lint)[3:]]
     done = subprocess.run(ruff, cwd=repo, capture_output=True, text=True, check=False)
     assert done.returncode == 0 and json.loads(done.stdout) == [], done.stdout
+
+
+def test_src_layout_measures_its_packages_by_name_too(repo: Path) -> None:
+    # By name, coverage.py measures a package wherever the tests import it from: the copy
+    # `pip install .` puts in site-packages too (reports/coverage/copies.py).
+    touch(
+        repo,
+        "pyproject.toml",
+        "src/alpha/__init__.py",
+        "src/tool.py",
+        "src/namespace/mod.py",  # no __init__.py: measured as a folder of src only
+        "src/my-scripts/__init__.py",  # no importable name
+        "src/conftest.py",
+        "src/test_src.py",
+        "src/shadow/__init__.py",
+        "shadow/data.txt",  # a folder at the root of that name: the name would mean it
+        "tests/test_alpha.py",
+    )
+    command = commands(repo)["test"] or ""
+    assert "--source=src,alpha,tool " in command

@@ -75,7 +75,7 @@ def test_init_python_project_writes_a_config_that_loads(
     )
     assert gates["lint"].format == "ruff"
     assert gates["test"].command == (
-        "python -m coverage run --branch --data-file=.agentgate/.coverage --source=src "
+        "python -m coverage run --branch --data-file=.agentgate/.coverage --source=src,demo "
         "-m pytest -q --junitxml=.agentgate/junit.xml -o junit_family=xunit1"
     )
     assert gates["test"].reports == [".agentgate/junit.xml"]

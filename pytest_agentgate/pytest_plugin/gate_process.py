@@ -412,6 +412,7 @@ def coverage_evidence(
         evidence.error = exc
         return evidence
     topdir = payload.get("topdir") or os.getcwd()
+    report.notes.extend(str(note) for note in payload.get("notes", ()))
     report.notes.extend(notes_from_warnings(list(payload.get("warnings", ())), topdir))
     if failed := payload.get("failed_workers"):
         report.notes.append(f"xdist workers {', '.join(failed)} returned no coverage data")

@@ -653,6 +653,7 @@ class SelfCoverage:
             with contextlib.suppress(Exception):
                 self.cov.get_data()
             self.stopped = True
+        notes = self._copies_of_the_project()
         outfile = directory / "coverage.json"
         with warnings.catch_warnings(record=True) as caught, _working_directory(self.root):
             warnings.simplefilter("always")
@@ -667,7 +668,26 @@ class SelfCoverage:
             "topdir": self.root,
             "failed_workers": [],
             "by": SELF_MEASURED,
+            "notes": notes,
         }
+
+    def _copies_of_the_project(self) -> list[str]:
+        """Have the report count the project's code measured in a copy with the same bytes
+        as the project's files (a src layout installed with ``pip install .``), and no other
+        copy; the notes that say which."""
+        from pytest_agentgate.reports.coverage.copies import copies_of_the_project
+
+        try:
+            measured = self.cov.get_data().measured_files()
+        except Exception:  # nothing measured: the report says so
+            return []
+        copies = copies_of_the_project(measured, self.root or os.getcwd())
+        if copies.aliases:
+            self.cov.set_option("paths", {**self.cov.config.paths, **copies.aliases})
+        if copies.omit:
+            omit = [*(self.cov.config.report_omit or []), *copies.omit]
+            self.cov.set_option("report:omit", omit)
+        return copies.notes
 
 
 # How a report of this session's own measurement names its tool.

@@ -221,7 +221,7 @@ def parse_coverage_json(
 # use would have to chdir (global, racy with parallel gates) and would reset coverage.py's
 # module-global relative directory under any coverage that is measuring this process (pytest-cov).
 _EXPORT_SCRIPT = r"""
-import json, sys, warnings
+import json, os, sys, warnings
 # Never import a project's own module named "coverage" from the working directory.
 if sys.path and sys.path[0] in ("", "."):
     del sys.path[0]
@@ -239,7 +239,7 @@ data_file, outfile, result_file = args[:3]
 shards = args[3:]  # copies of parallel data files to combine into data_file first
 result = {
     "error": None, "no_data": False, "measured": 0, "warnings": [], "stage": "config",
-    "plugins": [],
+    "plugins": [], "installed": [],
 }
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
@@ -257,8 +257,18 @@ with warnings.catch_warnings(record=True) as caught:
             cov.save()
         result["stage"] = "load"
         cov.load()
-        result["measured"] = len(cov.get_data().measured_files())
+        measured = cov.get_data().measured_files()
+        result["measured"] = len(measured)
         result["stage"] = "report"
+        # The project's code measured in an installed copy (src layout, `pip install .`) is
+        # reported as the project's files when the copy has their bytes (copies.py).
+        from pytest_agentgate.reports.coverage.copies import copies_of_the_project
+        installed = copies_of_the_project(measured, os.getcwd())
+        result["installed"] = installed.notes
+        if installed.aliases:
+            cov.set_option("paths", {**cov.config.paths, **installed.aliases})
+        if installed.omit:
+            cov.set_option("report:omit", [*(cov.config.report_omit or []), *installed.omit])
         cov.json_report(outfile=outfile, ignore_errors=True)
     except Exception as exc:
         if type(exc).__name__ == "ConfigError" or isinstance(exc, ImportError):
@@ -514,6 +524,7 @@ def read_coverage_data_files(
                 "the sources" + "".join(f"; {note}" for note in notes),
             )
         report = parse_coverage_json(document, source, format="coverage-data")
+        report.notes.extend(result.get("installed") or [])
         report.notes.extend(notes)
         if result.get("plugins"):
             report.notes.append(
