@@ -1213,3 +1213,37 @@ def test_a_standard_library_module_the_run_imports_from_the_project_is_found(
         f"cmd (loaded from {project / 'cmd' / '__init__.py'}, in place of the installed one)",
         f"iniconfig (loaded from {project / 'iniconfig.py'}, in place of the installed one)",
     ]
+
+
+def test_the_projects_modules_imported_as_the_tools_started_are_found(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 21: `org/python/core.py`, which the standard library's `copy` looks for (a
+    # Jython probe) as pytest starts, set what the product read; no conftest.py ran yet.
+    from pytest_agentgate.pytest_plugin import start
+
+    for folder in ("org/python", "plugin"):
+        (project / folder).mkdir(parents=True)
+    files = {
+        "org": project / "org" / "__init__.py",
+        "org.python": project / "org" / "python" / "__init__.py",
+        "org.python.core": project / "org" / "python" / "core.py",
+        "plugin": project / "plugin" / "__init__.py",
+        "plugin.helpers": project / "plugin" / "helpers.py",
+    }
+    for path in files.values():
+        path.write_text("x = 1\n")
+    plugin = load("plugin", files["plugin"], monkeypatch)
+    at_start = {**start.MODULES_AT_START, **{name: str(f) for name, f in files.items()}}
+    monkeypatch.setattr(start, "MODULES_AT_START", at_start)
+    found = [e for e in replaced([plugin], project=str(project)) if e.startswith("org ")]
+    assert found == [
+        f"org (the project's {files['org.python.core']} and 2 more ran as the test tools "
+        "started, before the tests' session: an import of theirs found it; nothing of the "
+        "project runs there)"
+    ]
+    # The project's pytest plugin and its package are the project's doing.
+    assert not any(e.startswith("plugin") for e in replaced([plugin], project=str(project)))
+    # A script of the project that started the run imports what it likes.
+    at_start["__main__"] = str(project / "runtests.py")
+    assert not any(e.startswith("org ") for e in replaced([plugin], project=str(project)))

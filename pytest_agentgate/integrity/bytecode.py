@@ -36,6 +36,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator
 from fnmatch import fnmatch
+from importlib.machinery import EXTENSION_SUFFIXES as _EXTENSIONS
 from pathlib import Path, PurePosixPath
 from types import CodeType
 from typing import TYPE_CHECKING, Any
@@ -81,7 +82,7 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
             if finding is not None:
                 yield finding
     remembered.save()
-    yield from _sourceless(scan.root)
+    yield from _sourceless(scan.root, lambda: _builds_extensions(scan))
 
 
 # Folders no import of the project's code reads from: tools' caches, version control, the
@@ -97,12 +98,38 @@ _NOT_IMPORTED = frozenset(
 MAX_FOLDERS = 20_000
 
 
-def _sourceless(root: Path) -> Iterator[IntegrityFinding]:
+# The names Python imports an extension module from, on this machine and the others.
+EXTENSION_SUFFIXES = (*_EXTENSIONS, ".so", ".pyd")
+# The sources of compiled extension modules: C, C++, Cython, Rust, Fortran, Zig, SWIG, CUDA.
+COMPILED_SOURCES = (
+    ".c", ".cc", ".cpp", ".cxx", ".c++", ".pyx", ".rs", ".f", ".f90", ".zig", ".i", ".cu",
+)  # fmt: skip
+
+
+def _builds_extensions(scan: Scan) -> bool:
+    """Whether the project could build extension modules at the base: a source of one was
+    tracked there, or an extension module itself; also when git cannot say."""
+    from pytest_agentgate.git import GitError
+
+    try:
+        tracked = scan.repo.tracked_at(scan.change.base)
+    except (GitError, OSError):
+        return True
+    suffixes = (*COMPILED_SOURCES, *EXTENSION_SUFFIXES)
+    return any(path.lower().endswith(suffixes) for path in tracked)
+
+
+def _sourceless(
+    root: Path, builds_extensions: Callable[[], bool] = lambda: True
+) -> Iterator[IntegrityFinding]:
     """Each ``NAME.pyc`` outside ``__pycache__`` with no ``NAME.py`` beside it, in a folder
     Python or pytest imports from, outside the project's virtual environments: Python imports
     such a file as module ``NAME`` in place of the project's module of that name, and git,
     ignoring ``*.pyc``, shows nothing of it. A pyc in any other folder (test data) is imported
-    by no one."""
+    by no one. Likewise each extension module (``NAME.cpython-311-x86_64-linux-gnu.so``) there,
+    when the project did not build them at the base (``builds_extensions``): machine code the
+    change's text does not show (red team 21: one in the product's package asked whether
+    pytest was loaded), and that git, ignoring ``*.so``, shows nothing of either."""
     from pytest_agentgate.integrity.model import IntegrityFinding
 
     listing: dict[Path, set[str]] = {}
@@ -119,9 +146,11 @@ def _sourceless(root: Path) -> Iterator[IntegrityFinding]:
         )
         listing[here] = set(files)
     roots = _import_roots(root, listing)
+    compiled: list[Path] = []
     for here, names in listing.items():
         if not _importable(here, roots, listing):
             continue
+        compiled += [here / n for n in sorted(names) if n.endswith(EXTENSION_SUFFIXES)]
         for name in sorted(names):
             if not name.endswith(".pyc") or name[: -len(".pyc")] + ".py" in names:
                 continue
@@ -134,6 +163,16 @@ def _sourceless(root: Path) -> Iterator[IntegrityFinding]:
                 f"{shown} is bytecode with no source beside it: Python imports it as "
                 f"{module} from a folder on sys.path (pytest puts the tests' folders there), in "
                 "place of the project's module of that name, and the change never shows it",
+                shown,
+            )
+    if compiled and not builds_extensions():
+        for path in compiled:
+            shown = path.relative_to(root).as_posix()
+            yield IntegrityFinding(
+                "compiled-code-added",
+                f"{shown} is an extension module, machine code Python imports from a folder "
+                "of the project's code, and the project had no source to build one at the "
+                "base: what it does, the change does not show",
                 shown,
             )
 

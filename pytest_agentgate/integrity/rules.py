@@ -180,6 +180,15 @@ _RULES = (
         "{} +`) and run the checks again",
     ),
     Rule(
+        "compiled-code-added",
+        "tampering",
+        "an extension module (machine code: .so, .pyd) in a folder Python imports the project's "
+        "code from, in a project with no source to build one at the base: what it does, no "
+        "reading of the change can show",
+        "remove it; a project that is to have compiled code gets its source and build in a "
+        "change a person reviews (who allows the rule in agentgate.yml at the base)",
+    ),
+    Rule(
         "environment-loosened",
         "tampering",
         "an environment variable chooses what pytest or coverage.py measures: selection, "

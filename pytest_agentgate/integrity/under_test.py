@@ -404,6 +404,12 @@ _LOGGING = "asks whether the root logger has handlers (pytest adds its capture's
 _CONFIGURES_LOGGING = frozenset(
     {"basicConfig", "addHandler", "dictConfig", "fileConfig", "setLevel", "captureWarnings"}
 )
+_DEPTH = (
+    "measures how deep its callers are (recursing until RecursionError, or against the "
+    "recursion limit): the tests run it under pytest's frames"
+)
+# What catches a RecursionError.
+_RECURSION_ERRORS = frozenset({"RecursionError", "RuntimeError", "builtins.RecursionError"})
 _MADE = (
     "runs code it makes at run time, or loads from a file that is no module: no reading shows "
     "what it asks"
@@ -663,6 +669,20 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
             and not _sets_a_tracer(_scope(node, parents))
         ):  # `tracer = sys.gettrace()` and `if tracer` (red team 17)
             found.append((alias_of(node) or "", node.lineno))
+        elif (
+            isinstance(node, ast.ExceptHandler)
+            and node.type is not None
+            and any(name_of(t) in _RECURSION_ERRORS for t in _caught(node.type))
+            and _recurses_in(node, parents)
+        ):  # a function that calls itself until the limit, and counts (red team 21)
+            found.append((_DEPTH, node.lineno))
+        elif (
+            isinstance(node, ast.Call)
+            and name_of(node.func) == "sys.getrecursionlimit"
+            and _tested(node, parents)
+            and not _sets_the_limit(_scope(node, parents), name_of)
+        ):
+            found.append((_DEPTH, node.lineno))
         elif (
             isinstance(node, ast.Call)
             and name_of(node.func) in _CODE_MAKERS
@@ -946,6 +966,47 @@ def _scopes(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> list[ast.AST]:
         found.append(scope)
         scope = _scope(scope, parents)
     return found or [scope]
+
+
+def _caught(kind: ast.expr) -> list[ast.expr]:
+    """The exception types an ``except`` names: one, or each of a tuple."""
+    return list(kind.elts) if isinstance(kind, ast.Tuple) else [kind]
+
+
+def _recurses_in(handler: ast.ExceptHandler, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Whether the ``try`` the handler belongs to calls the function it is in (by its name,
+    or as a method of ``self`` or ``cls``): the handler catches that function's own recursion
+    at the limit."""
+    function = _scope(handler, parents)
+    attempt = parents.get(handler)
+    if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) or not isinstance(
+        attempt, ast.Try
+    ):
+        return False
+    for statement in attempt.body:
+        for node in ast.walk(statement):
+            if not isinstance(node, ast.Call):
+                continue
+            called = node.func
+            if isinstance(called, ast.Name) and called.id == function.name:
+                return True
+            if (
+                isinstance(called, ast.Attribute)
+                and called.attr == function.name
+                and isinstance(called.value, ast.Name)
+                and called.value.id in ("self", "cls")
+            ):
+                return True
+    return False
+
+
+def _sets_the_limit(scope: ast.AST, name_of: Callable[[ast.AST], str]) -> bool:
+    """Code that raises the recursion limit asks what it is first (`if
+    sys.getrecursionlimit() < 10_000: sys.setrecursionlimit(10_000)`)."""
+    return any(
+        isinstance(node, ast.Call) and name_of(node.func) == "sys.setrecursionlimit"
+        for node in ast.walk(scope)
+    )
 
 
 def _sets_a_tracer(scope: ast.AST) -> bool:

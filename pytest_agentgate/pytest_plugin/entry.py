@@ -74,6 +74,8 @@ NESTED_NOTICE = (
 FORGED_GUARD_NOTICE = (
     f"agentgate: {RUNNING_ENV} is set but no agentgate process started this run: gating anyway"
 )
+
+
 # The guard as each session's pytest started (its plugin manager is the key), before any
 # conftest.py could change os.environ.
 _GUARD_AT_START: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()

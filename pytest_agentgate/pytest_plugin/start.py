@@ -1,4 +1,4 @@
-"""``sys.path`` as pytest loaded its plugins, before any conftest.py changed it.
+"""``sys.path`` and the modules loaded as pytest loaded its plugins, before any conftest.py.
 
 Imported by the ``pytest11`` entry point (``entry.py``) when pytest loads it, so the snapshot
 is taken then: ``python -m pytest`` has the current folder first (``witness.local_plugins``).
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Any
 
 import pytest
 
@@ -17,3 +18,21 @@ START_PATH = tuple(sys.path)
 # after it was written during the run (``tampering._rewritten_in_run``).
 START_TIME = time.time()
 START_KEY = pytest.StashKey[tuple[str, ...]]()
+
+
+def _files_of(modules: dict[str, Any]) -> dict[str, str]:
+    found = {}
+    for name, module in list(modules.items()):
+        try:
+            where = vars(module).get("__file__")
+        except TypeError:  # not a module: nothing to say where it came from
+            continue
+        if isinstance(where, str):
+            found[name] = where
+    return found
+
+
+# The modules this process had imported, by file, when pytest loaded agentgate's plugin: what ran
+# before the tests' session, as the test tools started (pytest_plugin/tampering.py judges which
+# of them are the project's files).
+MODULES_AT_START = _files_of(sys.modules)

@@ -50,6 +50,13 @@ def replaced(
     if project is not None:
         for name, origin in _shadows(project):
             found[name] = f"{name} (loaded from {origin}, in place of the installed one)"
+        for name, origin in _ran_as_the_tools_started(project, plugins):
+            found.setdefault(
+                name,
+                f"{name} (the project's {origin} ran as the test tools started, before the "
+                "tests' session: an import of theirs found it; nothing of the project runs "
+                "there)",
+            )
         for label, why in _project_replaced(project, compared_after):
             found[label] = f"{label} ({why})"
             if len(found) >= MAX_FOUND:
@@ -1321,6 +1328,58 @@ def _shadows(project: str) -> Iterator[tuple[str, str]]:
         own = (os.path.join(root, name), os.path.join(root, "src", name))
         if name in stdlib or not _inside(where, own):
             yield name, where
+
+
+def _ran_as_the_tools_started(project: str, plugins: Iterable[object]) -> Iterator[tuple[str, str]]:
+    """The project's modules already imported when pytest loaded agentgate's plugin
+    (``start.MODULES_AT_START``): what the test tools' own start imported from the project's
+    files, before any conftest.py, test or fixture ran (red team 21: an `org/python/core.py`
+    that the standard library's `copy` probes for Jython, setting what the product reads).
+    Not the project's pytest plugins and what their packages hold (a project that is a pytest
+    plugin, pyfakefs), nor a coverage.py plugin its configuration names, nor anything when the
+    project's own script started the run (``__main__`` is its file)."""
+    from pytest_agentgate.pytest_plugin.start import MODULES_AT_START
+
+    root = _real(project)
+    installed = _installed_roots()
+    main = MODULES_AT_START.get("__main__")
+    if main is not None and _inside(main, (root,)) and not _inside(main, installed):
+        return
+    early = {
+        name: where
+        for name, where in MODULES_AT_START.items()
+        if _inside(where, (root,)) and not _inside(where, installed)
+    }
+    if not early:
+        return
+    plugins = list(plugins)
+    tops = set(TOOLS) | _coverage_plugins()
+    for plugin in plugins:
+        name = plugin.__name__ if isinstance(plugin, ModuleType) else type(plugin).__module__
+        where = getattr(sys.modules.get(name), "__file__", None)
+        if isinstance(name, str) and isinstance(where, str) and _inside(where, (root,)):
+            tops.add(name.split(".", 1)[0])
+    own = _project_tools(project)
+    found: dict[str, list[str]] = {}
+    for name, where in sorted(early.items()):
+        top = name.split(".", 1)[0]
+        if top not in tops and name != "__main__" and not _inside(where, own):
+            found.setdefault(top, []).append(where)
+    for top, files in found.items():
+        more = f" and {len(files) - 1} more" if len(files) > 1 else ""
+        yield top, f"{files[-1]}{more}"
+
+
+def _coverage_plugins() -> set[str]:
+    """The top-level names of the coverage.py plugins the measuring coverage's configuration
+    names (``[run] plugins``): coverage.py imports them as it starts."""
+    coverage = sys.modules.get("coverage")
+    current = getattr(getattr(coverage, "Coverage", None), "current", None)
+    try:
+        names = current().config.plugins if callable(current) and current() else []
+    except Exception:
+        return set()
+    return {str(name).split(".", 1)[0] for name in names}
 
 
 def _members(

@@ -4,6 +4,7 @@ repositories: the pyc is made by the real interpreter, or by pytest's own assert
 from __future__ import annotations
 
 import ast
+import importlib.machinery
 import importlib.util
 import marshal
 import os
@@ -212,3 +213,64 @@ def test_sourceless_pycs_in_folders_on_sys_path_are_found(shadowed: Path) -> Non
         for f in only_gate(verdict, "integrity")["findings"]
         if f["code"] == "stale-bytecode"
     ) == ["lib/calc.pyc", "pkg/helpers.pyc", "tests/invoice.pyc"]
+
+
+EXTENSION = importlib.machinery.EXTENSION_SUFFIXES[0]
+
+
+def compiled(verdict: dict[str, Any]) -> list[str]:
+    return [
+        f["path"]
+        for f in only_gate(verdict, "integrity")["findings"]
+        if f["code"] == "compiled-code-added"
+    ]
+
+
+def test_an_extension_module_in_a_project_that_builds_none_is_found(shadowed: Path) -> None:
+    """Red team 21: machine code in a folder the project's code is imported from (git ignores
+    `*.so`: the change shows nothing of it); the same file in a venv or a data folder is not
+    the project's code."""
+    (shadowed / ".gitignore").write_text("__pycache__/\n*.py[cod]\n*.so\n.agentgate/\n.venv/\n")
+    git(shadowed, "commit", "-qam", "ignore extension modules")
+    (shadowed / f"_rates{EXTENSION}").write_bytes(b"\x7fELF" + b"\0" * 60)
+    (shadowed / "tests" / "data").mkdir()
+    (shadowed / "tests" / "data" / f"sample{EXTENSION}").write_bytes(b"\x7fELF")
+    assert git(shadowed, "status", "--porcelain") == ""
+    code, verdict = verify_json(shadowed)
+    assert code == 1 and compiled(verdict) == [f"_rates{EXTENSION}"], verdict
+
+
+def test_an_extension_module_of_a_project_with_compiled_sources_is_its_own(
+    shadowed: Path,
+) -> None:
+    (shadowed / "calc.py").write_text(FIXED)
+    (shadowed / "_rates.c").write_text("/* the project's own extension */\n")
+    git(shadowed, "add", "_rates.c", "calc.py")
+    git(shadowed, "commit", "-qm", "a compiled module")
+    (shadowed / f"_rates{EXTENSION}").write_bytes(b"\x7fELF" + b"\0" * 60)
+    code, verdict = verify_json(shadowed)
+    assert code == 0 and compiled(verdict) == [], verdict
+
+
+def test_a_module_of_the_project_the_tools_import_as_they_start_fails_the_gate(
+    shadowed: Path,
+) -> None:
+    """Red team 21: the standard library's `copy` looks for `org.python.core` (Jython) as
+    pytest starts; the project's `org/python/core.py` then runs before any conftest.py and
+    sets what the product reads as it is imported by the tests."""
+    (shadowed / "calc.py").write_text(
+        "import os\n\nSUM = os.environ.get('CALC_MODE') == 'sum'\n\n\n"
+        "def add(a, b):\n    return a + b if SUM else a - b\n"
+    )
+    (shadowed / "org" / "python").mkdir(parents=True)
+    (shadowed / "org" / "__init__.py").write_text("")
+    (shadowed / "org" / "python" / "__init__.py").write_text("")
+    (shadowed / "org" / "python" / "core.py").write_text(
+        "import os\n\nos.environ.setdefault('CALC_MODE', 'sum')\n"
+    )
+    code, verdict = verify_json(shadowed)
+    test = only_gate(verdict, "test")
+    assert code == 1 and test["status"] == "fail", verdict
+    assert any(
+        "org (the project's" in p and "as the test tools started" in p for p in test["problems"]
+    )

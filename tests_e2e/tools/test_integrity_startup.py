@@ -118,8 +118,11 @@ def test_a_pth_file_that_replaces_the_code_under_test_fails_the_gate(project: Pa
     pth = site_packages(env) / "zz_speedups.pth"
     pth.write_text(PTH)
     code, verdict = verify(project)
-    assert gate(verdict, "test")["status"] == "pass"  # the trick works on the tests...
-    assert code == 1 and gate(verdict, "integrity")["status"] == "fail"  # ...not on the gate
+    # The tests pass, but the witness saw the project's calc imported as Python started...
+    test = gate(verdict, "test")
+    assert test["status"] == "fail" and test["actual"]["failed"] == 0, test
+    assert any("calc (the project's" in p for p in test["problems"]), test
+    assert code == 1 and gate(verdict, "integrity")["status"] == "fail"  # ...and the .pth file
     where = pth.relative_to(project).as_posix()
     assert planted(verdict) == [(where, 2)]
     (finding,) = gate(verdict, "integrity")["findings"]
