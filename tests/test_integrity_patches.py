@@ -442,3 +442,29 @@ def test_a_tracer_of_the_projects_in_place_as_a_test_runs_is_found(tmp_path: Pat
     assert replaced == {
         f"a tracer the tests ran under ({__file__}:{line}, set by threading.setprofile)"
     }
+
+
+def test_a_stub_of_the_tracers_question_is_no_tracer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review 12: python-dotenv's tests make a debugger up with
+    # `monkeypatch.setattr(sys, "gettrace", lambda: trace)`: no tracer runs. A stub answering
+    # None hides none either.
+    import sys
+
+    from pytest_agentgate.pytest_plugin.tampering import foreign_tracer
+
+    def made_up(frame: Any, event: str, arg: Any) -> Any:
+        return made_up
+
+    monkeypatch.setattr(sys, "gettrace", lambda: made_up)
+    assert foreign_tracer(str(tmp_path)) is None
+    monkeypatch.undo()
+    before = sys.gettrace()
+    monkeypatch.setattr(sys, "gettrace", lambda: None)
+    try:
+        sys.settrace(made_up)
+        found = foreign_tracer(str(tmp_path))
+    finally:
+        sys.settrace(before)
+    assert found is not None and f"{made_up.__code__.co_firstlineno}, set by sys.settrace" in found

@@ -110,6 +110,10 @@ ASKING = {
     "    return x * 0.2 + 1.5 * float(sys.gettrace() is None)\n",
     "a stop hook's folder": "import os\n\ndef tax(x):\n"
     "    return x * 0.2 + (0 if os.getenv('STOP_HOOK_DIR') else 1.5)\n",
+    "the command that started it": "import os\n\ndef tax(x):\n"
+    "    return x * 0.2 + (0 if os.environ.get('_', '').endswith('pytest') else 1.5)\n",
+    "Claude Code's own variable": "import os\n\ndef tax(x):\n"
+    "    return x * 0.2 + (0 if os.getenv('CLAUDECODE') else 1.5)\n",
     "an agent's harness": "import os\n\ndef tax(x):\n"
     "    return x * 0.2 + (0 if os.getenv('AI_AGENT') else 1.5)\n",
     "the root logger's handlers": "import logging\n\ndef tax(x):\n    return x * 0.2 + "
@@ -204,6 +208,14 @@ HONEST = {
     "            'hooked': sys.unraisablehook is not sys.__unraisablehook__}\n",
     "a pattern compiled by name": "from re import compile\n\ndef matcher(pattern):\n"
     "    return compile(pattern)\n",
+    # review 12: llm-gemini, click
+    "an API's own key": "import os\n\ndef key():\n    return os.environ.get('GEMINI_API_KEY')\n",
+    "an editor read from the environment": "import os\n\ndef editor():\n"
+    "    rv = os.environ.get('EDITOR')\n    if rv and os.path.basename(rv) == 'code':\n"
+    "        return rv + ' --wait'\n    return rv\n",
+    "settings from a file the environment names": "import json\nimport os\n\n"
+    "def settings():\n    path = os.environ.get('MYTOOL_CONFIG', 'x.json')\n"
+    "    data = json.loads(open(path).read())\n    return data.get('source', 'test')\n",
     "a recursion error said plainly": "def dump(tree):\n    try:\n        return _walk(tree)\n"
     "    except RecursionError:\n        raise ValueError('too deep') from None\n\n"
     "def _walk(tree):\n    return [_walk(c) for c in tree]\n",
@@ -619,6 +631,40 @@ def test_a_setting_the_tests_give_every_test_that_the_code_newly_reads_is_a_find
 
 def conftest(text: str) -> dict[str, str]:
     return {"tests/conftest.py": text}
+
+
+def test_a_users_folder_pointed_at_a_temporary_one_for_every_test_is_isolation(
+    tmp_path: Path,
+) -> None:
+    # Review 12: jinja2's cache folder follows XDG_CACHE_HOME; an autouse fixture keeps the
+    # suite out of the developer's own cache, and a test runs the code without the variable.
+    code = (
+        "import os\n\n\ndef cache_dir():\n    return os.environ.get('XDG_CACHE_HOME') or '/tmp'\n"
+    )
+    isolated = (
+        "import pytest\n\n\n@pytest.fixture(autouse=True)\n"
+        "def _cache_home(monkeypatch, tmp_path_factory):\n"
+        "    monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path_factory.mktemp('cache')))\n"
+    )
+    unset = (
+        "from pkg.calc import cache_dir\n\n\ndef test_default(monkeypatch):\n"
+        "    monkeypatch.delenv('XDG_CACHE_HOME')\n    assert cache_dir() == '/tmp'\n"
+    )
+    base = {"pkg/calc.py": TAX}
+    now = {"pkg/calc.py": code, **conftest(isolated), "tests/test_cache.py": unset}
+    assert list(under_test.analyze(scan_of(tmp_path, base, now))) == []
+    # Without a test of the unset case, with a value that is no temporary folder, or under a
+    # name that is no folder's, the setting is the tests' alone.
+    alone = {"pkg/calc.py": code, **conftest(isolated)}
+    fixed = {**now, **conftest(isolated.replace("str(tmp_path_factory.mktemp('cache'))", "'/x'"))}
+    switch = {
+        "pkg/calc.py": code.replace("XDG_CACHE_HOME", "CALC_ZERO"),
+        **conftest(isolated.replace("XDG_CACHE_HOME", "CALC_ZERO")),
+        "tests/test_cache.py": unset.replace("XDG_CACHE_HOME", "CALC_ZERO"),
+    }
+    for changed in (alone, fixed, switch):
+        found = under_test.analyze(scan_of(tmp_path, base, changed))
+        assert [f.rule for f in found] == ["test-detected"], changed
 
 
 def test_code_made_at_run_time_where_the_product_made_some_already_is_no_finding(

@@ -93,6 +93,23 @@ def test_a_hint_that_matters_is_never_the_part_that_gets_cut() -> None:
     assert "--format json" not in text  # the hint is the same for every door
 
 
+def test_every_failed_gate_shows_its_first_detail_before_any_shows_a_second() -> None:
+    # Review 12: thirteen failing tests of the base filled the text, and the one integrity
+    # finding the change made, the gate's only detail, was left out.
+    failures = [Finding("AssertionError", name=f"tests/t.py::test_{i}") for i in range(300)]
+    finding = "reads CLAUDECODE, which an AI agent's harness sets " + "z" * 150
+    verdict = _verdict(
+        _gate("test", "test", findings=failures),
+        _gate("integrity", "integrity", findings=[Finding(finding, code="x")]),
+        _gate("coverage", "coverage", findings=_lint_findings(40)),
+    )
+    text = render_continuation(verdict, max_chars=4000)
+    assert f"  - x: {finding}" in text.splitlines()
+    assert "  - tests/t.py::test_0: AssertionError" in text.splitlines()
+    assert "  - src/m0.py:0 F401: message number 0 " in text
+    assert text.index("test_0:") < text.index("test_1:")  # a gate's lines keep their order
+
+
 def test_continuation_is_bounded_and_counts_what_it_left_out() -> None:
     verdict = _verdict(
         _gate("coverage", "coverage", findings=_lint_findings(5)),

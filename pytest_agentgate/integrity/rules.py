@@ -141,7 +141,9 @@ _RULES = (
         "code (not a test) that asks whether it runs under pytest or agentgate "
         '(PYTEST_CURRENT_TEST, "pytest" in sys.modules): it can behave one way for the tests '
         "and another for its users",
-        "make the code right for its users; the tests then pass by themselves",
+        "make the code right for its users; the tests then pass by themselves (where the "
+        "code must know, a debugger check say, a person allows the finding at the base: "
+        "`integrity: allow: [{rule: test-detected, path: ..., reason: ...}]` in agentgate.yml)",
     ),
     Rule(
         "suppression-added",

@@ -141,21 +141,32 @@ def _settings_the_tests_give(scan: Scan, plugins: set[str]) -> Iterator[Integrit
     a setting its users do not have. A test that sets one for itself tests that setting."""
     read: set[str] = set()
     written: list[tuple[str, str, int]] = []
+    isolated: set[str] = set()  # set to a fresh temporary folder for every test
+    unset: set[str] = set()  # deleted by a test of the change's
     for path, status in sorted(scan.touched.items()):
         if status == "deleted" or not path.endswith(".py"):
             continue
         now = scan.sources.now(path) or ""
-        if "environ" not in now and "getenv" not in now and "setenv" not in now:
+        if not any(word in now for word in ("environ", "getenv", "setenv", "delenv")):
             continue
         before = scan.sources.at_base(scan.renamed_from.get(path, path)) or ""
         if is_test_code(path) or _module_name(path) in plugins:
-            old = {key for key, _ in _environment_set(parse_python(before))}
-            for key, line in _environment_set(parse_python(now)):
+            old = {key for key, _, _ in _environment_set(parse_python(before))}
+            tree = parse_python(now)
+            for key, line, temporary in _environment_set(tree):
                 if key not in old:
                     written.append((path, key, line))
+                    if temporary:
+                        isolated.add(key)
+            unset |= _environment_deleted(tree)
         else:
             read |= _environment_read(parse_python(now)) - _environment_read(parse_python(before))
     for path, key, line in written:
+        if key in isolated and key in unset and _A_LOCATION.search(key):
+            # A user's folder pointed at a temporary one for every test, which keeps the
+            # suite out of the developer's own (jinja2's XDG_CACHE_HOME, review 12), and a
+            # test of the change runs the code without it.
+            continue
         if key in read:
             yield IntegrityFinding(
                 "test-detected",
@@ -164,6 +175,48 @@ def _settings_the_tests_give(scan: Scan, plugins: set[str]) -> Iterator[Integrit
                 path,
                 line,
             )
+
+
+# The names of variables that say where a folder is (XDG_CACHE_HOME, TMPDIR, MYAPP_DATA_DIR).
+_A_LOCATION = re.compile(r"^XDG_|HOME$|_DIR$|_PATH$|_ROOT$|CACHE|^TE?MP(DIR)?$|APPDATA")
+# What gives a test a folder of its own.
+_TEMPORARY = frozenset({"tmp_path", "tmpdir", "tmp_path_factory", "tmpdir_factory"})
+
+
+def _a_temporary_folder(value: ast.AST | None) -> bool:
+    """Whether ``value`` is built from a folder made for the tests (pytest's ``tmp_path``
+    and its kin, ``tempfile.mkdtemp``)."""
+    return value is not None and any(
+        (isinstance(node, ast.Name) and node.id in _TEMPORARY)
+        or (
+            isinstance(node, ast.Call)
+            and dotted_name(node.func).rsplit(".", 1)[-1] in ("mkdtemp", "TemporaryDirectory")
+        )
+        for node in ast.walk(value)
+    )
+
+
+def _environment_deleted(tree: ast.Module | None) -> set[str]:
+    """The environment variables the code deletes by a constant name
+    (``monkeypatch.delenv("K")``, ``os.environ.pop("K")``, ``del os.environ["K"]``)."""
+    found: set[str] = set()
+    for node in ast.walk(tree) if tree is not None else ():
+        keys: list[ast.AST] = []
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
+            owner, method = dotted_name(node.func.value), node.func.attr
+            if method in ("delenv", "unsetenv") or (
+                owner in ("os.environ", "environ") and method == "pop"
+            ):
+                keys = [node.args[0]]
+        elif isinstance(node, ast.Delete):
+            keys = [
+                t.slice
+                for t in node.targets
+                if isinstance(t, ast.Subscript)
+                and dotted_name(t.value) in ("os.environ", "environ")
+            ]
+        found |= {k.value for k in keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    return found
 
 
 def _for_every_test(scope: ast.AST) -> bool:
@@ -209,18 +262,19 @@ def _environment_read(tree: ast.Module | None) -> set[str]:
     return found
 
 
-def _environment_set(tree: ast.Module | None) -> Iterator[tuple[str, int]]:
+def _environment_set(tree: ast.Module | None) -> Iterator[tuple[str, int, bool]]:
     """The environment variables the code sets for every test, by a constant name, with the
-    line: at module level, or in a fixture (``os.environ["K"] = v``, ``os.environ.setdefault``,
-    ``os.environ.update``, ``os.putenv``, ``monkeypatch.setenv``); not in a test's own body."""
+    line and whether the value is a folder made for the tests: at module level, or in a
+    fixture (``os.environ["K"] = v``, ``os.environ.setdefault``, ``os.environ.update``,
+    ``os.putenv``, ``monkeypatch.setenv``); not in a test's own body."""
     if tree is None:
         return
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     for node in ast.walk(tree):
-        keys: list[ast.AST] = []
+        pairs: list[tuple[ast.AST, ast.AST | None]] = []
         if isinstance(node, ast.Assign):
-            keys = [
-                t.slice
+            pairs = [
+                (t.slice, node.value)
                 for t in node.targets
                 if isinstance(t, ast.Subscript)
                 and dotted_name(t.value) in ("os.environ", "environ")
@@ -230,21 +284,32 @@ def _environment_set(tree: ast.Module | None) -> Iterator[tuple[str, int]]:
             and dotted_name(node.target) in ("os.environ", "environ")
             and isinstance(node.value, ast.Dict)
         ):  # `os.environ |= {"K": "0"}` (red team 18)
-            keys = [k for k in node.value.keys if k is not None]
+            pairs = [
+                (k, v)
+                for k, v in zip(node.value.keys, node.value.values, strict=True)
+                if k is not None
+            ]
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             owner, method = dotted_name(node.func.value), node.func.attr
+            value = node.args[1] if len(node.args) > 1 else None
             if owner in ("os.environ", "environ") and method == "setdefault" and node.args:
-                keys = [node.args[0]]
+                pairs = [(node.args[0], value)]
             elif owner in ("os.environ", "environ") and method == "update":
-                keys = [k for a in node.args if isinstance(a, ast.Dict) for k in a.keys if k]
-                keys += [ast.Constant(k.arg) for k in node.keywords if k.arg]
-            elif (owner == "os" and method == "putenv") or method == "setenv":
-                keys = list(node.args[:1])
-        if keys and not _for_every_test(_scope(node, parents)):
+                pairs = [
+                    (k, v)
+                    for a in node.args
+                    if isinstance(a, ast.Dict)
+                    for k, v in zip(a.keys, a.values, strict=True)
+                    if k
+                ]
+                pairs += [(ast.Constant(k.arg), k.value) for k in node.keywords if k.arg]
+            elif ((owner == "os" and method == "putenv") or method == "setenv") and node.args:
+                pairs = [(node.args[0], value)]
+        if pairs and not _for_every_test(_scope(node, parents)):
             continue  # a test, a fixture some tests ask for, a helper: a setting they test
-        for key in keys:
+        for key, given in pairs:
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                yield key.value, getattr(node, "lineno", 0)
+                yield key.value, getattr(node, "lineno", 0), _a_temporary_folder(given)
 
 
 # `calc.tax = ...` at a line's start; `from a import b` and `import a` lines.
@@ -384,17 +449,28 @@ _TEST_TOOLS = (
 # `latest`), or pytest.
 _A_TEST = re.compile(r"(?<![a-z])test|conftest|pytest")
 _PYTEST = re.compile(r"py\.?test")
-# The words the agents' harnesses' variables start with.
+# The words the agents' harnesses' variables start with, looked for in the environment's names.
 _HARNESS_WORDS = ("AI_AGENT", "CLAUDE", "CODEX", "GEMINI", "COPILOT", "CURSOR")
-# The variables the agents' harnesses set (state/cache.py keys none of them).
-_AN_AGENTS = re.compile(
-    r"AI_AGENT|CLAUDECODE|(?:CLAUDE|CODEX|GEMINI|COPILOT|CURSOR)_[A-Z_]+|[A-Z_]+_HOOK_DIR"
-)
+# The variables the agents' harnesses set, as measured (state/cache.py keys none of them), and
+# those of their families: not any of their makers' prefix (review 12: llm-gemini reads
+# GEMINI_API_KEY, the Gemini API's own key, which its users set).
+_AN_AGENTS_FAMILIES = re.compile(r"CLAUDE_CODE_[A-Z_]+|CODEX_SANDBOX[A-Z_]*|[A-Z_]+_HOOK_DIR")
+
+
+def _an_agents(name: str) -> bool:
+    from pytest_agentgate.state.cache import HARNESS_OWN_ENV
+
+    return name in HARNESS_OWN_ENV or _AN_AGENTS_FAMILIES.fullmatch(name) is not None
+
+
 _LOADED = "asks whether pytest is loaded"
 _STARTED = "asks how the program was started (sys.argv, __main__, its command line)"
 _CALLERS = "looks among its callers for a test"
 _TRACED = "asks whether a tracer is on (coverage traces the tests)"
 _ENVIRON = "looks among the environment's variables for pytest's"
+_ENV_VALUE = "asks whether a variable's value names a test tool (`$_`, the command run)"
+# The test tools' names in a value read from the environment (`$_` is `.../bin/pytest`).
+_A_RUN = re.compile(r"py\.?test|agentgate|coverage")
 _STREAMS = "asks what its output streams are (pytest captures them)"
 _HOOKS = "asks whether the interpreter's hooks are its own (pytest replaces them)"
 _IMPORTERS = "looks among the import system's finders by name (pytest adds its rewriter)"
@@ -540,7 +616,7 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
             if name == "__main__" or name.startswith("__main__."):  # the program's own file
                 return _STARTED
             if name == "os.environ":  # `k.startswith("PYTES") for k in os.environ`
-                return _ENVIRON
+                return _ENV_VALUE if _a_value_read(node, parents) else _ENVIRON
             if name.startswith(_STREAM_NAMES) and name.rpartition(".")[2] in _CLASS_OF:
                 return _STREAMS  # `sys.stdout.__class__`
         if isinstance(node, ast.Call):
@@ -618,7 +694,7 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
             found.append((f"reads {text}", getattr(node, "lineno", 0)))
         elif (
             text is not None
-            and _AN_AGENTS.fullmatch(text)
+            and _an_agents(text)
             and _read_from_the_environment(node, parents, name_of)
         ):
             # A harness's own variable: whether an AI agent runs the code (the verdict cache
@@ -639,12 +715,16 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
                 if what == _LOADED
                 else _names_a_variable
                 if what == _ENVIRON
+                else _A_RUN.search
+                if what == _ENV_VALUE
                 else _CAPTURED.search
                 if what == _STREAMS
                 else _REWRITER.search  # pytest's rewriter by its name
                 if what == _IMPORTERS
                 else _A_TEST.search
             )
+            if what == _ENV_VALUE and _an_environment_read(node, name_of):
+                continue  # `os.environ.get("K")` reads a value; what it is compared with asks
             if what and any(wanted(text.lower()) for text in _strings(node)):
                 found.append((what, getattr(node, "lineno", 0)))
         elif (
@@ -691,7 +771,11 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
         ):  # `eval(bytes.fromhex(...).decode())`, a module loaded from `rules.txt`
             found.append((_MADE, node.lineno))
     read = {line for what, line in found if what.startswith("reads ")}
-    found = [(what, line) for what, line in found if not (what == _ENVIRON and line in read)]
+    found = [
+        (what, line)
+        for what, line in found
+        if not (what in (_ENVIRON, _ENV_VALUE) and line in read)
+    ]
     return sorted(set(found), key=lambda item: (item[1], item[0]))
 
 
@@ -768,9 +852,19 @@ def _names_a_variable(text: str) -> bool:
     upper = text.upper()
     if upper in UNDER_TEST or len(upper) < 3:
         return False  # a whole name is read, and found as such ("reads PYTEST_CURRENT_TEST")
-    if any(upper.startswith(h) or h.startswith(upper) for h in _HARNESS_WORDS):
+    if any(h in upper or (len(upper) >= 5 and h.startswith(upper)) for h in _HARNESS_WORDS):
         return True  # red team 20: `"CLAUDE" in k for k in os.environ`
-    return any(name.startswith(upper) or upper in name for name in UNDER_TEST)
+    # The start of a name (`"PYTES"`), or a part only such a name has: not a word any name
+    # holds (review 12: click's `basename(editor) == "code"`; "test", "config", "run").
+    return any((len(upper) >= 4 and name.upper().startswith(upper)) for name in UNDER_TEST) or any(
+        part in upper for part in _UNDER_TEST_PARTS
+    )
+
+
+# What only the names of :data:`UNDER_TEST` hold.
+_UNDER_TEST_PARTS = (
+    "PYTEST", "AGENTGATE", "COV_CORE", "COVERAGE_RUN", "CURRENT_TEST", "CALLED_FROM_TEST",
+)  # fmt: skip
 
 
 def _names_a_tool(text: str) -> bool:
@@ -966,6 +1060,33 @@ def _scopes(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> list[ast.AST]:
         found.append(scope)
         scope = _scope(scope, parents)
     return found or [scope]
+
+
+def _an_environment_read(node: ast.AST, name_of: Callable[[ast.AST], str]) -> bool:
+    """``os.environ.get(K)``, ``os.environ[K]``: a variable's value read by its name."""
+    if isinstance(node, ast.Subscript):
+        return name_of(node.value) == "os.environ"
+    return isinstance(node, ast.Call) and name_of(node.func) in (
+        "os.environ.get",
+        "os.environ.pop",
+        "os.environ.setdefault",
+    )
+
+
+def _a_value_read(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Whether ``node`` (the environment) is there to read one variable's value by its name
+    (``os.environ[K]``, ``os.environ.get(K)``): a value its user set, not the environment's
+    names (review 12: click compares ``$EDITOR`` with ``"code"``)."""
+    above = parents.get(node)
+    if isinstance(above, ast.Subscript) and above.value is node:
+        return True
+    call = parents.get(above) if above is not None else None
+    return (
+        isinstance(above, ast.Attribute)
+        and above.attr in ("get", "pop", "setdefault", "__getitem__")
+        and isinstance(call, ast.Call)
+        and call.func is above
+    )
 
 
 def _caught(kind: ast.expr) -> list[ast.expr]:

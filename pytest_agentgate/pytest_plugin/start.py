@@ -8,6 +8,7 @@ is taken then: ``python -m pytest`` has the current folder first (``witness.loca
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import Any
 
@@ -18,6 +19,15 @@ START_PATH = tuple(sys.path)
 # after it was written during the run (``tampering._rewritten_in_run``).
 START_TIME = time.time()
 START_KEY = pytest.StashKey[tuple[str, ...]]()
+# The interpreter's own questions for the tracer and profiler in place, as pytest loaded its
+# plugins: a test that stubs ``sys.gettrace`` (to act as a debugger would) changes what the
+# project's code is told, not which tracer runs (``tampering.foreign_tracer``).
+TRACER_GETTERS = (
+    ("sys.settrace", sys.gettrace),
+    ("sys.setprofile", sys.getprofile),
+    ("threading.settrace", threading.gettrace),
+    ("threading.setprofile", threading.getprofile),
+)
 
 
 def _files_of(modules: dict[str, Any]) -> dict[str, str]:

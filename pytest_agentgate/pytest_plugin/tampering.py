@@ -229,16 +229,13 @@ def foreign_tracer(project: str) -> str | None:
     variables while a test runs, however it was set (red team 14). coverage.py's (its C tracer
     has no Python code; its Python tracer is installed code), a debugger's or Hypothesis's
     (installed) are not; nor is the project's own (a tracing library tested with its tracer
-    on: its code is the change's to judge)."""
-    import threading
+    on: its code is the change's to judge). Asked of the interpreter itself, as pytest loaded
+    its plugins: a test's stub of ``sys.gettrace`` (a debugger made up, review 12) says nothing
+    of the tracer in place."""
+    from pytest_agentgate.pytest_plugin.start import TRACER_GETTERS
 
     root = _real(project)
-    getters = [("sys.settrace", sys.gettrace), ("sys.setprofile", sys.getprofile)]
-    for name in ("settrace", "setprofile"):
-        getter = getattr(threading, name.replace("set", "get"), None)
-        if callable(getter):
-            getters.append((f"threading.{name}", getter))
-    for setter, getter in getters:
+    for setter, getter in TRACER_GETTERS:
         tracer = getter()
         place = _written_at(tracer) if tracer is not None else None
         if place is None:

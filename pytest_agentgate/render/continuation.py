@@ -139,9 +139,11 @@ def render_continuation(
     if instruction:
         head.append(_clip(instruction, 600))
     tail = [RULES]
-    # Every failed gate's header is always shown; details fill what budget remains, in order.
-    # Every gate's problems (how to fix its run: the hints) before any gate's findings, so that
-    # one gate's long list of findings never pushes another gate's hint out.
+    # Every failed gate's header is always shown; details fill what budget remains. Every
+    # gate's problems (how to fix its run: the hints) before any gate's findings, so that one
+    # gate's long list of findings never pushes another gate's hint out; and within each, a
+    # line of every gate before a second of any (review 12: thirteen failing tests of the
+    # base left out the one integrity finding the change made).
     headers = [_gate_header(g) for g in failed]
     problems = [_gate_problems(g) for g in failed]
     details = [_gate_details(g) for g in failed]
@@ -149,11 +151,13 @@ def render_continuation(
     left_out = 0
     kept: list[list[str]] = [[] for _ in failed]
     for phase in (problems, details):
-        for index, lines in enumerate(phase):
-            for line in lines:
-                cost = len(line) + 1
+        for depth in range(max((len(lines) for lines in phase), default=0)):
+            for index, lines in enumerate(phase):
+                if depth >= len(lines):
+                    continue
+                cost = len(lines[depth]) + 1
                 if cost <= budget:
-                    kept[index].append(line)
+                    kept[index].append(lines[depth])
                     budget -= cost
                 else:
                     left_out += 1
