@@ -468,6 +468,8 @@ _STARTED = "asks how the program was started (sys.argv, __main__, its command li
 _CALLERS = "looks among its callers for a test"
 _TRACED = "asks whether a tracer is on (coverage traces the tests)"
 _ENVIRON = "looks among the environment's variables for pytest's"
+_WARNINGS = "asks which warnings filters are in place (pytest sets its own for each test)"
+_STDIN = "asks whether its input has a file descriptor (pytest's capture has none)"
 _ENV_VALUE = "asks whether a variable's value names a test tool (`$_`, the command run)"
 # The test tools' names in a value read from the environment (`$_` is `.../bin/pytest`).
 _A_RUN = re.compile(r"py\.?test|agentgate|coverage")
@@ -538,8 +540,18 @@ _ASKED_MODULES = frozenset(
         "builtins",
         "importlib.machinery",
         "importlib.util",
+        "warnings",
+        "gc",
     }
 )
+# Where the threading module keeps the tracer and profiler it gives new threads (coverage.py's
+# tracer is there; red team 22), and a frame's own tracer.
+_TRACER_HOOKS = frozenset({"threading._trace_hook", "threading._profile_hook"})
+# What walks every object, or every class, the process has: the loaded tools' among them (red
+# team 22: `c.__module__ for c in object.__subclasses__()`).
+_EVERY_OBJECT = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents"})
+# What changes the warnings filters: code that does may ask which are in place.
+_SETS_WARNINGS = frozenset({"filterwarnings", "simplefilter", "resetwarnings", "catch_warnings"})
 _FRAMES = frozenset(
     {"sys._getframe", "sys._current_frames", "inspect.stack", "inspect.currentframe",
      "inspect.getouterframes", "inspect.trace", "traceback.extract_stack",
@@ -605,6 +617,12 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
                 return _IMPORTERS
             if name == "sys.path":
                 return _PATH
+            if name == "warnings.filters":
+                return _WARNINGS
+            if name in _TRACER_HOOKS or (
+                isinstance(node, ast.Attribute) and node.attr == "f_trace"
+            ):
+                return _TRACED
             if (
                 isinstance(node, ast.Attribute)
                 and node.attr == "handlers"
@@ -619,9 +637,19 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
                 return _ENV_VALUE if _a_value_read(node, parents) else _ENVIRON
             if name.startswith(_STREAM_NAMES) and name.rpartition(".")[2] in _CLASS_OF:
                 return _STREAMS  # `sys.stdout.__class__`
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and (node.value == "cmdline" or node.value.endswith("/cmdline"))
+        ):
+            return _STARTED  # `Path("/proc") / "self" / "cmdline"` (red team 22)
         if isinstance(node, ast.Call):
             if name_of(node.func) in _FRAMES:
                 return _CALLERS
+            if name_of(node.func) in _EVERY_OBJECT or (
+                isinstance(node.func, ast.Attribute) and node.func.attr == "__subclasses__"
+            ):
+                return _LOADED  # the loaded modules, through their classes or objects
             if name_of(node.func) in _TRACERS:
                 return _TRACERS[name_of(node.func)]  # `tracer = sys.gettrace()`, then tested
             if (
@@ -725,6 +753,10 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
             )
             if what == _ENV_VALUE and _an_environment_read(node, name_of):
                 continue  # `os.environ.get("K")` reads a value; what it is compared with asks
+            if what == _WARNINGS:  # `warnings.filters[0][0] == "always"` (red team 22)
+                if not _calls(_scopes(node, parents), _SETS_WARNINGS):
+                    found.append((what, getattr(node, "lineno", 0)))
+                continue
             if what and any(wanted(text.lower()) for text in _strings(node)):
                 found.append((what, getattr(node, "lineno", 0)))
         elif (
@@ -735,6 +767,22 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
             and not _sets_a_tracer(_scope(node, parents))
         ):
             found.append((_TRACERS[name_of(node.func)], node.lineno))
+        elif (
+            isinstance(node, ast.Attribute | ast.Name)
+            and (asked := subject(node) if isinstance(node, ast.Attribute) else alias_of(node))
+            in (_WARNINGS, _TRACED)
+            and _tested(node, parents)
+            and not _reported_only(node, parents)
+            and not _calls(_scopes(node, parents), _SETS_WARNINGS)
+            and not _sets_a_tracer(_scope(node, parents))
+        ):  # `if threading._trace_hook:`, `if warnings.filters:`
+            found.append((str(asked), node.lineno))
+        elif (
+            isinstance(node, ast.Call)
+            and name_of(node.func) == "sys.stdin.fileno"
+            and _caught_quietly(node, parents)
+        ):  # `try: sys.stdin.fileno()` / `except Exception: return 0.0` (red team 22)
+            found.append((_STDIN, node.lineno))
         elif (
             isinstance(node, ast.Attribute | ast.Name)
             and (subject(node) if isinstance(node, ast.Attribute) else alias_of(node)) == _LOGGING
@@ -1087,6 +1135,31 @@ def _a_value_read(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
         and isinstance(call, ast.Call)
         and call.func is above
     )
+
+
+def _calls(scopes: list[ast.AST], names: frozenset[str]) -> bool:
+    """Whether one of ``scopes`` calls a function or method of one of ``names``."""
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute | ast.Name)
+        and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) in names
+        for scope in scopes
+        for node in ast.walk(scope)
+    )
+
+
+def _caught_quietly(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Whether ``node`` is in the body of a ``try`` with a handler that does not raise: what
+    it raises decides what the code does next."""
+    child, above = node, parents.get(node)
+    while above is not None and not isinstance(above, ast.FunctionDef | ast.AsyncFunctionDef):
+        if isinstance(above, ast.Try) and child in above.body:
+            return any(
+                not any(isinstance(n, ast.Raise) for n in ast.walk(handler))
+                for handler in above.handlers
+            )
+        child, above = above, parents.get(above)
+    return False
 
 
 def _caught(kind: ast.expr) -> list[ast.expr]:

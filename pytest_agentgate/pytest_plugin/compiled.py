@@ -139,9 +139,11 @@ def _hook(event: str, args: tuple[object, ...]) -> None:
                 isinstance(mode, str) and any(c in mode for c in "wax+")
             ):
                 _written(path)
+                _data_written(path)
     elif event in _WRITES:
         with contextlib.suppress(Exception):
             _written(args[_WRITES[event]])
+            _data_written(args[_WRITES[event]])
     elif event in _SPAWNS and not _spawned:
         _spawned.append(True)
         with contextlib.suppress(Exception):
@@ -194,6 +196,63 @@ def _written(path: object) -> None:
         _before[real] = hashlib.sha256(read_regular(real)).hexdigest()
     except OSError:
         return  # no file yet: nothing the run could have swapped
+
+
+# A data file of the project's code (not a module: `invoice/rates.json`) that the tests' code
+# wrote while the run went on, and where the tests' code was (red team 22: a conftest's session
+# fixture wrote the value the tests needed and put the file back after them).
+_data: dict[str, str] = {}
+# Files a package holds that are the tools' or Python's, not data the code reads.
+_NOT_DATA = (".py", ".pyc", ".pyo", ".coverage", ".lock")
+
+
+def _data_written(path: object) -> None:
+    if len(_data) >= 100 or not isinstance(path, (str, bytes, os.PathLike)):
+        return
+    name = os.fsdecode(path)
+    if name.endswith(_NOT_DATA):
+        return
+    real = os.path.realpath(name)
+    root = next((r for r in _watched if real.startswith(r)), None)
+    if root is None or real in _data:
+        return
+    from pytest_agentgate.testcode import is_test_code
+
+    relative = os.path.relpath(real, root)
+    parts = relative.split(os.sep)
+    if is_test_code(relative) or any(p.startswith(".") or p in _NOT_WALKED for p in parts):
+        return
+    folder = os.path.dirname(real)
+    if not os.path.isfile(os.path.join(folder, "__init__.py")):
+        return  # not in a package of the project's code: not what its modules read
+    place = _tests_frame()
+    if place is not None:
+        _data[real] = place
+
+
+def _tests_frame() -> str | None:
+    """Where the tests' code is on the stack that makes this event (``file:line`` of its
+    innermost frame): a conftest's, a test module's, or code outside the watched folders that
+    is neither installed nor the standard library's."""
+    from pytest_agentgate.testcode import is_test_code
+
+    stdlib, installed = _places()
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not (name.startswith(("<", *installed, *stdlib))):
+            here = os.path.realpath(name)
+            root = next((r for r in _watched if here.startswith(r)), "")
+            if not root or is_test_code(os.path.relpath(here, root)):
+                return f"{name}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
+def data_written() -> dict[str, str]:
+    """The data files of the project's code (real paths) the tests' code wrote during the
+    run, each with where the tests' code was."""
+    return dict(_data)
 
 
 def _executed(code: object) -> None:

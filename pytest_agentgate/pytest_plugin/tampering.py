@@ -22,7 +22,7 @@ import site
 import sys
 import sysconfig
 import types
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -50,6 +50,8 @@ def replaced(
     if project is not None:
         for name, origin in _shadows(project):
             found[name] = f"{name} (loaded from {origin}, in place of the installed one)"
+        for label, why in _data_the_tests_wrote(project):
+            found.setdefault(label, f"{label} ({why})")
         for name, origin in _ran_as_the_tools_started(project, plugins):
             found.setdefault(
                 name,
@@ -533,10 +535,37 @@ def _project_replaced(project: str, compared_after: bool = False) -> Iterator[tu
         for label, value, owner in _members(name, module, safe=True):
             try:
                 why = _replaced_why(value, owner, label, module, root, installed)
+                if why is None:
+                    why = _dispatch_replaced(value, owner, label, module, root, installed)
             except Exception:  # a proxy or lazy object that raises when looked at
                 continue
             if why is not None:
                 yield label, why
+
+
+def _dispatch_replaced(
+    value: Any,
+    owner: type | None,
+    label: str,
+    module: ModuleType,
+    root: str,
+    installed: tuple[str, ...],
+) -> str | None:
+    """Why a ``functools.singledispatch`` function (or ``singledispatchmethod``) of the
+    project's code is not the project's: a case registered for a type by code that is not the
+    project's (red team 22: a conftest's `@tax.apply_tax.register` for float answered every
+    test's call in the function's place)."""
+    registry = getattr(value, "registry", None)
+    if registry is None:
+        registry = getattr(getattr(value, "dispatcher", None), "registry", None)
+    if not isinstance(registry, Mapping) or len(registry) > 1000:
+        return None
+    for kind, case in list(registry.items()):
+        why = _replaced_why(case, owner, label, module, root, installed)
+        if why is not None:
+            shown = getattr(kind, "__qualname__", repr(kind))
+            return f"its case for {shown}, registered by other code: {why}"
+    return None
 
 
 # Files a build writes the version into (setuptools-scm, hatch-vcs, versioneer): an installed
@@ -1325,6 +1354,22 @@ def _shadows(project: str) -> Iterator[tuple[str, str]]:
         own = (os.path.join(root, name), os.path.join(root, "src", name))
         if name in stdlib or not _inside(where, own):
             yield name, where
+
+
+def _data_the_tests_wrote(project: str) -> Iterator[tuple[str, str]]:
+    """The data files of the project's code the tests' code wrote while the run went on
+    (``compiled.data_written``): the code ran on data its users do not have, whatever the file
+    holds once the run is over."""
+    from pytest_agentgate.pytest_plugin.compiled import data_written
+
+    root = _real(project)
+    for path, where in sorted(data_written().items()):
+        if _inside(path, (root,)):
+            yield (
+                os.path.relpath(path, root),
+                f"a data file of the project's code, written by the tests' code at {where} "
+                "while they ran: the code ran on data its users do not have",
+            )
 
 
 def _ran_as_the_tools_started(project: str, plugins: Iterable[object]) -> Iterator[tuple[str, str]]:
