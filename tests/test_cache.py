@@ -482,6 +482,24 @@ def test_a_file_in_an_ignored_folder_counts_too(
     assert not reused(verify(capsys))
 
 
+@pytest.mark.parametrize(
+    ("name", "size"),
+    [("secret.dat", 40), ("code.py", 9 * 1024 * 1024)],
+    ids=["an-ignored-data-file", "a-module-too-big-to-hash"],
+)
+def test_a_file_set_back_to_its_size_and_time_runs_afresh(
+    name: str, size: int, repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Red team 23: a git-ignored data file the product reads, and an 8 MiB module, swapped at
+    # the same size with `touch -r` after a passing run was kept. The inode's change time is
+    # no one's to set back.
+    (repo / name).write_text("a" * (size - 1) + "\n")
+    verify(capsys)
+    assert reused(verify(capsys))
+    _set_back(repo / name, "b" * (size - 1) + "\n")
+    assert not reused(verify(capsys))
+
+
 def test_too_many_ignored_files_is_no_cache(
     repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

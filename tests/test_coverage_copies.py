@@ -177,3 +177,30 @@ def test_glob_characters_in_a_path_are_never_a_pattern(tmp_path: Path) -> None:
     copies = copies_of_the_project([str(site / "calc/__init__.py")], str(root))
     assert copies.aliases == {} and copies.omit == []
     assert "differ" in copies.notes[0]
+
+
+def test_the_pytest_door_leaves_out_what_pytest_imported_before_it_could_measure(
+    tmp_path: Path,
+) -> None:
+    # Review 8: pyfakefs is a pytest plugin; pytest imports it before any plugin's hook runs,
+    # so the pytest door never saw its import-time lines run and called them not covered.
+    root = tmp_path / "plugged"
+    write(root / "pyproject.toml", '[project]\nname = "plug"\nversion = "0.1"\n')
+    write(root / "plug/__init__.py", "import os\n\nSEP = os.sep\n\n\ndef sep():\n    return SEP\n")
+    write(root / "calc/__init__.py", "def add(a, b):\n    return a + b\n")
+    write(
+        root / "tests/test_it.py",
+        "from calc import add\nfrom plug import sep\n\n\ndef test_it():\n"
+        "    assert add(1, 2) == 3 and sep()\n",
+    )
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COV_CORE_", "COVERAGE_"))}
+    env.pop("AGENTGATE_RUNNING", None)
+    env["PYTHONPATH"] = str(root)
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "plug"]
+    command += ["--agentgate=strict", "--agentgate-json", "v.json", "tests"]
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    verdict: dict[str, Any] = json.loads((root / "v.json").read_text(encoding="utf-8"))
+    coverage = next(g for g in verdict["gates"] if g["name"] == "coverage")
+    assert coverage["status"] == "pass", (coverage, done.stdout)
+    assert coverage["actual"]["lines"] == 100.0

@@ -630,6 +630,7 @@ class SelfCoverage:
         import coverage
 
         self.root = options.get("root")
+        self.early = _imported_already(self.root or os.getcwd())
         with _working_directory(self.root):
             self.cov = coverage.Coverage(
                 data_file=None,
@@ -653,7 +654,7 @@ class SelfCoverage:
             with contextlib.suppress(Exception):
                 self.cov.get_data()
             self.stopped = True
-        notes = self._copies_of_the_project()
+        notes = self._copies_of_the_project() + self._imported_before_measuring()
         outfile = directory / "coverage.json"
         with warnings.catch_warnings(record=True) as caught, _working_directory(self.root):
             warnings.simplefilter("always")
@@ -670,6 +671,25 @@ class SelfCoverage:
             "by": SELF_MEASURED,
             "notes": notes,
         }
+
+    def _imported_before_measuring(self) -> list[str]:
+        """Leave out of the report the project's files pytest imported before coverage.py
+        could start here (a project that is a pytest plugin: pytest loads it first), whose
+        lines run at import this session never saw run (review 8: pyfakefs). ``agentgate
+        verify``'s command measures them from the interpreter's start."""
+        if not self.early:
+            return []
+        omit = [*(self.cov.config.report_omit or []), *self.early]
+        self.cov.set_option("report:omit", omit)
+        root = self.root or os.getcwd()
+        shown = [os.path.relpath(path, root) for path in self.early[:3]]
+        more = f" and {len(self.early) - 3} more" if len(self.early) > 3 else ""
+        return [
+            f"{len(self.early)} file(s) of the project's code were imported before coverage.py "
+            f"could start in this pytest session (pytest loads the project's plugins first: "
+            f"{', '.join(shown)}{more}): what they run at import is not measured here, so they "
+            "are left out; `agentgate verify` (and the stop hook) measures them from the start"
+        ]
 
     def _copies_of_the_project(self) -> list[str]:
         """Have the report count the project's code measured in a copy with the same bytes
@@ -688,6 +708,34 @@ class SelfCoverage:
             omit = [*(self.cov.config.report_omit or []), *copies.omit]
             self.cov.set_option("report:omit", omit)
         return copies.notes
+
+
+def _imported_already(root: str) -> list[str]:
+    """The files of the project's code (under ``root``, not in an environment inside it, not
+    its tests) whose modules are imported already: what coverage.py starting now will not see
+    run at import."""
+    from pytest_agentgate.testcode import is_test_code
+
+    top = os.path.realpath(root)
+    found: set[str] = set()
+    for module in list(sys.modules.values()):
+        try:
+            where = vars(module).get("__file__")
+        except TypeError:
+            continue
+        if not isinstance(where, str) or not where.endswith(".py"):
+            continue
+        real = os.path.realpath(where)
+        parts = real.split(os.sep)
+        if (
+            not real.startswith(top + os.sep)
+            or "site-packages" in parts
+            or "dist-packages" in parts
+        ):
+            continue
+        if not is_test_code(os.path.relpath(real, top)):
+            found.add(real)
+    return sorted(found)
 
 
 # How a report of this session's own measurement names its tool.
