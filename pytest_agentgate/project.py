@@ -172,8 +172,7 @@ def _src_packages(now: Files, sources: list[str]) -> list[str]:
     names = [
         name
         for name, folder in now.entries("src")
-        if (folder and now.is_file(f"src/{name}/__init__.py"))
-        or (not folder and name.endswith(".py"))
+        if (folder and _holds_python(now, f"src/{name}")) or (not folder and name.endswith(".py"))
     ]
     out = []
     for name in sorted(names):
@@ -183,6 +182,18 @@ def _src_packages(now: Files, sources: list[str]) -> list[str]:
         if ours and module not in ("conftest", "setup") and not shadowed and module not in sources:
             out.append(module)
     return out
+
+
+def _holds_python(files: Files, folder: str, depth: int = 3) -> bool:
+    """Whether ``folder`` is a package, or a namespace package's folder (opentelemetry's
+    ``src/opentelemetry``, review 13): Python files in it or in folders below, a few deep."""
+    entries = files.entries(folder)
+    if any(not sub and name.endswith(".py") for name, sub in entries):
+        return True
+    return depth > 1 and any(
+        sub and name.isidentifier() and _holds_python(files, f"{folder}/{name}", depth - 1)
+        for name, sub in entries
+    )
 
 
 def _lint_gate(linter: Linter, py: str, law: Files) -> dict[str, Any]:

@@ -230,6 +230,10 @@ HONEST = {
     "settings from a file the environment names": "import json\nimport os\n\n"
     "def settings():\n    path = os.environ.get('MYTOOL_CONFIG', 'x.json')\n"
     "    data = json.loads(open(path).read())\n    return data.get('source', 'test')\n",
+    "logged when logging is set up, else warned": "import logging\nimport warnings\n\n"
+    "log = logging.getLogger(__name__)\n\ndef deprecated(message):\n"
+    "    if logging.getLogger().handlers:\n        log.warning(message)\n    else:\n"
+    "        warnings.warn(message, DeprecationWarning, stacklevel=2)\n",
     "warnings silenced once": "import warnings\n\ndef quiet():\n"
     "    if not any(f[0] == 'ignore' for f in warnings.filters):\n"
     "        warnings.simplefilter('ignore')\n",

@@ -511,6 +511,39 @@ def test_a_function_given_code_the_import_did_not_make_is_found(
     assert project_entries(project) == found
 
 
+ACCEPT = "def accept(a, b):\n    return a + b\n"
+
+
+def test_the_projects_own_code_relabelled_by_the_project_is_its_own(
+    project: Path, watched: types.ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review 13: hypothesis's `impersonate` gives its wrappers the file name of the module that
+    # uses them (`__code__.replace(co_filename=...)`); the tests' code relabelled is not that.
+    path = str((project / "calc.py").resolve())
+    wrappers = project / "wrappers.py"
+    wrappers.write_text(ACCEPT)
+    calc = load("calc", project / "calc.py", monkeypatch)
+    imported(watched, CALC.encode(), path)
+    made = compile(CALC, path, "exec", dont_inherit=True)
+    watched._imported[path] = set(watched.code_tree(made))
+    own = compile(ACCEPT, str(wrappers.resolve()), "exec", dont_inherit=True)
+    watched._imported[str(wrappers.resolve())] = set(watched.code_tree(own))
+    function = next(c for c in own.co_consts if isinstance(c, types.CodeType))
+    wrapper = types.FunctionType(function.replace(co_filename=path), vars(calc))
+    monkeypatch.setattr(calc, "wrapper", wrapper, raising=False)
+    assert project_entries(project) == []
+    test_file = str((project / "tests" / "test_fix.py").resolve())
+    theirs = compile(ACCEPT, test_file, "exec", dont_inherit=True)
+    monkeypatch.setitem(watched._imported, str(wrappers.resolve()), set())
+    watched._imported[test_file] = set(watched.code_tree(theirs))
+    function = next(c for c in theirs.co_consts if isinstance(c, types.CodeType))
+    wrapper = types.FunctionType(function.replace(co_filename=path), vars(calc))
+    monkeypatch.setattr(calc, "wrapper", wrapper, raising=False)
+    assert project_entries(project) == [
+        "calc (accept runs code that the import of calc.py did not make)"
+    ]
+
+
 def test_whose_code_made_an_event(project: Path, watched: types.ModuleType) -> None:
     def called_from(path: Path, imported: bool = True) -> str:
         return str(called_in(path, watched._made_by, imported=imported))
@@ -1244,6 +1277,16 @@ def test_the_projects_modules_imported_as_the_tools_started_are_found(
     ]
     # The project's pytest plugin and its package are the project's doing.
     assert not any(e.startswith("plugin") for e in replaced([plugin], project=str(project)))
+    # A plugin that is a top-level module imports a sibling module of its distribution
+    # (hypothesis's `_hypothesis_pytestplugin` and `_hypothesis_globals`, review 13); a
+    # package beside it is no sibling module.
+    (project / "_plugin.py").write_text("x = 1\n")
+    (project / "_globals.py").write_text("x = 1\n")
+    module_plugin = load("_plugin", project / "_plugin.py", monkeypatch)
+    at_start["_globals"] = str(project / "_globals.py")
+    entries = replaced([plugin, module_plugin], project=str(project))
+    assert not any(e.startswith("_globals") for e in entries)
+    assert any(e.startswith("org ") for e in entries)
     # A script of the project that started the run imports what it likes.
     at_start["__main__"] = str(project / "runtests.py")
     assert not any(e.startswith("org ") for e in replaced([plugin], project=str(project)))

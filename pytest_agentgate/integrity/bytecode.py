@@ -106,6 +106,16 @@ COMPILED_SOURCES = (
 )  # fmt: skip
 
 
+# Files of a build that compiles code (Meson, CMake, Cargo).
+_BUILD_FILES = frozenset({"meson.build", "CMakeLists.txt", "Cargo.toml"})
+# Words of a packaging file whose build compiles extension modules.
+_BUILDS_COMPILED = (
+    "ext_modules", "Extension(", "cythonize", "mypycify", "build_ext", "cffi_modules",
+    "rust_extensions", "mypyc", "setuptools-rust", "setuptools_rust", "mesonpy",
+    "scikit_build", "maturin", "hatch-cython", "ext-modules",
+)  # fmt: skip
+
+
 def _builds_extensions(scan: Scan) -> bool:
     """Whether the project could build extension modules at the base: a source of one was
     tracked there, or an extension module itself; also when git cannot say."""
@@ -116,7 +126,18 @@ def _builds_extensions(scan: Scan) -> bool:
     except (GitError, OSError):
         return True
     suffixes = (*COMPILED_SOURCES, *EXTENSION_SUFFIXES)
-    return any(path.lower().endswith(suffixes) for path in tracked)
+    if any(path.lower().endswith(suffixes) for path in tracked):
+        return True
+    names = {path.rsplit("/", 1)[-1] for path in tracked}
+    if names & _BUILD_FILES:
+        return True
+    # A build that compiles the project's own Python (pydantic 1's `cythonize` of its .py
+    # files, mypyc, review 13), or names extensions, in the base's packaging files.
+    for name in ("setup.py", "pyproject.toml", "setup.cfg"):
+        text = scan.sources.at_base(name) or ""
+        if any(word in text for word in _BUILDS_COMPILED):
+            return True
+    return False
 
 
 def _sourceless(

@@ -788,6 +788,7 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
             and (subject(node) if isinstance(node, ast.Attribute) else alias_of(node)) == _LOGGING
             and _tested(node, parents)
             and not _configures_logging(_scopes(node, parents))
+            and not _only_reports(node, parents)
         ):
             found.append((_LOGGING, node.lineno))
         elif (
@@ -1134,6 +1135,31 @@ def _a_value_read(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
         and above.attr in ("get", "pop", "setdefault", "__getitem__")
         and isinstance(call, ast.Call)
         and call.func is above
+    )
+
+
+# What only tells someone something: a log record, a warning, a line printed.
+_REPORTS = frozenset(
+    {"debug", "info", "warning", "warn", "error", "exception", "critical", "log", "print",
+     "write", "showwarning"}
+)  # fmt: skip
+
+
+def _only_reports(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Whether ``node`` decides an ``if`` whose branches only report, each its own way (a
+    library that logs when its user set logging up and warns otherwise, review 12): what the
+    code computes is the same either way."""
+    above = parents.get(node)
+    while above is not None and not isinstance(above, ast.If | ast.stmt):
+        above = parents.get(above)
+    if not isinstance(above, ast.If):
+        return False
+    branches = [*above.body, *above.orelse]
+    return all(
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Call)
+        and dotted_name(statement.value.func).rsplit(".", 1)[-1] in _REPORTS
+        for statement in branches
     )
 
 

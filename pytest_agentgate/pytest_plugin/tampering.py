@@ -489,8 +489,10 @@ def _project_replaced(project: str, compared_after: bool = False) -> Iterator[tu
     modules = [(n, m) for n, m in list(sys.modules.items()) if isinstance(m, ModuleType)]
     by_name = dict(modules)
     for name, expected in _top_level_modules(root):
-        where = _file_of(by_name.get(name))
+        where = _origin_of(by_name.get(name))
         held = sys.modules.get(name)
+        if where is not None and _compiled_form(where, expected):
+            continue  # built in place from the file (Cython): `compiled-code-added` judges it
         if held is not None and where is None:
             # `sys.modules["calc"] = types.ModuleType("calc")` filled from other source
             yield (
@@ -543,6 +545,34 @@ def _project_replaced(project: str, compared_after: bool = False) -> Iterator[tu
                 yield label, why
 
 
+def _origin_of(module: ModuleType | None) -> str | None:
+    """Where the import system found the module (its spec's origin), else its ``__file__``:
+    a package may copy another module's globals, ``__file__`` included, into its own (review
+    13: icecream's ``__init__`` takes ``__version__``'s)."""
+    try:
+        origin = getattr(vars(module).get("__spec__"), "origin", None) if module else None
+    except TypeError:
+        origin = None
+    if isinstance(origin, str) and os.path.isabs(origin):
+        return origin
+    return _file_of(module)
+
+
+def _compiled_form(where: str, expected: str) -> bool:
+    """Whether ``where`` is an extension module built beside the project's ``expected``
+    file from it (``__init__.cpython-311-x86_64-linux-gnu.so`` beside ``__init__.py``)."""
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    real = _real(where)
+    folder, name = os.path.split(real)
+    stem = os.path.basename(expected).removesuffix(".py")
+    return (
+        folder == os.path.dirname(expected)
+        and name.endswith(tuple(EXTENSION_SUFFIXES))
+        and name.split(".", 1)[0] == stem
+    )
+
+
 def _dispatch_replaced(
     value: Any,
     owner: type | None,
@@ -555,9 +585,13 @@ def _dispatch_replaced(
     project's code is not the project's: a case registered for a type by code that is not the
     project's (red team 22: a conftest's `@tax.apply_tax.register` for float answered every
     test's call in the function's place)."""
-    registry = getattr(value, "registry", None)
-    if registry is None:
-        registry = getattr(getattr(value, "dispatcher", None), "registry", None)
+    # Looked up as stored, never through `__getattr__`: a lazy object (six's moved modules)
+    # would import what it stands for, and the witness must change nothing it looks at.
+    if isinstance(value, functools.singledispatchmethod):
+        value = inspect.getattr_static(value, "dispatcher", None)
+    if not inspect.isfunction(value):
+        return None
+    registry = inspect.getattr_static(value, "registry", None)
     if not isinstance(registry, Mapping) or len(registry) > 1000:
         return None
     for kind, case in list(registry.items()):
@@ -760,6 +794,8 @@ def _not_as_imported(name: str, module: ModuleType, real: str, shown: str) -> st
             claims = inspect.isfunction(func) and _real(func.__code__.co_filename) == real
             if not claims or func.__code__ in codes:
                 continue
+            if compiled.imported_elsewhere_as(func.__code__):
+                continue  # the project's own code, relabelled by the project
         except Exception:  # a proxy or lazy object that raises when looked at
             continue
         made_by = compiled.ast_compiled_by()
@@ -1396,15 +1432,23 @@ def _ran_as_the_tools_started(project: str, plugins: Iterable[object]) -> Iterat
         return
     plugins = list(plugins)
     tops = set(TOOLS) | _coverage_plugins()
+    # A plugin that is a top-level module imports its siblings: modules of its distribution
+    # (hypothesis's `_hypothesis_pytestplugin` imports `_hypothesis_globals`, review 13).
+    beside: set[str] = set()
     for plugin in plugins:
         name = plugin.__name__ if isinstance(plugin, ModuleType) else type(plugin).__module__
         where = getattr(sys.modules.get(name), "__file__", None)
         if isinstance(name, str) and isinstance(where, str) and _inside(where, (root,)):
             tops.add(name.split(".", 1)[0])
+            if "." not in name and not where.endswith("__init__.py"):
+                beside.add(os.path.dirname(_real(where)))
     own = _project_tools(project)
     found: dict[str, list[str]] = {}
     for name, where in sorted(early.items()):
         top = name.split(".", 1)[0]
+        sibling = "." not in name and os.path.dirname(_real(where)) in beside
+        if sibling and not where.endswith("__init__.py"):
+            continue
         if top not in tops and name != "__main__" and not _inside(where, own):
             found.setdefault(top, []).append(where)
     for top, files in found.items():

@@ -274,3 +274,18 @@ def test_a_module_of_the_project_the_tools_import_as_they_start_fails_the_gate(
     assert any(
         "org (the project's" in p and "as the test tools started" in p for p in test["problems"]
     )
+
+
+def test_an_extension_module_a_projects_own_build_compiles_is_its_own(shadowed: Path) -> None:
+    """Review 13: pydantic 1 cythonizes its own .py files in place; its build, read at the
+    base, says so."""
+    (shadowed / "calc.py").write_text(FIXED)
+    (shadowed / "setup.py").write_text(
+        "from Cython.Build import cythonize\nfrom setuptools import setup\n\n"
+        "setup(ext_modules=cythonize(['calc.py']))\n"
+    )
+    git(shadowed, "add", "setup.py", "calc.py")
+    git(shadowed, "commit", "-qm", "a compiled build")
+    (shadowed / f"calc{EXTENSION}").write_bytes(b"\x7fELF" + b"\0" * 60)
+    code, verdict = verify_json(shadowed)
+    assert compiled(verdict) == [], verdict
