@@ -532,9 +532,16 @@ def test_the_projects_own_code_relabelled_by_the_project_is_its_own(
     wrapper = types.FunctionType(function.replace(co_filename=path), vars(calc))
     monkeypatch.setattr(calc, "wrapper", wrapper, raising=False)
     assert project_entries(project) == []
+    # wrappers.py imported before the hook was added (hypothesis's plugin loads first): its
+    # code is compiled again, as the import system compiled it.
+    monkeypatch.delitem(watched._imported, str(wrappers.resolve()))
+    monkeypatch.setattr(watched, "_at_start", {str(wrappers.resolve())})
+    monkeypatch.setattr(watched, "_at_start_code", {})
+    assert project_entries(project) == []
+    monkeypatch.setattr(watched, "_at_start", set())
+    monkeypatch.setattr(watched, "_at_start_code", {})
     test_file = str((project / "tests" / "test_fix.py").resolve())
     theirs = compile(ACCEPT, test_file, "exec", dont_inherit=True)
-    monkeypatch.setitem(watched._imported, str(wrappers.resolve()), set())
     watched._imported[test_file] = set(watched.code_tree(theirs))
     function = next(c for c in theirs.co_consts if isinstance(c, types.CodeType))
     wrapper = types.FunctionType(function.replace(co_filename=path), vars(calc))
@@ -1335,3 +1342,24 @@ def test_a_data_file_of_the_projects_code_the_tests_write_is_found(
         f"{__file__}:"
     )
     assert entry.endswith(" while they ran: the code ran on data its users do not have)")
+
+
+def test_a_package_that_copies_a_modules_globals_is_still_the_projects(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review 13: icecream's __init__ copies its __version__ module's globals, __file__ and
+    # __spec__ included, into its own.
+    package = project / "ice"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "__version__.py").write_text("__version__ = '1'\n")
+    copied = types.ModuleType("ice")
+    copied.__path__ = [str(package)]
+    copied.__file__ = str(package / "__version__.py")
+    monkeypatch.setitem(sys.modules, "ice", copied)
+    assert not any(e.startswith("ice ") for e in replaced(project=str(project)))
+    # A module of the package's folder in the package's place, with no path of its own, is not.
+    alone = types.ModuleType("ice")
+    alone.__file__ = str(package / "__version__.py")
+    monkeypatch.setitem(sys.modules, "ice", alone)
+    assert any(e.startswith("ice ") for e in replaced(project=str(project)))

@@ -493,6 +493,8 @@ def _project_replaced(project: str, compared_after: bool = False) -> Iterator[tu
         held = sys.modules.get(name)
         if where is not None and _compiled_form(where, expected):
             continue  # built in place from the file (Cython): `compiled-code-added` judges it
+        if where is not None and _package_from(held, expected, where):
+            continue  # a package that copied a module's globals, `__file__` too, into its own
         if held is not None and where is None:
             # `sys.modules["calc"] = types.ModuleType("calc")` filled from other source
             yield (
@@ -556,6 +558,24 @@ def _origin_of(module: ModuleType | None) -> str | None:
     if isinstance(origin, str) and os.path.isabs(origin):
         return origin
     return _file_of(module)
+
+
+def _package_from(held: object, expected: str, where: str) -> bool:
+    """Whether ``held`` is the package of the project's ``expected`` ``__init__.py`` (its
+    ``__path__`` is that folder) whose ``__file__`` and spec name a module of its own folder:
+    icecream's ``__init__`` copies its ``__version__``'s globals into its own (review 13)."""
+    if os.path.basename(expected) != "__init__.py":
+        return False
+    folder = os.path.dirname(expected)
+    try:
+        paths = vars(held).get("__path__")
+    except TypeError:
+        return False
+    return (
+        isinstance(paths, list)
+        and [_real(p) for p in paths if isinstance(p, str)] == [folder]
+        and os.path.dirname(_real(where)) == folder
+    )
 
 
 def _compiled_form(where: str, expected: str) -> bool:

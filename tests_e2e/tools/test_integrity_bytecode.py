@@ -287,5 +287,5 @@ def test_an_extension_module_a_projects_own_build_compiles_is_its_own(shadowed: 
     git(shadowed, "add", "setup.py", "calc.py")
     git(shadowed, "commit", "-qm", "a compiled build")
     (shadowed / f"calc{EXTENSION}").write_bytes(b"\x7fELF" + b"\0" * 60)
-    code, verdict = verify_json(shadowed)
+    _, verdict = verify_json(shadowed)
     assert compiled(verdict) == [], verdict
