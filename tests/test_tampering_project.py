@@ -1363,3 +1363,24 @@ def test_a_package_that_copies_a_modules_globals_is_still_the_projects(
     alone.__file__ = str(package / "__version__.py")
     monkeypatch.setitem(sys.modules, "ice", alone)
     assert any(e.startswith("ice ") for e in replaced(project=str(project)))
+
+
+def test_code_the_project_made_from_text_then_relabelled_is_its_own(
+    project: Path, watched: types.ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review 13: hypothesis execs a wrapper from a template (`<string>`), then gives it the
+    # file name of the module that uses it.
+    path = str((project / "calc.py").resolve())
+    calc = load("calc", project / "calc.py", monkeypatch)
+    imported(watched, CALC.encode(), path)
+    watched._imported[path] = set(watched.code_tree(compile(CALC, path, "exec", dont_inherit=True)))
+    made = compile("def made_up(a, b):\n    return a + b\n", "<string>", "exec")
+    code = next(c for c in made.co_consts if isinstance(c, types.CodeType))
+    wrapper = types.FunctionType(code.replace(co_filename=path), vars(calc))
+    monkeypatch.setattr(calc, "wrapper", wrapper, raising=False)
+    monkeypatch.setattr(watched, "_strings", {"made_up": {"project"}})
+    assert project_entries(project) == []
+    monkeypatch.setattr(watched, "_strings", {"made_up": {"project", "tests"}})
+    assert project_entries(project) == [
+        "calc (made_up runs code that the import of calc.py did not make)"
+    ]

@@ -816,6 +816,8 @@ def _not_as_imported(name: str, module: ModuleType, real: str, shown: str) -> st
                 continue
             if compiled.imported_elsewhere_as(func.__code__):
                 continue  # the project's own code, relabelled by the project
+            if compiled.made_at_run_time_by("<string>", func.__code__.co_name) == {"project"}:
+                continue  # code the project made from text, then relabelled (hypothesis's)
         except Exception:  # a proxy or lazy object that raises when looked at
             continue
         made_by = compiled.ast_compiled_by()
