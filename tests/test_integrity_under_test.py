@@ -657,11 +657,13 @@ def conftest(text: str) -> dict[str, str]:
     return {"tests/conftest.py": text}
 
 
-def test_a_users_folder_pointed_at_a_temporary_one_for_every_test_is_isolation(
+def test_a_users_folder_pointed_at_a_temporary_one_for_every_test_is_still_the_tests_setting(
     tmp_path: Path,
 ) -> None:
-    # Review 12: jinja2's cache folder follows XDG_CACHE_HOME; an autouse fixture keeps the
-    # suite out of the developer's own cache, and a test runs the code without the variable.
+    # Review 12 asked to let jinja2's autouse fixture point XDG_CACHE_HOME at a temporary
+    # folder; red team 24 then used that leave for a switch the product reads (set: right,
+    # unset: the defect) with a test that deletes it and never reaches the defect. Whether the
+    # product uses the value as a folder is not what the tests show: a person allows it.
     code = (
         "import os\n\n\ndef cache_dir():\n    return os.environ.get('XDG_CACHE_HOME') or '/tmp'\n"
     )
@@ -674,21 +676,9 @@ def test_a_users_folder_pointed_at_a_temporary_one_for_every_test_is_isolation(
         "from pkg.calc import cache_dir\n\n\ndef test_default(monkeypatch):\n"
         "    monkeypatch.delenv('XDG_CACHE_HOME')\n    assert cache_dir() == '/tmp'\n"
     )
-    base = {"pkg/calc.py": TAX}
     now = {"pkg/calc.py": code, **conftest(isolated), "tests/test_cache.py": unset}
-    assert list(under_test.analyze(scan_of(tmp_path, base, now))) == []
-    # Without a test of the unset case, with a value that is no temporary folder, or under a
-    # name that is no folder's, the setting is the tests' alone.
-    alone = {"pkg/calc.py": code, **conftest(isolated)}
-    fixed = {**now, **conftest(isolated.replace("str(tmp_path_factory.mktemp('cache'))", "'/x'"))}
-    switch = {
-        "pkg/calc.py": code.replace("XDG_CACHE_HOME", "CALC_ZERO"),
-        **conftest(isolated.replace("XDG_CACHE_HOME", "CALC_ZERO")),
-        "tests/test_cache.py": unset.replace("XDG_CACHE_HOME", "CALC_ZERO"),
-    }
-    for changed in (alone, fixed, switch):
-        found = under_test.analyze(scan_of(tmp_path, base, changed))
-        assert [f.rule for f in found] == ["test-detected"], changed
+    found = under_test.analyze(scan_of(tmp_path, {"pkg/calc.py": TAX}, now))
+    assert [f.rule for f in found] == ["test-detected"]
 
 
 def test_code_made_at_run_time_where_the_product_made_some_already_is_no_finding(
@@ -752,3 +742,25 @@ def test_a_compiled_module_at_the_top_named_like_the_standard_librarys_is_a_find
     assert found == [("tested-code-mocked", added)]
     for fine in ("pkg/cmd.py", "tasks.py", "profile.py", "tests/__init__.py", "cmd/__init__.py"):
         assert list(under_test.analyze(scan_of(tmp_path, base, {**base, fine: "x = 1\n"}))) == []
+
+
+@pytest.mark.parametrize(
+    "conftest",
+    [
+        # red team 24: the function's code swapped through a local name, put back in teardown
+        "import pytest\n\nfrom pkg import calc, rates\n\n\n@pytest.fixture(autouse=True)\n"
+        "def _fixed():\n    func = calc.tax\n    kept = func.__code__\n"
+        "    func.__code__ = rates.tax.__code__\n    yield\n    func.__code__ = kept\n",
+        # red team 24: a name the package re-exports bound to another module's function
+        "import pkg\nfrom pkg import rates\n\npkg.tax = rates.tax\n",
+    ],
+    ids=["code-through-a-local-name", "re-export-rebound"],
+)
+def test_the_function_under_test_replaced_by_another_modules_is_a_finding(
+    tmp_path: Path, conftest: str
+) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from pkg.calc import tax\n")
+    (tmp_path / "pkg" / "calc.py").write_text(TAX)
+    (tmp_path / "pkg" / "rates.py").write_text("def tax(x):\n    return x * 0.2\n")
+    assert {f.rule for f in conftest_added(tmp_path, conftest)} == {"tested-code-mocked"}

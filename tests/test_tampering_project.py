@@ -511,43 +511,25 @@ def test_a_function_given_code_the_import_did_not_make_is_found(
     assert project_entries(project) == found
 
 
-ACCEPT = "def accept(a, b):\n    return a + b\n"
-
-
-def test_the_projects_own_code_relabelled_by_the_project_is_its_own(
+def test_another_project_modules_code_relabelled_as_the_function_under_tests_is_found(
     project: Path, watched: types.ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Review 13: hypothesis's `impersonate` gives its wrappers the file name of the module that
-    # uses them (`__code__.replace(co_filename=...)`); the tests' code relabelled is not that.
+    # Red team 24: a conftest moved the fixed code of another module of the project into the
+    # function under test, relabelled with its file's name. Code is the file's only as the
+    # import of that file made it.
     path = str((project / "calc.py").resolve())
-    wrappers = project / "wrappers.py"
-    wrappers.write_text(ACCEPT)
+    rates = project / "rates.py"
+    rates.write_text(FIXED)
     calc = load("calc", project / "calc.py", monkeypatch)
     imported(watched, CALC.encode(), path)
-    made = compile(CALC, path, "exec", dont_inherit=True)
-    watched._imported[path] = set(watched.code_tree(made))
-    own = compile(ACCEPT, str(wrappers.resolve()), "exec", dont_inherit=True)
-    watched._imported[str(wrappers.resolve())] = set(watched.code_tree(own))
-    function = next(c for c in own.co_consts if isinstance(c, types.CodeType))
-    wrapper = types.FunctionType(function.replace(co_filename=path), vars(calc))
-    monkeypatch.setattr(calc, "wrapper", wrapper, raising=False)
-    assert project_entries(project) == []
-    # wrappers.py imported before the hook was added (hypothesis's plugin loads first): its
-    # code is compiled again, as the import system compiled it.
-    monkeypatch.delitem(watched._imported, str(wrappers.resolve()))
-    monkeypatch.setattr(watched, "_at_start", {str(wrappers.resolve())})
-    monkeypatch.setattr(watched, "_at_start_code", {})
-    assert project_entries(project) == []
-    monkeypatch.setattr(watched, "_at_start", set())
-    monkeypatch.setattr(watched, "_at_start_code", {})
-    test_file = str((project / "tests" / "test_fix.py").resolve())
-    theirs = compile(ACCEPT, test_file, "exec", dont_inherit=True)
-    watched._imported[test_file] = set(watched.code_tree(theirs))
-    function = next(c for c in theirs.co_consts if isinstance(c, types.CodeType))
-    wrapper = types.FunctionType(function.replace(co_filename=path), vars(calc))
-    monkeypatch.setattr(calc, "wrapper", wrapper, raising=False)
+    watched._imported[path] = set(watched.code_tree(compile(CALC, path, "exec", dont_inherit=True)))
+    own = compile(FIXED, str(rates.resolve()), "exec", dont_inherit=True)
+    watched._imported[str(rates.resolve())] = set(watched.code_tree(own))
+    fixed = next(c for c in own.co_consts if isinstance(c, types.CodeType))
+    stand_in = types.FunctionType(fixed.replace(co_filename=path), vars(calc), "stand_in")
+    monkeypatch.setattr(calc, "stand_in", stand_in, raising=False)
     assert project_entries(project) == [
-        "calc (accept runs code that the import of calc.py did not make)"
+        "calc (add runs code that the import of calc.py did not make)"
     ]
 
 
@@ -1383,4 +1365,47 @@ def test_code_the_project_made_from_text_then_relabelled_is_its_own(
     monkeypatch.setattr(watched, "_strings", {"made_up": {"project", "tests"}})
     assert project_entries(project) == [
         "calc (made_up runs code that the import of calc.py did not make)"
+    ]
+
+
+def test_a_re_exported_function_rebound_to_another_modules_is_found(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 24: `invoice.apply_tax = rates.apply_tax` in a conftest; the package imports
+    # apply_tax from invoice.tax and binds the name no other way.
+    package = project / "inv"
+    package.mkdir()
+    (package / "__init__.py").write_text("from inv.tax import add\n")
+    (package / "tax.py").write_text(CALC)
+    (package / "rates.py").write_text(FIXED)
+    tax = load("inv.tax", package / "tax.py", monkeypatch)
+    rates = load("inv.rates", package / "rates.py", monkeypatch)
+    spec = importlib.util.spec_from_file_location(
+        "inv", package / "__init__.py", submodule_search_locations=[str(package)]
+    )
+    assert spec is not None and spec.loader is not None
+    inv = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "inv", inv)
+    spec.loader.exec_module(inv)
+    assert inv.add is tax.add
+    assert not any(e.startswith("inv ") for e in replaced(project=str(project)))
+    monkeypatch.setattr(inv, "add", rates.add)
+    assert (
+        "inv (add is no longer what inv/__init__.py imports from inv.tax, but inv/rates.py's "
+        "add set in its place)"
+    ) in replaced(project=str(project))
+
+
+def test_a_stand_in_module_with_the_packages_spec_and_no_file_is_looked_into(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 24: a conftest put a module of its own in sys.modules["calc"], with the real
+    # module's spec and no __file__, holding a function of the conftest's.
+    real = load("calc", project / "calc.py", monkeypatch)
+    stand_in = types.ModuleType("calc")
+    stand_in.__spec__ = real.__spec__
+    stand_in.add = conftest_add(project, monkeypatch)
+    monkeypatch.setitem(sys.modules, "calc", stand_in)
+    assert project_entries(project) == [
+        f"calc.add (the project's function, replaced by code of {project}/tests/conftest.py)"
     ]

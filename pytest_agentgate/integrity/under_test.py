@@ -141,32 +141,21 @@ def _settings_the_tests_give(scan: Scan, plugins: set[str]) -> Iterator[Integrit
     a setting its users do not have. A test that sets one for itself tests that setting."""
     read: set[str] = set()
     written: list[tuple[str, str, int]] = []
-    isolated: set[str] = set()  # set to a fresh temporary folder for every test
-    unset: set[str] = set()  # deleted by a test of the change's
     for path, status in sorted(scan.touched.items()):
         if status == "deleted" or not path.endswith(".py"):
             continue
         now = scan.sources.now(path) or ""
-        if not any(word in now for word in ("environ", "getenv", "setenv", "delenv")):
+        if "environ" not in now and "getenv" not in now and "setenv" not in now:
             continue
         before = scan.sources.at_base(scan.renamed_from.get(path, path)) or ""
         if is_test_code(path) or _module_name(path) in plugins:
-            old = {key for key, _, _ in _environment_set(parse_python(before))}
-            tree = parse_python(now)
-            for key, line, temporary in _environment_set(tree):
+            old = {key for key, _ in _environment_set(parse_python(before))}
+            for key, line in _environment_set(parse_python(now)):
                 if key not in old:
                     written.append((path, key, line))
-                    if temporary:
-                        isolated.add(key)
-            unset |= _environment_deleted(tree)
         else:
             read |= _environment_read(parse_python(now)) - _environment_read(parse_python(before))
     for path, key, line in written:
-        if key in isolated and key in unset and _A_LOCATION.search(key):
-            # A user's folder pointed at a temporary one for every test, which keeps the
-            # suite out of the developer's own (jinja2's XDG_CACHE_HOME, review 12), and a
-            # test of the change runs the code without it.
-            continue
         if key in read:
             yield IntegrityFinding(
                 "test-detected",
@@ -175,48 +164,6 @@ def _settings_the_tests_give(scan: Scan, plugins: set[str]) -> Iterator[Integrit
                 path,
                 line,
             )
-
-
-# The names of variables that say where a folder is (XDG_CACHE_HOME, TMPDIR, MYAPP_DATA_DIR).
-_A_LOCATION = re.compile(r"^XDG_|HOME$|_DIR$|_PATH$|_ROOT$|CACHE|^TE?MP(DIR)?$|APPDATA")
-# What gives a test a folder of its own.
-_TEMPORARY = frozenset({"tmp_path", "tmpdir", "tmp_path_factory", "tmpdir_factory"})
-
-
-def _a_temporary_folder(value: ast.AST | None) -> bool:
-    """Whether ``value`` is built from a folder made for the tests (pytest's ``tmp_path``
-    and its kin, ``tempfile.mkdtemp``)."""
-    return value is not None and any(
-        (isinstance(node, ast.Name) and node.id in _TEMPORARY)
-        or (
-            isinstance(node, ast.Call)
-            and dotted_name(node.func).rsplit(".", 1)[-1] in ("mkdtemp", "TemporaryDirectory")
-        )
-        for node in ast.walk(value)
-    )
-
-
-def _environment_deleted(tree: ast.Module | None) -> set[str]:
-    """The environment variables the code deletes by a constant name
-    (``monkeypatch.delenv("K")``, ``os.environ.pop("K")``, ``del os.environ["K"]``)."""
-    found: set[str] = set()
-    for node in ast.walk(tree) if tree is not None else ():
-        keys: list[ast.AST] = []
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
-            owner, method = dotted_name(node.func.value), node.func.attr
-            if method in ("delenv", "unsetenv") or (
-                owner in ("os.environ", "environ") and method == "pop"
-            ):
-                keys = [node.args[0]]
-        elif isinstance(node, ast.Delete):
-            keys = [
-                t.slice
-                for t in node.targets
-                if isinstance(t, ast.Subscript)
-                and dotted_name(t.value) in ("os.environ", "environ")
-            ]
-        found |= {k.value for k in keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
-    return found
 
 
 def _for_every_test(scope: ast.AST) -> bool:
@@ -262,19 +209,18 @@ def _environment_read(tree: ast.Module | None) -> set[str]:
     return found
 
 
-def _environment_set(tree: ast.Module | None) -> Iterator[tuple[str, int, bool]]:
+def _environment_set(tree: ast.Module | None) -> Iterator[tuple[str, int]]:
     """The environment variables the code sets for every test, by a constant name, with the
-    line and whether the value is a folder made for the tests: at module level, or in a
-    fixture (``os.environ["K"] = v``, ``os.environ.setdefault``, ``os.environ.update``,
-    ``os.putenv``, ``monkeypatch.setenv``); not in a test's own body."""
+    line: at module level, or in a fixture (``os.environ["K"] = v``, ``os.environ.setdefault``,
+    ``os.environ.update``, ``os.putenv``, ``monkeypatch.setenv``); not in a test's own body."""
     if tree is None:
         return
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     for node in ast.walk(tree):
-        pairs: list[tuple[ast.AST, ast.AST | None]] = []
+        keys: list[ast.AST] = []
         if isinstance(node, ast.Assign):
-            pairs = [
-                (t.slice, node.value)
+            keys = [
+                t.slice
                 for t in node.targets
                 if isinstance(t, ast.Subscript)
                 and dotted_name(t.value) in ("os.environ", "environ")
@@ -284,32 +230,21 @@ def _environment_set(tree: ast.Module | None) -> Iterator[tuple[str, int, bool]]
             and dotted_name(node.target) in ("os.environ", "environ")
             and isinstance(node.value, ast.Dict)
         ):  # `os.environ |= {"K": "0"}` (red team 18)
-            pairs = [
-                (k, v)
-                for k, v in zip(node.value.keys, node.value.values, strict=True)
-                if k is not None
-            ]
+            keys = [k for k in node.value.keys if k is not None]
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             owner, method = dotted_name(node.func.value), node.func.attr
-            value = node.args[1] if len(node.args) > 1 else None
             if owner in ("os.environ", "environ") and method == "setdefault" and node.args:
-                pairs = [(node.args[0], value)]
+                keys = [node.args[0]]
             elif owner in ("os.environ", "environ") and method == "update":
-                pairs = [
-                    (k, v)
-                    for a in node.args
-                    if isinstance(a, ast.Dict)
-                    for k, v in zip(a.keys, a.values, strict=True)
-                    if k
-                ]
-                pairs += [(ast.Constant(k.arg), k.value) for k in node.keywords if k.arg]
-            elif ((owner == "os" and method == "putenv") or method == "setenv") and node.args:
-                pairs = [(node.args[0], value)]
-        if pairs and not _for_every_test(_scope(node, parents)):
+                keys = [k for a in node.args if isinstance(a, ast.Dict) for k in a.keys if k]
+                keys += [ast.Constant(k.arg) for k in node.keywords if k.arg]
+            elif (owner == "os" and method == "putenv") or method == "setenv":
+                keys = list(node.args[:1])
+        if keys and not _for_every_test(_scope(node, parents)):
             continue  # a test, a fixture some tests ask for, a helper: a setting they test
-        for key, given in pairs:
+        for key in keys:
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                yield key.value, getattr(node, "lineno", 0), _a_temporary_folder(given)
+                yield key.value, getattr(node, "lineno", 0)
 
 
 # `calc.tax = ...` at a line's start; `from a import b` and `import a` lines.
@@ -1715,6 +1650,15 @@ def _replacements(tree: ast.Module | None, root: Path) -> list[tuple[str, int]]:
         n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
     }
     found: list[tuple[str, int]] = []
+    # Names bound to what a project module holds (`func = tax.apply_tax`, red team 24): its
+    # function's parts set through them are the project's.
+    held = names | {
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and dotted_name(node.value).split(".")[0] in names
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
     # A function's code (or its defaults) swapped, anywhere: no fixture undoes that by accident,
     # and monkeypatch restores the function object, whose code is the stand-in's all the same.
     for node in ast.walk(tree):
@@ -1725,14 +1669,14 @@ def _replacements(tree: ast.Module | None, root: Path) -> list[tuple[str, int]]:
                 if (
                     isinstance(target, ast.Attribute)
                     and target.attr in _FUNCTION_INNARDS
-                    and dotted.split(".")[0] in names
+                    and dotted.split(".")[0] in held
                 ):
                     found.append((dotted, node.lineno))
         elif (
             isinstance(node, ast.Call)
             and dotted_name(node.func).rsplit(".", 1)[-1] == "setattr"
             and len(node.args) >= 2
-            and dotted_name(node.args[0]).split(".")[0] in names
+            and dotted_name(node.args[0]).split(".")[0] in held
             and isinstance(node.args[1], ast.Constant)
             and node.args[1].value in _FUNCTION_INNARDS
         ):
@@ -1740,7 +1684,15 @@ def _replacements(tree: ast.Module | None, root: Path) -> list[tuple[str, int]]:
     # At the module's level: what runs when pytest imports the file, for every test after it
     # (a fixture's assignment is the fixture's business, and often undone by it).
     for node in _module_level(tree):
-        if isinstance(node, ast.Assign) and _callable_value(node.value, defined):
+        if isinstance(node, ast.Assign) and (
+            _callable_value(node.value, defined)
+            # another module's function of the project's (`invoice.apply_tax =
+            # rates.apply_tax`, red team 24)
+            or (
+                isinstance(node.value, ast.Attribute)
+                and dotted_name(node.value).split(".")[0] in names
+            )
+        ):
             for target in node.targets:
                 dotted = dotted_name(target)
                 if isinstance(target, ast.Attribute) and dotted.split(".")[0] in names:

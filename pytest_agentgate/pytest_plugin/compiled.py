@@ -513,50 +513,6 @@ def made_at_run_time_by(name: str, function: str = "") -> frozenset[str]:
     return frozenset(_runtime.get(name, ()))
 
 
-# The code of the files imported before the hook was added, compiled again when asked.
-_at_start_code: dict[str, set[CodeType]] = {}
-
-
-def _compiled_as_imported(path: str) -> set[CodeType]:
-    from pytest_agentgate.texts import read_regular
-
-    try:
-        if os.stat(path).st_size > _MAX_BYTES:
-            return set()
-        code = compile(read_regular(path), path, "exec", dont_inherit=True)
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return set()
-    return set(code_tree(code))
-
-
-def imported_elsewhere_as(code: CodeType) -> bool:
-    """Whether ``code`` is a code object the import of some file of the project made, under
-    another file's name or first line (hypothesis's `impersonate` relabels its own wrappers
-    with ``__code__.replace(co_filename=...)``, review 13): the project's code, renamed. Not
-    code the import of a test module made: the tests' code under the project's name is not
-    the project's."""
-    from pytest_agentgate.testcode import is_test_code
-
-    # The files imported before the hook was added are compiled as the import system did.
-    for path in sorted(_at_start - set(_imported) - set(_at_start_code)):
-        _at_start_code[path] = _compiled_as_imported(path)
-    everything = [*_imported.items(), *_at_start_code.items()]
-    for path, codes in everything:
-        root = next((r for r in _watched if path.startswith(r)), None)
-        if root is None or is_test_code(os.path.relpath(path, root)):
-            continue
-        for made in codes:
-            if made.co_code != code.co_code or made.co_name != code.co_name:
-                continue
-            with contextlib.suppress(ValueError, TypeError):
-                if (
-                    code.replace(co_filename=made.co_filename, co_firstlineno=made.co_firstlineno)
-                    == made
-                ):
-                    return True
-    return False
-
-
 def imported_before(path: str) -> bool:
     """Whether the module of the file ``path`` (a real path) was imported before the hook was
     added, when nothing was kept of how its code was made."""
