@@ -204,3 +204,25 @@ def test_the_pytest_door_leaves_out_what_pytest_imported_before_it_could_measure
     coverage = next(g for g in verdict["gates"] if g["name"] == "coverage")
     assert coverage["status"] == "pass", (coverage, done.stdout)
     assert coverage["actual"]["lines"] == 100.0
+
+
+def test_the_pytest_doors_run_time_is_not_the_clock_a_test_left_moved(tmp_path: Path) -> None:
+    # Review 14: time-machine leaves time.monotonic moved after a travel; the pytest door
+    # reported a run of 1795722911 s.
+    root = tmp_path / "clock"
+    write(root / "calc/__init__.py", "def add(a, b):\n    return a + b\n")
+    write(
+        root / "tests/test_clock.py",
+        "import time\n\nfrom calc import add\n\n\ndef test_travel():\n"
+        "    time.monotonic = lambda: 4e9\n    assert add(1, 2) == 3\n",
+    )
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COV_CORE_", "COVERAGE_"))}
+    env.pop("AGENTGATE_RUNNING", None)
+    env["PYTHONPATH"] = str(root)
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--agentgate=strict"]
+    command += ["--agentgate-json", "v.json", "tests"]
+    subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    verdict: dict[str, Any] = json.loads((root / "v.json").read_text(encoding="utf-8"))
+    test = next(g for g in verdict["gates"] if g["name"] == "test")
+    assert 0 <= test["duration_s"] < 60, test

@@ -233,6 +233,24 @@ def test_a_project_that_is_a_pytest_plugin_wraps_the_tools_as_it_is_written_to(
     assert [e.split(" (")[0] for e in replaced([], str(project))] == [
         "unittest.mock.NonCallableMock.assert_called_with"
     ]
+    # A plugin that is a package does the work in another of its modules (review 14:
+    # pytest-mock registers pytest_mock, whose plugin.py wraps the asserts).
+    package = _loaded(
+        "agentgate_mock_pkg",
+        project / "src" / "agentgate_mock_pkg" / "__init__.py",
+        "",
+        monkeypatch,
+    )
+    inner = _loaded(
+        "agentgate_mock_pkg.plugin",
+        project / "src" / "agentgate_mock_pkg" / "plugin.py",
+        "def assert_called_with(*args, **kwargs):\n    pass\n",
+        monkeypatch,
+    )
+    monkeypatch.setattr(
+        unittest.mock.NonCallableMock, "assert_called_with", inner.assert_called_with
+    )
+    assert replaced([package], str(project)) == []
 
 
 @pytest.mark.parametrize(

@@ -843,7 +843,7 @@ class GateSession:
         self.said = False  # the verdict, or why there is none, is on the terminal
         # pytest's session, made before the configuration: its exit status is the run's.
         self.session: pytest.Session | None = config.pluginmanager.get_plugin("session")
-        self.t0 = time.monotonic()
+        self.t0 = time.perf_counter()
 
     @classmethod
     def create(cls, config: pytest.Config, profile: str) -> GateSession:
@@ -866,7 +866,7 @@ class GateSession:
 
     @pytest.hookimpl(tryfirst=True)  # before xdist starts its workers and any other plugin
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self.t0 = time.monotonic()
+        self.t0 = time.perf_counter()
         self.session = session
         self.stop_unless_judged()
 
@@ -1071,7 +1071,7 @@ class GateSession:
         evidence: dict[str, Any] = {
             "tests": tests,
             "exitstatus": int(session.exitstatus),
-            "duration": time.monotonic() - self.t0,
+            "duration": time.perf_counter() - self.t0,
             "coverage": None,
             "json": None,
             "colour": has_markup(self.config),

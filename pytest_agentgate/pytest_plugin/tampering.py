@@ -149,11 +149,24 @@ def _project_plugin_files(plugins: Iterable[object], project: str | None) -> fro
 
     root = _real(project)
     found = set()
+    packages = []
     for plugin in plugins:
         where = getattr(plugin, "__file__", None) if isinstance(plugin, ModuleType) else None
         if (
             isinstance(where, str)
             and _inside(where, (root,))
+            and not is_test_code(os.path.relpath(_real(where), root))
+        ):
+            found.add(_real(where))
+            if os.path.basename(where) == "__init__.py":
+                packages.append(os.path.dirname(_real(where)))
+    # A plugin that is a package does its work in its modules too (review 14: pytest-mock's
+    # wrappers live in pytest_mock/plugin.py, pytest registers pytest_mock).
+    for module in list(sys.modules.values()) if packages else ():
+        where = _file_of(module) if isinstance(module, ModuleType) else None
+        if (
+            where is not None
+            and _inside(where, tuple(packages))
             and not is_test_code(os.path.relpath(_real(where), root))
         ):
             found.add(_real(where))
