@@ -66,6 +66,20 @@ def measured_in(root: Path, site: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def pytest_door(root: Path, path: Path, *options: str) -> tuple[dict[str, Any], str]:
+    """``pytest --agentgate=strict`` in the git repository ``root``, importing from ``path``
+    first: the verdict it wrote and what it printed."""
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COV_CORE_", "COVERAGE_"))}
+    env.pop("AGENTGATE_RUNNING", None)
+    env["PYTHONPATH"] = str(path)
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *options]
+    command += ["--agentgate=strict", "--agentgate-json", "v.json", "tests"]
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    verdict: dict[str, Any] = json.loads((root / "v.json").read_text(encoding="utf-8"))
+    return verdict, done.stdout
+
+
 def test_a_copy_with_the_projects_bytes_is_reported_as_the_projects_files(
     layout: tuple[Path, Path],
 ) -> None:
@@ -98,14 +112,7 @@ def test_a_copy_that_differs_is_not_counted_and_the_note_says_why(
 
 def test_the_pytest_door_counts_the_copy_too(layout: tuple[Path, Path]) -> None:
     root, site = layout
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("COV_CORE_", "COVERAGE_"))}
-    env.pop("AGENTGATE_RUNNING", None)
-    env["PYTHONPATH"] = str(site)
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--agentgate=strict"]
-    command += ["--agentgate-json", "v.json", "tests"]
-    subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=120)
-    verdict: dict[str, Any] = json.loads((root / "v.json").read_text(encoding="utf-8"))
+    verdict, _ = pytest_door(root, site)
     coverage = next(g for g in verdict["gates"] if g["name"] == "coverage")
     assert coverage["status"] == "pass", coverage
     assert coverage["actual"]["lines"] == 100.0
@@ -193,16 +200,9 @@ def test_the_pytest_door_leaves_out_what_pytest_imported_before_it_could_measure
         "from calc import add\nfrom plug import sep\n\n\ndef test_it():\n"
         "    assert add(1, 2) == 3 and sep()\n",
     )
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("COV_CORE_", "COVERAGE_"))}
-    env.pop("AGENTGATE_RUNNING", None)
-    env["PYTHONPATH"] = str(root)
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "plug"]
-    command += ["--agentgate=strict", "--agentgate-json", "v.json", "tests"]
-    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=120)
-    verdict: dict[str, Any] = json.loads((root / "v.json").read_text(encoding="utf-8"))
+    verdict, out = pytest_door(root, root, "-p", "plug")
     coverage = next(g for g in verdict["gates"] if g["name"] == "coverage")
-    assert coverage["status"] == "pass", (coverage, done.stdout)
+    assert coverage["status"] == "pass", (coverage, out)
     assert coverage["actual"]["lines"] == 100.0
 
 
@@ -216,13 +216,6 @@ def test_the_pytest_doors_run_time_is_not_the_clock_a_test_left_moved(tmp_path: 
         "import time\n\nfrom calc import add\n\n\ndef test_travel():\n"
         "    time.monotonic = lambda: 4e9\n    assert add(1, 2) == 3\n",
     )
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("COV_CORE_", "COVERAGE_"))}
-    env.pop("AGENTGATE_RUNNING", None)
-    env["PYTHONPATH"] = str(root)
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--agentgate=strict"]
-    command += ["--agentgate-json", "v.json", "tests"]
-    subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=120)
-    verdict: dict[str, Any] = json.loads((root / "v.json").read_text(encoding="utf-8"))
+    verdict, _ = pytest_door(root, root)
     test = next(g for g in verdict["gates"] if g["name"] == "test")
     assert 0 <= test["duration_s"] < 60, test
