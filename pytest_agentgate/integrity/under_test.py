@@ -1015,14 +1015,7 @@ def _read_from_the_environment(
 def _configures_logging(scopes: list[ast.AST]) -> bool:
     """Whether one of ``scopes`` sets logging up (the honest reason to ask whether the root
     logger has handlers: `if not logging.getLogger().handlers: logging.basicConfig()`)."""
-    return any(
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute | ast.Name)
-        and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id)
-        in _CONFIGURES_LOGGING
-        for scope in scopes
-        for node in ast.walk(scope)
-    )
+    return _calls(scopes, _CONFIGURES_LOGGING)
 
 
 def _sets_a_hook(scopes: list[ast.AST], name_of: Callable[[ast.AST], str]) -> bool:
@@ -1165,13 +1158,7 @@ def _sets_the_limit(scope: ast.AST, name_of: Callable[[ast.AST], str]) -> bool:
 
 
 def _sets_a_tracer(scope: ast.AST) -> bool:
-    return any(
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute | ast.Name)
-        and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id)
-        in _SETS_A_TRACER
-        for node in ast.walk(scope)
-    )
+    return _calls([scope], _SETS_A_TRACER)
 
 
 def _type_checking_set(path: str, name: str, now: str, before: str) -> Iterator[IntegrityFinding]:

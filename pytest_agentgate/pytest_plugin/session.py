@@ -714,16 +714,13 @@ def _imported_already(root: str) -> list[str]:
     """The files of the project's code (under ``root``, not in an environment inside it, not
     its tests) whose modules are imported already: what coverage.py starting now will not see
     run at import."""
+    from pytest_agentgate.pytest_plugin.start import files_of
     from pytest_agentgate.testcode import is_test_code
 
     top = os.path.realpath(root)
     found: set[str] = set()
-    for module in list(sys.modules.values()):
-        try:
-            where = vars(module).get("__file__")
-        except TypeError:
-            continue
-        if not isinstance(where, str) or not where.endswith(".py"):
+    for where in files_of(sys.modules).values():
+        if not where.endswith(".py"):
             continue
         real = os.path.realpath(where)
         parts = real.split(os.sep)

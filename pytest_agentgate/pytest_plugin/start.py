@@ -30,7 +30,8 @@ TRACER_GETTERS = (
 )
 
 
-def _files_of(modules: dict[str, Any]) -> dict[str, str]:
+def files_of(modules: dict[str, Any]) -> dict[str, str]:
+    """Each module's ``__file__`` by its name, for those that have one, read as stored."""
     found = {}
     for name, module in list(modules.items()):
         try:
@@ -45,4 +46,4 @@ def _files_of(modules: dict[str, Any]) -> dict[str, str]:
 # The modules this process had imported, by file, when pytest loaded agentgate's plugin: what ran
 # before the tests' session, as the test tools started (pytest_plugin/tampering.py judges which
 # of them are the project's files).
-MODULES_AT_START = _files_of(sys.modules)
+MODULES_AT_START = files_of(sys.modules)
