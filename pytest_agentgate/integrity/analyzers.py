@@ -15,6 +15,7 @@ ANALYZERS: tuple[str, ...] = (
     "pytest_agentgate.integrity.suppressions",
     "pytest_agentgate.integrity.stop_hooks",
     "pytest_agentgate.integrity.environment",
+    "pytest_agentgate.integrity.interpreters",
     "pytest_agentgate.integrity.bytecode",
     "pytest_agentgate.integrity.disguise",
 )

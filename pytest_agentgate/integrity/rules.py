@@ -199,6 +199,16 @@ _RULES = (
         "unset it; a setting the project means goes in the gate's `env:` in agentgate.yml",
     ),
     Rule(
+        "interpreter-replaced",
+        "tampering",
+        "a Python of the project's virtual environment (`.venv/bin/python`), which the gate's "
+        "commands run, is a script or another file, not an interpreter: it decides what the "
+        "test command sees (its environment, its arguments, its files) while agentgate runs "
+        "clean",
+        "make the environment again (`python -m venv --clear .venv`, then install the "
+        "project), and run the checks again",
+    ),
+    Rule(
         "startup-code-planted",
         "tampering",
         "code that Python runs at every start of the interpreter that runs the tests, which no "

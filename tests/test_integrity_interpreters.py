@@ -1,0 +1,54 @@
+"""``interpreter-replaced``: a Python of the project's virtual environment that is a script."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from pytest_agentgate.integrity.interpreters import findings, interpreters, not_a_program
+from pytest_agentgate.integrity.rules import RULES
+
+
+def made_venv(root: Path) -> Path:
+    venv = root / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    return venv
+
+
+def test_a_virtual_environment_as_venv_makes_it_is_no_finding(tmp_path: Path) -> None:
+    venv = made_venv(tmp_path)
+    assert [Path(p).name for p in interpreters(str(venv))][:1] == ["python"]
+    assert list(findings(tmp_path)) == []
+
+
+def test_a_python_replaced_by_a_script_is_found(tmp_path: Path) -> None:
+    # Red team 25: the gate's `python -m coverage run -m pytest` ran a shell script that set
+    # PYTHONPYCACHEPREFIX (or mounted a folder over __pycache__) for the test command alone.
+    venv = made_venv(tmp_path)
+    python = venv / "bin" / "python"
+    python.unlink()
+    python.write_text('#!/bin/sh\nexport PYTHONPYCACHEPREFIX=/tmp/x\nexec "$0"3 "$@"\n')
+    python.chmod(0o755)
+    (venv / "bin" / "python-config-notes.txt").write_text("not an interpreter's name\n")
+    (found,) = findings(tmp_path)
+    assert found.rule == "interpreter-replaced" and found.path == ".venv/bin/python"
+    assert found.message == (
+        ".venv/bin/python, the interpreter the gate's commands run, is a script "
+        "(#!/bin/sh), not a Python its environment was made with"
+    )
+    assert RULES["interpreter-replaced"].weight == "tampering"
+
+
+def test_what_a_file_is_says_why(tmp_path: Path) -> None:
+    text = tmp_path / "python3"
+    text.write_text("print('hello')\n")
+    assert not_a_program(str(text)) == "a file in no executable format"
+    assert not_a_program(str(tmp_path / "gone")) is None  # nothing there runs: not judged
+    assert not_a_program(sys.executable) is None
+    # A Python that is itself a link to a script outside the project is judged by what it runs.
+    script = tmp_path / "wrap.sh"
+    script.write_text('#!/bin/bash\nexec python3 "$@"\n')
+    link = tmp_path / "python"
+    link.symlink_to(script)
+    assert not_a_program(str(link)) == "a script (#!/bin/bash)"
