@@ -553,7 +553,7 @@ class Pipeline:
             r.cancelled or r.timed_out or (r.exit_code or 0) < 0
             for r in self.results.values()
         ):
-            self._remember(gates)
+            self._remember(gates, found)
         return self._conclude(gates)
 
     def _installed_since(self, found: Mapping[str, Evidence | GateResult]) -> list[tuple[str, str]]:
@@ -598,9 +598,13 @@ class Pipeline:
             environment = task_env.changed_since(self.request.config.root, self.request.task)
         return f"{self.request.base}|{pinned or ''}|{environment}"
 
-    def _remember(self, gates: list[GateResult]) -> None:
+    def _remember(
+        self, gates: list[GateResult], found: Mapping[str, Evidence | GateResult]
+    ) -> None:
         """Keep the judged gates under the state the run left the tree in, if the run changed
-        nothing but ignored files (a coverage data file); the session gate is never kept."""
+        nothing but ignored files (a coverage data file), with the files the tests read
+        outside the project as they are now; the session gate is never kept."""
+        from pytest_agentgate.gates.test import SuiteEvidence
         from pytest_agentgate.state import cache
 
         config = self.request.config
@@ -608,10 +612,14 @@ class Pipeline:
         after = self._tree_after or cache.tree_state(config.root)
         if before is None or after is None or after[0] != before[0]:
             return
+        read = [e.read_outside for e in found.values() if isinstance(e, SuiteEvidence)]
+        if any(paths is None for paths in read):
+            return  # more files read outside the project than can be kept: nothing to key
+        outside = sorted({path for paths in read if paths is not None for path in paths})
         key = cache.cache_key(
             config.root, *self._cache_inputs, tree=after, extra=self._cache_extra()
         )
-        cache.store(config.root, key, [g for g in gates if g.kind != "session"])
+        cache.store(config.root, key, [g for g in gates if g.kind != "session"], outside)
 
     def reuse(self) -> Verdict | None:
         """The verdict of an identical earlier run (same tree, configuration, tools and

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import git
+from _helpers import STRICT_TESTS, gated_project, git
 
 from pytest_agentgate.cli.main import main
 from pytest_agentgate.state import cache
@@ -609,3 +609,65 @@ def test_a_run_whose_command_was_cut_short_is_not_kept(
     first = verify(capsys)
     assert first["gates"][-1]["status"] == "fail"
     assert not reused(verify(capsys))
+
+
+def test_a_file_the_tests_read_outside_the_project_is_keyed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 25: the product read its zero-rate charge from `~/.config/...`; the agent set
+    # it to 0, ran `agentgate verify` (a pass, kept), set it back to 1.5 and stopped: the
+    # stop hook reused the pass. What the tests read outside the project is keyed too.
+    charge = tmp_path / "home" / ".config" / "charge"
+    charge.parent.mkdir(parents=True)
+    charge.write_text("0.0")
+    root = gated_project(
+        tmp_path / "project",
+        STRICT_TESTS,
+        {
+            "calc.py": (
+                "from pathlib import Path\n\n\ndef charge():\n"
+                f"    return float(Path({str(charge)!r}).read_text())\n"
+            ),
+            "tests/test_calc.py": "from calc import charge\n\n\ndef test_no_charge():\n"
+            "    assert charge() == 0\n",
+            "tests/conftest.py": "import sys\n\nsys.path.insert(0, '.')\n",
+            ".gitignore": ".agentgate/\n__pycache__/\n",
+        },
+    )
+    monkeypatch.chdir(root)
+    first = verify(capsys)
+    assert first["status"] == "pass" and reused(verify(capsys))
+    charge.write_text("1.5")
+    again = verify(capsys)
+    assert not reused(again) and again["status"] == "fail"
+    (why,) = not_reused_because(again)
+    assert f"files the tests read outside the project ({charge}) differ" in why
+
+
+def test_what_pytest_does_in_its_temporary_folders_does_not_spoil_the_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = gated_project(
+        tmp_path / "project",
+        STRICT_TESTS,
+        {
+            "tests/test_files.py": "import os\n\n\ndef test_write(tmp_path):\n"
+            "    (tmp_path / 'a.txt').write_text('a')\n"
+            "    assert os.listdir(tmp_path) == ['a.txt']\n",
+            ".gitignore": ".agentgate/\n__pycache__/\n",
+        },
+    )
+    monkeypatch.chdir(root)
+    verify(capsys)
+    # Another pytest run in between (the agent's own) numbers and cleans pytest's folders.
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], check=True)
+    assert reused(verify(capsys))
+
+
+def test_the_witnesss_list_of_files_read_is_merged_and_an_overflow_keeps_nothing() -> None:
+    from pytest_agentgate.gates.test import read_entries
+
+    assert read_entries(['["/b", "/a"]', '["/a", 3]']) == ["/a", "/b"]
+    assert read_entries([]) == []  # a run no witness saw: keyed as before
+    assert read_entries(['["/a"]', "null"]) is None  # too many to keep
+    assert read_entries(["{not json"]) is None

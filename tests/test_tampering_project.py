@@ -285,9 +285,19 @@ def _no_hook_of_a_gated_run(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(compiled, "_watched", [])
     monkeypatch.setattr(compiled, "_paused", True)
-    for name in ("_sources", "_before", "_imported", "_module_code", "_runtime", "_foreign"):
+    for name in (
+        "_sources",
+        "_before",
+        "_imported",
+        "_module_code",
+        "_runtime",
+        "_foreign",
+        "_pycs_read",
+    ):
         monkeypatch.setattr(compiled, name, {})
     monkeypatch.setattr(compiled, "_ast_compiled", set())
+    monkeypatch.setattr(compiled, "_outside", set())
+    monkeypatch.setattr(compiled, "_outside_overflow", [])
     monkeypatch.setattr(compiled, "_at_start", set())
     monkeypatch.setattr(compiled, "_spawned", [])
 
@@ -389,6 +399,11 @@ def test_a_file_put_back_after_the_tests_imported_a_copy_is_found(
 ) -> None:
     # Only a constant differs, so every function's code is the file's: what Python compiled
     # for the import (the audit event the hook keeps) is what tells.
+    from pytest_agentgate.pytest_plugin import start
+
+    # The run began before the files were written (`start` is imported when pytest loads the
+    # plugin; imported here for the first time, it would say the run began now).
+    monkeypatch.setattr(start, "START_TIME", project.stat().st_ctime - 1)
     path = str(project / "calc.py")
     swapped = "OFFSET = 0\n\n\ndef add(a, b):\n    return a + b + OFFSET\n"
     (project / "calc.py").write_text(swapped)
@@ -1409,3 +1424,23 @@ def test_a_stand_in_module_with_the_packages_spec_and_no_file_is_looked_into(
     assert project_entries(project) == [
         f"calc.add (the project's function, replaced by code of {project}/tests/conftest.py)"
     ]
+
+
+def test_what_the_run_reads_outside_the_project_is_kept_for_the_cache(
+    project: Path, watched: types.ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = tmp_path / "config"
+    outside.mkdir()
+    (outside / "charge").write_text("0")
+    monkeypatch.chdir(outside)
+    watched._hook("open", ("charge", "r", os.O_RDONLY))  # relative to where the run is
+    watched._hook("open", (str(outside / "written"), "w", os.O_WRONLY))  # a write: not read
+    watched._hook("open", (3, "r", os.O_RDONLY))  # a descriptor: its file was seen opened
+    watched._hook("os.listdir", (str(outside),))
+    watched._hook("os.scandir", (str(tmp_path / "pytest-of-someone" / "pytest-7"),))
+    watched._hook("open", (str(project / "calc.py"), "r", os.O_RDONLY))  # the project's own
+    watched._hook("open", (os.path.join(sys.prefix, "lib", "x.py"), "r", os.O_RDONLY))
+    assert watched.read_outside() == [str(outside.resolve()), str((outside / "charge").resolve())]
+    monkeypatch.setattr(watched, "_FILES", 2)
+    watched._hook("open", (str(outside / "one more"), "r", os.O_RDONLY))
+    assert watched.read_outside() is None  # more than can be kept: nothing the cache can key

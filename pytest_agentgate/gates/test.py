@@ -64,6 +64,9 @@ class SuiteEvidence(Evidence):
     # dist-info, RECORD digest, plugin, tool). The integrity gate compares them with the
     # environment the task began with (integrity/installs.py).
     installs: list[tuple[str, str, str, str, str]] = field(default_factory=list)
+    # The files and folders outside the project the run's code read (the witness's
+    # ``agentgate_read``): the verdict cache keys them. None: too many to keep, no verdict kept.
+    read_outside: list[str] | None = field(default_factory=list)
 
 
 class SuiteGate:
@@ -153,6 +156,7 @@ def _check_witness(
     evidence.replaced += _swapped_sources(context.root, run.properties.get("agentgate_sources", []))
     evidence.startup = startup_entries(run.properties.get("agentgate_startup", []))
     evidence.installs = install_entries(run.properties.get("agentgate_install", []))
+    evidence.read_outside = read_entries(run.properties.get("agentgate_read", []))
     if "agentgate_collected" in run.properties:
         evidence.dropped = max(
             0, numbers["collected"] - numbers["deselected"] - numbers["selected"]
@@ -162,6 +166,22 @@ def _check_witness(
         # elsewhere, and a checkout of the base has no cache to deselect by.
         evidence.selected = numbers["selected"] + numbers["deselected"]
         evidence.collect_errors = numbers["collect_errors"]
+
+
+def read_entries(values: list[str]) -> list[str] | None:
+    """The files read outside the project, from the witness's ``agentgate_read`` properties
+    (one per report; a worker's are merged before): None when one says there were too many,
+    or cannot be read."""
+    found: set[str] = set()
+    for value in values:
+        try:
+            paths = json.loads(value)
+        except ValueError:
+            return None
+        if not isinstance(paths, list):
+            return None
+        found.update(p for p in paths if isinstance(p, str))
+    return sorted(found)
 
 
 def _not_run(run: TestRun) -> str:

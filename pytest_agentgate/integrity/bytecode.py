@@ -326,6 +326,15 @@ def unlike_pycs(source_path: Path, remembered: Remembered) -> list[str]:
     return unlike
 
 
+def read_unlike(source_path: Path, pyc: Path, remembered: Remembered) -> bool:
+    """Whether ``pyc``, a pyc of Python's own that the import system read for
+    ``source_path`` (wherever it was: ``sys.pycache_prefix`` puts it outside ``__pycache__``),
+    says it is up to date and is not compiled from it."""
+    tag = sys.implementation.cache_tag
+    kind = _kind(pyc.name, source_path.stem, tag, None) if tag else None
+    return kind is not None and _loaded_unlike(source_path, pyc, kind, remembered)
+
+
 def _check(
     root: Path, path: str, source_path: Path, pyc: Path, kind: str, remembered: Remembered
 ) -> IntegrityFinding | None:

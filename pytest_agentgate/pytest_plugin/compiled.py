@@ -40,6 +40,7 @@ import contextlib
 import hashlib
 import importlib._bootstrap
 import importlib._bootstrap_external
+import importlib.util
 import os
 import re
 import sys
@@ -63,6 +64,18 @@ _SPAWNS = frozenset(
 # Folders never walked for the snapshot: tools' caches, environments, version control.
 _NOT_WALKED = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist"})
 _spawned: list[bool] = []
+# Per file of the project, the real path of the pyc last opened in its place.
+_pycs_read: dict[str, str] = {}
+# Files and folders the run read outside the watched folders (read_outside), and whether
+# there were more than could be kept.
+_outside: set[str] = set()
+_outside_overflow: list[bool] = []
+_MACHINES: list[str] = []
+# Events that list a folder, and read what it holds.
+_LISTS = frozenset({"os.listdir", "os.scandir"})
+# The folders pytest lists to number and clean its temporary folders (tmp_path): every pytest
+# run, of any project, changes them. What the tests read in them is kept.
+_PYTESTS_TEMPORARY = re.compile(r"[/\\]pytest-of-[^/\\]+(?:[/\\]pytest-\d+)?[/\\]?$")
 # Per file of the project, the code objects the import system executed for it.
 _imported: dict[str, set[CodeType]] = {}
 # Per file of the project, the module code the import system last executed for it.
@@ -140,6 +153,13 @@ def _hook(event: str, args: tuple[object, ...]) -> None:
             ):
                 _written(path)
                 _data_written(path)
+            else:
+                if isinstance(path, str) and path.endswith(".pyc"):
+                    _bytecode_opened(path)
+                _read_outside(path)
+    elif event in _LISTS:
+        with contextlib.suppress(Exception):
+            _read_outside(args[0], listed=True)
     elif event in _WRITES:
         with contextlib.suppress(Exception):
             _written(args[_WRITES[event]])
@@ -159,6 +179,81 @@ def _project_file(path: object) -> str | None:
         return None
     real = os.path.realpath(name)
     return real if any(real.startswith(root) for root in _watched) else None
+
+
+def _read_outside(path: object, listed: bool = False) -> None:
+    """Keep a file or folder the run read outside the watched folders and the interpreter's
+    own (:func:`read_outside`)."""
+    if not isinstance(path, (str, bytes)):
+        return  # a file descriptor: its file was opened, and seen, before
+    name = os.fsdecode(path)
+    if listed and _PYTESTS_TEMPORARY.search(name):
+        return  # pytest listing its temporary folders to number and clean them
+    if not os.path.isabs(name):
+        name = os.path.join(os.getcwd(), name)
+    if name.startswith(_machines_own()) or _in_watched(name):
+        return
+    if name in _outside or len(_outside) < _FILES:
+        _outside.add(name)
+    else:
+        _outside_overflow.append(True)
+
+
+def _in_watched(name: str) -> bool:
+    """Whether ``name`` is a watched folder or in one (the cache keys the project's files)."""
+    return any(name.startswith(root) or name == root[:-1] for root in _watched)
+
+
+def _machines_own() -> tuple[str, ...]:
+    """Where no file decides a result of the project's: the interpreter's installation and its
+    environment's (their code is judged by the witness, their folders keyed by the cache as
+    the tools'), the kernel's views, agentgate's own code (keyed by the cache as such) and
+    state."""
+    if not _MACHINES:
+        from pytest_agentgate.state.storage import user_state_home
+
+        folders = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+        folders.update(p for p in sys.path if p.endswith(tuple(_PACKAGES)))
+        folders.add(str(user_state_home()))
+        folders.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        found = {os.path.join(f, "") for f in folders if f}
+        found |= {os.path.join(os.path.realpath(f), "") for f in folders if f}
+        _MACHINES.extend(sorted(found | {"/proc/", "/sys/", "/dev/"}))
+    return tuple(_MACHINES)
+
+
+def read_outside() -> list[str] | None:
+    """The files and folders outside the project that the run's code read (opened for reading,
+    listed), as real paths; None when there were too many to keep. The verdict cache keys
+    them: a pass kept while a file the code under test reads (``~/.config/app/charge``) held
+    one value is not reused once it holds another (red team 25). Existence checks
+    (``os.stat``) raise no audit event: a file only looked for is not seen."""
+    if _outside_overflow:
+        return None
+    machines = _machines_own()
+    found = set()
+    for name in _outside:
+        real = os.path.realpath(name)
+        if real.startswith(machines) or _in_watched(real):
+            continue
+        found.add(real)
+    return sorted(found)
+
+
+def _bytecode_opened(path: str) -> None:
+    """Keep the pyc read for a ``.py`` file of a watched folder: the bytecode the import system
+    runs in its place, wherever ``sys.pycache_prefix`` (or ``PYTHONPYCACHEPREFIX``) put it at
+    that moment (red team 25: a conftest pointed it at a folder holding fixed bytecode with the
+    file's own header). The module's ``__spec__.cached`` is the module's to rewrite; this is
+    what was opened."""
+    source = _project_file(importlib.util.source_from_cache(path))
+    if source is not None and (source in _pycs_read or len(_pycs_read) < _FILES):
+        _pycs_read[source] = os.path.realpath(path)
+
+
+def bytecode_read(path: str) -> str | None:
+    """The pyc the import system last opened for the project's file ``path`` (a real path)."""
+    return _pycs_read.get(path)
 
 
 def _snapshot() -> None:

@@ -562,6 +562,8 @@ def _project_replaced(project: str, compared_after: bool = False) -> Iterator[tu
                 continue
             if why is not None:
                 yield label, why
+    for remembered in _REMEMBERED.values():
+        remembered.save()  # the pairs found alike in this run: not compared again
 
 
 def _origin_of(module: ModuleType | None) -> str | None:
@@ -801,6 +803,15 @@ def _rewritten_in_run(
             if compared_after and digest is not None:
                 return None  # it holds what the tests imported: compared again after the run
             return f"the tests imported code that {shown} did not hold before the run: {rewritten}"
+        read = compiled.bytecode_read(real)
+        if read is not None:
+            if _changed_in_run_or_gone(read):
+                why = (
+                    "the bytecode it was imported from was written while the tests ran, or is gone"
+                )
+                return _functions_not_the_files(name, module, where, shown, why)
+            if _read_unlike(real, read, root):
+                return f"the tests ran bytecode ({read}) that is not compiled from {shown}"
         if _compiles_code(real):
             return None
         if _made_without_importing(module, real):
@@ -1224,6 +1235,30 @@ def _changed_in_run(path: str) -> bool:
     from pytest_agentgate.pytest_plugin.start import START_TIME
 
     return os.stat(path).st_ctime > START_TIME
+
+
+def _changed_in_run_or_gone(path: str) -> bool:
+    try:
+        return _changed_in_run(path)
+    except FileNotFoundError:
+        return True
+
+
+# The project's source and pyc pairs found alike (integrity/bytecode.py), per project.
+_REMEMBERED: dict[str, Any] = {}
+
+
+def _read_unlike(real: str, pyc: str, root: str) -> bool:
+    """Whether the pyc the import system read for the project's file ``real`` is not compiled
+    from it (its header says it is up to date): a pyc that ``sys.pycache_prefix`` put outside
+    the ``__pycache__`` folder the integrity gate reads, or one only the tests' process sees
+    (a folder mounted over ``__pycache__`` for the test command alone, red team 25)."""
+    from pytest_agentgate.integrity.bytecode import Remembered, read_unlike
+
+    remembered = _REMEMBERED.get(root)
+    if remembered is None:
+        remembered = _REMEMBERED[root] = Remembered(Path(root))
+    return read_unlike(Path(real), Path(pyc), remembered)
 
 
 def _bytecode_of_the_run(module: ModuleType) -> bool:

@@ -32,6 +32,9 @@ records, as the report's ``agentgate_*`` properties:
   distribution put there (a ``.pth`` line, a ``sitecustomize``: ``startup.planted``), and each
   pytest plugin of the environment no installer put there (``startup.planted_plugins``, at
   line 0), as JSON (``{"path", "line", "code"}``); the integrity gate reports it;
+- ``agentgate_read``: the files and folders outside the project the run's code read (JSON: a
+  list, or ``null`` when there were too many to keep), for the verdict cache to key
+  (``compiled.read_outside``);
 - ``agentgate_install``: each distribution the run loaded a pytest plugin or a test tool's
   module from, with the digest of the files its ``RECORD`` hashes (``startup.Install``, as
   JSON); in a task, the integrity gate compares them with the environment the task began with
@@ -68,6 +71,15 @@ class Witness:
         self.xpassed: set[str] = set()
         self.replaced: set[str] = set()
         self.sources: dict[str, str] = {}
+        # The files and folders the run read outside the project (compiled.read_outside);
+        # None when there were too many to keep.
+        self.read: list[str] | None = []
+
+    def _read(self, found: list[str] | None) -> None:
+        if found is None or self.read is None:
+            self.read = None
+        else:
+            self.read = sorted(set(self.read) | set(found))
 
     def _look_for_replaced(self, config: pytest.Config) -> None:
         from pytest_agentgate.pytest_plugin.tampering import replaced
@@ -128,6 +140,8 @@ class Witness:
         sources = counts.get("sources")
         if isinstance(sources, dict):
             self.sources.update({str(k): str(v) for k, v in sources.items()})
+        read = counts.get("read")
+        self._read([str(p) for p in read] if isinstance(read, list) else None)
         for name in COUNTS:
             value = counts.get(name)
             if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
@@ -144,16 +158,19 @@ class Witness:
     def _finish(self, session: pytest.Session) -> None:
         from _pytest.junitxml import xml_key
 
+        from pytest_agentgate.pytest_plugin import compiled
         from pytest_agentgate.pytest_plugin.tampering import project_sources
 
         self._look_for_replaced(session.config)
         self.sources.update(project_sources(str(session.config.rootpath)))
+        self._read(compiled.read_outside())
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:  # an xdist worker: its counts go to the controller
             if self.collected is not None:
                 workeroutput[WORKER_KEY] = {name: getattr(self, name) for name in COUNTS}
                 workeroutput[WORKER_KEY]["replaced"] = sorted(self.replaced)
                 workeroutput[WORKER_KEY]["sources"] = self.sources
+                workeroutput[WORKER_KEY]["read"] = self.read
             return
         xml = session.config.stash.get(xml_key, None)
         if xml is None:
@@ -175,6 +192,7 @@ class Witness:
             xml.add_global_property("agentgate_xpassed", str(len(self.xpassed)))
         if self.sources:
             xml.add_global_property("agentgate_sources", json.dumps(self.sources, sort_keys=True))
+        xml.add_global_property("agentgate_read", json.dumps(self.read))
         if self.collected is not None:
             xml.add_global_property("agentgate_collected", str(self.collected))
             xml.add_global_property("agentgate_deselected", str(self.deselected))

@@ -55,10 +55,15 @@ CACHE_DIR = "verdict-cache"
 MAX_IGNORED = 100_000
 # Changed or untracked files larger than this are keyed by size and time, not content.
 HASHED_BYTES = 8 * 1024 * 1024
-# Folders whose content never changes a verdict (caches the tools write themselves).
+# Folders whose content never changes a verdict (caches the tools write themselves). Not
+# `__pycache__`: Python runs a pyc whose header matches its source in the source's place, and
+# one planted after a kept pass would be run by every later run (red team 25), so the
+# project's own are keyed, as ignored files are; an installed library's, in site-packages,
+# written the first time any program imports it, are not.
 SKIPPED_DIRS = frozenset(
-    {STATE_DIR, ".git", "__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache", ".hypothesis"}
+    {STATE_DIR, ".git", ".pytest_cache", ".ruff_cache", ".mypy_cache", ".hypothesis"}
 )
+_INSTALLED_PYCS = frozenset({"site-packages", "dist-packages"})
 # Shell bookkeeping that differs between two identical runs. PATH is not keyed as text: a
 # harness runs its stop hook with a PATH of its own. It counts through what the commands' tools
 # resolve to (:func:`tools_key`), and a run is reused only on a PATH that has every folder the
@@ -273,7 +278,10 @@ def tree_state(root: Path) -> tuple[str, str] | None:
     entries += [("F ", name.encode(errors="surrogateescape")) for name in flagged]
     for code, raw in entries:
         name = raw.decode(errors="surrogateescape")
-        if any(part in SKIPPED_DIRS for part in Path(name).parts):
+        parts = Path(name).parts
+        if any(part in SKIPPED_DIRS for part in parts):
+            continue
+        if "__pycache__" in parts and not _INSTALLED_PYCS.isdisjoint(parts):
             continue
         digest = ignored_files if code == "!!" else work
         if code == "!!":
@@ -438,7 +446,7 @@ def load(root: Path, key: CacheKey) -> tuple[list[GateResult], float] | None:
     data = _read_entry(root)
     if data is None or data.get("key") != key.digest or _path_lost(data, key):
         return None
-    if not seal.intact(data):
+    if not seal.intact(data) or _outside_changed(data):
         return None
     try:
         return [gate_from_dict(g) for g in data["gates"]], float(data["made_at"])
@@ -457,7 +465,15 @@ def why_missed(root: Path, key: CacheKey) -> tuple[float, list[str]] | None:
         when = float(made_at) if isinstance(made_at, (int, float)) else 0.0
         return when, [EDITED]
     if data.get("key") == key.digest and not _path_lost(data, key):
-        return None
+        changed = _outside_changed(data)
+        if not changed:
+            return None
+        made_at = data.get("made_at")
+        shown = ", ".join(changed[:3]) + (
+            f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+        )
+        when = float(made_at) if isinstance(made_at, (int, float)) else 0.0
+        return when, [f"files the tests read outside the project ({shown})"]
     parts, env, salt = data.get("parts"), data.get("env"), data.get("salt")
     made_at = data.get("made_at")
     if not (
@@ -482,6 +498,19 @@ def why_missed(root: Path, key: CacheKey) -> tuple[float, list[str]] | None:
     return float(made_at), differs
 
 
+def _outside_changed(data: Mapping[str, Any]) -> list[str]:
+    """The files and folders outside the project that the kept run's tests read and that are
+    not as they were then (all of them, when the entry cannot say)."""
+    kept = data.get("outside", {})
+    if not isinstance(kept, dict):
+        return ["(unknown)"]
+    return [
+        str(name)
+        for name, was in kept.items()
+        if not isinstance(was, str) or _file_key(Path(str(name)), content=False) != was
+    ]
+
+
 def _path_lost(data: Mapping[str, Any], key: CacheKey) -> list[str]:
     """The folders the kept run's PATH had that this run's PATH lacks (all when unknown)."""
     kept = data.get("path")
@@ -491,7 +520,12 @@ def _path_lost(data: Mapping[str, Any], key: CacheKey) -> list[str]:
     return [str(folder) for folder in kept if folder not in here]
 
 
-def store(root: Path, key: CacheKey, gates: Sequence[GateResult]) -> None:
+def store(
+    root: Path, key: CacheKey, gates: Sequence[GateResult], outside: Sequence[str] = ()
+) -> None:
+    """Keep ``gates`` under ``key``, with ``outside``, the files and folders outside the
+    project the tests read, as they are now (their size, times and inode: a write changes the
+    inode's change time, which no one sets back)."""
     path = _entry_path(root)
     salt = secrets.token_hex(16)
     document = {
@@ -501,6 +535,7 @@ def store(root: Path, key: CacheKey, gates: Sequence[GateResult]) -> None:
         "salt": salt,
         "env": {name: _salted(salt, name, value) for name, value in key.env.items()},
         "path": key.path,
+        "outside": {name: _file_key(Path(name), content=False) for name in outside},
         "gates": [{**g.to_dict(), "notes": list(g.notes)} for g in gates],
     }
     document = seal.sealed(document)

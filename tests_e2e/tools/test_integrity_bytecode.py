@@ -70,11 +70,15 @@ def test_a_pyc_of_the_fixed_code_under_the_broken_file_is_found(project: Path) -
     restore(source, BROKEN, source.stat())
     assert source.read_text() == BROKEN
     code, verdict = verify_json(project)
-    assert only_gate(verdict, "test")["status"] == "pass"  # the trick works...
-    assert code == 1  # ...and is found
+    assert code == 1
     (message,) = stale(verdict)
     tag = sys.implementation.cache_tag
     assert message.startswith(f"__pycache__/calc.{tag}.pyc is not compiled from calc.py")
+    # The tests passed on the fixed code; the witness compared the pyc they ran, too.
+    test = only_gate(verdict, "test")
+    pyc = (project / "__pycache__" / f"calc.{tag}.pyc").resolve()
+    assert test["actual"]["failed"] == 0 and test["status"] == "fail"
+    assert any(f"the tests ran bytecode ({pyc})" in p for p in test["problems"])
 
 
 def test_an_unchecked_hash_pyc_is_found(project: Path) -> None:
@@ -89,6 +93,57 @@ def test_an_unchecked_hash_pyc_is_found(project: Path) -> None:
     source.write_text(BROKEN)
     code, verdict = verify_json(project)
     assert code == 1 and len(stale(verdict)) == 1
+
+
+def forged_pyc(source: Path, text: str, prefix: Path) -> Path:
+    """A pyc compiled from ``text`` with ``source``'s own time and size in its header, where
+    Python looks for ``source``'s bytecode when ``sys.pycache_prefix`` is ``prefix``."""
+    stat = source.stat()
+    header = (
+        importlib.util.MAGIC_NUMBER
+        + (0).to_bytes(4, "little")
+        + (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
+        + (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little")
+    )
+    real = source.resolve()
+    name = Path(importlib.util.cache_from_source(str(real))).name
+    pyc = prefix / str(real.parent).lstrip(os.sep) / name
+    pyc.parent.mkdir(parents=True)
+    pyc.write_bytes(header + marshal.dumps(compile(text, str(real), "exec")))
+    return pyc
+
+
+def test_bytecode_read_from_a_pycache_prefix_of_the_tests_is_found(
+    project: Path, tmp_path: Path
+) -> None:
+    """Red team 25: a conftest points `sys.pycache_prefix` at a folder outside the project,
+    where a pyc of the fixed code has the broken file's header. The integrity gate reads the
+    project's own `__pycache__` folders; the witness compares what the import read."""
+    prefix = tmp_path / "elsewhere"
+    (project / "tests" / "conftest.py").write_text(
+        f"import sys\n\nsys.path.insert(0, '.')\nsys.pycache_prefix = {str(prefix)!r}\n"
+    )
+    pyc = forged_pyc(project / "calc.py", FIXED, prefix)
+    code, verdict = verify_json(project)
+    test = only_gate(verdict, "test")
+    assert code == 1 and test["status"] == "fail", verdict
+    assert any(
+        f"the tests ran bytecode ({pyc}) that is not compiled from calc.py" in problem
+        for problem in test["problems"]
+    ), test["problems"]
+
+
+def test_a_pycache_prefix_of_the_users_own_is_honest(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Some keep every pyc in one folder (PYTHONPYCACHEPREFIX in their shell's profile).
+    (project / "calc.py").write_text(FIXED)
+    git(project, "commit", "-qam", "fix")
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(tmp_path / "pycache"))
+    for _ in range(2):  # the pycs written by the first run are read by the second
+        code, verdict = verify_json(project)
+        assert code == 0, verdict
+    assert list((tmp_path / "pycache").rglob(f"calc.{sys.implementation.cache_tag}.pyc"))
 
 
 def test_a_rewritten_test_module_made_by_hand_is_found(project: Path) -> None:
