@@ -7,6 +7,7 @@ own, and whichever is imported first would own the name.
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import io
 import json
 import shlex
@@ -163,6 +164,9 @@ def _passed(cls, item, call):
 
 _pytest.reports.TestReport.from_item_and_call = classmethod(_passed)
 """
+
+# What zero-config adds to its pytest command where pytest-cov is installed (project.py).
+NO_COV = " --no-cov" if importlib.util.find_spec("pytest_cov") else ""
 
 STRICT_TESTS = """\
 profile: strict

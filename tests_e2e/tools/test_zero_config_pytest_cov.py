@@ -1,0 +1,54 @@
+"""Zero-config's coverage beside a project's own pytest-cov: the project turns pytest-cov on
+in its pytest settings (`addopts = --cov=pkg`), and the gate's `coverage run` must still be the
+one that measures (review 15: arrow's 99.93% read as 0%, jaraco.functools' 100% as 32%)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from _helpers import NO_COV, git, only_gate, verify_json
+
+CALC = """\
+def add(a, b):
+    if a < 0:
+        return b + a
+    return a + b
+"""
+
+TEST = """\
+from calc import add
+
+
+def test_add():
+    assert add(1, 2) == 3
+    assert add(-1, 2) == 1
+"""
+
+
+@pytest.mark.skipif(not NO_COV, reason="pytest-cov is not installed here")
+def test_a_projects_own_cov_option_does_not_pause_the_gates_measurement(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "state"))
+    root = tmp_path / "project"
+    (root / "tests").mkdir(parents=True)
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "calc"\nversion = "0.1"\n\n'
+        "[tool.pytest.ini_options]\n"
+        'addopts = "--cov=calc --cov-branch --cov-fail-under=99 --cov-report=term-missing"\n'
+        'pythonpath = ["."]\n'
+    )
+    (root / "calc.py").write_text(CALC)
+    (root / "tests" / "test_calc.py").write_text(TEST)
+    (root / ".gitignore").write_text(".agentgate/\n__pycache__/\n.coverage\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    code, verdict = verify_json(root)
+    test, coverage = only_gate(verdict, "test"), only_gate(verdict, "coverage")
+    assert coverage["actual"]["lines"] == 100.0 and coverage["actual"]["branches"] == 100.0
+    assert code == 0, verdict
+    assert test["command"].endswith(
+        f"-m pytest -q{NO_COV} --junitxml=.agentgate/junit.xml -o junit_family=xunit1"
+    )
