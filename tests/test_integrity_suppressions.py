@@ -17,7 +17,11 @@ from pytest_agentgate.integrity.suppressions import suppressions
 Agentgate = Callable[..., CliRun]
 
 BASE = {
-    "agentgate.yml": "gates:\n  integrity: {kind: integrity}\n",
+    # A gate runs a type checker: its suppressions hide what it finds.
+    "agentgate.yml": (
+        "gates:\n  integrity: {kind: integrity}\n"
+        "  types: {kind: build, command: python -m mypy pkg}\n"
+    ),
     "pkg/calc.py": (
         "import os  # noqa: F401\n\n\ndef add(a, b):\n    return a + b\n\n\n"
         "def label(x):\n    return 'noqa' + str(x)\n"
@@ -143,7 +147,7 @@ def test_the_pytest_door_blocks_a_new_suppression_too(repo: Path, tmp_path: Path
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "a passing test")
     (repo / "pkg" / "calc.py").write_text(
-        BASE["pkg/calc.py"].replace("return a + b", "return a + b  # type: ignore")
+        BASE["pkg/calc.py"].replace("return a + b", "return a + b  # noqa: E501")
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTGATE_")}
     env["AGENTGATE_STATE_HOME"] = str(tmp_path / "state")
@@ -157,6 +161,35 @@ def test_the_pytest_door_blocks_a_new_suppression_too(repo: Path, tmp_path: Path
     )
     assert proc.returncode == 1, proc.stdout
     assert "FAIL  integrity" in proc.stdout and "pkg/calc.py:5" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("gate", "found"),
+    [
+        ("", []),  # the gates run no type checker: nothing is hidden from them
+        ("  lint: {command: tox -e lint}\n", ["type: ignore arg-type,call-arg"]),  # it may
+        (
+            "  types: {kind: build, command: pyright src}\n",
+            ["type: ignore arg-type,call-arg"],
+        ),
+    ],
+    ids=["no-type-checker", "a-tox-environment", "pyright"],
+)
+def test_a_type_checkers_suppression_counts_where_a_gate_may_run_one(
+    repo: Path, agentgate: Agentgate, gate: str, found: list[str]
+) -> None:
+    # Review 15: blinker's test calls `send` wrongly on purpose, inside pytest.raises, and
+    # its own strict mypy needs the comment; no gate of the verdict ran a type checker.
+    (repo / "agentgate.yml").write_text("gates:\n  integrity: {kind: integrity}\n" + gate)
+    git(repo, "commit", "-qam", "the gates")
+    git(repo, "branch", "-f", "main", "HEAD")  # the base's gates
+    (repo / "test_calc.py").write_text(
+        "import pytest\n\nfrom pkg.calc import add\n\n\ndef test_one_argument():\n"
+        "    with pytest.raises(TypeError):\n"
+        "        add(1)  # type: ignore[call-arg, arg-type]\n"
+    )
+    findings = integrity(agentgate)["findings"]
+    assert [f["message"].split("`")[1] for f in findings] == found, findings
 
 
 # -- through `agentgate verify`, on a git repository whose change is in the working tree -------

@@ -76,6 +76,28 @@ _JS_TOKENS = re.compile(
 
 Key = tuple[str, str]  # (kind, codes)
 
+# Suppressions only a type checker reads (mypy, pyright, pytype, pyre; TypeScript's compiler):
+# in a project whose gates run none, they hide nothing the gate measures. A test that calls a
+# function wrongly on purpose, inside `pytest.raises(TypeError)`, needs one under the project's
+# own strict mypy (review 15: blinker, markupsafe).
+_TYPE_CHECKERS_OWN = tuple(
+    f"new `{kind}"
+    for kind in (
+        "type: ignore", "pyright: ignore", "mypy: ignore-errors", "@ts-ignore",
+        "@ts-expect-error", "@ts-nocheck",
+    )
+)  # fmt: skip
+_CHECKERS = re.compile(r"(?<![\w-])(?:d?mypy|(?:based)?pyright|pytype|pyre|tsc|vue-tsc)(?![\w-])")
+# Commands that run what the project's own files say (a tox environment, a make target, an
+# npm script, pre-commit's hooks, a shell script): one may run a type checker.
+_RUNNERS = re.compile(
+    r"(?<![\w-])(?:tox|nox|make|pre-commit|prek|npm|npx|yarn|pnpm|bun|just|hatch|invoke|poe|"
+    r"pdm|poetry|uv|task|bash|sh|zsh)(?![\w-])|\.sh\b|(?:^|\s)\./"
+)
+# pytest plugins that make the type checker a test (pytest-mypy's `--mypy`).
+_TYPE_CHECKED_TESTS = re.compile(r"--(?:mypy|pyright)\b")
+_PYTEST_SETTINGS = ("pyproject.toml", "pytest.ini", ".pytest.ini", "setup.cfg", "tox.ini")
+
 # A word every pattern of the kind contains (lower case): a file with none of them has no
 # suppression, and is not tokenized at all (most files of a large change).
 _PY_WORDS = ("noqa", "ignore", "pragma", "nosec", "pylint", "ruff")
@@ -86,6 +108,7 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
     patterns: list[re.Pattern[str]] | None = None
     is_test: Callable[[str], bool] | None = None
     sources: list[str] = []
+    checked: bool | None = None
     for path, status in sorted(scan.touched.items()):
         if status == "deleted" or not path.endswith((*PYTHON, *SCRIPT)):
             continue
@@ -94,7 +117,13 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
             continue
         before = scan.sources.at_base(scan.renamed_from.get(path, path)) or ""
         added = scan.added_lines(path)
-        yield from _new_suppressions(path, before, now, added)
+        for finding in _new_suppressions(path, before, now, added):
+            if finding.message.startswith(_TYPE_CHECKERS_OWN):
+                if checked is None:
+                    checked = type_checked(scan)
+                if not checked:
+                    continue  # it hides nothing from a gate: no gate runs a type checker
+            yield finding
         if path.endswith(".py"):
             if patterns is None:
                 patterns = _compiled(coverage_exclusions_at_base(scan))
@@ -110,6 +139,23 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
                     continue
                 strings = bool(sources)
             yield from _new_exclusions(path, before, now, added, patterns, strings=strings)
+
+
+def type_checked(scan: Scan) -> bool:
+    """Whether a gate of the verdict may run a type checker: a command that names one, or that
+    runs what the project's files say (a tox environment, an npm script: it may), a lint gate
+    reading one's output, or pytest settings that make one a test."""
+    for gate in scan.config.gates:
+        if not gate.enabled:
+            continue
+        command = gate.command or ""
+        if gate.format in ("mypy", "pyright", "tsc") or _CHECKERS.search(command):
+            return True
+        if _RUNNERS.search(command):
+            return True
+    return any(
+        _TYPE_CHECKED_TESTS.search(scan.sources.now(name) or "") for name in _PYTEST_SETTINGS
+    )
 
 
 def _new_suppressions(
