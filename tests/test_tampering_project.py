@@ -171,16 +171,16 @@ def test_a_function_loaded_from_a_zip_is_found(
     import zipimport
 
     with zipfile.ZipFile(project / "ext.zip", "w") as archive:
-        archive.writestr("agentgate_test_ext.py", "def clamp(x):\n    return x\n")
+        archive.writestr("agentgate_test_ext.py", "def add(a, b):\n    return a + b\n")
     calc = load("calc", project / "calc.py", monkeypatch)
     spec = zipimport.zipimporter(str(project / "ext.zip")).find_spec("agentgate_test_ext")
     assert spec is not None and spec.loader is not None
     ext = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "agentgate_test_ext", ext)
     spec.loader.exec_module(ext)
-    monkeypatch.setattr(calc, "clamp", ext.clamp, raising=False)
+    monkeypatch.setattr(calc, "add", ext.add)
     (entry,) = project_entries(project)
-    assert entry.startswith("calc.clamp (the project's function, from ") and "ext.zip" in entry
+    assert entry.startswith("calc.add (the project's function, from ") and "ext.zip" in entry
 
 
 class CovPlugin:
@@ -1444,3 +1444,30 @@ def test_what_the_run_reads_outside_the_project_is_kept_for_the_cache(
     monkeypatch.setattr(watched, "_FILES", 2)
     watched._hook("open", (str(outside / "one more"), "r", os.O_RDONLY))
     assert watched.read_outside() is None  # more than can be kept: nothing the cache can key
+
+
+def test_a_name_the_tests_add_that_nothing_of_the_project_names_replaces_nothing(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review 15: PyYAML's test helpers set `yaml.canonical_load` and five more, names
+    # `lib/yaml` never binds nor mentions.
+    (project / "calc.py").write_text(
+        "HOOK_NAME = 'override'\n\n\nclass Money:\n    def __init__(self, n):\n"
+        "        self.n = n\n\n\ndef add(a, b):\n    return a - b\n"
+    )
+    calc = load("calc", project / "calc.py", monkeypatch)
+    helper = conftest_add(project, monkeypatch)
+    monkeypatch.setattr(calc, "canonical_add", helper, raising=False)
+    assert project_entries(project) == []
+    # A name the project's code holds, even in a string, may be looked up: judged.
+    monkeypatch.setattr(calc, "override", helper, raising=False)
+    # A method Python calls itself, given to a class of the project; an attribute its
+    # instances hold (a class attribute the file sets nowhere, but names).
+    monkeypatch.setattr(calc.Money, "__eq__", helper, raising=False)
+    monkeypatch.setattr(calc.Money, "n", property(helper), raising=False)
+    origin = f"the project's function, replaced by code of {project}/tests/conftest.py"
+    assert project_entries(project) == [
+        f"calc.Money.__eq__ ({origin})",
+        f"calc.Money.n ({origin})",
+        f"calc.override ({origin})",
+    ]
