@@ -24,7 +24,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import PY, CliRun, edit, git, write
+from _helpers import (
+    PY,
+    STRICT_TESTS,
+    CliRun,
+    edit,
+    gated_project,
+    git,
+    only_gate,
+    verify_json,
+    write,
+)
 from _helpers import pytest_agentgate as pytest_gated
 
 import pytest_agentgate
@@ -548,3 +558,39 @@ def test_tests_deselected_by_local_state_are_not_missing(repo: Path, verify: Ver
     gate, _ = verify()
     assert not count_findings(gate), gate["findings"]
     assert gate["test_gate"]["status"] == "pass"
+
+
+CHECKDOCS = """\
+import pytest
+
+
+class Check(pytest.Item):
+    def runtest(self):
+        assert self.path.read_text()
+
+
+def pytest_collect_file(file_path, parent):
+    # pytest-checkdocs' way: one item named "project" for each packaging file there is.
+    if file_path.name in ("setup.cfg", "pyproject.toml"):
+        return Check.from_parent(parent, name="project", path=file_path)
+"""
+
+
+def test_items_that_share_a_node_id_are_no_partial_run(tmp_path: Path) -> None:
+    # Review 15: pytest-checkdocs made `.::project` twice (setup.cfg, pyproject.toml), pytest
+    # ran both, the JUnit report holds one test of that name: "1 selected tests never ran".
+    root = gated_project(
+        tmp_path / "project",
+        STRICT_TESTS,
+        {
+            "conftest.py": CHECKDOCS,
+            "setup.cfg": "[metadata]\nname = calc\n",
+            "pyproject.toml": "[project]\nname = 'calc'\n",
+            "tests/test_one.py": "def test_one():\n    assert 1 + 1 == 2\n",
+            ".gitignore": ".agentgate/\n__pycache__/\n",
+        },
+    )
+    code, verdict = verify_json(root)
+    assert code == 0, only_gate(verdict, "test")
+    code, _, out = pytest_gated(root)
+    assert code == 0, out

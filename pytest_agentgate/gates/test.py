@@ -149,7 +149,7 @@ def _check_witness(
         )
     numbers = {
         key: sum(int(v) for v in run.properties.get(f"agentgate_{key}", []) if v.isdigit())
-        for key in ("collected", "deselected", "selected", "collect_errors")
+        for key in ("collected", "deselected", "selected", "collect_errors", "duplicates")
     }
     evidence.local_plugins = list(run.properties.get("agentgate_local_plugin", []))
     evidence.replaced = list(run.properties.get("agentgate_replaced", []))
@@ -161,7 +161,8 @@ def _check_witness(
         evidence.dropped = max(
             0, numbers["collected"] - numbers["deselected"] - numbers["selected"]
         )
-        evidence.never_ran = max(0, numbers["selected"] - run.total)
+        # Items that share a node id are one test of the report (witness.py).
+        evidence.never_ran = max(0, numbers["selected"] - numbers["duplicates"] - run.total)
         # What the suite holds: deselection (the project's `-m`, `--sw`, `--lf`) is judged
         # elsewhere, and a checkout of the base has no cache to deselect by.
         evidence.selected = numbers["selected"] + numbers["deselected"]

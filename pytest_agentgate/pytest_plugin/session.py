@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -826,6 +826,9 @@ class GateSession:
         self.pytest_runtest_logreport = self.ledger.test_report
         self.deselected = 0
         self.collected: int | None = None
+        # Items collected under a node id another item has (witness.duplicates): the ledger
+        # folds reports per node id, so each such id counts once.
+        self.duplicates = 0
         # The test tools' code found replaced, here or on an xdist worker.
         self.replaced: set[str] = set()
         self.collect_errors = 0
@@ -917,6 +920,7 @@ class GateSession:
         from pytest_agentgate.pytest_plugin.tampering import tests_replaced
 
         self.collected = len(session.items)
+        self.duplicates = _duplicates(item.nodeid for item in session.items)
         self._look_for_replaced()
         self.replaced.update(tests_replaced(session.items, str(self.config.rootpath)))
 
@@ -930,6 +934,7 @@ class GateSession:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
         self.collected = max(self.collected or 0, len(ids))
+        self.duplicates = max(self.duplicates, _duplicates(ids))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:
@@ -1102,11 +1107,17 @@ class GateSession:
         if chosen := caller_collection(self.config):
             reasons.append(chosen)
         ran = self.ledger.ran
-        if self.collected is not None and ran < self.collected:
+        if self.collected is not None and ran < self.collected - self.duplicates:
             why = self.ended_by or session.shouldfail or session.shouldstop or self.stopped_because
             how = why if isinstance(why, str) and why else "-x, --maxfail or an abort"
             reasons.append(f"stopped after {ran} of {self.collected} tests ({how})")
         return reasons
+
+
+def _duplicates(ids: Iterable[str]) -> int:
+    """How many of the items ``ids`` name share a node id with an item before them (witness.py)."""
+    seen = list(ids)
+    return len(seen) - len(set(seen))
 
 
 # -- what the run checks ------------------------------------------------------------------------

@@ -12,6 +12,9 @@ records, as the report's ``agentgate_*`` properties:
   ``--deselect``: ``pytest_deselected``), and ``agentgate_selected``: the items left to run. An
   item that disappeared without being deselected was dropped by a hook;
   ``agentgate_collect_errors``: the collectors that failed (a test file that does not import);
+  ``agentgate_duplicates``: the items selected under a node id another selected item has
+  (pytest-checkdocs' `project` item, once per packaging file): pytest runs each, a JUnit
+  report holds one test of that name;
 - ``agentgate_xpassed``: the tests marked xfail that passed anyway (not strict), which JUnit
   cannot tell from any other pass;
 - ``agentgate_local_plugin``: each pytest plugin loaded from a distribution in the folder
@@ -58,7 +61,7 @@ import pytest
 PLUGIN_NAME = "agentgate-witness"
 # The key of a worker's counts in xdist's ``workeroutput``.
 WORKER_KEY = "agentgate_witness"
-COUNTS = ("collected", "deselected", "selected", "collect_errors")
+COUNTS = ("collected", "deselected", "selected", "collect_errors", "duplicates")
 
 
 class Witness:
@@ -68,6 +71,7 @@ class Witness:
         self.selected: int | None = None
         self.deselected = 0
         self.collect_errors = 0
+        self.duplicates = 0
         self.xpassed: set[str] = set()
         self.replaced: set[str] = set()
         self.sources: dict[str, str] = {}
@@ -101,6 +105,8 @@ class Witness:
         yield
         self.collected = (self.collected or 0) + before
         self.selected = (self.selected or 0) + len(items)
+        ids = [item.nodeid for item in items]
+        self.duplicates += len(ids) - len(set(ids))
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
         self.deselected += len(items)
@@ -198,6 +204,7 @@ class Witness:
             xml.add_global_property("agentgate_deselected", str(self.deselected))
             xml.add_global_property("agentgate_selected", str(self.selected))
             xml.add_global_property("agentgate_collect_errors", str(self.collect_errors))
+            xml.add_global_property("agentgate_duplicates", str(self.duplicates))
 
 
 @contextlib.contextmanager
