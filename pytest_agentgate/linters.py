@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import configparser
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pytest_agentgate.texts import toml_document
 from pytest_agentgate.tree import Files, OnDisk
@@ -58,6 +59,10 @@ class Linter:
     version: str | None = None
     pinned_in: str | None = None
     config: str | None = None
+    # A pinned flake8's plugins (its pre-commit hook's `additional_dependencies`), installed
+    # with it, and the hook's `args`, as pre-commit runs it.
+    plugins: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
 
     def gate(self, py: str) -> dict[str, Any]:
         """The lint gate's configuration, run with the interpreter ``py``."""
@@ -81,7 +86,12 @@ class Linter:
                 "--recursive=y .",
                 "format": "pylint",
             }
-        return {"command": f"{py} -m pytest_agentgate.tools {spec} .", "format": "flake8-text"}
+        extra = "".join(f" --with {shlex.quote(p)}" for p in self.plugins if self.version)
+        args = "".join(f" {shlex.quote(a)}" for a in self.args)
+        return {
+            "command": f"{py} -m pytest_agentgate.tools {spec}{extra}{args} .",
+            "format": "flake8-text",
+        }
 
     def describe(self) -> str:
         """For the verdict's notices: which tool, which version, which configuration."""
@@ -101,7 +111,10 @@ class Linter:
                 f"({ERROR_RULES}: syntax errors, undefined names and the like), ruff {version}; "
                 "configure a linter to be judged by its rules"
             )
-        return f"lint: {self.tool} {version}, configured by {self.config or 'its defaults'}"
+        plugins = f", with {', '.join(self.plugins)}" if self.plugins and self.version else ""
+        return (
+            f"lint: {self.tool} {version}{plugins}, configured by {self.config or 'its defaults'}"
+        )
 
 
 def _installed_version(tool: str) -> str | None:
@@ -113,8 +126,33 @@ def _installed_version(tool: str) -> str | None:
         return None
 
 
-def _pre_commit(files: Files) -> list[tuple[str, str | None]]:
-    """(tool, rev) for each lint hook in ``.pre-commit-config.yaml``, in file order."""
+class _Hook(NamedTuple):
+    tool: str
+    version: str | None
+    plugins: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
+
+
+# A requirement pre-commit may install beside a hook: a name, extras, version bounds; never a
+# URL, a path or an option.
+PLUGIN = re.compile(
+    r"[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[A-Za-z0-9._, -]+\])?"
+    r"(?:\s*(?:==|>=|<=|~=|!=|<|>)\s*[A-Za-z0-9.*+!-]+(?:\s*,\s*(?:==|>=|<=|~=|!=|<|>)\s*"
+    r"[A-Za-z0-9.*+!-]+)*)?"
+)
+# Plugins that make flake8 read `[tool.flake8]` in pyproject.toml.
+_PYPROJECT_LOADERS = frozenset({"flake8-pyproject", "pyproject-flake8", "flake8-toml-config"})
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    """The strings of the list ``value`` (YAML may give a number): none when it is no list."""
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+def _pre_commit(files: Files) -> list[_Hook]:
+    """(tool, rev, plugins, args) for each lint hook in ``.pre-commit-config.yaml``, in file
+    order: a flake8 hook's ``additional_dependencies`` (its plugins: flake8-pyproject makes it
+    read `[tool.flake8]`; review 15, tqdm's 205 false E501 without it) and ``args``."""
     text = files.read(".pre-commit-config.yaml") or files.read(".pre-commit-config.yml")
     if not text:
         return []
@@ -125,7 +163,7 @@ def _pre_commit(files: Files) -> list[tuple[str, str | None]]:
     except yaml.YAMLError:
         return []
     repos = data.get("repos") if isinstance(data, dict) else None
-    found: list[tuple[str, str | None]] = []
+    found: list[_Hook] = []
     for repo in repos if isinstance(repos, list) else []:
         if not isinstance(repo, dict) or not isinstance(repo.get("repo"), str):
             continue
@@ -135,14 +173,30 @@ def _pre_commit(files: Files) -> list[tuple[str, str | None]]:
         hooks = repo.get("hooks")
         if tool is None or not isinstance(hooks, list):
             continue
-        if not any(isinstance(h, dict) and _LINT_HOOKS.get(h.get("id", "")) == tool for h in hooks):
+        hook = next(
+            (h for h in hooks if isinstance(h, dict) and _LINT_HOOKS.get(h.get("id", "")) == tool),
+            None,
+        )
+        if hook is None:
             continue
         rev = repo.get("rev")
         version = str(rev).removeprefix("v") if rev is not None else None
-        found.append(
-            (tool, version if version and re.match(r"^[0-9][\w.+!-]*$", version) else None)
-        )
+        plugins: tuple[str, ...] = ()
+        args: tuple[str, ...] = ()
+        if tool == "flake8":
+            wanted = _strings(hook.get("additional_dependencies"))
+            plugins = tuple(p.strip() for p in wanted if PLUGIN.fullmatch(p.strip()))
+            args = _strings(hook.get("args"))
+        good = version if version and re.match(r"^[0-9][\w.+!-]*$", version) else None
+        found.append(_Hook(tool, good, plugins, args))
     return found
+
+
+def _reads_pyproject(plugins: tuple[str, ...]) -> bool:
+    return any(
+        re.split(r"[\[<>=!~ ]", p, maxsplit=1)[0].lower().replace("_", "-") in _PYPROJECT_LOADERS
+        for p in plugins
+    )
 
 
 def _ini_sections(files: Files, name: str) -> set[str]:
@@ -253,10 +307,14 @@ def declared_linter(root: Path | Files) -> Linter:
         "pylint": _pylint_config(files),
     }
     if hooks:
-        tool, version = hooks[0]
+        tool, version, plugins, args = hooks[0]
         where = ".pre-commit-config.yaml" if version else None
         config = configs[tool] or ("ruff's defaults" if tool == "ruff" else None)
-        return Linter(tool, version, where, config)
+        if tool == "flake8" and config is None and _reads_pyproject(plugins):
+            text = files.read("pyproject.toml") or ""
+            if re.search(r"^\s*\[\s*tool\s*\.\s*flake8\s*\]", text, re.MULTILINE):
+                config = "pyproject.toml [tool.flake8]"
+        return Linter(tool, version, where, config, plugins, args)
     pins, declared_in = _dev_dependencies(files)
     for tool, config in configs.items():
         if config is not None:

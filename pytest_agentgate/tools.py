@@ -1,21 +1,25 @@
 """Run a linter at the version the project pins, installed apart, as pre-commit does.
 
-``python -m pytest_agentgate.tools NAME[==VERSION] ARGS...`` runs the tool ``NAME`` with
-``ARGS`` in the working directory and exits with its exit code. With a version, the tool is
-installed once into agentgate's cache (``$AGENTGATE_CACHE_HOME``, else
+``python -m pytest_agentgate.tools NAME[==VERSION] [--with PLUGIN]... ARGS...`` runs the tool
+``NAME`` with ``ARGS`` in the working directory and exits with its exit code. With a version,
+the tool is installed once into agentgate's cache (``$AGENTGATE_CACHE_HOME``, else
 ``$XDG_CACHE_HOME/agentgate``, else ``~/.cache/agentgate``), under ``tools/NAME-VERSION-pyX.Y``,
-with pip, and never into the project's environment; later runs reuse it. Without one, the tool
-installed beside agentgate runs. Zero-config writes these commands for the linters a project
-declares (project.py); they can be written in agentgate.yml by hand too.
+with pip, and never into the project's environment; later runs reuse it. Each ``--with``
+requirement is installed beside it (a flake8 pre-commit hook's ``additional_dependencies``:
+flake8-pyproject, flake8-bugbear), in a folder of its own per set of plugins. Without a
+version, the tool installed beside agentgate runs. Zero-config writes these commands for the
+linters a project declares (project.py); they can be written in agentgate.yml by hand too.
 
-Only the tools zero-config knows are accepted (:data:`TOOLS`): a command line must not become a
-way to install arbitrary packages.
+Only the tools zero-config knows are accepted (:data:`TOOLS`), and plugins only as
+requirements (a name and version bounds, never a URL, a path or an option): a command line
+must not become a way to install from anywhere.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import importlib.util
 import os
 import re
@@ -59,6 +63,17 @@ def parse_spec(spec: str) -> tuple[str, str | None]:
     return name, version or None
 
 
+def plugin_spec(spec: str) -> str:
+    """A plugin's requirement as ``--with`` gives it (``flake8-pyproject``,
+    ``flake8-bugbear>=24``): a name, extras and version bounds; never a URL, a path or an
+    option."""
+    from pytest_agentgate.linters import PLUGIN
+
+    if not PLUGIN.fullmatch(spec):
+        raise ToolError(f"--with {spec!r}: not a requirement (a name and version bounds)")
+    return spec
+
+
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
     """One installer at a time per tool version (parallel gates, parallel projects)."""
@@ -71,14 +86,19 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def installed(name: str, version: str) -> Path:
-    """The folder holding ``name==version``, installed there first if it is not yet."""
+def installed(name: str, version: str, plugins: Sequence[str] = ()) -> Path:
+    """The folder holding ``name==version`` (with ``plugins``, the requirements its pre-commit
+    hook installs beside it), installed there first if it is not yet."""
     python = f"py{sys.version_info[0]}.{sys.version_info[1]}"
     tools = cache_home() / "tools"
-    target = tools / f"{name}-{version}-{python}"
+    folder = f"{name}-{version}-{python}"
+    if plugins:
+        wanted = "\n".join(sorted(plugins)).encode()
+        folder += "-" + hashlib.sha256(wanted).hexdigest()[:12]
+    target = tools / folder
     if (target / ".complete").is_file():
         return target
-    with _locked(tools / f".{name}-{version}-{python}.lock"):
+    with _locked(tools / f".{folder}.lock"):
         if (target / ".complete").is_file():
             return target
         installer = _installer()
@@ -92,7 +112,7 @@ def installed(name: str, version: str) -> Path:
         staging = Path(tempfile.mkdtemp(prefix=f".{name}-{version}-", dir=tools))
         try:
             done = subprocess.run(
-                [*installer, "--target", str(staging), f"{name}=={version}"],
+                [*installer, "--target", str(staging), f"{name}=={version}", *plugins],
                 capture_output=True,
                 text=True,
                 timeout=_INSTALL_TIMEOUT_S,
@@ -104,10 +124,11 @@ def installed(name: str, version: str) -> Path:
         if done.returncode != 0:
             shutil.rmtree(staging, ignore_errors=True)
             tail = " ".join(done.stderr.strip().splitlines()[-3:])
+            with_plugins = f" with {', '.join(plugins)}" if plugins else ""
             raise ToolError(
-                f"could not install {name} {version}, the version the project pins, into "
-                f"{tools}: pip said: {tail or 'nothing'}. Check the network and the pin, or set "
-                "the lint gate's command in agentgate.yml"
+                f"could not install {name} {version}{with_plugins}, the version the project "
+                f"pins, into {tools}: pip said: {tail or 'nothing'}. Check the network and the "
+                "pin, or set the lint gate's command in agentgate.yml"
             )
         (staging / ".complete").write_text(f"{name}=={version}\n", encoding="utf-8")
         shutil.rmtree(target, ignore_errors=True)
@@ -135,9 +156,10 @@ def _installer() -> list[str] | None:
 
 
 def command(
-    name: str, version: str | None, args: Sequence[str]
+    name: str, version: str | None, args: Sequence[str], plugins: Sequence[str] = ()
 ) -> tuple[list[str], dict[str, str]]:
-    """The command line and environment that run the tool."""
+    """The command line and environment that run the tool (with ``plugins`` installed beside a
+    pinned one)."""
     how, entry = TOOLS[name]
     env = dict(os.environ)
     if version is None:
@@ -151,7 +173,7 @@ def command(
                 "that version apart)"
             )
         return [sys.executable, "-m", entry, *args], env
-    target = installed(name, version)
+    target = installed(name, version, plugins)
     if how == "script":
         return [str(target / "bin" / entry), *args], env
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(target), env.get("PYTHONPATH")) if p)
@@ -187,9 +209,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         name, version = parse_spec(args[0])
         rest = args[1:]
+        plugins: list[str] = []
+        while rest[:1] == ["--with"] and len(rest) > 1:
+            plugins.append(plugin_spec(rest[1]))
+            rest = rest[2:]
+        if plugins and version is None:
+            raise ToolError("--with installs plugins beside a pinned tool: give NAME==VERSION")
         if name == "flake8" and rest[-1:] == ["."]:
             rest = rest[:-1] + _ignored_folders() + ["."]
-        line, env = command(name, version, rest)
+        line, env = command(name, version, rest, plugins)
     except ToolError as exc:
         print(f"agentgate: {exc}", file=sys.stderr)
         return 2

@@ -112,6 +112,30 @@ def test_pre_commit_flake8_pin_wins_over_a_ruff_config(project: Path) -> None:
     )
 
 
+def test_a_pinned_flake8_gets_its_hooks_plugins_and_arguments(project: Path) -> None:
+    # Review 15: tqdm's flake8 hook installs flake8-pyproject, which makes flake8 read
+    # `[tool.flake8] max_line_length = 99`; without it, 205 false E501 findings.
+    (project / "pyproject.toml").write_text(
+        "[project]\nname = 'demo'\n\n[tool.flake8]\nmax_line_length = 99\n"
+    )
+    (project / ".pre-commit-config.yaml").write_text(
+        "repos:\n- repo: https://github.com/PyCQA/flake8\n  rev: 7.3.0\n  hooks:\n"
+        "  - id: flake8\n    args: [--extend-ignore=E203]\n"
+        "    additional_dependencies:\n      - flake8-pyproject\n"
+        "      - flake8-bugbear==24.2.6\n      - git+https://example.org/x.git\n      - 3\n"
+    )
+    command, fmt, notices = lint_command(project)
+    assert command.endswith(
+        "-m pytest_agentgate.tools flake8==7.3.0 --with flake8-pyproject "
+        "--with flake8-bugbear==24.2.6 --extend-ignore=E203 ."
+    )
+    assert fmt == "flake8-text"
+    assert (
+        "lint: flake8 7.3.0, pinned in .pre-commit-config.yaml, with flake8-pyproject, "
+        "flake8-bugbear==24.2.6, configured by pyproject.toml [tool.flake8]"
+    ) in notices
+
+
 def test_a_project_with_ruff_config_and_no_pin_uses_the_installed_ruff(project: Path) -> None:
     (project / ".ruff.toml").write_text("line-length = 100\n")
     command, _, notices = lint_command(project)
@@ -293,6 +317,38 @@ def test_a_pin_that_cannot_be_installed_says_so_and_fails(
     assert done.returncode == 2 and done.stdout == ""
     assert "could not install pycodestyle 1.0.0, the version the project pins" in done.stderr
     assert not any((tmp_path / "cache" / "tools").glob("pycodestyle-1.0.0*"))
+
+
+PLUGGED_PYCODESTYLE = """\
+import plugin9
+print(plugin9.SAYS)
+"""
+
+
+def test_plugins_are_installed_beside_the_pinned_tool_in_a_folder_of_their_own(
+    tmp_path: Path, offline: dict[str, str]
+) -> None:
+    _wheel(tmp_path / "wheels", "pycodestyle", "9.9.2", PLUGGED_PYCODESTYLE)
+    _wheel(tmp_path / "wheels", "plugin9", "1.0", "SAYS = 'the plugin is there'\n")
+    done = run_tool("pycodestyle==9.9.2", "--with", "plugin9>=1", ".", cwd=tmp_path, env=offline)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "the plugin is there\n"
+    folders = [p.name for p in (tmp_path / "cache" / "tools").iterdir() if p.is_dir()]
+    assert len(folders) == 1 and folders[0].startswith("pycodestyle-9.9.2-py")
+    assert folders[0] != f"pycodestyle-9.9.2-py{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+@pytest.mark.parametrize(
+    "plugin", ["git+https://example.org/x.git", "./local", "--index-url=http://x", "-e ."]
+)
+def test_a_plugin_is_a_requirement_never_a_place_or_an_option(
+    tmp_path: Path, offline: dict[str, str], plugin: str
+) -> None:
+    done = run_tool("pycodestyle==9.9.1", "--with", plugin, ".", cwd=tmp_path, env=offline)
+    assert done.returncode == 2
+    assert f"--with {plugin!r}: not a requirement" in done.stderr
+    done = run_tool("pycodestyle", "--with", "plugin9", ".", cwd=tmp_path, env=offline)
+    assert done.returncode == 2 and "beside a pinned tool" in done.stderr
 
 
 def test_only_known_tools_are_run(tmp_path: Path, offline: dict[str, str]) -> None:
