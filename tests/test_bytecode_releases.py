@@ -97,3 +97,41 @@ def test_what_instructions_do_sees_every_instruction() -> None:
     assert shown(base) != shown(base.replace("==", "!="))
     assert shown(base) != shown(base.replace("return 2", "pass"))
     assert shown(base) != shown(base.replace("return 3", "return 4"))
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="exception tables came with 3.11")
+def test_where_an_exception_goes_is_part_of_what_code_does(tmp_path: Path) -> None:
+    # Red team 26: one entry added to a pyc's exception table sent a failing assert's raise to
+    # the function's `return None`; instructions, constants and header unchanged.
+    import dis
+
+    text = "def check(x):\n    assert x == 0\n"
+    source = tmp_path / "check.py"
+    source.write_text(text)
+    module = compile(text, str(source), "exec", dont_inherit=True)
+    function = next(c for c in module.co_consts if isinstance(c, type(module)))
+    raising = next(i for i in dis.get_instructions(function) if i.opname == "RAISE_VARARGS")
+    end = raising.offset + 2
+    # An entry: start, end (in code units of 2 bytes) and target, varint-coded; depth 0.
+    entry = bytes([0x80 | raising.offset // 2, 1, end // 2, 0])
+    swallowing = function.replace(co_exceptiontable=function.co_exceptiontable + entry)
+    assert swallowing.co_code == function.co_code
+    forged = module.replace(
+        co_consts=tuple(swallowing if c is function else c for c in module.co_consts)
+    )
+    assert bytecode._behaviour(forged) != bytecode._behaviour(module)
+    ours = bytecode._behaviour(module, bytecode._instructions)
+    assert bytecode._behaviour(forged, bytecode._instructions) != ours
+    pyc = Path(importlib.util.cache_from_source(str(source)))
+    pyc.parent.mkdir()
+    stat = source.stat()
+    header = (
+        importlib.util.MAGIC_NUMBER
+        + (0).to_bytes(4, "little")
+        + (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
+        + (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little")
+    )
+    pyc.write_bytes(header + marshal.dumps(forged))
+    assert bytecode.unlike_pycs(source, bytecode.Remembered(tmp_path)) == [pyc.name]
+    pyc.write_bytes(header + marshal.dumps(module))
+    assert bytecode.unlike_pycs(source, bytecode.Remembered(tmp_path)) == []

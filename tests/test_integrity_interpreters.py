@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from pytest_agentgate.integrity.interpreters import findings, interpreters, not_a_program
 from pytest_agentgate.integrity.rules import RULES
@@ -43,12 +47,39 @@ def test_a_python_replaced_by_a_script_is_found(tmp_path: Path) -> None:
 def test_what_a_file_is_says_why(tmp_path: Path) -> None:
     text = tmp_path / "python3"
     text.write_text("print('hello')\n")
+    text.chmod(0o755)
     assert not_a_program(str(text)) == "a file in no executable format"
-    assert not_a_program(str(tmp_path / "gone")) is None  # nothing there runs: not judged
     assert not_a_program(sys.executable) is None
     # A Python that is itself a link to a script outside the project is judged by what it runs.
     script = tmp_path / "wrap.sh"
     script.write_text('#!/bin/bash\nexec python3 "$@"\n')
+    script.chmod(0o755)
     link = tmp_path / "python"
     link.symlink_to(script)
     assert not_a_program(str(link)) == "a script (#!/bin/bash)"
+
+
+@pytest.mark.parametrize(
+    ("spoil", "said"),
+    [
+        (lambda p: p.symlink_to("python3.12"), "a link to nothing (python3.12: a shell finds"),
+        (lambda p: shutil.copy(sys.executable, p) and p.chmod(0o644), "not executable (a shell"),
+        (lambda p: p.mkdir(), "a folder (a shell finds"),
+        (lambda p: None, "missing (a shell finds"),
+    ],
+    ids=["dangling", "not-executable", "folder", "missing"],
+)
+def test_a_python_a_shell_passes_over_is_found(
+    tmp_path: Path, spoil: Callable[[Path], object], said: str
+) -> None:
+    # Red team 26: with .venv/bin/python a link to nothing, the shell ran the next `python`
+    # on PATH, pyenv's shim, and a wrapper of the agent's behind it.
+    venv = made_venv(tmp_path)
+    python = venv / "bin" / "python"
+    python.unlink()
+    spoil(python)
+    (found,) = findings(tmp_path)
+    assert found.path == ".venv/bin/python"
+    assert found.message.startswith(
+        f".venv/bin/python, the interpreter the gate's commands run, is {said}"
+    )

@@ -1471,3 +1471,27 @@ def test_a_name_the_tests_add_that_nothing_of_the_project_names_replaces_nothing
         f"calc.Money.n ({origin})",
         f"calc.override ({origin})",
     ]
+
+
+def test_data_files_read_in_the_interpreters_folders_and_databases_are_kept_too(
+    project: Path, watched: types.ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 26: a file in /dev/shm, or in the base Python's folder (pyenv's, the user's to
+    # write), and a value kept in an SQLite database (opened in C: no `open` event).
+    monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "state"))
+    data = os.path.join(sys.base_prefix, "share", "agentgate-test-rates.txt")
+    opened = [
+        data,
+        os.path.join(sys.base_prefix, "lib", "agentgate_test.py"),  # code: the tools'
+        os.devnull,  # a device: nothing to key
+        str(tmp_path / "state" / "switch"),  # not agentgate's own read of its state
+    ]
+    for path in opened:
+        watched._hook("open", (path, "r", os.O_RDONLY))
+    watched._hook("os.listdir", (sys.base_prefix,))  # the import system's look at a folder
+    for database in (str(tmp_path / "rates.db"), ":memory:", f"file:{tmp_path}/ro.db?mode=ro"):
+        watched._hook("sqlite3.connect", (database,))
+    assert watched.read_outside() == sorted(
+        os.path.realpath(p)
+        for p in (data, tmp_path / "state" / "switch", tmp_path / "rates.db", tmp_path / "ro.db")
+    )

@@ -30,7 +30,6 @@ import hashlib
 import importlib.util
 import json
 import marshal
-import operator
 import os
 import sys
 import warnings
@@ -51,6 +50,9 @@ CACHE_DIR = "bytecode"
 MAX_FILES = 20_000
 # Source and pyc pairs remembered as alike, per project.
 MAX_REMEMBERED = 50_000
+# What "alike" means, in the remembered pairs' keys: pairs an older agentgate found alike by
+# less (before the exception table was compared) are compared again.
+_ALIKE = "2"
 _FLAG_HASH = 0b01
 _FLAG_CHECK = 0b10
 
@@ -327,11 +329,11 @@ def unlike_pycs(source_path: Path, remembered: Remembered) -> list[str]:
 
 
 def read_unlike(source_path: Path, pyc: Path, remembered: Remembered) -> bool:
-    """Whether ``pyc``, a pyc of Python's own that the import system read for
+    """Whether ``pyc``, a pyc of Python's own (or pytest's) that the import system read for
     ``source_path`` (wherever it was: ``sys.pycache_prefix`` puts it outside ``__pycache__``),
     says it is up to date and is not compiled from it."""
     tag = sys.implementation.cache_tag
-    kind = _kind(pyc.name, source_path.stem, tag, None) if tag else None
+    kind = _kind(pyc.name, source_path.stem, tag, _pytest_tail(tag)) if tag else None
     return kind is not None and _loaded_unlike(source_path, pyc, kind, remembered)
 
 
@@ -375,7 +377,7 @@ def _loaded_unlike(source_path: Path, pyc: Path, kind: str, remembered: Remember
         size = int.from_bytes(data[12:16], "little")
         if mtime != int(stat.st_mtime) & 0xFFFFFFFF or size != stat.st_size & 0xFFFFFFFF:
             return False  # stale by its header: Python compiles the source again
-    key = hashlib.sha256(source + b"\0" + data).hexdigest()[:32]
+    key = hashlib.sha256(_ALIKE.encode() + b"\0" + source + b"\0" + data).hexdigest()[:32]
     if key in remembered:
         remembered.add(unchanged)
         return False
@@ -400,15 +402,23 @@ def _unchanged_key(*stats: os.stat_result) -> str:
     sets it (``touch`` sets the other times, and changes it to now), so a file written since,
     even given its old modification time back, has another key."""
     fields = [(s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns) for s in stats]
-    return "stat:" + hashlib.sha256(repr(fields).encode()).hexdigest()[:32]
+    return f"stat{_ALIKE}:" + hashlib.sha256(repr(fields).encode()).hexdigest()[:32]
+
+
+def _code_bytes(code: CodeType) -> tuple[bytes, bytes]:
+    """A code object's instructions as bytes, with its exception table (Python 3.11 and later):
+    where each instruction's exception goes is control flow too (red team 26 sent a failing
+    assert's ``raise`` to the function's ``return None`` by one entry added to a pyc's table)."""
+    return code.co_code, getattr(code, "co_exceptiontable", b"")
 
 
 def _behaviour(
-    code: CodeType, instructions: Callable[[CodeType], object] = operator.attrgetter("co_code")
+    code: CodeType, instructions: Callable[[CodeType], object] = _code_bytes
 ) -> tuple[Any, ...]:
     """What a code object does, without where its lines are: a patch release of Python may
     number lines differently (a fixed line table) under the same magic number. Its
-    ``instructions`` are its bytes, or (:func:`_instructions`) what they do."""
+    ``instructions`` are its bytes and exception table, or (:func:`_instructions`) what they
+    do."""
     consts = tuple(
         _behaviour(c, instructions) if isinstance(c, CodeType) else c for c in code.co_consts
     )
@@ -459,6 +469,11 @@ def _instructions(code: CodeType) -> tuple[tuple[str, object], ...]:
         elif isinstance(argument, CodeType):
             argument = _behaviour(argument, _instructions)
         shown.append((instruction.opname, argument))
+    # Where an exception raised in each range of instructions goes, counted as they are.
+    entries = getattr(dis.Bytecode(code), "exception_entries", ())
+    for entry in entries:
+        span = (at.get(entry.start, -1), at.get(entry.end, runs), at.get(entry.target, -1))
+        shown.append(("except", (*span, entry.depth, entry.lasti)))
     return tuple(shown)
 
 

@@ -24,6 +24,8 @@ from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 
 RULE = "interpreter-replaced"
 # python, python3, python3.12, pythonw, pypy3, python.exe: not python3-config, a script anyway.
+# What `python -m venv`, virtualenv and uv put in every environment's bin/.
+_ALWAYS = frozenset({"python", "python3"})
 _INTERPRETER = re.compile(r"(?:python|pypy)(?:\d+(?:\.\d+)?)?w?(?:\.exe)?", re.IGNORECASE)
 # How executables begin: ELF; Mach-O (32 and 64 bit, both byte orders, universal); PE.
 _MACHINE_FORMATS = (
@@ -42,7 +44,8 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
 
 
 def findings(project: Path) -> Iterator[IntegrityFinding]:
-    """The interpreters of the project's virtual environments that are no programs."""
+    """The interpreters of the project's virtual environments that are no programs, or that a
+    shell passes over."""
     from pytest_agentgate.state.task_env import project_venvs
 
     root = project.resolve()
@@ -62,25 +65,42 @@ def findings(project: Path) -> Iterator[IntegrityFinding]:
 
 def interpreters(venv: str) -> list[str]:
     """The interpreters of the virtual environment ``venv``: its ``bin/python*`` (Windows:
-    ``Scripts/python*.exe``)."""
+    ``Scripts/python*.exe``), and the ``bin/python`` and ``bin/python3`` every environment has,
+    whether they are there or not."""
     found: list[str] = []
     for folder in ("bin", "Scripts"):
         try:
-            names = sorted(os.listdir(os.path.join(venv, folder)))
+            names = set(os.listdir(os.path.join(venv, folder)))
         except OSError:
             continue
-        found.extend(os.path.join(venv, folder, n) for n in names if _INTERPRETER.fullmatch(n))
+        if folder == "bin":
+            names |= _ALWAYS
+        found.extend(
+            os.path.join(venv, folder, n) for n in sorted(names) if _INTERPRETER.fullmatch(n)
+        )
     return found
 
 
 def not_a_program(path: str) -> str | None:
-    """What ``path`` is when it is not a program in a machine format: "a script (#!...)",
-    "a text file"; None when it is one, or cannot be read (a link to nothing: not run)."""
+    """What ``path`` is when it is not a program in a machine format that runs: "a script
+    (#!...)", "a file in no executable format"; or when a shell passes over it for the next
+    ``python`` on PATH (red team 26: a link to nothing, then pyenv's shim ran a wrapper of the
+    agent's): "missing", "a link to nothing", "a folder", "not executable". None when it is
+    a program that runs."""
+    if not os.path.lexists(path):
+        return "missing (a shell finds the next `python` on PATH)"
+    if not os.path.exists(path):
+        target = os.readlink(path) if os.path.islink(path) else "?"
+        return f"a link to nothing ({target}: a shell finds the next `python` on PATH)"
+    if os.path.isdir(path):
+        return "a folder (a shell finds the next `python` on PATH)"
+    if os.name == "posix" and not os.access(path, os.X_OK):
+        return "not executable (a shell finds the next `python` on PATH)"
     try:
         with open(path, "rb") as handle:
             head = handle.read(128)
     except OSError:
-        return None
+        return "a file that cannot be read"
     if head.startswith(_MACHINE_FORMATS):
         return None
     if head.startswith(b"#!"):

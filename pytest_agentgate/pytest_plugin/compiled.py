@@ -43,6 +43,7 @@ import importlib._bootstrap_external
 import importlib.util
 import os
 import re
+import stat
 import sys
 from types import CodeType, FrameType
 
@@ -66,11 +67,17 @@ _NOT_WALKED = frozenset({"__pycache__", "node_modules", "site-packages", "build"
 _spawned: list[bool] = []
 # Per file of the project, the real path of the pyc last opened in its place.
 _pycs_read: dict[str, str] = {}
+# pytest's pyc of a test module it rewrote: `test_x.cpython-311-pytest-9.2.0.pyc`.
+_PYTEST_PYC = re.compile(r"(?P<stem>[^/\\]+)\.(?P<tag>[^./\\]+)-pytest-[^/\\]+\.pyc")
 # Files and folders the run read outside the watched folders (read_outside), and whether
 # there were more than could be kept.
 _outside: set[str] = set()
 _outside_overflow: list[bool] = []
 _MACHINES: list[str] = []
+# The kernel's views of itself and of processes: nothing of the project's.
+_KERNELS = ("/proc/", "/sys/")
+# Files of code (imported, or loaded by the interpreter) in the interpreter's folders.
+_CODE = (".py", ".pyc", ".pyi", ".pth", ".so", ".pyd", ".dylib", ".dll", ".typed")
 # Events that list a folder, and read what it holds.
 _LISTS = frozenset({"os.listdir", "os.scandir"})
 # The folders pytest lists to number and clean its temporary folders (tmp_path): every pytest
@@ -160,6 +167,9 @@ def _hook(event: str, args: tuple[object, ...]) -> None:
     elif event in _LISTS:
         with contextlib.suppress(Exception):
             _read_outside(args[0], listed=True)
+    elif event == "sqlite3.connect":
+        with contextlib.suppress(Exception):
+            _read_outside(_sqlite_file(args[0]))
     elif event in _WRITES:
         with contextlib.suppress(Exception):
             _written(args[_WRITES[event]])
@@ -182,8 +192,7 @@ def _project_file(path: object) -> str | None:
 
 
 def _read_outside(path: object, listed: bool = False) -> None:
-    """Keep a file or folder the run read outside the watched folders and the interpreter's
-    own (:func:`read_outside`)."""
+    """Keep a file or folder the run read outside the watched folders (:func:`read_outside`)."""
     if not isinstance(path, (str, bytes)):
         return  # a file descriptor: its file was opened, and seen, before
     name = os.fsdecode(path)
@@ -191,7 +200,7 @@ def _read_outside(path: object, listed: bool = False) -> None:
         return  # pytest listing its temporary folders to number and clean them
     if not os.path.isabs(name):
         name = os.path.join(os.getcwd(), name)
-    if name.startswith(_machines_own()) or _in_watched(name):
+    if _not_keyed(name, listed) or (name.startswith(_state_home()) and _agentgates_own_read()):
         return
     if name in _outside or len(_outside) < _FILES:
         _outside.add(name)
@@ -204,21 +213,68 @@ def _in_watched(name: str) -> bool:
     return any(name.startswith(root) or name == root[:-1] for root in _watched)
 
 
-def _machines_own() -> tuple[str, ...]:
-    """Where no file decides a result of the project's: the interpreter's installation and its
-    environment's (their code is judged by the witness, their folders keyed by the cache as
-    the tools'), the kernel's views, agentgate's own code (keyed by the cache as such) and
-    state."""
-    if not _MACHINES:
-        from pytest_agentgate.state.storage import user_state_home
+def _not_keyed(name: str, listed: bool) -> bool:
+    """Whether a read of ``name`` decides nothing the cache must key: the project's own files
+    (keyed as the tree), the kernel's views, and the code of the interpreter's installation, of
+    its site folders and of agentgate (the witness judges the tools' code; the cache keys those
+    folders as the tools). Data files there are keyed: the base Python's folder is the user's
+    to write (pyenv, uv), and so is `/dev/shm` (red team 26)."""
+    if name.startswith(_KERNELS) or _in_watched(name):
+        return True
+    return os.path.join(name, "").startswith(_machines_own()) and (listed or name.endswith(_CODE))
 
+
+def _agentgates_own_read() -> bool:
+    """Whether the file being opened is opened by agentgate's own code (the witness reading
+    its remembered pairs in the user's state directory), past the standard library's frames."""
+    own = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    library = _standard_library()
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        where = frame.f_code.co_filename
+        if where != __file__ and not where.startswith(library) and not where.startswith("<"):
+            return where.startswith(own)
+        frame = frame.f_back
+    return False
+
+
+def _standard_library() -> str:
+    import sysconfig
+
+    return os.path.join(sysconfig.get_paths()["stdlib"], "")
+
+
+def _state_home() -> str:
+    from pytest_agentgate.state.storage import user_state_home
+
+    return os.path.join(str(user_state_home()), "")
+
+
+def _sqlite_file(database: object) -> object:
+    """The file a ``sqlite3.connect`` opens (SQLite opens it in C: no ``open`` event; red team
+    26 kept the value the product read in a database), from a path or a ``file:`` URI; None
+    for a database in memory."""
+    if isinstance(database, (bytes, os.PathLike)):
+        database = os.fsdecode(database)
+    if not isinstance(database, str) or database in ("", ":memory:"):
+        return None
+    if database.startswith("file:"):
+        from urllib.parse import unquote, urlsplit
+
+        return unquote(urlsplit(database).path) or None
+    return database
+
+
+def _machines_own() -> tuple[str, ...]:
+    """The interpreter's installation and its environment's site folders, and agentgate's own
+    package: where the code the run imports comes from (:func:`_not_keyed`)."""
+    if not _MACHINES:
         folders = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
         folders.update(p for p in sys.path if p.endswith(tuple(_PACKAGES)))
-        folders.add(str(user_state_home()))
         folders.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         found = {os.path.join(f, "") for f in folders if f}
         found |= {os.path.join(os.path.realpath(f), "") for f in folders if f}
-        _MACHINES.extend(sorted(found | {"/proc/", "/sys/", "/dev/"}))
+        _MACHINES.extend(sorted(found))
     return tuple(_MACHINES)
 
 
@@ -227,17 +283,26 @@ def read_outside() -> list[str] | None:
     listed), as real paths; None when there were too many to keep. The verdict cache keys
     them: a pass kept while a file the code under test reads (``~/.config/app/charge``) held
     one value is not reused once it holds another (red team 25). Existence checks
-    (``os.stat``) raise no audit event: a file only looked for is not seen."""
+    (``os.stat``) raise no audit event: a file only looked for is not seen; nor is what a
+    library written in C opens itself (SQLite's is: its own event)."""
     if _outside_overflow:
         return None
-    machines = _machines_own()
     found = set()
     for name in _outside:
         real = os.path.realpath(name)
-        if real.startswith(machines) or _in_watched(real):
+        if _not_keyed(real, os.path.isdir(real)) or _a_device(real):
             continue
         found.add(real)
     return sorted(found)
+
+
+def _a_device(path: str) -> bool:
+    """``/dev/null``, ``/dev/urandom``, a terminal: no content to key."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
 
 
 def _bytecode_opened(path: str) -> None:
@@ -246,14 +311,24 @@ def _bytecode_opened(path: str) -> None:
     that moment (red team 25: a conftest pointed it at a folder holding fixed bytecode with the
     file's own header). The module's ``__spec__.cached`` is the module's to rewrite; this is
     what was opened."""
+    folder, name = os.path.split(path)
+    rewritten = _PYTEST_PYC.fullmatch(name)  # pytest's own, of a test module it rewrites
+    if rewritten is not None:
+        path = os.path.join(folder, f"{rewritten['stem']}.{rewritten['tag']}.pyc")
     source = _project_file(importlib.util.source_from_cache(path))
     if source is not None and (source in _pycs_read or len(_pycs_read) < _FILES):
-        _pycs_read[source] = os.path.realpath(path)
+        _pycs_read[source] = os.path.realpath(os.path.join(folder, name))
 
 
 def bytecode_read(path: str) -> str | None:
-    """The pyc the import system last opened for the project's file ``path`` (a real path)."""
+    """The pyc the import system (or pytest's assertion rewriter) last opened for the
+    project's file ``path`` (a real path)."""
     return _pycs_read.get(path)
+
+
+def bytecode_reads() -> dict[str, str]:
+    """Each file of the project, and the pyc last opened in its place."""
+    return dict(_pycs_read)
 
 
 def _snapshot() -> None:

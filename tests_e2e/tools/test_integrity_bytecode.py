@@ -168,10 +168,46 @@ def test_a_rewritten_test_module_made_by_hand_is_found(project: Path) -> None:
         header + importlib.util.source_hash(test.read_bytes()) + marshal.dumps(code_object)
     )
     code, verdict = verify_json(project)
-    assert only_gate(verdict, "test")["status"] == "pass"  # pytest ran the hollow test...
-    assert code == 1  # ...and the gate says why
+    assert code == 1
     (message,) = stale(verdict)
     assert "is not compiled from test_calc.py, and pytest loads it" in message
+    # pytest ran the hollow test, and the witness compared the pyc it ran too.
+    test = only_gate(verdict, "test")
+    assert test["actual"]["failed"] == 0 and test["status"] == "fail"
+    assert any(f"the tests ran bytecode ({pyc.resolve()})" in p for p in test["problems"])
+
+
+def test_a_rewritten_test_module_under_a_pycache_prefix_is_found(
+    project: Path, tmp_path: Path
+) -> None:
+    """Red team 26's trick, where the integrity gate does not read: pytest keeps its pyc of a
+    test module under `sys.pycache_prefix` when a conftest sets one."""
+    from _pytest.assertion.rewrite import rewrite_asserts
+
+    prefix = tmp_path / "elsewhere"
+    (project / "tests" / "conftest.py").write_text(
+        f"import sys\n\nsys.path.insert(0, '.')\nsys.pycache_prefix = {str(prefix)!r}\n"
+    )
+    test = (project / "tests" / "test_calc.py").resolve()
+    hollow = TEST.replace("assert add(1, 2) == 3", "assert add(1, 2) != 9")
+    tree = ast.parse(hollow)
+    rewrite_asserts(tree, hollow.encode(), str(test), None)
+    code_object = compile(tree, str(test), "exec", dont_inherit=True)
+    tag = f"{sys.implementation.cache_tag}-pytest-{pytest.__version__}"
+    pyc = prefix / str(test.parent).lstrip(os.sep) / f"test_calc.{tag}.pyc"
+    pyc.parent.mkdir(parents=True)
+    header = importlib.util.MAGIC_NUMBER + (3).to_bytes(4, "little")
+    pyc.write_bytes(
+        header + importlib.util.source_hash(test.read_bytes()) + marshal.dumps(code_object)
+    )
+    code, verdict = verify_json(project)
+    test_gate = only_gate(verdict, "test")
+    assert code == 1 and test_gate["status"] == "fail", verdict
+    assert stale(verdict) == []  # not where the integrity gate reads
+    assert any(
+        f"the tests ran bytecode ({pyc}) that is not compiled from tests/test_calc.py" in p
+        for p in test_gate["problems"]
+    ), test_gate["problems"]
 
 
 SHADOW = "def add(a, b):\n    return a + b\n"
