@@ -671,3 +671,26 @@ def test_the_witnesss_list_of_files_read_is_merged_and_an_overflow_keeps_nothing
     assert read_entries([]) == []  # a run no witness saw: keyed as before
     assert read_entries(['["/a"]', "null"]) is None  # too many to keep
     assert read_entries(["{not json"]) is None
+
+
+def test_the_projects_pycs_are_keyed_and_a_run_that_writes_them_is_kept(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A project whose .gitignore names no __pycache__: the pycs the run writes are untracked
+    # files, the run's to write as ignored ones are. A pyc planted after a kept pass (red team
+    # 25: Python runs one whose header matches in its source's place) runs afresh.
+    (repo / "agentgate.yml").write_text(
+        CONFIG.replace(
+            "command: python -c \"import sys, pathlib; sys.exit(0 if pathlib.Path('ok').exists() "
+            'else 1)"',
+            "command: python -m compileall -q code.py",
+        )
+    )
+    git(repo, "commit", "-qam", "compile")
+    assert "compileall" in (repo / "agentgate.yml").read_text()
+    verify(capsys)
+    assert (repo / "__pycache__").is_dir()
+    assert reused(verify(capsys))
+    pyc = next((repo / "__pycache__").iterdir())
+    pyc.write_bytes(pyc.read_bytes())  # written again: another inode change time
+    assert not reused(verify(capsys))

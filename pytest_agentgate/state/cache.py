@@ -281,8 +281,13 @@ def tree_state(root: Path) -> tuple[str, str] | None:
         parts = Path(name).parts
         if any(part in SKIPPED_DIRS for part in parts):
             continue
-        if "__pycache__" in parts and not _INSTALLED_PYCS.isdisjoint(parts):
-            continue
+        if "__pycache__" in parts:
+            if not _INSTALLED_PYCS.isdisjoint(parts):
+                continue
+            if code == "??":
+                # A project that ignores no pycs: they are the run's to write, as ignored
+                # files are, and keyed as those (a run that wrote them is still kept).
+                code = "!!"
         digest = ignored_files if code == "!!" else work
         if code == "!!":
             ignored += 1
