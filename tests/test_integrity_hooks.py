@@ -91,6 +91,19 @@ TRICKS: dict[str, tuple[str, str, str, int]] = {
         "result-rewritten",
         5,
     ),
+    "runtestloop runs what it chooses": (
+        "conftest.py",
+        "import pytest\n\n\n@pytest.hookimpl(tryfirst=True)\n"
+        "def pytest_runtestloop(session):\n    return True\n",
+        "result-rewritten",
+        5,
+    ),
+    "pycollect_makemodule makes the module's collector": (
+        "conftest.py",
+        "def pytest_pycollect_makemodule(module_path, parent):\n    return None\n",
+        "result-rewritten",
+        1,
+    ),
     "sessionfinish sets the status through a tuple": (
         "conftest.py",
         "def pytest_sessionfinish(session):\n    (session.exitstatus, _) = 0, 1\n",

@@ -1439,38 +1439,26 @@ def test_what_the_run_reads_outside_the_project_is_kept_for_the_cache(
     watched._hook("os.listdir", (str(outside),))
     watched._hook("os.scandir", (str(tmp_path / "pytest-of-someone" / "pytest-7"),))
     watched._hook("open", (str(project / "calc.py"), "r", os.O_RDONLY))  # the project's own
-    watched._hook("open", (os.path.join(sys.prefix, "lib", "x.py"), "r", os.O_RDONLY))
     assert watched.read_outside() == [str(outside.resolve()), str((outside / "charge").resolve())]
     monkeypatch.setattr(watched, "_FILES", 2)
     watched._hook("open", (str(outside / "one more"), "r", os.O_RDONLY))
     assert watched.read_outside() is None  # more than can be kept: nothing the cache can key
 
 
-def test_a_name_the_tests_add_that_nothing_of_the_project_names_replaces_nothing(
+def test_a_name_the_tests_add_to_a_module_of_the_project_is_judged(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Review 15: PyYAML's test helpers set `yaml.canonical_load` and five more, names
-    # `lib/yaml` never binds nor mentions.
-    (project / "calc.py").write_text(
-        "HOOK_NAME = 'override'\n\n\nclass Money:\n    def __init__(self, n):\n"
-        "        self.n = n\n\n\ndef add(a, b):\n    return a - b\n"
-    )
+    # Red team 27: the product looks a hook up under a name it builds
+    # (`globals().get(f"_{rule.region}_policy")`), and a conftest adds `_zero_policy` to the
+    # module (through `functools.update_wrapper`, which writes its `__dict__`): a name no file
+    # of the project binds or spells out still runs as the project's.
+    import functools
+
     calc = load("calc", project / "calc.py", monkeypatch)
     helper = conftest_add(project, monkeypatch)
-    monkeypatch.setattr(calc, "canonical_add", helper, raising=False)
-    assert project_entries(project) == []
-    # A name the project's code holds, even in a string, may be looked up: judged.
-    monkeypatch.setattr(calc, "override", helper, raising=False)
-    # A method Python calls itself, given to a class of the project; an attribute its
-    # instances hold (a class attribute the file sets nowhere, but names).
-    monkeypatch.setattr(calc.Money, "__eq__", helper, raising=False)
-    monkeypatch.setattr(calc.Money, "n", property(helper), raising=False)
+    functools.update_wrapper(calc, types.SimpleNamespace(_zero_policy=helper), assigned=())
     origin = f"the project's function, replaced by code of {project}/tests/conftest.py"
-    assert project_entries(project) == [
-        f"calc.Money.__eq__ ({origin})",
-        f"calc.Money.n ({origin})",
-        f"calc.override ({origin})",
-    ]
+    assert project_entries(project) == [f"calc._zero_policy ({origin})"]
 
 
 def test_data_files_read_in_the_interpreters_folders_and_databases_are_kept_too(
@@ -1480,18 +1468,62 @@ def test_data_files_read_in_the_interpreters_folders_and_databases_are_kept_too(
     # write), and a value kept in an SQLite database (opened in C: no `open` event).
     monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "state"))
     data = os.path.join(sys.base_prefix, "share", "agentgate-test-rates.txt")
+    # Red team 27: a data file named like code there, read as data.
+    named_like_code = os.path.join(sys.base_prefix, "share", "agentgate-test-minimum.py")
+    imported = os.path.join(sys.base_prefix, "lib", "agentgate_test.py")
     opened = [
         data,
-        os.path.join(sys.base_prefix, "lib", "agentgate_test.py"),  # code: the tools'
+        named_like_code,
         os.devnull,  # a device: nothing to key
         str(tmp_path / "state" / "switch"),  # not agentgate's own read of its state
     ]
     for path in opened:
         watched._hook("open", (path, "r", os.O_RDONLY))
+
+    def get_data(path: str) -> None:  # as the import system's loaders read a module
+        watched._hook("open", (path, "r", 0))
+
+    monkeypatch.setattr(watched, "_IMPORT_READS", frozenset({get_data.__code__}))
+    get_data(imported)  # code the interpreter imports: keyed as the tools
     watched._hook("os.listdir", (sys.base_prefix,))  # the import system's look at a folder
     for database in (str(tmp_path / "rates.db"), ":memory:", f"file:{tmp_path}/ro.db?mode=ro"):
         watched._hook("sqlite3.connect", (database,))
     assert watched.read_outside() == sorted(
         os.path.realpath(p)
-        for p in (data, tmp_path / "state" / "switch", tmp_path / "rates.db", tmp_path / "ro.db")
+        for p in (
+            data,
+            named_like_code,
+            tmp_path / "state" / "switch",
+            tmp_path / "rates.db",
+            tmp_path / "ro.db",
+        )
     )
+    # A link read is keyed as the link too: pointed elsewhere, it writes no file (red team 27).
+    (tmp_path / "target").write_text("0")
+    (tmp_path / "link").symlink_to(tmp_path / "target")
+    watched._hook("open", (str(tmp_path / "link"), "r", os.O_RDONLY))
+    found = watched.read_outside()
+    assert str(tmp_path / "link") in found and str((tmp_path / "target").resolve()) in found
+
+
+def test_a_plugins_own_item_of_a_test_file_is_no_test_replaced(project: Path) -> None:
+    from pytest_agentgate.pytest_plugin.tampering import _other_kind_in_its_place
+
+    (project / "tests" / "test_calc.py").write_text(
+        "def test_add():\n    assert 1\n\n\nclass TestMore:\n    def test_more(self):\n"
+        "        assert 1\n"
+    )
+    path = project / "tests" / "test_calc.py"
+
+    def item(nodeid: str) -> object:
+        return types.SimpleNamespace(path=path, name=nodeid.rpartition("::")[2], nodeid=nodeid)
+
+    for honest in (
+        "tests/test_calc.py::tests.test_calc.test_add",  # a doctest of the module
+        "tests/test_calc.py::mypy",  # pytest-mypy's
+        "tests/test_calc.py::TestMore::test_add",  # no such method of the class
+    ):
+        assert _other_kind_in_its_place(item(honest), str(project)) is None
+    for nodeid in ("tests/test_calc.py::test_add", "tests/test_calc.py::TestMore::test_more"):
+        found = _other_kind_in_its_place(item(nodeid), str(project))
+        assert found is not None and found.startswith(f"{nodeid} (pytest runs a SimpleNamespace")

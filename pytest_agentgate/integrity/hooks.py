@@ -61,6 +61,9 @@ CALL_HOOKS = {
     "pytest_runtest_call", "pytest_pyfunc_call", "pytest_runtest_protocol",
     # items made by the code itself, with whatever it passes as their function (red team 11)
     "pytest_pycollect_makeitem",
+    # the loop that runs every item, and a module's collector of the code's own: they choose
+    # what runs under each test's name (red team 27)
+    "pytest_runtestloop", "pytest_pycollect_makemodule",
 }  # fmt: skip
 REPORT_WRITERS = {"pytest_runtest_logreport", "pytest_terminal_summary"}
 # pytest_collect_file is not one: it adds collectors beside pytest's own, never removes one.

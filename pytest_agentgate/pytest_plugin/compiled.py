@@ -202,6 +202,8 @@ def _read_outside(path: object, listed: bool = False) -> None:
         name = os.path.join(os.getcwd(), name)
     if _not_keyed(name, listed) or (name.startswith(_state_home()) and _agentgates_own_read()):
         return
+    if name.endswith(_CODE) and _in_machines(name) and _read_for_an_import():
+        return  # code the interpreter imports from its own folders: keyed as the tools
     if name in _outside or len(_outside) < _FILES:
         _outside.add(name)
     else:
@@ -215,13 +217,38 @@ def _in_watched(name: str) -> bool:
 
 def _not_keyed(name: str, listed: bool) -> bool:
     """Whether a read of ``name`` decides nothing the cache must key: the project's own files
-    (keyed as the tree), the kernel's views, and the code of the interpreter's installation, of
-    its site folders and of agentgate (the witness judges the tools' code; the cache keys those
-    folders as the tools). Data files there are keyed: the base Python's folder is the user's
-    to write (pyenv, uv), and so is `/dev/shm` (red team 26)."""
+    (keyed as the tree), the kernel's views, and the import system's looks at the folders of
+    the interpreter's installation, of its site folders and of agentgate (the cache keys those
+    folders as the tools). Files read there are keyed but the code the import system reads
+    (:func:`_read_for_an_import`): the base Python's folder is the user's to write (pyenv,
+    uv), and so is `/dev/shm` (red team 26)."""
     if name.startswith(_KERNELS) or _in_watched(name):
         return True
-    return os.path.join(name, "").startswith(_machines_own()) and (listed or name.endswith(_CODE))
+    return listed and _in_machines(name)
+
+
+def _in_machines(name: str) -> bool:
+    return os.path.join(name, "").startswith(_machines_own())
+
+
+def _read_for_an_import() -> bool:
+    """Whether the file being opened is read by the import system (its loaders' ``get_data``,
+    known by the function's code object, taken before any conftest), not by code that reads a
+    file named like code as data (red team 27: a `minimum.py` in the Python installation's
+    folder read with `read_text`)."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+    return frame is not None and frame.f_code in _IMPORT_READS
+
+
+# The import system's own readers of the files it imports.
+_IMPORT_READS = frozenset(
+    {
+        vars(importlib._bootstrap_external)["FileLoader"].get_data.__code__,
+        vars(importlib._bootstrap_external)["SourceLoader"].get_code.__code__,
+    }
+)
 
 
 def _agentgates_own_read() -> bool:
@@ -293,6 +320,10 @@ def read_outside() -> list[str] | None:
         if _not_keyed(real, os.path.isdir(real)) or _a_device(real):
             continue
         found.add(real)
+        if real != os.path.normpath(name):
+            # The name as it was opened too, keyed as a link: one pointed elsewhere since
+            # changes no file it pointed at (red team 27).
+            found.add(os.path.normpath(name))
     return sorted(found)
 
 

@@ -558,8 +558,6 @@ def _project_replaced(project: str, compared_after: bool = False) -> Iterator[tu
                 why = _replaced_why(value, owner, label, module, root, installed)
                 if why is None:
                     why = _dispatch_replaced(value, owner, label, module, root, installed)
-                if why is not None and _only_added(label, owner, where, root):
-                    continue
             except Exception:  # a proxy or lazy object that raises when looked at
                 continue
             if why is not None:
@@ -584,31 +582,6 @@ def _test_bytecode_unlike(root: str) -> Iterator[tuple[str, str]]:
         with contextlib.suppress(OSError):
             if not _changed_in_run(pyc) and _read_unlike(source, pyc, root):
                 yield shown, f"the tests ran bytecode ({pyc}) that is not compiled from {shown}"
-
-
-def _only_added(label: str, owner: type | None, where: str, root: str) -> bool:
-    """Whether the member ``label`` is a name the tests added to a module (or a class) of the
-    project, which nothing of the project's names: its file binds no such name, and no file of
-    the project's code the run loaded holds it, as a name or in a string. It replaces nothing
-    the project's code runs (review 15: PyYAML's test helpers set ``yaml.canonical_load`` and
-    five more; ``lib/yaml`` has none of them). A name the product looks up
-    (``getattr(module, "_override", None)``) is in its text, and stays judged; so does a name
-    Python looks up itself (``__eq__`` given to a class of the project)."""
-    attr = label.rpartition(".")[2]
-    if attr.startswith("__") and attr.endswith("__"):
-        return False  # Python calls these itself (`__eq__` set on a class of the project)
-    names = _names_in(where, owner.__qualname__ if owner is not None else "")
-    if names is None or attr in names:
-        return False
-    return not any(attr in _text_of(path) for path in project_sources(root))
-
-
-@functools.lru_cache(maxsize=1024)
-def _text_of(path: str) -> str:
-    try:
-        return read_regular(path).decode("utf-8", "replace")
-    except OSError:
-        return ""
 
 
 def _origin_of(module: ModuleType | None) -> str | None:
@@ -1081,7 +1054,7 @@ def _test_not_its_own(
     from pytest_agentgate.pytest_plugin import compiled
 
     if not isinstance(item, pytest.Function):
-        return None
+        return _other_kind_in_its_place(item, project)
     name = item.originalname
     real = os.path.realpath(str(item.path))
     cls = item.cls.__qualname__ if item.cls is not None else None
@@ -1106,6 +1079,31 @@ def _test_not_its_own(
     return (
         f"{item.nodeid} (pytest runs {runs}, not the function {shown} defines as {name}: the "
         "test was replaced)"
+    )
+
+
+def _other_kind_in_its_place(item: object, project: str) -> str | None:
+    """An item of another kind than pytest's test functions, named as a test function its
+    Python file defines: it runs in that test's place, under its node id, and never calls it
+    (red team 27: a `pytest.Item` whose `runtest` passes, made by a conftest's module collector
+    or written over the test's item in `pytest_collection_modifyitems`). Plugins' own items of
+    a test file are named otherwise (a doctest's `module.name`, pytest-mypy's `mypy`)."""
+    path = str(getattr(item, "path", "") or "")
+    name = str(getattr(item, "name", "") or "").partition("[")[0]
+    if not path.endswith(".py") or not name:
+        return None
+    real = os.path.realpath(path)
+    if not _inside(real, (_real(project),)):
+        return None
+    nodeid = str(getattr(item, "nodeid", ""))
+    cls = ".".join(nodeid.split("::")[1:-1])
+    found = _file_bindings(real, cls)
+    if found is None or name not in found[0]:
+        return None
+    shown = os.path.relpath(real, project)
+    return (
+        f"{nodeid} (pytest runs a {type(item).__qualname__}, not the function {shown} defines "
+        f"as {name}: the test was replaced)"
     )
 
 

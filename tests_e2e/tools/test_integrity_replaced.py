@@ -107,3 +107,47 @@ def test_reading_a_namespace_and_a_helper_package_are_honest(project: Path) -> N
     )
     status, verdict = verify_json(project)
     assert findings(verdict) == [] and status == 0, verdict
+
+
+STAND_IN = """\
+import pytest
+
+
+class Checked(pytest.Item):
+    def runtest(self):
+        assert self.name
+
+
+"""
+
+
+@pytest.mark.parametrize(
+    "conftest",
+    [
+        STAND_IN + "def pytest_collection_modifyitems(session, config, items):\n"
+        "    listed = items\n"
+        "    for i, item in enumerate(listed):\n"
+        "        listed[i] = Checked.from_parent(item.parent, name=item.name)\n",
+        STAND_IN + "class Module(pytest.Module):\n"
+        "    def collect(self):\n"
+        "        yield Checked.from_parent(self, name='test_tax')\n\n\n"
+        "def pytest_pycollect_makemodule(module_path, parent):\n"
+        "    if module_path.name == 'test_calc.py':\n"
+        "        return Module.from_parent(parent, path=module_path)\n",
+    ],
+    ids=["written-over-the-item", "a-module-collector"],
+)
+def test_a_test_item_of_another_kind_in_the_tests_place_is_found(
+    project: Path, conftest: str
+) -> None:
+    """Red team 27: a `pytest.Item` whose `runtest` passes, under the failing test's node id;
+    the count, the id and the name stay the same."""
+    (project / "tests" / "conftest.py").write_text(conftest)
+    status, verdict = verify_json(project)
+    test = only_gate(verdict, "test")
+    assert status == 1 and test["status"] == "fail", test
+    assert any(
+        "tests/test_calc.py::test_tax (pytest runs a Checked, not the function "
+        "tests/test_calc.py defines as test_tax: the test was replaced)" in p
+        for p in test["problems"]
+    ), test["problems"]
