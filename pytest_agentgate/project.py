@@ -264,7 +264,13 @@ def python_defaults(
     skip = _not_compiled(law)
     build = f"{py} -m compileall -q " + (f"-x {shlex.quote(skip)} " if skip else "")
     gates: dict[str, Any] = {
-        "build": {"command": build + " ".join(map(shlex.quote, targets or ["."]))},
+        "build": {
+            "command": build + " ".join(map(shlex.quote, targets or ["."])),
+            # The bytecode compileall writes goes to agentgate's folder, never into the
+            # project's: a `__pycache__` in a folder of test data broke pycodestyle's own tests
+            # (review 16).
+            "env": {"PYTHONPYCACHEPREFIX": f"{STATE_DIR}/pycache"},
+        },
         "lint": _lint_gate(declared_linter(law), py, law),
         "test": {
             "command": f"{cov} -m pytest -q{_NO_COV if _has_pytest_cov() else ''} "

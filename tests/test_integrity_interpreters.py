@@ -20,10 +20,15 @@ def made_venv(root: Path) -> Path:
     return venv
 
 
+def running(venv: Path) -> dict[str, str]:
+    """The environment of a gate whose commands run ``venv`` (it is activated)."""
+    return {"VIRTUAL_ENV": str(venv)}
+
+
 def test_a_virtual_environment_as_venv_makes_it_is_no_finding(tmp_path: Path) -> None:
     venv = made_venv(tmp_path)
     assert [Path(p).name for p in interpreters(str(venv))][:1] == ["python"]
-    assert list(findings(tmp_path)) == []
+    assert list(findings(tmp_path, running(venv))) == []
 
 
 def test_a_python_replaced_by_a_script_is_found(tmp_path: Path) -> None:
@@ -35,8 +40,11 @@ def test_a_python_replaced_by_a_script_is_found(tmp_path: Path) -> None:
     python.write_text('#!/bin/sh\nexport PYTHONPYCACHEPREFIX=/tmp/x\nexec "$0"3 "$@"\n')
     python.chmod(0o755)
     (venv / "bin" / "python-config-notes.txt").write_text("not an interpreter's name\n")
-    (found,) = findings(tmp_path)
+    (found,) = findings(tmp_path, running(venv))
     assert found.rule == "interpreter-replaced" and found.path == ".venv/bin/python"
+    # Another environment in the project's folder, that the gate's commands do not run, is
+    # not judged (review 16: a stale `venv39/` whose Python was uninstalled).
+    assert list(findings(tmp_path, {})) == []
     assert found.message == (
         ".venv/bin/python, the interpreter the gate's commands run, is a script "
         "(#!/bin/sh), not a Python its environment was made with"
@@ -78,7 +86,7 @@ def test_a_python_a_shell_passes_over_is_found(
     python = venv / "bin" / "python"
     python.unlink()
     spoil(python)
-    (found,) = findings(tmp_path)
+    (found,) = findings(tmp_path, running(venv))
     assert found.path == ".venv/bin/python"
     assert found.message.startswith(
         f".venv/bin/python, the interpreter the gate's commands run, is {said}"

@@ -289,6 +289,24 @@ def test_a_helper_hung_on_a_tool_at_run_time_is_no_replacement(
     assert [e.split(" (")[0] for e in replaced()] == ["unittest.case.TestCase.assertEqual"]
 
 
+def test_a_documented_setting_that_orders_tests_is_no_replacement(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Review 16: sh's tests set unittest's TestLoader.sortTestMethodsUsing, which orders a
+    # class's test methods and decides no outcome.
+    import unittest
+
+    from pytest_agentgate.pytest_plugin.tampering import replaced
+
+    def shuffled(a: str, b: str) -> int:
+        return (a > b) - (a < b)
+
+    monkeypatch.setattr(unittest.TestLoader, "sortTestMethodsUsing", staticmethod(shuffled))
+    assert replaced() == []
+    monkeypatch.setattr(unittest.TestLoader, "getTestCaseNames", shuffled)
+    assert [e.split(" (")[0] for e in replaced()] == ["unittest.loader.TestLoader.getTestCaseNames"]
+
+
 def test_a_test_tools_own_repository_installed_editable_is_its_own(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -167,13 +167,15 @@ def test_the_pytest_door_blocks_a_new_suppression_too(repo: Path, tmp_path: Path
     ("gate", "found"),
     [
         ("", []),  # the gates run no type checker: nothing is hidden from them
+        # Review 16: an interpreter in a folder named like a runner runs no runner.
+        ("  build: {command: /p/.tox/py311/bin/python -m compileall -q pkg}\n", []),
         ("  lint: {command: tox -e lint}\n", ["type: ignore arg-type,call-arg"]),  # it may
         (
             "  types: {kind: build, command: pyright src}\n",
             ["type: ignore arg-type,call-arg"],
         ),
     ],
-    ids=["no-type-checker", "a-tox-environment", "pyright"],
+    ids=["no-type-checker", "an-interpreter-in-.tox", "a-tox-environment", "pyright"],
 )
 def test_a_type_checkers_suppression_counts_where_a_gate_may_run_one(
     repo: Path, agentgate: Agentgate, gate: str, found: list[str]

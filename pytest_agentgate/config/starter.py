@@ -29,6 +29,9 @@ def _python(root: Path, profile: str) -> str:
         + f"profile: {profile}\n"
         + "gates:\n"
         + f"  build:\n    command: {_quote(gates['build']['command'])}\n    timeout: 300\n"
+        + "    # compileall's bytecode goes to agentgate's folder, not the project's\n"
+        + "    env:\n"
+        + "".join(f"      {k}: {_quote(v)}\n" for k, v in gates["build"]["env"].items())
         + f"  lint:\n    # {declared_linter(root).describe()}\n"
         + f"    command: {_quote(gates['lint']['command'])}\n"
         + f"    format: {gates['lint']['format']}\n"

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
@@ -40,16 +41,24 @@ _MACHINE_FORMATS = (
 
 
 def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
-    yield from findings(scan.root)
+    yield from findings(scan.root, scan.environ or None)
 
 
-def findings(project: Path) -> Iterator[IntegrityFinding]:
-    """The interpreters of the project's virtual environments that are no programs, or that a
-    shell passes over."""
+def findings(project: Path, environ: Mapping[str, str] | None = None) -> Iterator[IntegrityFinding]:
+    """The interpreters of the project's virtual environment that the gate's commands run
+    (agentgate's own, whose ``bin`` it puts first on their PATH, or the one activated) that are
+    no programs, or that a shell passes over. Another environment in the project's folder is
+    not run (review 16: python-slugify's stale `venv39/`, its pyenv Python uninstalled)."""
     from pytest_agentgate.state.task_env import project_venvs
 
     root = project.resolve()
+    env = os.environ if environ is None else environ
+    running = {os.path.realpath(sys.prefix)}
+    if env.get("VIRTUAL_ENV"):
+        running.add(os.path.realpath(env["VIRTUAL_ENV"]))
     for venv in project_venvs(root):
+        if venv not in running:
+            continue
         for path in interpreters(venv):
             made = not_a_program(path)
             if made is None:

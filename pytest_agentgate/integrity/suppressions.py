@@ -87,12 +87,12 @@ _TYPE_CHECKERS_OWN = tuple(
         "@ts-expect-error", "@ts-nocheck",
     )
 )  # fmt: skip
-_CHECKERS = re.compile(r"(?<![\w-])(?:d?mypy|(?:based)?pyright|pytype|pyre|tsc|vue-tsc)(?![\w-])")
-# Commands that run what the project's own files say (a tox environment, a make target, an
+_CHECKERS = re.compile(r"d?mypy|(?:based)?pyright|pytype|pyre|tsc|vue-tsc")
+# Programs that run what the project's own files say (a tox environment, a make target, an
 # npm script, pre-commit's hooks, a shell script): one may run a type checker.
 _RUNNERS = re.compile(
-    r"(?<![\w-])(?:tox|nox|make|pre-commit|prek|npm|npx|yarn|pnpm|bun|just|hatch|invoke|poe|"
-    r"pdm|poetry|uv|task|bash|sh|zsh)(?![\w-])|\.sh\b|(?:^|\s)\./"
+    r"tox|nox|make|pre-commit|prek|npm|npx|yarn|pnpm|bun|bunx|just|hatch|invoke|poe|pdm|"
+    r"poetry|uv|task|bash|sh|zsh|\./"
 )
 # pytest plugins that make the type checker a test (pytest-mypy's `--mypy`).
 _TYPE_CHECKED_TESTS = re.compile(r"--(?:mypy|pyright)\b")
@@ -148,14 +148,42 @@ def type_checked(scan: Scan) -> bool:
     for gate in scan.config.gates:
         if not gate.enabled:
             continue
-        command = gate.command or ""
-        if gate.format in ("mypy", "pyright", "tsc") or _CHECKERS.search(command):
+        programs = _programs(gate.command or "")
+        if gate.format in ("mypy", "pyright", "tsc"):
             return True
-        if _RUNNERS.search(command):
+        if any(_CHECKERS.fullmatch(p) or _RUNNERS.fullmatch(p) for p in programs):
             return True
     return any(
         _TYPE_CHECKED_TESTS.search(scan.sources.now(name) or "") for name in _PYTEST_SETTINGS
     )
+
+
+def _programs(command: str) -> list[str]:
+    """The programs a command line runs, by name: its first word, each word after a `&&`,
+    `||`, `;` or `|`, and a module `-m` runs (`python -m mypy`), without their folders (a
+    `.tox/py311/bin/python` runs python, not tox: review 16); a script run by its path
+    (`./check`, `x.sh`) is named `./`."""
+    import shlex
+
+    try:
+        words = shlex.split(command, posix=True)
+    except ValueError:
+        words = command.split()
+    found: list[str] = []
+    starts = True
+    for index, word in enumerate(words):
+        if word in ("&&", "||", ";", "|"):
+            starts = True
+            continue
+        if starts or (index and words[index - 1] == "-m"):
+            if word.startswith("./") or word.endswith(".sh"):
+                found.append("./")
+            else:
+                found.append(word.rsplit("/", 1)[-1].removesuffix(".exe").lower())
+        starts = False
+        if word in ("run", "exec", "x") and found and found[-1] in ("uv", "npx", "pnpm", "bunx"):
+            starts = True  # `uv run mypy`: the program after the runner runs too
+    return found
 
 
 def _new_suppressions(

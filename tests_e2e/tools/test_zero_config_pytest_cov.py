@@ -1,6 +1,7 @@
-"""Zero-config's coverage beside a project's own pytest-cov: the project turns pytest-cov on
-in its pytest settings (`addopts = --cov=pkg`), and the gate's `coverage run` must still be the
-one that measures (review 15: arrow's 99.93% read as 0%, jaraco.functools' 100% as 32%)."""
+"""Zero-config's commands on real tools: coverage beside a project's own pytest-cov (the
+project turns pytest-cov on in its pytest settings, `addopts = --cov=pkg`, and the gate's
+`coverage run` must still be the one that measures: review 15, arrow's 99.93% read as 0%), and a
+build gate that leaves the project's folders as they were."""
 
 from __future__ import annotations
 
@@ -52,3 +53,30 @@ def test_a_projects_own_cov_option_does_not_pause_the_gates_measurement(
     assert test["command"].endswith(
         f"-m pytest -q{NO_COV} --junitxml=.agentgate/junit.xml -o junit_family=xunit1"
     )
+
+
+def test_the_build_gate_writes_no_bytecode_into_the_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review 16: compileall wrote `testing/data/__pycache__` in pycodestyle, whose own test
+    then read that folder as a data file and failed to collect."""
+    monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "state"))
+    root = tmp_path / "project"
+    (root / "tests" / "data").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "calc"\nversion = "0.1"\n')
+    (root / "calc.py").write_text(CALC)
+    (root / "tests" / "test_calc.py").write_text(TEST)
+    (root / "tests" / "data" / "sample.py").write_text("VALUE = 1\n")  # read, never imported
+    (root / "tests" / "test_data.py").write_text(
+        "from pathlib import Path\n\n\ndef test_every_sample_is_a_file():\n"
+        "    for path in (Path(__file__).parent / 'data').iterdir():\n"
+        "        assert path.is_file(), path\n"
+    )
+    (root / ".gitignore").write_text(".agentgate/\n__pycache__/\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    _, verdict = verify_json(root)
+    assert only_gate(verdict, "build")["status"] == "pass"
+    assert not (root / "tests" / "data" / "__pycache__").exists()
+    assert only_gate(verdict, "test")["status"] == "pass", only_gate(verdict, "test")
