@@ -15,7 +15,13 @@ from pytest_agentgate.config.model import GateConfig
 from pytest_agentgate.gates.base import CollectContext
 from pytest_agentgate.process import CommandResult, CommandSpec
 from pytest_agentgate.profiles import defaults_for
+from pytest_agentgate.pytest_plugin import compiled, start, startup, tampering
 from pytest_agentgate.registry import Registry, get_registry
+
+# The plugin's modules that keep state for a run, imported once before any test: pytester's
+# in-process runs drop the modules they imported when they end, and a module imported again
+# is another object (its run's start time another) than the one a test module already holds.
+KEPT_IMPORTED = (compiled, start, startup, tampering)
 
 # -- the user's state directory --------------------------------------------------------------
 

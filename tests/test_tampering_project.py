@@ -11,6 +11,7 @@ import importlib.util
 import os
 import shutil
 import sys
+import time
 import types
 from collections.abc import Callable
 from pathlib import Path
@@ -51,7 +52,11 @@ def project(tmp_path: Path) -> Path:
 
 
 def project_entries(root: Path) -> list[str]:
-    return [e for e in replaced(project=str(root)) if e.startswith("calc")]
+    from pytest_agentgate.pytest_plugin import tampering
+
+    # The module as it is now: an in-process gated run (pytester's) may have dropped and
+    # imported agentgate's plugin modules again since this file imported `replaced`.
+    return [e for e in tampering.replaced(project=str(root)) if e.startswith("calc")]
 
 
 def conftest_add(root: Path, monkeypatch: pytest.MonkeyPatch) -> types.FunctionType:
@@ -293,11 +298,19 @@ def _no_hook_of_a_gated_run(monkeypatch: pytest.MonkeyPatch) -> None:
         "_runtime",
         "_foreign",
         "_pycs_read",
+        "_strings",
+        "_strings_in_libraries",
+        "_data",
     ):
         monkeypatch.setattr(compiled, name, {})
     monkeypatch.setattr(compiled, "_ast_compiled", set())
     monkeypatch.setattr(compiled, "_outside", set())
     monkeypatch.setattr(compiled, "_outside_overflow", [])
+    # The run began before each test writes its files: `start` is imported when pytest loads
+    # agentgate's plugin, which a gated run in this process may have done at any moment.
+    from pytest_agentgate.pytest_plugin import start
+
+    monkeypatch.setattr(start, "START_TIME", time.time() - 1)
     monkeypatch.setattr(compiled, "_at_start", set())
     monkeypatch.setattr(compiled, "_spawned", [])
 
