@@ -65,8 +65,10 @@ _SPAWNS = frozenset(
 # Folders never walked for the snapshot: tools' caches, environments, version control.
 _NOT_WALKED = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist"})
 _spawned: list[bool] = []
-# Per file of the project, the real path of the pyc last opened in its place.
+# Per file of the project, the real path of the pyc last opened in its place: Python's own,
+# and pytest's (of a module its assertion rewriter rewrote).
 _pycs_read: dict[str, str] = {}
+_pytest_pycs_read: dict[str, str] = {}
 # pytest's pyc of a test module it rewrote: `test_x.cpython-311-pytest-9.2.0.pyc`.
 _PYTEST_PYC = re.compile(r"(?P<stem>[^/\\]+)\.(?P<tag>[^./\\]+)-pytest-[^/\\]+\.pyc")
 # Files and folders the run read outside the watched folders (read_outside), and whether
@@ -137,6 +139,11 @@ def watch(project: str) -> None:
     code = getattr(getattr(rewriter, "exec_module", None), "__code__", None)
     if isinstance(code, CodeType):
         _REWRITER.append(code)
+    reader = getattr(
+        getattr(sys.modules.get("_pytest.assertion.rewrite"), "_read_pyc", None), "__code__", None
+    )
+    if isinstance(reader, CodeType):
+        _IMPORT_READS.add(reader)
     sys.addaudithook(_audit)
 
 
@@ -242,13 +249,12 @@ def _read_for_an_import() -> bool:
     return frame is not None and frame.f_code in _IMPORT_READS
 
 
-# The import system's own readers of the files it imports.
-_IMPORT_READS = frozenset(
-    {
-        vars(importlib._bootstrap_external)["FileLoader"].get_data.__code__,
-        vars(importlib._bootstrap_external)["SourceLoader"].get_code.__code__,
-    }
-)
+# The import system's own readers of the files it imports; pytest's assertion rewriter's
+# reader of its pycs is added when the hook is added (:func:`watch`).
+_IMPORT_READS = {
+    vars(importlib._bootstrap_external)["FileLoader"].get_data.__code__,
+    vars(importlib._bootstrap_external)["SourceLoader"].get_code.__code__,
+}
 
 
 def _agentgates_own_read() -> bool:
@@ -343,23 +349,28 @@ def _bytecode_opened(path: str) -> None:
     file's own header). The module's ``__spec__.cached`` is the module's to rewrite; this is
     what was opened."""
     folder, name = os.path.split(path)
-    rewritten = _PYTEST_PYC.fullmatch(name)  # pytest's own, of a test module it rewrites
+    rewritten = _PYTEST_PYC.fullmatch(name)  # pytest's own, of a module it rewrites
     if rewritten is not None:
         path = os.path.join(folder, f"{rewritten['stem']}.{rewritten['tag']}.pyc")
     source = _project_file(importlib.util.source_from_cache(path))
-    if source is not None and (source in _pycs_read or len(_pycs_read) < _FILES):
-        _pycs_read[source] = os.path.realpath(os.path.join(folder, name))
+    if source is None or not _read_for_an_import():
+        return  # a pyc read as data (a test of bytecode), not run
+    kept = _pytest_pycs_read if rewritten is not None else _pycs_read
+    if source in kept or len(kept) < _FILES:
+        kept[source] = os.path.realpath(os.path.join(folder, name))
 
 
 def bytecode_read(path: str) -> str | None:
-    """The pyc the import system (or pytest's assertion rewriter) last opened for the
-    project's file ``path`` (a real path)."""
+    """The pyc of Python's own the import system last opened for the project's file ``path``
+    (a real path). pytest's, of a module its assertion rewriter rewrote, is not: a project
+    that is a pytest plugin has its modules rewritten, asserts and all (:func:`bytecode_reads`
+    has them, for the tests' own modules)."""
     return _pycs_read.get(path)
 
 
 def bytecode_reads() -> dict[str, str]:
-    """Each file of the project, and the pyc last opened in its place."""
-    return dict(_pycs_read)
+    """Each file of the project, and the pyc last opened in its place (pytest's first)."""
+    return {**_pycs_read, **_pytest_pycs_read}
 
 
 def _snapshot() -> None:
