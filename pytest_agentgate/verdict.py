@@ -143,7 +143,15 @@ class Verdict:
         }
 
     def to_json(self, *, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+        return json_text(self.to_dict(), indent=indent)
+
+
+def json_text(data: Any, *, indent: int | None = None) -> str:
+    """``data`` as JSON that any UTF-8 stream can carry: readable Unicode, and a path that is
+    not UTF-8 (its lone surrogates, as Python decodes such a name) as JSON's ``\\udcXX``
+    escape, which reads back as the same path (a verdict naming one could not be printed)."""
+    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def human_needed(gates: list[GateResult]) -> list[str]:

@@ -644,6 +644,48 @@ def test_a_file_the_tests_read_outside_the_project_is_keyed(
     assert f"files the tests read outside the project ({charge}) differ" in why
 
 
+@pytest.mark.parametrize("workers", [(), ("-p", "xdist", "-n", "2")], ids=["one", "xdist"])
+def test_a_file_outside_whose_name_is_not_utf8_is_keyed(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    workers: tuple[str, ...],
+) -> None:
+    # A file name that is not UTF-8 (Latin-1 `é`) reads back as a lone surrogate: an xdist
+    # worker could not send it to the controller, went down, and took its coverage data and
+    # its counts with it (found when agentgate gated itself).
+    outside = tmp_path / "data"
+    outside.mkdir()
+    name = os.fsencode(outside) + b"/caf\xe9"
+    with open(name, "w") as file:
+        file.write("0")
+    config = STRICT_TESTS.replace("--junitxml", " ".join(workers) + " --junitxml")
+    root = gated_project(
+        tmp_path / "project",
+        config,
+        {
+            "tests/test_read.py": "import os\n\n\ndef test_read():\n"
+            f"    with open({name!r}) as file:\n"
+            "        assert file.read() == '0'\n",
+            ".gitignore": ".agentgate/\n__pycache__/\n",
+        },
+    )
+    monkeypatch.chdir(root)
+    first = verify(capsys)
+    assert first["status"] == "pass", first
+    assert reused(verify(capsys))
+    with open(name, "w") as file:
+        file.write("1")
+    again = verify(capsys)
+    assert not reused(again) and again["status"] == "fail"
+    (why,) = not_reused_because(again)
+    assert "files the tests read outside the project" in why
+    with open(name, "w") as file:
+        file.write("2")
+    main(["verify", "--format", "text"])  # a terminal's stream, strict UTF-8: shown escaped
+    assert "data/caf\\udce9) differ" in capsys.readouterr().out
+
+
 def test_what_pytest_does_in_its_temporary_folders_does_not_spoil_the_cache(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

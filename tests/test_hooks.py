@@ -126,6 +126,33 @@ def test_a_failing_gate_blocks_with_the_continuation(
     assert [(h["status"], h["task"]) for h in history] == [("fail", "sess-1")]
 
 
+def test_a_file_name_that_is_not_utf8_does_not_let_the_agent_go(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A failing test in `tests/test_caf\xe9.py` (a Latin-1 name): the task's snapshot could
+    # not be written, and the agent was let go with agentgate's internal error. (pytest itself
+    # cannot write its JUnit report for that name: the test gate fails for want of one.)
+    root = project(
+        tmp_path,
+        "gates:\n  test:\n    command: python -m pytest -q -p no:cacheprovider"
+        " --junitxml=.agentgate/junit.xml\n    report: .agentgate/junit.xml\n",
+    )
+    (root / "tests").mkdir()
+    with open(os.fsencode(root / "tests") + b"/test_caf\xe9.py", "w") as file:
+        file.write("def test_price():\n    assert 1 == 2\n")
+    answer, err, code = call("claude", event("claude", root), capsys)
+    assert (code, err) == (0, "")
+    assert answer["decision"] == "block"
+    assert "test FAILED: no usable test report" in answer["reason"]
+
+
+@pytest.mark.parametrize("harness", sorted(HARNESSES))
+def test_an_answer_naming_a_file_that_is_not_utf8_can_be_written(harness: str) -> None:
+    answer = HARNESSES[harness].block("fix tests/test_caf\udce9.py", "agentgate: FAIL")
+    sent = answer.stdout.encode("utf-8").decode("utf-8")  # strict: a stream can carry it
+    assert "tests/test_caf\udce9.py" in "".join(json.loads(sent).values())
+
+
 def test_cursor_is_sent_back_with_a_followup_message(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

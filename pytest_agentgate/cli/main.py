@@ -8,6 +8,8 @@ This module assembles the parser from the subcommand modules (each has ``add_par
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -80,6 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     run: Callable[[argparse.Namespace], int] = args.run
+    _carry_any_path()
     try:
         with ending_signals():
             return run(args)
@@ -102,6 +105,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(internal_error(exc), file=sys.stderr)
         return EXIT_USAGE
+
+
+def _carry_any_path() -> None:
+    """Let stdout and stderr print a path that is not UTF-8 (its lone surrogates) as an
+    escape, ``\\udce9``, where a strict stream would end the command with an error."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            with contextlib.suppress(ValueError):  # a closed stream
+                stream.reconfigure(errors="backslashreplace")
 
 
 def error_exit(exc: AgentgateError) -> int:

@@ -134,7 +134,9 @@ class Harness:
 
 
 def _json(answer: Mapping[str, Any]) -> str:
-    return json.dumps(answer, ensure_ascii=False)
+    from pytest_agentgate.verdict import json_text
+
+    return json_text(answer)
 
 
 def _text(data: Mapping[str, Any], key: str, *, required: bool = True) -> str | None:

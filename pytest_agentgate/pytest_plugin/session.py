@@ -95,6 +95,7 @@ class WorkerAgent:
     def __init__(self, config: pytest.Config) -> None:
         self.output: dict[str, Any] = config.workeroutput  # type: ignore[attr-defined]
         self.output[WORKER_OUTPUT_KEY] = 0
+        self.replaced: set[str] = set()
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
         self.output[WORKER_OUTPUT_KEY] += len(items)
@@ -106,11 +107,10 @@ class WorkerAgent:
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, None]:
         from pytest_agentgate.pytest_plugin.tampering import look_as_it_runs
 
-        found = set(self.output.get(WORKER_REPLACED_KEY, ()))
-        look_as_it_runs(item, found, before=True)
+        look_as_it_runs(item, self.replaced, before=True)
         yield
-        look_as_it_runs(item, found, before=False)
-        self.output[WORKER_REPLACED_KEY] = sorted(found)
+        look_as_it_runs(item, self.replaced, before=False)
+        self._send_replaced()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -119,10 +119,14 @@ class WorkerAgent:
     def _look_for_replaced(self, config: pytest.Config, items: Sequence[pytest.Item] = ()) -> None:
         from pytest_agentgate.pytest_plugin.tampering import replaced, tests_replaced
 
-        found = set(self.output.get(WORKER_REPLACED_KEY, ()))
-        found.update(replaced(config.pluginmanager.get_plugins(), str(config.rootpath)))
-        found.update(tests_replaced(items, str(config.rootpath)))
-        self.output[WORKER_REPLACED_KEY] = sorted(found)
+        self.replaced.update(replaced(config.pluginmanager.get_plugins(), str(config.rootpath)))
+        self.replaced.update(tests_replaced(items, str(config.rootpath)))
+        self._send_replaced()
+
+    def _send_replaced(self) -> None:
+        from pytest_agentgate.pytest_plugin.witness import to_controller
+
+        self.output[WORKER_REPLACED_KEY] = to_controller(sorted(self.replaced))
 
 
 # -- folding test reports ---------------------------------------------------------------------
@@ -938,10 +942,12 @@ class GateSession:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:
+        from pytest_agentgate.pytest_plugin.witness import from_worker
+
         output = getattr(node, "workeroutput", None) or {}
         # Every worker collects (and deselects from) the whole suite: the largest count is it.
         self.deselected = max(self.deselected, int(output.get(WORKER_OUTPUT_KEY, 0)))
-        found = output.get(WORKER_REPLACED_KEY)
+        found = from_worker(output.get(WORKER_REPLACED_KEY))
         if isinstance(found, list):
             self.replaced.update(str(entry) for entry in found)
         self.ledger.worker_down(str(getattr(getattr(node, "gateway", None), "id", node)), error)

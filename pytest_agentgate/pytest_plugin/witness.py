@@ -137,7 +137,7 @@ class Witness:
     def pytest_testnodedown(self, node: Any, error: object) -> None:
         """On the xdist controller: a worker's counts (every worker collects the same suite;
         the largest figures are kept, as a worker that crashed may have counted less)."""
-        counts = getattr(node, "workeroutput", {}).get(WORKER_KEY)
+        counts = from_worker(getattr(node, "workeroutput", {}).get(WORKER_KEY))
         if not isinstance(counts, dict):
             return
         found = counts.get("replaced")
@@ -173,10 +173,11 @@ class Witness:
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:  # an xdist worker: its counts go to the controller
             if self.collected is not None:
-                workeroutput[WORKER_KEY] = {name: getattr(self, name) for name in COUNTS}
-                workeroutput[WORKER_KEY]["replaced"] = sorted(self.replaced)
-                workeroutput[WORKER_KEY]["sources"] = self.sources
-                workeroutput[WORKER_KEY]["read"] = self.read
+                counts: dict[str, Any] = {name: getattr(self, name) for name in COUNTS}
+                counts["replaced"] = sorted(self.replaced)
+                counts["sources"] = self.sources
+                counts["read"] = self.read
+                workeroutput[WORKER_KEY] = to_controller(counts)
             return
         xml = session.config.stash.get(xml_key, None)
         if xml is None:
@@ -205,6 +206,23 @@ class Witness:
             xml.add_global_property("agentgate_selected", str(self.selected))
             xml.add_global_property("agentgate_collect_errors", str(self.collect_errors))
             xml.add_global_property("agentgate_duplicates", str(self.duplicates))
+
+
+def to_controller(value: object) -> str:
+    """``value`` as an xdist worker hands it to the controller: as JSON text, whose escapes
+    carry a path that is not UTF-8 (lone surrogates), which execnet cannot send: the worker
+    went down, and its counts and its coverage data were lost with it."""
+    return json.dumps(value)
+
+
+def from_worker(sent: object) -> Any:
+    """What :func:`to_controller` sent; None when it is not what a worker sends."""
+    if not isinstance(sent, str):
+        return None
+    try:
+        return json.loads(sent)
+    except (ValueError, RecursionError):
+        return None
 
 
 @contextlib.contextmanager

@@ -40,6 +40,7 @@ from pytest_agentgate.state.storage import (
     write_atomic,
 )
 from pytest_agentgate.texts import decode, universal_newlines
+from pytest_agentgate.verdict import json_text
 
 SNAPSHOT_DIR = "snapshots"
 # In the project's .agentgate/: each task's snapshot digest, so that a snapshot deleted or
@@ -177,7 +178,7 @@ def _load_or_take(root: Path, task: str, path: Path) -> dict[str, Any] | BaseMis
         return _tampered(task, path, "is gone")
     files, left_out = take(root)
     data = {"root": str(root), "made_at": time.time(), "files": files, "left_out": left_out}
-    text = json.dumps(data, ensure_ascii=False)
+    text = json_text(data)  # a file name that is not UTF-8 as the escape the file holds
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, text, mode=0o600)
