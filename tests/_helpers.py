@@ -10,6 +10,7 @@ import atexit
 import importlib.util
 import io
 import json
+import marshal
 import shlex
 import shutil
 import sys
@@ -17,6 +18,7 @@ import tempfile
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -111,6 +113,25 @@ def record(config: Any, task: Any, verdict: Any, **kwargs: Any) -> Any:
     return ledger_record(
         config, task, verdict, lambda d: conclude(config, verdict.gates, decision=d), **kwargs
     )
+
+
+# A module with a branch each side of which a test can take (coverage's branch measurement).
+BRANCHED_ADD = """\
+def add(a, b):
+    if a < 0:
+        return b + a
+    return a + b
+"""
+
+
+def timestamp_pyc(code: CodeType, like: Path) -> bytes:
+    """A pyc of ``code`` whose header has the file ``like``'s own modification time and size:
+    what Python checks before it runs a pyc in that file's place."""
+    stat = like.stat()
+    header = importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little")
+    header += (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
+    header += (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little")
+    return header + marshal.dumps(code)
 
 
 def write(root: Path, path: str, text: str) -> None:

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _helpers import timestamp_pyc
 
 from pytest_agentgate.integrity import bytecode
 
@@ -124,14 +125,7 @@ def test_where_an_exception_goes_is_part_of_what_code_does(tmp_path: Path) -> No
     assert bytecode._behaviour(forged, bytecode._instructions) != ours
     pyc = Path(importlib.util.cache_from_source(str(source)))
     pyc.parent.mkdir()
-    stat = source.stat()
-    header = (
-        importlib.util.MAGIC_NUMBER
-        + (0).to_bytes(4, "little")
-        + (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
-        + (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little")
-    )
-    pyc.write_bytes(header + marshal.dumps(forged))
+    pyc.write_bytes(timestamp_pyc(forged, source))
     assert bytecode.unlike_pycs(source, bytecode.Remembered(tmp_path)) == [pyc.name]
-    pyc.write_bytes(header + marshal.dumps(module))
+    pyc.write_bytes(timestamp_pyc(module, source))
     assert bytecode.unlike_pycs(source, bytecode.Remembered(tmp_path)) == []

@@ -13,16 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _helpers import BRANCHED_ADD
 
 from pytest_agentgate.reports.coverage import read_coverage_data
 from pytest_agentgate.reports.coverage.copies import copies_of_the_project
-
-CALC = """\
-def add(a, b):
-    if a < 0:
-        return b + a
-    return a + b
-"""
 
 TEST = """\
 from calc import add, more
@@ -47,7 +41,7 @@ def layout(tmp_path: Path) -> tuple[Path, Path]:
     package (what `pip install .` leaves in a virtualenv)."""
     root = tmp_path / "project"
     write(root / "pyproject.toml", '[project]\nname = "calc"\nversion = "0.1"\n')
-    write(root / "src/calc/__init__.py", CALC)
+    write(root / "src/calc/__init__.py", BRANCHED_ADD)
     write(root / "src/calc/more.py", "VALUE = 1\n")
     write(root / "tests/test_calc.py", TEST)
     site = tmp_path / "env/lib/python3.11/site-packages"
@@ -99,7 +93,7 @@ def test_a_copy_that_differs_is_not_counted_and_the_note_says_why(
     layout: tuple[Path, Path],
 ) -> None:
     root, site = layout
-    write(site / "calc/__init__.py", CALC.replace("b + a", "a + b") + "\n" * 40 + "X = 1\n")
+    write(site / "calc/__init__.py", BRANCHED_ADD.replace("b + a", "a + b") + "\n" * 40 + "X = 1\n")
     measured_in(root, site)
     report = read_coverage_data(root / ".coverage", root=root)
     # Not the copy's lines, neither as the project's files nor as files of their own: the
@@ -163,7 +157,7 @@ def test_a_copy_anywhere_outside_the_project_is_found_by_its_longest_tail(
 
 def test_a_virtualenv_inside_the_project_and_a_flat_layout(tmp_path: Path) -> None:
     root = tmp_path / "flat"
-    write(root / "calc/__init__.py", CALC)
+    write(root / "calc/__init__.py", BRANCHED_ADD)
     site = root / ".venv/lib/python3.11/site-packages"
     shutil.copytree(root / "calc", site / "calc")
     copies = copies_of_the_project([str(site / "calc/__init__.py")], str(root))
@@ -173,12 +167,12 @@ def test_a_virtualenv_inside_the_project_and_a_flat_layout(tmp_path: Path) -> No
 
 def test_glob_characters_in_a_path_are_never_a_pattern(tmp_path: Path) -> None:
     root = tmp_path / "p[1]"
-    write(root / "src/calc/__init__.py", CALC)
+    write(root / "src/calc/__init__.py", BRANCHED_ADD)
     site = tmp_path / "site-packages"
     shutil.copytree(root / "src/calc", site / "calc")
     assert copies_of_the_project([str(site / "calc/__init__.py")], str(root)).aliases == {}
     root = tmp_path / "p"
-    write(root / "src/calc/__init__.py", CALC)
+    write(root / "src/calc/__init__.py", BRANCHED_ADD)
     site = tmp_path / "s[1]/site-packages"
     shutil.copytree(root / "src/calc", site / "calc")
     copies = copies_of_the_project([str(site / "calc/__init__.py")], str(root))

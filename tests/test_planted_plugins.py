@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-from _helpers import REWRITER
+from _helpers import REWRITER, timestamp_pyc
 
 from pytest_agentgate.pytest_plugin import startup
 
@@ -290,16 +290,11 @@ def compiled(source: Path, text: str, header_of: Path | None = None) -> Path:
     """The pyc Python writes for ``source`` holding the code of ``text``, with the header of
     the file ``header_of`` (the source itself by default): the time and size Python checks."""
     import importlib.util
-    import marshal
 
-    stat = (header_of or source).stat()
     pyc = Path(importlib.util.cache_from_source(str(source)))
     pyc.parent.mkdir(exist_ok=True)
-    header = importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little")
-    header += (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
-    header += (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little")
     code = compile(text, str(source), "exec", dont_inherit=True)
-    pyc.write_bytes(header + marshal.dumps(code))
+    pyc.write_bytes(timestamp_pyc(code, header_of or source))
     return pyc
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import STRICT_TESTS, gated_project, git, only_gate, verify_json
+from _helpers import STRICT_TESTS, gated_project, git, only_gate, timestamp_pyc, verify_json
 
 BROKEN = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"  # the same size: the header records it
@@ -98,18 +98,11 @@ def test_an_unchecked_hash_pyc_is_found(project: Path) -> None:
 def forged_pyc(source: Path, text: str, prefix: Path) -> Path:
     """A pyc compiled from ``text`` with ``source``'s own time and size in its header, where
     Python looks for ``source``'s bytecode when ``sys.pycache_prefix`` is ``prefix``."""
-    stat = source.stat()
-    header = (
-        importlib.util.MAGIC_NUMBER
-        + (0).to_bytes(4, "little")
-        + (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
-        + (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little")
-    )
     real = source.resolve()
     name = Path(importlib.util.cache_from_source(str(real))).name
     pyc = prefix / str(real.parent).lstrip(os.sep) / name
     pyc.parent.mkdir(parents=True)
-    pyc.write_bytes(header + marshal.dumps(compile(text, str(real), "exec")))
+    pyc.write_bytes(timestamp_pyc(compile(text, str(real), "exec"), source))
     return pyc
 
 

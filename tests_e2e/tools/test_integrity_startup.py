@@ -21,7 +21,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import AGENTGATE, REPO, REPORT_PATCHER, REWRITER, git, only_gate, verify_json
+from _helpers import (
+    AGENTGATE,
+    REPO,
+    REPORT_PATCHER,
+    REWRITER,
+    git,
+    only_gate,
+    timestamp_pyc,
+    verify_json,
+)
 
 CONFIG = """\
 profile: strict
@@ -195,7 +204,6 @@ def test_pytests_bytecode_forged_in_the_environment_fails_both_doors(project: Pa
     # compiled from an edit, with the untouched source's time and size in its header: Python
     # loads the pyc and never reads the source, which still hashes as RECORD says.
     import importlib.util
-    import marshal
 
     import _pytest
 
@@ -214,12 +222,8 @@ def test_pytests_bytecode_forged_in_the_environment_fails_both_doors(project: Pa
     code, verdict = verify(project)
     assert code == 1 and gate(verdict, "test")["status"] == "fail", verdict
     assert planted(verdict) == [], verdict  # the honest pycs, found alike
-    stat = source.stat()
     edited = compile(source.read_text() + REPORTS_EDIT, str(source), "exec")
-    header = importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little")
-    header += (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
-    header += (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little")
-    pyc.write_bytes(header + marshal.dumps(edited))
+    pyc.write_bytes(timestamp_pyc(edited, source))
     code, verdict = verify(project)
     assert gate(verdict, "test")["status"] == "pass"  # the trick works on the tests...
     where = source.relative_to(project).as_posix()

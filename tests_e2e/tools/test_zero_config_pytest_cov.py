@@ -8,14 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _helpers import NO_COV, git, only_gate, verify_json
-
-CALC = """\
-def add(a, b):
-    if a < 0:
-        return b + a
-    return a + b
-"""
+from _helpers import BRANCHED_ADD, NO_COV, git, only_gate, verify_json
 
 TEST = """\
 from calc import add
@@ -40,7 +33,7 @@ def test_a_projects_own_cov_option_does_not_pause_the_gates_measurement(
         'addopts = "--cov=calc --cov-branch --cov-fail-under=99 --cov-report=term-missing"\n'
         'pythonpath = ["."]\n'
     )
-    (root / "calc.py").write_text(CALC)
+    (root / "calc.py").write_text(BRANCHED_ADD)
     (root / "tests" / "test_calc.py").write_text(TEST)
     (root / ".gitignore").write_text(".agentgate/\n__pycache__/\n.coverage\n")
     git(root, "init", "-q", "-b", "main")
@@ -64,7 +57,7 @@ def test_the_build_gate_writes_no_bytecode_into_the_project(
     root = tmp_path / "project"
     (root / "tests" / "data").mkdir(parents=True)
     (root / "pyproject.toml").write_text('[project]\nname = "calc"\nversion = "0.1"\n')
-    (root / "calc.py").write_text(CALC)
+    (root / "calc.py").write_text(BRANCHED_ADD)
     (root / "tests" / "test_calc.py").write_text(TEST)
     (root / "tests" / "data" / "sample.py").write_text("VALUE = 1\n")  # read, never imported
     (root / "tests" / "test_data.py").write_text(
