@@ -63,10 +63,15 @@ class Linter:
     # with it, and the hook's `args`, as pre-commit runs it.
     plugins: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
+    # The regular expressions of the files its pre-commit hook is not given (the
+    # configuration's top-level `exclude:` and the hook's own): the project's test inputs kept
+    # wrong on purpose (review 16, pycodestyle's `testing/data/`).
+    excludes: tuple[str, ...] = ()
 
     def gate(self, py: str) -> dict[str, Any]:
         """The lint gate's configuration, run with the interpreter ``py``."""
         spec = self.tool if self.version is None else f"{self.tool}=={self.version}"
+        spec += "".join(f" --exclude-regex {shlex.quote(r)}" for r in self.excludes)
         if self.tool == "ruff":
             if self.config is None:
                 args = f"check --isolated --select {ERROR_RULES} --output-format json ."
@@ -76,7 +81,7 @@ class Linter:
                 args = "check --no-fix --no-fix-only --output-format json ."
             runner = (
                 f"{py} -m ruff"
-                if self.version is None
+                if self.version is None and not self.excludes
                 else f"{py} -m pytest_agentgate.tools {spec}"
             )
             return {"command": f"{runner} {args}", "format": "ruff"}
@@ -112,8 +117,15 @@ class Linter:
                 "configure a linter to be judged by its rules"
             )
         plugins = f", with {', '.join(self.plugins)}" if self.plugins and self.version else ""
+        left_out = (
+            f"; the files its pre-commit hook is not given are left out "
+            f"({' and '.join(map(repr, self.excludes))})"
+            if self.excludes
+            else ""
+        )
         return (
-            f"lint: {self.tool} {version}{plugins}, configured by {self.config or 'its defaults'}"
+            f"lint: {self.tool} {version}{plugins}, configured by "
+            f"{self.config or 'its defaults'}{left_out}"
         )
 
 
@@ -131,6 +143,12 @@ class _Hook(NamedTuple):
     version: str | None
     plugins: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+
+
+# The linters whose files pre-commit's `exclude:` can leave out (tools.py): the folders and
+# files it matches are given to their `--extend-exclude`.
+EXCLUDES_BY_REGEX = ("flake8", "ruff")
 
 
 # A requirement pre-commit may install beside a hook: a name, extras, version bounds; never a
@@ -149,20 +167,49 @@ def _strings(value: object) -> tuple[str, ...]:
     return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 
-def _pre_commit(files: Files) -> list[_Hook]:
-    """(tool, rev, plugins, args) for each lint hook in ``.pre-commit-config.yaml``, in file
-    order: a flake8 hook's ``additional_dependencies`` (its plugins: flake8-pyproject makes it
-    read `[tool.flake8]`; review 15, tqdm's 205 false E501 without it) and ``args``."""
+def _pre_commit_config(files: Files) -> dict[str, Any] | None:
+    """``.pre-commit-config.yaml`` (or ``.yml``) as read by YAML; None: none, or unreadable."""
     text = files.read(".pre-commit-config.yaml") or files.read(".pre-commit-config.yml")
     if not text:
-        return []
+        return None
     import yaml
 
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _regex(value: object) -> str | None:
+    """A pre-commit ``exclude:`` that leaves something out: a regular expression Python
+    compiles, not pre-commit's default ``^$``."""
+    if not isinstance(value, str) or value in ("", "^$"):
+        return None
+    try:
+        re.compile(value)
+    except (re.error, RecursionError, OverflowError):
+        return None  # pre-commit itself stops on it
+    return value
+
+
+def pre_commit_exclude(files: Files) -> str | None:
+    """The top-level ``exclude:`` of the project's pre-commit configuration: the files none of
+    its hooks is given."""
+    data = _pre_commit_config(files)
+    return None if data is None else _regex(data.get("exclude"))
+
+
+def _pre_commit(files: Files) -> list[_Hook]:
+    """(tool, rev, plugins, args, excludes) for each lint hook in ``.pre-commit-config.yaml``,
+    in file order: a flake8 hook's ``additional_dependencies`` (its plugins: flake8-pyproject
+    makes it read `[tool.flake8]`; review 15, tqdm's 205 false E501 without it) and ``args``;
+    the configuration's top-level ``exclude:`` and the hook's own."""
+    data = _pre_commit_config(files)
+    if data is None:
         return []
-    repos = data.get("repos") if isinstance(data, dict) else None
+    top = _regex(data.get("exclude"))
+    repos = data.get("repos")
     found: list[_Hook] = []
     for repo in repos if isinstance(repos, list) else []:
         if not isinstance(repo, dict) or not isinstance(repo.get("repo"), str):
@@ -188,7 +235,8 @@ def _pre_commit(files: Files) -> list[_Hook]:
             plugins = tuple(p.strip() for p in wanted if PLUGIN.fullmatch(p.strip()))
             args = _strings(hook.get("args"))
         good = version if version and re.match(r"^[0-9][\w.+!-]*$", version) else None
-        found.append(_Hook(tool, good, plugins, args))
+        excludes = tuple(r for r in (top, _regex(hook.get("exclude"))) if r is not None)
+        found.append(_Hook(tool, good, plugins, args, excludes))
     return found
 
 
@@ -307,14 +355,15 @@ def declared_linter(root: Path | Files) -> Linter:
         "pylint": _pylint_config(files),
     }
     if hooks:
-        tool, version, plugins, args = hooks[0]
+        tool, version, plugins, args, excludes = hooks[0]
         where = ".pre-commit-config.yaml" if version else None
         config = configs[tool] or ("ruff's defaults" if tool == "ruff" else None)
         if tool == "flake8" and config is None and _reads_pyproject(plugins):
             text = files.read("pyproject.toml") or ""
             if re.search(r"^\s*\[\s*tool\s*\.\s*flake8\s*\]", text, re.MULTILINE):
                 config = "pyproject.toml [tool.flake8]"
-        return Linter(tool, version, where, config, plugins, args)
+        excludes = excludes if tool in EXCLUDES_BY_REGEX else ()
+        return Linter(tool, version, where, config, plugins, args, excludes)
     pins, declared_in = _dev_dependencies(files)
     for tool, config in configs.items():
         if config is not None:

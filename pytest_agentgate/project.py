@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_agentgate.linters import Linter, declared_linter
+from pytest_agentgate.linters import Linter, declared_linter, pre_commit_exclude
 from pytest_agentgate.state.storage import STATE_DIR
 from pytest_agentgate.tree import Files, OnDisk
 
@@ -227,16 +227,35 @@ def _kept_out(law: Files) -> list[str]:
 def _not_compiled(law: Files) -> str | None:
     """compileall's ``-x``: the folders the project's own pytest settings keep pytest out of
     (``norecursedirs``, where a parser's tests keep files that do not compile on purpose: parso's
-    ``normalizer_issue_files``), when the project names them; None when it keeps pytest's
-    defaults. Read from the base (``law``): the change cannot hide a file of its own so."""
+    ``normalizer_issue_files``), and the files its pre-commit configuration gives none of its
+    hooks (the top-level ``exclude:``: pycodestyle's ``^testing/data/``, review 16); None when
+    there are none. Read from the base (``law``): the change cannot hide a file of its own so.
+    compileall matches the paths it makes from the folders it is given (``testing/data/E90.py``),
+    the paths pre-commit matches."""
+    found: list[str] = []
+    flags = ""
+    exclude = pre_commit_exclude(law)
+    if exclude is not None:
+        # Global flags (pre-commit's verbose `(?x)^(...)$` blocks) must open the expression.
+        match = re.match(r"\(\?[aiLmsux]+\)", exclude)
+        if match is not None:
+            flags, exclude = match.group(), exclude[match.end() :]
+        found.append(f"(?:{exclude})")
     names = _kept_out(law)
-    if not names:
+    if names:
+        globs = "|".join(
+            "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in name)
+            for name in names
+        )
+        found.append(f"(^|/)({globs})/")
+    if not found:
         return None
-    globs = "|".join(
-        "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in name)
-        for name in names
-    )
-    return f"(^|/)({globs})/"
+    combined = flags + "|".join(found)
+    try:
+        re.compile(combined)
+    except (re.error, RecursionError, OverflowError):
+        return None if not names else found[-1]
+    return combined
 
 
 def python_defaults(

@@ -74,6 +74,15 @@ def plugin_spec(spec: str) -> str:
     return spec
 
 
+def exclude_regex(pattern: str) -> str:
+    """A pre-commit ``exclude:`` as ``--exclude-regex`` gives it: a regular expression."""
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError) as exc:
+        raise ToolError(f"--exclude-regex {pattern!r}: not a regular expression ({exc})") from None
+    return pattern
+
+
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
     """One installer at a time per tool version (parallel gates, parallel projects)."""
@@ -180,25 +189,49 @@ def command(
     return [sys.executable, "-m", entry, *args], env
 
 
-def _ignored_folders() -> list[str]:
-    """``--extend-exclude`` of the folders of the project git ignores (a ``.venv``), as
-    pre-commit lints only what git tracks (a review on real projects: termcolor's `flake8 .`
-    read 43,226 errors in its git-ignored `.venv`); the project's own ``exclude`` still holds
-    (flake8 applies it to the folder it walks, not to files named one by one). Nothing
-    outside git."""
+def _git_listed(*options: str) -> list[str]:
+    """``git ls-files -z OPTIONS`` in the working directory; none outside git."""
     try:
         listed = subprocess.run(
-            ["git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
-            capture_output=True,
-            timeout=60,
-            check=True,
+            ["git", "ls-files", "-z", *options], capture_output=True, timeout=60, check=True
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return []
-    folders = sorted(
-        {name.rstrip("/") for name in os.fsdecode(listed).split("\0") if name.endswith("/")}
-    )
-    return ["--extend-exclude", ",".join(folders)] if folders else []
+    return [name for name in os.fsdecode(listed).split("\0") if name]
+
+
+def _ignored_folders() -> list[str]:
+    """The folders of the project git ignores (a ``.venv``), for flake8's ``--extend-exclude``,
+    as pre-commit lints only what git tracks (a review on real projects: termcolor's `flake8 .`
+    read 43,226 errors in its git-ignored `.venv`); the project's own ``exclude`` still holds
+    (flake8 applies it to the folder it walks, not to files named one by one)."""
+    listed = _git_listed("--others", "--ignored", "--exclude-standard", "--directory")
+    return sorted({name.rstrip("/") for name in listed if name.endswith("/")})
+
+
+def excluded(patterns: Sequence[str]) -> list[str]:
+    """The project's files (tracked, or new and not ignored) that one of ``patterns``, the
+    regular expressions of pre-commit's ``exclude:``, matches (``re.search`` on the path from
+    the project's folder, as pre-commit does), as folders where every file in one matches:
+    what pre-commit never gives its hooks. A name with a comma cannot be said in a list
+    separated by commas, and is linted."""
+    if not patterns:
+        return []
+    compiled = [re.compile(p) for p in patterns]
+    files = _git_listed("--cached", "--others", "--exclude-standard")
+    matched = {name for name in files if any(p.search(name) for p in compiled)}
+    whole: dict[str, bool] = {}  # folder -> every file in it matched
+    for name in files:
+        parts = name.split("/")
+        for depth in range(1, len(parts)):
+            folder = "/".join(parts[:depth])
+            whole[folder] = whole.get(folder, True) and name in matched
+    found = set()
+    for name in matched:
+        parts = name.split("/")
+        folders = ("/".join(parts[:depth]) for depth in range(1, len(parts)))
+        found.add(next((folder for folder in folders if whole[folder]), name))
+    return sorted(name for name in found if "," not in name)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -210,13 +243,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         name, version = parse_spec(args[0])
         rest = args[1:]
         plugins: list[str] = []
-        while rest[:1] == ["--with"] and len(rest) > 1:
-            plugins.append(plugin_spec(rest[1]))
+        patterns: list[str] = []
+        while rest[:1] in (["--with"], ["--exclude-regex"]) and len(rest) > 1:
+            if rest[0] == "--with":
+                plugins.append(plugin_spec(rest[1]))
+            else:
+                patterns.append(exclude_regex(rest[1]))
             rest = rest[2:]
         if plugins and version is None:
             raise ToolError("--with installs plugins beside a pinned tool: give NAME==VERSION")
-        if name == "flake8" and rest[-1:] == ["."]:
-            rest = rest[:-1] + _ignored_folders() + ["."]
+        if patterns and name not in ("flake8", "ruff"):
+            raise ToolError(f"--exclude-regex: {name} is not given files to leave out")
+        if name in ("flake8", "ruff") and rest[-1:] == ["."]:
+            left_out = excluded(patterns) + (_ignored_folders() if name == "flake8" else [])
+            if left_out:
+                rest = [*rest[:-1], "--extend-exclude", ",".join(sorted(set(left_out))), "."]
         line, env = command(name, version, rest, plugins)
     except ToolError as exc:
         print(f"agentgate: {exc}", file=sys.stderr)

@@ -408,6 +408,40 @@ def test_folders_the_projects_pytest_settings_keep_pytest_out_of_are_not_compile
     assert done.returncode == 0 and json.loads(done.stdout) == [], done.stdout
 
 
+def test_files_the_projects_pre_commit_gives_no_hook_are_not_compiled(repo: Path) -> None:
+    # Review 16: pycodestyle's `.pre-commit-config.yaml` opens with `exclude: ^testing/data/`,
+    # its linter's test inputs, wrong on purpose (12 of them do not compile).
+    import subprocess
+
+    touch(repo, "pkg/__init__.py", "testing/support.py")
+    (repo / "testing" / "data").mkdir()
+    (repo / "testing" / "data" / "E90.py").write_text("def f(:\n")
+    (repo / ".pre-commit-config.yaml").write_text("exclude: ^testing/data/\nrepos: []\n")
+    build = python_defaults(repo)["gates"]["build"]["command"]
+    assert build == "python -m compileall -q -x '(?:^testing/data/)' pkg testing"
+    command = [sys.executable, *shlex.split(build)[1:]]
+    assert subprocess.run(command, cwd=repo, capture_output=True, check=False).returncode == 0
+    (repo / "testing" / "broken.py").write_text("def f(:\n")  # not excluded: still fails
+    assert subprocess.run(command, cwd=repo, capture_output=True, check=False).returncode == 1
+    (repo / "testing" / "broken.py").unlink()
+    # pre-commit's verbose blocks (global flags first) beside pytest's norecursedirs.
+    (repo / ".pre-commit-config.yaml").write_text(
+        "exclude: |\n  (?x)^(\n    testing/data/.*|\n    docs/conf.py\n  )$\nrepos: []\n"
+    )
+    (repo / "pytest.ini").write_text("[pytest]\nnorecursedirs = legacy\n")
+    (repo / "testing" / "legacy").mkdir()
+    (repo / "testing" / "legacy" / "old.py").write_text("print 'x'\n")
+    build = python_defaults(repo)["gates"]["build"]["command"]
+    assert build.startswith("python -m compileall -q -x '(?x)(?:^(\n")
+    command = [sys.executable, *shlex.split(build)[1:]]
+    assert subprocess.run(command, cwd=repo, capture_output=True, check=False).returncode == 0
+    # pre-commit's default, and an expression Python cannot compile, leave nothing out.
+    for exclude in ("^$", "^(testing"):
+        (repo / ".pre-commit-config.yaml").write_text(f"exclude: '{exclude}'\nrepos: []\n")
+        build = python_defaults(repo)["gates"]["build"]["command"]
+        assert build == "python -m compileall -q -x '(^|/)(legacy)/' pkg testing"
+
+
 def test_src_layout_measures_its_packages_by_name_too(repo: Path) -> None:
     # By name, coverage.py measures a package wherever the tests import it from: the copy
     # `pip install .` puts in site-packages too (reports/coverage/copies.py).

@@ -136,6 +136,43 @@ def test_a_pinned_flake8_gets_its_hooks_plugins_and_arguments(project: Path) -> 
     ) in notices
 
 
+def test_what_pre_commit_gives_no_hook_is_left_out_of_the_lint(project: Path) -> None:
+    # Review 16: pycodestyle's `exclude: ^testing/data/` (its test inputs, wrong on purpose:
+    # 601 findings); a hook's own `exclude:` holds too.
+    (project / ".pre-commit-config.yaml").write_text(
+        "exclude: ^testing/data/\nrepos:\n- repo: https://github.com/PyCQA/flake8\n"
+        "  rev: 7.3.0\n  hooks:\n  - id: flake8\n    exclude: ^docs/\n"
+    )
+    command, _, notices = lint_command(project)
+    assert command.endswith(
+        "-m pytest_agentgate.tools flake8==7.3.0 --exclude-regex '^testing/data/' "
+        "--exclude-regex '^docs/' ."
+    )
+    assert (
+        "lint: flake8 7.3.0, pinned in .pre-commit-config.yaml, configured by its defaults; the "
+        "files its pre-commit hook is not given are left out ('^testing/data/' and '^docs/')"
+    ) in notices
+    # ruff too, through the runner that lists them; pre-commit's default `^$` and an
+    # expression Python cannot compile (pre-commit stops on it) leave nothing out.
+    (project / ".pre-commit-config.yaml").write_text(
+        "exclude: ^$\nrepos:\n- repo: https://github.com/astral-sh/ruff-pre-commit\n"
+        "  rev: v0.15.6\n  hooks:\n  - id: ruff\n    exclude: '^(tests'\n"
+    )
+    assert declared_linter(project).excludes == ()
+    (project / ".pre-commit-config.yaml").write_text(
+        "exclude: ^vendor/\nrepos:\n- repo: https://github.com/astral-sh/ruff-pre-commit\n"
+        "  rev: v0.15.6\n  hooks:\n  - id: ruff\n"
+    )
+    command, _, _ = lint_command(project)
+    assert "-m pytest_agentgate.tools ruff==0.15.6 --exclude-regex '^vendor/' check " in command
+    # pycodestyle's hook runs as configured: its runner lists no files to leave out.
+    (project / ".pre-commit-config.yaml").write_text(
+        "exclude: ^vendor/\nrepos:\n- repo: https://github.com/PyCQA/pycodestyle\n"
+        "  rev: 2.14.0\n  hooks:\n  - id: pycodestyle\n"
+    )
+    assert declared_linter(project).excludes == ()
+
+
 def test_a_project_with_ruff_config_and_no_pin_uses_the_installed_ruff(project: Path) -> None:
     (project / ".ruff.toml").write_text("line-length = 100\n")
     command, _, notices = lint_command(project)

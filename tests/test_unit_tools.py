@@ -228,6 +228,60 @@ def test_flake8_leaves_out_the_folders_git_ignores(
     (tmp_path / ".venv" / "lib" / "bad.py").write_text("import os,sys\n")
     (tmp_path / "build").mkdir()
     (tmp_path / "build" / "x.py").write_text("import os,sys\n")
-    assert tools._ignored_folders() == ["--extend-exclude", ".venv,build"]
+    assert tools._ignored_folders() == [".venv", "build"]
     (tmp_path / ".git").rename(tmp_path / "not-git")
     assert tools._ignored_folders() == []  # outside git: the folder as it is
+
+
+BROKEN_ON_PURPOSE = "import os,sys\nif True:\n\tx = 1\n"
+
+
+@pytest.fixture
+def fixtures_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project whose test inputs are wrong on purpose (pycodestyle's `testing/data/`), one
+    of them beside a file of its own, and whose code has one finding."""
+    monkeypatch.chdir(tmp_path)
+    subprocess.run(["git", "init", "-q"], check=True)
+    for name in ("testing/data/E10.py", "testing/data/deep/W19.py", "docs/conf.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(BROKEN_ON_PURPOSE)
+    (tmp_path / "testing" / "support.py").write_text("import os\n")
+    (tmp_path / "code.py").write_text("import json\n")
+    (tmp_path / "odd,name.py").write_text("import os\n")
+    subprocess.run(["git", "add", "-A"], check=True)
+    (tmp_path / "testing" / "data" / "new.py").write_text(BROKEN_ON_PURPOSE)  # not yet added
+    return tmp_path
+
+
+def test_what_pre_commit_excludes_is_listed_by_folder(fixtures_repo: Path) -> None:
+    assert tools.excluded([]) == []
+    assert tools.excluded(["^testing/data/"]) == ["testing/data"]
+    assert tools.excluded(["^testing/data/E10", "^docs/"]) == ["docs", "testing/data/E10.py"]
+    # pre-commit searches the path: an expression that is not anchored matches inside it.
+    assert tools.excluded(["W19"]) == ["testing/data/deep"]
+    assert tools.excluded(["name"]) == []  # a comma cannot be said in the list: linted
+
+
+@pytest.mark.parametrize("tool", ["flake8", "ruff"])
+def test_the_real_linters_leave_out_what_pre_commit_excludes(
+    fixtures_repo: Path, tool: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    args = ["check", "--output-format", "concise", "--isolated"] if tool == "ruff" else []
+    code = main(
+        [tool, "--exclude-regex", "^testing/data/", "--exclude-regex", "^docs/", *args, "."]
+    )
+    out = capfd.readouterr().out
+    assert code == 1
+    assert "code.py:1:" in out and "support.py:1:" in out
+    assert "testing/data" not in out and "docs" not in out
+    main([tool, *args, "."])
+    assert "testing/data/deep/W19.py" in capfd.readouterr().out  # without: linted
+
+
+def test_an_exclude_that_is_not_a_regular_expression_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["flake8", "--exclude-regex", "^(testing", "."]) == 2
+    assert "--exclude-regex '^(testing': not a regular expression" in capsys.readouterr().err
+    assert main(["pylint", "--exclude-regex", "^docs/", "."]) == 2
+    assert "pylint is not given files to leave out" in capsys.readouterr().err
