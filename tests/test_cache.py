@@ -644,6 +644,49 @@ def test_a_file_the_tests_read_outside_the_project_is_keyed(
     assert f"files the tests read outside the project ({charge}) differ" in why
 
 
+@pytest.mark.parametrize("way", ["link", "proc", "tools-cache"])
+def test_a_file_read_through_a_link_proc_or_a_tools_cache_is_keyed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, way: str
+) -> None:
+    # Red team 28: the product read its zero-rate charge from a folder outside linked into the
+    # project, from `/proc/self/root/...`, or from a folder of its own named `.mypy_cache`
+    # (which the tree's key leaves out); set back after a kept pass, the pass was reused.
+    root = tmp_path / "project"
+    data = {
+        "link": (root / "calc_data" / "charge", "calc_data/charge"),
+        "proc": (tmp_path / "charge", f"/proc/self/root{tmp_path.resolve()}/charge"),
+        "tools-cache": (root / ".mypy_cache" / "charge", ".mypy_cache/charge"),
+    }
+    charge, read_as = data[way]
+    gated_project(
+        root,
+        STRICT_TESTS,
+        {
+            "calc.py": (
+                "from pathlib import Path\n\n\ndef charge():\n"
+                f"    return float((Path(__file__).parent / {read_as!r}).read_text())\n"
+            ),
+            "tests/test_calc.py": "from calc import charge\n\n\ndef test_no_charge():\n"
+            "    assert charge() == 0\n",
+            "tests/conftest.py": "import sys\n\nsys.path.insert(0, '.')\n",
+            ".gitignore": ".agentgate/\n__pycache__/\n",
+        },
+    )
+    if way == "link":
+        (tmp_path / "settings").mkdir()
+        (root / "calc_data").symlink_to(tmp_path / "settings")
+    charge.parent.mkdir(exist_ok=True)
+    charge.write_text("0.0")
+    monkeypatch.chdir(root)
+    first = verify(capsys)
+    assert first["status"] == "pass" and reused(verify(capsys))
+    charge.write_text("1.5")
+    again = verify(capsys)
+    assert not reused(again) and again["status"] == "fail"
+    (why,) = not_reused_because(again)
+    assert f"({charge.resolve()}) differ" in why
+
+
 @pytest.mark.parametrize("workers", [(), ("-p", "xdist", "-n", "2")], ids=["one", "xdist"])
 def test_a_file_outside_whose_name_is_not_utf8_is_keyed(
     tmp_path: Path,

@@ -55,7 +55,9 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def verify(capsys: pytest.CaptureFixture[str], task: str | None = "task-1") -> dict[str, Any]:
     main(["verify", "--format", "json", *(["--task", task] if task else [])])
-    verdict: dict[str, Any] = json.loads(capsys.readouterr().out)
+    out, err = capsys.readouterr()
+    assert out, f"no verdict; stderr: {err}"
+    verdict: dict[str, Any] = json.loads(out)
     return verdict
 
 

@@ -305,6 +305,7 @@ def _no_hook_of_a_gated_run(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(compiled, name, {})
     monkeypatch.setattr(compiled, "_ast_compiled", set())
     monkeypatch.setattr(compiled, "_outside", set())
+    monkeypatch.setattr(compiled, "_through", set())
     monkeypatch.setattr(compiled, "_outside_overflow", [])
     # The run began before each test writes its files: `start` is imported when pytest loads
     # agentgate's plugin, which a gated run in this process may have done at any moment.
@@ -348,8 +349,10 @@ def watched(project: Path, monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
     """:mod:`compiled` watching the project, its hook called by hand (an audit hook added to
     this process could never be removed)."""
     from pytest_agentgate.pytest_plugin import compiled
+    from pytest_agentgate.state.cache import SKIPPED_DIRS
 
     monkeypatch.setattr(compiled, "_watched", [f"{project.resolve()}{os.sep}"])
+    monkeypatch.setattr(compiled, "_TOOLS_CACHES", set(SKIPPED_DIRS))
     return compiled
 
 
@@ -1456,6 +1459,36 @@ def test_what_the_run_reads_outside_the_project_is_kept_for_the_cache(
     monkeypatch.setattr(watched, "_FILES", 2)
     watched._hook("open", (str(outside / "one more"), "r", os.O_RDONLY))
     assert watched.read_outside() is None  # more than can be kept: nothing the cache can key
+
+
+def test_names_that_lead_out_of_the_project_or_into_its_tools_caches_are_kept(
+    project: Path, watched: types.ModuleType, tmp_path: Path
+) -> None:
+    # Red team 28: a link in the project to a folder outside it, a file outside read as
+    # `/proc/self/root/...`, and a data file kept in a folder named `.mypy_cache`.
+    outside = tmp_path / "settings"
+    outside.mkdir()
+    (outside / "minimum").write_text("0")
+    (project / "settings").symlink_to(outside)
+    cache = project / "calc" / ".mypy_cache"
+    cache.mkdir(parents=True)
+    (cache / "minimum").write_text("0")
+    (tmp_path / "rate").write_text("0")
+    hook = watched._hook
+    hook("open", (str(project / "settings" / "minimum"), "r", os.O_RDONLY))
+    hook("open", (f"/proc/self/root{tmp_path.resolve()}/rate", "r", os.O_RDONLY))
+    hook("open", ("/proc/self/status", "r", os.O_RDONLY))  # the kernel's: nothing to key
+    hook("open", (str(project / "calc.py"), "r", os.O_RDONLY))  # keyed as the tree
+    hook("open", (str(cache / "minimum"), "r", os.O_RDONLY))  # from this test: not the project's
+    assert watched.read_outside() == sorted(
+        [str((outside / "minimum").resolve()), str((tmp_path / "rate").resolve())]
+    )
+    # The same read made by the project's code is kept.
+    code = compile(
+        "hook('open', (path, 'r', 0))", str(project / "calc" / "tax.py"), "exec", dont_inherit=True
+    )
+    exec(code, {"hook": hook, "path": str(cache / "minimum")})
+    assert str((cache / "minimum").resolve()) in watched.read_outside()
 
 
 def test_a_name_the_tests_add_to_a_module_of_the_project_is_judged(

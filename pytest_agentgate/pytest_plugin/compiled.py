@@ -75,6 +75,14 @@ _PYTEST_PYC = re.compile(r"(?P<stem>[^/\\]+)\.(?P<tag>[^./\\]+)-pytest-[^/\\]+\.
 # there were more than could be kept.
 _outside: set[str] = set()
 _outside_overflow: list[bool] = []
+# Names read in the watched folders or in the kernel's views, whose real paths are known only
+# at the end (read_outside): a link in the project to a folder outside it, `/proc/self/root/...`
+# (red team 28), and the files the project's code read in its tools' caches.
+_through: set[str] = set()
+_THROUGH = 200_000
+# The folders the verdict cache leaves out of its key (state/cache.py), taken when the hook is
+# added: the hook imports nothing.
+_TOOLS_CACHES: set[str] = set()
 _MACHINES: list[str] = []
 # The kernel's views of itself and of processes: nothing of the project's.
 _KERNELS = ("/proc/", "/sys/")
@@ -135,6 +143,9 @@ def watch(project: str) -> None:
                 _at_start.add(real)
     if len(_watched) > 1:
         return  # one hook serves every folder watched
+    from pytest_agentgate.state.cache import SKIPPED_DIRS
+
+    _TOOLS_CACHES.update(SKIPPED_DIRS)
     rewriter = getattr(sys.modules.get("_pytest.assertion.rewrite"), "AssertionRewritingHook", None)
     code = getattr(getattr(rewriter, "exec_module", None), "__code__", None)
     if isinstance(code, CodeType):
@@ -207,6 +218,15 @@ def _read_outside(path: object, listed: bool = False) -> None:
         return  # pytest listing its temporary folders to number and clean them
     if not os.path.isabs(name):
         name = os.path.join(os.getcwd(), name)
+    if name.startswith(_KERNELS) or _in_watched(name):
+        # Resolved at the end: a name may lead out of the project, or out of the kernel's
+        # views (red team 28).
+        if not (_in_tools_cache(name) and not _read_by_the_projects_code()):
+            if name in _through or len(_through) < _THROUGH:
+                _through.add(name)
+            else:
+                _outside_overflow.append(True)
+        return
     if _not_keyed(name, listed) or (name.startswith(_state_home()) and _agentgates_own_read()):
         return
     if name.endswith(_CODE) and _in_machines(name) and _read_for_an_import():
@@ -215,6 +235,28 @@ def _read_outside(path: object, listed: bool = False) -> None:
         _outside.add(name)
     else:
         _outside_overflow.append(True)
+
+
+def _in_tools_cache(name: str) -> bool:
+    """Whether ``name``, in a watched folder, is in a folder the verdict cache leaves out of
+    its key (a tool's cache: ``.pytest_cache``, ``.mypy_cache``, ...)."""
+    root = next((r for r in _watched if name.startswith(r)), None)
+    return root is not None and not _TOOLS_CACHES.isdisjoint(name[len(root) :].split(os.sep))
+
+
+def _read_by_the_projects_code() -> bool:
+    """Whether the project's code (its tests' too) is on the stack of a read, and agentgate's
+    own code did not make it: pytest reading its cache folder is pytest's business; the
+    product reading a file it keeps in `.mypy_cache` (red team 28) is the run's."""
+    if _agentgates_own_read():
+        return False
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        where = frame.f_code.co_filename
+        if where != __file__ and any(where.startswith(root) for root in _watched):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _in_watched(name: str) -> bool:
@@ -330,6 +372,19 @@ def read_outside() -> list[str] | None:
             # The name as it was opened too, keyed as a link: one pointed elsewhere since
             # changes no file it pointed at (red team 27).
             found.add(os.path.normpath(name))
+    folders: dict[str, str] = {}
+    for name in _through:
+        folder, base = os.path.split(name)
+        if folder not in folders:
+            folders[folder] = os.path.realpath(folder)
+        real = os.path.join(folders[folder], base)
+        if os.path.islink(real):
+            real = os.path.realpath(real)
+        if _in_watched(real) and not _in_tools_cache(real):
+            continue  # the project's own file: keyed as the tree
+        if real.startswith(_KERNELS) or _a_device(real):
+            continue
+        found.add(real)  # through a link, or in a tool's cache folder
     return sorted(found)
 
 
