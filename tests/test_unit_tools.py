@@ -233,6 +233,27 @@ def test_flake8_leaves_out_the_folders_git_ignores(
     assert tools._ignored_folders() == []  # outside git: the folder as it is
 
 
+@pytest.mark.parametrize("in_git", [True, False])
+def test_flake8_leaves_out_virtual_environments_git_does_not_ignore(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], in_git: bool
+) -> None:
+    # Review 17: cachetools has no .gitignore; the `.venv` its README makes held 14,571 of
+    # flake8's findings.
+    monkeypatch.chdir(tmp_path)
+    if in_git:
+        subprocess.run(["git", "init", "-q"], check=True)
+    for venv in (".venv", "env-3.11"):
+        (tmp_path / venv / "lib").mkdir(parents=True)
+        (tmp_path / venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+        (tmp_path / venv / "lib" / "bad.py").write_text("import os,sys\n")
+    (tmp_path / "env").mkdir()  # a folder of the project's, not an environment
+    (tmp_path / "env" / "code.py").write_text("import json\n")
+    assert tools._environments() == [".venv", "env-3.11"]
+    assert main(["flake8", "."]) == 1
+    out = capfd.readouterr().out
+    assert "env/code.py:1:1: F401" in out and "bad.py" not in out
+
+
 BROKEN_ON_PURPOSE = "import os,sys\nif True:\n\tx = 1\n"
 
 
