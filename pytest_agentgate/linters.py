@@ -35,6 +35,10 @@ from pytest_agentgate.tree import Files, OnDisk
 
 # ruff's rules that find errors rather than style: what a project that declares no linter gets.
 ERROR_RULES = "E9,F63,F7,F82"
+# ruff's default rules from 0.1 to 0.15: what a configuration that selects none was written
+# against, unless it pins a later ruff. ruff 0.16 made 413 rules the default (review 17:
+# more_itertools' `[tool.ruff.lint] ignore = [...]` read 84 findings with 0.17, none with 0.11).
+FORMER_DEFAULTS = ("E4", "E7", "E9", "F")
 
 _PRE_COMMIT_REPOS = {
     "astral-sh/ruff-pre-commit": "ruff",
@@ -67,6 +71,10 @@ class Linter:
     # configuration's top-level `exclude:` and the hook's own): the project's test inputs kept
     # wrong on purpose (review 16, pycodestyle's `testing/data/`).
     excludes: tuple[str, ...] = ()
+    # A ruff configuration that selects no rules, with no version pinned: the rules it chose
+    # on top of ruff's former defaults (:data:`FORMER_DEFAULTS`; its `extend-select`) and those
+    # it ignores, given to ruff's `--select` and `--ignore` (a `select` resets the file's).
+    former_defaults: tuple[tuple[str, ...], tuple[str, ...]] | None = None
 
     def gate(self, py: str) -> dict[str, Any]:
         """The lint gate's configuration, run with the interpreter ``py``."""
@@ -79,6 +87,12 @@ class Linter:
                 # --no-fix: a gate judges the tree, it never edits it (`fix = true` in the
                 # project's ruff settings would rewrite files while the tests run)
                 args = "check --no-fix --no-fix-only --output-format json ."
+                if self.former_defaults is not None:
+                    extended, ignored = self.former_defaults
+                    chosen = f" --select {shlex.quote(','.join(FORMER_DEFAULTS + extended))}"
+                    if ignored:
+                        chosen += f" --ignore {shlex.quote(','.join(ignored))}"
+                    args = "check" + chosen + args[5:]
             runner = (
                 f"{py} -m ruff"
                 if self.version is None and not self.excludes
@@ -117,6 +131,12 @@ class Linter:
                 "configure a linter to be judged by its rules"
             )
         plugins = f", with {', '.join(self.plugins)}" if self.plugins and self.version else ""
+        if self.former_defaults is not None:
+            plugins += (
+                f"; the configuration selects no rules and pins no version, so ruff's defaults "
+                f"before 0.16 ({', '.join(FORMER_DEFAULTS)}), which it was written against, "
+                "are selected"
+            )
         left_out = (
             f"; the files its pre-commit hook is not given are left out "
             f"({' and '.join(map(repr, self.excludes))})"
@@ -269,6 +289,36 @@ def _ruff_config(files: Files) -> str | None:
     return None
 
 
+def _ruff_choice(files: Files) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """For a ruff configuration that selects no rules (``select``, at its top or under
+    ``lint``) and extends no other file: the rules it adds to the defaults (``extend-select``)
+    and those it ignores (``ignore``, ``extend-ignore``). None where it chooses its rules, or
+    may in a file it extends: the defaults it meant are then beside the point."""
+    for name, table in (
+        ("ruff.toml", ()),
+        (".ruff.toml", ()),
+        ("pyproject.toml", ("tool", "ruff")),
+    ):
+        text = files.read(name)
+        if text is None:
+            continue
+        data: Any = toml_document(text)
+        for key in table:
+            data = data.get(key) if isinstance(data, dict) else None
+        if not isinstance(data, dict):
+            continue
+        lint = data.get("lint")
+        tables = [data, lint] if isinstance(lint, dict) else [data]
+        if "extend" in data or any("select" in t for t in tables):
+            return None
+        extended = tuple(r for t in tables for r in _strings(t.get("extend-select")))
+        ignored = tuple(
+            r for t in tables for key in ("ignore", "extend-ignore") for r in _strings(t.get(key))
+        )
+        return extended, ignored
+    return None  # no configuration read: nothing to choose for it
+
+
 def _ini_config(files: Files, tool: str) -> str | None:
     if tool == "flake8" and files.is_file(".flake8"):
         return ".flake8"
@@ -368,7 +418,11 @@ def declared_linter(root: Path | Files) -> Linter:
     for tool, config in configs.items():
         if config is not None:
             version = pins.get(tool)
-            return Linter(tool, version, declared_in[tool] if version else None, config)
+            former = _ruff_choice(files) if tool == "ruff" and version is None else None
+            return Linter(
+                tool, version, declared_in[tool] if version else None, config,
+                former_defaults=former,
+            )  # fmt: skip
     for tool, version in pins.items():
         defaults = f"its defaults (declared in {declared_in[tool]})"
         return Linter(tool, version, declared_in[tool] if version else None, defaults)

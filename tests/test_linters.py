@@ -10,7 +10,9 @@ import base64
 import contextlib
 import hashlib
 import importlib.metadata
+import json
 import os
+import shlex
 import subprocess
 import sys
 import zipfile
@@ -174,7 +176,7 @@ def test_what_pre_commit_gives_no_hook_is_left_out_of_the_lint(project: Path) ->
 
 
 def test_a_project_with_ruff_config_and_no_pin_uses_the_installed_ruff(project: Path) -> None:
-    (project / ".ruff.toml").write_text("line-length = 100\n")
+    (project / ".ruff.toml").write_text("line-length = 100\n\n[lint]\nselect = ['E', 'F']\n")
     command, _, notices = lint_command(project)
     assert command.endswith("-m ruff check --no-fix --no-fix-only --output-format json .")
     ruff = importlib.metadata.version("ruff")
@@ -207,6 +209,38 @@ def test_a_broken_pre_commit_file_is_no_pin(project: Path) -> None:
     (project / ".pre-commit-config.yaml").write_text("repos: [\n")
     assert declared_linter(project).tool == "ruff"
     assert declared_linter(project).config is None
+
+
+def test_a_ruff_configuration_that_selects_no_rules_gets_the_defaults_it_was_written_for(
+    project: Path,
+) -> None:
+    # Review 17: more_itertools' `[tool.ruff.lint] ignore = ["E731", "E741"]`, with no
+    # `select` and no pinned ruff, read 84 findings under ruff 0.17 (whose defaults are 413
+    # rules since 0.16) and none under the ruff of its day.
+    (project / "pyproject.toml").write_text(
+        "[project]\nname = 'demo'\n\n[tool.ruff]\nline-length = 79\nextend-ignore = ['E741']\n"
+        "\n[tool.ruff.lint]\nignore = ['E731']\nextend-select = ['I']\n"
+    )
+    command, _, notices = lint_command(project)
+    assert " -m ruff check --select E4,E7,E9,F,I --ignore E741,E731 --no-fix " in command
+    assert any("so ruff's defaults before 0.16 (E4, E7, E9, F)" in n for n in notices)
+    (project / "demo" / "__init__.py").write_text(
+        "import os\n\nsquare = lambda x: x * x  # E731: ignored\n\n\n"
+        "def items(found=[]):  # B006: a default since ruff 0.16, not this project's\n"
+        "    return found\n"
+    )
+    ruff = [sys.executable, "-m", "ruff", *shlex.split(command)[3:]]
+    done = subprocess.run(ruff, cwd=project, capture_output=True, text=True, check=False)
+    assert [f["code"] for f in json.loads(done.stdout)] == ["F401"], done.stdout
+    # A configuration that selects its rules, extends another file, or pins its ruff: as is.
+    for config in ("[tool.ruff.lint]\nselect = ['F']\n", "[tool.ruff]\nextend = 'base.toml'\n"):
+        (project / "pyproject.toml").write_text(f"[project]\nname = 'demo'\n\n{config}")
+        assert " -m ruff check --no-fix " in lint_command(project)[0]
+    (project / "pyproject.toml").write_text(
+        "[project]\nname = 'demo'\n\n[dependency-groups]\nlint = ['ruff==0.17.6']\n\n"
+        "[tool.ruff.lint]\nignore = ['E731']\n"
+    )
+    assert "ruff==0.17.6 check --no-fix " in lint_command(project)[0]
 
 
 def test_a_pin_in_the_dev_dependencies_sets_the_configured_tools_version(project: Path) -> None:
