@@ -200,6 +200,24 @@ def test_the_pytest_door_leaves_out_what_pytest_imported_before_it_could_measure
     assert coverage["actual"]["lines"] == 100.0
 
 
+def test_a_project_pytest_imported_whole_before_it_could_measure_is_told_where_to_measure(
+    tmp_path: Path,
+) -> None:
+    # Review 17: typeguard is a pytest plugin; pytest imported every file of it first, so the
+    # pytest door had nothing left to report and blamed `--cov=`.
+    root = tmp_path / "plugged"
+    write(root / "pyproject.toml", '[project]\nname = "plug"\nversion = "0.1"\n')
+    write(root / "plug/__init__.py", "import os\n\nSEP = os.sep\n\n\ndef sep():\n    return SEP\n")
+    write(root / "tests/test_it.py", "from plug import sep\n\n\ndef test_it():\n    assert sep()\n")
+    verdict, out = pytest_door(root, root, "-p", "plug")
+    coverage = next(g for g in verdict["gates"] if g["name"] == "coverage")
+    assert coverage["status"] == "fail", (coverage, out)
+    (problem,) = coverage["problems"]
+    assert "every file of the project's code this session would measure was imported" in problem
+    assert "loads the project's own plugins first: plug/__init__.py)" in problem
+    assert "run `agentgate verify`" in problem and "--cov=" not in problem
+
+
 def test_the_pytest_doors_run_time_is_not_the_clock_a_test_left_moved(tmp_path: Path) -> None:
     # Review 14: time-machine leaves time.monotonic moved after a travel; the pytest door
     # reported a run of 1795722911 s.

@@ -666,6 +666,10 @@ class SelfCoverage:
                 self.cov.json_report(outfile=str(outfile), ignore_errors=True)
             except Exception as exc:  # coverage.py's NoDataError and friends
                 problem = f"coverage.py could not report ({type(exc).__name__}: {exc})"
+                if self.early and type(exc).__name__ == "NoDataError":
+                    # Review 17, typeguard: a pytest plugin whose every file pytest imported
+                    # first; `--cov=` is not the matter.
+                    return {"error": [SELF_MEASURED, problem, self._all_early()]}
                 return {"error": [SELF_MEASURED, problem, COVERAGE_HINT]}
         return {
             "json": str(outfile),
@@ -694,6 +698,18 @@ class SelfCoverage:
             f"{', '.join(shown)}{more}): what they run at import is not measured here, so they "
             "are left out; `agentgate verify` (and the stop hook) measures them from the start"
         ]
+
+    def _all_early(self) -> str:
+        root = self.root or os.getcwd()
+        shown = [os.path.relpath(path, root) for path in self.early[:3]]
+        more = f" and {len(self.early) - 3} more" if len(self.early) > 3 else ""
+        return (
+            "every file of the project's code this session would measure was imported before "
+            "coverage.py could start (pytest loads the project's own plugins first: "
+            f"{', '.join(shown)}{more}), so coverage cannot be measured in this pytest "
+            "session: run `agentgate verify` (the stop hook does too), which measures it from "
+            "the interpreter's start"
+        )
 
     def _copies_of_the_project(self) -> list[str]:
         """Have the report count the project's code measured in a copy with the same bytes
