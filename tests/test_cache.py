@@ -644,28 +644,41 @@ def test_a_file_the_tests_read_outside_the_project_is_keyed(
     assert f"files the tests read outside the project ({charge}) differ" in why
 
 
-@pytest.mark.parametrize("way", ["link", "proc", "tools-cache"])
+READS = {
+    # Red team 28
+    "link": "(Path(__file__).parent / 'calc_data' / 'charge').read_text()",
+    "proc": "Path('/proc/self/root' + str(Path(__file__).parent.parent / 'charge')).read_text()",
+    "tools-cache": "(Path(__file__).parent / '.mypy_cache' / 'charge').read_text()",
+    # Red team 29: from a worker thread; `.git` spelled `//...`; beside installed pycs.
+    "thread": "ThreadPoolExecutor(1).submit("
+    "(Path(__file__).parent / '.hypothesis' / 'charge').read_text).result()",
+    "slashes": "open('/' + str(Path(__file__).parent / '.git' / 'charge')).read()",
+    "pycache": "(Path(__file__).parent / 'site-packages' / '__pycache__' / 'charge').read_text()",
+}
+WHERE = {
+    "link": "settings/charge",
+    "proc": "charge",
+    "tools-cache": "project/.mypy_cache/charge",
+    "thread": "project/.hypothesis/charge",
+    "slashes": "project/.git/charge",
+    "pycache": "project/site-packages/__pycache__/charge",
+}
+
+
+@pytest.mark.parametrize("way", sorted(READS))
 def test_a_file_read_through_a_link_proc_or_a_tools_cache_is_keyed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, way: str
 ) -> None:
-    # Red team 28: the product read its zero-rate charge from a folder outside linked into the
-    # project, from `/proc/self/root/...`, or from a folder of its own named `.mypy_cache`
-    # (which the tree's key leaves out); set back after a kept pass, the pass was reused.
+    # The product read its zero-rate charge from a file the tree's key leaves out; set back
+    # after a kept pass, the pass was reused.
     root = tmp_path / "project"
-    data = {
-        "link": (root / "calc_data" / "charge", "calc_data/charge"),
-        "proc": (tmp_path / "charge", f"/proc/self/root{tmp_path.resolve()}/charge"),
-        "tools-cache": (root / ".mypy_cache" / "charge", ".mypy_cache/charge"),
-    }
-    charge, read_as = data[way]
     gated_project(
         root,
         STRICT_TESTS,
         {
-            "calc.py": (
-                "from pathlib import Path\n\n\ndef charge():\n"
-                f"    return float((Path(__file__).parent / {read_as!r}).read_text())\n"
-            ),
+            "calc.py": "from concurrent.futures import ThreadPoolExecutor\n"
+            "from pathlib import Path\n\n\ndef charge():\n"
+            f"    return float({READS[way]})\n",
             "tests/test_calc.py": "from calc import charge\n\n\ndef test_no_charge():\n"
             "    assert charge() == 0\n",
             "tests/conftest.py": "import sys\n\nsys.path.insert(0, '.')\n",
@@ -675,16 +688,19 @@ def test_a_file_read_through_a_link_proc_or_a_tools_cache_is_keyed(
     if way == "link":
         (tmp_path / "settings").mkdir()
         (root / "calc_data").symlink_to(tmp_path / "settings")
-    charge.parent.mkdir(exist_ok=True)
+    charge = tmp_path / WHERE[way]
+    charge.parent.mkdir(parents=True, exist_ok=True)
     charge.write_text("0.0")
     monkeypatch.chdir(root)
     first = verify(capsys)
-    assert first["status"] == "pass" and reused(verify(capsys))
+    assert first["status"] == "pass" and reused(verify(capsys)), first
     charge.write_text("1.5")
     again = verify(capsys)
     assert not reused(again) and again["status"] == "fail"
     (why,) = not_reused_because(again)
-    assert f"({charge.resolve()}) differ" in why
+    # Beside installed pycs, a file that is no pyc is keyed as the tree: an ignored file.
+    said = "ignored files differ" if way == "pycache" else f"({charge.resolve()}) differ"
+    assert said in why, why
 
 
 @pytest.mark.parametrize("workers", [(), ("-p", "xdist", "-n", "2")], ids=["one", "xdist"])

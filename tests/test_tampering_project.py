@@ -349,10 +349,10 @@ def watched(project: Path, monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
     """:mod:`compiled` watching the project, its hook called by hand (an audit hook added to
     this process could never be removed)."""
     from pytest_agentgate.pytest_plugin import compiled
-    from pytest_agentgate.state.cache import SKIPPED_DIRS
+    from pytest_agentgate.state.cache import left_out
 
     monkeypatch.setattr(compiled, "_watched", [f"{project.resolve()}{os.sep}"])
-    monkeypatch.setattr(compiled, "_TOOLS_CACHES", set(SKIPPED_DIRS))
+    monkeypatch.setattr(compiled, "_LEFT_OUT", [left_out])
     return compiled
 
 
@@ -1465,30 +1465,45 @@ def test_names_that_lead_out_of_the_project_or_into_its_tools_caches_are_kept(
     project: Path, watched: types.ModuleType, tmp_path: Path
 ) -> None:
     # Red team 28: a link in the project to a folder outside it, a file outside read as
-    # `/proc/self/root/...`, and a data file kept in a folder named `.mypy_cache`.
+    # `/proc/self/root/...`, and a data file kept in a folder named `.mypy_cache`. Red team
+    # 29: the same read from a worker thread (no code of the project's on the stack), a file
+    # in `.git` spelled `//tmp/...`, and a data file beside an installed library's pycs.
+    import threading
+
     outside = tmp_path / "settings"
     outside.mkdir()
     (outside / "minimum").write_text("0")
     (project / "settings").symlink_to(outside)
     cache = project / "calc" / ".mypy_cache"
-    cache.mkdir(parents=True)
-    (cache / "minimum").write_text("0")
+    libraries = project / "calc" / "site-packages" / "__pycache__"
+    for folder in (cache, libraries, project / ".git", project / ".agentgate"):
+        folder.mkdir(parents=True)
+        (folder / "minimum").write_text("0")
     (tmp_path / "rate").write_text("0")
     hook = watched._hook
     hook("open", (str(project / "settings" / "minimum"), "r", os.O_RDONLY))
     hook("open", (f"/proc/self/root{tmp_path.resolve()}/rate", "r", os.O_RDONLY))
     hook("open", ("/proc/self/status", "r", os.O_RDONLY))  # the kernel's: nothing to key
     hook("open", (str(project / "calc.py"), "r", os.O_RDONLY))  # keyed as the tree
-    hook("open", (str(cache / "minimum"), "r", os.O_RDONLY))  # from this test: not the project's
+    worker = threading.Thread(target=hook, args=("open", (str(cache / "minimum"), "r", 0)))
+    worker.start()
+    worker.join()
+    hook("open", ("/" + str(project.resolve() / ".git" / "minimum"), "r", os.O_RDONLY))
+    hook("open", (str(libraries / "minimum"), "r", os.O_RDONLY))  # no pyc: keyed as the tree
+    # agentgate's own read of its state in the project, however spelled: not the run's.
+    own = os.path.join(os.path.dirname(watched.__file__), "reader.py")
+    code = compile("hook('open', (path, 'r', 0))", own, "exec", dont_inherit=True)
+    for path in (project / ".agentgate" / "minimum", "/" + str(project / ".agentgate" / "minimum")):
+        exec(code, {"hook": hook, "path": str(path)})
     assert watched.read_outside() == sorted(
-        [str((outside / "minimum").resolve()), str((tmp_path / "rate").resolve())]
+        str(path.resolve())
+        for path in (
+            outside / "minimum",
+            tmp_path / "rate",
+            cache / "minimum",
+            project / ".git" / "minimum",
+        )
     )
-    # The same read made by the project's code is kept.
-    code = compile(
-        "hook('open', (path, 'r', 0))", str(project / "calc" / "tax.py"), "exec", dont_inherit=True
-    )
-    exec(code, {"hook": hook, "path": str(cache / "minimum")})
-    assert str((cache / "minimum").resolve()) in watched.read_outside()
 
 
 def test_a_name_the_tests_add_to_a_module_of_the_project_is_judged(

@@ -45,6 +45,7 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Callable, Sequence
 from types import CodeType, FrameType
 
 # The most sources kept per file, and files kept: enough for a module reloaded a few times.
@@ -80,9 +81,9 @@ _outside_overflow: list[bool] = []
 # (red team 28), and the files the project's code read in its tools' caches.
 _through: set[str] = set()
 _THROUGH = 200_000
-# The folders the verdict cache leaves out of its key (state/cache.py), taken when the hook is
+# What the key of the tree leaves out (state/cache.py ``left_out``), taken when the hook is
 # added: the hook imports nothing.
-_TOOLS_CACHES: set[str] = set()
+_LEFT_OUT: list[Callable[[Sequence[str]], bool]] = []
 _MACHINES: list[str] = []
 # The kernel's views of itself and of processes: nothing of the project's.
 _KERNELS = ("/proc/", "/sys/")
@@ -143,9 +144,9 @@ def watch(project: str) -> None:
                 _at_start.add(real)
     if len(_watched) > 1:
         return  # one hook serves every folder watched
-    from pytest_agentgate.state.cache import SKIPPED_DIRS
+    from pytest_agentgate.state.cache import left_out
 
-    _TOOLS_CACHES.update(SKIPPED_DIRS)
+    _LEFT_OUT.append(left_out)
     rewriter = getattr(sys.modules.get("_pytest.assertion.rewrite"), "AssertionRewritingHook", None)
     code = getattr(getattr(rewriter, "exec_module", None), "__code__", None)
     if isinstance(code, CodeType):
@@ -221,7 +222,7 @@ def _read_outside(path: object, listed: bool = False) -> None:
     if name.startswith(_KERNELS) or _in_watched(name):
         # Resolved at the end: a name may lead out of the project, or out of the kernel's
         # views (red team 28).
-        if not (_in_tools_cache(name) and not _read_by_the_projects_code()):
+        if not (_left_out_by_the_tree(name) and _agentgates_own_read()):
             if name in _through or len(_through) < _THROUGH:
                 _through.add(name)
             else:
@@ -231,32 +232,23 @@ def _read_outside(path: object, listed: bool = False) -> None:
         return
     if name.endswith(_CODE) and _in_machines(name) and _read_for_an_import():
         return  # code the interpreter imports from its own folders: keyed as the tools
+    if _LEFT_OUT and _LEFT_OUT[0](name.split(os.sep)) and _agentgates_own_read():
+        return  # its own state, in a project spelled another way (a link to it, `//home/...`)
     if name in _outside or len(_outside) < _FILES:
         _outside.add(name)
     else:
         _outside_overflow.append(True)
 
 
-def _in_tools_cache(name: str) -> bool:
-    """Whether ``name``, in a watched folder, is in a folder the verdict cache leaves out of
-    its key (a tool's cache: ``.pytest_cache``, ``.mypy_cache``, ...)."""
+def _left_out_by_the_tree(name: str) -> bool:
+    """Whether ``name``, in a watched folder, is a file the key of the tree leaves out (a
+    tool's cache folder, ``.git``, ...): what the tests read there is keyed as what they read
+    outside the project (red team 28: a data file in `invoice/.mypy_cache`; red team 29: read
+    from a worker thread, where no code of the project's is on the stack)."""
     root = next((r for r in _watched if name.startswith(r)), None)
-    return root is not None and not _TOOLS_CACHES.isdisjoint(name[len(root) :].split(os.sep))
-
-
-def _read_by_the_projects_code() -> bool:
-    """Whether the project's code (its tests' too) is on the stack of a read, and agentgate's
-    own code did not make it: pytest reading its cache folder is pytest's business; the
-    product reading a file it keeps in `.mypy_cache` (red team 28) is the run's."""
-    if _agentgates_own_read():
+    if root is None or not _LEFT_OUT:
         return False
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None:
-        where = frame.f_code.co_filename
-        if where != __file__ and any(where.startswith(root) for root in _watched):
-            return True
-        frame = frame.f_back
-    return False
+    return _LEFT_OUT[0](name[len(root) :].split(os.sep))
 
 
 def _in_watched(name: str) -> bool:
@@ -365,6 +357,10 @@ def read_outside() -> list[str] | None:
     found = set()
     for name in _outside:
         real = os.path.realpath(name)
+        if _in_watched(real):
+            if _left_out_by_the_tree(real):
+                found.add(real)  # the project's, spelled another way (`//home/...`: red team 29)
+            continue
         if _not_keyed(real, os.path.isdir(real)) or _a_device(real):
             continue
         found.add(real)
@@ -380,7 +376,7 @@ def read_outside() -> list[str] | None:
         real = os.path.join(folders[folder], base)
         if os.path.islink(real):
             real = os.path.realpath(real)
-        if _in_watched(real) and not _in_tools_cache(real):
+        if _in_watched(real) and not _left_out_by_the_tree(real):
             continue  # the project's own file: keyed as the tree
         if real.startswith(_KERNELS) or _a_device(real):
             continue

@@ -279,15 +279,12 @@ def tree_state(root: Path) -> tuple[str, str] | None:
     for code, raw in entries:
         name = raw.decode(errors="surrogateescape")
         parts = Path(name).parts
-        if any(part in SKIPPED_DIRS for part in parts):
+        if left_out(parts):
             continue
-        if "__pycache__" in parts:
-            if not _INSTALLED_PYCS.isdisjoint(parts):
-                continue
-            if code == "??":
-                # A project that ignores no pycs: they are the run's to write, as ignored
-                # files are, and keyed as those (a run that wrote them is still kept).
-                code = "!!"
+        if "__pycache__" in parts and code == "??":
+            # A project that ignores no pycs: they are the run's to write, as ignored files
+            # are, and keyed as those (a run that wrote them is still kept).
+            code = "!!"
         digest = ignored_files if code == "!!" else work
         if code == "!!":
             ignored += 1
@@ -314,6 +311,22 @@ def tree_state(root: Path) -> tuple[str, str] | None:
                     )
                 )
     return work.hexdigest(), ignored_files.hexdigest()
+
+
+def left_out(parts: Sequence[str]) -> bool:
+    """Whether the key of the tree leaves out the file whose path in the project has ``parts``:
+    what is in a tool's cache folder (:data:`SKIPPED_DIRS`), and the pycs of installed libraries
+    (in a `site-packages` folder's `__pycache__`). The witness keeps what the tests read there
+    (pytest_plugin/compiled.py), which the verdict cache keys as it keys the files they read
+    outside the project (red teams 28 and 29)."""
+    if not SKIPPED_DIRS.isdisjoint(parts):
+        return True
+    return (
+        bool(parts)
+        and parts[-1].endswith(".pyc")
+        and "__pycache__" in parts
+        and not _INSTALLED_PYCS.isdisjoint(parts)
+    )
 
 
 def _git_many(root: Path, *commands: list[str]) -> list[bytes | None]:
