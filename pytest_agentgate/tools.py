@@ -189,14 +189,14 @@ def command(
     return [sys.executable, "-m", entry, *args], env
 
 
-def _git_listed(*options: str) -> list[str]:
-    """``git ls-files -z OPTIONS`` in the working directory; none outside git."""
+def _git_listed(*options: str) -> list[str] | None:
+    """``git ls-files -z OPTIONS`` in the working directory; None outside git."""
     try:
         listed = subprocess.run(
             ["git", "ls-files", "-z", *options], capture_output=True, timeout=60, check=True
         ).stdout
     except (OSError, subprocess.SubprocessError):
-        return []
+        return None
     return [name for name in os.fsdecode(listed).split("\0") if name]
 
 
@@ -205,21 +205,40 @@ def _ignored_folders() -> list[str]:
     as pre-commit lints only what git tracks (a review on real projects: termcolor's `flake8 .`
     read 43,226 errors in its git-ignored `.venv`); the project's own ``exclude`` still holds
     (flake8 applies it to the folder it walks, not to files named one by one)."""
-    listed = _git_listed("--others", "--ignored", "--exclude-standard", "--directory")
+    listed = _git_listed("--others", "--ignored", "--exclude-standard", "--directory") or []
     return sorted({name.rstrip("/") for name in listed if name.endswith("/")})
 
 
 def _environments() -> list[str]:
     """The virtual environments in the project that git does not ignore (a ``.venv`` made as
     the project's README says, in a project with no ``.gitignore``: review 17, cachetools'
-    14,571 flake8 findings, all in `.venv/lib`): the folders at its top, and the new folders
-    git lists, that hold a ``pyvenv.cfg``."""
-    found = {
-        name.rstrip("/") for name in _git_listed("--others", "--exclude-standard", "--directory")
-    }
-    with contextlib.suppress(OSError):
-        found.update(entry.name for entry in os.scandir() if entry.is_dir(follow_symlinks=False))
-    return sorted(name for name in found if os.path.isfile(os.path.join(name, "pyvenv.cfg")))
+    14,571 flake8 findings, all in `.venv/lib`): the new folders git lists (outside git, the
+    folders at the project's top) that hold an environment, never a package: a
+    ``pyvenv.cfg`` naming the Python it was made from, and an interpreter in ``bin`` (or
+    ``Scripts``), without an ``__init__.py``. A folder of the project's code cannot be left
+    out so, nor a file added to one."""
+    listed = _git_listed("--others", "--exclude-standard", "--directory")
+    found: set[str] = set()
+    if listed is not None:
+        found = {name.rstrip("/") for name in listed if name.endswith("/")}
+    else:
+        with contextlib.suppress(OSError):
+            found = {e.name for e in os.scandir() if e.is_dir(follow_symlinks=False)}
+    return sorted(name for name in found if _an_environment(name))
+
+
+def _an_environment(folder: str) -> bool:
+    try:
+        with open(os.path.join(folder, "pyvenv.cfg"), encoding="utf-8", errors="replace") as f:
+            made = any(line.split("=")[0].strip() == "home" for line in f)
+    except OSError:
+        return False
+    interpreters = ("bin/python", "bin/python3", "Scripts/python.exe")
+    return (
+        made
+        and any(os.path.exists(os.path.join(folder, name)) for name in interpreters)
+        and not os.path.exists(os.path.join(folder, "__init__.py"))
+    )
 
 
 def excluded(patterns: Sequence[str]) -> list[str]:
@@ -231,7 +250,7 @@ def excluded(patterns: Sequence[str]) -> list[str]:
     if not patterns:
         return []
     compiled = [re.compile(p) for p in patterns]
-    files = _git_listed("--cached", "--others", "--exclude-standard")
+    files = _git_listed("--cached", "--others", "--exclude-standard") or []
     matched = {name for name in files if any(p.search(name) for p in compiled)}
     whole: dict[str, bool] = {}  # folder -> every file in it matched
     for name in files:

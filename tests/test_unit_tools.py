@@ -233,6 +233,16 @@ def test_flake8_leaves_out_the_folders_git_ignores(
     assert tools._ignored_folders() == []  # outside git: the folder as it is
 
 
+def environment(folder: Path, *, package: bool = False) -> None:
+    """A virtual environment's files at ``folder``, with a module that flake8 would fault."""
+    (folder / "bin").mkdir(parents=True)
+    (folder / "bin" / "python").symlink_to(sys.executable)
+    (folder / "pyvenv.cfg").write_text(f"home = {Path(sys.executable).parent}\n")
+    (folder / "bad.py").write_text("import os,sys\n")
+    if package:
+        (folder / "__init__.py").write_text("")
+
+
 @pytest.mark.parametrize("in_git", [True, False])
 def test_flake8_leaves_out_virtual_environments_git_does_not_ignore(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str], in_git: bool
@@ -240,18 +250,28 @@ def test_flake8_leaves_out_virtual_environments_git_does_not_ignore(
     # Review 17: cachetools has no .gitignore; the `.venv` its README makes held 14,571 of
     # flake8's findings.
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "mod.py").write_text("import json\n")
     if in_git:
         subprocess.run(["git", "init", "-q"], check=True)
-    for venv in (".venv", "env-3.11"):
-        (tmp_path / venv / "lib").mkdir(parents=True)
-        (tmp_path / venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
-        (tmp_path / venv / "lib" / "bad.py").write_text("import os,sys\n")
-    (tmp_path / "env").mkdir()  # a folder of the project's, not an environment
-    (tmp_path / "env" / "code.py").write_text("import json\n")
+        subprocess.run(["git", "add", "-A"], check=True)
+    environment(tmp_path / ".venv")
+    environment(tmp_path / "env-3.11")
+    # A change cannot hide code so: not the project's folders (a pyvenv.cfg added to one, in
+    # git), not a package, not a folder with no interpreter.
+    environment(tmp_path / "newpkg", package=True)
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (tmp_path / "notes" / "bad.py").write_text("import os,sys\n")
+    if in_git:
+        environment(tmp_path / "code")
     assert tools._environments() == [".venv", "env-3.11"]
     assert main(["flake8", "."]) == 1
     out = capfd.readouterr().out
-    assert "env/code.py:1:1: F401" in out and "bad.py" not in out
+    assert "code/mod.py:1:1: F401" in out
+    assert ".venv" not in out and "env-3.11" not in out
+    assert "newpkg/bad.py" in out and "notes/bad.py" in out
+    assert ("code/bad.py" in out) is in_git
 
 
 BROKEN_ON_PURPOSE = "import os,sys\nif True:\n\tx = 1\n"
