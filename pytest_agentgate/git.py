@@ -377,7 +377,12 @@ class Repo:
                 change.files[path].lines = lines
         # Not a virtual environment's files, when no ignore rule names it (Python 3.12's
         # `venv` writes no .gitignore into it): installed code, judged where the tests run it.
-        venvs: dict[str, bool] = {}
+        # A folder that holds a tracked file is the project's, whatever else it holds.
+        venvs = {
+            line.split("\t", 1)[-1].partition("/")[0]: False
+            for line in staged.split("\0")
+            if "/" in line.split("\t", 1)[-1]
+        }
         added = [p for p in untracked.split("\0") if p and not _in_a_venv(self.toplevel, p, venvs)]
         # A .gitignore the change added or edited is the project's only in the lines the base
         # had (a new one may even ignore itself): each with the lines it had at the base.
@@ -834,14 +839,16 @@ def own_ignore(source: str, path: str) -> bool:
 
 
 def _in_a_venv(toplevel: Path, path: str, known: dict[str, bool]) -> bool:
-    """Whether ``path`` is in a folder of the repository's top level that holds a
-    ``pyvenv.cfg`` (a virtual environment, whatever its name); ``known`` caches the answer per
-    folder."""
+    """Whether ``path`` is in a folder of the repository's top level that holds a virtual
+    environment, whatever its name (venvs.py); ``known`` caches the answer per folder, and
+    says no for the folders that hold a tracked file."""
+    from pytest_agentgate.venvs import an_environment
+
     top, _, rest = path.partition("/")
     if not rest:
         return False
     if top not in known:
-        known[top] = (toplevel / top / "pyvenv.cfg").is_file()
+        known[top] = an_environment(toplevel / top)
     return known[top]
 
 

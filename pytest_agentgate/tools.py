@@ -213,10 +213,8 @@ def _environments() -> list[str]:
     """The virtual environments in the project that git does not ignore (a ``.venv`` made as
     the project's README says, in a project with no ``.gitignore``: review 17, cachetools'
     14,571 flake8 findings, all in `.venv/lib`): the new folders git lists (outside git, the
-    folders at the project's top) that hold an environment, never a package: a
-    ``pyvenv.cfg`` naming the Python it was made from, and an interpreter in ``bin`` (or
-    ``Scripts``), without an ``__init__.py``. A folder of the project's code cannot be left
-    out so, nor a file added to one."""
+    folders at the project's top) that hold a whole environment (venvs.py): a folder of the
+    project's code cannot be left out so, nor a file added to one."""
     listed = _git_listed("--others", "--exclude-standard", "--directory")
     found: set[str] = set()
     if listed is not None:
@@ -224,21 +222,9 @@ def _environments() -> list[str]:
     else:
         with contextlib.suppress(OSError):
             found = {e.name for e in os.scandir() if e.is_dir(follow_symlinks=False)}
-    return sorted(name for name in found if _an_environment(name))
+    from pytest_agentgate.venvs import an_environment
 
-
-def _an_environment(folder: str) -> bool:
-    try:
-        with open(os.path.join(folder, "pyvenv.cfg"), encoding="utf-8", errors="replace") as f:
-            made = any(line.split("=")[0].strip() == "home" for line in f)
-    except OSError:
-        return False
-    interpreters = ("bin/python", "bin/python3", "Scripts/python.exe")
-    return (
-        made
-        and any(os.path.exists(os.path.join(folder, name)) for name in interpreters)
-        and not os.path.exists(os.path.join(folder, "__init__.py"))
-    )
+    return sorted(name for name in found if an_environment(name))
 
 
 def excluded(patterns: Sequence[str]) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -502,9 +503,25 @@ def test_a_virtual_environment_no_ignore_rule_names_is_not_the_change(repo: Path
     # its change. A folder named alike without a pyvenv.cfg is the project's.
     write(repo / "py312" / "pyvenv.cfg", "home = /usr/bin\n")
     write(repo / "py312" / "lib" / "python3.12" / "site-packages" / "mod.py", "x = 1\n")
+    (repo / "py312" / "bin").mkdir()
+    (repo / "py312" / "bin" / "python").symlink_to(sys.executable)
     write(repo / "env" / "test_env.py", "def test_env():\n    pass\n")
+    # Red team 30: a pyvenv.cfg (and an interpreter) added to the tests' folder took the
+    # conftest.py beside it out of the change; nor is a folder with code at its top an
+    # environment.
+    for folder in ("tests", "fake"):
+        write(repo / folder / "pyvenv.cfg", "home = /usr/bin\n")
+        (repo / folder / "bin").mkdir()
+        (repo / folder / "bin" / "python").symlink_to(sys.executable)
+        write(repo / folder / "sub" / "conftest.py", "x = 1\n")
+    write(repo / "fake" / "conftest.py", "x = 1\n")
     found = Repo.find(repo)
     assert found is not None
     base = found.resolve_base()
     assert isinstance(base, Base)
-    assert sorted(found.change(base).files) == ["env/test_env.py"]
+    assert sorted(p for p in found.change(base).files if "pyvenv" not in p and "bin/" not in p) == [
+        "env/test_env.py",
+        "fake/conftest.py",
+        "fake/sub/conftest.py",
+        "tests/sub/conftest.py",
+    ]

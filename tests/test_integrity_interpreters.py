@@ -52,6 +52,34 @@ def test_a_python_replaced_by_a_script_is_found(tmp_path: Path) -> None:
     assert RULES["interpreter-replaced"].weight == "tampering"
 
 
+def test_a_python_that_is_another_program_is_found(tmp_path: Path) -> None:
+    # Red team 30: a compiled wrapper in `.venv/bin/python` ran the real interpreter, then
+    # rewrote the JUnit report; a program in a machine format, but not the Python the
+    # environment was made from (`home` in its pyvenv.cfg), neither linked nor copied.
+    venv = made_venv(tmp_path)
+    python = venv / "bin" / "python"
+    other = shutil.which("true") or "/bin/true"
+    python.unlink()
+    shutil.copy(other, python)
+    (found,) = findings(tmp_path, running(venv))
+    assert found.path == ".venv/bin/python"
+    assert "is a program that is none of the Pythons its environment was made from" in (
+        found.message
+    )
+    python.unlink()
+    python.symlink_to(other)  # a link elsewhere is no better
+    assert [f.path for f in findings(tmp_path, running(venv))] == [".venv/bin/python"]
+
+
+def test_an_environment_of_copies_is_no_finding(tmp_path: Path) -> None:
+    venv = tmp_path / ".venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", "--copies", str(venv)], check=True
+    )
+    assert not (venv / "bin" / "python").is_symlink()
+    assert list(findings(tmp_path, running(venv))) == []
+
+
 def test_what_a_file_is_says_why(tmp_path: Path) -> None:
     text = tmp_path / "python3"
     text.write_text("print('hello')\n")

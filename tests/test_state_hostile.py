@@ -1,7 +1,9 @@
-"""The project's state folder in a shape agentgate did not make: never followed, fails closed."""
+"""The project's state folder in a shape agentgate did not make: never followed, set aside."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -20,28 +22,59 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-def test_a_state_folder_that_is_a_link_is_not_followed(
+def test_a_state_folder_that_is_a_link_is_set_aside_and_the_attempts_go_on(
     project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # Red team 30: `ln -s elsewhere .agentgate` made recording fail, and a failing verdict
+    # escalated, which let the agent stop at its first try.
+    main(["verify", "--task", "t"])
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
+    shutil.rmtree(project / ".agentgate")
     (project / ".agentgate").symlink_to(elsewhere)
+    capsys.readouterr()
     code = main(["verify", "--task", "t"])
     out, err = capsys.readouterr()
     assert list(elsewhere.iterdir()) == []  # nothing written where the link points
-    assert "is a symbolic link; remove it" in err
-    assert code == 3  # attempts cannot be counted: a failing verdict escalates, never loops
-    assert "ESCALATE" in out
+    assert "was a symbolic link; set aside as .agentgate.corrupt-" in err
+    assert code == 1 and "attempt 2 of 3" in out and "ESCALATE" not in out
+    [aside] = project.glob(".agentgate.corrupt-*")
+    assert aside.is_symlink() and aside.resolve() == elsewhere.resolve()  # the user's, kept
 
 
-def test_a_state_path_that_is_a_file_fails_closed(
+def test_a_state_path_that_is_a_file_is_set_aside(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (project / ".agentgate").write_text("not a folder")
-    assert main(["verify", "--task", "t"]) == 3
-    out, _ = capsys.readouterr()
-    assert "attempts could not be recorded" in out
-    assert (project / ".agentgate").read_text() == "not a folder"  # nothing of the user's lost
+    assert main(["verify", "--task", "t"]) == 1
+    out, err = capsys.readouterr()
+    assert "was not a folder; set aside as .agentgate.corrupt-" in err
+    assert "attempt 1 of 3" in out
+    [aside] = project.glob(".agentgate.corrupt-*")
+    assert aside.read_text() == "not a folder"  # nothing of the user's lost
+
+
+@pytest.mark.parametrize("kind", ["folder", "link", "pipe"])
+def test_something_else_in_the_historys_place_is_set_aside_and_the_attempts_go_on(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    # Red team 30: `mkdir .agentgate/history.jsonl` made the first failing stop escalate.
+    main(["verify", "--task", "t"])
+    history = project / ".agentgate" / "history.jsonl"
+    history.unlink()
+    if kind == "folder":
+        history.mkdir()
+    elif kind == "link":
+        history.symlink_to(tmp_path / "elsewhere.jsonl")
+    else:
+        os.mkfifo(history)
+    capsys.readouterr()
+    assert main(["verify", "--task", "t"]) == 1  # a pipe is never waited on either
+    out, err = capsys.readouterr()
+    assert "attempt 2 of 3" in out and "ESCALATE" not in out
+    assert "history.jsonl was not a regular file; set aside as history.jsonl.corrupt-" in err
+    assert history.is_file() and not (tmp_path / "elsewhere.jsonl").exists()
+    assert main(["stats"]) == 0
 
 
 @pytest.mark.parametrize(

@@ -238,7 +238,8 @@ def environment(folder: Path, *, package: bool = False) -> None:
     (folder / "bin").mkdir(parents=True)
     (folder / "bin" / "python").symlink_to(sys.executable)
     (folder / "pyvenv.cfg").write_text(f"home = {Path(sys.executable).parent}\n")
-    (folder / "bad.py").write_text("import os,sys\n")
+    (folder / "lib").mkdir()
+    (folder / "lib" / "bad.py").write_text("import os,sys\n")
     if package:
         (folder / "__init__.py").write_text("")
 
@@ -270,8 +271,8 @@ def test_flake8_leaves_out_virtual_environments_git_does_not_ignore(
     out = capfd.readouterr().out
     assert "code/mod.py:1:1: F401" in out
     assert ".venv" not in out and "env-3.11" not in out
-    assert "newpkg/bad.py" in out and "notes/bad.py" in out
-    assert ("code/bad.py" in out) is in_git
+    assert "newpkg/lib/bad.py" in out and "notes/bad.py" in out
+    assert ("code/lib/bad.py" in out) is in_git
 
 
 BROKEN_ON_PURPOSE = "import os,sys\nif True:\n\tx = 1\n"

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the witness imports this module in the tests' pytest: kept light there
     from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 from pytest_agentgate.texts import read_regular, read_regular_text
+from pytest_agentgate.venvs import an_environment
 
 RULE = "stale-bytecode"
 CACHE_DIR = "bytecode"
@@ -165,7 +166,7 @@ def _sourceless(
             for d in dirs
             if d not in _NOT_IMPORTED
             and not d.endswith(".egg-info")
-            and not (here / d / "pyvenv.cfg").is_file()
+            and not an_environment(here / d)
         )
         listing[here] = set(files)
     roots = _import_roots(root, listing)

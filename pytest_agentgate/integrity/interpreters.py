@@ -15,6 +15,7 @@ PE). One that is a script, or any other text, is no interpreter a tool installed
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -60,7 +61,7 @@ def findings(project: Path, environ: Mapping[str, str] | None = None) -> Iterato
         if venv not in running:
             continue
         for path in interpreters(venv):
-            made = not_a_program(path)
+            made = not_a_program(path) or not_the_base(path, venv)
             if made is None:
                 continue
             shown = Path(os.path.relpath(path, root)).as_posix()
@@ -88,6 +89,53 @@ def interpreters(venv: str) -> list[str]:
             os.path.join(venv, folder, n) for n in sorted(names) if _INTERPRETER.fullmatch(n)
         )
     return found
+
+
+def not_the_base(path: str, venv: str) -> str | None:
+    """What the program ``path`` is when it is not the Python ``venv`` was made from, the one
+    its ``pyvenv.cfg`` names as ``home``: neither a link into that folder (or to what one of
+    its interpreters links to), nor a copy of one of them, byte for byte (red team 30: a
+    compiled wrapper that ran the real interpreter and then rewrote the JUnit report). None
+    when it is, or when the environment names no home to compare with."""
+    home = _home(venv)
+    if home is None or not os.path.isdir(home):
+        return None
+    real = os.path.realpath(path)
+    folder = os.path.join(os.path.realpath(home), "")
+    if real.startswith(folder):
+        return None
+    try:
+        names = [n for n in os.listdir(home) if _INTERPRETER.fullmatch(n)]
+    except OSError:
+        return None
+    import filecmp
+
+    for name in names:
+        theirs = os.path.join(home, name)
+        if os.path.realpath(theirs) == real:
+            return None
+        with contextlib.suppress(OSError):
+            if os.path.getsize(theirs) == os.path.getsize(real) and filecmp.cmp(
+                theirs, real, shallow=False
+            ):
+                return None
+    return (
+        f"a program that is none of the Pythons its environment was made from (`home = {home}` "
+        "in its pyvenv.cfg), neither linked nor copied"
+    )
+
+
+def _home(venv: str) -> str | None:
+    """The ``home`` ``venv``'s ``pyvenv.cfg`` names: the folder of the Python it was made from."""
+    try:
+        with open(os.path.join(venv, "pyvenv.cfg"), encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, sep, value = line.partition("=")
+                if sep and key.strip().lower() == "home":
+                    return value.strip() or None
+    except OSError:
+        return None
+    return None
 
 
 def not_a_program(path: str) -> str | None:

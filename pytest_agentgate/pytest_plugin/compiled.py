@@ -427,6 +427,7 @@ def bytecode_reads() -> dict[str, str]:
 def _snapshot() -> None:
     """What each ``.py`` file of the watched folders outside the tests holds now."""
     from pytest_agentgate.testcode import is_test_code
+    from pytest_agentgate.venvs import an_environment
 
     for root in list(_watched):
         for folder, dirs, files in os.walk(root):
@@ -435,7 +436,7 @@ def _snapshot() -> None:
                 for d in dirs
                 if not d.startswith(".")
                 and d not in _NOT_WALKED
-                and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))
+                and not an_environment(os.path.join(folder, d))
             ]
             for name in files:
                 path = os.path.join(folder, name)

@@ -40,6 +40,7 @@ from pytest_agentgate.state.storage import (
     write_atomic,
 )
 from pytest_agentgate.texts import decode, universal_newlines
+from pytest_agentgate.venvs import an_environment
 from pytest_agentgate.verdict import json_text
 
 SNAPSHOT_DIR = "snapshots"
@@ -82,7 +83,7 @@ def project_files(root: Path) -> Iterator[tuple[str, Path]]:
             for d in dirs
             if d not in SKIPPED_DIRS
             and not d.endswith(".egg-info")
-            and not (here / d / "pyvenv.cfg").exists()
+            and not an_environment(here / d)
             and not (here / d).is_symlink()
         )
         for name in sorted(files):

@@ -132,9 +132,13 @@ class LocalStorage:
         return read_history_file(self.directory / HISTORY_FILE)
 
     def history_tail(self, size: int) -> str:
-        """The last ``size`` bytes of the history (decoded leniently); empty when there is none."""
+        """The last ``size`` bytes of the history (decoded leniently); empty when there is none,
+        or when something else is in its place (set aside when the next line is appended)."""
+        path = self.directory / HISTORY_FILE
         try:
-            with open(self.directory / HISTORY_FILE, "rb") as handle:
+            if not stat.S_ISREG(os.lstat(path).st_mode):
+                return ""
+            with open(path, "rb") as handle:
                 handle.seek(0, os.SEEK_END)
                 handle.seek(max(0, handle.tell() - size))
                 return handle.read().decode("utf-8", "replace")
@@ -408,13 +412,16 @@ def default_storage(root: Path) -> MirroredStorage:
 def ensure_state_dir(root: Path) -> Path:
     """``.agentgate/`` in the project, with a .gitignore so nothing in it is ever committed."""
     state = root / STATE_DIR
-    if state.is_symlink():
+    if state.is_symlink() or (os.path.lexists(state) and not state.is_dir()):
         # A link would put agentgate's state (and its reports) wherever the link points, a place
-        # the change chose: it is not followed, and recording fails closed.
-        raise OSError(
-            errno.ELOOP,
-            "is a symbolic link; remove it, agentgate keeps its state in a real folder",
-            str(state),
+        # the change chose: it is not followed. It (or a file in the folder's place) is set
+        # aside, and the attempts go on counting from agentgate's copy outside the project:
+        # failing closed let the agent stop at its first try (red team 30).
+        what = "a symbolic link" if state.is_symlink() else "not a folder"
+        aside = set_aside(state)
+        warn(
+            f"{state} was {what}; set aside as {aside.name}: agentgate keeps its state in a "
+            "real folder, and counts the attempts on from its copy outside the project"
         )
     state.mkdir(exist_ok=True)
     ignore = state / ".gitignore"
@@ -619,7 +626,13 @@ def append_line(path: Path, record: Mapping[str, Any]) -> None:
     never glues onto it.
     """
     line = json.dumps(record, ensure_ascii=True, separators=(",", ":")) + "\n"
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    with contextlib.suppress(FileNotFoundError):
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            # A folder, a link or a pipe in its place (red team 30: `mkdir history.jsonl` made
+            # the first failing stop escalate): set aside, as a corrupt state file is.
+            aside = set_aside(path)
+            warn(f"{path} was not a regular file; set aside as {aside.name}")
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
@@ -654,18 +667,25 @@ def read_state(directory: Path) -> dict[str, Any]:
         problem = "nested too deep to be agentgate's"
     if problem is None:
         return data  # type: ignore[no-any-return]
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    aside = directory / f"{STATE_FILE}.corrupt-{stamp}"
-    counter = 1
-    while aside.exists():
-        counter += 1
-        aside = directory / f"{STATE_FILE}.corrupt-{stamp}-{counter}"
-    os.replace(path, aside)
+    aside = set_aside(path)
     warn(
         f"{path} is corrupt: {problem}; set aside as {aside.name}, "
         "starting with no recorded attempts"
     )
     return empty_state()
+
+
+def set_aside(path: Path) -> Path:
+    """Move ``path`` (a file, a folder, a link: nothing followed) to ``NAME.corrupt-STAMP``
+    beside it, and say where: nothing of the user's is lost, and agentgate writes a new one."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    aside = path.with_name(f"{path.name}.corrupt-{stamp}")
+    counter = 1
+    while os.path.lexists(aside):
+        counter += 1
+        aside = path.with_name(f"{path.name}.corrupt-{stamp}-{counter}")
+    os.replace(path, aside)
+    return aside
 
 
 def _state_problem(data: Any) -> str | None:
@@ -699,8 +719,11 @@ def write_state(directory: Path, state: Mapping[str, Any]) -> None:
 
 
 def read_history_file(path: Path) -> list[dict[str, Any]]:
-    """Every readable history line. A torn or corrupt line is skipped with a warning."""
+    """Every readable history line. A torn or corrupt line is skipped with a warning; a folder,
+    a link or a pipe in the file's place holds none (and is never waited on)."""
     try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return []
         data = path.read_bytes()
     except FileNotFoundError:
         return []

@@ -1,0 +1,36 @@
+"""What a virtual environment is, for the readers that leave one out of the project's files.
+
+A folder the project holds is a virtual environment only when it holds one whole: a
+``pyvenv.cfg`` (a regular file) naming the Python it was made from (``home``), an interpreter in
+``bin`` (``Scripts`` on Windows), and no Python file at its top, where an environment keeps
+none. A ``pyvenv.cfg`` alone, added to a folder of the project's tests, took the conftest.py
+beside it out of the change (red team 30); the readers that walk the project
+(``git.Repo.change``, the integrity gate's bytecode walk, the witness's snapshot, the snapshot
+of a project outside git, the pinned-tool runner) all ask here.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+_INTERPRETERS = ("bin/python", "bin/python3", "Scripts/python.exe")
+
+
+def an_environment(folder: str | os.PathLike[str]) -> bool:
+    """Whether ``folder`` holds a virtual environment (see the module's docstring)."""
+    folder = os.fspath(folder)
+    config = os.path.join(folder, "pyvenv.cfg")
+    try:
+        if not stat.S_ISREG(os.lstat(config).st_mode):
+            return False
+        with open(config, encoding="utf-8", errors="replace") as handle:
+            made = any(line.partition("=")[0].strip().lower() == "home" for line in handle)
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    return (
+        made
+        and any(os.path.lexists(os.path.join(folder, name)) for name in _INTERPRETERS)
+        and not any(name.endswith((".py", ".pyc", ".pth")) for name in names)
+    )
