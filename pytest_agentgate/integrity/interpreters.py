@@ -96,7 +96,10 @@ def not_the_base(path: str, venv: str) -> str | None:
     its ``pyvenv.cfg`` names as ``home``: neither a link into that folder (or to what one of
     its interpreters links to), nor a copy of one of them, byte for byte (red team 30: a
     compiled wrapper that ran the real interpreter and then rewrote the JUnit report). None
-    when it is, or when the environment names no home to compare with."""
+    when it is, or when the environment names no home to compare with; on Windows, whose
+    environments run a launcher of their own (``venvlauncher``), never."""
+    if os.name != "posix":
+        return None
     home = _home(venv)
     if home is None or not os.path.isdir(home):
         return None
