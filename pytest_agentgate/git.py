@@ -971,19 +971,27 @@ def _env(index: Path | None = None) -> dict[str, str]:
 
 def side_by_side(calls: Sequence[Callable[[], _T]]) -> list[_T]:
     """Each call's result, in order; the calls run at once, one thread each but the first
-    (git processes mostly wait). A call must not raise: catch what it may."""
-    out: list[_T | None] = [None] * len(calls)
+    (git processes mostly wait). A call must not raise: catch what it may. A call whose
+    thread never ran it (a thread that could not start, or died first: under coverage.py,
+    Python 3.11's ``threading.settrace`` can raise in a new thread) runs here after the
+    others: an empty slot read as a result once let a count that fell pass."""
+    done: dict[int, _T] = {}
 
     def one(i: int) -> None:
-        out[i] = calls[i]()
+        done[i] = calls[i]()
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(1, len(calls))]
     for thread in threads:
-        thread.start()
+        with contextlib.suppress(RuntimeError):  # no thread to be had: run below
+            thread.start()
     one(0)
     for thread in threads:
-        thread.join()
-    return out  # type: ignore[return-value]  # every slot was filled
+        if thread.ident is not None:
+            thread.join()
+    for i in range(len(calls)):
+        if i not in done:
+            one(i)
+    return [done[i] for i in range(len(calls))]
 
 
 def _git_many(

@@ -1,18 +1,21 @@
 """What a virtual environment is, for the readers that leave one out of the project's files.
 
 A folder the project holds is a virtual environment only when it holds one whole: a
-``pyvenv.cfg`` (a regular file) naming the Python it was made from (``home``), an interpreter in
-``bin`` (``Scripts`` on Windows), and no Python file at its top, where an environment keeps
-none. A ``pyvenv.cfg`` alone, added to a folder of the project's tests, took the conftest.py
-beside it out of the change (red team 30); the readers that walk the project
-(``git.Repo.change``, the integrity gate's bytecode walk, the witness's snapshot, the snapshot
-of a project outside git, the pinned-tool runner) all ask here.
+``pyvenv.cfg`` (a regular file) naming the Python it was made from (``home``), an interpreter
+in ``bin`` (``Scripts`` on Windows), and nothing Python imports at its top (a module, an
+extension module, a ``.pth``), where an environment keeps none. A ``pyvenv.cfg`` alone, added
+to a folder of the project's tests, took the conftest.py beside it out of the change (red team
+30); the readers that walk the project (``git.Repo.change``, the integrity gate's bytecode
+walk, the witness's snapshot, the snapshot of a project outside git, the pinned-tool runner)
+all ask here.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+
+from pytest_agentgate.modules import module_stem
 
 _INTERPRETERS = ("bin/python", "bin/python3", "Scripts/python.exe")
 
@@ -32,5 +35,5 @@ def an_environment(folder: str | os.PathLike[str]) -> bool:
     return (
         made
         and any(os.path.lexists(os.path.join(folder, name)) for name in _INTERPRETERS)
-        and not any(name.endswith((".py", ".pyc", ".pth")) for name in names)
+        and not any(module_stem(name) is not None or name.endswith(".pth") for name in names)
     )

@@ -515,6 +515,11 @@ def test_a_virtual_environment_no_ignore_rule_names_is_not_the_change(repo: Path
         (repo / folder / "bin" / "python").symlink_to(sys.executable)
         write(repo / folder / "sub" / "conftest.py", "x = 1\n")
     write(repo / "fake" / "conftest.py", "x = 1\n")
+    # Red team 31: nor is one whose __init__ is an extension module (a `pytest/` of its own).
+    write(repo / "pytest" / "pyvenv.cfg", "home = /usr/bin\n")
+    (repo / "pytest" / "bin").mkdir()
+    (repo / "pytest" / "bin" / "python").symlink_to(sys.executable)
+    write(repo / "pytest" / "__init__.cpython-311-x86_64-linux-gnu.so", "\x7fELF")
     found = Repo.find(repo)
     assert found is not None
     base = found.resolve_base()
@@ -523,5 +528,27 @@ def test_a_virtual_environment_no_ignore_rule_names_is_not_the_change(repo: Path
         "env/test_env.py",
         "fake/conftest.py",
         "fake/sub/conftest.py",
+        "pytest/__init__.cpython-311-x86_64-linux-gnu.so",
         "tests/sub/conftest.py",
     ]
+
+
+@pytest.mark.parametrize("trouble", ["cannot-start", "dies-first"])
+def test_calls_whose_thread_never_ran_them_are_run_all_the_same(
+    trouble: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Under coverage.py, Python 3.11's `threading.settrace` can raise in a new thread before
+    # it runs its target: the empty slot was read as a result, and a test count that fell
+    # passed the integrity gate.
+    import threading
+
+    from pytest_agentgate.git import side_by_side
+
+    def cannot_start(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    if trouble == "cannot-start":
+        monkeypatch.setattr(threading.Thread, "start", cannot_start)
+    else:
+        monkeypatch.setattr(threading.Thread, "run", lambda self: None)
+    assert side_by_side([lambda: 1, lambda: None, lambda: 3]) == [1, None, 3]

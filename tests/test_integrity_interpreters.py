@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -69,6 +70,31 @@ def test_a_python_that_is_another_program_is_found(tmp_path: Path) -> None:
     python.unlink()
     python.symlink_to(other)  # a link elsewhere is no better
     assert [f.path for f in findings(tmp_path, running(venv))] == [".venv/bin/python"]
+
+
+@pytest.mark.parametrize("home", ["own-bin", "nowhere", "none"])
+def test_a_home_that_names_no_python_outside_the_environment_is_no_alibi(
+    tmp_path: Path, home: str
+) -> None:
+    # Red team 31: the wrapper passed once pyvenv.cfg's `home` named the environment's own
+    # `bin`; `home = /nonexistent` and no `home` hid it too (Python starts all the same).
+    venv = made_venv(tmp_path)
+    python = venv / "bin" / "python"
+    python.unlink()
+    shutil.copy(shutil.which("true") or "/bin/true", python)
+    config = venv / "pyvenv.cfg"
+    lines = [line for line in config.read_text().splitlines() if not line.startswith("home")]
+    named = {"own-bin": [f"home = {venv / 'bin'}"], "nowhere": ["home = /nonexistent"]}
+    config.write_text("\n".join(named.get(home, []) + lines) + "\n")
+    found = {f.path: f.message for f in findings(tmp_path, running(venv))}
+    assert "names no Python it was made from outside it" in found[".venv/bin/python"]
+
+
+def test_the_environment_agentgate_runs_in_is_compared_with_the_python_it_found() -> None:
+    # Its pyvenv.cfg is not asked: the interpreter found its standard library by itself.
+    from pytest_agentgate.integrity.interpreters import _made_from
+
+    assert _made_from(sys.prefix) == os.path.join(sys.base_prefix, "bin")
 
 
 def test_an_environment_of_copies_is_no_finding(tmp_path: Path) -> None:

@@ -154,6 +154,9 @@ def test_a_workflow_may_set_where_agentgate_keeps_its_state(tmp_path: Path) -> N
         ({"coverage/__init__.py": "", "coverage/__main__.py": "print()\n"}, "coverage/"),
         ({"ruff.py": "print('[]')\n"}, "ruff.py"),
         ({"pytest.py": ""}, "pytest.py"),
+        # Red team 31: a package whose __init__ is an extension module, and a sourceless pyc.
+        ({"pytest/__init__.cpython-311-x86_64-linux-gnu.so": "\x7fELF"}, "pytest/"),
+        ({"coverage.pyc": ""}, "coverage.pyc"),
     ],
 )
 def test_a_tool_shadowed_at_the_projects_root_is_a_finding(

@@ -727,7 +727,12 @@ def test_a_module_named_like_the_standard_librarys_in_a_folder_of_samples_is_no_
 
 
 @pytest.mark.parametrize(
-    "added", ["cmd.cpython-311-x86_64-linux-gnu.so", "src/pdb.cpython-311-x86_64-linux-gnu.so"]
+    "added",
+    [
+        "cmd.cpython-311-x86_64-linux-gnu.so",
+        "src/pdb.cpython-311-x86_64-linux-gnu.so",
+        "cmd/__init__.cpython-311-x86_64-linux-gnu.so",  # red team 31: a package's __init__
+    ],
 )
 def test_a_compiled_module_at_the_top_named_like_the_standard_librarys_is_a_finding(
     tmp_path: Path, added: str

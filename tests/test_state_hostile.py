@@ -54,6 +54,33 @@ def test_a_state_path_that_is_a_file_is_set_aside(
     assert aside.read_text() == "not a folder"  # nothing of the user's lost
 
 
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [("ledger.lock", "folder"), ("ledger.lock", "link"), (".gitignore", "link")],
+)
+def test_something_else_in_the_place_of_the_lock_or_gitignore_is_set_aside(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, kind: str
+) -> None:
+    # Red team 31: a folder (or a link to nothing) in the place of the ledger's lock file, or
+    # of `.agentgate/.gitignore`, made the first failing stop escalate; a link was written
+    # through, outside the project.
+    main(["verify", "--task", "t"])
+    path = project / ".agentgate" / name
+    path.unlink()
+    target = tmp_path / "elsewhere" / name
+    target.parent.mkdir()
+    if kind == "folder":
+        path.mkdir()
+    else:
+        path.symlink_to(target)
+    capsys.readouterr()
+    assert main(["verify", "--task", "t"]) == 1
+    out, err = capsys.readouterr()
+    assert "attempt 2 of 3" in out and "ESCALATE" not in out
+    assert f"{name} was not a regular file; set aside as {name}.corrupt-" in err
+    assert path.is_file() and not path.is_symlink() and not target.exists()
+
+
 @pytest.mark.parametrize("kind", ["folder", "link", "pipe"])
 def test_something_else_in_the_historys_place_is_set_aside_and_the_attempts_go_on(
     project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the witness imports this module in the tests' pytest: kept light there
     from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+from pytest_agentgate.modules import is_package_init
 from pytest_agentgate.texts import read_regular, read_regular_text
 from pytest_agentgate.venvs import an_environment
 
@@ -202,7 +203,9 @@ def _sourceless(
 
 
 def _is_package(names: set[str]) -> bool:
-    return "__init__.py" in names or "__init__.pyc" in names
+    """Whether a folder holding ``names`` is a package: an ``__init__`` of any suffix Python
+    imports (an extension module's too: red team 31)."""
+    return any(is_package_init(name) for name in names)
 
 
 def _import_roots(root: Path, listing: dict[Path, set[str]]) -> set[Path]:

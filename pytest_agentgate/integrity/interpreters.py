@@ -100,9 +100,12 @@ def not_the_base(path: str, venv: str) -> str | None:
     environments run a launcher of their own (``venvlauncher``), never."""
     if os.name != "posix":
         return None
-    home = _home(venv)
-    if home is None or not os.path.isdir(home):
-        return None
+    home = _made_from(venv)
+    if home is None:
+        return (
+            "a program in an environment whose pyvenv.cfg names no Python it was made from "
+            f"outside it (`home = {_home(venv)}`), to compare it with"
+        )
     real = os.path.realpath(path)
     folder = os.path.join(os.path.realpath(home), "")
     if real.startswith(folder):
@@ -126,6 +129,20 @@ def not_the_base(path: str, venv: str) -> str | None:
         f"a program that is none of the Pythons its environment was made from (`home = {home}` "
         "in its pyvenv.cfg), neither linked nor copied"
     )
+
+
+def _made_from(venv: str) -> str | None:
+    """The folder of the Python ``venv`` was made from. For the environment agentgate runs in,
+    the one whose standard library its interpreter found (``sys.base_prefix``), which no line
+    of pyvenv.cfg decides (red team 31: `home` pointed at the environment's own `bin`, where a
+    wrapper was); for another, its pyvenv.cfg's ``home``, when that is a folder outside it."""
+    if os.path.realpath(sys.prefix) == os.path.realpath(venv):
+        return os.path.join(sys.base_prefix, "bin")
+    home = _home(venv)
+    if home is None or not os.path.isdir(home):
+        return None
+    inside = os.path.join(os.path.realpath(venv), "")
+    return None if os.path.join(os.path.realpath(home), "").startswith(inside) else home
 
 
 def _home(venv: str) -> str | None:

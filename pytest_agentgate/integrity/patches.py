@@ -18,6 +18,7 @@ tests patch it as tests do (agentgate's own suite patches agentgate).
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
@@ -88,24 +89,34 @@ RUN_AS_MODULES = TOOLS | {"ruff", "mypy", "pylint", "flake8", "pycodestyle", "py
 
 def shadowing(scan: Scan) -> Iterator[IntegrityFinding]:
     """Modules the change adds at the project's root under a tool's name."""
+    from pytest_agentgate.modules import is_package_init, module_stem
+
     seen: set[str] = set()
     for path, status in sorted(scan.touched.items()):
         if status == "deleted":
             continue
         top, _, rest = path.partition("/")
-        name = top[:-3] if not rest and top.endswith(".py") else top if rest else ""
+        name = (module_stem(top) or "") if not rest else top
         if name not in RUN_AS_MODULES or name in seen:
             continue
-        if rest and not (scan.root / top / "__init__.py").is_file():
-            continue  # a folder without __init__.py: the installed package still wins
-        if scan.sources.at_base(f"{top}/__init__.py" if rest else top) is not None:
+        where = top
+        if rest:
+            try:
+                inits = sorted(n for n in os.listdir(scan.root / top) if is_package_init(n))
+            except OSError:
+                inits = []
+            if not inits:
+                continue  # a folder with no __init__: the installed package still wins
+            # Any __init__ Python imports, an extension module's too (red team 31).
+            where = f"{top}/{inits[0]}"
+        if scan.sources.at_base(where) is not None:
             continue  # the project's own, at the base too
         seen.add(name)
         yield IntegrityFinding(
             RULE,
             f"{top}{'/' if rest else ''} at the project's root shadows the installed {name}: "
             f"`python -m {name}` runs the project's copy",
-            f"{top}/__init__.py" if rest else top,
+            where,
         )
 
 

@@ -50,6 +50,7 @@ from pytest_agentgate.integrity.patches import (
     dotted_name,
     parse_python,
 )
+from pytest_agentgate.modules import is_package_init
 from pytest_agentgate.testcode import is_test_code
 from pytest_agentgate.texts import decode, read_regular
 
@@ -1805,8 +1806,10 @@ def _standard_library_shadowed(scan: Scan) -> Iterator[IntegrityFinding]:
         parts = PurePosixPath(path).parts
         if parts[:1] == ("src",):
             parts = parts[1:]
-        if len(parts) == 2 and parts[1] == "__init__.py":
-            name, kind = parts[0], ".py"  # a package (red team 20: `cmd/__init__.py`)
+        if len(parts) == 2 and is_package_init(parts[1]):
+            # A package (red team 20: `cmd/__init__.py`; red team 31: its `__init__` an
+            # extension module).
+            name, kind = parts[0], ".py" if parts[1].endswith(".py") else ".so"
         elif len(parts) == 1:
             name, kind = parts[0].split(".", 1)[0], PurePosixPath(parts[0]).suffix
             if parts[0].endswith(".pyc"):

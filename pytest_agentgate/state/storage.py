@@ -425,6 +425,7 @@ def ensure_state_dir(root: Path) -> Path:
         )
     state.mkdir(exist_ok=True)
     ignore = state / ".gitignore"
+    made_regular(ignore)  # a link is never written through
     if not ignore.exists():
         ignore.write_text("# Written by agentgate: its reports and state are never committed.\n*\n")
     return state
@@ -504,7 +505,8 @@ def locked(
     which names the process that holds the lock when the system says. ``wait_for``: past
     ``wait_s``, whether to go on waiting for that holder (its :func:`lock_holder` text)."""
     path = directory / LOCK_FILE
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    made_regular(path)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
         if wait_s is None:
             _lock(fd)
@@ -626,12 +628,7 @@ def append_line(path: Path, record: Mapping[str, Any]) -> None:
     never glues onto it.
     """
     line = json.dumps(record, ensure_ascii=True, separators=(",", ":")) + "\n"
-    with contextlib.suppress(FileNotFoundError):
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            # A folder, a link or a pipe in its place (red team 30: `mkdir history.jsonl` made
-            # the first failing stop escalate): set aside, as a corrupt state file is.
-            aside = set_aside(path)
-            warn(f"{path} was not a regular file; set aside as {aside.name}")
+    made_regular(path)
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
         size = os.fstat(fd).st_size
@@ -673,6 +670,20 @@ def read_state(directory: Path) -> dict[str, Any]:
         "starting with no recorded attempts"
     )
     return empty_state()
+
+
+def made_regular(path: Path) -> None:
+    """Set aside whatever is at ``path`` that is no regular file (a folder, a link, a pipe),
+    so that agentgate writes a file of its own there: something else in the place of one of
+    its files made every verdict unrecordable, and a failing one escalated at the first stop
+    (red team 30: `history.jsonl`; red team 31: `ledger.lock`, `.gitignore`)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        aside = set_aside(path)
+        warn(f"{path} was not a regular file; set aside as {aside.name}")
 
 
 def set_aside(path: Path) -> Path:
