@@ -24,6 +24,7 @@ files at the change's base, whose linter is the law: project.py); nothing runs.
 from __future__ import annotations
 
 import configparser
+import posixpath
 import re
 import shlex
 from dataclasses import dataclass
@@ -291,32 +292,59 @@ def _ruff_config(files: Files) -> str | None:
 
 def _ruff_choice(files: Files) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """For a ruff configuration that selects no rules (``select``, at its top or under
-    ``lint``) and extends no other file: the rules it adds to the defaults (``extend-select``)
-    and those it ignores (``ignore``, ``extend-ignore``). None where it chooses its rules, or
-    may in a file it extends: the defaults it meant are then beside the point."""
+    ``lint``), nor does any file it extends (``extend``, followed in the project): the rules
+    they add to the defaults (``extend-select``) and those they ignore (``ignore``,
+    ``extend-ignore``). None where one chooses its rules, or the chain leaves the project or
+    cannot be read: the defaults it meant are then beside the point."""
     for name, table in (
         ("ruff.toml", ()),
         (".ruff.toml", ()),
         ("pyproject.toml", ("tool", "ruff")),
     ):
-        text = files.read(name)
-        if text is None:
+        data = _ruff_table(files, name, table)
+        if data is None:
             continue
-        data: Any = toml_document(text)
-        for key in table:
-            data = data.get(key) if isinstance(data, dict) else None
-        if not isinstance(data, dict):
-            continue
-        lint = data.get("lint")
-        tables = [data, lint] if isinstance(lint, dict) else [data]
-        if "extend" in data or any("select" in t for t in tables):
-            return None
-        extended = tuple(r for t in tables for r in _strings(t.get("extend-select")))
-        ignored = tuple(
-            r for t in tables for key in ("ignore", "extend-ignore") for r in _strings(t.get(key))
-        )
-        return extended, ignored
+        extended: list[str] = []
+        ignored: list[str] = []
+        for _ in range(8):  # a chain of extends, nearest first; a loop is cut short
+            lint = data.get("lint")
+            tables = [data, lint] if isinstance(lint, dict) else [data]
+            if any("select" in t for t in tables):
+                return None
+            extended[:0] = [r for t in tables for r in _strings(t.get("extend-select"))]
+            ignored[:0] = [
+                r
+                for t in tables
+                for key in ("ignore", "extend-ignore")
+                for r in _strings(t.get(key))
+            ]
+            parent = data.get("extend")
+            if parent is None:
+                return tuple(extended), tuple(ignored)
+            if not isinstance(parent, str) or parent.startswith(("/", "~")) or ".." in parent:
+                return None
+            name = posixpath.normpath(posixpath.join(posixpath.dirname(name), parent))
+            data = _ruff_table(
+                files, name, ("tool", "ruff") if name.endswith("pyproject.toml") else ()
+            )
+            if data is None:
+                # zipp's `extend = "pyproject.toml"` where pyproject.toml has no [tool.ruff]
+                if files.read(name) is None:
+                    return None
+                return tuple(extended), tuple(ignored)
+        return None
     return None  # no configuration read: nothing to choose for it
+
+
+def _ruff_table(files: Files, name: str, table: tuple[str, ...]) -> dict[str, Any] | None:
+    """The ruff settings of the file ``name`` (under ``table`` in it); None when it has none."""
+    text = files.read(name)
+    if text is None:
+        return None
+    data: Any = toml_document(text)
+    for key in table:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else None
 
 
 def _ini_config(files: Files, tool: str) -> str | None:

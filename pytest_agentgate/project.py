@@ -240,7 +240,8 @@ def _not_compiled(law: Files) -> str | None:
         match = re.match(r"\(\?[aiLmsux]+\)", exclude)
         if match is not None:
             flags, exclude = match.group(), exclude[match.end() :]
-        found.append(f"(?:{exclude})")
+        # A verbose expression may end in a comment, which would swallow the group's close.
+        found.append(f"(?:{exclude}\n)" if "x" in flags else f"(?:{exclude})")
     names = _kept_out(law)
     if names:
         globs = "|".join(

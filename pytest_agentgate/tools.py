@@ -227,6 +227,44 @@ def _environments() -> list[str]:
     return sorted(name for name in found if an_environment(name))
 
 
+def _flake8_extend_exclude() -> list[str]:
+    """The ``extend-exclude`` of the configuration flake8 reads in this folder (the first of
+    setup.cfg, tox.ini and .flake8 with a ``[flake8]`` section; else ``[tool.flake8]`` in
+    pyproject.toml, which flake8-pyproject gives it): a ``--extend-exclude`` on the command
+    line replaces it, and the project's vendored code was linted (review 18)."""
+    import configparser
+
+    for name in ("setup.cfg", "tox.ini", ".flake8"):
+        parser = configparser.RawConfigParser()
+        try:
+            parser.read(name, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError):
+            continue
+        if parser.has_section("flake8"):
+            for key in ("extend-exclude", "extend_exclude"):
+                if parser.has_option("flake8", key):
+                    return [v for v in re.split(r"[,\s]+", parser.get("flake8", key)) if v]
+            return []
+    from pytest_agentgate.texts import toml_document
+
+    try:
+        with open("pyproject.toml", encoding="utf-8") as handle:
+            document = toml_document(handle.read()) or {}
+    except (OSError, UnicodeDecodeError):
+        return []
+    table = (
+        document.get("tool", {}).get("flake8") if isinstance(document.get("tool"), dict) else None
+    )
+    value = (
+        table.get("extend-exclude", table.get("extend_exclude"))
+        if isinstance(table, dict)
+        else None
+    )
+    if isinstance(value, str):
+        return [v for v in re.split(r"[,\s]+", value) if v]
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
 def excluded(patterns: Sequence[str]) -> list[str]:
     """The project's files (tracked, or new and not ignored) that one of ``patterns``, the
     regular expressions of pre-commit's ``exclude:``, matches (``re.search`` on the path from
@@ -274,7 +312,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ToolError(f"--exclude-regex: {name} is not given files to leave out")
         if name in ("flake8", "ruff") and rest[-1:] == ["."]:
             left_out = excluded(patterns) + _environments()
-            left_out += _ignored_folders() if name == "flake8" else []
+            if name == "flake8":
+                # flake8's --extend-exclude replaces its configuration's: both are given.
+                left_out += _ignored_folders() + _flake8_extend_exclude()
             if left_out:
                 rest = [*rest[:-1], "--extend-exclude", ",".join(sorted(set(left_out))), "."]
         line, env = command(name, version, rest, plugins)

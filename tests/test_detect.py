@@ -435,6 +435,12 @@ def test_files_the_projects_pre_commit_gives_no_hook_are_not_compiled(repo: Path
     assert build.startswith("python -m compileall -q -x '(?x)(?:^(\n")
     command = [sys.executable, *shlex.split(build)[1:]]
     assert subprocess.run(command, cwd=repo, capture_output=True, check=False).returncode == 0
+    # A verbose one that ends in a comment, with no newline after it (review 18).
+    (repo / ".pre-commit-config.yaml").write_text(
+        "exclude: |-\n  (?x)^(\n    testing/data/\n  )  # inputs, broken on purpose\nrepos: []\n"
+    )
+    command = [sys.executable, *shlex.split(python_defaults(repo)["gates"]["build"]["command"])[1:]]
+    assert subprocess.run(command, cwd=repo, capture_output=True, check=False).returncode == 0
     # pre-commit's default, and an expression Python cannot compile, leave nothing out.
     for exclude in ("^$", "^(testing"):
         (repo / ".pre-commit-config.yaml").write_text(f"exclude: '{exclude}'\nrepos: []\n")

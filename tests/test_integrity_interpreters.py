@@ -97,6 +97,37 @@ def test_the_environment_agentgate_runs_in_is_compared_with_the_python_it_found(
     assert _made_from(sys.prefix) == os.path.join(sys.base_prefix, "bin")
 
 
+def test_a_python_elsewhere_in_the_installation_is_the_base(tmp_path: Path) -> None:
+    # Review 18: virtualenv on a macOS framework links `bin/python` to the installation's
+    # `Resources/Python.app/Contents/MacOS/Python`, outside `home`; a program of another name
+    # there is no Python. A copy that differs says how to copy it again.
+    venv = made_venv(tmp_path)
+    installation = tmp_path / "framework"
+    (installation / "bin").mkdir(parents=True)
+    (installation / "Resources").mkdir()
+    program = shutil.which("true") or "/bin/true"
+    for name in ("bin/python3", "Resources/Python"):
+        shutil.copy(program, installation / name)
+    shutil.copy(shutil.which("false") or "/bin/false", installation / "Resources" / "helper")
+    config = venv / "pyvenv.cfg"
+    lines = [line for line in config.read_text().splitlines() if not line.startswith("home")]
+    config.write_text("\n".join([f"home = {installation / 'bin'}", *lines]) + "\n")
+    python = venv / "bin" / "python"
+    for name in ("python3", "python3." + str(sys.version_info[1])):
+        (venv / "bin" / name).unlink(missing_ok=True)
+        (venv / "bin" / name).symlink_to(installation / "bin" / "python3")
+    python.unlink()
+    python.symlink_to(installation / "Resources" / "Python")
+    assert list(findings(tmp_path, running(venv))) == []
+    python.unlink()
+    python.symlink_to(installation / "Resources" / "helper")
+    assert [f.path for f in findings(tmp_path, running(venv))] == [".venv/bin/python"]
+    python.unlink()
+    shutil.copy(shutil.which("false") or "/bin/false", python)
+    (found,) = findings(tmp_path, running(venv))
+    assert "`python -m venv --upgrade` copies it again" in found.message
+
+
 def test_an_environment_of_copies_is_no_finding(tmp_path: Path) -> None:
     venv = tmp_path / ".venv"
     subprocess.run(

@@ -173,6 +173,23 @@ def test_a_tool_shadowed_at_the_projects_root_is_a_finding(
     ) in rules
 
 
+@pytest.mark.parametrize("top", ["", "src/"])
+def test_a_dependency_of_pytest_added_at_the_top_is_a_finding(tmp_path: Path, top: str) -> None:
+    # Red team 20 copied iniconfig into the project's top; the run-time check lets a project's
+    # own package of that name be (review 18: iniconfig is a project too), so the change that
+    # adds one is judged here.
+    files = {f"{top}iniconfig/__init__.py": "x = 1\n"}
+    (tmp_path / top / "iniconfig").mkdir(parents=True)
+    (tmp_path / top / "iniconfig" / "__init__.py").write_text("x = 1\n")
+    where = "src/" if top else "root"
+    assert (
+        "result-rewritten",
+        f"{top}iniconfig/ at the project's {where} shadows the installed iniconfig: pytest "
+        "imports it in every run, and runs the project's copy",
+    ) in found(tmp_path, {}, files)
+    assert found(tmp_path, files, files) == []  # the project's own, at the base
+
+
 def test_what_does_not_shadow_a_tool_is_fine(tmp_path: Path) -> None:
     (tmp_path / "coverage").mkdir()  # no __init__.py: the installed package wins
     files = {"coverage/notes.md": "x", "src/ruff.py": "", "tests/pytest_helpers.py": ""}

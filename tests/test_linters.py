@@ -241,6 +241,22 @@ def test_a_ruff_configuration_that_selects_no_rules_gets_the_defaults_it_was_wri
         "[tool.ruff.lint]\nignore = ['E731']\n"
     )
     assert "ruff==0.17.6 check --no-fix " in lint_command(project)[0]
+    # Review 18, zipp: `ruff.toml` extends a pyproject.toml that has no [tool.ruff]; a chain
+    # is followed, the nearer file's choices last.
+    (project / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (project / "ruff.toml").write_text(
+        "extend = 'pyproject.toml'\n\n[lint]\nextend-select = ['C901']\nignore = ['E731']\n"
+    )
+    assert (
+        " -m ruff check --select E4,E7,E9,F,C901 --ignore E731 --no-fix "
+        in (lint_command(project)[0])
+    )
+    (project / "ruff.toml").write_text("extend = 'lint/base.toml'\nextend-select = ['I']\n")
+    (project / "lint").mkdir()
+    (project / "lint" / "base.toml").write_text("[lint]\nextend-select = ['B']\n")
+    assert " -m ruff check --select E4,E7,E9,F,B,I --no-fix " in lint_command(project)[0]
+    (project / "lint" / "base.toml").write_text("[lint]\nselect = ['B']\n")
+    assert " -m ruff check --no-fix " in lint_command(project)[0]
 
 
 def test_a_pin_in_the_dev_dependencies_sets_the_configured_tools_version(project: Path) -> None:

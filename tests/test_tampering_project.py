@@ -1268,6 +1268,17 @@ def test_a_standard_library_module_the_run_imports_from_the_project_is_found(
     ]
 
 
+def test_a_project_that_is_a_dependency_of_pytest_is_its_own(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review 18: iniconfig (and packaging) are projects too, tested from their own `src/`; one
+    # the change adds is the integrity gate's to find (patches.shadowing).
+    (project / "src" / "iniconfig").mkdir(parents=True)
+    (project / "src" / "iniconfig" / "__init__.py").write_text("x = 1\n")
+    load("iniconfig", project / "src" / "iniconfig" / "__init__.py", monkeypatch)
+    assert [e for e in replaced(project=str(project)) if e.startswith("iniconfig ")] == []
+
+
 def test_the_projects_modules_imported_as_the_tools_started_are_found(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

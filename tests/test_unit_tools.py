@@ -275,6 +275,37 @@ def test_flake8_leaves_out_virtual_environments_git_does_not_ignore(
     assert ("code/lib/bad.py" in out) is in_git
 
 
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        (".flake8", "[flake8]\nextend-exclude =\n    invoice/_vendor,\n    build\n"),
+        ("setup.cfg", "[flake8]\nextend_exclude = invoice/_vendor build\n"),
+        ("pyproject.toml", "[tool.flake8]\nextend-exclude = ['invoice/_vendor']\n"),
+    ],
+)
+def test_flake8_keeps_its_configurations_extend_exclude(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+    name: str,
+    text: str,
+) -> None:
+    # Review 18: the runner's --extend-exclude (a git-ignored .venv) replaced the project's
+    # own, and its vendored code was linted.
+    monkeypatch.chdir(tmp_path)
+    subprocess.run(["git", "init", "-q"], check=True)
+    (tmp_path / ".gitignore").write_text(".venv/\n")
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / name).write_text(text)
+    (tmp_path / "invoice" / "_vendor").mkdir(parents=True)
+    (tmp_path / "invoice" / "_vendor" / "upstream.py").write_text("import os,sys\n")
+    (tmp_path / "invoice" / "tax.py").write_text("import json\n")
+    assert tools._flake8_extend_exclude()[:1] == ["invoice/_vendor"]
+    main(["flake8", "."])
+    out = capfd.readouterr().out
+    assert "invoice/tax.py:1:1: F401" in out and "_vendor" not in out
+
+
 BROKEN_ON_PURPOSE = "import os,sys\nif True:\n\tx = 1\n"
 
 

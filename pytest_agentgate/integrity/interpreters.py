@@ -92,12 +92,13 @@ def interpreters(venv: str) -> list[str]:
 
 
 def not_the_base(path: str, venv: str) -> str | None:
-    """What the program ``path`` is when it is not the Python ``venv`` was made from, the one
-    its ``pyvenv.cfg`` names as ``home``: neither a link into that folder (or to what one of
-    its interpreters links to), nor a copy of one of them, byte for byte (red team 30: a
-    compiled wrapper that ran the real interpreter and then rewrote the JUnit report). None
-    when it is, or when the environment names no home to compare with; on Windows, whose
-    environments run a launcher of their own (``venvlauncher``), never."""
+    """What the program ``path`` is when it is not the Python ``venv`` was made from (see
+    :func:`_made_from`): neither a link into that folder (or to what one of its interpreters
+    links to, or to a Python elsewhere in its installation: a macOS framework's
+    `Resources/Python.app/Contents/MacOS/Python`), nor a copy of one of them, byte for byte
+    (red team 30: a compiled wrapper that ran the real interpreter and then rewrote the JUnit
+    report). None when it is; on Windows, whose environments run a launcher of their own
+    (``venvlauncher``), never."""
     if os.name != "posix":
         return None
     home = _made_from(venv)
@@ -109,6 +110,9 @@ def not_the_base(path: str, venv: str) -> str | None:
     real = os.path.realpath(path)
     folder = os.path.join(os.path.realpath(home), "")
     if real.startswith(folder):
+        return None
+    installation = os.path.join(os.path.dirname(os.path.realpath(home)), "")
+    if real.startswith(installation) and _INTERPRETER.fullmatch(os.path.basename(real)):
         return None
     try:
         names = [n for n in os.listdir(home) if _INTERPRETER.fullmatch(n)]
@@ -125,9 +129,16 @@ def not_the_base(path: str, venv: str) -> str | None:
                 theirs, real, shallow=False
             ):
                 return None
+    copied = not os.path.islink(path)
     return (
-        f"a program that is none of the Pythons its environment was made from (`home = {home}` "
-        "in its pyvenv.cfg), neither linked nor copied"
+        f"a program that is none of the Pythons its environment was made from ({home}), "
+        "neither linked nor copied"
+        + (
+            " (a copy made before that Python was upgraded in place? `python -m venv "
+            "--upgrade` copies it again)"
+            if copied
+            else ""
+        )
     )
 
 

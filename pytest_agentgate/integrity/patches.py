@@ -85,6 +85,10 @@ def only_adds(dotted: str) -> bool:
 # What the gates run as ``python -m NAME``: a module or package of that name the change adds at
 # the project's root is imported in place of the installed one (the current folder comes first).
 RUN_AS_MODULES = TOOLS | {"ruff", "mypy", "pylint", "flake8", "pycodestyle", "pyflakes"}
+# What pytest imports of its dependencies in every run (red team 20 copied `iniconfig` into the
+# project's top with a payload): a package of that name the change adds at the project's top,
+# or at the top of `src/`, is imported in place of the installed one.
+TOOLS_NEEDS = frozenset({"iniconfig", "packaging", "pygments", "exceptiongroup", "tomli"})
 
 
 def shadowing(scan: Scan) -> Iterator[IntegrityFinding]:
@@ -95,10 +99,13 @@ def shadowing(scan: Scan) -> Iterator[IntegrityFinding]:
     for path, status in sorted(scan.touched.items()):
         if status == "deleted":
             continue
-        top, _, rest = path.partition("/")
+        src = path.startswith("src/")
+        top, _, rest = path.removeprefix("src/").partition("/")
         name = (module_stem(top) or "") if not rest else top
-        if name not in RUN_AS_MODULES or name in seen:
+        wanted = TOOLS_NEEDS if src else RUN_AS_MODULES | TOOLS_NEEDS
+        if name not in wanted or name in seen:
             continue
+        top = f"src/{top}" if src else top
         where = top
         if rest:
             try:
@@ -112,10 +119,15 @@ def shadowing(scan: Scan) -> Iterator[IntegrityFinding]:
         if scan.sources.at_base(where) is not None:
             continue  # the project's own, at the base too
         seen.add(name)
+        how = (
+            f"`python -m {name}` runs the project's copy"
+            if name in RUN_AS_MODULES
+            else "pytest imports it in every run, and runs the project's copy"
+        )
         yield IntegrityFinding(
             RULE,
-            f"{top}{'/' if rest else ''} at the project's root shadows the installed {name}: "
-            f"`python -m {name}` runs the project's copy",
+            f"{top}{'/' if rest else ''} at the project's "
+            f"{'src/' if src else 'root'} shadows the installed {name}: {how}",
             where,
         )
 

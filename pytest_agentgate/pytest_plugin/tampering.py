@@ -1547,21 +1547,20 @@ def _test_code(relative: str) -> bool:
     return relative.startswith("..") or is_test_code(relative.replace(os.sep, "/"))
 
 
-# What pytest imports of its dependencies in every run (red team 20 copied `iniconfig` into
-# the project's top with a payload).
-_TOOLS_NEEDS = frozenset({"iniconfig", "packaging", "pygments", "exceptiongroup", "tomli"})
-
-
 def _shadows(project: str) -> Iterator[tuple[str, str]]:
     """The tools' top-level modules loaded from a file of the project that is not its own
     package of that name (``<project>/NAME/`` or ``<project>/src/NAME/``), and the standard
     library's loaded from any file of the project (red teams 19 and 20: a `cmd.py` or
     `cmd/__init__.py` at the project's top, which pytest's `pdb` imports, patched the function
     under test). What the run imported, not what a name could clash with."""
+    from pytest_agentgate.integrity.patches import TOOLS_NEEDS
+
     root = _real(project)
     stdlib = frozenset(getattr(sys, "stdlib_module_names", ())) - {"__main__"}
-    stdlib |= _TOOLS_NEEDS  # the test tools' own dependencies, as much theirs as their code
-    for name in sorted(TOOLS | stdlib):
+    # The test tools' own dependencies, as much theirs as their code: the project's own package
+    # of that name is its own (review 18: iniconfig and packaging are projects too); one the
+    # change adds is the integrity gate's `result-rewritten` (patches.shadowing).
+    for name in sorted(TOOLS | TOOLS_NEEDS | stdlib):
         module = sys.modules.get(name)
         where = getattr(module, "__file__", None)
         if not isinstance(where, str) or not _inside(where, (root,)):
