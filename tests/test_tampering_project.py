@@ -1273,9 +1273,19 @@ def test_a_project_that_is_a_dependency_of_pytest_is_its_own(
 ) -> None:
     # Review 18: iniconfig (and packaging) are projects too, tested from their own `src/`; one
     # the change adds is the integrity gate's to find (patches.shadowing).
+    from pytest_agentgate.pytest_plugin import start
+
     (project / "src" / "iniconfig").mkdir(parents=True)
     (project / "src" / "iniconfig" / "__init__.py").write_text("x = 1\n")
+    (project / "src" / "iniconfig" / "_parse.py").write_text("x = 1\n")
     load("iniconfig", project / "src" / "iniconfig" / "__init__.py", monkeypatch)
+    # pytest imports it as it starts, before agentgate's plugin loads.
+    at_start = {
+        **start.MODULES_AT_START,
+        "iniconfig": str(project / "src" / "iniconfig" / "__init__.py"),
+        "iniconfig._parse": str(project / "src" / "iniconfig" / "_parse.py"),
+    }
+    monkeypatch.setattr(start, "MODULES_AT_START", at_start)
     assert [e for e in replaced(project=str(project)) if e.startswith("iniconfig ")] == []
 
 

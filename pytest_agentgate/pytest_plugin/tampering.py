@@ -1622,6 +1622,8 @@ def _ran_as_the_tools_started(project: str, plugins: Iterable[object]) -> Iterat
             tops.add(name.split(".", 1)[0])
             if "." not in name and not where.endswith("__init__.py"):
                 beside.add(os.path.dirname(_real(where)))
+    from pytest_agentgate.integrity.patches import TOOLS_NEEDS
+
     own = _project_tools(project)
     found: dict[str, list[str]] = {}
     for name, where in sorted(early.items()):
@@ -1629,6 +1631,10 @@ def _ran_as_the_tools_started(project: str, plugins: Iterable[object]) -> Iterat
         sibling = "." not in name and os.path.dirname(_real(where)) in beside
         if sibling and not where.endswith("__init__.py"):
             continue
+        if top in TOOLS_NEEDS and _inside(
+            where, (os.path.join(root, top), os.path.join(root, "src", top))
+        ):
+            continue  # the project is a dependency of pytest's, which pytest imports (review 18)
         if top not in tops and name != "__main__" and not _inside(where, own):
             found.setdefault(top, []).append(where)
     for top, files in found.items():
