@@ -173,19 +173,25 @@ def test_a_tool_shadowed_at_the_projects_root_is_a_finding(
     ) in rules
 
 
-@pytest.mark.parametrize("top", ["", "src/"])
-def test_a_dependency_of_pytest_added_at_the_top_is_a_finding(tmp_path: Path, top: str) -> None:
+@pytest.mark.parametrize(
+    ("top", "name"), [("", "iniconfig"), ("src/", "iniconfig"), ("", "py"), ("", "execnet")]
+)
+def test_a_dependency_of_the_test_tools_added_at_the_top_is_a_finding(
+    tmp_path: Path, top: str, name: str
+) -> None:
     # Red team 20 copied iniconfig into the project's top; the run-time check lets a project's
     # own package of that name be (review 18: iniconfig is a project too), so the change that
-    # adds one is judged here.
-    files = {f"{top}iniconfig/__init__.py": "x = 1\n"}
-    (tmp_path / top / "iniconfig").mkdir(parents=True)
-    (tmp_path / top / "iniconfig" / "__init__.py").write_text("x = 1\n")
+    # adds one is judged here. Red team 32: a `py.py` ran in place of pytest's `py` shim as
+    # pytest started, then put the real one back; so would any module the test tools, and
+    # what they require, import as they start (xdist's execnet).
+    files = {f"{top}{name}/__init__.py": "x = 1\n"}
+    (tmp_path / top / name).mkdir(parents=True)
+    (tmp_path / top / name / "__init__.py").write_text("x = 1\n")
     where = "src/" if top else "root"
     assert (
         "result-rewritten",
-        f"{top}iniconfig/ at the project's {where} shadows the installed iniconfig: pytest "
-        "imports it in every run, and runs the project's copy",
+        f"{top}{name}/ at the project's {where} shadows the installed {name}: the test tools "
+        "import it as they start, and run the project's copy",
     ) in found(tmp_path, {}, files)
     assert found(tmp_path, files, files) == []  # the project's own, at the base
 

@@ -18,11 +18,15 @@ tests patch it as tests do (agentgate's own suite patches agentgate).
 from __future__ import annotations
 
 import ast
+import functools
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+from pytest_agentgate.modules import is_package_init, module_stem
 from pytest_agentgate.testcode import TEST_TOOLS
 
 RULE = "result-rewritten"
@@ -88,13 +92,58 @@ RUN_AS_MODULES = TOOLS | {"ruff", "mypy", "pylint", "flake8", "pycodestyle", "py
 # What pytest imports of its dependencies in every run (red team 20 copied `iniconfig` into the
 # project's top with a payload): a package of that name the change adds at the project's top,
 # or at the top of `src/`, is imported in place of the installed one.
-TOOLS_NEEDS = frozenset({"iniconfig", "packaging", "pygments", "exceptiongroup", "tomli"})
+TOOLS_NEEDS = frozenset({"iniconfig", "packaging", "pygments", "exceptiongroup", "tomli", "py"})
+
+
+@functools.lru_cache(maxsize=1)
+def tools_start_with() -> frozenset[str]:
+    """The top-level modules of the test tools installed here and of what they require, all the
+    way down: pytest's and its plugins' (a ``pytest11`` entry point), which pytest imports as
+    it starts, before any check of agentgate's can look (red team 32: a `py.py` at the
+    project's top ran in place of pytest's `py` shim, then put the real one back). Read from
+    the installed distributions' metadata; none when it cannot be read."""
+    import importlib.metadata as metadata
+
+    try:
+        starts = {"pytest"} | {
+            ep.dist.name for ep in metadata.entry_points(group="pytest11") if ep.dist is not None
+        }
+    except Exception:  # metadata an installer left broken: nothing more than the names above
+        return frozenset()
+    names: set[str] = set()
+    seen: set[str] = set()
+    queue = sorted(starts)
+    while queue and len(seen) < 500:
+        wanted = re.split(r"[\s\[<>=!~;(]", queue.pop(), maxsplit=1)[0].lower().replace("_", "-")
+        if not wanted or wanted in seen:
+            continue
+        seen.add(wanted)
+        try:
+            dist = metadata.distribution(wanted)
+        except Exception:  # not installed (an extra's, a platform's)
+            continue
+        names.update(_top_level(dist))
+        for requirement in dist.requires or ():
+            if "extra ==" not in requirement:
+                queue.append(requirement)
+    return frozenset(n for n in names if n.isidentifier())
+
+
+def _top_level(dist: Any) -> set[str]:
+    text = dist.read_text("top_level.txt")
+    if text:
+        return {line.strip() for line in text.splitlines() if line.strip()}
+    found = set()
+    for path in dist.files or ():
+        top = str(path).split("/", 1)[0]
+        stem = module_stem(top) if "/" not in str(path) else top
+        if stem and not top.endswith((".dist-info", ".data")) and top != "__pycache__":
+            found.add(stem)
+    return found
 
 
 def shadowing(scan: Scan) -> Iterator[IntegrityFinding]:
     """Modules the change adds at the project's root under a tool's name."""
-    from pytest_agentgate.modules import is_package_init, module_stem
-
     seen: set[str] = set()
     for path, status in sorted(scan.touched.items()):
         if status == "deleted":
@@ -103,7 +152,9 @@ def shadowing(scan: Scan) -> Iterator[IntegrityFinding]:
         top, _, rest = path.removeprefix("src/").partition("/")
         name = (module_stem(top) or "") if not rest else top
         wanted = TOOLS_NEEDS if src else RUN_AS_MODULES | TOOLS_NEEDS
-        if name not in wanted or name in seen:
+        if not name or name in seen:
+            continue
+        if name not in wanted and (src or name not in tools_start_with()):
             continue
         top = f"src/{top}" if src else top
         where = top
@@ -122,7 +173,7 @@ def shadowing(scan: Scan) -> Iterator[IntegrityFinding]:
         how = (
             f"`python -m {name}` runs the project's copy"
             if name in RUN_AS_MODULES
-            else "pytest imports it in every run, and runs the project's copy"
+            else "the test tools import it as they start, and run the project's copy"
         )
         yield IntegrityFinding(
             RULE,
