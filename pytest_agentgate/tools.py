@@ -308,9 +308,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             rest = rest[2:]
         if plugins and version is None:
             raise ToolError("--with installs plugins beside a pinned tool: give NAME==VERSION")
-        if patterns and name not in ("flake8", "ruff"):
+        from pytest_agentgate.linters import EXCLUDES_BY_REGEX
+
+        if patterns and name not in EXCLUDES_BY_REGEX:
             raise ToolError(f"--exclude-regex: {name} is not given files to leave out")
-        if name in ("flake8", "ruff") and rest[-1:] == ["."]:
+        if name in EXCLUDES_BY_REGEX and rest[-1:] == ["."]:
             left_out = excluded(patterns) + _environments()
             if name == "flake8":
                 # flake8's --extend-exclude replaces its configuration's: both are given.

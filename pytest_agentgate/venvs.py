@@ -23,17 +23,28 @@ _INTERPRETERS = ("bin/python", "bin/python3", "Scripts/python.exe")
 def an_environment(folder: str | os.PathLike[str]) -> bool:
     """Whether ``folder`` holds a virtual environment (see the module's docstring)."""
     folder = os.fspath(folder)
-    config = os.path.join(folder, "pyvenv.cfg")
     try:
-        if not stat.S_ISREG(os.lstat(config).st_mode):
+        if not stat.S_ISREG(os.lstat(os.path.join(folder, "pyvenv.cfg")).st_mode):
             return False
-        with open(config, encoding="utf-8", errors="replace") as handle:
-            made = any(line.partition("=")[0].strip().lower() == "home" for line in handle)
         names = os.listdir(folder)
     except OSError:
         return False
     return (
-        made
+        home(folder) is not None
         and any(os.path.lexists(os.path.join(folder, name)) for name in _INTERPRETERS)
         and not any(module_stem(name) is not None or name.endswith(".pth") for name in names)
     )
+
+
+def home(folder: str | os.PathLike[str]) -> str | None:
+    """What the ``home`` line of ``folder``'s ``pyvenv.cfg`` says (the folder of the Python the
+    environment was made from; empty when the line is), or None when it has none."""
+    try:
+        with open(os.path.join(folder, "pyvenv.cfg"), encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, sep, value = line.partition("=")
+                if sep and key.strip().lower() == "home":
+                    return value.strip()
+    except OSError:
+        return None
+    return None

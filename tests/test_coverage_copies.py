@@ -180,22 +180,31 @@ def test_glob_characters_in_a_path_are_never_a_pattern(tmp_path: Path) -> None:
     assert "differ" in copies.notes[0]
 
 
+def plugged_coverage(root: Path, files: dict[str, str]) -> tuple[dict[str, Any], str]:
+    """The pytest door's coverage gate on a project at ``root`` whose package `plug` is a
+    pytest plugin (`-p plug`: pytest imports it before any plugin's hook runs), with
+    ``files`` (path -> text) beside it; and the door's output."""
+    write(root / "pyproject.toml", '[project]\nname = "plug"\nversion = "0.1"\n')
+    write(root / "plug/__init__.py", "import os\n\nSEP = os.sep\n\n\ndef sep():\n    return SEP\n")
+    for path, text in files.items():
+        write(root / path, text)
+    verdict, out = pytest_door(root, root, "-p", "plug")
+    return next(g for g in verdict["gates"] if g["name"] == "coverage"), out
+
+
 def test_the_pytest_door_leaves_out_what_pytest_imported_before_it_could_measure(
     tmp_path: Path,
 ) -> None:
     # Review 8: pyfakefs is a pytest plugin; pytest imports it before any plugin's hook runs,
     # so the pytest door never saw its import-time lines run and called them not covered.
-    root = tmp_path / "plugged"
-    write(root / "pyproject.toml", '[project]\nname = "plug"\nversion = "0.1"\n')
-    write(root / "plug/__init__.py", "import os\n\nSEP = os.sep\n\n\ndef sep():\n    return SEP\n")
-    write(root / "calc/__init__.py", "def add(a, b):\n    return a + b\n")
-    write(
-        root / "tests/test_it.py",
-        "from calc import add\nfrom plug import sep\n\n\ndef test_it():\n"
-        "    assert add(1, 2) == 3 and sep()\n",
+    coverage, out = plugged_coverage(
+        tmp_path / "plugged",
+        {
+            "calc/__init__.py": "def add(a, b):\n    return a + b\n",
+            "tests/test_it.py": "from calc import add\nfrom plug import sep\n\n\n"
+            "def test_it():\n    assert add(1, 2) == 3 and sep()\n",
+        },
     )
-    verdict, out = pytest_door(root, root, "-p", "plug")
-    coverage = next(g for g in verdict["gates"] if g["name"] == "coverage")
     assert coverage["status"] == "pass", (coverage, out)
     assert coverage["actual"]["lines"] == 100.0
 
@@ -205,12 +214,10 @@ def test_a_project_pytest_imported_whole_before_it_could_measure_is_told_where_t
 ) -> None:
     # Review 17: typeguard is a pytest plugin; pytest imported every file of it first, so the
     # pytest door had nothing left to report and blamed `--cov=`.
-    root = tmp_path / "plugged"
-    write(root / "pyproject.toml", '[project]\nname = "plug"\nversion = "0.1"\n')
-    write(root / "plug/__init__.py", "import os\n\nSEP = os.sep\n\n\ndef sep():\n    return SEP\n")
-    write(root / "tests/test_it.py", "from plug import sep\n\n\ndef test_it():\n    assert sep()\n")
-    verdict, out = pytest_door(root, root, "-p", "plug")
-    coverage = next(g for g in verdict["gates"] if g["name"] == "coverage")
+    coverage, out = plugged_coverage(
+        tmp_path / "plugged",
+        {"tests/test_it.py": "from plug import sep\n\n\ndef test_it():\n    assert sep()\n"},
+    )
     assert coverage["status"] == "fail", (coverage, out)
     (problem,) = coverage["problems"]
     assert "every file of the project's code this session would measure was imported" in problem

@@ -158,15 +158,9 @@ def _made_from(venv: str) -> str | None:
 
 def _home(venv: str) -> str | None:
     """The ``home`` ``venv``'s ``pyvenv.cfg`` names: the folder of the Python it was made from."""
-    try:
-        with open(os.path.join(venv, "pyvenv.cfg"), encoding="utf-8", errors="replace") as f:
-            for line in f:
-                key, sep, value = line.partition("=")
-                if sep and key.strip().lower() == "home":
-                    return value.strip() or None
-    except OSError:
-        return None
-    return None
+    from pytest_agentgate.venvs import home
+
+    return home(venv) or None
 
 
 def not_a_program(path: str) -> str | None:
