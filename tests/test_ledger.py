@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -538,12 +539,15 @@ def test_an_interrupted_state_write_leaves_the_old_state(
 
 
 def test_a_ledger_that_cannot_be_written_fails_closed(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Attempts that cannot be counted cannot run out: a failing task goes to a human at once
     instead of looping forever; the verdict says why. Without a task nothing escalates."""
     root = tmp_path / "file"
     root.write_text("not a directory")
+    home = tmp_path / "home-is-a-file"
+    home.write_text("neither is this")
+    monkeypatch.setenv(storage.STATE_HOME_ENV, str(home))
     v = settle(failing(), root)
     assert v.status == "escalate" and v.attempt is None and v.continuation is None
     assert v.escalation and "without a count of the attempts" in v.escalation
@@ -552,6 +556,63 @@ def test_a_ledger_that_cannot_be_written_fails_closed(
     untasked = settle(failing(), root, task=None)
     assert untasked.status == "fail" and untasked.continuation
     assert settle(passing(), root).status == "pass"
+
+
+def test_a_project_state_folder_that_cannot_be_written_counts_in_the_copy_alone(
+    tmp_path: Path, fresh_state_home: Path
+) -> None:
+    """The project's `.agentgate/` unwritable (here: the project's path is a file) made the
+    first failing stop escalate, an agent's cheapest way out; agentgate's copy outside the
+    project keeps the count instead, and the agent is told to make the folder writable."""
+    root = tmp_path / "file"
+    root.write_text("not a directory")
+    results = [settle(failing(), root) for _ in range(4)]
+    assert [(v.status, v.attempt and v.attempt.number) for v in results] == [
+        ("fail", 1),
+        ("fail", 2),
+        ("fail", 3),
+        ("escalate", 4),
+    ]
+    first = results[0]
+    assert first.continuation and "agentgate's folder .agentgate/ in the project cannot be" in (
+        first.continuation
+    )
+    [copy] = (fresh_state_home / "projects").iterdir()
+    assert any(
+        "the attempts are counted in agentgate's copy alone" in n and str(copy) in n
+        for n in first.notices
+    )
+    report = copy / "escalations" / "T1.md"
+    assert report.is_file() and "failed the gate 4 times" in report.read_text()
+    assert any(f"the report is in {report}" in n for n in results[3].notices)
+    lines = [json.loads(line) for line in (copy / "history.jsonl").read_text().splitlines()]
+    assert [line["attempt"]["number"] for line in lines] == [1, 2, 3, 4]
+
+
+def test_a_state_write_that_fails_midway_is_kept_in_the_copy(
+    tmp_path: Path, fresh_state_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk shows only when agentgate writes: the state it could not write in the
+    project is written in the copy, and the next verdict counts on from it."""
+    settle(failing(), tmp_path)
+
+    def full(self: object, state: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(storage.LocalStorage, "write_state", full)
+        second = settle(failing(), tmp_path)
+    assert second.status == "fail" and second.attempt and second.attempt.number == 2
+    third = settle(failing(), tmp_path)
+    assert third.attempt and third.attempt.number == 3
+    assert any("fewer than agentgate's copy; restored its 2 rejections" in n for n in third.notices)
+    with monkeypatch.context() as patch:
+        patch.setattr(storage.LocalStorage, "write_state", full)
+        patch.setattr(storage.UserMirror, "write", full)
+        fourth = settle(failing(), tmp_path)
+    assert fourth.status == "escalate" and fourth.attempt is None
+    [why] = [n for n in fourth.notices if n.startswith("attempts could not be recorded")]
+    assert "No space left on device; nor agentgate's copy in" in why
 
 
 def test_a_dead_writers_temporary_files_are_cleaned_under_the_lock(tmp_path: Path) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -166,3 +169,76 @@ def test_stats_over_hostile_history_lines_skips_them(
     assert err.count("is unreadable (an interrupted write?); skipped it") == len(hostile) - 1
     assert "its last line is torn (an interrupted write?); skipped it" in err
     assert "internal error" not in err and "build" in out
+
+
+def _unwritable_run(
+    folder: Path, argv: list[str], stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` with ``folder`` unwritable the way the system enforces it for this user:
+    `chmod a-w` for a user, a read-only bind mount in a mount namespace of its own for root
+    (whom permissions do not stop)."""
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            return subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=120)
+        finally:
+            folder.chmod(0o755)
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("running as root without unshare(1): no way to make a folder read-only")
+    script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
+    probe = subprocess.run(
+        [unshare, "-m", "sh", "-c", script, str(folder), "true"], capture_output=True, text=True
+    )
+    if probe.returncode != 0:
+        pytest.skip(f"cannot make a read-only mount here: {probe.stderr.strip()}")
+    return subprocess.run(
+        [unshare, "-m", "sh", "-c", script, str(folder), *argv],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_a_state_folder_made_unwritable_counts_the_attempts_outside_the_project(
+    project: Path, fresh_state_home: Path
+) -> None:
+    # `chmod -w .agentgate` made recording fail, and a failing stop escalated at the first try:
+    # the agent's cheapest way out. The copy outside the project counts the attempts now.
+    argv = [sys.executable, "-m", "pytest_agentgate", "verify", "--task", "t"]
+    assert main(["verify", "--task", "t"]) == 1
+    runs = [_unwritable_run(project / ".agentgate", argv) for _ in range(3)]
+    assert [r.returncode for r in runs] == [1, 1, 3]  # 3: escalated to a human
+    assert "attempt 2 of 3" in runs[0].stdout and "ESCALATE" not in runs[0].stdout
+    assert "attempt 3 of 3" in runs[1].stdout
+    assert "cannot be written" in runs[0].stdout and "counted in agentgate's copy alone" in (
+        runs[0].stdout
+    )
+    assert "Traceback" not in "".join(r.stderr for r in runs)
+    [copy] = (fresh_state_home / "projects").iterdir()
+    report = copy / "escalations" / "t.md"
+    assert report.is_file() and str(report) in runs[2].stdout
+    assert not (project / ".agentgate" / "escalations").exists()
+
+
+def test_the_stop_hook_counts_on_and_points_at_the_report_outside_the_project(
+    project: Path, fresh_state_home: Path
+) -> None:
+    hook = [sys.executable, "-m", "pytest_agentgate", "hook", "claude"]
+    (project / ".agentgate").mkdir()
+    answers = []
+    for n in range(4):
+        event = {
+            "session_id": "s",
+            "cwd": str(project),
+            "hook_event_name": "Stop",
+            "last_assistant_message": f"done {n}",
+        }
+        run = _unwritable_run(project / ".agentgate", hook, json.dumps(event))
+        assert run.returncode == 0, run.stderr
+        answers.append(json.loads(run.stdout))
+    assert [a.get("decision") for a in answers] == ["block", "block", "block", None]
+    assert "make it writable again" in answers[0]["reason"]
+    [copy] = (fresh_state_home / "projects").iterdir()
+    assert f"Report: {copy / 'escalations' / 's.md'}" in answers[3]["systemMessage"]

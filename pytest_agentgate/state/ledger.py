@@ -47,6 +47,7 @@ from pytest_agentgate.state.escalation import escalation_report, stalled
 from pytest_agentgate.state.history import history_record, key_numbers
 from pytest_agentgate.state.reasons import BLOCK_REASONS, HUMAN_ONLY_REASONS, RETRY_REASONS
 from pytest_agentgate.state.storage import (
+    STATE_DIR,
     LocalStorage,
     LockBusy,
     Storage,
@@ -256,6 +257,7 @@ def record(
                 state = store.read_state()
                 decision = decide(state, judged, task, Limits.of(config), now, reused_at)
                 decision.notices = store.take_notices(task.id)
+                _say_unwritable(decision, getattr(store, "trouble", None))
                 if decision.escalate:
                     decision.report_location = store.escalation_location(task.id)
             verdict = conclude(decision)
@@ -304,6 +306,18 @@ def _append_pending(store: Storage, state: dict[str, Any], tail: Callable[[int],
         return
     if f'"id":"{pending["id"]}"' not in tail(PENDING_TAIL_BYTES):
         store.append_history(pending)
+
+
+def _say_unwritable(decision: Decision, trouble: object) -> None:
+    """The project's state folder could not be written (the copy outside counted the attempt):
+    the agent is told, for the gates' reports are written there too."""
+    if isinstance(trouble, OSError):
+        why = trouble.strerror or str(trouble)
+        text = (
+            f"agentgate's folder {STATE_DIR}/ in the project cannot be written ({why}), and the "
+            "gates write their reports there: make it writable again."
+        )
+        decision.instruction = f"{decision.instruction} {text}" if decision.instruction else text
 
 
 def unrecorded(task: TaskRef | None, judged: Verdict, where: str, exc: OSError) -> Decision:

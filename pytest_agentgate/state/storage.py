@@ -132,18 +132,7 @@ class LocalStorage:
         return read_history_file(self.directory / HISTORY_FILE)
 
     def history_tail(self, size: int) -> str:
-        """The last ``size`` bytes of the history (decoded leniently); empty when there is none,
-        or when something else is in its place (set aside when the next line is appended)."""
-        path = self.directory / HISTORY_FILE
-        try:
-            if not stat.S_ISREG(os.lstat(path).st_mode):
-                return ""
-            with open(path, "rb") as handle:
-                handle.seek(0, os.SEEK_END)
-                handle.seek(max(0, handle.tell() - size))
-                return handle.read().decode("utf-8", "replace")
-        except FileNotFoundError:
-            return ""
+        return history_tail(self.directory / HISTORY_FILE, size)
 
     def escalation_location(self, task_id: str) -> str:
         return f"{STATE_DIR}/{ESCALATIONS_DIR}/{report_name(task_id)}"
@@ -243,6 +232,11 @@ class MirroredStorage:
     - :meth:`note_reset` records who reset which task, and the task's next verdict says so.
     - The copy failing (a read-only home) is a warning, never an error: the project's state is
       kept as before.
+    - The project's folder failing (``chmod -w .agentgate``, a read-only checkout, a full disk)
+      makes the copy the record: its lock, its state, its history and the escalation report;
+      the task's verdict says so (:attr:`trouble`). Only when neither can be written does the
+      ledger call the attempt unrecorded (and a failing task escalates): a folder made
+      unwritable by the agent let it stop at its first try.
     """
 
     def __init__(self, local: LocalStorage, mirror: UserMirror | None) -> None:
@@ -255,15 +249,32 @@ class MirroredStorage:
         self._opened = False
         self._seen: set[str] = set()  # the tasks of the state last read
         self._warned = False
+        # Why the project's folder cannot be written, while the copy alone keeps the record.
+        self.trouble: OSError | None = None
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
-        with self.local.locked(), contextlib.ExitStack() as stack:
-            self._doc, self._stack, self._opened = None, stack, False
+        with contextlib.ExitStack() as stack:
+            self._doc, self._stack, self._opened, self.trouble = None, stack, False, None
             try:
+                try:
+                    stack.enter_context(self.local.locked())
+                    if (error := unwritable(self.local.directory)) is not None:
+                        raise error
+                except LockBusy:
+                    raise
+                except OSError as exc:
+                    self._alone(exc)
                 yield
             finally:
                 self._doc, self._stack = None, None
+
+    def _alone(self, exc: OSError) -> None:
+        """The project's folder cannot be written: the copy becomes the record, under its lock.
+        Raises ``exc`` when the copy cannot be had either."""
+        if self._copy() is None:
+            raise exc
+        self.trouble = exc
 
     def _copy(self) -> dict[str, Any] | None:
         """The copy, locked (after the project's lock) and read when first needed: a verdict
@@ -288,7 +299,12 @@ class MirroredStorage:
             return False
 
     def read_state(self) -> dict[str, Any]:
-        state = self.local.read_state()
+        try:
+            state = self.local.read_state()
+        except OSError:
+            if self.trouble is None:
+                raise
+            state = empty_state()  # unreadable too: the copy alone says
         doc = self._copy()
         if doc is not None and self.mirror is not None:
             tasks: dict[str, Any] = state["tasks"]
@@ -297,6 +313,8 @@ class MirroredStorage:
                 if mine is not None and mine["total"] >= entry["total"]:
                     continue
                 tasks[task_id] = copy.deepcopy(entry)
+                if self.trouble is not None:
+                    continue  # the copy is the record: nothing was restored
                 count = _rejections(entry["total"])
                 if mine is None:
                     text = (
@@ -314,7 +332,11 @@ class MirroredStorage:
         return state
 
     def write_state(self, state: Mapping[str, Any]) -> None:
-        self.local.write_state(state)
+        if self.trouble is None:
+            try:
+                self.local.write_state(state)
+            except OSError as exc:
+                self._alone(exc)
         doc = self._doc
         if doc is None or self.mirror is None:
             return
@@ -326,12 +348,31 @@ class MirroredStorage:
         try:
             self.mirror.write(doc)
         except OSError as exc:
+            if self.trouble is not None:
+                raise self._neither(exc) from exc
             self._trouble(exc)
+
+    def _neither(self, exc: OSError) -> OSError:
+        """Neither the project's folder nor the copy could be written: both reasons."""
+        assert self.trouble is not None and self.mirror is not None
+        mine = self.trouble.strerror or str(self.trouble)
+        return OSError(
+            exc.errno,
+            f"{mine}; nor agentgate's copy in {self.mirror.directory}: {exc.strerror or exc}",
+        )
 
     def take_notices(self, task_id: str) -> list[str]:
         if self._doc is None:
             return []
         notices: list[str] = self._doc["pending"].pop(task_id, [])
+        if self.trouble is not None and self.mirror is not None:
+            why = self.trouble.strerror or str(self.trouble)
+            notices.insert(
+                0,
+                f"the project's {STATE_DIR}/ cannot be written ({why}): the attempts are counted "
+                f"in agentgate's copy alone ({self.mirror.path}); the gates write their reports "
+                f"in {STATE_DIR}/ too: make it writable",
+            )
         return notices
 
     def note_reset(self, task_ids: list[str], now: float) -> None:
@@ -352,19 +393,43 @@ class MirroredStorage:
         self._doc["resets"] = self._doc["resets"][-KEPT_RESETS:]
 
     def append_history(self, record: Mapping[str, Any]) -> None:
-        self.local.append_history(record)
+        if self.trouble is None:
+            try:
+                self.local.append_history(record)
+                return
+            except OSError as exc:
+                self._alone(exc)
+        assert self.mirror is not None  # _alone raised without one
+        append_line(self.mirror.ensure() / HISTORY_FILE, record)
 
     def read_history(self) -> list[dict[str, Any]]:
         return self.local.read_history()
 
     def history_tail(self, size: int) -> str:
+        if self.trouble is not None and self.mirror is not None:
+            return history_tail(self.mirror.directory / HISTORY_FILE, size)
         return self.local.history_tail(size)
 
     def escalation_location(self, task_id: str) -> str:
+        """The project's ``.agentgate/escalations/``; the copy's folder (an absolute path) when
+        the project's cannot be written (checked here too: a door asks before it records)."""
+        if self.mirror is not None and (
+            self.trouble is not None or unwritable(self.local.directory) is not None
+        ):
+            return str(self.mirror.directory / ESCALATIONS_DIR / report_name(task_id))
         return self.local.escalation_location(task_id)
 
     def write_escalation(self, task_id: str, report: str) -> None:
-        self.local.write_escalation(task_id, report)
+        if self.trouble is None:
+            try:
+                self.local.write_escalation(task_id, report)
+                return
+            except OSError as exc:
+                self._alone(exc)
+        assert self.mirror is not None  # _alone raised without one
+        folder = self.mirror.ensure() / ESCALATIONS_DIR
+        folder.mkdir(exist_ok=True, mode=0o700)
+        write_atomic(folder / report_name(task_id), report, mode=0o600)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[dict[str, Any]]:
@@ -482,6 +547,36 @@ def remove_stale_temporaries(directory: Path) -> None:
             for path in folder.glob(".*.tmp"):
                 with contextlib.suppress(OSError):
                     path.unlink()
+
+
+def unwritable(directory: Path) -> OSError | None:
+    """The error a write in ``directory`` would meet (or, while it is missing, making it in its
+    parent), as the system answers for this process: root writes anywhere, a read-only mount
+    stops everyone. None when it can be written."""
+    where = directory if os.path.lexists(directory) else directory.parent
+    if not os.path.isdir(where):
+        return NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(where))
+    if os.access(where, os.W_OK):
+        return None
+    code = errno.EACCES
+    with contextlib.suppress(OSError, AttributeError):
+        if os.statvfs(where).f_flag & os.ST_RDONLY:
+            code = errno.EROFS
+    return OSError(code, os.strerror(code), str(where))
+
+
+def history_tail(path: Path, size: int) -> str:
+    """The last ``size`` bytes of the history at ``path`` (decoded leniently); empty when there
+    is none, or when something else is in its place (set aside when the next line is appended)."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return ""
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, handle.tell() - size))
+            return handle.read().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return ""
 
 
 def report_name(task_id: str) -> str:
