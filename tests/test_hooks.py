@@ -20,10 +20,12 @@ from typing import Any
 import pytest
 from _helpers import run_hook
 
+from pytest_agentgate.config.model import Config
 from pytest_agentgate.harness import door
-from pytest_agentgate.harness.protocols import ANSWER_KEYS, HARNESSES
+from pytest_agentgate.harness.protocols import ANSWER_KEYS, HARNESSES, HookEvent
 from pytest_agentgate.state import stops
 from pytest_agentgate.state.ledger import read_history
+from pytest_agentgate.verdict import Finding, GateResult, Verdict
 
 pytestmark = pytest.mark.usefixtures("fresh_state_home")
 
@@ -196,6 +198,31 @@ def test_a_pass_lets_the_agent_stop(
 
 
 # -- escalate: allow, and tell the user where the report is -------------------------------------
+
+
+def test_a_pass_names_what_the_integrity_gate_left_for_a_reviewer(tmp_path: Path) -> None:
+    # Red team 33: a test's expectation changed to agree with the code is a notice, never a
+    # block (the old expectation may have been the wrong one): the user sees it beside the pass.
+    notes = [
+        Finding("...", "tests/test_tax.py", 20, "expectation-changed", severity="warning"),
+        *(
+            Finding("...", f"t{n}.py", None, "test-removed-with-feature", severity="warning")
+            for n in range(3)
+        ),
+    ]
+    integrity = GateResult("integrity", "integrity", "pass", "4 findings", findings=notes)
+    verdict = Verdict("pass", "strict", [integrity])
+    event = HookEvent("claude", "s", str(tmp_path), None, None)
+    outcome = door._outcome(verdict, Config(root=tmp_path), event)
+    assert outcome.text == (
+        "agentgate: PASS (profile strict); for a reviewer: expectation-changed at "
+        "tests/test_tax.py:20, test-removed-with-feature at t0.py, test-removed-with-feature "
+        "at t1.py and 1 more (`agentgate verify` shows why)"
+    )
+    quiet = Verdict("pass", "strict", [GateResult("integrity", "integrity", "pass", "none")])
+    assert door._outcome(quiet, Config(root=tmp_path), event).text == (
+        "agentgate: PASS (profile strict)"
+    )
 
 
 def escalated(

@@ -1222,6 +1222,36 @@ def test_a_tracked_file_an_ignore_rule_hides_from_ruff(
     assert ignore_findings(run) == [(file, len(text.splitlines()), message)]
 
 
+@pytest.mark.parametrize("file", ["tools/.ignore", ".gitignore"])
+def test_a_file_the_change_adds_hidden_from_ruff_by_a_rule_it_adds(
+    repo_from: Callable[[str], Path], verify: Any, file: str
+) -> None:
+    # Red team 33: a new module with lint errors, imported by the product, named in a new
+    # `.ignore` (git does not read it: the file is committed as usual), or in the `.gitignore`
+    # and added with `git add -f`.
+    root = repo_from("lint-clean")
+    write(root / "tools" / "rates.py", "import os\nimport sys\n\nRATE = 2\n")
+    if file == ".gitignore":
+        with (root / file).open("a", encoding="utf-8") as handle:
+            handle.write("tools/rates.py\n")
+        git(root, "add", "-f", "tools/rates.py")
+        line, pattern = len((root / file).read_text().splitlines()), "tools/rates.py"
+    else:
+        write(root / file, "rates.py\n")
+        line, pattern = 1, "rates.py"
+    run = verify("--profile", "strict")
+    assert gate(run, "lint")["status"] == "pass" and run.code == 1
+    name = Path(file).name
+    assert ignore_findings(run) == [
+        (
+            file,
+            line,
+            f"{name} `{pattern}` ignores tools/rates.py, added by the change: ruff skips files "
+            f"{name} names",
+        )
+    ]
+
+
 def test_a_file_taken_out_of_the_index_and_ignored(
     repo_from: Callable[[str], Path], verify: Any
 ) -> None:

@@ -1041,6 +1041,17 @@ def test_an_expectation_changed_with_no_code_changed_is_a_notice(
         now_line(repo, "tests/test_calc.py", "assert sub(3, 1) == 3"),
     )
     assert "`sub(3, 1) == 3` where the base expected `sub(3, 1) == 2`" in notice["message"]
+    # Red team 33: a changelog line or a note beside it changes nothing the code does.
+    (repo / "CHANGELOG.md").write_text("- sub fixed\n")
+    (repo / "notes.txt").write_text("done\n")
+    assert [f["code"] for f in verify()["findings"]] == ["expectation-changed"]
+    # A text file in the package's folder may be its data, and a requirements file changes
+    # what runs: the expectation may follow them.
+    (repo / "pkg" / "rates.txt").write_text("1\n")
+    assert verify()["findings"] == []
+    (repo / "pkg" / "rates.txt").unlink()
+    (repo / "requirements.txt").write_text("six\n")
+    assert verify()["findings"] == []
     # With the code it tests changed too, the behaviour changed: nothing to say.
     edit(repo, "pkg/calc.py", "return a - b", "return a - b + 1")
     gate = verify()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import gc
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -324,6 +325,43 @@ def test_a_transcript_that_cannot_be_read_is_a_report_error(
         read_transcript(path)
 
 
+def _holes_kept(folder: Path) -> bool:
+    probe = folder / "probe"
+    probe.write_bytes(b"x")
+    os.truncate(probe, 1 << 24)
+    with open(probe, "rb") as handle:
+        return hasattr(os, "SEEK_HOLE") and os.lseek(handle.fileno(), 0, os.SEEK_HOLE) < 1 << 24
+
+
+def test_a_transcript_with_holes_is_refused_without_reading_them(tmp_path: Path) -> None:
+    # Red team 33: `truncate -s 400G transcript` (4 KB on disk) made the session gate read zeros
+    # until the stop hook's budget ran out, which let the agent stop unverified, every time.
+    if not _holes_kept(tmp_path):
+        pytest.skip("this file system keeps no holes")
+    path = tmp_path / "t.jsonl"
+    path.write_bytes((TRANSCRIPTS / "claude-code.jsonl").read_bytes())
+    os.truncate(path, 400 << 30)
+    with pytest.raises(ReportError, match=r"has a hole at byte \d+ of its 429496729600") as caught:
+        read_transcript(path)
+    assert "made by `truncate`?" in str(caught.value)
+
+
+@pytest.mark.parametrize("line", [b'{"x": 1}\n', b"y" * 100])
+def test_a_transcript_not_read_in_time_is_given_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, line: bytes
+) -> None:
+    """Many short lines, or one endless line: either way the clock ends the reading."""
+    path = tmp_path / "t.jsonl"
+    path.write_bytes((TRANSCRIPTS / "claude-code.jsonl").read_bytes() + line * 20_000)
+    monkeypatch.setattr(reader, "READ_TIME_S", -1.0)
+    monkeypatch.setattr(reader, "MAX_LINE", 1000)
+    monkeypatch.setattr(reader, "_CHUNK", 1000)
+    with pytest.raises(ReportError, match=r"was not read within -1 s \(\d+ lines, \d+ bytes"):
+        read_transcript(path)
+    monkeypatch.setattr(reader, "READ_TIME_S", 60.0)
+    assert read_transcript(path).lines > 1
+
+
 # -- the language of the final message -----------------------------------------------------------
 
 
@@ -466,6 +504,21 @@ def test_a_missing_transcript_turns_the_signals_off_and_never_fails(
     assert [f["message"] for f in _gate(doc)["findings"]] == [
         "the transcript's signals are off: gone.jsonl: transcript not found"
     ]
+
+
+def test_a_sparse_transcript_turns_the_signals_off_and_the_gates_still_judge(
+    gated: Callable[..., Path], agentgate: Agentgate, project: Path
+) -> None:
+    if not _holes_kept(project):
+        pytest.skip("this file system keeps no holes")
+    gated(profile="strict", passing=False)
+    path = project / "t.jsonl"
+    path.write_bytes((TRANSCRIPTS / "claude-code.jsonl").read_bytes())
+    os.truncate(path, 400 << 30)
+    doc = agentgate("verify", "--format", "json", "--transcript", "t.jsonl")
+    assert doc.code == 1 and doc.gate("tests")["status"] == "fail"
+    [finding] = _gate(doc)["findings"]
+    assert finding["message"].startswith("the transcript's signals are off: t.jsonl: has a hole")
 
 
 def test_a_success_claim_the_tests_disprove_is_quoted_beside_them(

@@ -235,6 +235,23 @@ def _judge(
     return _outcome(pipeline.verdict(), config, event)
 
 
+def _for_review(verdict: Verdict) -> str:
+    """What a passing verdict's integrity gate reported without blocking, for the user to see
+    beside the pass (red team 33: a test's expectation changed to agree with the code, a
+    notice only in the verdict's JSON)."""
+    notes = [
+        f"{f.code} at {f.path}{f':{f.line}' if f.line else ''}" if f.path else str(f.code)
+        for gate in verdict.gates
+        if gate.kind == "integrity"
+        for f in gate.findings
+        if f.severity != "error"
+    ]
+    if not notes:
+        return ""
+    more = f" and {len(notes) - 3} more" if len(notes) > 3 else ""
+    return f"; for a reviewer: {', '.join(notes[:3])}{more} (`agentgate verify` shows why)"
+
+
 def _outcome(verdict: Verdict, config: Config, event: HookEvent) -> Outcome:
     from pytest_agentgate.state.ledger import NOT_RECORDED
     from pytest_agentgate.state.storage import default_storage
@@ -244,7 +261,7 @@ def _outcome(verdict: Verdict, config: Config, event: HookEvent) -> Outcome:
         f", attempt {verdict.attempt.number} of {verdict.attempt.max}" if verdict.attempt else ""
     )
     if verdict.status == "pass":
-        return Outcome("pass", f"agentgate: PASS (profile {verdict.profile})")
+        return Outcome("pass", f"agentgate: PASS (profile {verdict.profile}){_for_review(verdict)}")
     if verdict.status == "escalate":
         where = default_storage(config.root).escalation_location(event.session)
         return Outcome(

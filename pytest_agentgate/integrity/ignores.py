@@ -9,17 +9,20 @@ the base takes that file out of the lint gate without a word in ruff's settings.
 - a rule of a ``.gitignore`` or ``.ignore`` the change adds, edits or deletes that ignores such a
   file (tracked at the base, still on the disk) the base's rules did not ignore: compared by
   git itself, the base's files and the change's each read in a repository of their own;
+- such a rule that ignores a Python file the change adds (red team 33: `rates.py`, with two
+  lint errors, imported by the product and named in a new `invoice/.ignore`, which git does not
+  read; or in a `.gitignore`, the file added with `git add -f`);
 - a rule of the repository's private excludes (``.git/info/exclude``, ``core.excludesFile``)
   that ignores such a file: no part of the change, and ruff skips the file all the same.
 
-Rules that name only untracked files (build output, a virtualenv, files the change adds) and
-files the change deletes from the disk are no finding.
+Rules that name only untracked files git ignores (build output, a virtualenv) and files the
+change deletes from the disk are no finding.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Set
 from pathlib import PurePosixPath
 
 from pytest_agentgate.git import IGNORE_FILES, GitError, Ignored, ignored_by, own_ignore
@@ -65,14 +68,30 @@ def _project_rules(scan: Scan) -> list[IntegrityFinding]:
             now[path] = read_regular_text(change.toplevel / path, errors="replace")
         except OSError:
             continue  # deleted by the change
-    linted = {p: inside for p in tracked if (inside := _linted(scan, p)) is not None}
+    added = _added(scan)
+    linted = {p: inside for p in [*tracked, *added] if (inside := _linted(scan, p)) is not None}
     ignored_now = ignored_by(now, linted)
     if not ignored_now:
         return []
     base_texts = {p: t for p, t in scan.repo.read_at(change.base, at_base).items() if t}
     ignored_before = ignored_by(base_texts, ignored_now)
     fresh = {p: rule for p, rule in ignored_now.items() if p not in ignored_before}
-    return _findings(scan, fresh, linted, private=False)
+    new = {linted[p] for p in added if p in linted}
+    return _findings(scan, fresh, linted, private=False, added=new)
+
+
+def _added(scan: Scan) -> list[str]:
+    """The Python files the change adds that git keeps: tracked, or not ignored by git (a
+    ``.ignore`` is ruff's alone). An untracked file git ignores is scratch or build output."""
+    added = [
+        p
+        for p, entry in scan.change.files.items()
+        if entry.status == "added" and p.endswith(LINTED)
+    ]
+    if not added:
+        return []
+    ignored = set(scan.repo.ignored(added)) - set(scan.repo.ignored_tracked())
+    return [p for p in added if p not in ignored]
 
 
 def _private_rules(scan: Scan) -> list[IntegrityFinding]:
@@ -94,7 +113,12 @@ def _private_rules(scan: Scan) -> list[IntegrityFinding]:
 
 
 def _findings(
-    scan: Scan, ignored: Mapping[str, Ignored], inside: Mapping[str, str], *, private: bool
+    scan: Scan,
+    ignored: Mapping[str, Ignored],
+    inside: Mapping[str, str],
+    *,
+    private: bool,
+    added: Set[str] = frozenset(),
 ) -> list[IntegrityFinding]:
     by_rule: dict[Ignored, list[str]] = {}
     for path, rule in ignored.items():
@@ -117,8 +141,9 @@ def _findings(
             continue
         name = PurePosixPath(rule.source).name
         where = scan.change.relative(rule.source, scan.root)
+        known = "added by the change" if added >= set(files) else "tracked at the base"
         message = (
-            f"{name} `{rule.pattern}` ignores {what}, tracked at the base"
+            f"{name} `{rule.pattern}` ignores {what}, {known}"
             f"{'' if len(files) == 1 else f' ({shown})'}: ruff skips files {name} names"
         )
         if where is None:  # a file above the project: named, the finding at the first file

@@ -128,6 +128,7 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
         or which_base.is_test(scan.renamed_from.get(path, path))
         or PurePosixPath(path).name == "conftest.py"
         or _does_the_same(scan, path)
+        or _prose(scan, path)
         for path in scan.touched
     )
     change = Change(
@@ -256,6 +257,22 @@ def _does_the_same(scan: Scan, path: str) -> bool:
         return False
     shapes = [_behaviour(text) for text in (before, now)]
     return shapes[0] is not None and shapes[0] == shapes[1]
+
+
+# Text for people: a changelog, a README, the docs. Requirements files change what runs.
+_PROSE = frozenset({".md", ".markdown", ".rst", ".adoc", ".txt"})
+_NOT_PROSE = re.compile(r"(?i)requirements|constraints")
+
+
+def _prose(scan: Scan, path: str) -> bool:
+    """Whether ``path`` is text for people, which no code imports: a changelog line beside a
+    test's new expectation changes nothing the code does (red team 33: `CHANGELOG.md` added
+    took `expectation-changed` out of the verdict). A text file in a package's folder may be
+    the package's data (``importlib.resources``): not prose."""
+    name = PurePosixPath(path)
+    if name.suffix.lower() not in _PROSE or _NOT_PROSE.search(name.name):
+        return False
+    return not (scan.root / name.parent / "__init__.py").exists()
 
 
 def _behaviour(text: str) -> str | None:

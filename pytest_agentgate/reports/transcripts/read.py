@@ -4,6 +4,12 @@ Memory stays bounded whatever the file's size: lines are read one at a time, a l
 :data:`MAX_LINE` is skipped (counted, never kept), and what is kept per line is a few numbers and
 a short summary of each tool call. A transcript is read, never trusted to be well formed: a
 line that is not JSON (the harness was writing it as it was read) is counted and skipped.
+
+Time is bounded too: the transcript is the agent's to write, and a stop hook has a budget. A
+file with holes (``truncate -s 400G``: 4 KB on disk) is no transcript a harness appended to,
+and one not read within :data:`READ_TIME_S` is given up; both are a :class:`ReportError`, which
+turns the session's signals off with a warning (red team 33: the hook's budget ran out on a
+sparse transcript, and the stop was let through unverified, on every stop).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import gc
 import json
 import os
 import stat
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -41,6 +48,11 @@ READERS: dict[str, type[Builder]] = {
 MAX_LINE = 16 * 1024 * 1024
 # Lines looked at to recognise the format.
 SNIFF_LINES = 20
+# How long a transcript is read before it is given up: a long session's is read in a second or
+# two; the rest of the stop hook's budget is the gates'.
+READ_TIME_S = 20.0
+# Lines read between two looks at the clock.
+_CLOCK_LINES = 4096
 _CHUNK = 1024 * 1024
 # How far into a line ``Builder.skip_head`` is looked for.
 _HEAD = 160
@@ -86,16 +98,38 @@ def read_transcript(
         raise ReportError(shown, "is a directory, not a transcript") from None
     except OSError as exc:
         raise ReportError(shown, f"transcript cannot be read: {exc.strerror or exc}") from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
         os.close(fd)
-        if stat.S_ISDIR(mode):
+        if stat.S_ISDIR(info.st_mode):
             raise ReportError(shown, "is a directory, not a transcript")
         raise ReportError(shown, "is not a regular file")
+    hole = _first_hole(fd, info.st_size)
+    if hole is not None:
+        os.close(fd)
+        raise ReportError(
+            shown,
+            f"has a hole at byte {hole} of its {info.st_size}: bytes never written, which a "
+            "harness appending its lines never leaves (made by `truncate`?); not read",
+        )
     with open(fd, "rb") as handle, _collector_paused():
         reading = _Reading(harness, shown)
-        reading.stream(handle)
+        reading.stream(handle, time.monotonic() + READ_TIME_S)
     return reading.session()
+
+
+def _first_hole(fd: int, size: int) -> int | None:
+    """Where the file's first hole starts, when it has one before its end; None where the
+    system does not say (no ``SEEK_HOLE``, a file system that keeps no holes)."""
+    seek_hole = getattr(os, "SEEK_HOLE", None)
+    if seek_hole is None or size == 0:
+        return None
+    try:
+        hole = os.lseek(fd, 0, seek_hole)
+        os.lseek(fd, 0, os.SEEK_SET)
+    except OSError:
+        return None
+    return hole if hole < size else None
 
 
 @contextlib.contextmanager
@@ -122,7 +156,7 @@ class _Reading:
         self.pending: list[dict[str, Any]] = []
         self.lines = self.not_json = self.too_long = 0
 
-    def stream(self, handle: BinaryIO) -> None:
+    def stream(self, handle: BinaryIO, deadline: float) -> None:
         readline = handle.readline
         record_of = self._record
         feed: Callable[[dict[str, Any]], object] = self._sniff
@@ -159,9 +193,12 @@ class _Reading:
         builder: Builder | None = None
         while raw := readline(MAX_LINE + 1):
             lines += 1
+            if not lines % _CLOCK_LINES:
+                self._in_time(deadline, handle, lines)
             if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
                 while raw and not raw.endswith(b"\n"):  # read past the rest, never keep it
                     raw = readline(_CHUNK)
+                    self._in_time(deadline, handle, lines)
                 self.too_long += 1
                 continue
             if skipping:
@@ -208,6 +245,14 @@ class _Reading:
             return
         if (record := record_of(timed_skip)) is not None:
             feed(record)
+
+    def _in_time(self, deadline: float, handle: BinaryIO, lines: int) -> None:
+        if time.monotonic() > deadline:
+            raise ReportError(
+                self.shown,
+                f"was not read within {READ_TIME_S:g} s ({lines} lines, {handle.tell()} bytes "
+                "read): given up, the stop hook's time is the gates'",
+            )
 
     def _record(self, raw: bytes) -> dict[str, Any] | None:
         """A line's JSON object; None (counted when the line is not blank) for anything else."""
