@@ -293,7 +293,7 @@ def python_defaults(
         },
         "lint": _lint_gate(declared_linter(law), py, law),
         "test": {
-            "command": f"{cov} -m pytest -q{_NO_COV if _has_pytest_cov() else ''} "
+            "command": f"{cov} -m pytest{_NO_COV if _has_pytest_cov() else ''} "
             f"--junitxml={junit} -o junit_family=xunit1",
             "report": junit,
         },

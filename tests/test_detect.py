@@ -65,7 +65,7 @@ def test_src_layout(repo: Path) -> None:
     assert gates["lint"].format == "ruff"
     assert gates["test"].command == (
         f"{PY} -m coverage run --branch --data-file=.agentgate/.coverage --source=src,demo "
-        f"-m pytest -q{NO_COV} --junitxml=.agentgate/junit.xml -o junit_family=xunit1"
+        f"-m pytest{NO_COV} --junitxml=.agentgate/junit.xml -o junit_family=xunit1"
     )
     assert gates["test"].reports == [".agentgate/junit.xml"]
     assert gates["coverage"].reports == [".agentgate/.coverage"]
@@ -466,3 +466,24 @@ def test_src_layout_measures_its_packages_by_name_too(repo: Path) -> None:
     )
     command = commands(repo)["test"] or ""
     assert "--source=src,alpha,namespace,tool " in command
+
+
+def test_zero_config_runs_the_projects_report_header_hook(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Review 19: zero-config ran pytest with -q, which calls no `pytest_report_header`: the
+    # header lines a change added to a conftest (humanize's versions) read as not covered,
+    # where the project's own pytest and the pytest door run them.
+    touch(repo, "pyproject.toml", "demo/__init__.py")
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_demo.py").write_text("def test_one():\n    assert 1\n")
+    (repo / "tests" / "conftest.py").write_text(
+        "from pathlib import Path\n\n\ndef pytest_report_header(config):\n"
+        "    Path(str(config.rootpath), 'header-ran').write_text('yes')\n"
+        "    return 'demo 1.0'\n"
+    )
+    monkeypatch.chdir(repo)
+    main(["verify", "--format", "json"])
+    test = next(g for g in json.loads(capsys.readouterr().out)["gates"] if g["name"] == "test")
+    assert test["actual"]["passed"] == 1
+    assert (repo / "header-ran").read_text() == "yes"

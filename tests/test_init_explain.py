@@ -77,7 +77,7 @@ def test_init_python_project_writes_a_config_that_loads(
     assert gates["lint"].format == "ruff"
     assert gates["test"].command == (
         "python -m coverage run --branch --data-file=.agentgate/.coverage --source=src,demo "
-        f"-m pytest -q{NO_COV} --junitxml=.agentgate/junit.xml -o junit_family=xunit1"
+        f"-m pytest{NO_COV} --junitxml=.agentgate/junit.xml -o junit_family=xunit1"
     )
     assert gates["test"].reports == [".agentgate/junit.xml"]
     assert gates["test"].timeout == 900

@@ -593,6 +593,17 @@ def test_an_unchanged_hook_is_not_a_finding_but_a_changed_one_is(
     (root / "conftest.py").write_text(hook.replace("return None", "return 'passed', '.', 'ok'"))
     gate = integrity(agentgate)
     assert [(f["code"], f["line"]) for f in gate["findings"]] == [("result-rewritten", 1)]
+    # Review 19: a hook the base has is named as changed, and the advice is to restore it (or
+    # have a person allow it), not to remove what the suite needs.
+    assert gate["findings"][0]["message"] == (
+        "pytest_report_teststatus in conftest.py, changed since the base, can alter test outcomes"
+    )
+    (root / "conftest.py").write_text(
+        hook + "\n\ndef pytest_pyfunc_call(pyfuncitem):\n    return True\n"
+    )
+    assert [f["message"] for f in integrity(agentgate)["findings"]] == [
+        "new or changed pytest_pyfunc_call in conftest.py can alter test outcomes"
+    ]
 
 
 @pytest.mark.parametrize(

@@ -51,8 +51,9 @@ from pytest_agentgate.verdict import Finding, GateResult
 HOW_TO_MEASURE = {
     "lines": "write a coverage report (coverage.py: `coverage json`; istanbul: json-summary)",
     "branches": (
-        "turn on branch coverage (coverage.py: `coverage run --branch` or "
-        "`[tool.coverage.run] branch = true`), or set `branches: null` to gate without it"
+        "turn on branch coverage (coverage.py: `coverage run --branch`, pytest-cov: "
+        "`--cov-branch`, or `[tool.coverage.run] branch = true` for both), or set "
+        "`branches: null` to gate without it (under a profile that does not require it)"
     ),
     "functions": (
         "use a format with function data (coverage.py >= 7.5 JSON or data file, istanbul), "

@@ -276,6 +276,13 @@ def _hook_findings(
                 unchanged[shape] -= 1
                 continue
             finding = _judge_hook(path, name, func, now)
+            if finding is not None and name in old:
+                # The base has this hook: a refactor of it reads as one (review 19: wrapt's
+                # collection hook, its version parsing moved into a helper).
+                finding.message = finding.message.replace(
+                    f"new or changed {name} in {PurePosixPath(path).name}",
+                    f"{name} in {PurePosixPath(path).name}, changed since the base,",
+                )
             if finding is not None:
                 yield finding
     for line, what in past_the_base(_hooks_attached(now), _hooks_attached(before)):

@@ -99,7 +99,9 @@ _RULES = (
         "tampering",
         "conftest, plugin or test code that alters test reports or outcomes: a hook, or a "
         "patch of pytest's, coverage.py's or agentgate's own code",
-        "remove the hook or the patch; a test's result is what the test did",
+        "remove a new hook or patch, restore the base's version of a changed one (a person "
+        "allows a needed change in the base's configuration, `integrity: {allow: [...]}`); a "
+        "test's result is what the test did",
     ),
     Rule(
         "selection-narrowed",

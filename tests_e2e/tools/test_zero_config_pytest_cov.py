@@ -44,7 +44,7 @@ def test_a_projects_own_cov_option_does_not_pause_the_gates_measurement(
     assert coverage["actual"]["lines"] == 100.0 and coverage["actual"]["branches"] == 100.0
     assert code == 0, verdict
     assert test["command"].endswith(
-        f"-m pytest -q{NO_COV} --junitxml=.agentgate/junit.xml -o junit_family=xunit1"
+        f"-m pytest{NO_COV} --junitxml=.agentgate/junit.xml -o junit_family=xunit1"
     )
 
 
