@@ -795,3 +795,24 @@ def test_the_projects_pycs_are_keyed_and_a_run_that_writes_them_is_kept(
     pyc = next((repo / "__pycache__").iterdir())
     pyc.write_bytes(pyc.read_bytes())  # written again: another inode change time
     assert not reused(verify(capsys))
+
+
+def test_agentgates_own_folder_listed_by_the_tests_does_not_spoil_the_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review 19: a project whose `norecursedirs` leaves `.*` out (jaraco's) has pytest list
+    # `.agentgate/`, whose names change with every run (coverage's files, a pytest door's
+    # report): the next verify never reused a run. A file the tests read there still counts.
+    root = gated_project(
+        tmp_path / "project",
+        STRICT_TESTS,
+        {
+            "pytest.ini": "[pytest]\nnorecursedirs = build\n",
+            "tests/test_one.py": "def test_one():\n    assert 1\n",
+            ".gitignore": ".agentgate/\n__pycache__/\n",
+        },
+    )
+    monkeypatch.chdir(root)
+    verify(capsys)
+    (root / ".agentgate" / "from-another-door.xml").write_text("<testsuite/>")
+    assert reused(verify(capsys))

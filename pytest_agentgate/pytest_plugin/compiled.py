@@ -84,6 +84,8 @@ _THROUGH = 200_000
 # What the key of the tree leaves out (state/cache.py ``left_out``), taken when the hook is
 # added: the hook imports nothing.
 _LEFT_OUT: list[Callable[[Sequence[str]], bool]] = []
+# The name of agentgate's own folder in the project (state/storage.py ``STATE_DIR``), likewise.
+_STATE: list[str] = []
 _MACHINES: list[str] = []
 # The kernel's views of itself and of processes: nothing of the project's.
 _KERNELS = ("/proc/", "/sys/")
@@ -145,8 +147,10 @@ def watch(project: str) -> None:
     if len(_watched) > 1:
         return  # one hook serves every folder watched
     from pytest_agentgate.state.cache import left_out
+    from pytest_agentgate.state.storage import STATE_DIR
 
     _LEFT_OUT.append(left_out)
+    _STATE.append(STATE_DIR)
     rewriter = getattr(sys.modules.get("_pytest.assertion.rewrite"), "AssertionRewritingHook", None)
     code = getattr(getattr(rewriter, "exec_module", None), "__code__", None)
     if isinstance(code, CodeType):
@@ -220,6 +224,11 @@ def _read_outside(path: object, listed: bool = False) -> None:
     if not os.path.isabs(name):
         name = os.path.join(os.getcwd(), name)
     if name.startswith(_KERNELS) or _in_watched(name):
+        if listed and _agentgates_folder(name):
+            # Listed by a walk of the project (pytest with no `.*` in `norecursedirs`): its
+            # names change with every run, and no run of the project's decides them (review
+            # 19). What the tests read in it is keyed as ever.
+            return
         # Resolved at the end: a name may lead out of the project, or out of the kernel's
         # views (red team 28).
         if not (_left_out_by_the_tree(name) and _agentgates_own_read()):
@@ -249,6 +258,14 @@ def _left_out_by_the_tree(name: str) -> bool:
     if root is None or not _LEFT_OUT:
         return False
     return _LEFT_OUT[0](name[len(root) :].split(os.sep))
+
+
+def _agentgates_folder(name: str) -> bool:
+    """Whether ``name`` is agentgate's own folder in a watched folder, or a folder in it."""
+    root = next((r for r in _watched if name.startswith(r)), None)
+    if root is None or not _STATE:
+        return False
+    return name[len(root) :].split(os.sep, 1)[0] == _STATE[0]
 
 
 def _in_watched(name: str) -> bool:
