@@ -82,6 +82,9 @@ class Request:
     door: str = "library"
     # The base of the change, when the door knows it (``--base``, the pull request's base).
     base: str | None = None
+    # The commit the working tree must hold, when the door knows it (the pull request's head):
+    # a tree without it (the base checked out by a fork-safe stage) has no change to judge.
+    head: str | None = None
     task: str | None = None
     claim: str | None = None
     transcript: Path | None = None
@@ -357,7 +360,9 @@ class Pipeline:
             if not names:
                 return
             try:
-                self._change = find_change(config, self.request.base, task=self.request.task)
+                self._change = find_change(
+                    config, self.request.base, task=self.request.task, head=self.request.head
+                )
                 self._change_read = True
                 self.early(names)
             except Exception:  # verdict() reads them again, and reports the bug
@@ -480,7 +485,9 @@ class Pipeline:
             {},
             self._change
             if self._change_read
-            else find_change(only, self.request.base, task=self.request.task),
+            else find_change(
+                only, self.request.base, task=self.request.task, head=self.request.head
+            ),
             run_id=self.run_id,
             request=self.request,
             project=config,
@@ -511,7 +518,11 @@ class Pipeline:
             judged = list(self._early)
             change = Later(
                 lambda: find_change(
-                    config, self.request.base, judged=judged, task=self.request.task
+                    config,
+                    self.request.base,
+                    judged=judged,
+                    task=self.request.task,
+                    head=self.request.head,
                 )
             )
         found = collect(
@@ -822,12 +833,15 @@ def find_change(
     *,
     judged: Collection[str] = (),
     task: str | None = None,
+    head: str | None = None,
 ) -> tuple[Repo, Change] | BaseMissing | None:
     """The change being gated: from its base to the working tree (see git.py). Outside a git
     repository, a task's change is read against the snapshot of its first verdict
     (state/snapshot.py). None outside git without a task, or when no gate looks at the change
     (integrity, coverage with a ``patch`` threshold, lint with ``scope: changed``; gates named
-    in ``judged`` already have their evidence)."""
+    in ``judged`` already have their evidence). ``head``: the commit the working tree must hold
+    (the pull request's head); a tree without it is no change to judge (red team 34: a
+    fork-safe stage checked out the base, and a pull request adding a skip passed)."""
     if not config.enabled or not any(
         g.enabled and g.name not in judged and _needs_change(g) for g in config.gates
     ):
@@ -850,6 +864,13 @@ def find_change(
             base = task_base.resolve(repo, task, explicit_base, config.root)
         if isinstance(base, BaseMissing):
             return base
+        if head is not None and not repo.is_ancestor(head, "HEAD"):
+            return BaseMissing(
+                f"the working tree is not the pull request's: it does not hold its head "
+                f"{head[:12]}, so the change cannot be judged",
+                "check out the pull request's head (or its merge commit) in the job that runs "
+                "agentgate; with `run: false` it is read, never run",
+            )
         return repo, repo.change(base)
     except GitError as exc:
         return BaseMissing(f"git could not read the change ({exc})", "check that git works here")

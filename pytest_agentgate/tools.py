@@ -227,6 +227,67 @@ def _environments() -> list[str]:
     return sorted(name for name in found if an_environment(name))
 
 
+def _tops(left_out: set[str]) -> list[str]:
+    """What pylint is given in place of ``.``: the folders and Python files at the project's
+    top but those ``left_out`` (git-ignored folders, virtual environments), whose every
+    option still applies to what it walks (red team 34: `pylint --recursive=y .` read the
+    project's `.venv`, past the gate's time); ``.`` when nothing is left out."""
+    if not left_out:
+        return ["."]
+    try:
+        entries = sorted(os.scandir(), key=lambda e: e.name)
+    except OSError:
+        return ["."]
+    kept = [
+        e.name
+        for e in entries
+        if e.name not in left_out
+        and e.name != ".git"
+        and (e.is_dir(follow_symlinks=False) or e.name.endswith((".py", ".pyi")))
+    ]
+    return kept or ["."]
+
+
+def _isolated(name: str, rest: list[str]) -> list[str]:
+    """``rest`` with the option that keeps flake8 or pylint to the project's configuration
+    when the project has none of its own and names none: both look for one above the project
+    (flake8 up to the home folder, pylint in the home folder), which the change does not show
+    (red team 34: a `setup.cfg` in the repository's parent folder ignored F401 and E501)."""
+    named = any(a.startswith(("--config", "--rcfile", "--isolated")) for a in rest)
+    if named or name not in ("flake8", "pylint") or _own_config(name):
+        return rest
+    return ["--isolated", *rest] if name == "flake8" else [f"--rcfile={os.devnull}", *rest]
+
+
+def _own_config(name: str) -> bool:
+    """Whether the project's folder holds ``name``'s configuration (flake8's or pylint's)."""
+    import configparser
+
+    if name == "pylint" and any(
+        os.path.isfile(f) for f in ("pylintrc", ".pylintrc", "pylintrc.toml", ".pylintrc.toml")
+    ):
+        return True
+    for file in (
+        ("setup.cfg", "tox.ini", ".flake8") if name == "flake8" else ("setup.cfg", "tox.ini")
+    ):
+        parser = configparser.RawConfigParser()
+        try:
+            parser.read(file, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError):
+            return True  # the tool reads it, and says what is wrong with it
+        if any(s == name or s.startswith((f"{name}:", f"{name}.")) for s in parser.sections()):
+            return True
+    from pytest_agentgate.texts import toml_document
+
+    try:
+        with open("pyproject.toml", encoding="utf-8") as handle:
+            document = toml_document(handle.read()) or {}
+    except (OSError, UnicodeDecodeError):
+        return False
+    tool = document.get("tool")
+    return isinstance(tool, dict) and name in tool
+
+
 def _flake8_extend_exclude() -> list[str]:
     """The ``extend-exclude`` of the configuration flake8 reads in this folder (the first of
     setup.cfg, tox.ini and .flake8 with a ``[flake8]`` section; else ``[tool.flake8]`` in
@@ -319,6 +380,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 left_out += _ignored_folders() + _flake8_extend_exclude()
             if left_out:
                 rest = [*rest[:-1], "--extend-exclude", ",".join(sorted(set(left_out))), "."]
+        if name == "pylint" and rest[-1:] == ["."]:
+            rest = [*rest[:-1], *_tops(set(_ignored_folders()) | set(_environments()))]
+        rest = _isolated(name, rest)
         line, env = command(name, version, rest, plugins)
     except ToolError as exc:
         print(f"agentgate: {exc}", file=sys.stderr)

@@ -55,12 +55,15 @@ class Action:
         git(self.root, "add", "-A")
         git(self.root, "commit", "-q", "-m", message)
 
-    def run(self, event_name: str = "pull_request", **inputs: str) -> tuple[int, str]:
+    def run(
+        self, event_name: str = "pull_request", payload: dict[str, Any] | None = None, **inputs: str
+    ) -> tuple[int, str]:
         self.runs += 1
         event = self.tmp / "event.json"
         event.write_text(
             json.dumps(
-                {
+                payload
+                or {
                     "pull_request": {
                         "number": self.number,
                         "base": {"sha": self.base, "ref": "main"},
@@ -297,6 +300,37 @@ def test_pull_request_target_runs_no_pr_code_unless_trusted(tmp_path: Path, gh: 
     assert "the pull request's code was not run" in action.summary.read_text()
     action.run(event_name="pull_request_target", trust_pr_code="true")
     assert (action.root / "ran").exists()
+
+
+def test_a_fork_safe_stage_judges_the_prs_head_and_never_the_base_alone(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    # Red team 34: stage 2 of the fork-safe workflow checked out the base branch, so the change
+    # was empty and a pull request that only added a skip passed with its own reports.
+    action = Action(tmp_path, gh, FAILING_BUILD.replace("sys.exit(1)", "sys.exit(0)"))
+    (action.root / "test_work.py").write_text(
+        "import pytest\n\n\n@pytest.mark.skip(reason='flaky')\ndef test_work():\n    assert 0\n"
+    )
+    action.commit("skip the failing test")
+    head = git(action.root, "rev-parse", "HEAD")
+    payload = {
+        "workflow_run": {
+            "event": "pull_request",
+            "head_sha": head,
+            "pull_requests": [
+                {"number": action.number, "base": {"sha": action.base}, "head": {"sha": head}}
+            ],
+        }
+    }
+    git(action.root, "checkout", "-q", "main")
+    code, _ = action.run("workflow_run", payload, run="false")
+    assert code == 1 and action.outputs["status"] == "fail"
+    assert "the working tree is not the pull request's: it does not hold its head" in (
+        action.summary.read_text()
+    )
+    git(action.root, "checkout", "-q", head)
+    code, _ = action.run("workflow_run", payload, run="false")
+    assert code == 1 and "skip-added" in action.summary.read_text()
 
 
 def test_a_pr_that_weakens_its_own_gate_is_judged_by_the_base(

@@ -1252,6 +1252,30 @@ def test_a_file_the_change_adds_hidden_from_ruff_by_a_rule_it_adds(
     ]
 
 
+def test_a_dot_ignore_above_the_repository_that_hides_a_linted_file(
+    repo_from: Callable[[str], Path], verify: Any
+) -> None:
+    # Red team 34: ruff reads `.ignore` files in the folders above the project as well, and
+    # git never does: `../.ignore` naming the file with the lint error passed every door.
+    root = repo_from("lint-defect")
+    above = root.parent / ".ignore"
+    above.write_text(f"# mine\n/{root.name}/tools/bad.py\n")
+    try:
+        run = verify("--profile", "strict")
+    finally:
+        above.unlink()
+    assert gate(run, "lint")["status"] == "pass" and run.code == 1
+    assert ignore_findings(run) == [
+        (
+            "tools/bad.py",
+            None,
+            f"{above}:2 `/{root.name}/tools/bad.py` ignores tools/bad.py: ruff skips files a "
+            "`.ignore` above the project names, and it is no part of the change; take the line "
+            "out",
+        )
+    ]
+
+
 def test_a_file_taken_out_of_the_index_and_ignored(
     repo_from: Callable[[str], Path], verify: Any
 ) -> None:

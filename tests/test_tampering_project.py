@@ -748,6 +748,28 @@ def test_a_name_the_file_defines_set_to_other_code_is_found(
     ) in project_entries(project)
 
 
+def test_a_builder_that_keeps_the_decorated_function_in_a_list_is_the_files(
+    project: Path, watched: types.ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review 20: pyparsing's `@rule.add_parse_action` appends a wrapper of the function to a
+    # list of the rule's and returns the rule, which the name is bound to: the file's own code.
+    text = (
+        "import functools\n\n\nclass Rule:\n    def __init__(self):\n        self.actions = []\n"
+        "        self.named = {}\n\n    def add_action(self, fn):\n"
+        "        self.actions.append(functools.wraps(fn)(lambda *a: fn(*a)))\n"
+        "        return self\n\n    def name(self, fn):\n        self.named[fn.__name__] = (fn,)\n"
+        "        return self\n\n\ndouble = Rule()\n\n\n@double.add_action\n"
+        "def add(a, b):\n    return a + b\n\n\n@double.name\ndef sub(a, b):\n    return a - b\n"
+    )
+    calc = as_imported(project, watched, monkeypatch, text)
+    assert project_entries(project) == []
+    # A rule of the tests' own that keeps the function yet runs other code is found as ever.
+    monkeypatch.setattr(calc, "add", calc.Rule())
+    assert project_entries(project) == [
+        "calc (add is no longer the function calc.py defines, but a Rule set in its place)"
+    ]
+
+
 def test_a_local_of_the_same_name_binds_nothing_at_the_top_level(
     project: Path, watched: types.ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -111,6 +111,23 @@ def test_flake8_each_loosening_is_reported_at_its_key() -> None:
     ]
 
 
+def test_flake8_local_plugins_gained_are_reported() -> None:
+    # Red team 34: a new `[flake8:local-plugins]` extension in the project's folder rewrote
+    # flake8 as it started, and every finding vanished.
+    base = {"setup.cfg": "[flake8]\nmax-line-length = 79\n"}
+    now = {
+        "setup.cfg": "[flake8]\nmax-line-length = 79\n\n[flake8:local-plugins]\n"
+        "extension =\n    QQ1 = quiet:Plugin\npaths = ./lintplug\n"
+    }
+    messages = [m for _, _, m in found(base, now, "flake8 .")]
+    assert messages == [
+        "flake8: local-plugins-extension gained QQ1=quiet:Plugin: flake8 reports less",
+        "flake8: local-plugins-paths gained ./lintplug: flake8 reports less",
+    ]
+    # The base's own local plugins, unchanged, are no finding.
+    assert found(now, now, "flake8 .") == []
+
+
 def test_flake8_select_and_filename_narrowed() -> None:
     base = {"tox.ini": "[flake8]\nselect = E,F,W\n"}
     now = {"tox.ini": "[flake8]\nselect = F\nfilename = pkg/*.py\n"}

@@ -275,6 +275,52 @@ def test_flake8_leaves_out_virtual_environments_git_does_not_ignore(
     assert ("code/lib/bad.py" in out) is in_git
 
 
+def test_pylint_is_given_the_projects_top_but_its_environments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # Red team 34: `pylint --recursive=y .` linted the project's `.venv` until the gate's time
+    # ran out. Its own `ignore` options still apply to what it walks.
+    monkeypatch.chdir(tmp_path)
+    subprocess.run(["git", "init", "-q"], check=True)
+    (tmp_path / ".gitignore").write_text("build/\n")
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "mod.py").write_text('"""M."""\n\nimport json\n')
+    (tmp_path / "setup.py").write_text('"""S."""\n\nimport os\n')
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "gen.py").write_text("import os,sys\n")
+    environment(tmp_path / ".venv")
+    assert tools._tops({".venv", "build"}) == ["code", "setup.py"]
+    main(["pylint", "--disable=all", "--enable=unused-import", "--recursive=y", "."])
+    out = capfd.readouterr().out
+    assert "code/mod.py" in out and "setup.py" in out
+    assert ".venv" not in out and "build/gen.py" not in out
+
+
+def test_a_linter_reads_no_configuration_from_above_a_project_that_has_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # Red team 34: a `setup.cfg` in the repository's parent folder (flake8 looks up to the home
+    # folder) or a `~/.pylintrc` ignored what the project's own rules report.
+    project = tmp_path / "home" / "src" / "project"
+    project.mkdir(parents=True)
+    (project / "mod.py").write_text('"""M."""\n\nimport json\n')
+    (tmp_path / "home" / "src" / "setup.cfg").write_text("[flake8]\nextend-ignore = F401\n")
+    (tmp_path / "home" / ".pylintrc").write_text("[MESSAGES CONTROL]\ndisable = all\n")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("PYLINTRC", raising=False)
+    monkeypatch.chdir(project)
+    assert main(["flake8", "."]) == 1
+    assert "mod.py:3:1: F401" in capfd.readouterr().out
+    assert main(["pylint", "--recursive=y", "."]) != 0
+    assert "W0611" in capfd.readouterr().out
+    # The project's own configuration is read as ever.
+    (project / "setup.cfg").write_text("[flake8]\nextend-ignore = F401\n")
+    (project / ".pylintrc").write_text("[MESSAGES CONTROL]\ndisable = W0611\n")
+    assert main(["flake8", "."]) == 0
+    assert main(["pylint", "--recursive=y", "."]) == 0
+    capfd.readouterr()
+
+
 @pytest.mark.parametrize(
     ("name", "text"),
     [

@@ -127,6 +127,17 @@ class Event:
         return number if isinstance(number, int) else None
 
     @property
+    def head_sha(self) -> str | None:
+        """The pull request's head: its own, or the commit a ``workflow_run`` ran for."""
+        pr = self.pull_request
+        head = pr.get("head") if pr else None
+        sha = head.get("sha") if isinstance(head, dict) else None
+        if not isinstance(sha, str):
+            run = self.payload.get("workflow_run")
+            sha = run.get("head_sha") if isinstance(run, dict) else None
+        return sha if isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{40,64}", sha) else None
+
+    @property
     def base_sha(self) -> str | None:
         pr = self.pull_request
         base = pr.get("base") if pr else None
@@ -263,6 +274,7 @@ def run_action(environ: Mapping[str, str], stdout: TextIO) -> int:
         config,
         door="action",
         base=event.base_sha,
+        head=event.head_sha,
         task=None if number is None else f"pr-{number}",
         run=run_commands,
         record=storage is not None,

@@ -13,7 +13,10 @@ the base takes that file out of the lint gate without a word in ruff's settings.
   lint errors, imported by the product and named in a new `invoice/.ignore`, which git does not
   read; or in a `.gitignore`, the file added with `git add -f`);
 - a rule of the repository's private excludes (``.git/info/exclude``, ``core.excludesFile``)
-  that ignores such a file: no part of the change, and ruff skips the file all the same.
+  that ignores such a file: no part of the change, and ruff skips the file all the same;
+- a rule of a ``.ignore`` in a folder above the repository (ruff reads those too, and git
+  never does) that ignores such a file, or one the change adds (red team 34: `../.ignore`
+  naming `ig/invoice/tax.py`).
 
 Rules that name only untracked files git ignores (build output, a virtualenv) and files the
 change deletes from the disk are no finding.
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping, Set
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from pytest_agentgate.git import IGNORE_FILES, GitError, Ignored, ignored_by, own_ignore
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
@@ -36,7 +39,7 @@ _SHOWN = 5
 
 
 def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
-    for rules in (_project_rules, _private_rules):
+    for rules in (_project_rules, _private_rules, _rules_above):
         try:
             found = rules(scan)
         except (GitError, OSError, ValueError):
@@ -110,6 +113,45 @@ def _private_rules(scan: Scan) -> list[IntegrityFinding]:
     rules = scan.repo.ignored(linted)
     private = {p: rule for p, rule in rules.items() if not own_ignore(rule.source, p)}
     return _findings(scan, private, linted, private=True)
+
+
+def _rules_above(scan: Scan) -> list[IntegrityFinding]:
+    """Files ruff lints in the project that a ``.ignore`` above the repository names."""
+    top = Path(scan.change.toplevel).resolve()
+    above: list[tuple[Path, str]] = []
+    for folder in top.parents:
+        try:
+            above.append((folder, read_regular_text(folder / ".ignore", errors="replace")))
+        except OSError:
+            continue  # none there (or no regular file: ruff reads none either)
+    if not above:
+        return []
+    names = [*scan.repo.tracked_at(scan.change.base), *_added(scan)]
+    linted = {p: inside for p in names if (inside := _linted(scan, p)) is not None}
+    found: list[IntegrityFinding] = []
+    for folder, text in above:
+        source = folder / ".ignore"
+        prefix = top.relative_to(folder).as_posix()
+        ignored = ignored_by({".ignore": text}, [f"{prefix}/{p}" for p in linted])
+        by_rule: dict[Ignored, list[str]] = {}
+        for path, rule in ignored.items():
+            by_rule.setdefault(rule, []).append(linted[path[len(prefix) + 1 :]])
+        for rule, files in sorted(by_rule.items(), key=lambda item: item[0].line):
+            files.sort()
+            what = (
+                files[0] if len(files) == 1 else f"{len(files)} files ({', '.join(files[:_SHOWN])})"
+            )
+            found.append(
+                IntegrityFinding(
+                    RULE,
+                    f"{source}:{rule.line} `{rule.pattern}` ignores {what}: ruff skips files "
+                    "a `.ignore` above the project names, and it is no part of the change; "
+                    "take the line out",
+                    files[0],
+                    None,
+                )
+            )
+    return found
 
 
 def _findings(

@@ -1332,10 +1332,25 @@ def _linter_settings(tool: str, name: str, text: str) -> Settings | None:
     if parser is None:
         return None
     if tool == "flake8":
+        # `[flake8:local-plugins]`: plugins the project's own folder holds, imported as flake8
+        # starts; a report plugin decides what is printed, and any of them can rewrite flake8
+        # (red team 34: a new `extension` that made every finding vanish).
+        plugins = {
+            f"{_LOCAL_PLUGINS}-{_kebab(key)}": [
+                re.sub(r"\s*=\s*", "=", entry.strip())
+                for entry in re.split(r"[\n,]", raw)
+                if entry.strip()
+            ]
+            for key, raw in (
+                parser.items("flake8:local-plugins")
+                if parser.has_section("flake8:local-plugins")
+                else []
+            )
+        }
         if parser.has_section("flake8"):
-            return Settings(name, text, _ini_values(parser, ["flake8"]), "flake8")
-        if parser.has_section("flake8:local-plugins"):
-            return Settings(name, text, {})  # the file flake8 reads, with no options
+            return Settings(name, text, {**_ini_values(parser, ["flake8"]), **plugins}, "flake8")
+        if plugins or parser.has_section("flake8:local-plugins"):
+            return Settings(name, text, plugins)  # the file flake8 reads, with its plugins
         return None
     # only its [pylint.*] sections are pylint's
     shared = PurePosixPath(name).name in ("setup.cfg", "tox.ini")
@@ -1364,6 +1379,7 @@ def _linters_run(config: Config) -> list[tuple[str, tuple[str, ...]]]:
 
 
 _CONFIG_OPTION = {"pylint": "--rcfile"}
+_LOCAL_PLUGINS = "local-plugins"
 
 
 def _codes(value: Any) -> list[str]:
@@ -1455,7 +1471,9 @@ _LINT_RANKS: dict[str, _Ranks] = {
         maxima={"max-line-length": 79, "max-doc-length": math.inf, "max-complexity": math.inf},
         loose_on=frozenset({"exit-zero"}),
         loose_off=frozenset({"disable-noqa", "doctests"}),
-        allow_lists=frozenset({"builtins"}),
+        allow_lists=frozenset(
+            {"builtins", "local-plugins-extension", "local-plugins-report", "local-plugins-paths"}
+        ),
         ban_lists=frozenset({"enable-extensions", "require-plugins"}),
     ),
     "pycodestyle": _Ranks(

@@ -16,6 +16,7 @@ import contextlib
 import functools
 import hashlib
 import inspect
+import itertools
 import os
 import re
 import site
@@ -1155,7 +1156,13 @@ def _reached(item: Any) -> list[Any]:
     with contextlib.suppress(Exception):
         item = _static_unwrap(item)
         found.append(item)
-        if inspect.isfunction(item):
+        if isinstance(item, (list, tuple, set, frozenset)):
+            # A builder keeps what its decorator is given in a list and returns itself:
+            # pyparsing's `@rule.add_parse_action` (review 20).
+            found.extend(itertools.islice(item, 50))
+        elif isinstance(item, dict):
+            found.extend(itertools.islice(item.values(), 50))
+        elif inspect.isfunction(item):
             wrapped = item.__dict__.get("__wrapped__")
             if wrapped is not None:
                 found.append(wrapped)
