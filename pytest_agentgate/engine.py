@@ -865,6 +865,12 @@ def find_change(
         if isinstance(base, BaseMissing):
             return base
         if head is not None and not repo.is_ancestor(head, "HEAD"):
+            if repo.is_shallow():
+                return BaseMissing(
+                    f"the clone is shallow: whether the working tree holds the pull request's "
+                    f"head {head[:12]} cannot be told",
+                    "check out with `fetch-depth: 0` (or run `git fetch --unshallow`)",
+                )
             return BaseMissing(
                 f"the working tree is not the pull request's: it does not hold its head "
                 f"{head[:12]}, so the change cannot be judged",

@@ -181,12 +181,33 @@ def command(
                 "there, or pin its version in .pre-commit-config.yaml (agentgate then installs "
                 "that version apart)"
             )
-        return [sys.executable, "-m", entry, *args], env
+        return [sys.executable, *_run_module(entry), *args], env
     target = installed(name, version, plugins)
     if how == "script":
         return [str(target / "bin" / entry), *args], env
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(target), env.get("PYTHONPATH")) if p)
-    return [sys.executable, "-m", entry, *args], env
+    return [sys.executable, *_run_module(entry), *args], env
+
+
+# pycodestyle reads the user's configuration, and the first `setup.cfg` or `tox.ini` in the
+# folders above the one it lints, and has no option to read neither: run, it reads none of the
+# user's, and none above a project that has neither file (red team 34, flake8's twin).
+_PYCODESTYLE = (
+    "import sys, pycodestyle; pycodestyle.USER_CONFIG = None; "
+    "pycodestyle.PROJECT_CONFIG = pycodestyle.PROJECT_CONFIG if {own} else (); "
+    "sys.argv[0] = 'pycodestyle'; main = getattr(pycodestyle, '_main', None); "
+    "sys.exit(main() if main else 'agentgate: this pycodestyle has no _main(): it cannot be "
+    "run kept to the project configuration')"
+)
+
+
+def _run_module(entry: str) -> list[str]:
+    """How the interpreter runs the tool ``entry``: ``-m``, but pycodestyle kept to the
+    project's own configuration."""
+    if entry != "pycodestyle":
+        return ["-m", entry]
+    own = any(os.path.isfile(name) for name in ("setup.cfg", "tox.ini"))
+    return ["-c", _PYCODESTYLE.format(own=own)]
 
 
 def _git_listed(*options: str) -> list[str] | None:
@@ -249,30 +270,54 @@ def _tops(left_out: set[str]) -> list[str]:
 
 
 def _isolated(name: str, rest: list[str]) -> list[str]:
-    """``rest`` with the option that keeps flake8 or pylint to the project's configuration
-    when the project has none of its own and names none: both look for one above the project
-    (flake8 up to the home folder, pylint in the home folder), which the change does not show
-    (red team 34: a `setup.cfg` in the repository's parent folder ignored F401 and E501)."""
+    """``rest`` with the option that keeps flake8 or pylint to the repository's configuration
+    when neither the project's folder nor one above it in the repository has one, and the
+    command names none: both look further up (flake8 to the home folder, pylint in it), where
+    the change does not show (red team 34: a `setup.cfg` in the repository's parent folder
+    ignored F401 and E501). A monorepo's configuration at its top is the project's (review 21)."""
     named = any(a.startswith(("--config", "--rcfile", "--isolated")) for a in rest)
-    if named or name not in ("flake8", "pylint") or _own_config(name):
+    if named or name not in ("flake8", "pylint"):
+        return rest
+    if any(_own_config(name, folder) for folder in _folders_to_the_top()):
         return rest
     return ["--isolated", *rest] if name == "flake8" else [f"--rcfile={os.devnull}", *rest]
 
 
-def _own_config(name: str) -> bool:
-    """Whether the project's folder holds ``name``'s configuration (flake8's or pylint's)."""
+def _folders_to_the_top() -> list[Path]:
+    """The working folder and those above it up to the repository's top (the working folder
+    alone outside git)."""
+    here = Path.cwd()
+    try:
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            timeout=60,
+            check=True,
+            text=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return [here]
+    folders = [here]
+    for parent in here.parents:
+        if not top or not (parent == Path(top) or Path(top) in parent.parents):
+            break
+        folders.append(parent)
+    return folders
+
+
+def _own_config(name: str, folder: Path) -> bool:
+    """Whether ``folder`` holds ``name``'s configuration (flake8's or pylint's)."""
     import configparser
 
-    if name == "pylint" and any(
-        os.path.isfile(f) for f in ("pylintrc", ".pylintrc", "pylintrc.toml", ".pylintrc.toml")
-    ):
+    pylintrcs = ("pylintrc", ".pylintrc", "pylintrc.toml", ".pylintrc.toml")
+    if name == "pylint" and any((folder / f).is_file() for f in pylintrcs):
         return True
     for file in (
         ("setup.cfg", "tox.ini", ".flake8") if name == "flake8" else ("setup.cfg", "tox.ini")
     ):
         parser = configparser.RawConfigParser()
         try:
-            parser.read(file, encoding="utf-8")
+            parser.read(folder / file, encoding="utf-8")
         except (configparser.Error, UnicodeDecodeError):
             return True  # the tool reads it, and says what is wrong with it
         if any(s == name or s.startswith((f"{name}:", f"{name}.")) for s in parser.sections()):
@@ -280,8 +325,7 @@ def _own_config(name: str) -> bool:
     from pytest_agentgate.texts import toml_document
 
     try:
-        with open("pyproject.toml", encoding="utf-8") as handle:
-            document = toml_document(handle.read()) or {}
+        document = toml_document((folder / "pyproject.toml").read_text(encoding="utf-8")) or {}
     except (OSError, UnicodeDecodeError):
         return False
     tool = document.get("tool")

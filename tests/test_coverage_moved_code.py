@@ -32,3 +32,26 @@ def test_imports_are_read_by_absolute_name() -> None:
         ("pricing.py", "pkg/a.py"),
         ("shop/tax.py", "pkg/b.py"),
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "from \\\n    pricing import pct\n",
+        "x = 1; from pricing import pct\n",
+        "def f():\n    from pricing import pct\n    return pct\n",
+        "import importlib\n\nrates = importlib.import_module('pricing')\n",
+        "import pricing.rates\n",
+    ],
+    ids=["backslash", "after-a-semicolon", "in-a-function", "import-module", "a-submodule"],
+)
+def test_an_import_however_it_is_written_is_found(text: str) -> None:
+    # Red team 35: `from \` with the name on the next line hid the import from a pattern.
+    patch = PatchCoverage(unmeasured=[("pricing.py", 4)])
+    assert imported_unmeasured(patch, {"pkg/tax.py": text}) == [("pricing.py", "pkg/tax.py")]
+
+
+def test_a_relative_import_or_a_text_that_does_not_parse_imports_nothing() -> None:
+    patch = PatchCoverage(unmeasured=[("pricing.py", 4)])
+    texts = {"pkg/a.py": "from .pricing import pct\n", "pkg/b.py": "from pricing import (\n"}
+    assert imported_unmeasured(patch, texts) == []

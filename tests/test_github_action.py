@@ -333,6 +333,44 @@ def test_a_fork_safe_stage_judges_the_prs_head_and_never_the_base_alone(
     assert code == 1 and "skip-added" in action.summary.read_text()
 
 
+def test_a_shallow_merge_checkout_is_told_to_fetch_the_history(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    # Review 21: a merge commit checked out at depth 1 (its base fetched alone, a common
+    # recipe) hides the head among its parents: the advice is the history, not another checkout.
+    action = Action(tmp_path, gh, PASSING_BUILD)
+    head = git(action.root, "rev-parse", "HEAD")
+    payload = {
+        "pull_request": {
+            "number": action.number,
+            "base": {"sha": action.base, "ref": "main"},
+            "head": {"sha": head},
+        }
+    }
+    git(action.root, "checkout", "-q", "-b", "merge", "main")
+    git(action.root, "merge", "-q", "--no-ff", "-m", "merge", head)
+    shallow = tmp_path / "shallow"
+    git(
+        tmp_path,
+        "clone",
+        "-q",
+        "--depth",
+        "1",
+        "--branch",
+        "merge",
+        f"file://{action.root}",
+        str(shallow),
+    )
+    git(shallow, "fetch", "-q", "--depth", "1", "origin", action.base)
+    action.root = shallow
+    code, _ = action.run(payload=payload)
+    assert code == 1
+    assert "the clone is shallow: whether the working tree holds the pull request's head" in (
+        action.summary.read_text()
+    )
+    assert "fetch-depth: 0" in action.summary.read_text()
+
+
 def test_a_pr_that_weakens_its_own_gate_is_judged_by_the_base(
     tmp_path: Path, gh: FakeGitHub
 ) -> None:

@@ -1276,6 +1276,66 @@ def test_a_dot_ignore_above_the_repository_that_hides_a_linted_file(
     ]
 
 
+@pytest.mark.parametrize("honest", ["excluded-by-ruff-too", "no-ruff-gate"])
+def test_a_dot_ignore_above_the_repository_that_hides_nothing_ruff_lints(
+    repo_from: Callable[[str], Path], verify: Any, honest: str
+) -> None:
+    # Review 21: a ripgrep user's `.ignore` above the repository naming `migrations/`, which
+    # the project's own ruff settings leave out too, or in a project no gate runs ruff for.
+    root = repo_from("lint-clean")
+    write(root / "pkg" / "migrations" / "m0001.py", "X = 1\n")
+    if honest == "excluded-by-ruff-too":
+        text = (root / "pyproject.toml").read_text()
+        write(
+            root / "pyproject.toml",
+            text.replace(
+                "[tool.ruff.lint]",
+                '[tool.ruff]\nextend-exclude = ["*/migrations/*"]\n\n[tool.ruff.lint]',
+            ),
+        )
+    else:
+        write(
+            root / "agentgate.yml", LINT_ONLY.replace("-m ruff check --no-cache .", "-m pyflakes .")
+        )
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "migrations")
+    git(root, "branch", "-q", "-f", "main")
+    above = root.parent / ".ignore"
+    above.write_text("node_modules/\n*.min.js\nmigrations/\n*_pb2.py\n")
+    try:
+        run = verify("--profile", "strict")
+    finally:
+        above.unlink()
+    assert ignore_findings(run) == []
+
+
+@pytest.mark.parametrize("where", ["info/exclude", ".gitignore"])
+def test_a_nested_repositorys_own_ignore_rules_hiding_new_code_from_ruff(
+    repo_from: Callable[[str], Path], verify: Any, where: str
+) -> None:
+    # Red team 35: `git init invoice/rates` and `*.py` in its exclude (or its own .gitignore):
+    # ruff takes the nested repository's rules as its own there, and new code went unlinted.
+    root = repo_from("lint-clean")
+    nested = root / "pkg" / "rates"
+    write(nested / "__init__.py", "import os, sys\n\nRATE = 2\n")
+    git(nested, "init", "-q")
+    rules = (
+        nested / ".git" / "info" / "exclude" if where == "info/exclude" else nested / ".gitignore"
+    )
+    write(rules, "*.py\n")
+    run = verify("--profile", "strict")
+    assert gate(run, "lint")["status"] == "pass" and run.code == 1
+    assert ignore_findings(run) == [
+        (
+            "pkg/rates/__init__.py",
+            None,
+            "pkg/rates/ is a git repository of its own inside the project, and its ignore rule "
+            "`*.py` names pkg/rates/__init__.py: ruff skips what the nested repository's rules "
+            "name; make it a folder of the project",
+        )
+    ]
+
+
 def test_a_file_taken_out_of_the_index_and_ignored(
     repo_from: Callable[[str], Path], verify: Any
 ) -> None:

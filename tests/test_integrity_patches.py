@@ -88,6 +88,47 @@ def test_using_the_tools_is_not_patching_them(code: str) -> None:
     assert targets(code) == []
 
 
+def test_a_local_flake8_plugin_that_patches_flake8_is_found(tmp_path: Path) -> None:
+    # Red team 34: a `[flake8:local-plugins]` extension of the project's folder replaced
+    # `StyleGuide.handle_error`, and every finding vanished. A checker that reads flake8's
+    # names patches nothing.
+    from pytest_agentgate.config.model import Config
+    from pytest_agentgate.integrity import patches
+    from pytest_agentgate.integrity.model import Scan
+
+    quiet = (
+        "import flake8.style_guide\n\n\nclass Plugin:\n    name = 'quiet'\n\n"
+        "    def __init__(self, tree):\n        pass\n\n    def run(self):\n"
+        "        return iter(())\n\n\n"
+        "flake8.style_guide.StyleGuide.handle_error = lambda *a, **k: 0\n"
+    )
+    checker = (
+        "import ast\n\n\nclass NoBreakpoint:\n    name = 'nobreak'\n    version = '1'\n\n"
+        "    def __init__(self, tree: ast.AST):\n        self.tree = tree\n\n"
+        "    def run(self):\n        for node in ast.walk(self.tree):\n"
+        "            if getattr(getattr(node, 'func', None), 'id', '') == 'breakpoint':\n"
+        "                yield node.lineno, node.col_offset, 'X200 breakpoint', type(self)\n"
+    )
+
+    class Sources:
+        def now(self, path: str) -> str | None:
+            return {"lintplug/quiet.py": quiet, "lintplug/checks.py": checker}.get(path)
+
+        def at_base(self, path: str) -> str | None:
+            return None
+
+    touched = {"lintplug/quiet.py": "added", "lintplug/checks.py": "added"}
+    scan = Scan(tmp_path, None, None, Config(tmp_path), Sources(), touched)
+    found = [(f.path, f.message) for f in patches.analyze(scan)]
+    assert found == [
+        (
+            "lintplug/quiet.py",
+            "quiet.py patches flake8.style_guide.StyleGuide.handle_error, code of the lint "
+            "tools: it can rewrite what they report",
+        )
+    ]
+
+
 def test_a_projects_own_package_is_not_a_tool(tmp_path: Path) -> None:
     assert own_packages(tmp_path) == frozenset()
     (tmp_path / "src" / "pluggy").mkdir(parents=True)

@@ -295,6 +295,20 @@ def test_a_comment_coverage_excludes_a_function_by_is_a_suppression(
     assert message.startswith(f"new coverage exclusion `{shown}")
 
 
+def test_a_lone_ellipsis_inside_a_functions_parameters_is_a_suppression(tmp_path: Path) -> None:
+    # Red team 35: coverage.py's default exclusion of a line holding only `...` (a stub's body),
+    # put in a parameter list, left the whole untested function out of every figure.
+    root = _exclusion_project(tmp_path)
+    export = EXPORT.format(comment="").replace(
+        'currency: str = "EUR")',
+        'currency: str = "EUR",\n        note: object = (\n            ...\n        ),\n    )',
+    )
+    (root / "pkg" / "totals.py").write_text(TOTALS + export)
+    [(code, path, line, message)] = _verify_findings(root)
+    assert (code, path, line) == ("suppression-added", "pkg/totals.py", 16)
+    assert message.startswith("new coverage exclusion `...`")
+
+
 def test_if_type_checking_bound_by_an_import_alias_is_a_suppression(tmp_path: Path) -> None:
     root = _exclusion_project(tmp_path)
     text = TOTALS.replace(

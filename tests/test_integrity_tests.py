@@ -350,6 +350,39 @@ def test_a_deleted_test_file_removes_its_tests(repo: Path, verify: Verify) -> No
     assert "AddTest::test_add" in finding["message"] and "file was deleted" in finding["message"]
 
 
+def test_a_mark_the_bases_selection_leaves_out_put_on_a_test_is_a_skip(
+    repo: Path, verify: Verify
+) -> None:
+    # Red team 35: the base runs `-m "not slow"`; `@pytest.mark.slow` on the failing test took
+    # it out of the run, and both counts (the base's and the run's) added it back in.
+    write(
+        repo,
+        "pyproject.toml",
+        '[tool.pytest.ini_options]\naddopts = \'-m "not slow"\'\nmarkers = ["slow: long"]\n',
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the suite leaves slow tests out")
+    edit(repo, "tests/test_calc.py", "def test_sub():", "@pytest.mark.slow\ndef test_sub():")
+    finding = assert_blocks(
+        verify(),
+        "skip-added",
+        "tests/test_calc.py",
+        now_line(repo, "tests/test_calc.py", "@pytest.mark.slow"),
+    )
+    assert finding["message"] == (
+        'new @pytest.mark.slow on test_sub: pytest\'s `-m "not slow"` leaves the test out of '
+        "the run"
+    )
+    # A new slow test, or another mark, takes nothing the suite ran away.
+    edit(repo, "tests/test_calc.py", "@pytest.mark.slow\ndef test_sub():", "def test_sub():")
+    with (repo / "tests" / "test_calc.py").open("a", encoding="utf-8") as handle:
+        handle.write(
+            "\n\n@pytest.mark.slow\ndef test_big():\n    assert add(10**6, 1) == 10**6 + 1\n"
+        )
+    edit(repo, "tests/test_calc.py", "def test_add():", "@pytest.mark.fast\ndef test_add():")
+    assert_passes(verify())
+
+
 def test_python_files_of_the_base_decide_what_a_test_file_is(
     repo: Path, verify: Verify, tmp_path: Path
 ) -> None:

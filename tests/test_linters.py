@@ -408,7 +408,15 @@ def test_a_pin_that_cannot_be_installed_says_so_and_fails(
 
 PLUGGED_PYCODESTYLE = """\
 import plugin9
-print(plugin9.SAYS)
+
+
+def _main():
+    print(plugin9.SAYS)
+    return 0
+
+
+if __name__ == "__main__":
+    _main()
 """
 
 

@@ -111,21 +111,22 @@ def test_flake8_each_loosening_is_reported_at_its_key() -> None:
     ]
 
 
-def test_flake8_local_plugins_gained_are_reported() -> None:
-    # Red team 34: a new `[flake8:local-plugins]` extension in the project's folder rewrote
-    # flake8 as it started, and every finding vanished.
+def test_flake8_a_local_report_plugin_gained_is_reported_a_checker_is_not() -> None:
+    # Red team 34: a plugin of the project's own folder runs inside flake8. A report plugin
+    # decides what flake8 prints; a checker only adds findings (one that patches flake8 is
+    # found as code: patches.py), and review 21 added an honest one.
     base = {"setup.cfg": "[flake8]\nmax-line-length = 79\n"}
-    now = {
+    checker = {
         "setup.cfg": "[flake8]\nmax-line-length = 79\n\n[flake8:local-plugins]\n"
-        "extension =\n    QQ1 = quiet:Plugin\npaths = ./lintplug\n"
+        "extension =\n    X2 = checks:NoBreakpoint\npaths = ./lintplug\n"
     }
-    messages = [m for _, _, m in found(base, now, "flake8 .")]
-    assert messages == [
-        "flake8: local-plugins-extension gained QQ1=quiet:Plugin: flake8 reports less",
-        "flake8: local-plugins-paths gained ./lintplug: flake8 reports less",
+    assert found(base, checker, "flake8 .") == []
+    report = {"setup.cfg": checker["setup.cfg"] + "report =\n    Q = quiet:Formatter\n"}
+    assert [m for _, _, m in found(checker, report, "flake8 .")] == [
+        "flake8: local-plugins-report gained Q=quiet:Formatter: flake8 reports less"
     ]
     # The base's own local plugins, unchanged, are no finding.
-    assert found(now, now, "flake8 .") == []
+    assert found(report, report, "flake8 .") == []
 
 
 def test_flake8_select_and_filename_narrowed() -> None:

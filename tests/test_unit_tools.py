@@ -300,12 +300,18 @@ def test_a_linter_reads_no_configuration_from_above_a_project_that_has_none(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
     # Red team 34: a `setup.cfg` in the repository's parent folder (flake8 looks up to the home
-    # folder) or a `~/.pylintrc` ignored what the project's own rules report.
+    # folder, pycodestyle to the root) or a `~/.pylintrc` or `~/.config/pycodestyle` ignored
+    # what the project's own rules report.
     project = tmp_path / "home" / "src" / "project"
     project.mkdir(parents=True)
-    (project / "mod.py").write_text('"""M."""\n\nimport json\n')
-    (tmp_path / "home" / "src" / "setup.cfg").write_text("[flake8]\nextend-ignore = F401\n")
+    (project / "mod.py").write_text('"""M."""\n\nimport json\nimport os, sys\n')
+    (tmp_path / "home" / "src" / "setup.cfg").write_text(
+        "[flake8]\nextend-ignore = F401\n\n[pycodestyle]\nignore = E401\n"
+    )
     (tmp_path / "home" / ".pylintrc").write_text("[MESSAGES CONTROL]\ndisable = all\n")
+    (tmp_path / "home" / ".config").mkdir()
+    (tmp_path / "home" / ".config" / "pycodestyle").write_text("[pycodestyle]\nignore = E401\n")
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("PYLINTRC", raising=False)
     monkeypatch.chdir(project)
@@ -313,12 +319,39 @@ def test_a_linter_reads_no_configuration_from_above_a_project_that_has_none(
     assert "mod.py:3:1: F401" in capfd.readouterr().out
     assert main(["pylint", "--recursive=y", "."]) != 0
     assert "W0611" in capfd.readouterr().out
-    # The project's own configuration is read as ever.
-    (project / "setup.cfg").write_text("[flake8]\nextend-ignore = F401\n")
-    (project / ".pylintrc").write_text("[MESSAGES CONTROL]\ndisable = W0611\n")
+    assert main(["pycodestyle", "."]) == 1
+    assert "mod.py:4:10: E401" in capfd.readouterr().out
+    # The project's own configuration is read as ever (the user's is not pycodestyle's).
+    (project / "setup.cfg").write_text(
+        "[flake8]\nextend-ignore = F401,E401\n\n[pycodestyle]\nignore = E401\n"
+    )
+    (project / ".pylintrc").write_text("[MESSAGES CONTROL]\ndisable = W0611,C0410\n")
     assert main(["flake8", "."]) == 0
     assert main(["pylint", "--recursive=y", "."]) == 0
+    assert main(["pycodestyle", "."]) == 0
     capfd.readouterr()
+
+
+def test_a_monorepos_configuration_at_its_top_is_the_projects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # Review 21: the repository's top holds `.flake8`; the project is `svc/`, with none of its
+    # own. flake8 reads the top's, as the project's own `flake8` run does.
+    monkeypatch.chdir(tmp_path)
+    subprocess.run(["git", "init", "-q"], check=True)
+    (tmp_path / ".flake8").write_text("[flake8]\nmax-line-length = 120\n")
+    (tmp_path / "pyproject.toml").write_text("[tool.pylint.format]\nmax-line-length = 120\n")
+    project = tmp_path / "svc"
+    project.mkdir()
+    (project / "core.py").write_text('"""C."""\n\nNAME = "' + "x" * 90 + '"\n')
+    monkeypatch.chdir(project)
+    assert tools._isolated("flake8", ["."]) == ["."]
+    assert tools._isolated("pylint", ["."]) == ["."]
+    assert main(["flake8", "."]) == 0
+    (tmp_path / ".flake8").unlink()
+    assert tools._isolated("flake8", ["."]) == ["--isolated", "."]
+    assert main(["flake8", "."]) == 1
+    assert "E501" in capfd.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -178,19 +178,53 @@ def module_names(path: str) -> list[str]:
 
 def imported_unmeasured(patch: PatchCoverage, texts: dict[str, str]) -> list[tuple[str, str]]:
     """The unmeasured changed files that a measured changed file (``texts``: its path and
-    text) imports by absolute name."""
-    import re
-
+    text) imports by absolute name: an ``import`` or ``from`` statement anywhere in it, read by
+    Python's parser (red team 35: ``from \\`` and the name on the next line hid the import
+    from a pattern), or ``importlib.import_module`` with the name written out."""
+    imports = {path: _imported_names(text) for path, text in sorted(texts.items())}
     found = []
     for path, _ in patch.unmeasured:
         for name in module_names(path):
-            pattern = re.compile(
-                rf"^\s*(?:from\s+{re.escape(name)}(?:\s|\.)|import\s+(?:[\w.]+\s*,\s*)*"
-                rf"{re.escape(name)}\b)",
-                re.MULTILINE,
-            )
-            importer = next((p for p, text in sorted(texts.items()) if pattern.search(text)), None)
+            importer = next((p for p, names in imports.items() if _names_import(names, name)), None)
             if importer is not None and importer != path:
                 found.append((path, importer))
                 break
     return found
+
+
+def _names_import(names: set[str], name: str) -> bool:
+    """Whether a module importing ``names`` (absolute, dotted) imports the module ``name``."""
+    return name in names or any(n.startswith(f"{name}.") for n in names)
+
+
+def _imported_names(text: str) -> set[str]:
+    """The absolute module names a Python text imports (``from a.b import c`` gives ``a.b``
+    and ``a.b.c``)."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and (
+                (isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")
+                or (
+                    isinstance(node.func, ast.Name)
+                    and node.func.id in ("import_module", "__import__")
+                )
+            )
+        ):
+            names.add(node.args[0].value)
+    return names

@@ -16,7 +16,11 @@ the base takes that file out of the lint gate without a word in ruff's settings.
   that ignores such a file: no part of the change, and ruff skips the file all the same;
 - a rule of a ``.ignore`` in a folder above the repository (ruff reads those too, and git
   never does) that ignores such a file, or one the change adds (red team 34: `../.ignore`
-  naming `ig/invoice/tax.py`).
+  naming `ig/invoice/tax.py`);
+- a rule of a git repository nested in the project (its ``.gitignore`` and ``.ignore`` files,
+  its ``info/exclude``) that ignores a Python file of the change in it: ruff takes the nested
+  repository's rules as its own there (red team 35: `git init invoice/rates`, `*.py` in its
+  exclude).
 
 Rules that name only untracked files git ignores (build output, a virtualenv) and files the
 change deletes from the disk are no finding.
@@ -24,7 +28,9 @@ change deletes from the disk are no finding.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 from collections.abc import Iterator, Mapping, Set
 from pathlib import Path, PurePosixPath
 
@@ -39,7 +45,7 @@ _SHOWN = 5
 
 
 def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
-    for rules in (_project_rules, _private_rules, _rules_above):
+    for rules in (_project_rules, _private_rules, _rules_above, _nested_rules):
         try:
             found = rules(scan)
         except (GitError, OSError, ValueError):
@@ -116,7 +122,14 @@ def _private_rules(scan: Scan) -> list[IntegrityFinding]:
 
 
 def _rules_above(scan: Scan) -> list[IntegrityFinding]:
-    """Files ruff lints in the project that a ``.ignore`` above the repository names."""
+    """Files ruff lints in the project that a ``.ignore`` above the repository names: when a
+    lint gate of the base runs ruff, and ruff's own settings at the base do not leave them out
+    (review 21: a ripgrep `~/.ignore` naming `migrations/`, which the project's
+    `extend-exclude` skips as well, is no finding)."""
+    if not _runs_ruff(scan):
+        return []
+    from pytest_agentgate.integrity.settings import ruff_excludes_at_base
+
     top = Path(scan.change.toplevel).resolve()
     above: list[tuple[Path, str]] = []
     for folder in top.parents:
@@ -127,7 +140,11 @@ def _rules_above(scan: Scan) -> list[IntegrityFinding]:
     if not above:
         return []
     names = [*scan.repo.tracked_at(scan.change.base), *_added(scan)]
-    linted = {p: inside for p in names if (inside := _linted(scan, p)) is not None}
+    linted = {
+        p: inside
+        for p in names
+        if (inside := _linted(scan, p)) is not None and not ruff_excludes_at_base(scan, inside)
+    }
     found: list[IntegrityFinding] = []
     for folder, text in above:
         source = folder / ".ignore"
@@ -152,6 +169,76 @@ def _rules_above(scan: Scan) -> list[IntegrityFinding]:
                 )
             )
     return found
+
+
+def _nested_rules(scan: Scan) -> list[IntegrityFinding]:
+    """Python files of the change in a git repository nested in the project that its own
+    ignore rules name."""
+    root = scan.root.resolve()
+    added = [
+        inside
+        for path, entry in scan.change.files.items()
+        if entry.status != "deleted" and (inside := _linted(scan, path)) is not None
+    ]
+    nested: dict[str, list[str]] = {}
+    for inside in added:
+        parts = inside.split("/")[:-1]
+        for depth in range(len(parts), 0, -1):
+            folder = "/".join(parts[:depth])
+            if os.path.lexists(root / folder / ".git"):
+                nested.setdefault(folder, []).append(inside[len(folder) + 1 :])
+                break
+    found: list[IntegrityFinding] = []
+    for folder, files in sorted(nested.items()):
+        top = root / folder
+        texts: dict[str, str] = {}
+        # Its private excludes read as a `.gitignore` at its top (the same patterns), first.
+        for path in [top / ".git" / "info" / "exclude", *_ignore_files(top)]:
+            name = (
+                path.relative_to(top).as_posix()
+                if path.parent != top / ".git" / "info"
+                else ".gitignore"
+            )
+            with contextlib.suppress(OSError):
+                texts[name] = texts.get(name, "") + read_regular_text(path, errors="replace") + "\n"
+        for hidden, rule in sorted(ignored_by(texts, files).items()):
+            found.append(
+                IntegrityFinding(
+                    RULE,
+                    f"{folder}/ is a git repository of its own inside the project, and its "
+                    f"ignore rule `{rule.pattern}` names {folder}/{hidden}: ruff skips what the "
+                    "nested repository's rules name; make it a folder of the project",
+                    f"{folder}/{hidden}",
+                    None,
+                )
+            )
+    return found
+
+
+def _ignore_files(top: Path) -> list[Path]:
+    """The ``.gitignore`` and ``.ignore`` files under ``top`` (its ``.git`` left out)."""
+    found: list[Path] = []
+    for folder, dirs, names in os.walk(top):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        found += [Path(folder) / n for n in sorted(names) if n in IGNORE_FILES]
+        if len(found) > 1000:
+            break
+    return found
+
+
+def _runs_ruff(scan: Scan) -> bool:
+    """Whether a lint gate of the base runs ruff (its command names it, or reads its format)."""
+    return any(
+        gate.enabled
+        and gate.kind == "lint"
+        and not gate.from_change
+        and (gate.format == "ruff" or _RUFF.search(gate.command or "") is not None)
+        for gate in scan.config.gates
+    )
+
+
+# ruff named in a command: `ruff check`, `-m ruff`, `pytest_agentgate.tools ruff==0.15.6`.
+_RUFF = re.compile(r"(?<![\w.-])ruff(?![\w-])")
 
 
 def _findings(

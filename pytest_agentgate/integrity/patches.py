@@ -32,13 +32,17 @@ from pytest_agentgate.testcode import TEST_TOOLS
 RULE = "result-rewritten"
 # The tools whose code decides what a test run reports, by their top-level module.
 TOOLS = TEST_TOOLS  # testcode.py, light enough for the witness to import
+# The linters whose code decides what a lint gate reports: a flake8 plugin of the project's
+# own folder (`[flake8:local-plugins]`) runs inside flake8, and one that replaced
+# `StyleGuide.handle_error` made every finding vanish (red team 34).
+LINT_TOOLS = frozenset({"flake8", "pycodestyle", "pyflakes", "mccabe", "pylint", "astroid"})
 # Calls that patch their first argument (an object, or a dotted name as text).
 PATCHERS = frozenset({"setattr", "delattr"})
 
 
 def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
     yield from shadowing(scan)
-    tools = TOOLS - own_packages(scan.root)
+    tools = (TOOLS | LINT_TOOLS) - own_packages(scan.root)
     for path, status in sorted(scan.touched.items()):
         if status == "deleted" or not path.endswith(".py"):
             continue
@@ -52,10 +56,15 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
             if target in old or target in seen or only_adds(target):
                 continue
             seen.add(target)
+            lint = target.split(".", 1)[0] in LINT_TOOLS
             yield IntegrityFinding(
                 RULE,
-                f"{PurePosixPath(path).name} patches {target}, code of the test tools: it can "
-                "rewrite results without a hook",
+                f"{PurePosixPath(path).name} patches {target}, code of the "
+                + (
+                    "lint tools: it can rewrite what they report"
+                    if lint
+                    else "test tools: it can rewrite results without a hook"
+                ),
                 path,
                 line,
             )

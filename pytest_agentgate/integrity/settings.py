@@ -109,6 +109,17 @@ def measured_by(path: str, sources: Iterable[str]) -> bool:
 # -- reading the tools' settings ------------------------------------------------------------------
 
 
+def ruff_excludes_at_base(scan: Scan, path: str) -> bool:
+    """Whether the base's ruff settings for ``path`` (project-relative: the closest settings
+    file above it, its ``extend`` chain; ruff's defaults without one) exclude it."""
+    tools = _Tools(scan)
+    found = tools._ruff_at(_folder(path), "base")
+    values = found.values if found is not None else {}
+    folder = _folder(found.path) if found is not None else ""
+    inside = path[len(folder) + 1 :] if folder and path.startswith(folder + "/") else path
+    return _excluded(inside, _ruff_exclude(values))
+
+
 def _ini(text: str) -> configparser.ConfigParser | None:
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
@@ -1333,8 +1344,9 @@ def _linter_settings(tool: str, name: str, text: str) -> Settings | None:
         return None
     if tool == "flake8":
         # `[flake8:local-plugins]`: plugins the project's own folder holds, imported as flake8
-        # starts; a report plugin decides what is printed, and any of them can rewrite flake8
-        # (red team 34: a new `extension` that made every finding vanish).
+        # starts. A report plugin gained decides what is printed; a checker (`extension`) only
+        # adds findings, and one that rewrites flake8 is found as code that patches it
+        # (patches.py; red team 34: every finding made to vanish).
         plugins = {
             f"{_LOCAL_PLUGINS}-{_kebab(key)}": [
                 re.sub(r"\s*=\s*", "=", entry.strip())
@@ -1443,6 +1455,9 @@ _LINT_UNJUDGED: dict[str, frozenset[str]] = {
             "exclude", "extend-exclude", "filename", "show-source", "statistics", "count",
             "benchmark", "color", "verbose", "jobs", "tee", "stdin-display-name",
             "bug-report", "extended-default-select", "extended-default-ignore",
+            # A local checker adds findings; one that patches flake8 is judged as code
+            # (patches.py, LINT_TOOLS). A local report plugin decides what is printed.
+            "local-plugins-extension", "local-plugins-paths",
         }
     ),
     "pycodestyle": frozenset(
@@ -1471,9 +1486,7 @@ _LINT_RANKS: dict[str, _Ranks] = {
         maxima={"max-line-length": 79, "max-doc-length": math.inf, "max-complexity": math.inf},
         loose_on=frozenset({"exit-zero"}),
         loose_off=frozenset({"disable-noqa", "doctests"}),
-        allow_lists=frozenset(
-            {"builtins", "local-plugins-extension", "local-plugins-report", "local-plugins-paths"}
-        ),
+        allow_lists=frozenset({"builtins", "local-plugins-report"}),
         ban_lists=frozenset({"enable-extensions", "require-plugins"}),
     ),
     "pycodestyle": _Ranks(

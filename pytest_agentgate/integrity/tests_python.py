@@ -76,6 +76,9 @@ class Settings:
     norecursedirs: tuple[str, ...] = DEFAULT_NORECURSE
     addopts: str = ""
     pythonpath: tuple[str, ...] = ()
+    # The `-m` expression of addopts (the last one, as pytest reads it): the project's suite is
+    # what it selects.
+    markexpr: str | None = None
 
     def describe_files(self) -> str:
         where = f", testpaths ({', '.join(self.testpaths)})" if self.testpaths else ""
@@ -338,8 +341,41 @@ def read_settings(read: Callable[[str], str | None]) -> Settings:
             norecursedirs=get("norecursedirs", DEFAULT_NORECURSE),
             addopts=" ".join(_words(values.get("addopts"))),
             pythonpath=tuple(w for v in _words(values.get("pythonpath")) for w in v.split()),
+            markexpr=_markexpr(_words(values.get("addopts"))),
         )
     return Settings()
+
+
+def _markexpr(words: tuple[str, ...]) -> str | None:
+    """The expression of the last ``-m EXPR`` (``-mEXPR``) among addopts' words."""
+    found = None
+    for at, word in enumerate(words):
+        if word == "-m" and at + 1 < len(words):
+            found = words[at + 1]
+        elif word.startswith("-m") and len(word) > 2 and not word.startswith("-m-"):
+            found = word[2:].removeprefix("=")
+    return found
+
+
+def deselects(expression: str | None, mark: str) -> bool:
+    """Whether the ``-m`` ``expression`` leaves out a test for having the mark ``mark`` (and
+    keeps one without it): a mark the change puts on a test the suite ran takes it out of the
+    run as a skip does (red team 35: `@pytest.mark.slow` under the base's `-m "not slow"`)."""
+    if not expression:
+        return False
+    from _pytest.mark.expression import Expression
+
+    def unmarked(name: str, /, **kwargs: str | int | bool | None) -> bool:
+        return False
+
+    def marked(name: str, /, **kwargs: str | int | bool | None) -> bool:
+        return name == mark and not kwargs
+
+    try:
+        compiled = Expression.compile(expression)
+        return compiled.evaluate(unmarked) and not compiled.evaluate(marked)
+    except Exception:  # an expression pytest refuses: it says so itself
+        return False
 
 
 def settings_file(read: Callable[[str], str | None]) -> str | None:
@@ -906,6 +942,10 @@ class Marker:
     what: str
     here: bool | None
     environmental: bool = False  # its condition asks the platform or the Python version
+    # A finding only on a test of the base: a mark the suite's `-m` leaves out, on a new test,
+    # is the project's own way to keep it out of the run.
+    replaces_only: bool = False
+    effect: str | None = None  # what it does, when it is not what its category does
 
 
 def read_mark(node: ast.expr, module: Module) -> Marker | None:
@@ -935,6 +975,15 @@ def read_mark(node: ast.expr, module: Module) -> Marker | None:
         return Marker("skip", what, found_one, environmental(args[0], module))
     if name in _RERUN:
         return Marker("rerun", what, True)
+    mark = name.removeprefix("pytest.mark.")
+    if mark != name and mark.isidentifier() and deselects(module.settings.markexpr, mark):
+        return Marker(
+            "skip",
+            what,
+            True,
+            replaces_only=True,
+            effect=f'pytest\'s `-m "{module.settings.markexpr}"` leaves the test out of the run',
+        )
     return None
 
 
@@ -973,8 +1022,9 @@ class MarkReader:
                 marker.what,
                 line,
                 marker.here,
-                effect=effect,
+                effect=effect or marker.effect,
                 environmental=marker.environmental or self._guards > 0,
+                replaces_only=marker.replaces_only,
             )
         )
 
