@@ -3,6 +3,8 @@ patch coverage under a profile that gates it (gates/patch.py ``imported_unmeasur
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pytest_agentgate.gates.patch import PatchCoverage, imported_unmeasured, module_names
@@ -55,3 +57,21 @@ def test_a_relative_import_or_a_text_that_does_not_parse_imports_nothing() -> No
     patch = PatchCoverage(unmeasured=[("pricing.py", 4)])
     texts = {"pkg/a.py": "from .pricing import pct\n", "pkg/b.py": "from pricing import (\n"}
     assert imported_unmeasured(patch, texts) == []
+
+
+def test_a_file_coverage_omits_on_purpose_is_read_from_the_projects_settings(
+    tmp_path: Path,
+) -> None:
+    # Review 22: `from pkg import _compat` of a file the project's `[run] omit` leaves out.
+    from pytest_agentgate.gates.coverage import _coverage_omit, _is_omitted
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.coverage.run]\nomit = ["pkg/_compat.py", "*/generated/*"]\n'
+    )
+    omit = _coverage_omit(tmp_path)
+    assert omit == ["pkg/_compat.py", "*/generated/*"]
+    assert _is_omitted(tmp_path / "pkg" / "_compat.py", omit, tmp_path)
+    assert _is_omitted(tmp_path / "pkg" / "generated" / "a.py", omit, tmp_path)
+    assert not _is_omitted(tmp_path / "pkg" / "core.py", omit, tmp_path)
+    (tmp_path / ".coveragerc").write_text("[run]\nbranch = true\n")
+    assert _coverage_omit(tmp_path) == []  # coverage.py reads the first file that has settings

@@ -136,6 +136,11 @@ def test_a_projects_own_package_is_not_a_tool(tmp_path: Path) -> None:
     (tmp_path / "coverage").mkdir()
     (tmp_path / "coverage" / "__init__.py").write_text("")
     assert own_packages(tmp_path) == {"pluggy", "coverage"}
+    # Review 22: flake8's own repository, and pycodestyle, which is one module.
+    (tmp_path / "src" / "flake8").mkdir()
+    (tmp_path / "src" / "flake8" / "__init__.py").write_text("")
+    (tmp_path / "pycodestyle.py").write_text("")
+    assert own_packages(tmp_path) == {"pluggy", "coverage", "flake8", "pycodestyle"}
     assert targets("import pluggy\npluggy.x = 1\n", TOOLS - own_packages(tmp_path)) == []
 
 

@@ -309,6 +309,19 @@ def test_a_lone_ellipsis_inside_a_functions_parameters_is_a_suppression(tmp_path
     assert message.startswith("new coverage exclusion `...`")
 
 
+def test_typings_ellipsis_in_a_wrapped_signature_is_no_suppression(tmp_path: Path) -> None:
+    # Review 22: the base's own `\\.\\.\\.` pattern matches `tuple[int, ...]` whether the
+    # signature is wrapped or not; only a line that is the match alone hides code.
+    root = _exclusion_project(
+        tmp_path, '[tool.coverage.report]\nexclude_also = ["\\\\.\\\\.\\\\."]\n'
+    )
+    (root / "pkg" / "totals.py").write_text(
+        TOTALS + "\n\ndef total(\n    values: tuple[int, ...],\n    start: int = 0,\n) -> int:\n"
+        "    return sum(values, start)\n"
+    )
+    assert _verify_findings(root) == []
+
+
 def test_if_type_checking_bound_by_an_import_alias_is_a_suppression(tmp_path: Path) -> None:
     root = _exclusion_project(tmp_path)
     text = TOTALS.replace(

@@ -380,6 +380,13 @@ def test_a_mark_the_bases_selection_leaves_out_put_on_a_test_is_a_skip(
             "\n\n@pytest.mark.slow\ndef test_big():\n    assert add(10**6, 1) == 10**6 + 1\n"
         )
     edit(repo, "tests/test_calc.py", "def test_add():", "@pytest.mark.fast\ndef test_add():")
+    # Review 22: a new case of a parametrized test, marked slow, is the project's convention too.
+    edit(
+        repo,
+        "tests/test_calc.py",
+        "[(2, 3, 6)])",
+        "[(2, 3, 6), pytest.param(10**6, 2, 2 * 10**6, marks=pytest.mark.slow)])",
+    )
     assert_passes(verify())
 
 

@@ -212,7 +212,12 @@ class CoverageGate:
                 for measured in patch.files:
                     with contextlib.suppress(OSError, UnicodeDecodeError):
                         texts[measured.path] = read_regular_text(context.root / measured.path)
-                patch.imported = imported_unmeasured(patch, texts)
+                omitted = _coverage_omit(context.root)
+                patch.imported = [
+                    (path, importer)
+                    for path, importer in imported_unmeasured(patch, texts)
+                    if not _is_omitted(context.root / path, omitted, context.root)
+                ]
         return evidence
 
     def judge(self, config: GateConfig, evidence: CoverageEvidence) -> GateResult:
@@ -418,3 +423,37 @@ def line_ranges(lines: list[int], limit: int = 12) -> str:
         ranges.append(str(start) if start == prev else f"{start}-{prev}")
     shown = ", ".join(ranges[:limit])
     return shown + (", …" if len(ranges) > limit else "")
+
+
+def _coverage_omit(root: Path) -> list[str]:
+    """coverage.py's ``[run] omit`` for the project at ``root``, read as coverage.py reads its
+    settings (the first of .coveragerc, setup.cfg, tox.ini, pyproject.toml that has them): a
+    file the project leaves out of coverage on purpose is no code moved out of it (review 22).
+    A change to ``omit`` is the integrity gate's to judge."""
+    from coverage.config import CoverageConfig
+
+    config = CoverageConfig()
+    for name, ours in (
+        (".coveragerc", True),
+        ("setup.cfg", False),
+        ("tox.ini", False),
+        ("pyproject.toml", False),
+    ):
+        path = root / name
+        try:
+            if path.is_file() and config.from_file(str(path), warn=lambda _: None, our_file=ours):
+                break
+        except Exception:  # unreadable settings: coverage says so itself, in the test run
+            continue
+    return list(config.run_omit or [])
+
+
+def _is_omitted(path: Path, patterns: list[str], root: Path) -> bool:
+    """Whether one of coverage.py's ``omit`` ``patterns`` names ``path`` (a relative pattern
+    is relative to the project, as coverage.py makes it absolute from where it runs)."""
+    import fnmatch
+
+    shown = str(path)
+    return any(
+        fnmatch.fnmatch(shown, p if p.startswith(("*", "/")) else str(root / p)) for p in patterns
+    )

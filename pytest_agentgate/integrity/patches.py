@@ -193,11 +193,16 @@ def shadowing(scan: Scan) -> Iterator[IntegrityFinding]:
 
 
 def own_packages(root: Path) -> frozenset[str]:
-    """The project's own top-level packages among :data:`TOOLS` (in its root or ``src/``)."""
+    """The project's own top-level packages or modules among :data:`TOOLS` and
+    :data:`LINT_TOOLS` (in its root or ``src/``): flake8's own repository patches flake8 in
+    its tests (review 22), and pycodestyle is one module."""
     return frozenset(
         name
-        for name in TOOLS
-        if any((folder / name / "__init__.py").is_file() for folder in (root, root / "src"))
+        for name in TOOLS | LINT_TOOLS
+        if any(
+            (folder / name / "__init__.py").is_file() or (folder / f"{name}.py").is_file()
+            for folder in (root, root / "src")
+        )
     )
 
 

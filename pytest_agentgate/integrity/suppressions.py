@@ -391,7 +391,10 @@ def exclusions(
             # A match on a line where no statement starts lies inside one (a lone `...` in a
             # function's parameter list): coverage.py then leaves out the whole statement, and
             # its block (red team 35: an untested function gone from every figure).
-            inside = starts is not None and line not in starts
+            # Only a line that is the match alone: `tuple[int, ...]` in a wrapped signature is
+            # typing's, and a pattern the base chose matches it wrapped or not (review 22).
+            whole = text.splitlines()[line - 1].strip() == matched.strip()
+            inside = starts is not None and line not in starts and whole
             if not_code or inside or ("TYPE_CHECKING" in matched and foreign(matched)):
                 out[line] = " ".join(matched.split())[:60]
     return sorted(out.items())
