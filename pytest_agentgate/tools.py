@@ -305,6 +305,12 @@ def _folders_to_the_top() -> list[Path]:
     return folders
 
 
+def _section_of(name: str, section: str) -> bool:
+    if name == "flake8":
+        return section in ("flake8", "flake8:local-plugins")
+    return section == name or section.startswith(f"{name}.")
+
+
 def _own_config(name: str, folder: Path) -> bool:
     """Whether ``folder`` holds ``name``'s configuration (flake8's or pylint's)."""
     import configparser
@@ -312,6 +318,8 @@ def _own_config(name: str, folder: Path) -> bool:
     pylintrcs = ("pylintrc", ".pylintrc", "pylintrc.toml", ".pylintrc.toml")
     if name == "pylint" and any((folder / f).is_file() for f in pylintrcs):
         return True
+    # As each tool tells its own: flake8 takes a `[flake8]` or `[flake8:local-plugins]` section,
+    # and skips a file it cannot parse, looking further up (red team 36); pylint its `[pylint.*]`.
     for file in (
         ("setup.cfg", "tox.ini", ".flake8") if name == "flake8" else ("setup.cfg", "tox.ini")
     ):
@@ -319,8 +327,8 @@ def _own_config(name: str, folder: Path) -> bool:
         try:
             parser.read(folder / file, encoding="utf-8")
         except (configparser.Error, UnicodeDecodeError):
-            return True  # the tool reads it, and says what is wrong with it
-        if any(s == name or s.startswith((f"{name}:", f"{name}.")) for s in parser.sections()):
+            continue
+        if any(_section_of(name, section) for section in parser.sections()):
             return True
     from pytest_agentgate.texts import toml_document
 

@@ -1309,20 +1309,32 @@ def test_a_dot_ignore_above_the_repository_that_hides_nothing_ruff_lints(
     assert ignore_findings(run) == []
 
 
-@pytest.mark.parametrize("where", ["info/exclude", ".gitignore"])
+@pytest.mark.parametrize("where", ["info/exclude", ".gitignore", "worktree"])
 def test_a_nested_repositorys_own_ignore_rules_hiding_new_code_from_ruff(
-    repo_from: Callable[[str], Path], verify: Any, where: str
+    repo_from: Callable[[str], Path], verify: Any, where: str, tmp_path: Path
 ) -> None:
     # Red team 35: `git init invoice/rates` and `*.py` in its exclude (or its own .gitignore):
     # ruff takes the nested repository's rules as its own there, and new code went unlinted.
     root = repo_from("lint-clean")
     nested = root / "pkg" / "rates"
-    write(nested / "__init__.py", "import os, sys\n\nRATE = 2\n")
-    git(nested, "init", "-q")
-    rules = (
-        nested / ".git" / "info" / "exclude" if where == "info/exclude" else nested / ".gitignore"
-    )
-    write(rules, "*.py\n")
+    if where == "worktree":
+        # Red team 36: a worktree's `.git` is a file; its main repository's exclude counts.
+        main = tmp_path / "elsewhere"
+        main.mkdir()
+        git(main, "init", "-q")
+        git(main, "commit", "-q", "--allow-empty", "-m", "x")
+        git(main, "worktree", "add", "-q", str(nested))
+        write(main / ".git" / "info" / "exclude", "*.py\n")
+        write(nested / "__init__.py", "import os, sys\n\nRATE = 2\n")
+    else:
+        write(nested / "__init__.py", "import os, sys\n\nRATE = 2\n")
+        git(nested, "init", "-q")
+        rules = (
+            nested / ".git" / "info" / "exclude"
+            if where == "info/exclude"
+            else nested / ".gitignore"
+        )
+        write(rules, "*.py\n")
     run = verify("--profile", "strict")
     assert gate(run, "lint")["status"] == "pass" and run.code == 1
     assert ignore_findings(run) == [

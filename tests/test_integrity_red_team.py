@@ -252,6 +252,10 @@ def test_type_checking_given_a_value_is_a_suppression(tmp_path: Path) -> None:
     assert [r for r, _ in rules] == ["suppression-added"]
     honest = "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from pkg import x\n"
     assert under_test(tmp_path, {"pkg/calc.py": TAX}, {"pkg/calc.py": honest + TAX}) == []
+    # Red team 36: set on typing itself while the package imports, then put back.
+    shim = "import typing\n\nsetattr(typing, 'TYPE_CHECKING', True)\n"
+    rules = under_test(tmp_path, {}, {"pkg/_compat.py": shim})
+    assert [r for r, _ in rules] == ["suppression-added"]
 
 
 @pytest.mark.parametrize(

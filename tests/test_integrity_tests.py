@@ -390,6 +390,33 @@ def test_a_mark_the_bases_selection_leaves_out_put_on_a_test_is_a_skip(
     assert_passes(verify())
 
 
+@pytest.mark.parametrize(
+    ("addopts", "mark", "said"),
+    [
+        ("-qm 'not slow'", "@pytest.mark.slow", '-m "not slow"'),
+        ("-k 'not slow'", "@pytest.mark.slow", '-k "not slow"'),
+        ("-m 'not slow'", "@pytest.mark.slow.with_args()", '-m "not slow"'),
+    ],
+    ids=["clustered", "keyword", "with-args"],
+)
+def test_other_spellings_of_the_bases_selection_and_the_mark(
+    repo: Path, verify: Verify, addopts: str, mark: str, said: str
+) -> None:
+    # Red team 36: `-qm`, `-k` (which matches mark names too) and `.with_args()`.
+    write(
+        repo,
+        "pyproject.toml",
+        f'[tool.pytest.ini_options]\naddopts = "{addopts}"\nmarkers = ["slow: long"]\n',
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the suite leaves slow tests out")
+    edit(repo, "tests/test_calc.py", "def test_sub():", f"{mark}\ndef test_sub():")
+    finding = assert_blocks(
+        verify(), "skip-added", "tests/test_calc.py", now_line(repo, "tests/test_calc.py", mark)
+    )
+    assert f"pytest's `{said}` leaves the test out of the run" in finding["message"]
+
+
 def test_python_files_of_the_base_decide_what_a_test_file_is(
     repo: Path, verify: Verify, tmp_path: Path
 ) -> None:

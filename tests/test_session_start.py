@@ -144,8 +144,8 @@ def session_start(
 
 
 def stop(harness: str, root: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    out, _, code = call(harness, stop_event(harness, root), capsys)
-    assert code == 0
+    out, err, code = call(harness, stop_event(harness, root), capsys)
+    assert code == 0, err
     answer: dict[str, Any] = json.loads(out)
     return answer
 

@@ -354,6 +354,20 @@ def test_a_monorepos_configuration_at_its_top_is_the_projects(
     assert "E501" in capfd.readouterr().out
 
 
+def test_only_what_flake8_takes_for_its_configuration_keeps_it_from_isolation(
+    tmp_path: Path,
+) -> None:
+    # Red team 36: a `[flake8.tox]` section, or a `.flake8` configparser cannot read, turned
+    # the isolation off while flake8 itself looked further up.
+    (tmp_path / "tox.ini").write_text("[flake8.tox]\nx = 1\n")
+    (tmp_path / ".flake8").write_text("[flake8\nbroken")
+    assert not tools._own_config("flake8", tmp_path)
+    (tmp_path / "setup.cfg").write_text("[flake8:local-plugins]\npaths = .\n")
+    assert tools._own_config("flake8", tmp_path)
+    (tmp_path / "setup.cfg").write_text("[pylint.messages_control]\ndisable = all\n")
+    assert tools._own_config("pylint", tmp_path) and not tools._own_config("flake8", tmp_path)
+
+
 @pytest.mark.parametrize(
     ("name", "text"),
     [

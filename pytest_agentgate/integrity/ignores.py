@@ -193,12 +193,9 @@ def _nested_rules(scan: Scan) -> list[IntegrityFinding]:
         top = root / folder
         texts: dict[str, str] = {}
         # Its private excludes read as a `.gitignore` at its top (the same patterns), first.
-        for path in [top / ".git" / "info" / "exclude", *_ignore_files(top)]:
-            name = (
-                path.relative_to(top).as_posix()
-                if path.parent != top / ".git" / "info"
-                else ".gitignore"
-            )
+        exclude = _git_dir(top) / "info" / "exclude"
+        for path in [exclude, *_ignore_files(top)]:
+            name = ".gitignore" if path == exclude else path.relative_to(top).as_posix()
             with contextlib.suppress(OSError):
                 texts[name] = texts.get(name, "") + read_regular_text(path, errors="replace") + "\n"
         for hidden, rule in sorted(ignored_by(texts, files).items()):
@@ -213,6 +210,25 @@ def _nested_rules(scan: Scan) -> list[IntegrityFinding]:
                 )
             )
     return found
+
+
+def _git_dir(top: Path) -> Path:
+    """The folder of the repository at ``top`` that holds its ``info/exclude``: ``.git``, or,
+    where ``.git`` is a file (a worktree, a submodule), the folder its ``gitdir:`` names and
+    that one's ``commondir`` (red team 36: a worktree whose main repository excluded `*.py`)."""
+    dot = top / ".git"
+    if not dot.is_file():
+        return dot
+    try:
+        line = read_regular_text(dot, errors="replace").strip()
+    except OSError:
+        return dot
+    folder = Path(line.removeprefix("gitdir:").strip())
+    folder = folder if folder.is_absolute() else top / folder
+    with contextlib.suppress(OSError):
+        common = read_regular_text(folder / "commondir", errors="replace").strip()
+        folder = Path(common) if Path(common).is_absolute() else folder / common
+    return folder
 
 
 def _ignore_files(top: Path) -> list[Path]:

@@ -76,9 +76,9 @@ class Settings:
     norecursedirs: tuple[str, ...] = DEFAULT_NORECURSE
     addopts: str = ""
     pythonpath: tuple[str, ...] = ()
-    # The `-m` expression of addopts (the last one, as pytest reads it): the project's suite is
-    # what it selects.
-    markexpr: str | None = None
+    # addopts' last `-m` and `-k` expressions, as ("m" or "k", expression): the project's suite
+    # is what they select.
+    selection: tuple[tuple[str, str], ...] = ()
 
     def describe_files(self) -> str:
         where = f", testpaths ({', '.join(self.testpaths)})" if self.testpaths else ""
@@ -341,41 +341,60 @@ def read_settings(read: Callable[[str], str | None]) -> Settings:
             norecursedirs=get("norecursedirs", DEFAULT_NORECURSE),
             addopts=" ".join(_words(values.get("addopts"))),
             pythonpath=tuple(w for v in _words(values.get("pythonpath")) for w in v.split()),
-            markexpr=_markexpr(_words(values.get("addopts"))),
+            selection=_selection(_words(values.get("addopts"))),
         )
     return Settings()
 
 
-def _markexpr(words: tuple[str, ...]) -> str | None:
-    """The expression of the last ``-m EXPR`` (``-mEXPR``) among addopts' words."""
-    found = None
+def _selection(words: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """addopts' last ``-m EXPR`` and ``-k EXPR`` (``-mEXPR``, and ``-qm EXPR`` clustered with
+    pytest's flags: red team 36), as ("m" or "k", the expression)."""
+    found: dict[str, str] = {}
     for at, word in enumerate(words):
-        if word == "-m" and at + 1 < len(words):
-            found = words[at + 1]
-        elif word.startswith("-m") and len(word) > 2 and not word.startswith("-m-"):
-            found = word[2:].removeprefix("=")
-    return found
+        cluster = _SHORT.fullmatch(word)
+        if cluster is None:
+            continue
+        option, glued = cluster.group(2), cluster.group(3)
+        value = glued.removeprefix("=") if glued else (words[at + 1] if at + 1 < len(words) else "")
+        if value:
+            found[option] = value
+    return tuple(sorted(found.items()))
 
 
-def deselects(expression: str | None, mark: str) -> bool:
-    """Whether the ``-m`` ``expression`` leaves out a test for having the mark ``mark`` (and
-    keeps one without it): a mark the change puts on a test the suite ran takes it out of the
-    run as a skip does (red team 35: `@pytest.mark.slow` under the base's `-m "not slow"`)."""
-    if not expression:
-        return False
-    from _pytest.mark.expression import Expression
+# A short-option cluster ending in -m or -k: flags pytest takes without a value before it.
+_SHORT = re.compile(r"-([qvslxr]*)([mk])(.*)")
 
-    def unmarked(name: str, /, **kwargs: str | int | bool | None) -> bool:
-        return False
 
-    def marked(name: str, /, **kwargs: str | int | bool | None) -> bool:
+def _matcher(mark: str | None, keyword: bool = False) -> Callable[..., bool]:
+    """What pytest's expression asks of a test that carries ``mark`` alone (None: no mark):
+    ``-m`` a mark's name, ``-k`` a word within it."""
+
+    def matches(name: str, /, **kwargs: str | int | bool | None) -> bool:
+        if mark is None:
+            return False
+        if keyword:
+            return name.lower() in mark.lower()
         return name == mark and not kwargs
 
-    try:
-        compiled = Expression.compile(expression)
-        return compiled.evaluate(unmarked) and not compiled.evaluate(marked)
-    except Exception:  # an expression pytest refuses: it says so itself
-        return False
+    return matches
+
+
+def deselects(selection: tuple[tuple[str, str], ...], mark: str) -> str | None:
+    """The option of ``selection`` that leaves out a test for having the mark ``mark`` (and
+    keeps one without it), as written (``-m "not slow"``); None when none does. ``-k`` matches
+    mark names too, a word within them. A mark the change puts on a test the suite ran takes
+    it out of the run as a skip does (red team 35: `@pytest.mark.slow` under `-m "not slow"`)."""
+    from _pytest.mark.expression import Expression
+
+    for option, expression in selection:
+        marked = _matcher(mark, keyword=option == "k")
+        try:
+            compiled = Expression.compile(expression)
+            if compiled.evaluate(_matcher(None)) and not compiled.evaluate(marked):
+                return f'-{option} "{expression}"'
+        except Exception:  # an expression pytest refuses: it says so itself
+            continue
+    return None
 
 
 def settings_file(read: Callable[[str], str | None]) -> str | None:
@@ -975,14 +994,15 @@ def read_mark(node: ast.expr, module: Module) -> Marker | None:
         return Marker("skip", what, found_one, environmental(args[0], module))
     if name in _RERUN:
         return Marker("rerun", what, True)
-    mark = name.removeprefix("pytest.mark.")
-    if mark != name and mark.isidentifier() and deselects(module.settings.markexpr, mark):
+    mark = name.removeprefix("pytest.mark.").removesuffix(".with_args")
+    left_out = deselects(module.settings.selection, mark) if mark != name else None
+    if left_out is not None and mark.isidentifier():
         return Marker(
             "skip",
             what,
             True,
             replaces_only=True,
-            effect=f'pytest\'s `-m "{module.settings.markexpr}"` leaves the test out of the run',
+            effect=f"pytest's `{left_out}` leaves the test out of the run",
         )
     return None
 

@@ -1166,6 +1166,20 @@ def _type_checking_set(path: str, name: str, now: str, before: str) -> Iterator[
     def lines_setting(tree: ast.Module | None) -> list[int]:
         lines = []
         for node in ast.walk(tree) if tree is not None else ():
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "setattr"
+                and len(node.args) >= 2
+                and any(
+                    isinstance(c, ast.Constant) and c.value == "TYPE_CHECKING"
+                    for c in ast.walk(node.args[1])
+                )
+            ):
+                # `setattr(typing, "TYPE_CHECKING", True)` while the package imports (red
+                # team 36): the name everyone imports from typing holds it meanwhile.
+                lines.append(node.lineno)
+                continue
             if not isinstance(node, ast.stmt):
                 continue
             targets = assigned(node)
