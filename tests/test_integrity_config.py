@@ -1348,6 +1348,54 @@ def test_a_nested_repositorys_own_ignore_rules_hiding_new_code_from_ruff(
     ]
 
 
+@pytest.mark.parametrize("folder", ["dist", "venv", "_build"])
+def test_new_code_in_a_folder_ruff_skips_by_default(
+    repo_from: Callable[[str], Path], verify: Any, folder: str
+) -> None:
+    # A new module with lint errors in `pkg/dist/`: ruff's default excludes skip the folder,
+    # so the lint gate never read it, and the project never chose that exclude.
+    root = repo_from("lint-clean")
+    write(root / "pkg" / folder / "rates.py", "import os, sys\n\nRATE = 2\n")
+    run = verify("--profile", "strict")
+    assert gate(run, "lint")["status"] == "pass" and run.code == 1
+    assert tool_findings(run) == [
+        (
+            f"pkg/{folder}/rates.py",
+            None,
+            f"pkg/{folder}/rates.py is new in pkg/{folder}/, a folder ruff skips by default "
+            f"(`{folder}` is one of its default excludes): the lint gate never reads it; put "
+            "the code in a folder of another name",
+        )
+    ]
+
+
+@pytest.mark.parametrize("honest", ["kept-at-base", "chosen-exclude", "build"])
+def test_new_code_in_a_folder_the_project_leaves_unlinted_is_no_finding(
+    repo_from: Callable[[str], Path], verify: Any, honest: str
+) -> None:
+    # The base keeps code in `pkg/dist/` already (unlinted there too), or the project's own
+    # `extend-exclude` names the folder; `build/` is linted by ruff since 0.3.
+    root = repo_from("lint-clean")
+    folder = "build" if honest == "build" else "dist"
+    if honest == "kept-at-base":
+        write(root / "pkg" / "dist" / "old.py", "X = 1\n")
+    elif honest == "chosen-exclude":
+        text = (root / "pyproject.toml").read_text()
+        write(
+            root / "pyproject.toml",
+            text.replace(
+                "[tool.ruff.lint]", '[tool.ruff]\nextend-exclude = ["dist"]\n\n[tool.ruff.lint]'
+            ),
+        )
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base", "--allow-empty")
+    git(root, "branch", "-q", "-f", "main")
+    write(root / "pkg" / folder / "rates.py", "RATE = 2\n")
+    run = verify("--profile", "strict")
+    assert tool_findings(run) == []
+    assert run.code == 0, run.output
+
+
 def test_a_file_taken_out_of_the_index_and_ignored(
     repo_from: Callable[[str], Path], verify: Any
 ) -> None:

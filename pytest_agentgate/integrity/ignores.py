@@ -17,6 +17,9 @@ the base takes that file out of the lint gate without a word in ruff's settings.
 - a rule of a ``.ignore`` in a folder above the repository (ruff reads those too, and git
   never does) that ignores such a file, or one the change adds (red team 34: `../.ignore`
   naming `ig/invoice/tax.py`);
+- a folder ruff leaves out by default (``dist``, ``venv``, ``_build``, ...) that a Python file the
+  change adds is in, where the base keeps no linted file and the project never chose that
+  exclude (red team 33: `invoice/dist/rates.py`, imported by the product, went unlinted);
 - a rule of a git repository nested in the project (its ``.gitignore`` and ``.ignore`` files,
   its ``info/exclude``) that ignores a Python file of the change in it: ruff takes the nested
   repository's rules as its own there (red team 35: `git init invoice/rates`, `*.py` in its
@@ -45,7 +48,7 @@ _SHOWN = 5
 
 
 def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
-    for rules in (_project_rules, _private_rules, _rules_above, _nested_rules):
+    for rules in (_project_rules, _private_rules, _rules_above, _nested_rules, _default_excluded):
         try:
             found = rules(scan)
         except (GitError, OSError, ValueError):
@@ -209,6 +212,43 @@ def _nested_rules(scan: Scan) -> list[IntegrityFinding]:
                     None,
                 )
             )
+    return found
+
+
+def _default_excluded(scan: Scan) -> list[IntegrityFinding]:
+    """Python files the change adds in a folder ruff's default ``exclude`` skips, in a
+    project whose base has no linted file in that folder."""
+    added = {p: inside for p in _added(scan) if (inside := _linted(scan, p)) is not None}
+    if not added or not _runs_ruff(scan):
+        return []
+    from pytest_agentgate.integrity.settings import ruff_default_excludes
+
+    at_base: set[str] | None = None
+    found: list[IntegrityFinding] = []
+    for inside in sorted(added.values()):
+        name = ruff_default_excludes(scan, inside)
+        if name is None:
+            continue
+        parts = inside.split("/")
+        folder = "/".join(parts[: next(i for i, p in enumerate(parts) if p == name) + 1])
+        if at_base is None:
+            at_base = {
+                known
+                for p in scan.repo.tracked_at(scan.change.base)
+                if p.endswith(LINTED) and (known := scan.change.relative(p, scan.root))
+            }
+        if any(p.startswith(folder + "/") for p in at_base):
+            continue  # the project keeps code there, unlinted at the base as well
+        found.append(
+            IntegrityFinding(
+                RULE,
+                f"{inside} is new in {folder}/, a folder ruff skips by default (`{name}` is one "
+                "of its default excludes): the lint gate never reads it; put the code in a "
+                "folder of another name",
+                inside,
+                None,
+            )
+        )
     return found
 
 

@@ -120,6 +120,23 @@ def ruff_excludes_at_base(scan: Scan, path: str) -> bool:
     return _excluded(inside, _ruff_exclude(values))
 
 
+def ruff_default_excludes(scan: Scan, path: str) -> str | None:
+    """The name of one of ruff's default excludes that skips ``path`` (project-relative), when
+    the base's ruff settings for it keep ruff's defaults (no ``exclude`` of their own) and
+    their ``extend-exclude`` does not skip it too: a folder ruff leaves out without the
+    project ever saying so."""
+    tools = _Tools(scan)
+    found = tools._ruff_at(_folder(path), "base")
+    values = found.values if found is not None else {}
+    if "exclude" in values:
+        return None
+    folder = _folder(found.path) if found is not None else ""
+    inside = path[len(folder) + 1 :] if folder and path.startswith(folder + "/") else path
+    if _excluded(inside, _words(values.get("extend-exclude"))):
+        return None
+    return next((name for name in _RUFF_EXCLUDE if _excluded(inside, [name])), None)
+
+
 def _ini(text: str) -> configparser.ConfigParser | None:
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
@@ -734,6 +751,7 @@ _COLLECTION = ("testpaths", "python_files", "norecursedirs", "python_classes", "
 # ruff's defaults (https://docs.astral.sh/ruff/settings/).
 _RUFF_SELECT = ("E4", "E7", "E9", "F")
 _RUFF_INCLUDE = ("*.py", "*.pyi", "*.ipynb", "**/pyproject.toml")
+# ruff's default `exclude` (`build` left it in ruff 0.3.0).
 _RUFF_EXCLUDE = (
     ".bzr",
     ".direnv",
@@ -756,7 +774,6 @@ _RUFF_EXCLUDE = (
     "__pypackages__",
     "_build",
     "buck-out",
-    "build",
     "dist",
     "node_modules",
     "site-packages",
