@@ -252,6 +252,9 @@ def _steps(command: str) -> tuple[list[list[str]], list[str]] | None:
 # checkout of its own, and a project's `--ff` or `--sw` in addopts needs it.
 COUNT_PLUGIN = "pytest_agentgate.pytest_plugin.count"
 COUNT_FILE_ENV = "AGENTGATE_COUNT_FILE"
+# More test functions than this are not listed (the base's collected and deselected ones, the
+# run's): no comparison by name, no huge file; the counts are still compared.
+MAX_LISTED_TESTS = 20000
 COUNT_OPTIONS = ("--collect-only", "-q", "-p", COUNT_PLUGIN)
 # The gate's own options (pytest --agentgate): never part of a count.
 _GATE_FLAGS = frozenset({"--agentgate-no-run"})

@@ -40,6 +40,41 @@ ERROR_RULES = "E9,F63,F7,F82"
 # against, unless it pins a later ruff. ruff 0.16 made 413 rules the default (review 17:
 # more_itertools' `[tool.ruff.lint] ignore = [...]` read 84 findings with 0.17, none with 0.11).
 FORMER_DEFAULTS = ("E4", "E7", "E9", "F")
+# The rules ruff 0.16 and later select by default beyond FORMER_DEFAULTS (ruff 0.17.6's
+# `ruff check --show-settings` on a project without configuration, named by `ruff rule --all`).
+# A configuration that ignores one of these, and does not add it itself, was written against
+# the new defaults (review 23: cachetools' `ignore = ["UP031", "DTZ005"]`).
+_NEW_DEFAULTS = (
+    "ASYNC100 ASYNC105 ASYNC115 ASYNC116 ASYNC210 ASYNC220 ASYNC221 ASYNC222 ASYNC230 "
+    "ASYNC251 B002 B003 B004 B005 B006 B008 B009 B010 B012 B013 B014 B015 B016 B017 B018 B019 "
+    "B020 B021 B022 B023 B025 B026 B029 B030 B031 B032 B033 B035 B039 BLE001 C400 C401 C402 "
+    "C403 C404 C405 C406 C408 C409 C410 C411 C413 C414 C415 C417 C418 C419 D419 DTZ002 DTZ003 "
+    "DTZ004 EXE001 EXE002 EXE004 EXE005 G010 G101 G201 G202 I001 INT001 INT002 INT003 ISC004 "
+    "LOG001 LOG002 LOG009 LOG014 LOG015 N999 PERF101 PERF102 PERF402 PGH005 PIE790 PIE794 "
+    "PIE796 PIE800 PIE804 PIE807 PIE808 PIE810 PLC0105 PLC0131 PLC0132 PLC0205 PLC0206 "
+    "PLC0208 PLC0414 PLC3002 PLE0100 PLE0101 PLE0115 PLE0116 PLE0117 PLE0118 PLE0303 PLE0304 "
+    "PLE0305 PLE0307 PLE0308 PLE0309 PLE0604 PLE0605 PLE0643 PLE0704 PLE1132 PLE1142 PLE1205 "
+    "PLE1206 PLE1300 PLE1307 PLE1310 PLE1507 PLE1519 PLE1520 PLE1700 PLE2502 PLE2510 PLE2512 "
+    "PLE2513 PLE2514 PLE2515 PLR0124 PLR0133 PLR0206 PLR0402 PLR1704 PLR1708 PLR1711 PLR1716 "
+    "PLR1722 PLR1730 PLR1733 PLR1736 PLR2044 PLW0120 PLW0127 PLW0128 PLW0129 PLW0131 PLW0133 "
+    "PLW0177 PLW0211 PLW0245 PLW0406 PLW0602 PLW0604 PLW0642 PLW0711 PLW1501 PLW1507 PLW1508 "
+    "PLW1509 PLW1510 PLW2101 PT010 PT014 PT020 PT025 PT026 PT031 PTH124 PTH210 PYI001 PYI002 "
+    "PYI003 PYI004 PYI005 PYI006 PYI007 PYI008 PYI009 PYI010 PYI012 PYI013 PYI015 PYI016 "
+    "PYI017 PYI018 PYI019 PYI020 PYI025 PYI026 PYI029 PYI030 PYI032 PYI033 PYI034 PYI035 "
+    "PYI036 PYI041 PYI042 PYI043 PYI044 PYI045 PYI046 PYI047 PYI048 PYI049 PYI050 PYI052 "
+    "PYI055 PYI057 PYI058 PYI059 PYI061 PYI062 PYI063 PYI064 PYI066 RET501 RUF007 RUF008 "
+    "RUF009 RUF010 RUF012 RUF013 RUF015 RUF016 RUF017 RUF018 RUF019 RUF020 RUF022 RUF023 "
+    "RUF024 RUF026 RUF028 RUF030 RUF032 RUF033 RUF034 RUF040 RUF041 RUF046 RUF048 RUF049 "
+    "RUF051 RUF053 RUF057 RUF058 RUF059 RUF063 RUF068 RUF100 RUF101 RUF200 S102 S110 S112 "
+    "SIM101 SIM102 SIM103 SIM107 SIM113 SIM114 SIM115 SIM117 SIM118 SIM201 SIM202 SIM208 "
+    "SIM210 SIM211 SIM220 SIM221 SIM222 SIM223 SIM401 SIM905 SIM911 T100 TC004 TC005 TC007 "
+    "TC010 TRY002 TRY004 TRY201 TRY203 TRY401 UP001 UP003 UP004 UP005 UP006 UP007 UP008 UP009 "
+    "UP010 UP011 UP012 UP014 UP017 UP018 UP019 UP020 UP021 UP022 UP023 UP024 UP025 UP026 "
+    "UP028 UP029 UP030 UP031 UP032 UP033 UP034 UP035 UP036 UP037 UP039 UP040 UP041 UP043 "
+    "UP044 UP045 UP046 UP047 UP049 UP050 W605 YTT101 YTT102 YTT103 YTT201 YTT202 YTT203 "
+    "YTT204 YTT301 YTT302 YTT303"
+)
+NEW_DEFAULTS = frozenset(_NEW_DEFAULTS.split())
 
 _PRE_COMMIT_REPOS = {
     "astral-sh/ruff-pre-commit": "ruff",
@@ -306,6 +341,7 @@ def _ruff_choice(files: Files) -> tuple[tuple[str, ...], tuple[str, ...]] | None
             continue
         extended: list[str] = []
         ignored: list[str] = []
+        per_file: list[str] = []  # only to tell which defaults it was written against
         for _ in range(8):  # a chain of extends, nearest first; a loop is cut short
             lint = data.get("lint")
             tables = [data, lint] if isinstance(lint, dict) else [data]
@@ -318,8 +354,17 @@ def _ruff_choice(files: Files) -> tuple[tuple[str, ...], tuple[str, ...]] | None
                 for key in ("ignore", "extend-ignore")
                 for r in _strings(t.get(key))
             ]
+            per_file += [
+                r
+                for t in tables
+                for key in ("per-file-ignores", "extend-per-file-ignores")
+                for codes in _mapping(t.get(key)).values()
+                for r in _strings(codes)
+            ]
             parent = data.get("extend")
             if parent is None:
+                if _written_for_new_defaults(extended, [*ignored, *per_file]):
+                    return None
                 return tuple(extended), tuple(ignored)
             if not isinstance(parent, str) or parent.startswith(("/", "~")) or ".." in parent:
                 return None
@@ -334,6 +379,23 @@ def _ruff_choice(files: Files) -> tuple[tuple[str, ...], tuple[str, ...]] | None
                 return tuple(extended), tuple(ignored)
         return None
     return None  # no configuration read: nothing to choose for it
+
+
+def _written_for_new_defaults(extended: list[str], ignored: list[str]) -> bool:
+    """Whether the configuration ignores a rule only ruff's new defaults select (one the
+    former defaults and its own ``extend-select`` do not)."""
+    own = (*FORMER_DEFAULTS, *extended)
+    for code in ignored:
+        code = code.strip().upper()
+        if len(code) < 2 or code.startswith(own):
+            continue
+        if code in NEW_DEFAULTS or any(rule.startswith(code) for rule in NEW_DEFAULTS):
+            return True
+    return False
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _ruff_table(files: Files, name: str, table: tuple[str, ...]) -> dict[str, Any] | None:

@@ -620,6 +620,45 @@ def test_a_stop_lock_held_by_another_program_is_not_waited_on(
         holder.wait()
 
 
+def test_a_stopped_hook_holding_the_stop_lock_is_not_waited_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Red team 38: agentgate's own hook for the session, frozen with `kill -STOP` once it held
+    the stop lock; every stop waited for it until the hook's time ran out."""
+    import signal
+    import subprocess
+    import sys
+
+    monkeypatch.setattr(stops, "STOP_LOCK_PATIENCE_S", 0.2)
+    root = project(tmp_path, FAILING)
+    with stops.session_stops(root, "sess-1"):
+        pass
+    folder = next((stops.user_state_home() / stops.STOPS_DIR).glob("*/*"))
+    code = (
+        "import fcntl, sys, time\n"
+        "f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True)\n"
+        "time.sleep(120)"
+    )
+    lock = str(folder / "ledger.lock")
+    # The interpreter agentgate runs on, its command line the hook's: it looks like a stop
+    # being gated, until it is stopped.
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, lock, "-m", "pytest_agentgate", "hook", "claude"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        holder.send_signal(signal.SIGSTOP)
+        started = time.monotonic()
+        answer, _, _ = call("claude", event("claude", root), capsys)
+        assert answer["decision"] == "block"
+        assert time.monotonic() - started < 30
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 # -- the session's project is where it started ---------------------------------------------------
 
 
@@ -741,3 +780,18 @@ def test_a_lock_held_for_a_moment_is_waited_for_and_the_attempt_counted(
     assert answer["reason"].startswith("COMPLETION REJECTED (attempt 1 of 3)")
     assert "not recorded" not in answer["reason"]
     assert [h["status"] for h in read_history(root)] == ["fail"]
+
+
+@pytest.mark.parametrize("harness", ["claude", "codex", "gemini", "cursor"])
+def test_half_a_character_in_the_event_is_read_as_a_replacement_character(harness: str) -> None:
+    # Red team 38: `"Done \ud83d"` (a string cut inside an emoji) could not be hashed as UTF-8:
+    # every stop was an internal error, which lets the agent go.
+    key = {"gemini": "prompt_response", "cursor": "text"}.get(harness, "last_assistant_message")
+    raw = (
+        '{"session_id": "s\\ud800", "conversation_id": "s\\ud800", "cwd": "/tmp", '
+        f'"hook_event_name": "Stop", "{key}": "Done \\ud83d", "status": "completed"}}'
+    ).encode()
+    event = HARNESSES[harness].parse(raw)
+    assert "\ufffd" in event.session
+    said = [event.session, event.message or "", event.replies or ""]
+    "".join(said).encode("utf-8")  # whole characters only: no UnicodeEncodeError

@@ -250,8 +250,21 @@ def test_a_test_file_renamed_out_of_the_collection_pattern(repo: Path, verify: V
     commit(repo, "the base collects check_*.py, set in the test command")
     git(repo, "mv", "tests/check_calc.py", "tests/calc_checks.py")
     gate, output = verify()
-    assert_count_blocks(gate, output, now=AT_BASE - 2)
-    assert [f["code"] for f in gate["findings"]] == [COUNT_RULE]
+    # The base's collection names the tests that went: each is a finding, which explains the
+    # count.
+    assert gate["status"] == "fail" and gate["exit_code_of_verify"] == 1
+    found = count_findings(gate)
+    assert [f["code"] for f in gate["findings"]] == [COUNT_RULE] * len(found) and found
+    assert sorted((f["path"], f["message"]) for f in found) == [
+        (
+            "tests/check_calc.py",
+            f"{name} was collected at the base and is not in this run: pytest no longer takes "
+            "it for a test (`__test__ = False`, a decorator that makes it no function, a "
+            "collection setting)",
+        )
+        for name in ("test_add", "test_sub")
+    ]
+    assert "test-count-below-base findings above name the tests that went" in output
 
 
 def src_layout(repo: Path) -> None:
@@ -529,7 +542,14 @@ def test_the_count_plugin_writes_what_pytest_selected(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
     command += ["-p", "pytest_agentgate.pytest_plugin.count", "-k", "not slow"]
     subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, check=False)
-    assert json.loads(out.read_text()) == {"selected": 3, "deselected": 1, "errors": 1, "status": 2}
+    assert json.loads(out.read_text()) == {
+        "selected": 3,
+        "deselected": 1,
+        "errors": 1,
+        "status": 2,
+        "tests": ["test_a.py::test_slow", "test_a.py::test_x"],
+        "deselected_tests": ["test_a.py::test_slow"],
+    }
 
 
 DESELECT_FROM_LOCAL_STATE = """\
@@ -594,3 +614,109 @@ def test_items_that_share_a_node_id_are_no_partial_run(tmp_path: Path) -> None:
     assert code == 0, only_gate(verdict, "test")
     code, _, out = pytest_gated(root)
     assert code == 0, out
+
+
+# -- which tests: the base's collection and this run's, by name ------------------------------
+
+SLOW_BASE = "[pytest]\ntestpaths = tests\naddopts = -m 'not slow'\nmarkers =\n    slow: slow\n"
+
+
+def with_slow_base(repo: Path, test_calc: str = TEST_CALC) -> None:
+    write(repo, "pytest.ini", SLOW_BASE)
+    write(repo, "tests/test_calc.py", test_calc)
+    commit(repo, "the suite leaves slow tests out")
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        ("def _later(f):\n    return pytest.mark.slow(f)\n\n\n", "@_later\n"),
+        ("", '@getattr(pytest.mark, "slow")\n'),
+        ('MARKS = {"later": pytest.mark.slow}\n\n\n', '@MARKS["later"]\n'),
+    ],
+    ids=["helper", "getattr", "dict"],
+)
+def test_a_base_test_taken_out_by_a_mark_of_any_spelling(
+    repo: Path, verify: Verify, spelling: tuple[str, str]
+) -> None:
+    # Red team 36: a mark the base's `-m "not slow"` leaves out, put on a base test by a
+    # spelling the static reader does not resolve; a new test keeps the count.
+    with_slow_base(repo)
+    helper, decorator = spelling
+    write(
+        repo,
+        "tests/test_calc.py",
+        f"import pytest\n\n\n{helper}{decorator}"
+        + TEST_CALC
+        + "\n\ndef test_mul():\n    assert 2 * 3 == 6\n",
+    )
+    gate, _ = verify()
+    assert gate["status"] == "fail" and gate["exit_code_of_verify"] == 1
+    found = [(f["code"], f["path"], f["message"]) for f in gate["findings"]]
+    assert found == [
+        (
+            "skip-added",
+            "tests/test_calc.py",
+            "test_add ran at the base and this run's selection (-m, -k, --deselect) leaves it "
+            "out: the change took it out of the run (a mark put on it, by whatever spelling, "
+            "or the selection itself)",
+        )
+    ], found
+    # The pytest door compares the same lists.
+    code, _, out = pytest_gated(repo)
+    assert code == 1 and "test_add ran at the base and this run's selection" in out, out
+
+
+@pytest.mark.parametrize(
+    "decorator",
+    [
+        "def _quiet(f):\n    f.__test__ = False\n    return f\n\n\n@_quiet\n",
+        "@property\n",
+    ],
+    ids=["__test__", "property"],
+)
+def test_a_base_test_pytest_no_longer_collects(repo: Path, verify: Verify, decorator: str) -> None:
+    # Red team 37: a helper setting `__test__ = False`, or `@property` on the test, and one
+    # new test to keep the count: pytest silently stops collecting the base's test.
+    write(
+        repo,
+        "tests/test_calc.py",
+        decorator + TEST_CALC + "\n\ndef test_mul():\n    assert 2 * 3 == 6\n",
+    )
+    gate, _ = verify()
+    assert gate["status"] == "fail" and gate["exit_code_of_verify"] == 1
+    found = [(f["code"], f["path"], f["message"]) for f in gate["findings"]]
+    assert found == [
+        (
+            COUNT_RULE,
+            "tests/test_calc.py",
+            "test_add was collected at the base and is not in this run: pytest no longer takes "
+            "it for a test (`__test__ = False`, a decorator that makes it no function, a "
+            "collection setting)",
+        )
+    ], found
+    code, _, out = pytest_gated(repo)
+    assert code == 1 and "test_add was collected at the base and is not in this run" in out
+
+
+@pytest.mark.parametrize("honest", ["edit-slow", "new-slow", "rename", "split-file"])
+def test_honest_work_on_tests_is_no_finding_by_name(
+    repo: Path, verify: Verify, honest: str
+) -> None:
+    # A slow test of the base edited (deselected at the base too), a new slow test, a test
+    # renamed, tests moved to a new file: the lists agree with what the change shows.
+    slow_calc = TEST_CALC.replace("def test_sub", "@pytest.mark.slow\ndef test_sub")
+    with_slow_base(repo, "import pytest\n\n\n" + slow_calc)
+    now = "import pytest\n\n\n" + slow_calc
+    if honest == "edit-slow":
+        now = now.replace("3 - 1 == 2", "4 - 1 == 3")
+    elif honest == "new-slow":
+        now += "\n\n@pytest.mark.slow\ndef test_big():\n    assert 10**6 > 0\n"
+    elif honest == "rename":
+        now = now.replace("def test_add", "def test_add_small_numbers")
+    else:
+        now = "import pytest\n\n\n@pytest.mark.slow\ndef test_sub():\n    assert 3 - 1 == 2\n"
+        write(repo, "tests/test_add.py", "def test_add():\n    assert 1 + 2 == 3\n")
+    write(repo, "tests/test_calc.py", now)
+    gate, _ = verify()
+    assert gate["findings"] == [] and gate["status"] == "pass", gate["findings"]

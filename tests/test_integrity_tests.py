@@ -490,6 +490,19 @@ def test_a_new_skip_or_xfail_that_applies_here(repo: Path, verify: Verify, decor
     assert "test_sub" in finding["message"]
 
 
+def test_a_new_test_marked_xfail_is_named_as_new(repo: Path, verify: Verify) -> None:
+    # Review 23: a new xfail test documenting a known bug read "the test no longer counts".
+    with (repo / "tests/test_calc.py").open("a", encoding="utf-8") as handle:
+        handle.write("\n\n@pytest.mark.xfail(reason='INV-7')\ndef test_div():\n    assert 0\n")
+    line = now_line(repo, "tests/test_calc.py", "@pytest.mark.xfail(reason='INV-7')")
+    finding = assert_blocks(verify(), "skip-added", "tests/test_calc.py", line)
+    assert finding["message"] == (
+        "new @pytest.mark.xfail(reason='INV-7') on test_div: a test the change adds that does "
+        "not count; "
+        "make it pass, or leave it out"
+    )
+
+
 @pytest.mark.parametrize(
     "decorator",
     [

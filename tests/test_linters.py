@@ -205,6 +205,37 @@ def test_a_project_that_declares_no_linter_gets_ruffs_error_rules_only(project: 
     assert any(n.startswith("lint: the project declares no linter") for n in notices)
 
 
+@pytest.mark.parametrize(
+    "config",
+    [
+        "[tool.ruff.lint]\nignore = ['UP031', 'DTZ005']\n",
+        "[tool.ruff.lint.per-file-ignores]\n'tests/*' = ['B018']\n",
+        "[tool.ruff.lint]\nextend-ignore = ['RUF']\n",
+    ],
+)
+def test_a_ruff_configuration_written_for_the_new_defaults_keeps_them(
+    project: Path, config: str
+) -> None:
+    # Review 23: cachetools ignores UP031 and DTZ005, rules only ruff's defaults since 0.16
+    # select; its own `ruff check` (0.17) is clean, and the former defaults found 8 E731.
+    (project / "pyproject.toml").write_text(f"[project]\nname = 'demo'\n\n{config}")
+    (project / "demo" / "__init__.py").write_text("square = lambda x: x * x\n")
+    command, _, notices = lint_command(project)
+    assert " -m ruff check --no-fix " in command
+    assert not any("before 0.16" in n for n in notices)
+    ruff = [sys.executable, "-m", "ruff", *shlex.split(command)[3:]]
+    done = subprocess.run(ruff, cwd=project, capture_output=True, text=True, check=False)
+    assert json.loads(done.stdout) == [], done.stdout  # E731 is not a default any more
+    # An ignore of a rule neither set of defaults selects (E501, a habit of flake8's days),
+    # or one the configuration adds itself, says nothing of the defaults it meant.
+    for older in (
+        "[tool.ruff.lint]\nignore = ['E501', 'W503']\n",
+        "[tool.ruff.lint]\nextend-select = ['UP']\nignore = ['UP031']\n",
+    ):
+        (project / "pyproject.toml").write_text(f"[project]\nname = 'demo'\n\n{older}")
+        assert " -m ruff check --select E4,E7,E9,F" in lint_command(project)[0]
+
+
 def test_a_broken_pre_commit_file_is_no_pin(project: Path) -> None:
     (project / ".pre-commit-config.yaml").write_text("repos: [\n")
     assert declared_linter(project).tool == "ruff"

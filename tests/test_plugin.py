@@ -836,8 +836,13 @@ def test_worker_agent_and_controller_share_the_deselected_count(
     config = pytester.parseconfig()
     config.workeroutput = {}  # type: ignore[attr-defined]
     agent = plugin_session.WorkerAgent(config)
-    agent.pytest_deselected([object(), object()])
+    items: list[Any] = [
+        SimpleNamespace(nodeid="t.py::test_a[1]"),
+        SimpleNamespace(nodeid="t.py::test_b"),
+    ]
+    agent.pytest_deselected(items)
     assert config.workeroutput == {plugin_session.WORKER_OUTPUT_KEY: 2}  # type: ignore[attr-defined]
+    assert agent.tests.deselected == {"t.py::test_a", "t.py::test_b"}
 
 
 class FakeCoverage:

@@ -118,3 +118,22 @@ def test_no_place_for_an_xfail_marks_failure_or_a_skip_a_hook_wrapper_passed_on(
     result = pytester.runpytest("-p", "no:cacheprovider", "--junitxml=junit.xml")
     result.assert_outcomes(skipped=1, xfailed=1)
     assert skipped_at(pytester) == {"test_parse": None, "test_skipped": None}
+
+
+def test_a_skip_the_standard_library_raised_for_the_project_is_the_projects(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 37: a SkipTest handed to a `concurrent.futures.Future` and raised by its
+    # `result()`: the innermost frame is the standard library's, the line that called it the
+    # project's.
+    monkeypatch.setenv(RUN_ID_ENV, "r" * 24)
+    pytester.makeconftest(
+        "import unittest\nfrom concurrent.futures import Future\n\nimport pytest\n\n\n"
+        "@pytest.fixture(autouse=True)\ndef later(request):\n"
+        "    if request.node.name.endswith('_zero'):\n        f = Future()\n"
+        "        f.set_exception(unittest.SkipTest('later'))\n        f.result()\n"
+    )
+    pytester.makepyfile(test_rates="def test_zero():\n    assert 0\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--junitxml=junit.xml")
+    result.assert_outcomes(skipped=1)
+    assert skipped_at(pytester) == {"test_zero": f"{pytester.path / 'conftest.py'}:12"}

@@ -63,6 +63,10 @@ class SuiteCount:
     base: BaseCount
     now: int | None = None
     why_not_now: str | None = None
+    # The test functions this run's selection deselected, and those it collected
+    # (SuiteEvidence.deselected_tests, collected_tests).
+    deselected_now: tuple[str, ...] | None = None
+    collected_now: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -82,6 +86,10 @@ class IntegrityEvidence(Evidence):
     # The tests the change adds (path::qualname), and the lines it adds to its Python files: a
     # test of the base this run skipped from such a line was skipped by the change.
     new_tests: list[str] = field(default_factory=list)
+    # The base's tests the change renames or moves (path::qualname at the base -> now).
+    renamed_tests: dict[str, str] = field(default_factory=dict)
+    # The files the change deletes (project-relative).
+    deleted: list[str] = field(default_factory=list)
     added_lines: dict[str, list[int]] = field(default_factory=dict)
 
 
@@ -95,7 +103,10 @@ def with_suite_counts(
     out = dict(found)
     if not counts:
         return out
-    suite = [SuiteCount(base, *_selected_now(found.get(gate))) for gate, base in counts.items()]
+    suite = [
+        SuiteCount(base, *_selected_now(found.get(gate)), *_tests_now(found.get(gate)))
+        for gate, base in counts.items()
+    ]
     for name, evidence in found.items():
         if isinstance(evidence, IntegrityEvidence) and evidence.base is not None:
             out[name] = dataclasses.replace(evidence, counts=suite)
@@ -343,6 +354,110 @@ def _project_path(path: str, root: Path) -> str:
         return path
 
 
+def _tests_now(
+    evidence: Evidence | GateResult | None,
+) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
+    """The test functions the run's selection deselected, and those it collected."""
+    if not isinstance(evidence, SuiteEvidence):
+        return None, None
+    deselected, collected = evidence.deselected_tests, evidence.collected_tests
+    return (
+        None if deselected is None else tuple(deselected),
+        None if collected is None else tuple(collected),
+    )
+
+
+def _deselected_by_the_change(
+    evidence: IntegrityEvidence, count: SuiteCount
+) -> list[IntegrityFinding]:
+    """A ``skip-added`` finding for each test of the base that this run's selection (``-m``,
+    ``-k``, ``--deselect``) leaves out and the base's did not: a mark put on it by whatever
+    spelling (a helper decorator, ``getattr(pytest.mark, name)``, a dict of marks), a mark a
+    hook adds, or the selection itself. A test the change adds, or one a finding names
+    already, is not reported."""
+    if count.deselected_now is None or count.base.deselected is None:
+        return []
+    new = [_test_key("", key) for key in evidence.new_tests]
+    named = [(f.path or "", f.message) for f in evidence.findings if f.rule in EXPLAINS_FEWER]
+    out = []
+    for test in count.deselected_now:
+        if test in count.base.deselected:
+            continue
+        key = _test_key("", test)
+        if any(_same_test(k, key) for k in new):
+            continue
+        path, _, qualname = test.partition("::")
+        function = qualname.rsplit("::", 1)[-1]
+        if any(
+            _same_path(p, path) and re.search(rf"\b{re.escape(function)}\b", m) for p, m in named
+        ):
+            continue
+        out.append(
+            IntegrityFinding(
+                SKIP_RULE,
+                f"{qualname} ran at the base and this run's selection (-m, -k, --deselect) "
+                "leaves it out: the change took it out of the run (a mark put on it, by "
+                "whatever spelling, or the selection itself)",
+                path,
+                None,
+            )
+        )
+    return out
+
+
+def _no_longer_collected(evidence: IntegrityEvidence, count: SuiteCount) -> list[IntegrityFinding]:
+    """A ``test-count-below-base`` finding for each test function of the base's collection
+    that this run did not collect, where the change neither removes it (a finding names it
+    then) nor renames it to a test that is collected: ``__test__ = False`` set by a helper, a
+    ``@property`` on it, whatever new test keeps the count. Only tests a node id names as a
+    Python function (``file.py::Class::test``): not doctests, nor other plugins' items."""
+    if count.collected_now is None or count.base.tests is None:
+        return []
+    now = {_test_key("", name) for name in count.collected_now}
+    renamed = {_test_key("", a): _test_key("", b) for a, b in evidence.renamed_tests.items()}
+    named = [(f.path or "", f.message) for f in evidence.findings if f.rule in EXPLAINS_FEWER]
+    out = []
+    for test in sorted(count.base.tests):
+        path, _, qualname = test.partition("::")
+        parts = qualname.split("::")
+        if not path.endswith(".py") or not all(p.isidentifier() for p in parts):
+            continue
+        key = _test_key("", test)
+        if key in now:
+            continue
+        target = next((b for a, b in renamed.items() if _same_test(a, key)), None)
+        if target is not None and any(_same_test(target, k) for k in now):
+            continue
+        if any(
+            _same_path(p, path) and re.search(rf"\b{re.escape(parts[-1])}\b", m) for p, m in named
+        ):
+            continue
+        if target is None and any(_same_path(p, path) for p in evidence.deleted):
+            continue  # the file is gone: the findings on its tests say so
+        out.append(
+            IntegrityFinding(
+                COUNT_RULE,
+                f"{'::'.join(parts)} was collected at the base and is not in this run"
+                + (f" (renamed to {target})" if target is not None else "")
+                + ": pytest no longer takes it for a test (`__test__ = False`, a decorator "
+                "that makes it no function, a collection setting)",
+                path,
+                None,
+            )
+        )
+    return out
+
+
+def _same_test(a: str, b: str) -> bool:
+    """Two dotted test keys for one test, one perhaps relative to a folder the other is in
+    (pytest's rootdir and the project's folder differ)."""
+    return a == b or a.endswith("." + b) or b.endswith("." + a)
+
+
+def _same_path(a: str, b: str) -> bool:
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
 def _selected_now(evidence: Evidence | GateResult | None) -> tuple[int | None, str | None]:
     if not isinstance(evidence, SuiteEvidence) or evidence.run is None:
         return None, "the test gate has no report of this run"
@@ -457,6 +572,8 @@ class IntegrityGate:
             seen.update((f.rule, f.path, f.line) for f in results)
         evidence.edited_tests = list(scan.edited_tests)
         evidence.new_tests = list(scan.new_tests)
+        evidence.renamed_tests = dict(scan.renamed_tests)
+        evidence.deleted = sorted(p for p, status in scan.touched.items() if status == "deleted")
         evidence.added_lines = {
             path: _new_lines(scan, path)
             for path, status in scan.touched.items()
@@ -552,12 +669,20 @@ def compare_counts(evidence: IntegrityEvidence) -> tuple[list[IntegrityFinding],
         at_base = f"{base.selected} at the base (commit {short}, {how})"
         if evidence.base is not None and base.commit != evidence.base.sha:
             notes.append(f"{head}: {at_base}: not compared, the change's base is another commit")
-        elif count.now is None:
+            continue
+        if count.now is None:
             notes.append(f"{head}: {at_base}; not compared: {count.why_not_now}")
-        elif count.now >= base.selected or explained:
+            continue
+        named = [
+            *_deselected_by_the_change(evidence, count),
+            *_no_longer_collected(evidence, count),
+        ]
+        findings += named
+        if count.now >= base.selected or explained or named:
             why = ""
             if count.now < base.selected:
-                why = f": the {', '.join(explained)} findings above name the tests that went"
+                rules = sorted({*explained, *(f.rule for f in named)})
+                why = f": the {', '.join(rules)} findings above name the tests that went"
             notes.append(f"{head}: {count.now} tests ran, {at_base}{why}")
         else:
             notes.append(f"{head}: {count.now} tests ran, {at_base}")

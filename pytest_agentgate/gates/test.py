@@ -49,6 +49,12 @@ class SuiteEvidence(Evidence):
     # not known (another runner). The integrity gate compares it with the base's.
     selected: int | None = None
     collect_errors: int = 0
+    # The test functions pytest's selection (-m, -k, --deselect) took out of this run, none of
+    # their cases left (function node ids, the witness's ``agentgate_deselected_tests``); None
+    # when not known. The integrity gate compares them with the base's.
+    deselected_tests: list[str] | None = None
+    # The test functions collected in this run (the witness's ``agentgate_collected_tests``).
+    collected_tests: list[str] | None = None
     # pytest plugins loaded from the project folder by no installation (witness.py).
     local_plugins: list[str] = field(default_factory=list)
     # The test tools' code replaced by code the project wrote (pytest_plugin/tampering.py).
@@ -167,6 +173,28 @@ def _check_witness(
         # elsewhere, and a checkout of the base has no cache to deselect by.
         evidence.selected = numbers["selected"] + numbers["deselected"]
         evidence.collect_errors = numbers["collect_errors"]
+        evidence.deselected_tests = test_entries(
+            run.properties.get("agentgate_deselected_tests", [])
+        )
+        evidence.collected_tests = test_entries(run.properties.get("agentgate_collected_tests", []))
+
+
+def test_entries(values: list[str]) -> list[str] | None:
+    """Test functions from the witness's ``agentgate_deselected_tests`` or
+    ``agentgate_collected_tests`` (one per report): None when none is there, one says there
+    were too many, or one cannot be read."""
+    if not values:
+        return None
+    found: set[str] = set()
+    for value in values:
+        try:
+            names = json.loads(value)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(names, list):
+            return None
+        found.update(n for n in names if isinstance(n, str))
+    return sorted(found)
 
 
 def read_entries(values: list[str]) -> list[str] | None:

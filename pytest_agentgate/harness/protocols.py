@@ -70,6 +70,24 @@ class HookEvent:
     start: bool = False
 
 
+def _whole_characters(value: Any) -> Any:
+    """``value`` with each lone surrogate in its strings (JSON's ``"\\ud83d"``, half of a
+    character) replaced by U+FFFD: such a string cannot be written or hashed as UTF-8, and red
+    team 38's final message `"Done \\ud83d"` made every stop an internal error, which lets
+    the agent go."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return value
+    if isinstance(value, dict):
+        return {_whole_characters(k): _whole_characters(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole_characters(v) for v in value]
+    return value
+
+
 @dataclass(frozen=True)
 class Answer:
     """What the hook process writes and how it exits."""
@@ -103,6 +121,7 @@ class Harness:
             raise EventError("the hook's stdin is JSON nested too deeply to read") from None
         if not isinstance(data, dict):
             raise EventError(f"the hook's stdin is a JSON {type(data).__name__}, not an object")
+        data = _whole_characters(data)
         if self.name == "cursor":
             return _cursor_event(data)
         if self.name == "copilot" and "sessionId" in data:

@@ -51,7 +51,10 @@ TIMEOUT_S = 120.0
 # Below the gates' commands, which it runs beside: the tests are what the user waits for.
 NICENESS = 10
 OUTPUT_LIMIT = 64 * 1024
-COUNT_FILE_BYTES = 4096
+# Part of every key: counts kept before the deselected test functions were kept are collected again.
+KEY_VERSION = "deselected-tests"
+# The figures, and the lists of test functions (state/base_counts.py bounds them).
+COUNT_FILE_BYTES = base_counts.MAX_NAMES_BYTES + 4096
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,10 @@ class BaseCount:
     why_not: str | None = None
     cached: bool = False  # read from the state directory, not collected now
     seconds: float | None = None  # how long collecting the base took, when it ran now
+    # The test functions the base's collection collected, and those its selection left with
+    # no case to run (function node ids: count.function_id); None when not known (too many).
+    tests: frozenset[str] | None = None
+    deselected: frozenset[str] | None = None
 
 
 def count_at_base(
@@ -116,7 +123,14 @@ def count_at_base(
         digest = _key(base.sha, derived, folder, target.env)
         kept = base_counts.load(root, digest, base.sha)
         if kept is not None:
-            found[target.gate] = BaseCount(target.gate, base.sha, kept.selected, cached=True)
+            found[target.gate] = BaseCount(
+                target.gate,
+                base.sha,
+                kept.selected,
+                cached=True,
+                tests=kept.tests,
+                deselected=kept.deselected,
+            )
         else:
             to_collect.append((target, derived, folder, digest))
     if to_collect and collect:
@@ -157,7 +171,9 @@ def _key(commit: str, command: str, folder: str, env: Mapping[str, str] | None) 
     program it starts (as installed now) and the gate's environment (PATH but through the
     program: a harness's PATH differs from the agent's shell's)."""
     kept_env = sorted((k, v) for k, v in (env or {}).items() if k not in (RUN_ID_ENV, "PATH"))
-    return base_counts.key(commit, command, folder, _program(command, env), json.dumps(kept_env))
+    return base_counts.key(
+        commit, command, folder, _program(command, env), json.dumps(kept_env), KEY_VERSION
+    )
 
 
 def _program(command: str, env: Mapping[str, str] | None) -> str:
@@ -255,11 +271,14 @@ def _collect_one(
     )
     result = run_command(spec, cancel=cancel)
     seconds = round(result.duration_s, 3)
-    selected, why = _outcome(result, _read_count(count_file), timeout)
+    figures, tests, deselected = _read_count(count_file)
+    selected, why = _outcome(result, figures, timeout)
     if selected is None:
         return not_counted(why or "no count", seconds)
-    base_counts.save(root, digest, base.sha, selected)
-    return BaseCount(target.gate, base.sha, selected, seconds=seconds)
+    base_counts.save(root, digest, base.sha, selected, tests, deselected)
+    return BaseCount(
+        target.gate, base.sha, selected, seconds=seconds, tests=tests, deselected=deselected
+    )
 
 
 def _base_import_path(target: Target, folder: Path, tree: Path, toplevel: Path) -> str:
@@ -282,22 +301,30 @@ def _base_import_path(target: Target, folder: Path, tree: Path, toplevel: Path) 
     return os.pathsep.join(dict.fromkeys(entries))
 
 
-def _read_count(path: Path) -> dict[str, int] | None:
-    """The count plugin's figures; None when it wrote none that read."""
+_Names = frozenset[str] | None
+
+
+def _read_count(path: Path) -> tuple[dict[str, int] | None, _Names, _Names]:
+    """The count plugin's figures (None when it wrote none that read), and the test functions
+    it says were collected and deselected (None when not known)."""
     try:
         with path.open("rb") as handle:
             doc = json.loads(handle.read(COUNT_FILE_BYTES).decode("utf-8"))
-    except (OSError, ValueError):
-        return None
+    except (OSError, ValueError, RecursionError):
+        return None, None, None
     if not isinstance(doc, dict):
-        return None
+        return None, None, None
     figures = {}
     for name in ("selected", "deselected", "errors", "status"):
         value = doc.get(name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            return None
+            return None, None, None
         figures[name] = value
-    return figures
+    return (
+        figures,
+        base_counts.names(doc.get("tests")),
+        base_counts.names(doc.get("deselected_tests")),
+    )
 
 
 def _outcome(

@@ -87,6 +87,9 @@ class Scan:
     # tests it adds (``path::qualname``).
     edited_tests: list[EditedTest] = field(default_factory=list)
     new_tests: list[str] = field(default_factory=list)
+    # The tests of the base the change renames or moves: ``path::qualname`` at the base ->
+    # now.
+    renamed_tests: dict[str, str] = field(default_factory=dict)
 
     def repo_path(self, path: str) -> str:
         """A project-relative path as the repository names it."""

@@ -234,13 +234,19 @@ def compare(
     words: Words,
     edited: list[EditedTest] | None = None,
     new: list[str] | None = None,
+    moved: dict[str, str] | None = None,
 ) -> list[IntegrityFinding]:
     """Every finding of the change to these test files; ``edited`` gets the tests of the base
-    the change edits, ``new`` the tests it adds (``path::qualname``)."""
+    the change edits, ``new`` the tests it adds, ``moved`` the tests it renames or moves
+    (``path::qualname``, base -> now)."""
     findings: list[IntegrityFinding] = []
     pairs, removed, added = _match(base, now, change)
     if new is not None:
         new.extend(f"{case.path}::{case.qualname}" for case in added)
+    if moved is not None:
+        for before, after in pairs:
+            if (before.path, before.qualname) != (after.path, after.qualname):
+                moved[f"{before.path}::{before.qualname}"] = f"{after.path}::{after.qualname}"
     if edited is not None:
         for before, after in pairs:
             written = before.written()
@@ -254,8 +260,9 @@ def compare(
     scopes = {(n.path, n.qualname): (b.path, b.qualname) for b, n in pairs}
     new_marks = _new_marks(base, now, change, scopes)
     skipped_now = {(m.path, m.scope) for m in new_marks if m.category == "skip"}
+    added_tests = {(case.path, case.qualname) for case in added}
     for mark in new_marks:
-        findings.append(_mark_finding(mark))
+        findings.append(_mark_finding(mark, new_test=(mark.path, mark.scope) in added_tests))
     code: CodeRemoved | None = None
     for case in _unfolded(removed, pairs, added, now):
         if code is None:
@@ -693,11 +700,14 @@ _MARK_EFFECT: dict[str, str] = {
 }
 
 
-def _mark_finding(mark: Mark) -> IntegrityFinding:
+def _mark_finding(mark: Mark, *, new_test: bool = False) -> IntegrityFinding:
     where = f"on {mark.scope}" if mark.scope else "for every test in the file"
     effect = mark.effect or _MARK_EFFECT[mark.category]
     if mark.category == "skip" and not mark.scope and mark.effect is None:
         effect = "the file's tests no longer count"
+    elif mark.category == "skip" and new_test and mark.effect is None:
+        # Review 23: a new test marked xfail never counted; it does not count now either.
+        effect = "a test the change adds that does not count; make it pass, or leave it out"
     return IntegrityFinding(
         CATEGORY_RULES[mark.category],
         f"new {mark.what} {where}: {effect}",

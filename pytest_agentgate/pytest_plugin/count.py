@@ -5,30 +5,93 @@ agentgate collects the base commit's suite (``--collect-only``, in a checkout of
 and ``AGENTGATE_COUNT_FILE`` naming a file. At the end of the session this plugin writes there,
 as JSON: ``selected`` (the items left to run once collection is finished: what pytest would
 run), ``deselected`` (``-k``, ``-m``, ``--deselect`` and the project's own deselection),
-``errors`` (collectors that failed: a file that does not import) and ``status`` (pytest's exit
-status). Counting from pytest's hooks, not from its printed output, keeps the figure exact
-whatever the verbosity or the plugins that print. It imports nothing but pytest and
-:mod:`pytest_agentgate.commands`.
+``errors`` (collectors that failed: a file that does not import), ``status`` (pytest's exit
+status), and two lists of test functions, as node ids without their parameters (null past
+``commands.MAX_LISTED_TESTS``): ``tests``, those collected (selected or deselected), and
+``deselected_tests``, those none of whose cases is left to run. The integrity gate asks
+whether a test of the base is still collected, and still selected, in the run. Counting from
+pytest's hooks, not from its printed output, keeps the figure exact whatever the verbosity or
+the plugins that print. It imports nothing but pytest and :mod:`pytest_agentgate.commands`.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
-from pytest_agentgate.commands import COUNT_FILE_ENV
+from pytest_agentgate.commands import COUNT_FILE_ENV, MAX_LISTED_TESTS
+
+# The modules whose calls of ``pytest_deselected`` are pytest's selection: ``-m`` and ``-k``
+# (``_pytest.mark``), ``--deselect`` (``_pytest.main``). Not ``--lf``/``--sw`` (the cache: a
+# checkout of the base has none) nor a plugin's (pytest-testmon deselects what a change does
+# not touch).
+SELECTION_MODULES = frozenset({"_pytest.mark", "_pytest.main"})
+
+
+def function_id(nodeid: str) -> str:
+    """A test's node id without its parameters: ``tests/test_a.py::TestB::test_c``."""
+    head, sep, last = nodeid.rpartition("::")
+    return f"{head}{sep}{last.split('[', 1)[0]}"
+
+
+def listed(names: set[str]) -> list[str] | None:
+    """``names`` sorted, or None past ``MAX_LISTED_TESTS``."""
+    return sorted(names) if len(names) <= MAX_LISTED_TESTS else None
+
+
+def by_selection(frame: Any) -> bool:
+    """Whether the call of ``pytest_deselected`` whose hook implementation's caller is
+    ``frame`` comes from pytest's selection: the first caller outside pluggy."""
+    for _ in range(64):
+        if frame is None:
+            return False
+        module = str(frame.f_globals.get("__name__", ""))
+        if module == "pluggy" or module.startswith("pluggy."):
+            frame = frame.f_back
+            continue
+        return module in SELECTION_MODULES
+    return False
+
+
+class Tests:
+    """The test functions of a collection: those deselected (by anything, and by pytest's
+    selection), and, given the items left to run, those collected and those with no case
+    left to run."""
+
+    def __init__(self) -> None:
+        self.deselected: set[str] = set()
+        self.by_selection: set[str] = set()
+
+    def deselect(self, items: Sequence[pytest.Item], caller: Any) -> None:
+        names = {function_id(item.nodeid) for item in items}
+        self.deselected |= names
+        if by_selection(caller):
+            self.by_selection |= names
+
+    def lists(
+        self, selected: Sequence[pytest.Item], *, only_selection: bool
+    ) -> tuple[list[str] | None, list[str] | None]:
+        """(collected, fully deselected), each None past ``MAX_LISTED_TESTS``."""
+        kept = {function_id(item.nodeid) for item in selected}
+        gone = self.by_selection if only_selection else self.deselected
+        return listed(kept | self.deselected), listed({n for n in gone if n not in kept})
+
 
 _selected: int | None = None
 _deselected = 0
+_tests = Tests()
+_lists: tuple[list[str] | None, list[str] | None] = ([], [])
 _errors = 0
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    global _selected, _deselected, _errors
-    _selected, _deselected, _errors = None, 0, 0
+    global _selected, _deselected, _tests, _lists, _errors
+    _selected, _deselected, _tests, _lists, _errors = None, 0, Tests(), ([], []), 0
 
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
@@ -40,11 +103,13 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
 def pytest_deselected(items: Sequence[pytest.Item]) -> None:
     global _deselected
     _deselected += len(items)
+    _tests.deselect(items, sys._getframe(1))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    global _selected
+    global _selected, _lists
     _selected = len(session.items)
+    _lists = _tests.lists(session.items, only_selection=False)
 
 
 @pytest.hookimpl(trylast=True)
@@ -55,6 +120,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     document = {
         "selected": _selected,
         "deselected": _deselected,
+        "tests": _lists[0],
+        "deselected_tests": _lists[1],
         "errors": _errors,
         "status": int(exitstatus),
     }

@@ -254,6 +254,8 @@ class HelperSession:
                 run=run,
                 selected=_count(evidence["tests"].get("selected")),
                 collect_errors=_count(evidence["tests"].get("collect_errors")) or 0,
+                collected_tests=_names(evidence["tests"].get("collected_tests")),
+                deselected_tests=_names(evidence["tests"].get("deselected_tests")),
                 local_plugins=[
                     str(name)
                     for name in evidence["tests"].get("local_plugins") or []
@@ -373,6 +375,13 @@ def tests_evidence(tests: dict[str, Any]) -> TestRun:
 def _count(value: Any) -> int | None:
     """A count the pytest process sent; None for anything else."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _names(value: Any) -> list[str] | None:
+    """A list of test functions the pytest process sent; None for anything else."""
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        return None
+    return list(value)
 
 
 def coverage_evidence(

@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from pytest_agentgate.pytest_plugin.count import Tests
 from pytest_agentgate.reports.model import MAX_SKIPPED_KEPT, SKIPPED_AT
 from pytest_agentgate.reports.outcomes import (
     ERROR,
@@ -44,6 +45,8 @@ from pytest_agentgate.reports.outcomes import (
 )
 
 WORKER_OUTPUT_KEY = "agentgate_deselected"
+# A worker's test functions: collected, and left with no case to run by pytest's selection.
+WORKER_TESTS_KEY = "agentgate_tests"
 # A worker's list of the test tools' code it found replaced (pytest_plugin/tampering.py).
 WORKER_REPLACED_KEY = "agentgate_replaced"
 MAX_MESSAGE = 500
@@ -96,12 +99,18 @@ class WorkerAgent:
         self.output: dict[str, Any] = config.workeroutput  # type: ignore[attr-defined]
         self.output[WORKER_OUTPUT_KEY] = 0
         self.replaced: set[str] = set()
+        self.tests = Tests()
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
         self.output[WORKER_OUTPUT_KEY] += len(items)
+        self.tests.deselect(items, sys._getframe(1))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        from pytest_agentgate.pytest_plugin.witness import to_controller
+
         self._look_for_replaced(session.config, session.items)
+        lists = self.tests.lists(session.items, only_selection=True)
+        self.output[WORKER_TESTS_KEY] = to_controller(lists)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, None]:
@@ -127,6 +136,15 @@ class WorkerAgent:
         from pytest_agentgate.pytest_plugin.witness import to_controller
 
         self.output[WORKER_REPLACED_KEY] = to_controller(sorted(self.replaced))
+
+
+def _two_lists(value: Any) -> tuple[list[str] | None, list[str] | None]:
+    """A worker's (collected, deselected) test functions; None for a part that is not a list
+    of names."""
+    if not isinstance(value, list) or len(value) != 2:
+        return None, None
+    parts = [[str(name) for name in part] if isinstance(part, list) else None for part in value]
+    return parts[0], parts[1]
 
 
 # -- folding test reports ---------------------------------------------------------------------
@@ -846,6 +864,11 @@ class GateSession:
         self.pytest_runtest_logreport = self.ledger.test_report
         self.deselected = 0
         self.collected: int | None = None
+        # The test functions collected, and left with no case to run by pytest's selection
+        # (count.Tests; None: too many): the integrity gate compares them with the base's.
+        self.tests = Tests()
+        self.test_lists: tuple[list[str] | None, list[str] | None] = (None, None)
+        self._worker_lists: list[tuple[list[str] | None, list[str] | None]] = []
         # Items collected under a node id another item has (witness.duplicates): the ledger
         # folds reports per node id, so each such id counts once.
         self.duplicates = 0
@@ -927,6 +950,7 @@ class GateSession:
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
         self.deselected += len(items)
+        self.tests.deselect(items, sys._getframe(1))
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, None]:
@@ -939,6 +963,7 @@ class GateSession:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         from pytest_agentgate.pytest_plugin.tampering import tests_replaced
 
+        self.test_lists = self.tests.lists(session.items, only_selection=True)
         self.collected = len(session.items)
         self.duplicates = _duplicates(item.nodeid for item in session.items)
         self._look_for_replaced()
@@ -963,6 +988,8 @@ class GateSession:
         output = getattr(node, "workeroutput", None) or {}
         # Every worker collects (and deselects from) the whole suite: the largest count is it.
         self.deselected = max(self.deselected, int(output.get(WORKER_OUTPUT_KEY, 0)))
+        lists = from_worker(output.get(WORKER_TESTS_KEY))
+        self._worker_lists.append(_two_lists(lists))
         found = from_worker(output.get(WORKER_REPLACED_KEY))
         if isinstance(found, list):
             self.replaced.update(str(entry) for entry in found)
@@ -1069,6 +1096,24 @@ class GateSession:
         if self.answer.get("json_error"):
             write(f"agentgate: error: {self.answer['json_error']}", red=True)
 
+    def _test_lists(self) -> tuple[list[str] | None, list[str] | None]:
+        """The collected and deselected test functions, here or merged from the workers."""
+        if not self._worker_lists:
+            return self.test_lists
+        merged: list[list[str] | None] = []
+        for index in (0, 1):
+            names: set[str] = set()
+            for lists in self._worker_lists:
+                part = lists[index]
+                if part is None:
+                    break
+                names.update(part)
+            else:
+                merged.append(sorted(names))
+                continue
+            merged.append(None)
+        return merged[0], merged[1]
+
     # the verdict
 
     def ask_verdict(self, session: pytest.Session) -> dict[str, Any] | None:
@@ -1078,6 +1123,7 @@ class GateSession:
         # (with those deselected: the base's checkout has no cache for `--lf` or `--sw`).
         tests["selected"] = None if self.collected is None else self.collected + self.deselected
         tests["collect_errors"] = self.collect_errors
+        tests["collected_tests"], tests["deselected_tests"] = self._test_lists()
         from pytest_agentgate.pytest_plugin.witness import local_plugins
 
         tests["local_plugins"] = local_plugins(self.config)

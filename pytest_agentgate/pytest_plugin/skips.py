@@ -51,8 +51,10 @@ class SkipWitness:
     def raised_at(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str | None:
         """``path:line`` where the project's code raised the skip: the innermost frame of
         ``excinfo`` past pytest's and unittest's own skip helpers (``pytest.skip()``,
-        ``self.skipTest()``), if that frame is the project's. A skip pytest raised itself (a
-        mark) and that only passed through the project's code (a hook wrapper's ``yield``) has
+        ``self.skipTest()``) and the standard library's code (red team 37: a ``SkipTest``
+        handed to a ``concurrent.futures.Future`` and raised by its ``result()``), if that
+        frame is the project's. A skip an installed tool raised itself (pytest, for a mark)
+        and that only passed through the project's code (a hook wrapper's ``yield``) has
         none."""
         for entry in reversed(excinfo.traceback):
             path = Path(str(entry.path))
@@ -63,7 +65,7 @@ class SkipWitness:
             if not path.is_absolute() or _ENVIRONMENT_PARTS.intersection(path.parts):
                 return None
             if any(env in path.parents for env in self.environment if env != self.root):
-                return None
+                continue  # the standard library's: whoever called it raised the skip
             return f"{path}:{entry.lineno + 1}" if self.root in path.parents else None
         return None
 

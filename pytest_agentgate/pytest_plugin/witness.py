@@ -11,6 +11,14 @@ records, as the report's ``agentgate_*`` properties:
   list, ``agentgate_deselected``: the items deselected in the open (``-k``, ``-m``,
   ``--deselect``: ``pytest_deselected``), and ``agentgate_selected``: the items left to run. An
   item that disappeared without being deselected was dropped by a hook;
+  ``agentgate_deselected_tests``: the test functions pytest's own selection (``-m``, ``-k``,
+  ``--deselect``) took out of the run with none of their cases left, as node ids without
+  parameters (JSON; null past ``commands.MAX_LISTED_TESTS``): the integrity gate asks whether
+  the base's collection deselected them too, so a mark put on a test of the base by any
+  spelling (a helper decorator, ``getattr(pytest.mark, name)``) is seen by its effect;
+  ``agentgate_collected_tests``: the test functions collected (node ids without parameters,
+  JSON; null past the same bound): a test of the base no longer collected (``__test__ =
+  False`` set by a helper, a ``@property`` on it) is seen, whatever new test keeps the count;
   ``agentgate_collect_errors``: the collectors that failed (a test file that does not import);
   ``agentgate_duplicates``: the items selected under a node id another selected item has
   (pytest-checkdocs' `project` item, once per packaging file): pytest runs each, a JUnit
@@ -58,6 +66,9 @@ from typing import Any
 
 import pytest
 
+from pytest_agentgate.commands import MAX_LISTED_TESTS
+from pytest_agentgate.pytest_plugin.count import Tests
+
 PLUGIN_NAME = "agentgate-witness"
 # The key of a worker's counts in xdist's ``workeroutput``.
 WORKER_KEY = "agentgate_witness"
@@ -70,6 +81,11 @@ class Witness:
         self.collected: int | None = None
         self.selected: int | None = None
         self.deselected = 0
+        # The test functions collected, and those pytest's selection left with no case to
+        # run (None: too many to keep).
+        self._tests = Tests()
+        self.deselected_tests: set[str] | None = set()
+        self.collected_tests: set[str] | None = set()
         self.collect_errors = 0
         self.duplicates = 0
         self.xpassed: set[str] = set()
@@ -107,9 +123,13 @@ class Witness:
         self.selected = (self.selected or 0) + len(items)
         ids = [item.nodeid for item in items]
         self.duplicates += len(ids) - len(set(ids))
+        collected, deselected = self._tests.lists(items, only_selection=True)
+        self.collected_tests = _merged(self.collected_tests, collected)
+        self.deselected_tests = _merged(self.deselected_tests, deselected)
 
     def pytest_deselected(self, items: Sequence[pytest.Item]) -> None:
         self.deselected += len(items)
+        self._tests.deselect(items, sys._getframe(1))
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, None]:
@@ -148,6 +168,10 @@ class Witness:
             self.sources.update({str(k): str(v) for k, v in sources.items()})
         read = counts.get("read")
         self._read([str(p) for p in read] if isinstance(read, list) else None)
+        for name in ("deselected_tests", "collected_tests"):
+            tests = counts.get(name)
+            found = [str(t) for t in tests] if isinstance(tests, list) else None
+            setattr(self, name, _merged(getattr(self, name), found))
         for name in COUNTS:
             value = counts.get(name)
             if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
@@ -177,6 +201,9 @@ class Witness:
                 counts["replaced"] = sorted(self.replaced)
                 counts["sources"] = self.sources
                 counts["read"] = self.read
+                deselected, collected = self.deselected_tests, self.collected_tests
+                counts["deselected_tests"] = None if deselected is None else sorted(deselected)
+                counts["collected_tests"] = None if collected is None else sorted(collected)
                 workeroutput[WORKER_KEY] = to_controller(counts)
             return
         xml = session.config.stash.get(xml_key, None)
@@ -206,6 +233,20 @@ class Witness:
             xml.add_global_property("agentgate_selected", str(self.selected))
             xml.add_global_property("agentgate_collect_errors", str(self.collect_errors))
             xml.add_global_property("agentgate_duplicates", str(self.duplicates))
+            for name, tests in (
+                ("agentgate_deselected_tests", self.deselected_tests),
+                ("agentgate_collected_tests", self.collected_tests),
+            ):
+                xml.add_global_property(name, json.dumps(None if tests is None else sorted(tests)))
+
+
+def _merged(kept: set[str] | None, found: list[str] | None) -> set[str] | None:
+    """Test functions ``kept`` with ``found`` added; None when either is not known, or past
+    ``MAX_LISTED_TESTS``."""
+    if kept is None or found is None:
+        return None
+    kept.update(found)
+    return kept if len(kept) <= MAX_LISTED_TESTS else None
 
 
 def to_controller(value: object) -> str:

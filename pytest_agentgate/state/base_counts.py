@@ -16,6 +16,7 @@ raises for what the file holds.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import re
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_agentgate.commands import MAX_LISTED_TESTS
 from pytest_agentgate.state.storage import user_state_home, write_atomic
 
 COUNTS_DIR = "base-counts"
@@ -33,6 +35,10 @@ MAX_ENTRIES = 64
 MAX_TESTS = 10_000_000
 # A file larger than this is damaged: 64 entries of a few hundred bytes each.
 MAX_FILE_BYTES = 256 * 1024
+# The test functions of one collection, kept in a file of their own beside (``<name>/<key>``):
+# at most MAX_LISTED_TESTS names of at most MAX_ID_CHARS each, twice.
+MAX_ID_CHARS = 1024
+MAX_NAMES_BYTES = 2 * MAX_LISTED_TESTS * (MAX_ID_CHARS + 8)
 _SHA = re.compile(r"[0-9a-f]{40,64}")
 
 
@@ -43,6 +49,10 @@ class KeptCount:
     commit: str
     selected: int
     made_at: float
+    # The test functions the base's collection collected, and those its selection left with
+    # no case to run (count.function_id); None when not known.
+    tests: frozenset[str] | None = None
+    deselected: frozenset[str] | None = None
 
 
 def key(*parts: str) -> str:
@@ -88,14 +98,50 @@ def _count(entry: Any) -> KeptCount | None:
     return KeptCount(commit, selected, float(made_at))
 
 
+def names(value: Any) -> frozenset[str] | None:
+    """A list of test functions as the count plugin writes it; None for anything else."""
+    if not isinstance(value, list) or len(value) > MAX_LISTED_TESTS:
+        return None
+    if not all(isinstance(v, str) and len(v) <= MAX_ID_CHARS for v in value):
+        return None
+    return frozenset(value)
+
+
+def _names_file(path: Path, digest: str) -> Path:
+    return path.with_suffix("") / f"{digest}.json"
+
+
+def _load_names(path: Path, digest: str) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+    try:
+        with _names_file(path, digest).open("rb") as handle:
+            data = handle.read(MAX_NAMES_BYTES + 1)
+        doc = json.loads(data.decode("utf-8")) if len(data) <= MAX_NAMES_BYTES else None
+    except (OSError, ValueError, RecursionError):
+        return None, None
+    if not isinstance(doc, dict):
+        return None, None
+    return names(doc.get("tests")), names(doc.get("deselected"))
+
+
 def load(root: Path, digest: str, commit: str) -> KeptCount | None:
     """The count kept under ``digest`` for ``commit``; None when there is none, or it does not
     read as one. Never raises."""
-    kept = _count(_entries(counts_file(root)).get(digest))
-    return kept if kept is not None and kept.commit == commit else None
+    path = counts_file(root)
+    kept = _count(_entries(path).get(digest))
+    if kept is None or kept.commit != commit:
+        return None
+    tests, deselected = _load_names(path, digest)
+    return dataclasses.replace(kept, tests=tests, deselected=deselected)
 
 
-def save(root: Path, digest: str, commit: str, selected: int) -> None:
+def save(
+    root: Path,
+    digest: str,
+    commit: str,
+    selected: int,
+    tests: frozenset[str] | None = None,
+    deselected: frozenset[str] | None = None,
+) -> None:
     """Keep a count under ``digest``, beside the most recent others that still read (a
     damaged entry or file is dropped). A state directory that cannot be written only means the
     base is collected again next time."""
@@ -113,3 +159,16 @@ def save(root: Path, digest: str, commit: str, selected: int) -> None:
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         write_atomic(path, json.dumps(document, indent=1) + "\n", mode=0o600)
+    folder = path.with_suffix("")
+    with contextlib.suppress(OSError):
+        if tests is not None or deselected is not None:
+            folder.mkdir(exist_ok=True, mode=0o700)
+            listed = {
+                "tests": None if tests is None else sorted(tests),
+                "deselected": None if deselected is None else sorted(deselected),
+            }
+            write_atomic(_names_file(path, digest), json.dumps(listed) + "\n", mode=0o600)
+        kept = {f"{d}.json" for d, _ in newest[:MAX_ENTRIES]}
+        for old in folder.iterdir() if folder.is_dir() else ():
+            if old.name not in kept and old.is_file() and not old.is_symlink():
+                old.unlink()

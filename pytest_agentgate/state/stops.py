@@ -95,8 +95,12 @@ def _a_stop_being_gated(holder: str | None) -> bool:
         exe = os.path.realpath(f"/proc/{pid}/exe")
         with open(f"/proc/{pid}/cmdline", "rb") as handle:
             argv = [os.fsdecode(a) for a in handle.read().split(b"\0") if a]
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            state = handle.read().rpartition(b")")[2].split()[:1]
     except OSError:
         return False
+    if state in ([b"T"], [b"t"]):
+        return False  # stopped (red team 38: `kill -STOP` on a hook of its own): not gating
     if exe != os.path.realpath(sys.executable):
         return False
     ours = os.path.realpath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
