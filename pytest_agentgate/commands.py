@@ -255,6 +255,9 @@ COUNT_FILE_ENV = "AGENTGATE_COUNT_FILE"
 # More test functions than this are not listed (the base's collected and deselected ones, the
 # run's): no comparison by name, no huge file; the counts are still compared.
 MAX_LISTED_TESTS = 20000
+# The run's lists go further: a change that generates tests past the base's limit must not
+# turn the comparison off (red team 39: 20,001 trivial tests, and the lists were null).
+MAX_RUN_LISTED_TESTS = 10 * MAX_LISTED_TESTS
 COUNT_OPTIONS = ("--collect-only", "-q", "-p", COUNT_PLUGIN)
 # The gate's own options (pytest --agentgate): never part of a count.
 _GATE_FLAGS = frozenset({"--agentgate-no-run"})

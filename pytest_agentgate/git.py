@@ -499,22 +499,44 @@ class Repo:
         return out
 
     def export(self, sha: str, dest: Path, index: Path, timeout: float = GIT_TIMEOUT_S) -> None:
-        """Write the files of commit ``sha`` into the folder ``dest``, as a checkout would
-        (``export-ignore`` does not apply), through ``index``, an index file of the caller's.
-        No filter runs: a Git LFS file is written as its pointer (nothing is fetched), and a
-        filter the repository's settings name runs no command of theirs. The repository, its
-        index, its work tree and its list of work trees are untouched, and no hook runs.
-        Raises GitError."""
-        drivers = _git(self.toplevel, *FILTERS_COMMAND, check=False)
-        config = filter_overrides(drivers)
-        env = {"GIT_LFS_SKIP_SMUDGE": "1"}
-        _git(self.toplevel, "read-tree", sha, index=index, timeout=timeout, config=config)
-        prefix = f"--prefix={dest}{os.sep}"
-        _git(
-            self.toplevel,
-            "checkout-index", "-a", "-f", prefix,
-            index=index, timeout=timeout, config=config, extra_env=env,
-        )  # fmt: skip
+        """Write the files of commit ``sha`` into the folder ``dest`` as git keeps them:
+        ``export-ignore`` does not apply, and no attribute, filter or conversion either (red
+        team 39: `working-tree-encoding=UTF-16` in `.git/info/attributes` wrote the base's
+        tests as UTF-16, its collection failed, and nothing was compared); a Git LFS file is
+        its pointer. Read with ``ls-tree`` and ``cat-file --batch``; the repository, its index
+        and work tree are untouched, and no hook runs. ``index`` is not used (the signature
+        is the checkout's it replaced). Raises GitError."""
+        del index
+        listing = _git(self.toplevel, "ls-tree", "-r", "-z", "--full-tree", sha, timeout=timeout)
+        by_blob: dict[str, list[tuple[str, Path]]] = {}
+        dest.mkdir(parents=True, exist_ok=True)
+        for record in listing.split("\0"):
+            if not record:
+                continue
+            meta, _, path = record.partition("\t")
+            mode, kind, name = [*meta.split(), "", "", ""][:3]
+            if not _safe_path(path):
+                raise GitError(f"the base holds a path git would not check out: {path!r}")
+            if kind == "blob":
+                by_blob.setdefault(name, []).append((mode, dest / path))
+            else:  # a submodule's commit: an empty folder, as a checkout leaves it
+                (dest / path).mkdir(parents=True, exist_ok=True)
+        links: list[tuple[Path, bytes]] = []
+
+        def write(name: str, content: bytes) -> None:
+            for mode, target in by_blob[name]:
+                if mode == "120000":
+                    links.append((target, content))
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(content)
+                if mode == "100755":
+                    target.chmod(0o755)
+
+        _blobs(self.toplevel, list(by_blob), write, timeout)
+        for target, pointee in links:  # last: no file is written through one
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(os.fsdecode(pointee), target)
 
     def tracked_at(self, base: Base) -> list[str]:
         """Every file in the tree of ``base``."""
@@ -1070,6 +1092,69 @@ _OPENED = (
     "info/exclude", "info/attributes", "objects/info/alternates",
     "objects/info/http-alternates",
 )  # fmt: skip
+
+
+def _safe_path(path: str) -> bool:
+    """A tree's path git would check out: relative, no ``.``/``..``/``.git`` component."""
+    parts = path.split("/")
+    return (
+        bool(path)
+        and not path.startswith("/")
+        and all(part and part not in (".", "..") and part.lower() != ".git" for part in parts)
+    )
+
+
+def _blobs(
+    cwd: Path, names: Sequence[str], each: Callable[[str, bytes], None], timeout: float
+) -> None:
+    """Each of the blobs ``names`` handed to ``each`` as one ``git cat-file --batch`` reads it
+    (the request written from a thread: a large tree fills both pipes)."""
+    wanted = list(dict.fromkeys(names))
+    if not wanted:
+        return
+    blocking = waits_forever(cwd)
+    if blocking is not None:
+        raise GitError(blocking)
+    try:
+        proc = subprocess.Popen(
+            git_command("cat-file", "--batch"),
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=_env(),
+        )
+    except OSError as exc:
+        raise GitError(f"git cat-file failed: {exc}") from None
+    assert proc.stdin is not None and proc.stdout is not None
+    stdin, stdout = proc.stdin, proc.stdout
+
+    def ask() -> None:
+        with contextlib.suppress(OSError):
+            stdin.write("".join(f"{n}\n" for n in wanted).encode())
+        with contextlib.suppress(OSError):
+            stdin.close()
+
+    timer = threading.Timer(timeout, proc.kill)
+    writer = threading.Thread(target=ask, daemon=True)
+    timer.start()
+    writer.start()
+    try:
+        for name in wanted:
+            header = stdout.readline().split()
+            if len(header) != 3 or header[1] != b"blob" or not header[2].isdigit():
+                raise GitError(f"git cat-file could not read the base's blob {name}")
+            size = int(header[2])
+            content = stdout.read(size)
+            if len(content) != size or stdout.read(1) != b"\n":
+                raise GitError(f"git cat-file stopped reading the base's blob {name}")
+            each(name, content)
+    finally:
+        timer.cancel()
+        proc.kill()
+        proc.wait()
+        writer.join(1.0)
+        stdout.close()
 
 
 def waits_forever(cwd: Path) -> str | None:

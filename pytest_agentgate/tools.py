@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -39,6 +40,8 @@ TOOLS: dict[str, tuple[str, str]] = {
 }
 _VERSION = re.compile(r"^[0-9][0-9A-Za-z.+!-]*$")
 _INSTALL_TIMEOUT_S = 600
+# How long a gate waits for another's install of the same tool (inside the hook's budget).
+_LOCK_WAIT_S = 60.0
 
 
 class ToolError(Exception):
@@ -85,10 +88,26 @@ def exclude_regex(pattern: str) -> str:
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    """One installer at a time per tool version (parallel gates, parallel projects)."""
+    """One installer at a time per tool version (parallel gates, parallel projects), waited
+    for as long as an install may take: a lock held longer (red team 38: a `flock` of the
+    agent's on it ran the lint command out of the hook's time) is a ToolError."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+b") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        end = time.monotonic() + _LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= end:
+                    from pytest_agentgate.state.storage import lock_holder
+
+                    holder = lock_holder(handle.fileno()) or "another process"
+                    raise ToolError(
+                        f"{path} is held by {holder} for longer than {_LOCK_WAIT_S:g} s: end "
+                        "it and run the gate again"
+                    ) from None
+                time.sleep(0.1)
         try:
             yield
         finally:

@@ -395,6 +395,27 @@ def test_a_commit_is_exported_without_running_the_repositorys_filters(
     assert (repo / ".git" / "index").read_bytes() == index  # the repository's index is untouched
 
 
+def test_a_commit_is_exported_as_git_keeps_it_whatever_the_attributes_say(
+    repo: Path, tmp_path: Path
+) -> None:
+    # Red team 39: `working-tree-encoding=UTF-16` in `.git/info/attributes` (no part of the
+    # change) wrote the base's tests as UTF-16, its collection failed, nothing was compared.
+    write(repo / "bin" / "run", "#!/bin/sh\necho run\n")
+    (repo / "bin" / "run").chmod(0o755)
+    (repo / "link.py").symlink_to("pkg/a.py")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a script and a link")
+    write(repo / ".git" / "info" / "attributes", "*.py working-tree-encoding=UTF-16 eol=crlf\n")
+    found = Repo.find(repo)
+    assert found is not None
+    dest = tmp_path / "out"
+    found.export(git(repo, "rev-parse", "HEAD").strip(), dest, tmp_path / "index")
+    assert (dest / "pkg" / "a.py").read_bytes() == b"one = 1\ntwo = 2\nthree = 3\n"
+    assert os.access(dest / "bin" / "run", os.X_OK)
+    assert os.readlink(dest / "link.py") == "pkg/a.py"
+    assert (dest / "link.py").read_bytes() == (dest / "pkg" / "a.py").read_bytes()
+
+
 @pytest.mark.parametrize("what", ["blob", "commit"])
 def test_a_replacement_object_does_not_stand_in_for_the_base(repo: Path, what: str) -> None:
     # `git replace` makes git read another object wherever the base's is named.

@@ -679,6 +679,21 @@ def test_a_stop_in_another_folder_is_gated_where_the_session_started(
     assert not (scratch / ".agentgate").exists()  # the scratch project was not gated
 
 
+def test_a_cursor_session_is_gated_in_the_workspace_cursor_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Red team 38: Cursor has no session start, so the first stop seen for a conversation set
+    # its folder; the agent piped a stop of its own naming a scratch copy that passes, and the
+    # real stop (naming the real workspace) was gated there, and passed.
+    work = project(tmp_path, FAILING)
+    scratch = project(tmp_path, PASSING, name="scratch")
+    forged, _, _ = call("cursor", event("cursor", scratch), capsys)
+    assert forged == {}
+    answer, _, _ = call("cursor", event("cursor", work, generation_id="gen-2"), capsys)
+    assert answer["followup_message"].startswith("COMPLETION REJECTED")
+    assert [v["status"] for v in read_history(work)] == ["fail"]
+
+
 def test_the_sessions_record_edited_or_deleted_still_gates_where_it_started(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -782,6 +797,32 @@ def test_a_lock_held_for_a_moment_is_waited_for_and_the_attempt_counted(
     assert [h["status"] for h in read_history(root)] == ["fail"]
 
 
+def test_a_lock_held_for_good_counts_the_attempts_outside_and_escalates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 38: `flock .agentgate/ledger.lock` for good kept every block unrecorded, so the
+    # task never escalated, and the harness's own cap (8 blocks) let the agent go unreported.
+    from pytest_agentgate.state import storage
+
+    monkeypatch.setattr(storage, "LEDGER_LOCK_WAIT_S", 0.2)
+    root = project(tmp_path, FAILING + "attempts:\n  max: 2\n")
+    holder = _hold_ledger_lock(root)
+    try:
+        first, _, _ = call("claude", event("claude", root, last_assistant_message="a"), capsys)
+        second, _, _ = call("claude", event("claude", root, last_assistant_message="b"), capsys)
+        third, _, _ = call("claude", event("claude", root, last_assistant_message="c"), capsys)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert first["decision"] == "block"
+    assert first["reason"].startswith("COMPLETION REJECTED (attempt 1 of 2)")
+    assert "ledger.lock is held by process" in first["reason"]
+    assert "the attempt was counted outside the project; end that process." in first["reason"]
+    assert second["reason"].startswith("COMPLETION REJECTED (attempt 2 of 2)")
+    assert "decision" not in third  # attempts used: the next failing stop goes to a human
+    assert "a human is needed" in third["systemMessage"]
+
+
 @pytest.mark.parametrize("harness", ["claude", "codex", "gemini", "cursor"])
 def test_half_a_character_in_the_event_is_read_as_a_replacement_character(harness: str) -> None:
     # Red team 38: `"Done \ud83d"` (a string cut inside an emoji) could not be hashed as UTF-8:
@@ -795,3 +836,18 @@ def test_half_a_character_in_the_event_is_read_as_a_replacement_character(harnes
     assert "\ufffd" in event.session
     said = [event.session, event.message or "", event.replies or ""]
     "".join(said).encode("utf-8")  # whole characters only: no UnicodeEncodeError
+
+
+def test_a_gemini_event_past_the_read_limit_is_still_gated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Red team 38: Gemini's event carries every reply of the session; past 8 MiB it was cut,
+    # "not JSON", and every later stop let the agent go unverified.
+    from pytest_agentgate.harness.protocols import MAX_EVENT_BYTES
+
+    root = project(tmp_path, FAILING)
+    document = event("gemini", root, prompt_response='He said "x" ' * (MAX_EVENT_BYTES // 10))
+    raw = json.dumps(document).encode()[:MAX_EVENT_BYTES]
+    answer, _, _ = call("gemini", raw, capsys)
+    assert answer["decision"] == "block", answer
+    assert [v["task"] for v in read_history(root)] == ["sess-1"]

@@ -259,8 +259,8 @@ def test_a_test_file_renamed_out_of_the_collection_pattern(repo: Path, verify: V
         (
             "tests/check_calc.py",
             f"{name} was collected at the base and is not in this run: pytest no longer takes "
-            "it for a test (`__test__ = False`, a decorator that makes it no function, a "
-            "collection setting)",
+            "it for a test, or it has no case to run (`__test__ = False`, a decorator that "
+            "makes it no function, an empty parameter set, a collection setting)",
         )
         for name in ("test_add", "test_sub")
     ]
@@ -672,8 +672,10 @@ def test_a_base_test_taken_out_by_a_mark_of_any_spelling(
     [
         "def _quiet(f):\n    f.__test__ = False\n    return f\n\n\n@_quiet\n",
         "@property\n",
+        "def pytest_generate_tests(metafunc):\n    if metafunc.function.__name__ == 'test_add':\n"
+        "        metafunc.parametrize([], [])\n\n\n",
     ],
-    ids=["__test__", "property"],
+    ids=["__test__", "property", "empty-parameter-set"],
 )
 def test_a_base_test_pytest_no_longer_collects(repo: Path, verify: Verify, decorator: str) -> None:
     # Red team 37: a helper setting `__test__ = False`, or `@property` on the test, and one
@@ -691,8 +693,8 @@ def test_a_base_test_pytest_no_longer_collects(repo: Path, verify: Verify, decor
             COUNT_RULE,
             "tests/test_calc.py",
             "test_add was collected at the base and is not in this run: pytest no longer takes "
-            "it for a test (`__test__ = False`, a decorator that makes it no function, a "
-            "collection setting)",
+            "it for a test, or it has no case to run (`__test__ = False`, a decorator that "
+            "makes it no function, an empty parameter set, a collection setting)",
         )
     ], found
     code, _, out = pytest_gated(repo)
@@ -720,3 +722,51 @@ def test_honest_work_on_tests_is_no_finding_by_name(
     write(repo, "tests/test_calc.py", now)
     gate, _ = verify()
     assert gate["findings"] == [] and gate["status"] == "pass", gate["findings"]
+
+
+def test_the_judge_compares_the_tests_by_name() -> None:
+    sha = "c" * 40
+    base = BaseCount(
+        "test",
+        sha,
+        3,
+        tests=frozenset({"tests/t.py::test_a", "tests/t.py::test_b", "tests/t.py::doctest.x"}),
+        deselected=frozenset(),
+    )
+    # Red team 39: a test named `test_b[zero]` is not `test_b`; a doctest's id is no function.
+    now = SuiteCount(base, now=3, collected_now=("tests/t.py::test_a", "tests/t.py::test_b[zero]"))
+    found, _ = compare_counts(_evidence(now))
+    assert [(f.rule, f.path, f.message.split(" was ")[0]) for f in found] == [
+        (COUNT_RULE, "tests/t.py", "test_b")
+    ]
+    # A run that lists too many to compare, where the base's are known: a person decides.
+    over = SuiteCount(base, now=200_001, over_limit=True)
+    [finding] = compare_counts(_evidence(over))[0]
+    assert finding.rule == COUNT_RULE and finding.message.startswith(
+        "this run collected more than 200,000 test functions, too many to compare by name "
+        "with the 3 of the base"
+    )
+    # Not known (no witness in the run): no finding by name.
+    assert compare_counts(_evidence(SuiteCount(base, now=3)))[0] == []
+
+
+def test_a_kept_count_whose_lists_are_gone_or_forged_is_collected_again(tmp_path: Path) -> None:
+    # Red team 39: a file put where the lists are kept; the count alone was then compared.
+    root = tmp_path / "proj"
+    root.mkdir()
+    sha = "a" * 40
+    tests = frozenset({"t.py::test_a"})
+    base_counts.save(root, "k", sha, 1, tests, frozenset())
+    kept = base_counts.load(root, "k", sha)
+    assert kept is not None and kept.tests == tests
+    lists = base_counts.counts_file(root).with_suffix("") / "k.json"
+    document = json.loads(lists.read_text(encoding="utf-8"))
+    document["tests"] = []
+    lists.write_text(json.dumps(document), encoding="utf-8")
+    assert base_counts.load(root, "k", sha) is None  # the seal no longer holds
+    lists.unlink()
+    assert base_counts.load(root, "k", sha) is None
+    lists.parent.rmdir()
+    lists.parent.write_text("in the way")
+    base_counts.save(root, "k2", sha, 1, tests, frozenset())
+    assert base_counts.load(root, "k2", sha) is None  # not kept without its lists

@@ -115,3 +115,46 @@ def test_adding_the_session_start_hook_to_an_older_install_is_fine(
     gate = integrity(capsys)
     assert [f for f in gate["findings"] if f["code"] == "stop-hook-removed"] == []
     assert "SessionStart" in json.loads(path.read_text())["hooks"]
+
+
+@pytest.mark.parametrize(
+    ("harness", "path", "event", "edit"),
+    [
+        ("claude", ".claude/settings.json", "Stop", "{} --session-start"),
+        ("gemini", ".gemini/settings.json", "AfterAgent", "true # {}"),
+        ("copilot", ".github/hooks/agentgate.json", "agentStop", "{} > /dev/null"),
+    ],
+)
+def test_a_hook_that_still_names_agentgate_but_runs_something_else_is_tampering(
+    repo: Path, capsys: pytest.CaptureFixture[str], harness: str, path: str, event: str, edit: str
+) -> None:
+    # Red team 38: the entry kept the words `agentgate hook NAME`, so it read as agentgate's,
+    # and let the agent stop in every later session.
+    settings = json.loads((repo / path).read_text())
+    entries = settings["hooks"][event]
+    handler = entries[0]["hooks"][0] if "hooks" in entries[0] else entries[0]
+    key = "bash" if harness == "copilot" else "command"
+    handler[key] = edit.format(handler[key])
+    (repo / path).write_text(json.dumps(settings))
+    gate = integrity(capsys)
+    messages = [f["message"] for f in gate["findings"] if f["code"] == "stop-hook-removed"]
+    assert len(messages) == 1, messages
+    assert (
+        messages[0].startswith("agentgate's ")
+        and f"stop hook in {path} no longer runs " in (messages[0])
+    )
+    assert messages[0].endswith(f"(`{handler[key]}`): anything else may let the agent go")
+
+
+def test_turning_every_claude_hook_off_is_tampering(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = repo / ".claude" / "settings.json"
+    settings = json.loads(path.read_text())
+    settings["disableAllHooks"] = True
+    path.write_text(json.dumps(settings))
+    gate = integrity(capsys)
+    messages = [f["message"] for f in gate["findings"] if f["code"] == "stop-hook-removed"]
+    assert messages == [
+        '"disableAllHooks": true in .claude/settings.json turns agentgate\'s Claude Code hooks off'
+    ]

@@ -837,12 +837,12 @@ def test_worker_agent_and_controller_share_the_deselected_count(
     config.workeroutput = {}  # type: ignore[attr-defined]
     agent = plugin_session.WorkerAgent(config)
     items: list[Any] = [
-        SimpleNamespace(nodeid="t.py::test_a[1]"),
-        SimpleNamespace(nodeid="t.py::test_b"),
+        SimpleNamespace(nodeid="t.py::test_a[1]", callspec=object(), originalname="test_a"),
+        SimpleNamespace(nodeid="t.py::test_b[x]"),  # named so, not parametrized
     ]
     agent.pytest_deselected(items)
     assert config.workeroutput == {plugin_session.WORKER_OUTPUT_KEY: 2}  # type: ignore[attr-defined]
-    assert agent.tests.deselected == {"t.py::test_a", "t.py::test_b"}
+    assert agent.tests.deselected == {"t.py::test_a", "t.py::test_b[x]"}
 
 
 class FakeCoverage:

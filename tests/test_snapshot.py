@@ -305,3 +305,33 @@ def test_a_python_file_is_read_as_python_decodes_it(
     test_file.write_bytes(hidden.encode("ascii"))
     found = {code for code, _, _ in located(verify(capsys))}
     assert {"source-disguised", "assertion-removed"} <= found
+
+
+def test_a_snapshot_lock_held_for_good_is_waited_for_a_while_only(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 38: a `flock` of the agent's on the snapshots' lock held every verdict outside
+    # git until the hook's time ran out, which lets the agent stop.
+    import subprocess
+    import sys
+    import time
+
+    monkeypatch.setattr(snapshot, "LOCK_WAIT_S", 0.3)
+    verify(capsys)
+    folder = snapshot._path(project.resolve(), "task-1").parent
+    code = (
+        "import fcntl, sys, time\nf = open(sys.argv[1], 'a')\nfcntl.flock(f, fcntl.LOCK_EX)\n"
+        "print('held', flush=True)\ntime.sleep(60)\n"
+    )
+    lock = str(folder / "ledger.lock")
+    holder = subprocess.Popen([sys.executable, "-c", code, lock], stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        (project / "tests" / "test_calc.py").write_text(WEAKENED)
+        started = time.monotonic()
+        gate = integrity(verify(capsys))
+        assert time.monotonic() - started < 30
+    finally:
+        holder.kill()
+        holder.wait()
+    assert gate["status"] == "fail"  # the weakened test, judged against the task's snapshot

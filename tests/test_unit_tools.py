@@ -451,3 +451,26 @@ def test_an_exclude_that_is_not_a_regular_expression_is_refused(
     assert "--exclude-regex '^(testing': not a regular expression" in capsys.readouterr().err
     assert main(["pylint", "--exclude-regex", "^docs/", "."]) == 2
     assert "pylint is not given files to leave out" in capsys.readouterr().err
+
+
+def test_an_install_lock_held_for_too_long_is_an_error_naming_its_holder(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 38: a `flock` of the agent's on the install lock ran the lint command out of the
+    # hook's time, which lets the agent stop.
+    monkeypatch.setattr(tools, "_LOCK_WAIT_S", 0.3)
+    folder = f"ruff-0.0.1-py{sys.version_info[0]}.{sys.version_info[1]}"
+    lock = cache / "tools" / f".{folder}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    code = (
+        "import fcntl, sys, time\nf = open(sys.argv[1], 'a+b')\nfcntl.flock(f, fcntl.LOCK_EX)\n"
+        "print('held', flush=True)\ntime.sleep(60)\n"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", code, str(lock)], stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        with pytest.raises(ToolError, match=rf"(?s)is held by process {holder.pid} .* for longer"):
+            installed("ruff", "0.0.1")
+    finally:
+        holder.kill()
+        holder.wait()

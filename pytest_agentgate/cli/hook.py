@@ -42,7 +42,8 @@ def add_parser(subparsers: Subparsers) -> Parser:
 
 def run(args: argparse.Namespace) -> int:
     from pytest_agentgate.cli._exit import internal_error
-    from pytest_agentgate.harness.door import MAX_EVENT_BYTES, Deadline, answer, handle, trouble
+    from pytest_agentgate.harness.door import Deadline, answer, handle, trouble
+    from pytest_agentgate.harness.protocols import MAX_EVENT_BYTES
     from pytest_agentgate.harness.start import is_start
 
     harness = HARNESSES[args.harness]

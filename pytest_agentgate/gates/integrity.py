@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_agentgate.commands import MAX_RUN_LISTED_TESTS
 from pytest_agentgate.config.model import AllowRule, Config, GateConfig
 from pytest_agentgate.gates.base import CollectContext, Evidence, Option
 from pytest_agentgate.gates.judging import new_result, skipped
@@ -67,6 +68,8 @@ class SuiteCount:
     # (SuiteEvidence.deselected_tests, collected_tests).
     deselected_now: tuple[str, ...] | None = None
     collected_now: tuple[str, ...] | None = None
+    # The run collected more test functions than it lists (commands.MAX_RUN_LISTED_TESTS).
+    over_limit: bool = False
 
 
 @dataclass
@@ -103,10 +106,11 @@ def with_suite_counts(
     out = dict(found)
     if not counts:
         return out
-    suite = [
-        SuiteCount(base, *_selected_now(found.get(gate)), *_tests_now(found.get(gate)))
-        for gate, base in counts.items()
-    ]
+    suite = []
+    for gate, base in counts.items():
+        now, why_not = _selected_now(found.get(gate))
+        deselected, collected, over = _tests_now(found.get(gate))
+        suite.append(SuiteCount(base, now, why_not, deselected, collected, over))
     for name, evidence in found.items():
         if isinstance(evidence, IntegrityEvidence) and evidence.base is not None:
             out[name] = dataclasses.replace(evidence, counts=suite)
@@ -356,14 +360,16 @@ def _project_path(path: str, root: Path) -> str:
 
 def _tests_now(
     evidence: Evidence | GateResult | None,
-) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
-    """The test functions the run's selection deselected, and those it collected."""
+) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None, bool]:
+    """The test functions the run's selection deselected, those it collected, and whether it
+    collected more than it lists."""
     if not isinstance(evidence, SuiteEvidence):
-        return None, None
+        return None, None, False
     deselected, collected = evidence.deselected_tests, evidence.collected_tests
     return (
         None if deselected is None else tuple(deselected),
         None if collected is None else tuple(collected),
+        evidence.tests_over_limit,
     )
 
 
@@ -411,9 +417,22 @@ def _no_longer_collected(evidence: IntegrityEvidence, count: SuiteCount) -> list
     then) nor renames it to a test that is collected: ``__test__ = False`` set by a helper, a
     ``@property`` on it, whatever new test keeps the count. Only tests a node id names as a
     Python function (``file.py::Class::test``): not doctests, nor other plugins' items."""
-    if count.collected_now is None or count.base.tests is None:
+    if count.base.tests is None:
         return []
-    now = {_test_key("", name) for name in count.collected_now}
+    if count.collected_now is None:
+        if not count.over_limit:
+            return []
+        return [
+            IntegrityFinding(
+                COUNT_RULE,
+                f"this run collected more than {MAX_RUN_LISTED_TESTS:,} test functions, too "
+                f"many to compare by name with the {len(count.base.tests):,} of the base: "
+                "whether each test of the base still runs is not known (red team 39 made "
+                "20,001 to hide one); a change that adds that many is for a person to approve",
+                evidence.count_path,
+            )
+        ]
+    now = {_name_key(name) for name in count.collected_now}
     renamed = {_test_key("", a): _test_key("", b) for a, b in evidence.renamed_tests.items()}
     named = [(f.path or "", f.message) for f in evidence.findings if f.rule in EXPLAINS_FEWER]
     out = []
@@ -422,7 +441,7 @@ def _no_longer_collected(evidence: IntegrityEvidence, count: SuiteCount) -> list
         parts = qualname.split("::")
         if not path.endswith(".py") or not all(p.isidentifier() for p in parts):
             continue
-        key = _test_key("", test)
+        key = _name_key(test)
         if key in now:
             continue
         target = next((b for a, b in renamed.items() if _same_test(a, key)), None)
@@ -439,13 +458,22 @@ def _no_longer_collected(evidence: IntegrityEvidence, count: SuiteCount) -> list
                 COUNT_RULE,
                 f"{'::'.join(parts)} was collected at the base and is not in this run"
                 + (f" (renamed to {target})" if target is not None else "")
-                + ": pytest no longer takes it for a test (`__test__ = False`, a decorator "
-                "that makes it no function, a collection setting)",
+                + ": pytest no longer takes it for a test, or it has no case to run "
+                "(`__test__ = False`, a decorator that makes it no function, an empty "
+                "parameter set, a collection setting)",
                 path,
                 None,
             )
         )
     return out
+
+
+def _name_key(test: str) -> str:
+    """A test function's node id (``count.function_id``) as a dotted key, its name whole: a
+    test named `test_x[zero]` is not `test_x`."""
+    path, _, rest = test.partition("::")
+    path = path.removesuffix(".py").replace("\\", "/").strip("/").replace("/", ".")
+    return f"{path}.{rest.replace('::', '.')}" if rest else path
 
 
 def _same_test(a: str, b: str) -> bool:

@@ -53,8 +53,10 @@ class SuiteEvidence(Evidence):
     # their cases left (function node ids, the witness's ``agentgate_deselected_tests``); None
     # when not known. The integrity gate compares them with the base's.
     deselected_tests: list[str] | None = None
-    # The test functions collected in this run (the witness's ``agentgate_collected_tests``).
+    # The test functions collected in this run (the witness's ``agentgate_collected_tests``),
+    # and whether there were too many to list (not merely unknown).
     collected_tests: list[str] | None = None
+    tests_over_limit: bool = False
     # pytest plugins loaded from the project folder by no installation (witness.py).
     local_plugins: list[str] = field(default_factory=list)
     # The test tools' code replaced by code the project wrote (pytest_plugin/tampering.py).

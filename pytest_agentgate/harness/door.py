@@ -30,8 +30,6 @@ if TYPE_CHECKING:
     from pytest_agentgate.config.model import Config
     from pytest_agentgate.verdict import Verdict
 
-# The most of a hook event read from stdin (Gemini's accumulates every reply of a session).
-MAX_EVENT_BYTES = 8 * 1024 * 1024
 # Kept back from the budget for judging and answering once the commands have stopped.
 ANSWER_RESERVE_S = 5.0
 
@@ -111,7 +109,16 @@ def gate_stop(harness: Harness, event: HookEvent, deadline: Deadline) -> Outcome
     moved = None
     if cwd.is_dir():
         origin = remember_start(harness.name, event.session, cwd)
-        if origin != Path(os.path.realpath(cwd)) and origin.is_dir():
+        if harness.start_event is None and origin != Path(os.path.realpath(cwd)):
+            # No session start to record the folder before the agent can act: the folder its
+            # first stop named may be one the agent piped in itself (red team 38: a scratch
+            # copy that passes). The harness names its workspace, which no `cd` moves: that
+            # is gated.
+            moved = (
+                f"the session was first seen in {origin}, but {harness.title} names {cwd} as "
+                "its workspace: the workspace is gated"
+            )
+        elif origin != Path(os.path.realpath(cwd)) and origin.is_dir():
             moved = (
                 f"the agent's shell is in {cwd}, but its session started in {origin}: the "
                 "project the session started in is gated"

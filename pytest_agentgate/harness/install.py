@@ -121,7 +121,7 @@ def handler(harness: Harness, command: str, timeout_s: int) -> dict[str, Any]:
     return {"type": "command", "command": command, "timeout": timeout_s}
 
 
-def _command_of(harness: Harness, entry: Any) -> Any:
+def command_of(harness: Harness, entry: Any) -> Any:
     if not isinstance(entry, dict):
         return None
     return entry.get("bash" if harness.name == "copilot" else "command")
@@ -161,7 +161,7 @@ def our_entries(
     for entry in entries if isinstance(entries, list) else []:
         inner = entry.get("hooks") if isinstance(entry, dict) else None
         for item in inner if isinstance(inner, list) else [entry]:
-            if isinstance(item, dict) and is_ours(harness, _command_of(harness, item)):
+            if isinstance(item, dict) and is_ours(harness, command_of(harness, item)):
                 found.append(item)
     return found
 
@@ -193,7 +193,7 @@ def merge(
         if grouped and isinstance(entry, dict) and isinstance(entry.get("hooks"), list):
             inner = []
             for item in entry["hooks"]:
-                if is_ours(harness, _command_of(harness, item)):
+                if is_ours(harness, command_of(harness, item)):
                     if new is not None and not placed:
                         inner.append(new)
                         placed = True
@@ -202,7 +202,7 @@ def merge(
             if inner or not entry["hooks"]:
                 kept.append({**entry, "hooks": inner})
             continue
-        if not grouped and is_ours(harness, _command_of(harness, entry)):
+        if not grouped and is_ours(harness, command_of(harness, entry)):
             if new is not None and not placed:
                 kept.append(new)
                 placed = True

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -68,6 +69,35 @@ class HookEvent:
     stamp: int | None = None
     # The event is the session's start, by its own name (``hook_event_name``), not a stop.
     start: bool = False
+
+
+# The most of a hook event read from stdin (Gemini's accumulates every reply of a session).
+MAX_EVENT_BYTES = 8 * 1024 * 1024
+# The keys of an event cut at MAX_EVENT_BYTES that are read from what is there: each a string.
+_HEAD_KEYS = (
+    "session_id", "sessionId", "conversation_id", "cwd", "transcript_path", "transcriptPath",
+    "hook_event_name", "timestamp", "status",
+)  # fmt: skip
+_HEAD_VALUE = re.compile(
+    rb'"(' + b"|".join(k.encode() for k in _HEAD_KEYS) + rb')"\s*:\s*("(?:[^"\\]|\\.)*")'
+)
+
+
+def _head_of(raw: bytes) -> dict[str, Any] | None:
+    """The string values of an event cut at :data:`MAX_EVENT_BYTES` (red team 38: a Gemini
+    session whose replies outgrew it made every stop "not JSON", which lets the agent go):
+    its session, folder and transcript come before the replies. A key is read where it is a
+    key: inside a JSON string its quotes are escaped."""
+    found: dict[str, Any] = {}
+    for match in _HEAD_VALUE.finditer(raw):
+        key = match.group(1).decode()
+        if key in found:
+            continue
+        try:
+            found[key] = json.loads(match.group(2))
+        except ValueError:
+            continue
+    return found or None
 
 
 def _whole_characters(value: Any) -> Any:
@@ -116,7 +146,9 @@ class Harness:
         try:
             data = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise EventError(f"the hook's stdin is not JSON ({exc})") from None
+            data = _head_of(raw) if len(raw) >= MAX_EVENT_BYTES else None
+            if data is None:
+                raise EventError(f"the hook's stdin is not JSON ({exc})") from None
         except RecursionError:
             raise EventError("the hook's stdin is JSON nested too deeply to read") from None
         if not isinstance(data, dict):

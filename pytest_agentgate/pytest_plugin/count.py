@@ -33,15 +33,27 @@ from pytest_agentgate.commands import COUNT_FILE_ENV, MAX_LISTED_TESTS
 SELECTION_MODULES = frozenset({"_pytest.mark", "_pytest.main"})
 
 
-def function_id(nodeid: str) -> str:
-    """A test's node id without its parameters: ``tests/test_a.py::TestB::test_c``."""
-    head, sep, last = nodeid.rpartition("::")
-    return f"{head}{sep}{last.split('[', 1)[0]}"
+def function_id(item: pytest.Item) -> str:
+    """A test's node id without its parameters: ``tests/test_a.py::TestB::test_c``. Only a
+    parametrized item loses its ``[...]`` (red team 39: `globals()["test_x[zero]"]`, a test
+    named as if it were a case of `test_x`, stood in for the real one)."""
+    if getattr(item, "callspec", None) is None:
+        return item.nodeid
+    head, sep, last = item.nodeid.rpartition("::")
+    name = getattr(item, "originalname", None) or last.split("[", 1)[0]
+    return f"{head}{sep}{name}"
 
 
-def listed(names: set[str]) -> list[str] | None:
-    """``names`` sorted, or None past ``MAX_LISTED_TESTS``."""
-    return sorted(names) if len(names) <= MAX_LISTED_TESTS else None
+def has_cases(item: pytest.Item) -> bool:
+    """False for the item pytest makes of a test with an empty parameter set (it skips it):
+    the function has no case to run (red team 39: `metafunc.parametrize([], [])` in a
+    `pytest_generate_tests` of the test module took a failing test of the base out)."""
+    return not item.nodeid.endswith("[NOTSET]")
+
+
+def listed(names: set[str], limit: int = MAX_LISTED_TESTS) -> list[str] | None:
+    """``names`` sorted, or None past ``limit``."""
+    return sorted(names) if len(names) <= limit else None
 
 
 def by_selection(frame: Any) -> bool:
@@ -68,18 +80,19 @@ class Tests:
         self.by_selection: set[str] = set()
 
     def deselect(self, items: Sequence[pytest.Item], caller: Any) -> None:
-        names = {function_id(item.nodeid) for item in items}
+        names = {function_id(item) for item in items if has_cases(item)}
         self.deselected |= names
         if by_selection(caller):
             self.by_selection |= names
 
     def lists(
-        self, selected: Sequence[pytest.Item], *, only_selection: bool
+        self, selected: Sequence[pytest.Item], *, only_selection: bool, limit: int
     ) -> tuple[list[str] | None, list[str] | None]:
-        """(collected, fully deselected), each None past ``MAX_LISTED_TESTS``."""
-        kept = {function_id(item.nodeid) for item in selected}
+        """(collected, fully deselected), each None past ``limit``."""
+        kept = {function_id(item) for item in selected if has_cases(item)}
         gone = self.by_selection if only_selection else self.deselected
-        return listed(kept | self.deselected), listed({n for n in gone if n not in kept})
+        collected = listed(kept | self.deselected, limit)
+        return collected, listed({n for n in gone if n not in kept}, limit)
 
 
 _selected: int | None = None
@@ -109,7 +122,7 @@ def pytest_deselected(items: Sequence[pytest.Item]) -> None:
 def pytest_collection_finish(session: pytest.Session) -> None:
     global _selected, _lists
     _selected = len(session.items)
-    _lists = _tests.lists(session.items, only_selection=False)
+    _lists = _tests.lists(session.items, only_selection=False, limit=MAX_LISTED_TESTS)
 
 
 @pytest.hookimpl(trylast=True)

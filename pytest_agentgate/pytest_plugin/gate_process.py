@@ -255,6 +255,7 @@ class HelperSession:
                 selected=_count(evidence["tests"].get("selected")),
                 collect_errors=_count(evidence["tests"].get("collect_errors")) or 0,
                 collected_tests=_names(evidence["tests"].get("collected_tests")),
+                tests_over_limit=evidence["tests"].get("tests_over_limit") is True,
                 deselected_tests=_names(evidence["tests"].get("deselected_tests")),
                 local_plugins=[
                     str(name)

@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from pytest_agentgate.commands import MAX_RUN_LISTED_TESTS
 from pytest_agentgate.pytest_plugin.count import Tests
 from pytest_agentgate.reports.model import MAX_SKIPPED_KEPT, SKIPPED_AT
 from pytest_agentgate.reports.outcomes import (
@@ -109,7 +110,7 @@ class WorkerAgent:
         from pytest_agentgate.pytest_plugin.witness import to_controller
 
         self._look_for_replaced(session.config, session.items)
-        lists = self.tests.lists(session.items, only_selection=True)
+        lists = self.tests.lists(session.items, only_selection=True, limit=MAX_RUN_LISTED_TESTS)
         self.output[WORKER_TESTS_KEY] = to_controller(lists)
 
     @pytest.hookimpl(hookwrapper=True)
@@ -963,7 +964,9 @@ class GateSession:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         from pytest_agentgate.pytest_plugin.tampering import tests_replaced
 
-        self.test_lists = self.tests.lists(session.items, only_selection=True)
+        self.test_lists = self.tests.lists(
+            session.items, only_selection=True, limit=MAX_RUN_LISTED_TESTS
+        )
         self.collected = len(session.items)
         self.duplicates = _duplicates(item.nodeid for item in session.items)
         self._look_for_replaced()
@@ -1124,6 +1127,7 @@ class GateSession:
         tests["selected"] = None if self.collected is None else self.collected + self.deselected
         tests["collect_errors"] = self.collect_errors
         tests["collected_tests"], tests["deselected_tests"] = self._test_lists()
+        tests["tests_over_limit"] = self.collected is not None and tests["collected_tests"] is None
         from pytest_agentgate.pytest_plugin.witness import local_plugins
 
         tests["local_plugins"] = local_plugins(self.config)

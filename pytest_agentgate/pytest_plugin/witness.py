@@ -13,7 +13,7 @@ records, as the report's ``agentgate_*`` properties:
   item that disappeared without being deselected was dropped by a hook;
   ``agentgate_deselected_tests``: the test functions pytest's own selection (``-m``, ``-k``,
   ``--deselect``) took out of the run with none of their cases left, as node ids without
-  parameters (JSON; null past ``commands.MAX_LISTED_TESTS``): the integrity gate asks whether
+  parameters (JSON; null past ``commands.MAX_RUN_LISTED_TESTS``): the integrity gate asks whether
   the base's collection deselected them too, so a mark put on a test of the base by any
   spelling (a helper decorator, ``getattr(pytest.mark, name)``) is seen by its effect;
   ``agentgate_collected_tests``: the test functions collected (node ids without parameters,
@@ -66,7 +66,7 @@ from typing import Any
 
 import pytest
 
-from pytest_agentgate.commands import MAX_LISTED_TESTS
+from pytest_agentgate.commands import MAX_RUN_LISTED_TESTS
 from pytest_agentgate.pytest_plugin.count import Tests
 
 PLUGIN_NAME = "agentgate-witness"
@@ -123,7 +123,9 @@ class Witness:
         self.selected = (self.selected or 0) + len(items)
         ids = [item.nodeid for item in items]
         self.duplicates += len(ids) - len(set(ids))
-        collected, deselected = self._tests.lists(items, only_selection=True)
+        collected, deselected = self._tests.lists(
+            items, only_selection=True, limit=MAX_RUN_LISTED_TESTS
+        )
         self.collected_tests = _merged(self.collected_tests, collected)
         self.deselected_tests = _merged(self.deselected_tests, deselected)
 
@@ -242,11 +244,11 @@ class Witness:
 
 def _merged(kept: set[str] | None, found: list[str] | None) -> set[str] | None:
     """Test functions ``kept`` with ``found`` added; None when either is not known, or past
-    ``MAX_LISTED_TESTS``."""
+    ``MAX_RUN_LISTED_TESTS``."""
     if kept is None or found is None:
         return None
     kept.update(found)
-    return kept if len(kept) <= MAX_LISTED_TESTS else None
+    return kept if len(kept) <= MAX_RUN_LISTED_TESTS else None
 
 
 def to_controller(value: object) -> str:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_agentgate.commands import MAX_LISTED_TESTS
+from pytest_agentgate.state import seal
 from pytest_agentgate.state.storage import user_state_home, write_atomic
 
 COUNTS_DIR = "base-counts"
@@ -53,6 +54,8 @@ class KeptCount:
     # no case to run (count.function_id); None when not known.
     tests: frozenset[str] | None = None
     deselected: frozenset[str] | None = None
+    # Whether its lists of test functions were kept beside it (they must then be read).
+    listed: bool = False
 
 
 def key(*parts: str) -> str:
@@ -95,7 +98,7 @@ def _count(entry: Any) -> KeptCount | None:
         return None
     if not 0 <= made_at <= 32503680000.0:  # NaN fails this too
         return None
-    return KeptCount(commit, selected, float(made_at))
+    return KeptCount(commit, selected, float(made_at), listed=entry.get("listed") is True)
 
 
 def names(value: Any) -> frozenset[str] | None:
@@ -111,14 +114,20 @@ def _names_file(path: Path, digest: str) -> Path:
     return path.with_suffix("") / f"{digest}.json"
 
 
-def _load_names(path: Path, digest: str) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+def _load_names(
+    path: Path, digest: str, commit: str
+) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+    """The lists kept for ``digest``: sealed (state/seal.py) with their key and commit, so a
+    list written or moved by hand is none."""
     try:
         with _names_file(path, digest).open("rb") as handle:
             data = handle.read(MAX_NAMES_BYTES + 1)
         doc = json.loads(data.decode("utf-8")) if len(data) <= MAX_NAMES_BYTES else None
     except (OSError, ValueError, RecursionError):
         return None, None
-    if not isinstance(doc, dict):
+    if not isinstance(doc, dict) or not seal.intact(doc):
+        return None, None
+    if doc.get("key") != digest or doc.get("commit") != commit:
         return None, None
     return names(doc.get("tests")), names(doc.get("deselected"))
 
@@ -130,7 +139,9 @@ def load(root: Path, digest: str, commit: str) -> KeptCount | None:
     kept = _count(_entries(path).get(digest))
     if kept is None or kept.commit != commit:
         return None
-    tests, deselected = _load_names(path, digest)
+    tests, deselected = _load_names(path, digest, commit)
+    if kept.listed and tests is None and deselected is None:
+        return None  # its lists are gone (red team 39: a file put where they are kept)
     return dataclasses.replace(kept, tests=tests, deselected=deselected)
 
 
@@ -146,28 +157,42 @@ def save(
     damaged entry or file is dropped). A state directory that cannot be written only means the
     base is collected again next time."""
     path = counts_file(root)
+    folder = path.with_suffix("")
+    listed = tests is not None or deselected is not None
+    if listed:
+        # The lists first: a count kept without the lists it had would compare by count alone.
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            folder.mkdir(exist_ok=True, mode=0o700)
+            lists = {
+                "key": digest,
+                "commit": commit,
+                "tests": None if tests is None else sorted(tests),
+                "deselected": None if deselected is None else sorted(deselected),
+            }
+            text = json.dumps(seal.sealed(lists)) + "\n"
+            write_atomic(_names_file(path, digest), text, mode=0o600)
+        except OSError:
+            return
     entries = {d: c for d, e in _entries(path).items() if (c := _count(e)) is not None}
-    entries[digest] = KeptCount(commit, selected, time.time())
+    entries[digest] = KeptCount(commit, selected, time.time(), listed=listed)
     newest = sorted(entries.items(), key=lambda item: item[1].made_at, reverse=True)
     document = {
         "root": str(root.resolve()),
         "counts": {
-            d: {"commit": c.commit, "selected": c.selected, "made_at": round(c.made_at, 3)}
+            d: {
+                "commit": c.commit,
+                "selected": c.selected,
+                "made_at": round(c.made_at, 3),
+                **({"listed": True} if c.listed else {}),
+            }
             for d, c in newest[:MAX_ENTRIES]
         },
     }
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         write_atomic(path, json.dumps(document, indent=1) + "\n", mode=0o600)
-    folder = path.with_suffix("")
     with contextlib.suppress(OSError):
-        if tests is not None or deselected is not None:
-            folder.mkdir(exist_ok=True, mode=0o700)
-            listed = {
-                "tests": None if tests is None else sorted(tests),
-                "deselected": None if deselected is None else sorted(deselected),
-            }
-            write_atomic(_names_file(path, digest), json.dumps(listed) + "\n", mode=0o600)
         kept = {f"{d}.json" for d, _ in newest[:MAX_ENTRIES]}
         for old in folder.iterdir() if folder.is_dir() else ():
             if old.name not in kept and old.is_file() and not old.is_symlink():

@@ -311,13 +311,20 @@ def _append_pending(store: Storage, state: dict[str, Any], tail: Callable[[int],
 def _say_unwritable(decision: Decision, trouble: object) -> None:
     """The project's state folder could not be written (the copy outside counted the attempt):
     the agent is told, for the gates' reports are written there too."""
-    if isinstance(trouble, OSError):
+    if isinstance(trouble, LockBusy):
+        text = (
+            f"{trouble.strerror or trouble}: the attempt was counted outside the project; end "
+            "that process."
+        )
+    elif isinstance(trouble, OSError):
         why = trouble.strerror or str(trouble)
         text = (
             f"agentgate's folder {STATE_DIR}/ in the project cannot be written ({why}), and the "
             "gates write their reports there: make it writable again."
         )
-        decision.instruction = f"{decision.instruction} {text}" if decision.instruction else text
+    else:
+        return
+    decision.instruction = f"{decision.instruction} {text}" if decision.instruction else text
 
 
 def unrecorded(task: TaskRef | None, judged: Verdict, where: str, exc: OSError) -> Decision:

@@ -43,6 +43,9 @@ from pytest_agentgate.texts import decode, universal_newlines
 from pytest_agentgate.venvs import an_environment
 from pytest_agentgate.verdict import json_text
 
+# How long a verdict waits for another's snapshot of the same project to be taken.
+LOCK_WAIT_S = 20.0
+
 SNAPSHOT_DIR = "snapshots"
 # In the project's .agentgate/: each task's snapshot digest, so that a snapshot deleted or
 # replaced in the user's state directory is found (both gone together cannot be told from a new
@@ -135,12 +138,15 @@ def load_or_take(root: Path, task: str) -> dict[str, Any] | BaseMissing | None:
 
     Two calls at once for one task (a harness that runs two hooks of one session side by side)
     take one snapshot: the project's snapshots are taken under a lock, so a second snapshot can
-    never replace the first while the project's digest names the first."""
+    never replace the first while the project's digest names the first. The lock is waited
+    for as long as taking a snapshot may take (:data:`LOCK_WAIT_S`), not longer (red team 38:
+    a `flock` of the agent's on it held the hook until its time ran out): past that the
+    snapshot is read, or taken, without it, and the digest still decides."""
     path = _path(root, task)
     with contextlib.ExitStack() as stack:
-        with contextlib.suppress(OSError):  # unwritable: nothing can be written, nor raced
+        with contextlib.suppress(OSError):  # unwritable, or held: nothing raced in time
             path.parent.mkdir(parents=True, exist_ok=True)
-            stack.enter_context(locked(path.parent))
+            stack.enter_context(locked(path.parent, wait_s=LOCK_WAIT_S))
         return _load_or_take(root, task, path)
 
 

@@ -232,9 +232,10 @@ class MirroredStorage:
     - :meth:`note_reset` records who reset which task, and the task's next verdict says so.
     - The copy failing (a read-only home) is a warning, never an error: the project's state is
       kept as before.
-    - The project's folder failing (``chmod -w .agentgate``, a read-only checkout, a full disk)
-      makes the copy the record: its lock, its state, its history and the escalation report;
-      the task's verdict says so (:attr:`trouble`). Only when neither can be written does the
+    - The project's folder failing (``chmod -w .agentgate``, a read-only checkout, a full disk,
+      its lock held by another process past the wait) makes the copy the record: its lock, its
+      state, its history and the escalation report; the task's verdict says so
+      (:attr:`trouble`). Only when neither can be written does the
       ledger call the attempt unrecorded (and a failing task escalates): a folder made
       unwritable by the agent let it stop at its first try.
     """
@@ -261,9 +262,10 @@ class MirroredStorage:
                     stack.enter_context(self.local.locked())
                     if (error := unwritable(self.local.directory)) is not None:
                         raise error
-                except LockBusy:
-                    raise
                 except OSError as exc:
+                    # A lock held past the wait counts the same way (red team 38: a `flock` on
+                    # `.agentgate/ledger.lock` kept every block unrecorded, so the task never
+                    # escalated, and the harness's own cap let the agent go).
                     self._alone(exc)
                 yield
             finally:
