@@ -188,6 +188,8 @@ _pytest.reports.TestReport.from_item_and_call = classmethod(_passed)
 
 # What zero-config adds to its pytest command where pytest-cov is installed (project.py).
 NO_COV = " --no-cov" if importlib.util.find_spec("pytest_cov") else ""
+# And where pytest-xdist is: its tests run in the process `coverage run` measures.
+PYTEST_OPTS = NO_COV + (" -n 0" if importlib.util.find_spec("xdist") else "")
 
 STRICT_TESTS = """\
 profile: strict

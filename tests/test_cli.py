@@ -464,3 +464,33 @@ def test_an_output_file_is_written_atomically(
         write_output(target, '{"new": true}', "the verdict")
     assert target.read_text() == '{"old": true}\n'
     assert [p.name for p in tmp_path.iterdir()] == ["verdict.json"]
+
+
+def test_an_output_that_is_no_file_is_written_to_not_replaced(tmp_path: Path) -> None:
+    """`--output /dev/null` (or `/dev/stdout`, or a pipeline's FIFO) is written to: an atomic
+    write renamed a file over it, and as root the machine's /dev/null became a regular file.
+    A FIFO nobody reads is an error, not a hang."""
+    import stat
+    import threading
+
+    from pytest_agentgate.cli._output import write_output
+    from pytest_agentgate.errors import OutputError
+
+    fifo = tmp_path / "verdict.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(OutputError, match=r"verdict\.fifo: cannot write the verdict"):
+        write_output(fifo, "{}", "the verdict")
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    for _ in range(200):  # until the reader has the FIFO open
+        try:
+            write_output(fifo, '{"status": "pass"}', "the verdict")
+            break
+        except OutputError:
+            threading.Event().wait(0.01)
+    reader.join(10)
+    assert got == ['{"status": "pass"}\n']
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    write_output(Path(os.devnull), "{}", "the verdict")
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)

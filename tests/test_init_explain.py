@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import NO_COV
+from _helpers import PYTEST_OPTS
 
 from pytest_agentgate.cli.main import main
 from pytest_agentgate.config import Config, ConfigError, load_config
@@ -77,7 +77,7 @@ def test_init_python_project_writes_a_config_that_loads(
     assert gates["lint"].format == "ruff"
     assert gates["test"].command == (
         "python -m coverage run --branch --data-file=.agentgate/.coverage --source=src,demo "
-        f"-m pytest{NO_COV} --junitxml=.agentgate/junit.xml -o junit_family=xunit1"
+        f"-m pytest{PYTEST_OPTS} --junitxml=.agentgate/junit.xml -o junit_family=xunit1"
     )
     assert gates["test"].reports == [".agentgate/junit.xml"]
     assert gates["test"].timeout == 900

@@ -951,6 +951,21 @@ def test_ruff_told_to_read_less_or_let_more_pass(
             "coverage: omit gained pkg/__init__.py: 1 files are no longer measured "
             "(pkg/__init__.py)",
         ),
+        (
+            'exclude_also = ["if TYPE_CHECKING:"]\n',
+            'exclude_also = ["if TYPE_CHECKING:"]\ninclude = ["nothing.py"]\n',
+            "include",
+            "coverage: [report] include nothing.py: 1 files of the base's source are no longer "
+            "measured (pkg/__init__.py)",
+        ),
+        (
+            'exclude_also = ["if TYPE_CHECKING:"]\n',
+            'exclude_also = ["if TYPE_CHECKING:"]\n\n[tool.coverage.paths]\n'
+            'source = ["pkg", "pkg/extra"]\n',
+            'source = ["pkg", "pkg/extra"]',
+            "coverage: [paths] gained source: coverage.py reports the data of those files as the "
+            "first path's, so code that never ran can read as measured (red team 40)",
+        ),
         ("fail_under = 80\n", "fail_under = 10\n", "fail_under", "coverage: fail_under 80 -> 10"),
         (
             "branch = true\n",
@@ -1014,6 +1029,8 @@ def test_ruff_told_to_read_less_or_let_more_pass(
         "coverage-exclude",
         "coverage-partial",
         "coverage-omit",
+        "coverage-report-include",
+        "coverage-paths",
         "coverage-fail-under",
         "coverage-branch",
         "coverage-source",
@@ -1394,6 +1411,38 @@ def test_new_code_in_a_folder_the_project_leaves_unlinted_is_no_finding(
     run = verify("--profile", "strict")
     assert tool_findings(run) == []
     assert run.code == 0, run.output
+
+
+@pytest.mark.parametrize("at_base", [False, True])
+def test_new_code_through_a_link_to_a_folder(
+    repo_from: Callable[[str], Path], verify: Any, at_base: bool
+) -> None:
+    # Red team 40: `pkg/bands` -> a git-ignored folder with new code: ruff does not lint
+    # through the link, coverage.py measures the real path. A link the base has is the
+    # project's own way.
+    root = repo_from("lint-clean")
+    write(root / ".gitignore", (root / ".gitignore").read_text() + "vendor/\n")
+    write(root / "vendor" / "bands" / "__init__.py", "import os, sys\n\nRATE = 2\n")
+    (root / "pkg" / "bands").symlink_to("../vendor/bands")
+    if at_base:
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", "a linked folder")
+        git(root, "branch", "-q", "-f", "main")
+        write(root / "vendor" / "bands" / "extra.py", "import os\n")
+    run = verify("--profile", "strict")
+    found = [f for f in tool_findings(run) if "is a link to" in f[2]]
+    if at_base:
+        assert found == []
+        return
+    assert found == [
+        (
+            "pkg/bands/__init__.py",
+            None,
+            "pkg/bands/ is a link to ../vendor/bands, and the change adds pkg/bands/__init__.py "
+            "through it: ruff does not lint through a folder link, and coverage.py measures the "
+            "files where they are; make the folder the project's own",
+        )
+    ]
 
 
 def test_a_file_taken_out_of_the_index_and_ignored(

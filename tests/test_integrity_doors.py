@@ -789,8 +789,9 @@ gates:
     assert code == 1
     (coverage,) = [g for g in verdict["gates"] if g["name"] == "coverage"]
     assert coverage["status"] == "pass"  # unused() excluded: 100% of what is left...
+    shown = str(outside) if len(str(outside)) <= 80 else str(outside)[:79] + "…"
     assert environment_findings(verdict) == [
-        f"COVERAGE_RCFILE={outside} in the environment: coverage.py reads its settings from "
+        f"COVERAGE_RCFILE={shown} in the environment: coverage.py reads its settings from "
         "that file, not from the project's"
     ]
     # The project's own settings file, named in the variable, is the project's.

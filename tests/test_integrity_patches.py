@@ -550,3 +550,98 @@ def test_a_stub_of_the_tracers_question_is_no_tracer(
     finally:
         sys.settrace(before)
     assert found is not None and f"{made_up.__code__.co_firstlineno}, set by sys.settrace" in found
+
+
+def test_code_that_writes_coverage_data_is_found(tmp_path: Path) -> None:
+    # Red team 40: an `atexit` handler of a test module added every arc of an untested file
+    # to the data `coverage run` had saved. Reading the data (a report) writes nothing.
+    from pytest_agentgate.config.model import Config
+    from pytest_agentgate.integrity import patches
+    from pytest_agentgate.integrity.model import Scan
+
+    writer = (
+        "import atexit\n\nimport coverage\n\n\ndef _settle(path, arcs):\n"
+        "    data = coverage.CoverageData('.agentgate/.coverage')\n    data.read()\n"
+        "    data.add_arcs({path: arcs})\n    data.write()\n\n\n"
+        "atexit.register(_settle, 'invoice/bands.py', set())\n"
+    )
+    reader = (
+        "import coverage\n\n\ndef measured(path):\n    data = coverage.CoverageData(path)\n"
+        "    data.read()\n    return sorted(data.measured_files())\n"
+    )
+
+    class Sources:
+        def now(self, path: str) -> str | None:
+            return {"tests/test_bands.py": writer, "tools/report.py": reader}.get(path)
+
+        def at_base(self, path: str) -> str | None:
+            return None
+
+    touched = {"tests/test_bands.py": "added", "tools/report.py": "added"}
+    scan = Scan(tmp_path, None, None, Config(tmp_path), Sources(), touched)
+    found = [(f.path, f.line, f.message) for f in patches.analyze(scan)]
+    assert found == [
+        (
+            "tests/test_bands.py",
+            9,
+            "test_bands.py calls coverage.py's add_arcs(): the project's code writes the "
+            "measurements the coverage gate reads",
+        )
+    ]
+
+
+def test_imports_by_a_loader_under_another_name_are_imports() -> None:
+    # Red team 40: `from importlib import import_module as _load` hid an unmeasured module.
+    from pytest_agentgate.gates.patch import _imported_names
+
+    text = (
+        "from importlib import import_module as _load\nimport importlib as il\n"
+        "load = _load\n_load('rates.bands')\nload('rates.other')\nil.import_module('c')\n"
+        "getattr(x, 'y')('not.a.module')\n"
+    )
+    assert _imported_names(text) >= {"rates.bands", "rates.other", "c"}
+    assert "not.a.module" not in _imported_names(text)
+
+
+def test_ruffs_brace_alternatives_in_an_exclude() -> None:
+    # Red team 40: `invoice/{bands}.py` read as literal braces hid the file it names.
+    from pytest_agentgate.integrity.settings import _excluded
+
+    assert _excluded("invoice/bands.py", ["invoice/{bands}.py"])
+    assert _excluded("pkg/b.py", ["{src,pkg}/b.py"])
+    assert not _excluded("pkg/c.py", ["{src,pkg}/b.py"])
+
+
+def test_a_warning_class_of_the_project_named_by_the_change_in_filterwarnings(
+    tmp_path: Path,
+) -> None:
+    # Review 25: pytest 9.2 imports the classes `filterwarnings` names as it starts. The
+    # base's entries are the project's (marshmallow's); one the change adds for a class of
+    # the project's own runs its module before agentgate's plugin watches.
+    from pytest_agentgate.config.model import Config
+    from pytest_agentgate.integrity import hooks
+    from pytest_agentgate.integrity.model import Scan
+
+    (tmp_path / "calc").mkdir()
+    base = "[pytest]\nfilterwarnings =\n    error::calc.warnings.Old\n"
+    now = (
+        base + "    ignore::calc.hooks.Quiet\n    ignore::pytest.PytestUnraisableExceptionWarning\n"
+    )
+
+    class Sources:
+        def now(self, path: str) -> str | None:
+            return now if path == "pytest.ini" else None
+
+        def at_base(self, path: str) -> str | None:
+            return base if path == "pytest.ini" else None
+
+    scan = Scan(tmp_path, None, None, Config(tmp_path), Sources(), {"pytest.ini": "modified"})
+    found = [(f.rule, f.path, f.message) for f in hooks.analyze(scan)]
+    assert found == [
+        (
+            "result-rewritten",
+            "pytest.ini",
+            "filterwarnings gained calc.hooks.Quiet, a class of the project's: pytest imports "
+            "its module as it starts, before agentgate's plugin can watch what it does",
+        )
+    ]

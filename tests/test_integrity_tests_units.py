@@ -1837,3 +1837,13 @@ def test_an_edited_test_the_base_skipped_for_an_unchanged_reason_could_skip_at_b
     plain = {PY: "def test_other():\n    assert 1 == 1\n"}
     edited = {PY: plain[PY].replace("1 == 1", "2 == 2")}
     assert skippable_at_base(plain, edited, tmp_path) == {"test_other": False}
+
+
+def test_a_python_file_in_a_specs_folder_is_a_test_by_its_name_only() -> None:
+    # Red team 40: product code in `invoice/specs/`, imported by the package, was read as a
+    # test and left out of patch coverage. `spec`/`specs` folders are JavaScript's convention.
+    from pytest_agentgate.gates.changed import is_test_file
+
+    assert not is_test_file("invoice/specs/bands.py")
+    assert is_test_file("specs/test_bands.py") and is_test_file("tests/helpers.py")
+    assert is_test_file("src/specs/bands.js") and is_test_file("testing/util.py")

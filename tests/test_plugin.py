@@ -842,7 +842,7 @@ def test_worker_agent_and_controller_share_the_deselected_count(
     ]
     agent.pytest_deselected(items)
     assert config.workeroutput == {plugin_session.WORKER_OUTPUT_KEY: 2}  # type: ignore[attr-defined]
-    assert agent.tests.deselected == {"t.py::test_a", "t.py::test_b[x]"}
+    assert agent.tests.deselected == {}  # not test functions: no names kept
 
 
 class FakeCoverage:

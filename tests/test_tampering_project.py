@@ -1355,6 +1355,36 @@ def test_the_projects_modules_imported_as_the_tools_started_are_found(
     assert not any(e.startswith("org ") for e in replaced([plugin], project=str(project)))
 
 
+def test_a_warning_class_filterwarnings_names_is_imported_as_pytest_starts(
+    project: Path, monkeypatch: pytest.MonkeyPatch, pytestconfig: pytest.Config
+) -> None:
+    # Review 25: pytest 9.2 imports marshmallow's warning class from `filterwarnings` before
+    # its plugins; the package's files read as code run by the tools' start.
+    from pytest_agentgate.pytest_plugin import start
+
+    (project / "shapes").mkdir()
+    files = {
+        "shapes": project / "shapes" / "__init__.py",
+        "shapes.warnings": project / "shapes" / "warnings.py",
+    }
+    for path in files.values():
+        path.write_text("x = 1\n")
+    at_start = {**start.MODULES_AT_START, **{name: str(f) for name, f in files.items()}}
+    monkeypatch.setattr(start, "MODULES_AT_START", at_start)
+    assert any(e.startswith("shapes ") for e in replaced([], project=str(project)))
+
+    class Config(pytest.Config):
+        def __init__(self) -> None:
+            pass
+
+        def getini(self, name: str) -> object:
+            return ["error::shapes.warnings.Old"] if name == "filterwarnings" else []
+
+    config = Config()
+    config.known_args_namespace = types.SimpleNamespace(pythonwarnings=[])
+    assert not any(e.startswith("shapes ") for e in replaced([config], project=str(project)))
+
+
 def test_a_case_a_conftest_registers_with_the_projects_singledispatch_is_found(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

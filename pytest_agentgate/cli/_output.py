@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -21,6 +22,18 @@ def write_output(path: Path, text: str, what: str) -> None:
     from pytest_agentgate.state.storage import write_atomic
 
     try:
+        if _not_a_file(path):
+            # `/dev/null`, `/dev/stdout`, a FIFO a pipeline reads: written to, never replaced
+            # (an atomic write renames a new file over it: as root, `--output /dev/null`
+            # turned the machine's /dev/null into a regular file).
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            try:
+                os.set_blocking(fd, True)
+                with os.fdopen(fd, "w", encoding="utf-8", closefd=False) as handle:
+                    handle.write(text + "\n")
+            finally:
+                os.close(fd)
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         # Atomic: a full disk or a kill leaves the old file (or none), never a truncated one.
         write_atomic(path, text + "\n")
@@ -31,6 +44,15 @@ def write_output(path: Path, text: str, what: str) -> None:
         else:
             problem, hint = exc.strerror or str(exc), "choose a path you can write"
         raise OutputError(str(path), f"cannot write {what}: {problem}", hint) from None
+
+
+def _not_a_file(path: Path) -> bool:
+    """Whether ``path`` exists and is something other than a regular file or a folder."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
 def _file_in_the_way(path: Path) -> Path | None:

@@ -18,6 +18,9 @@ from pytest_agentgate.git import Base, BaseMissing, Change, FileChange, Repo
 # The suffixes of the code that coverage tools measure (Python, JavaScript, TypeScript).
 CODE_SUFFIXES = (".py", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
 _TEST_DIRS = frozenset(("test", "tests", "testing", "__tests__", "__test__", "spec", "specs"))
+# JavaScript's: a Python file in `specs/` is a test by its name only (red team 40: product
+# code put in `invoice/specs/`, imported by the package, read as a test and left unmeasured).
+_JS_TEST_DIRS = frozenset(("spec", "specs", "__tests__", "__test__"))
 
 
 def is_test_file(path: str) -> bool:
@@ -25,7 +28,8 @@ def is_test_file(path: str) -> bool:
     (``test_*.py``, ``*_test.py``, ``conftest.py``, ``*.test.js``, ``*.spec.ts``, ...)."""
     parts = path.replace("\\", "/").split("/")
     name = parts[-1]
-    if any(part in _TEST_DIRS for part in parts[:-1]):
+    folders = _TEST_DIRS - _JS_TEST_DIRS if name.endswith((".py", ".pyi")) else _TEST_DIRS
+    if any(part in folders for part in parts[:-1]):
         return True
     stem = name.rsplit(".", 1)[0]
     return (

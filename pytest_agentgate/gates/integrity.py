@@ -19,7 +19,8 @@ import dataclasses
 import importlib
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,6 +92,8 @@ class IntegrityEvidence(Evidence):
     new_tests: list[str] = field(default_factory=list)
     # The base's tests the change renames or moves (path::qualname at the base -> now).
     renamed_tests: dict[str, str] = field(default_factory=dict)
+    # The base's tests the change folds into another (merged, or made a parametrized case).
+    folded_tests: int = 0
     # The files the change deletes (project-relative).
     deleted: list[str] = field(default_factory=list)
     added_lines: dict[str, list[int]] = field(default_factory=dict)
@@ -379,19 +382,25 @@ def _deselected_by_the_change(
     """A ``skip-added`` finding for each test of the base that this run's selection (``-m``,
     ``-k``, ``--deselect``) leaves out and the base's did not: a mark put on it by whatever
     spelling (a helper decorator, ``getattr(pytest.mark, name)``, a dict of marks), a mark a
-    hook adds, or the selection itself. A test the change adds, or one a finding names
-    already, is not reported."""
-    if count.deselected_now is None or count.base.deselected is None:
+    hook adds, or the selection itself. Only a test whose counterpart at the base (itself, or
+    the test the change renamed to it) was collected and not deselected there: a new test,
+    or a renamed one the base deselected already, is not the change's skip (review 24); one
+    a finding names already is not reported twice."""
+    if count.deselected_now is None or count.base.deselected is None or count.base.tests is None:
         return []
-    new = [_test_key("", key) for key in evidence.new_tests]
+    at_base = {_name_key(name) for name in _defined(count.base.tests)}
+    deselected_at_base = {_name_key(name) for name in count.base.deselected}
+    renamed_from = {_test_key("", b): _test_key("", a) for a, b in evidence.renamed_tests.items()}
     named = [(f.path or "", f.message) for f in evidence.findings if f.rule in EXPLAINS_FEWER]
     out = []
     for test in count.deselected_now:
-        if test in count.base.deselected:
-            continue
-        key = _test_key("", test)
-        if any(_same_test(k, key) for k in new):
-            continue
+        key = _name_key(test)
+        origin = key if key in at_base else None
+        if origin is None:
+            source = next((a for b, a in renamed_from.items() if _same_test(b, key)), None)
+            origin = next((k for k in at_base if source and _same_test(k, source)), None)
+        if origin is None or origin in deselected_at_base:
+            continue  # new, or the base left it out too
         path, _, qualname = test.partition("::")
         function = qualname.rsplit("::", 1)[-1]
         if any(
@@ -411,12 +420,23 @@ def _deselected_by_the_change(
     return out
 
 
+def _defined(entries: Iterable[str]) -> dict[str, str]:
+    """The lists' entries (``count.entry``: a function id, a tab, where its code is defined)
+    as function id -> definition."""
+    out: dict[str, str] = {}
+    for item in entries:
+        name, _, where = item.partition("\t")
+        out[name] = where
+    return out
+
+
 def _no_longer_collected(evidence: IntegrityEvidence, count: SuiteCount) -> list[IntegrityFinding]:
     """A ``test-count-below-base`` finding for each test function of the base's collection
     that this run did not collect, where the change neither removes it (a finding names it
-    then) nor renames it to a test that is collected: ``__test__ = False`` set by a helper, a
-    ``@property`` on it, whatever new test keeps the count. Only tests a node id names as a
-    Python function (``file.py::Class::test``): not doctests, nor other plugins' items."""
+    then), nor renames it to a test that is collected, nor runs the code it ran as often as
+    the base did under other names (a renamed subclass that inherits it, an assigned test
+    renamed: review 24): ``__test__ = False`` set by a helper, a ``@property`` on it, an empty
+    parameter set, whatever new test keeps the count."""
     if count.base.tests is None:
         return []
     if count.collected_now is None:
@@ -432,21 +452,25 @@ def _no_longer_collected(evidence: IntegrityEvidence, count: SuiteCount) -> list
                 evidence.count_path,
             )
         ]
-    now = {_name_key(name) for name in count.collected_now}
+    base = _defined(count.base.tests)
+    now = {_name_key(name): where for name, where in _defined(count.collected_now).items()}
     renamed = {_test_key("", a): _test_key("", b) for a, b in evidence.renamed_tests.items()}
+    uses_now = Counter(_definition_key(where, renamed) for where in now.values())
+    uses_base = Counter(_definition_key(where, renamed) for where in base.values())
     named = [(f.path or "", f.message) for f in evidence.findings if f.rule in EXPLAINS_FEWER]
     out = []
-    for test in sorted(count.base.tests):
+    for test, where in sorted(base.items()):
         path, _, qualname = test.partition("::")
         parts = qualname.split("::")
-        if not path.endswith(".py") or not all(p.isidentifier() for p in parts):
-            continue
         key = _name_key(test)
         if key in now:
             continue
         target = next((b for a, b in renamed.items() if _same_test(a, key)), None)
         if target is not None and any(_same_test(target, k) for k in now):
             continue
+        defined = _definition_key(where, renamed)
+        if defined and uses_now[defined] >= uses_base[defined]:
+            continue  # the same code runs as often, under another name
         if any(
             _same_path(p, path) and re.search(rf"\b{re.escape(parts[-1])}\b", m) for p, m in named
         ):
@@ -466,6 +490,18 @@ def _no_longer_collected(evidence: IntegrityEvidence, count: SuiteCount) -> list
             )
         )
     return out
+
+
+def _definition_key(where: str, renamed: Mapping[str, str]) -> str:
+    """Where a test's code is defined (``path::qualname``) as a dotted key, through the
+    change's renames; empty when not known."""
+    path, _, qualname = where.partition("::")
+    qualname, at, data = qualname.partition("@")
+    if not path or not qualname or qualname.rsplit(".", 1)[-1].startswith("<"):
+        return ""  # a lambda: every one in a file has the same name
+    key = _test_key("", f"{path}::{qualname}")
+    key = next((b for a, b in renamed.items() if _same_test(a, key)), key)
+    return f"{key}{at}{data}"
 
 
 def _name_key(test: str) -> str:
@@ -536,6 +572,54 @@ class CachedSources:
         return self._now[path]
 
 
+def _renamed_defs(scan: Scan) -> dict[str, str]:
+    """Test functions the change renames in place, in any class (a mixin's, whose tests pytest
+    collects in its subclasses: review 24), found by their code: a ``test*`` function gone
+    from a file and one new beside it, in the same class, with the same arguments, decorators
+    and body. ``path::qualname`` at the base -> now."""
+    import ast
+
+    def defs(text: str | None) -> dict[str, str]:
+        try:
+            tree = ast.parse(text or "")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return {}
+        found: dict[str, str] = {}
+
+        def walk(node: ast.AST, prefix: str) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.ClassDef):
+                    walk(child, f"{prefix}{child.name}.")
+                elif isinstance(
+                    child, (ast.FunctionDef, ast.AsyncFunctionDef)
+                ) and child.name.startswith("test"):
+                    shape = [child.args, *child.decorator_list, *child.body]
+                    found[prefix + child.name] = "\n".join(ast.dump(n) for n in shape)
+
+        walk(tree, "")
+        return found
+
+    out: dict[str, str] = {}
+    for path, status in scan.touched.items():
+        if status == "deleted" or not path.endswith(".py"):
+            continue
+        now_text = scan.sources.now(path)
+        if not now_text or "def test" not in now_text:
+            continue
+        old_path = scan.renamed_from.get(path, path)
+        before, after = defs(scan.sources.at_base(old_path)), defs(now_text)
+        gone = {q: shape for q, shape in before.items() if q not in after}
+        new = {q: shape for q, shape in after.items() if q not in before}
+        for old, shape in gone.items():
+            parent = old.rpartition(".")[0]
+            matches = [
+                q for q, other in new.items() if other == shape and q.rpartition(".")[0] == parent
+            ]
+            if len(matches) == 1:
+                out[f"{old_path}::{old}"] = f"{path}::{matches[0]}"
+    return out
+
+
 def scan_for(context: CollectContext, config: Config, repo: Repo, change: Change) -> Scan:
     sources = CachedSources(context.root, repo, change)
     scan = Scan(context.root, repo, change, config, sources, environ=dict(os.environ))
@@ -600,7 +684,8 @@ class IntegrityGate:
             seen.update((f.rule, f.path, f.line) for f in results)
         evidence.edited_tests = list(scan.edited_tests)
         evidence.new_tests = list(scan.new_tests)
-        evidence.renamed_tests = dict(scan.renamed_tests)
+        evidence.renamed_tests = {**_renamed_defs(scan), **scan.renamed_tests}
+        evidence.folded_tests = len(scan.folded_tests)
         evidence.deleted = sorted(p for p, status in scan.touched.items() if status == "deleted")
         evidence.added_lines = {
             path: _new_lines(scan, path)
@@ -706,11 +791,15 @@ def compare_counts(evidence: IntegrityEvidence) -> tuple[list[IntegrityFinding],
             *_no_longer_collected(evidence, count),
         ]
         findings += named
-        if count.now >= base.selected or explained or named:
+        # Tests folded into another run as its statements or cases: a case fewer each.
+        folded = 0 < base.selected - count.now <= evidence.folded_tests
+        if count.now >= base.selected or explained or named or folded:
             why = ""
-            if count.now < base.selected:
+            if count.now < base.selected and (explained or named):
                 rules = sorted({*explained, *(f.rule for f in named)})
                 why = f": the {', '.join(rules)} findings above name the tests that went"
+            elif count.now < base.selected:
+                why = f": {evidence.folded_tests} tests of the base were folded into others"
             notes.append(f"{head}: {count.now} tests ran, {at_base}{why}")
         else:
             notes.append(f"{head}: {count.now} tests ran, {at_base}")

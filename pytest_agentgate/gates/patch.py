@@ -199,15 +199,23 @@ def _names_import(names: set[str], name: str) -> bool:
 
 def _imported_names(text: str) -> set[str]:
     """The absolute module names a Python text imports (``from a.b import c`` gives ``a.b``
-    and ``a.b.c``)."""
+    and ``a.b.c``), by statement or by a call of ``import_module``/``__import__`` under any
+    name bound to them (red team 40: `from importlib import import_module as _load`)."""
     import ast
 
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
+    loaders = {"import_module", "__import__"}
+    nodes = list(ast.walk(tree))
+    for node in nodes:  # the names the loaders are bound to, in any order
+        if isinstance(node, ast.ImportFrom) and node.module == "importlib":
+            loaders.update(a.asname for a in node.names if a.name == "import_module" and a.asname)
+        elif isinstance(node, ast.Assign) and _a_loader(node.value, loaders):
+            loaders.update(t.id for t in node.targets if isinstance(t, ast.Name))
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
@@ -218,13 +226,15 @@ def _imported_names(text: str) -> set[str]:
             and node.args
             and isinstance(node.args[0], ast.Constant)
             and isinstance(node.args[0].value, str)
-            and (
-                (isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")
-                or (
-                    isinstance(node.func, ast.Name)
-                    and node.func.id in ("import_module", "__import__")
-                )
-            )
+            and _a_loader(node.func, loaders)
         ):
             names.add(node.args[0].value)
     return names
+
+
+def _a_loader(node: object, loaders: set[str]) -> bool:
+    import ast
+
+    if isinstance(node, ast.Attribute):
+        return node.attr == "import_module"
+    return isinstance(node, ast.Name) and node.id in loaders

@@ -133,6 +133,7 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
                 yield from _guard_in_code(path, now_tree, before_tree)
         elif name in SETTINGS_FILES:
             yield from _settings_findings(path, name, now, before)
+            yield from _warning_imports(scan, path, name, now, before)
         elif name.endswith((".ini", ".cfg", ".toml", ".yml", ".yaml", ".env", ".json")):
             yield from _guard_in_text(path, now, before)
 
@@ -1380,6 +1381,36 @@ def _settings_findings(path: str, name: str, now: str, before: str) -> Iterator[
         yield IntegrityFinding(
             "rerun-added", "reruns set in the pytest configuration", path, _line_of(now, "reruns")
         )
+
+
+_CATEGORY = re.compile(r":([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\s*(?::|$)", re.MULTILINE)
+
+
+def _warning_imports(
+    scan: Scan, path: str, name: str, now: str, before: str
+) -> Iterator[IntegrityFinding]:
+    """A warning class of the project's own that the change names in ``filterwarnings``:
+    pytest 9.2 imports it as it starts, before its plugins, so the module runs where agentgate's
+    witness does not look (its base's entries are the project's: review 25's marshmallow)."""
+    new, old = _pytest_settings(name, now), _pytest_settings(name, before) or {}
+    if new is None:
+        return
+
+    def categories(settings: dict[str, str]) -> set[str]:
+        return set(_CATEGORY.findall(settings.get("filterwarnings", "").replace(" ", "\n")))
+
+    for category in sorted(categories(new) - categories(old)):
+        top = category.split(".", 1)[0]
+        if any((scan.root / where / top).exists() for where in (".", "src")) or any(
+            (scan.root / where / f"{top}.py").is_file() for where in (".", "src")
+        ):
+            yield IntegrityFinding(
+                "result-rewritten",
+                f"filterwarnings gained {category}, a class of the project's: pytest imports "
+                "its module as it starts, before agentgate's plugin can watch what it does",
+                path,
+                _line_of(now, "filterwarnings"),
+            )
 
 
 def _installed_plugin(name: str) -> bool:

@@ -48,7 +48,14 @@ _SHOWN = 5
 
 
 def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
-    for rules in (_project_rules, _private_rules, _rules_above, _nested_rules, _default_excluded):
+    for rules in (
+        _project_rules,
+        _private_rules,
+        _rules_above,
+        _nested_rules,
+        _default_excluded,
+        _linked_folders,
+    ):
         try:
             found = rules(scan)
         except (GitError, OSError, ValueError):
@@ -250,6 +257,41 @@ def _default_excluded(scan: Scan) -> list[IntegrityFinding]:
             )
         )
     return found
+
+
+def _linked_folders(scan: Scan) -> list[IntegrityFinding]:
+    """Python files the change adds through a link in the project to a folder (red team 40:
+    `invoice/bands` -> `.venv/src/bands`, git-ignored): git lists what is inside, but ruff does
+    not walk into a folder link, and coverage.py measures the files where they really are,
+    outside ``source``."""
+    if not _runs_ruff(scan):
+        return []
+    root = scan.root.resolve()
+    links: dict[str, str] = {}
+    for path, entry in scan.change.files.items():
+        inside = _linted(scan, path)
+        if entry.status != "added" or inside is None:
+            continue
+        parts = inside.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            folder = "/".join(parts[:depth])
+            if (root / folder).is_symlink():
+                links.setdefault(folder, inside)
+                break
+    if links:  # a link the base has is the project's own way (ruff skips it there too)
+        tracked = set(scan.repo.tracked_at(scan.change.base))
+        links = {f: first for f, first in links.items() if scan.repo_path(f) not in tracked}
+    return [
+        IntegrityFinding(
+            RULE,
+            f"{folder}/ is a link to {os.readlink(root / folder)}, and the change adds "
+            f"{first} through it: ruff does not lint through a folder link, and coverage.py "
+            "measures the files where they are; make the folder the project's own",
+            first,
+            None,
+        )
+        for folder, first in sorted(links.items())
+    ]
 
 
 def _git_dir(top: Path) -> Path:

@@ -90,6 +90,9 @@ class Scan:
     # The tests of the base the change renames or moves: ``path::qualname`` at the base ->
     # now.
     renamed_tests: dict[str, str] = field(default_factory=dict)
+    # Of those, the tests folded into another (a case of a parametrized test, statements of
+    # a test they were merged into): each is a case fewer in the count, and no test gone.
+    folded_tests: dict[str, str] = field(default_factory=dict)
 
     def repo_path(self, path: str) -> str:
         """A project-relative path as the repository names it."""

@@ -43,6 +43,8 @@ PATCHERS = frozenset({"setattr", "delattr"})
 def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
     yield from shadowing(scan)
     tools = (TOOLS | LINT_TOOLS) - own_packages(scan.root)
+    if "coverage" in tools:
+        yield from _coverage_data_written(scan)
     for path, status in sorted(scan.touched.items()):
         if status == "deleted" or not path.endswith(".py"):
             continue
@@ -68,6 +70,58 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
                 path,
                 line,
             )
+
+
+# coverage.py's calls that put measurements into its data: code of the project that calls
+# them writes what the coverage gate reads (red team 40: an `atexit` handler of a test module
+# adding every arc of an untested file to `.agentgate/.coverage` after `coverage run` saved).
+COVERAGE_DATA_WRITES = frozenset(
+    {"add_lines", "add_arcs", "add_file_tracers", "touch_file", "touch_files", "update"}
+)
+
+
+def _coverage_data_written(scan: Scan) -> Iterator[IntegrityFinding]:
+    """Calls the change adds, in a Python file that uses coverage.py's API (``CoverageData``,
+    ``Coverage.current()``, ``get_data()``), of what writes its measurements."""
+    for path, status in sorted(scan.touched.items()):
+        if status == "deleted" or not path.endswith(".py"):
+            continue
+        now = scan.sources.now(path)
+        if not now or not re.search(r"\b(CoverageData|get_data|Coverage)\b", now):
+            continue
+        before = scan.sources.at_base(scan.renamed_from.get(path, path)) or ""
+
+        def writes(text: str) -> list[tuple[int, str]]:
+            tree = parse_python(text)
+            if tree is None:
+                return []
+            return [
+                (node.lineno, node.func.attr)
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in COVERAGE_DATA_WRITES
+                and (node.func.attr != "update" or _coverage_data(node.func.value))
+            ]
+
+        old = {name for _, name in writes(before)}
+        for line, name in writes(now):
+            if name in old:
+                continue
+            yield IntegrityFinding(
+                RULE,
+                f"{PurePosixPath(path).name} calls coverage.py's {name}(): the project's code "
+                "writes the measurements the coverage gate reads",
+                path,
+                line,
+            )
+            break
+
+
+def _coverage_data(node: ast.expr) -> bool:
+    """Whether ``node`` reads as coverage.py's data (``get_data()``, a ``CoverageData``)."""
+    text = ast.unparse(node)
+    return "get_data" in text or "CoverageData" in text
 
 
 def only_adds(dotted: str) -> bool:

@@ -25,6 +25,7 @@ Test selection by ``-k``, ``--deselect``, ``-m`` or ``addopts`` is another analy
 from __future__ import annotations
 
 import configparser
+import dataclasses
 import fnmatch
 import functools
 import math
@@ -522,7 +523,7 @@ class _Tools:
                     continue
                 values = {
                     f"{section}.{key}": value
-                    for section in ("run", "report")
+                    for section in ("run", "report", "paths")
                     for key, value in (_table(table, section) or {}).items()
                 }
                 return Settings(name, text, values, "tool.coverage")
@@ -534,7 +535,7 @@ class _Tools:
             if name != ".coveragerc" and not sections:
                 continue
             values = {}
-            for section in ("run", "report"):
+            for section in ("run", "report", "paths"):
                 for header in (prefix + section, "coverage:" + section):
                     if parser.has_section(header):
                         for key, value in parser.items(header):
@@ -588,6 +589,30 @@ class _Tools:
                 )
         yield from self._coverage_sources(sides)
         yield from self._coverage_set(sides)
+        yield from self._coverage_include(sides)
+        paths = {
+            k: _words(v)
+            for k, v in new.items()
+            if k.startswith("paths.") and _words(v) != _words(old.get(k))
+        }
+        if paths:
+            names = [k.removeprefix("paths.") for k in paths]
+            finding = sides.finding(
+                f"coverage: [paths] gained {_show(names)}: coverage.py reports the data of "
+                "those files as the first path's, so code that never ran can read as measured "
+                "(red team 40)"
+            )
+            text = sides.now.text if sides.now is not None else ""
+            line = next(
+                (
+                    found
+                    for header in ("tool.coverage.paths", "coverage:paths", "paths")
+                    if _has_section(text, header)
+                    and (found := _line_of(text, header, names[0])) is not None
+                ),
+                None,
+            )
+            yield dataclasses.replace(finding, line=line)
         old_floor = _number(old.get("report.fail_under")) or 0.0
         new_floor = _number(new.get("report.fail_under")) or 0.0
         if new_floor < old_floor:
@@ -624,6 +649,31 @@ class _Tools:
                     f"coverage: {key} narrowed: {_show(lost)} no longer measured",
                     key,
                     *(k for k in _SOURCE_KEYS if k != key),
+                )
+
+    def _coverage_include(self, sides: _Sides) -> Iterator[IntegrityFinding]:
+        """An ``include`` (of ``[run]`` or ``[report]``) changed where the base had a
+        ``source`` too (red team 40: `[report] include` leaving a new module out of the
+        report): the project's files under the base's sources that it no longer takes."""
+        old, new = sides.old, sides.new
+        had = [w for key in _SOURCE_KEYS for w in _words(old.get(f"run.{key}"))]
+        for section in ("run", "report"):
+            before = _words(old.get(f"{section}.include"))
+            after = _words(new.get(f"{section}.include"))
+            if not had or not after or after == before:
+                continue
+            lost = [
+                f
+                for f in self.files()
+                if _within(f, had, files=True)
+                and (not before or _omitted(f, before))
+                and not _omitted(f, after)
+            ]
+            if lost:
+                yield sides.finding(
+                    f"coverage: [{section}] include {_show(after)}: {len(lost)} files of the "
+                    f"base's source are no longer measured ({_show(lost)})",
+                    "include",
                 )
 
     def _coverage_set(self, sides: _Sides) -> Iterator[IntegrityFinding]:
@@ -1174,15 +1224,30 @@ def _ruff_exclude(settings: Mapping[str, Any]) -> set[str]:
 
 
 def _excluded(path: str, patterns: Iterable[str]) -> bool:
-    """Whether ruff's ``exclude`` patterns skip ``path`` (relative to the config's folder)."""
+    """Whether ruff's ``exclude`` patterns skip ``path`` (relative to the config's folder).
+    ruff's globs read ``{a,b}`` as either (red team 40: `invoice/{bands}.py`, which fnmatch
+    takes as the literal braces, hid a new file with four lint errors)."""
     parts = path.split("/")
-    for pattern in patterns:
-        pattern = pattern.strip().rstrip("/").removeprefix("./")
-        if fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(path, pattern + "/*"):
-            return True
-        if any(fnmatch.fnmatch(part, pattern) for part in parts):
-            return True
+    for written in patterns:
+        for pattern in _braces(written.strip().rstrip("/").removeprefix("./")):
+            if fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(path, pattern + "/*"):
+                return True
+            if any(fnmatch.fnmatch(part, pattern) for part in parts):
+                return True
     return False
+
+
+def _braces(pattern: str, limit: int = 256) -> list[str]:
+    """A glob's ``{a,b}`` alternatives spelled out (nested ones too), at most ``limit``."""
+    match = re.search(r"\{([^{}]*)\}", pattern)
+    if match is None:
+        return [pattern]
+    out: list[str] = []
+    for choice in match.group(1).split(","):
+        out += _braces(pattern[: match.start()] + choice + pattern[match.end() :], limit)
+        if len(out) >= limit:
+            break
+    return out[:limit]
 
 
 def _omitted(path: str, patterns: Iterable[str]) -> bool:

@@ -235,10 +235,11 @@ def compare(
     edited: list[EditedTest] | None = None,
     new: list[str] | None = None,
     moved: dict[str, str] | None = None,
+    merged: dict[str, str] | None = None,
 ) -> list[IntegrityFinding]:
     """Every finding of the change to these test files; ``edited`` gets the tests of the base
-    the change edits, ``new`` the tests it adds, ``moved`` the tests it renames or moves
-    (``path::qualname``, base -> now)."""
+    the change edits, ``new`` the tests it adds, ``moved`` the tests it renames or moves, or
+    folds into another, and ``merged`` those it folds (``path::qualname``, base -> now)."""
     findings: list[IntegrityFinding] = []
     pairs, removed, added = _match(base, now, change)
     if new is not None:
@@ -264,10 +265,15 @@ def compare(
     for mark in new_marks:
         findings.append(_mark_finding(mark, new_test=(mark.path, mark.scope) in added_tests))
     code: CodeRemoved | None = None
-    for case in _unfolded(removed, pairs, added, now):
+    folded: dict[str, str] = {}
+    for case in _unfolded(removed, pairs, added, now, folded):
         if code is None:
             code = change.removed_code()
         findings.append(_removed_finding(case, now, change, words, code))
+    if moved is not None:
+        moved.update(folded)
+    if merged is not None:
+        merged.update(folded)
     for before, after in pairs:
         if not (before.runs and after.runs) or (after.path, after.qualname) in skipped_now:
             continue
@@ -317,7 +323,11 @@ def compare(
 
 
 def _unfolded(
-    removed: list[Case], pairs: list[tuple[Case, Case]], added: list[Case], now: Side
+    removed: list[Case],
+    pairs: list[tuple[Case, Case]],
+    added: list[Case],
+    now: Side,
+    folded_into: dict[str, str] | None = None,
 ) -> list[Case]:
     """The removed tests that were not folded into another: a test whose statements run as
     one case of a parametrized test the change adds or edits (``test_tax_zero``'s ``assert
@@ -335,7 +345,14 @@ def _unfolded(
     hosts = [case for case in hosts if case.runs and case.cases() and not _skipped(case, now)]
     if not hosts:
         return removed
-    return [case for case in removed if not any(_folded(case, host) for host in hosts)]
+    left = []
+    for case in removed:
+        host = next((host for host in hosts if _folded(case, host)), None)
+        if host is None:
+            left.append(case)
+        elif folded_into is not None:  # where it runs now (review 25: the names compared)
+            folded_into[f"{case.path}::{case.qualname}"] = f"{host.path}::{host.qualname}"
+    return left
 
 
 def _folded(case: Case, host: Case) -> bool:

@@ -140,7 +140,14 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
     words = Words("pytest", settings.describe_files())
     edited: list[EditedTest] = []
     findings = compare(
-        base_side, now_side, change, words, edited, scan.new_tests, scan.renamed_tests
+        base_side,
+        now_side,
+        change,
+        words,
+        edited,
+        scan.new_tests,
+        scan.renamed_tests,
+        scan.folded_tests,
     )
     scan.edited_tests.extend(_could_skip_at_base(scan, test) for test in edited)
     return findings

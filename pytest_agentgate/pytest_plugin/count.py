@@ -7,7 +7,8 @@ as JSON: ``selected`` (the items left to run once collection is finished: what p
 run), ``deselected`` (``-k``, ``-m``, ``--deselect`` and the project's own deselection),
 ``errors`` (collectors that failed: a file that does not import), ``status`` (pytest's exit
 status), and two lists of test functions, as node ids without their parameters (null past
-``commands.MAX_LISTED_TESTS``): ``tests``, those collected (selected or deselected), and
+``commands.MAX_LISTED_TESTS``): ``tests``, those collected (selected or deselected), each
+followed by a tab and where its code is defined (:func:`definition`), and
 ``deselected_tests``, those none of whose cases is left to run. The integrity gate asks
 whether a test of the base is still collected, and still selected, in the run. Counting from
 pytest's hooks, not from its printed output, keeps the figure exact whatever the verbosity or
@@ -16,8 +17,12 @@ the plugins that print. It imports nothing but pytest and :mod:`pytest_agentgate
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import hashlib
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -70,28 +75,88 @@ def by_selection(frame: Any) -> bool:
     return False
 
 
+def counted(item: pytest.Item) -> bool:
+    """Whether ``item`` is a test function with a case to run: not a doctest, nor another
+    plugin's item (pytest-ruff's `::ruff`, review 24), nor an empty parameter set's."""
+    return isinstance(item, pytest.Function) and has_cases(item)
+
+
+# The folders installed packages are in: a virtual environment inside the project is outside
+# the base's checkout, and its files are the same on both sides.
+_INSTALLED = frozenset({"site-packages", "dist-packages"})
+
+
+def definition(item: pytest.Item) -> str:
+    """Where the code ``item`` runs is defined: its file (relative to pytest's rootdir) and
+    the function's ``__qualname__``: the same for a test a renamed subclass inherits, an
+    assigned test renamed, a state machine's case (review 24)."""
+    function = getattr(item, "function", None)
+    code = getattr(function, "__code__", None)
+    where = str(getattr(code, "co_filename", "") or "")
+    if where:
+        parts = where.replace(os.sep, "/").split("/")
+        at = next((i for i, p in enumerate(parts) if p in _INSTALLED), None)
+        if at is not None:  # an installed package's, wherever the environment is
+            where = "/".join(parts[at:])
+        else:
+            with contextlib.suppress(ValueError):
+                relative = os.path.relpath(where, str(item.config.rootpath))
+                if not relative.startswith(".."):
+                    where = relative.replace(os.sep, "/")
+    found = f"{where}::{getattr(function, '__qualname__', '')}"
+    cls = getattr(item, "cls", None)
+    if cls is not None:  # its class's own data decides what the code checks
+        found += "@" + _class_data(cls)
+    return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _class_data(cls: type) -> str:
+    """A digest of the data a test class sets itself (not its functions): a subclass that
+    inherits a test and sets `rate = 0.0` runs other checks than one setting `rate = 1.0`,
+    and a class renamed with the same body runs the same ones."""
+    data = []
+    for name, value in sorted(vars(cls).items()):
+        if name.startswith("__") or callable(value):
+            continue
+        if isinstance(value, (staticmethod, classmethod, property)):
+            continue
+        try:
+            shown = re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))[:500]
+        except Exception:  # a repr of the project's that fails: the name still counts
+            shown = "?"
+        data.append((name, shown))
+    return hashlib.sha256(repr(data).encode("utf-8", "replace")).hexdigest()[:12]
+
+
+def entry(item: pytest.Item) -> str:
+    """A collected test function as the lists give it: its function id, a tab, its
+    :func:`definition`."""
+    return f"{function_id(item)}\t{definition(item)}"
+
+
 class Tests:
     """The test functions of a collection: those deselected (by anything, and by pytest's
-    selection), and, given the items left to run, those collected and those with no case
-    left to run."""
+    selection), and, given the items left to run, those collected (each with where its code
+    is defined: :func:`entry`) and those with no case left to run."""
 
     def __init__(self) -> None:
-        self.deselected: set[str] = set()
+        self.deselected: dict[str, str] = {}  # function id -> entry
         self.by_selection: set[str] = set()
 
     def deselect(self, items: Sequence[pytest.Item], caller: Any) -> None:
-        names = {function_id(item) for item in items if has_cases(item)}
-        self.deselected |= names
+        found = {function_id(item): entry(item) for item in items if counted(item)}
+        self.deselected.update(found)
         if by_selection(caller):
-            self.by_selection |= names
+            self.by_selection.update(found)
 
     def lists(
         self, selected: Sequence[pytest.Item], *, only_selection: bool, limit: int
     ) -> tuple[list[str] | None, list[str] | None]:
         """(collected, fully deselected), each None past ``limit``."""
-        kept = {function_id(item) for item in selected if has_cases(item)}
-        gone = self.by_selection if only_selection else self.deselected
-        collected = listed(kept | self.deselected, limit)
+        kept = {function_id(item): entry(item) for item in selected if counted(item)}
+        gone = self.by_selection if only_selection else set(self.deselected)
+        collected = listed({*kept.values(), *self.deselected.values()}, limit)
         return collected, listed({n for n in gone if n not in kept}, limit)
 
 

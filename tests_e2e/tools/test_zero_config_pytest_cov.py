@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _helpers import BRANCHED_ADD, NO_COV, git, only_gate, verify_json
+from _helpers import BRANCHED_ADD, NO_COV, PYTEST_OPTS, git, only_gate, verify_json
 
 TEST = """\
 from calc import add
@@ -44,8 +44,36 @@ def test_a_projects_own_cov_option_does_not_pause_the_gates_measurement(
     assert coverage["actual"]["lines"] == 100.0 and coverage["actual"]["branches"] == 100.0
     assert code == 0, verdict
     assert test["command"].endswith(
-        f"-m pytest{NO_COV} --junitxml=.agentgate/junit.xml -o junit_family=xunit1"
+        f"-m pytest{PYTEST_OPTS} --junitxml=.agentgate/junit.xml -o junit_family=xunit1"
     )
+
+
+@pytest.mark.parametrize("addopts", ["-n 2", "-n 2 --cov=calc"])
+def test_a_projects_xdist_workers_do_not_hide_the_tests_from_the_measurement(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, addopts: str
+) -> None:
+    # Reviews 24 and 25: with `-n 2` in the project's addopts the tests ran in workers the
+    # gate's `coverage run` did not measure: 0% of a fully covered package.
+    pytest.importorskip("xdist")
+    if "--cov" in addopts and not NO_COV:
+        pytest.skip("pytest-cov is not installed here")
+    monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "state"))
+    root = tmp_path / "project"
+    (root / "tests").mkdir(parents=True)
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "calc"\nversion = "0.1"\n\n'
+        f'[tool.pytest.ini_options]\naddopts = "{addopts}"\npythonpath = ["."]\n'
+    )
+    (root / "calc.py").write_text(BRANCHED_ADD)
+    (root / "tests" / "test_calc.py").write_text(TEST)
+    (root / ".gitignore").write_text(".agentgate/\n__pycache__/\n.coverage\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    code, verdict = verify_json(root)
+    coverage = only_gate(verdict, "coverage")
+    assert coverage["actual"]["lines"] == 100.0, coverage
+    assert code == 0, verdict
 
 
 def test_the_build_gate_writes_no_bytecode_into_the_project(
