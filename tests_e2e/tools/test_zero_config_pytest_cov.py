@@ -20,18 +20,13 @@ def test_add():
 """
 
 
-@pytest.mark.skipif(not NO_COV, reason="pytest-cov is not installed here")
-def test_a_projects_own_cov_option_does_not_pause_the_gates_measurement(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "state"))
+def _committed(tmp_path: Path, addopts: str) -> Path:
+    """The calc project with ``addopts`` in its pytest settings, committed on ``main``."""
     root = tmp_path / "project"
     (root / "tests").mkdir(parents=True)
     (root / "pyproject.toml").write_text(
         '[project]\nname = "calc"\nversion = "0.1"\n\n'
-        "[tool.pytest.ini_options]\n"
-        'addopts = "--cov=calc --cov-branch --cov-fail-under=99 --cov-report=term-missing"\n'
-        'pythonpath = ["."]\n'
+        f'[tool.pytest.ini_options]\naddopts = "{addopts}"\npythonpath = ["."]\n'
     )
     (root / "calc.py").write_text(BRANCHED_ADD)
     (root / "tests" / "test_calc.py").write_text(TEST)
@@ -39,6 +34,17 @@ def test_a_projects_own_cov_option_does_not_pause_the_gates_measurement(
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+@pytest.mark.skipif(not NO_COV, reason="pytest-cov is not installed here")
+def test_a_projects_own_cov_option_does_not_pause_the_gates_measurement(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "state"))
+    root = _committed(
+        tmp_path, "--cov=calc --cov-branch --cov-fail-under=99 --cov-report=term-missing"
+    )
     code, verdict = verify_json(root)
     test, coverage = only_gate(verdict, "test"), only_gate(verdict, "coverage")
     assert coverage["actual"]["lines"] == 100.0 and coverage["actual"]["branches"] == 100.0
@@ -58,19 +64,7 @@ def test_a_projects_xdist_workers_do_not_hide_the_tests_from_the_measurement(
     if "--cov" in addopts and not NO_COV:
         pytest.skip("pytest-cov is not installed here")
     monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "state"))
-    root = tmp_path / "project"
-    (root / "tests").mkdir(parents=True)
-    (root / "pyproject.toml").write_text(
-        '[project]\nname = "calc"\nversion = "0.1"\n\n'
-        f'[tool.pytest.ini_options]\naddopts = "{addopts}"\npythonpath = ["."]\n'
-    )
-    (root / "calc.py").write_text(BRANCHED_ADD)
-    (root / "tests" / "test_calc.py").write_text(TEST)
-    (root / ".gitignore").write_text(".agentgate/\n__pycache__/\n.coverage\n")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "base")
-    code, verdict = verify_json(root)
+    code, verdict = verify_json(_committed(tmp_path, addopts))
     coverage = only_gate(verdict, "coverage")
     assert coverage["actual"]["lines"] == 100.0, coverage
     assert code == 0, verdict
