@@ -11,8 +11,11 @@ session's own reports.
 The two variants, each a fresh ``python -m pytest -q -p no:cacheprovider tests`` subprocess with
 bytecode caching on (the warm-up writes the caches a real installation has):
 
-- **plain**: that command;
-- **agentgate**: the same plus ``--agentgate=standard`` (its verdict must pass).
+- **plain**: that command under ``coverage run --branch --source=benchpkg``, as the project's
+  zero-config test gate runs it (the pytest door measures the session's coverage the way the
+  test command does, so the baseline measures it too: against an unmeasured pytest, a run of
+  2026-11-27 read 4.14x, most of it coverage.py's tracer on 5,000 tests);
+- **agentgate**: pytest with ``--agentgate=standard`` (its verdict must pass).
 
 Target: agentgate at most 1.03x plain. It is measured two ways.
 
@@ -96,7 +99,13 @@ def make_project(root: Path, tests: int) -> None:
 
 
 def pytest_command(extra: list[str]) -> list[str]:
-    return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra, "tests"]
+    """The variant's command: ``extra`` given to pytest; the plain variant (no ``extra``)
+    under coverage.py, as the zero-config test gate measures it."""
+    pytest = ["-m", "pytest", "-q", "-p", "no:cacheprovider", *extra, "tests"]
+    if extra:
+        return [sys.executable, *pytest]
+    measure = ["-m", "coverage", "run", "--branch", "--source=benchpkg", "--data-file=.bench-cov"]
+    return [sys.executable, *measure, *pytest]
 
 
 def child_env(**overrides: str) -> dict[str, str]:

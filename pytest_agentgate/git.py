@@ -91,14 +91,23 @@ CODE_SUFFIXES = frozenset(
 SETTINGS_NAMES = frozenset(
     {
         "conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini",
-        "setup.cfg", "pyproject.toml", ".coveragerc", "ruff.toml", ".ruff.toml", ".gitignore",
+        "setup.cfg", "pyproject.toml", ".coveragerc", ".coveragerc.toml", "ruff.toml", ".ruff.toml",
+        ".gitignore",
         ".ignore", "package.json",
     }
 )  # fmt: skip
 # The most folders looked into, and files kept, inside what git lists as one entry.
 MAX_HIDDEN_FOLDERS = 20_000
 PROJECT_NAMES = frozenset(
-    {".coveragerc", ".flake8", ".pylintrc", "pylintrc", "conftest.py", ".gitignore"}
+    {
+        ".coveragerc",
+        ".coveragerc.toml",
+        ".flake8",
+        ".pylintrc",
+        "pylintrc",
+        "conftest.py",
+        ".gitignore",
+    }
 )
 # The most files a folder hidden by a private exclude is read for.
 MAX_HIDDEN_FILES = 5_000

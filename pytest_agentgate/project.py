@@ -134,7 +134,7 @@ def _home() -> Path | None:
 
 
 def _has_coverage_config(files: Files) -> bool:
-    if files.is_file(".coveragerc"):
+    if files.is_file(".coveragerc") or files.is_file(".coveragerc.toml"):
         return True
     for name, marker in (
         ("pyproject.toml", "[tool.coverage"),
@@ -294,7 +294,7 @@ def python_defaults(
         "lint": _lint_gate(declared_linter(law), py, law),
         "test": {
             "command": f"{cov} -m pytest{_NO_COV if _has_pytest_cov() else ''}"
-            f"{_IN_PROCESS if _has_xdist() else ''} --junitxml={junit} -o junit_family=xunit1",
+            f"{_IN_PROCESS if _runs_xdist(law) else ''} --junitxml={junit} -o junit_family=xunit1",
             "report": junit,
         },
         "coverage": {"report": f"{STATE_DIR}/.coverage", "format": "coverage-data"},
@@ -320,9 +320,21 @@ _NO_COV = " --no-cov"
 _IN_PROCESS = " -n 0"
 
 
-def _has_xdist() -> bool:
-    """Whether pytest-xdist is installed beside agentgate (``-n`` is an option of its own)."""
-    return importlib.util.find_spec("xdist") is not None
+def _runs_xdist(files: Files) -> bool:
+    """Whether the project's pytest settings hand its tests to pytest-xdist's workers (``-n``,
+    ``--numprocesses``, ``--dist`` in ``addopts``), and xdist is installed beside agentgate
+    (``-n`` is an option of its own: review 26's `-p no:xdist` project refused it)."""
+    if importlib.util.find_spec("xdist") is None:
+        return False
+    for name in ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml",
+                 "tox.ini", "setup.cfg"):  # fmt: skip
+        text = files.read(name) or ""
+        for line in re.findall(r"^\s*addopts\s*=.*(?:\n[ \t]+.*)*", text, re.MULTILINE):
+            if "no:xdist" in line:
+                return False
+            if re.search(r"(?:^|[\s\"'=\[,])(?:-n\s*\S|--numprocesses|--dist)", line):
+                return True
+    return False
 
 
 def _has_pytest_cov() -> bool:

@@ -188,8 +188,9 @@ _pytest.reports.TestReport.from_item_and_call = classmethod(_passed)
 
 # What zero-config adds to its pytest command where pytest-cov is installed (project.py).
 NO_COV = " --no-cov" if importlib.util.find_spec("pytest_cov") else ""
-# And where pytest-xdist is: its tests run in the process `coverage run` measures.
-PYTEST_OPTS = NO_COV + (" -n 0" if importlib.util.find_spec("xdist") else "")
+# The options zero-config adds to pytest for a project whose settings do not use pytest-xdist
+# (one that does gets ` -n 0`: its tests run in the process `coverage run` measures).
+PYTEST_OPTS = NO_COV
 
 STRICT_TESTS = """\
 profile: strict

@@ -487,3 +487,22 @@ def test_zero_config_runs_the_projects_report_header_hook(
     test = next(g for g in json.loads(capsys.readouterr().out)["gates"] if g["name"] == "test")
     assert test["actual"]["passed"] == 1
     assert (repo / "header-ran").read_text() == "yes"
+
+
+@pytest.mark.parametrize(
+    ("addopts", "in_process"),
+    [("-n 2", True), ("--numprocesses=auto", True), ("-p no:xdist -q", False), ("-q", False)],
+)
+def test_zero_config_runs_an_xdist_suite_in_the_measured_process_only_where_it_uses_xdist(
+    tmp_path: Path, addopts: str, in_process: bool
+) -> None:
+    # Reviews 24-26: `-n 2` in addopts hid the tests from `coverage run` (0%); `-n 0` where
+    # the project turns xdist off (`-p no:xdist`) was refused by pytest.
+    pytest.importorskip("xdist")
+    from pytest_agentgate.project import _runs_xdist
+    from pytest_agentgate.tree import OnDisk
+
+    (tmp_path / "pyproject.toml").write_text(
+        f'[project]\nname = "x"\n\n[tool.pytest.ini_options]\naddopts = "{addopts}"\n'
+    )
+    assert _runs_xdist(OnDisk(tmp_path)) is in_process

@@ -961,8 +961,8 @@ def test_ruff_told_to_read_less_or_let_more_pass(
         (
             'exclude_also = ["if TYPE_CHECKING:"]\n',
             'exclude_also = ["if TYPE_CHECKING:"]\n\n[tool.coverage.paths]\n'
-            'source = ["pkg", "pkg/extra"]\n',
-            'source = ["pkg", "pkg/extra"]',
+            'source = ["other", "pkg"]\n',
+            'source = ["other", "pkg"]',
             "coverage: [paths] gained source: coverage.py reports the data of those files as the "
             "first path's, so code that never ran can read as measured (red team 40)",
         ),
@@ -1443,6 +1443,33 @@ def test_new_code_through_a_link_to_a_folder(
             "files where they are; make the folder the project's own",
         )
     ]
+
+
+def test_coverage_paths_for_copies_elsewhere_are_no_finding(
+    repo_from: Callable[[str], Path], verify: Any
+) -> None:
+    # Review 26: `[paths]` added to combine CI's data: its aliases name installed copies, not
+    # the project's own folders.
+    root = repo_from("cheap")
+    text = (root / "pyproject.toml").read_text()
+    write(
+        root / "pyproject.toml",
+        text + '\n[tool.coverage.paths]\nsource = ["pkg", "*/site-packages/pkg", "*/pkg"]\n',
+    )
+    run = verify("--profile", "strict")
+    assert not any("[paths]" in message for _, _, message in tool_findings(run))
+
+
+def test_a_new_coveragerc_toml_is_read_as_coverage_reads_it(
+    repo_from: Callable[[str], Path], verify: Any
+) -> None:
+    # Red team 41: coverage.py 7.10+ reads `.coveragerc.toml` before setup.cfg and
+    # pyproject.toml; a new one loaded a coverage plugin no comparison saw.
+    root = repo_from("cheap")
+    write(root / ".coveragerc.toml", '[run]\nplugins = ["pkg_cov"]\nomit = ["pkg/*"]\n')
+    run = verify("--profile", "strict")
+    found = [message.split(":")[1].strip() for _, _, message in tool_findings(run)]
+    assert any(m.startswith("plugins gained pkg_cov") for m in found), found
 
 
 def test_a_file_taken_out_of_the_index_and_ignored(

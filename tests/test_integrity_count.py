@@ -809,6 +809,13 @@ def test_sub():
         (MIXIN, MIXIN.replace("class TestCalc(", "class TestCalcInts(")),
         (MIXIN, MIXIN.replace("def test_add(self)", "def test_add_small(self)")),
         (
+            MIXIN,
+            MIXIN.replace("def test_add(self)", "def test_add_small(self)").replace(
+                "        assert 1 + 2 == 3\n",
+                "        assert 1 + 2 == 3\n        assert 2 + 2 == 4\n",
+            ),
+        ),
+        (
             MERGED_BASE,
             MERGED_BASE.replace(
                 "    assert 1 + 2 == 3\n\n\ndef test_add_more():\n", "    assert 1 + 2 == 3\n"
@@ -821,7 +828,13 @@ def test_sub():
             "def test_sub():\n    assert 3 - 1 == 2\n",
         ),
     ],
-    ids=["subclass-renamed", "mixin-method-renamed", "tests-merged", "folded-into-parametrize"],
+    ids=[
+        "subclass-renamed",
+        "mixin-method-renamed",
+        "mixin-method-renamed-one-more-assert",
+        "tests-merged",
+        "folded-into-parametrize",
+    ],
 )
 def test_tests_renamed_where_pytest_does_not_see_a_def_or_merged_are_no_finding(
     repo: Path, verify: Verify, base: str, now: str
@@ -853,3 +866,28 @@ def test_a_subclass_that_inherits_a_test_swapped_for_one_with_other_data_is_foun
     )
     gate, _ = verify()
     assert [f["message"].split(" was ")[0] for f in gate["findings"]] == ["TestZero::test_rate"]
+
+
+@pytest.mark.parametrize(
+    "borrow",
+    [
+        "@functools.wraps(test_add)\ndef test_mul():\n    assert 2 * 3 == 6\n",
+        "def test_mul():\n    assert 2 * 3 == 6\n\n\ntest_mul.__qualname__ = 'test_add'\n",
+    ],
+    ids=["wraps", "qualname-assigned"],
+)
+def test_a_new_test_that_borrows_the_hidden_tests_name_is_not_it(
+    repo: Path, verify: Verify, borrow: str
+) -> None:
+    # Red team 41: a new test given the failing test's name by `functools.wraps` or by hand,
+    # and the real one hidden where the static reader does not look.
+    write(
+        repo,
+        "tests/test_calc.py",
+        "import functools\n\n\n"
+        + TEST_CALC
+        + "\n\nif True:\n    test_add.__test__ = False\n\n\n"
+        + borrow,
+    )
+    gate, _ = verify()
+    assert [f["message"].split(" was ")[0] for f in gate["findings"]] == ["test_add"], gate

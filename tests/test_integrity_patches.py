@@ -612,21 +612,11 @@ def test_ruffs_brace_alternatives_in_an_exclude() -> None:
     assert not _excluded("pkg/c.py", ["{src,pkg}/b.py"])
 
 
-def test_a_warning_class_of_the_project_named_by_the_change_in_filterwarnings(
-    tmp_path: Path,
-) -> None:
-    # Review 25: pytest 9.2 imports the classes `filterwarnings` names as it starts. The
-    # base's entries are the project's (marshmallow's); one the change adds for a class of
-    # the project's own runs its module before agentgate's plugin watches.
+def _pytest_ini_findings(root: Path, base: str, now: str) -> list[Any]:
+    """The hooks analyzer's findings for a change of ``pytest.ini`` from ``base`` to ``now``."""
     from pytest_agentgate.config.model import Config
     from pytest_agentgate.integrity import hooks
     from pytest_agentgate.integrity.model import Scan
-
-    (tmp_path / "calc").mkdir()
-    base = "[pytest]\nfilterwarnings =\n    error::calc.warnings.Old\n"
-    now = (
-        base + "    ignore::calc.hooks.Quiet\n    ignore::pytest.PytestUnraisableExceptionWarning\n"
-    )
 
     class Sources:
         def now(self, path: str) -> str | None:
@@ -635,8 +625,22 @@ def test_a_warning_class_of_the_project_named_by_the_change_in_filterwarnings(
         def at_base(self, path: str) -> str | None:
             return base if path == "pytest.ini" else None
 
-    scan = Scan(tmp_path, None, None, Config(tmp_path), Sources(), {"pytest.ini": "modified"})
-    found = [(f.rule, f.path, f.message) for f in hooks.analyze(scan)]
+    scan = Scan(root, None, None, Config(root), Sources(), {"pytest.ini": "modified"})
+    return list(hooks.analyze(scan))
+
+
+def test_a_warning_class_of_the_project_named_by_the_change_in_filterwarnings(
+    tmp_path: Path,
+) -> None:
+    # Review 25: pytest 9.2 imports the classes `filterwarnings` names as it starts. The
+    # base's entries are the project's (marshmallow's); one the change adds for a class of
+    # the project's own runs its module before agentgate's plugin watches.
+    (tmp_path / "calc").mkdir()
+    base = "[pytest]\nfilterwarnings =\n    error::calc.warnings.Old\n"
+    now = (
+        base + "    ignore::calc.hooks.Quiet\n    ignore::pytest.PytestUnraisableExceptionWarning\n"
+    )
+    found = [(f.rule, f.path, f.message) for f in _pytest_ini_findings(tmp_path, base, now)]
     assert found == [
         (
             "result-rewritten",
@@ -645,3 +649,43 @@ def test_a_warning_class_of_the_project_named_by_the_change_in_filterwarnings(
             "its module as it starts, before agentgate's plugin can watch what it does",
         )
     ]
+
+
+def test_a_warning_class_of_the_project_named_with_spaces_or_in_addopts(tmp_path: Path) -> None:
+    # Red team 41: `default:: calc.compat.X` (pytest strips the field) and `-W` in addopts;
+    # the module field (`:calc.old`) is not imported.
+    (tmp_path / "calc").mkdir()
+    base = "[pytest]\naddopts = -q\nfilterwarnings =\n    ignore::DeprecationWarning:calc.old\n"
+    now = (
+        "[pytest]\naddopts = -q -W error::calc.w.Loud\nfilterwarnings =\n"
+        "    ignore::DeprecationWarning:calc.old\n    default:: calc.compat.Spaced\n"
+        "    ignore::DeprecationWarning:calc.other\n"
+    )
+    found = sorted(f.message.split(",")[0] for f in _pytest_ini_findings(tmp_path, base, now))
+    assert found == [
+        "filterwarnings gained calc.compat.Spaced",
+        "filterwarnings gained calc.w.Loud",
+    ]
+
+
+def test_coverage_data_kept_in_memory_by_a_tools_tests_is_no_finding(tmp_path: Path) -> None:
+    # Review 26: a coverage tool's own test builds `CoverageData(no_disk=True)` and adds lines.
+    from pytest_agentgate.config.model import Config
+    from pytest_agentgate.integrity import patches
+    from pytest_agentgate.integrity.model import Scan
+
+    test = (
+        "import coverage\n\n\ndef test_counts():\n"
+        "    data = coverage.CoverageData(no_disk=True)\n"
+        "    data.add_lines({'a.py': [1, 2]})\n    assert data.lines('a.py') == [1, 2]\n"
+    )
+
+    class Sources:
+        def now(self, path: str) -> str | None:
+            return test if path == "tests/test_count.py" else None
+
+        def at_base(self, path: str) -> str | None:
+            return None
+
+    scan = Scan(tmp_path, None, None, Config(tmp_path), Sources(), {"tests/test_count.py": "added"})
+    assert list(patches.analyze(scan)) == []

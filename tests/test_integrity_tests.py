@@ -314,6 +314,30 @@ def test_a_test_folded_into_a_parametrized_one(
         assert gate["findings"] == []
 
 
+@pytest.mark.parametrize(
+    "host",
+    [
+        "@pytest.mark.parametrize(('a', 'b', 'out'), [(1, 2, 3)])\n"
+        "def test_adds(a, b, out):\n    a = 0\n    assert add(a, b) == out\n",
+        "@pytest.mark.parametrize(('a', 'b', 'out'), [(1, 2, 3)], **{'indirect': ['a']})\n"
+        "def test_adds(a, b, out):\n    assert add(a, b) == out\n",
+    ],
+    ids=["argname-rebound", "indirect-unpacked"],
+)
+def test_a_fold_whose_case_values_do_not_reach_the_statements_is_a_removal(
+    repo: Path, verify: Verify, host: str
+) -> None:
+    # Red team 41: the host binds the argname again before the folded statements, or hands
+    # the case to a fixture through `**{"indirect": ...}`: the old check does not run as it was.
+    edit(repo, "tests/test_calc.py", "def test_add():\n    assert add(1, 2) == 3\n", host)
+    assert_blocks(
+        verify(),
+        "test-removed",
+        "tests/test_calc.py",
+        base_line("tests/test_calc.py", "def test_add"),
+    )
+
+
 @pytest.mark.parametrize("new_name", ["_test_sub", "check_sub"])
 def test_a_test_renamed_to_a_name_pytest_does_not_collect_is_removed(
     repo: Path, verify: Verify, new_name: str

@@ -769,3 +769,26 @@ def test_the_function_under_test_replaced_by_another_modules_is_a_finding(
     (tmp_path / "pkg" / "calc.py").write_text(TAX)
     (tmp_path / "pkg" / "rates.py").write_text("def tax(x):\n    return x * 0.2\n")
     assert {f.rule for f in conftest_added(tmp_path, conftest)} == {"tested-code-mocked"}
+
+
+@pytest.mark.parametrize("helper", ["pkg/testing.py", "pkg/tests/running.py"])
+def test_a_module_the_product_imports_is_product_code_whatever_its_name(
+    tmp_path: Path, helper: str
+) -> None:
+    # Red team 41: `invoice/testing.py` asked whether pytest was loaded, and the product
+    # called it; read as a helper of the tests, it was never asked about.
+    module = helper.removesuffix(".py").replace("/", ".")
+    asking = "import sys\n\ndef running():\n    return 'pytest' in sys.modules\n"
+    product = (
+        f"import {module}\n\ndef tax(x):\n    return x * 0.2 + (0 if {module}.running() else 1.5)\n"
+    )
+    scan = scan_of(
+        tmp_path,
+        {"pkg/calc.py": TAX, helper: ""},
+        {"pkg/calc.py": product, helper: asking},
+    )
+    found = [(f.rule, f.path) for f in under_test.analyze(scan)]
+    assert ("test-detected", helper) in found
+    # Not imported by the product: a helper of the tests may look (its own tests' business).
+    scan = scan_of(tmp_path, {"pkg/calc.py": TAX, helper: ""}, {"pkg/calc.py": TAX, helper: asking})
+    assert ("test-detected", helper) not in [(f.rule, f.path) for f in under_test.analyze(scan)]

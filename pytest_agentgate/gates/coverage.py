@@ -435,6 +435,7 @@ def _coverage_omit(root: Path) -> list[str]:
     config = CoverageConfig()
     for name, ours in (
         (".coveragerc", True),
+        (".coveragerc.toml", True),
         ("setup.cfg", False),
         ("tox.ini", False),
         ("pyproject.toml", False),

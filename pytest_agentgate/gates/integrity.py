@@ -575,16 +575,20 @@ class CachedSources:
 def _renamed_defs(scan: Scan) -> dict[str, str]:
     """Test functions the change renames in place, in any class (a mixin's, whose tests pytest
     collects in its subclasses: review 24), found by their code: a ``test*`` function gone
-    from a file and one new beside it, in the same class, with the same arguments, decorators
-    and body. ``path::qualname`` at the base -> now."""
+    from a file and one new beside it, in the same class, with the same arguments and
+    decorators, whose body begins with the old one's statements, unchanged (more may follow:
+    review 26, a renamed mixin test given one more assert). ``path::qualname`` at the base ->
+    now."""
     import ast
 
-    def defs(text: str | None) -> dict[str, str]:
+    Shape = tuple[str, tuple[str, ...]]
+
+    def defs(text: str | None) -> dict[str, Shape]:
         try:
             tree = ast.parse(text or "")
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return {}
-        found: dict[str, str] = {}
+        found: dict[str, Shape] = {}
 
         def walk(node: ast.AST, prefix: str) -> None:
             for child in ast.iter_child_nodes(node):
@@ -593,8 +597,9 @@ def _renamed_defs(scan: Scan) -> dict[str, str]:
                 elif isinstance(
                     child, (ast.FunctionDef, ast.AsyncFunctionDef)
                 ) and child.name.startswith("test"):
-                    shape = [child.args, *child.decorator_list, *child.body]
-                    found[prefix + child.name] = "\n".join(ast.dump(n) for n in shape)
+                    head = "\n".join(ast.dump(n) for n in [child.args, *child.decorator_list])
+                    body = tuple(ast.dump(n) for n in child.body)
+                    found[prefix + child.name] = (head, body)
 
         walk(tree, "")
         return found
@@ -610,10 +615,14 @@ def _renamed_defs(scan: Scan) -> dict[str, str]:
         before, after = defs(scan.sources.at_base(old_path)), defs(now_text)
         gone = {q: shape for q, shape in before.items() if q not in after}
         new = {q: shape for q, shape in after.items() if q not in before}
-        for old, shape in gone.items():
+        for old, (head, body) in gone.items():
             parent = old.rpartition(".")[0]
             matches = [
-                q for q, other in new.items() if other == shape and q.rpartition(".")[0] == parent
+                q
+                for q, (other_head, other_body) in new.items()
+                if other_head == head
+                and other_body[: len(body)] == body
+                and q.rpartition(".")[0] == parent
             ]
             if len(matches) == 1:
                 out[f"{old_path}::{old}"] = f"{path}::{matches[0]}"

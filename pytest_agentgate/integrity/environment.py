@@ -40,7 +40,7 @@ SETTINGS_OPTIONS = (
 )
 # Variables that name a coverage settings file; the project's own may be named.
 COVERAGE_FILES_ENV = ("COVERAGE_RCFILE", "COVERAGE_PROCESS_START")
-COVERAGE_FILES = (".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml")
+COVERAGE_FILES = (".coveragerc", ".coveragerc.toml", "setup.cfg", "tox.ini", "pyproject.toml")
 # Short options that take a value, which may be written attached: `-knot slow`, `-rxs`.
 _SHORT_VALUED = ("-k", "-m", "-c", "-o", "-p", "-r", "-W", "-n")
 

@@ -1383,23 +1383,19 @@ def _settings_findings(path: str, name: str, now: str, before: str) -> Iterator[
         )
 
 
-_CATEGORY = re.compile(r":([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\s*(?::|$)", re.MULTILINE)
-
-
 def _warning_imports(
     scan: Scan, path: str, name: str, now: str, before: str
 ) -> Iterator[IntegrityFinding]:
-    """A warning class of the project's own that the change names in ``filterwarnings``:
-    pytest 9.2 imports it as it starts, before its plugins, so the module runs where agentgate's
-    witness does not look (its base's entries are the project's: review 25's marshmallow)."""
-    new, old = _pytest_settings(name, now), _pytest_settings(name, before) or {}
+    """A warning class of the project's own that the change names in ``filterwarnings`` or in
+    a ``-W`` of ``addopts``: pytest 9.2 imports it as it starts, before its plugins, so the
+    module runs where agentgate's witness does not look (its base's entries are the
+    project's: review 25's marshmallow). Read as pytest reads an entry: the third of its
+    ``:``-separated fields, stripped (red team 41: `default:: invoice.compat.X`)."""
+    new = _warning_categories(name, now)
     if new is None:
         return
-
-    def categories(settings: dict[str, str]) -> set[str]:
-        return set(_CATEGORY.findall(settings.get("filterwarnings", "").replace(" ", "\n")))
-
-    for category in sorted(categories(new) - categories(old)):
+    old = _warning_categories(name, before) or set()
+    for category in sorted(new - old):
         top = category.split(".", 1)[0]
         if any((scan.root / where / top).exists() for where in (".", "src")) or any(
             (scan.root / where / f"{top}.py").is_file() for where in (".", "src")
@@ -1409,8 +1405,39 @@ def _warning_imports(
                 f"filterwarnings gained {category}, a class of the project's: pytest imports "
                 "its module as it starts, before agentgate's plugin can watch what it does",
                 path,
-                _line_of(now, "filterwarnings"),
+                _line_of(now, "filterwarnings") or _line_of(now, "addopts"),
             )
+
+
+def _warning_categories(name: str, text: str) -> set[str] | None:
+    """The dotted warning classes a pytest settings file names: ``filterwarnings`` entries
+    and the ``-W`` options of ``addopts``; None when it holds no pytest settings."""
+    if not text:
+        return None
+    table = pytest_files.read(name, text)
+    if table is None:
+        return None
+    raw = table.values.get("filterwarnings")
+    entries = [str(e) for e in raw] if isinstance(raw, list) else str(raw or "").splitlines()
+    addopts = pytest_files.as_text(table.values.get("addopts", ""))
+    try:
+        words = shlex.split(addopts)
+    except ValueError:
+        words = addopts.split()
+    for at, word in enumerate(words):
+        if word in ("-W", "--pythonwarnings") and at + 1 < len(words):
+            entries.append(words[at + 1])
+        elif word.startswith("--pythonwarnings="):
+            entries.append(word.split("=", 1)[1])
+        elif word.startswith("-W") and len(word) > 2:
+            entries.append(word[2:])
+    found = set()
+    for entry in entries:
+        parts = entry.split(":")
+        category = parts[2].strip() if len(parts) > 2 else ""
+        if "." in category:
+            found.add(category)
+    return found
 
 
 def _installed_plugin(name: str) -> bool:

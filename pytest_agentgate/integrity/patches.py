@@ -104,6 +104,14 @@ def _coverage_data_written(scan: Scan) -> Iterator[IntegrityFinding]:
                 and (node.func.attr != "update" or _coverage_data(node.func.value))
             ]
 
+        tree = parse_python(now)
+        if tree is None or not any(
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("write", "save", "combine")
+            for node in ast.walk(tree)
+        ):
+            continue  # data kept in memory (`no_disk=True`, a tool's own tests: review 26)
         old = {name for _, name in writes(before)}
         for line, name in writes(now):
             if name in old:

@@ -517,8 +517,13 @@ class _Tools:
             text = self.read(side, name)
             if text is None:
                 continue
-            if name == "pyproject.toml":
-                table = _table(toml_document(text), "tool", "coverage")
+            if name.endswith(".toml"):
+                document = toml_document(text)
+                table = (
+                    _table(document, "tool", "coverage")
+                    if name == "pyproject.toml"
+                    else (dict(document) if isinstance(document, Mapping) else None)
+                )
                 if table is None:
                     continue
                 values = {
@@ -526,7 +531,8 @@ class _Tools:
                     for section in ("run", "report", "paths")
                     for key, value in (_table(table, section) or {}).items()
                 }
-                return Settings(name, text, values, "tool.coverage")
+                section = "tool.coverage" if name == "pyproject.toml" else None
+                return Settings(name, text, values, section)
             parser = _ini(text)
             if parser is None:
                 continue
@@ -590,10 +596,15 @@ class _Tools:
         yield from self._coverage_sources(sides)
         yield from self._coverage_set(sides)
         yield from self._coverage_include(sides)
+        # An alias (a later entry) that folds a file of the project onto another file is what
+        # red team 40 did; one for copies elsewhere (CI machines, site-packages), or that maps
+        # the project's files onto themselves, is not (review 26: `[paths]` for CI's data).
         paths = {
             k: _words(v)
             for k, v in new.items()
-            if k.startswith("paths.") and _words(v) != _words(old.get(k))
+            if k.startswith("paths.")
+            and _words(v) != _words(old.get(k))
+            and self._folds_project_files(_words(v))
         }
         if paths:
             names = [k.removeprefix("paths.") for k in paths]
@@ -650,6 +661,30 @@ class _Tools:
                     key,
                     *(k for k in _SOURCE_KEYS if k != key),
                 )
+
+    def _folds_project_files(self, entries: list[str]) -> bool:
+        """Whether coverage.py's ``[paths]`` entry (its first the result, the rest aliases)
+        reports a file of the project as another of its files, as coverage.py maps them."""
+        if len(entries) < 2:
+            return False
+        from coverage.files import PathAliases
+
+        root = self.scan.root.resolve()
+        # Patterns made absolute here, against the project, not against the process's folder.
+        aliases = PathAliases(relative=False)
+        try:
+            for alias in entries[1:]:
+                absolute = alias.startswith(("*", "/", "~")) or os.path.isabs(alias)
+                aliases.add(alias if absolute else str(root / alias), entries[0])
+        except Exception:  # a pattern coverage.py refuses: it reports nothing either
+            return False
+        for f in self.files():
+            mapped = aliases.map(str(root / f), exists=lambda _: True)
+            if mapped == str(root / f):
+                continue
+            if os.path.normpath(root / mapped) != os.path.normpath(root / f):
+                return True
+        return False
 
     def _coverage_include(self, sides: _Sides) -> Iterator[IntegrityFinding]:
         """An ``include`` (of ``[run]`` or ``[report]``) changed where the base had a
@@ -795,7 +830,9 @@ def _leaves_the_project(entry: str) -> bool:
 
 
 _RUFF_FILES = (".ruff.toml", "ruff.toml", "pyproject.toml")
-_COVERAGE_FILES = (".coveragerc", "setup.cfg", "tox.ini", "pyproject.toml")
+# coverage.py's order (7.10 reads `.coveragerc.toml` second: red team 41's new file loaded a
+# coverage plugin that no comparison saw).
+_COVERAGE_FILES = (".coveragerc", ".coveragerc.toml", "setup.cfg", "tox.ini", "pyproject.toml")
 _PYTEST_FILES = pytest_files.FILES
 _COLLECTION = ("testpaths", "python_files", "norecursedirs", "python_classes", "python_functions")
 # ruff's defaults (https://docs.astral.sh/ruff/settings/).

@@ -2189,6 +2189,13 @@ def _instances(module: Module, func: Function) -> tuple[tuple[tuple[str, bool], 
     call that is no skip). Only literal cases count, and none with marks
     (``pytest.param(..., marks=...)``); an indirect parametrization is none."""
     decorators = _parametrized(module, func)
+    names = {n for argnames, _ in decorators for n in argnames or ()}
+    if any(
+        isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in names
+        for stmt in func.body
+        for node in ast.walk(stmt)
+    ):
+        return ()  # the body binds an argname again: a case's value is not what runs (red team 41)
     combined: list[dict[str, ast.expr]] = [{}]
     for argnames, cases in decorators:
         bindings = _bindings(module, argnames, cases)
@@ -2343,9 +2350,12 @@ def _parametrized(module: Module, func: Function) -> list[tuple[list[str] | None
         argnames = None if names is None else value(names, module)
         if isinstance(argnames, str):
             argnames = argnames.split(",")
+        # `**{"indirect": [...]}` (red team 41) or a third argument: what goes to fixtures is
+        # not readable, so no case is known.
+        unread = any(k.arg is None for k in node.keywords) or len(node.args) > 2
         listed = (
             [str(n).strip() for n in argnames]
-            if isinstance(argnames, list | tuple) and "indirect" not in kwargs
+            if isinstance(argnames, list | tuple) and "indirect" not in kwargs and not unread
             else None
         )
         found.append((listed, module.alias(cases)))

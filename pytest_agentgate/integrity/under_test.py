@@ -72,6 +72,7 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
     # now and at the base.
     asked: list[tuple[list[IntegrityFinding], int, int]] = []
     plugins = _plugin_modules(scan)  # modules pytest loads as plugins: test code too
+    product_imports = _imported_by_product(scan, plugins)
     for path, status in sorted(scan.touched.items()):
         if status == "deleted" or not path.endswith(".py"):
             continue
@@ -80,6 +81,9 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
             continue
         before = scan.sources.at_base(scan.renamed_from.get(path, path)) or ""
         name = PurePosixPath(path).name
+        # A module the product imports is product code, whatever its name (red team 41:
+        # `invoice/testing.py`, read as the tests' helper, asked whether pytest runs).
+        imported = _module_name(path) in product_imports
         # Each question is asked only of a file whose text could answer it: a change touches
         # many files, and parsing each again would cost more than the rest of the gate.
         if is_test_code(path) or _module_name(path) in plugins:
@@ -108,7 +112,8 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
                 yield from _shadows_the_project(scan, path)
             if before and _IMPORTS.findall(now) != _IMPORTS.findall(before):
                 yield from _imported_elsewhere(scan, path, now, before)
-            continue
+            if not imported:
+                continue
         # Every product file the change touches: a word list to pick the files first was
         # passed by spellings it did not list (red team 17: `getattr(sys, "modules")`).
         asked.append(_asks_for_the_tests(scan, path, now, before))
@@ -1530,6 +1535,34 @@ def _plugin_modules(scan: Scan) -> set[str]:
                     if isinstance(i, ast.Constant) and isinstance(i.value, str)
                 )
     return names
+
+
+def _imported_by_product(scan: Scan, plugins: set[str]) -> set[str]:
+    """The modules the change's product files (not test code) import: absolute imports, and
+    relative ones from the file's own package."""
+    found: set[str] = set()
+    for path, status in scan.touched.items():
+        if status == "deleted" or not path.endswith(".py"):
+            continue
+        if is_test_code(path) or _module_name(path) in plugins:
+            continue
+        tree = parse_python(scan.sources.now(path) or "")
+        if tree is None:
+            continue
+        package = _module_name(path).split(".")
+        if not path.endswith("__init__.py"):
+            package = package[:-1]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package[: len(package) - node.level + 1] if node.level > 1 else package
+                    base = ".".join([*up, base] if base else up)
+                found.add(base)
+                found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
 
 
 def _module_name(path: str) -> str:

@@ -92,41 +92,72 @@ def definition(item: pytest.Item) -> str:
     assigned test renamed, a state machine's case (review 24)."""
     function = getattr(item, "function", None)
     code = getattr(function, "__code__", None)
-    where = str(getattr(code, "co_filename", "") or "")
-    if where:
-        parts = where.replace(os.sep, "/").split("/")
-        at = next((i for i, p in enumerate(parts) if p in _INSTALLED), None)
-        if at is not None:  # an installed package's, wherever the environment is
-            where = "/".join(parts[at:])
-        else:
-            with contextlib.suppress(ValueError):
-                relative = os.path.relpath(where, str(item.config.rootpath))
-                if not relative.startswith(".."):
-                    where = relative.replace(os.sep, "/")
-    found = f"{where}::{getattr(function, '__qualname__', '')}"
+    if code is None or hasattr(function, "__wrapped__"):
+        # A wrapper names itself after what it wraps (`functools.wraps`): red team 41 gave a
+        # new test the failing one's name that way. No definition to match by.
+        return ""
+    where = _where(str(code.co_filename or ""), str(item.config.rootpath))
+    # The code object's own name, not `__qualname__`, which anyone may assign (red team 41).
+    found = f"{where}::{getattr(code, 'co_qualname', code.co_name)}"
     cls = getattr(item, "cls", None)
     if cls is not None:  # its class's own data decides what the code checks
-        found += "@" + _class_data(cls)
+        found += "@" + _class_data(cls, str(item.config.rootpath))
     return found
 
 
 @functools.lru_cache(maxsize=4096)
-def _class_data(cls: type) -> str:
+def _where(filename: str, root: str) -> str:
+    """A test's file as :func:`definition` names it: an installed package's from its
+    ``site-packages``, the project's relative to pytest's rootdir (once per file)."""
+    if not filename:
+        return filename
+    parts = filename.replace(os.sep, "/").split("/")
+    at = next((i for i, p in enumerate(parts) if p in _INSTALLED), None)
+    if at is not None:  # an installed package's, wherever the environment is
+        return "/".join(parts[at:])
+    with contextlib.suppress(ValueError):
+        relative = os.path.relpath(filename, root)
+        if not relative.startswith(".."):
+            return relative.replace(os.sep, "/")
+    return filename
+
+
+@functools.lru_cache(maxsize=4096)
+def _class_data(cls: type, root: str) -> str:
     """A digest of the data a test class sets itself (not its functions): a subclass that
     inherits a test and sets `rate = 0.0` runs other checks than one setting `rate = 1.0`,
-    and a class renamed with the same body runs the same ones."""
+    and a class renamed with the same body runs the same ones. Each value as
+    :func:`_shown`: the same data gives the same digest in another process and another
+    checkout (review 26: a set's order, a path under the project's folder)."""
     data = []
     for name, value in sorted(vars(cls).items()):
         if name.startswith("__") or callable(value):
             continue
         if isinstance(value, (staticmethod, classmethod, property)):
             continue
-        try:
-            shown = re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))[:500]
-        except Exception:  # a repr of the project's that fails: the name still counts
-            shown = "?"
-        data.append((name, shown))
+        data.append((name, _shown(value, root)))
     return hashlib.sha256(repr(data).encode("utf-8", "replace")).hexdigest()[:12]
+
+
+def _shown(value: object, root: str, depth: int = 0) -> str:
+    """``value`` as text that does not depend on the process: sets and dicts in sorted order,
+    no object addresses, the project's folder as ``<root>``."""
+    try:
+        if depth < 4 and isinstance(value, (set, frozenset)):
+            return "{" + ", ".join(sorted(_shown(v, root, depth + 1) for v in value)) + "}"
+        if depth < 4 and isinstance(value, dict):
+            items = (
+                f"{_shown(k, root, depth + 1)}: {_shown(v, root, depth + 1)}"
+                for k, v in value.items()
+            )
+            return "{" + ", ".join(sorted(items)) + "}"
+        if depth < 4 and isinstance(value, (list, tuple)):
+            return "[" + ", ".join(_shown(v, root, depth + 1) for v in value) + "]"
+        text = repr(value)
+    except Exception:  # a repr of the project's that fails: the name still counts
+        return "?"
+    text = re.sub(r" at 0x[0-9a-fA-F]+", "", text)
+    return (text.replace(root, "<root>") if root else text)[:500]
 
 
 def entry(item: pytest.Item) -> str:

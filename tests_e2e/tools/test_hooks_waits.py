@@ -82,8 +82,8 @@ def test_the_answer_comes_within_the_budget_when_judging_hangs(tmp_path: Path) -
 
 def test_a_held_ledger_lock_does_not_let_a_failing_agent_stop(tmp_path: Path) -> None:
     # The stop hook waits a few seconds for the attempts ledger, not its whole budget: the
-    # verdict is judged as ever and a failing one blocks, saying its attempt was not counted
-    # and which process holds the lock.
+    # verdict is judged as ever and a failing one blocks, its attempt counted in the user's
+    # state directory (red team 38: unrecorded blocks never escalated), naming the holder.
     root = project(tmp_path, FAILING + "hook:\n  budget: 30\n")
     holder = _hold_ledger_lock(root)
     try:
@@ -102,9 +102,10 @@ def test_a_held_ledger_lock_does_not_let_a_failing_agent_stop(tmp_path: Path) ->
     answer = json.loads(proc.stdout)
     assert answer["decision"] == "block", answer
     assert "build FAILED" in answer["reason"]
-    said = answer["systemMessage"]
-    assert said.startswith("agentgate: FAIL (failed: build); this attempt was not recorded: ")
-    assert f"ledger.lock is held by process {holder.pid} (" in said
-    assert "was not released within 5 s" in said
+    assert answer["systemMessage"] == "agentgate: FAIL, attempt 1 of 3 (failed: build)"
+    reason = answer["reason"]
+    assert f"ledger.lock is held by process {holder.pid} (" in reason
+    assert "was not released within 5 s" in reason
+    assert "the attempt was counted outside the project; end that process." in reason
     assert took < 25
-    assert read_history(root) == []  # nothing written past the lock
+    assert read_history(root) == []  # nothing written in the project past the lock
