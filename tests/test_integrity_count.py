@@ -891,3 +891,18 @@ def test_a_new_test_that_borrows_the_hidden_tests_name_is_not_it(
     )
     gate, _ = verify()
     assert [f["message"].split(" was ")[0] for f in gate["findings"]] == ["test_add"], gate
+
+
+def test_a_tests_code_run_under_other_globals_is_not_that_test(repo: Path, verify: Verify) -> None:
+    # Red team 42: the failing test's code object given other globals as a new test, and the
+    # original hidden: the same code name, another check.
+    write(
+        repo,
+        "tests/test_calc.py",
+        TEST_CALC
+        + "\n\ntest_add_other = type(test_add)(test_add.__code__, dict(globals()),"
+        + " 'test_add_other')"
+        + "\n\n\nif True:\n    test_add.__test__ = False\n",
+    )
+    gate, _ = verify()
+    assert [f["message"].split(" was ")[0] for f in gate["findings"]] == ["test_add"], gate

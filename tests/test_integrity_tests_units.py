@@ -1847,3 +1847,31 @@ def test_a_python_file_in_a_specs_folder_is_a_test_by_its_name_only() -> None:
     assert not is_test_file("invoice/specs/bands.py")
     assert is_test_file("specs/test_bands.py") and is_test_file("tests/helpers.py")
     assert is_test_file("src/specs/bands.js") and is_test_file("testing/util.py")
+
+
+@pytest.mark.parametrize(
+    ("source", "cases"),
+    [
+        ("@pytest.mark.parametrize('out', [3])\ndef test_adds(out):\n    assert 1 + 2 == out\n", 1),
+        # Red team 42: `usefixtures` lets pytest take an argname the function does not: its
+        # body reads the module's name, not the case.
+        (
+            "out = 4\n\n@pytest.mark.usefixtures('out')\n@pytest.mark.parametrize('out', [3])\n"
+            "def test_adds():\n    assert 1 + 2 == out\n",
+            0,
+        ),
+        # Red team 41: the body binds the argname again before the check.
+        (
+            "@pytest.mark.parametrize('out', [3])\ndef test_adds(out):\n    out = 4\n"
+            "    assert out\n",
+            0,
+        ),
+    ],
+    ids=["taken", "not-taken", "rebound"],
+)
+def test_the_cases_a_parametrized_test_runs_are_read_only_where_they_reach_it(
+    source: str, cases: int
+) -> None:
+    module = Module("t.py", ast.parse("import pytest\n\n" + source), Settings())
+    func = next(n for n in module.tree.body if isinstance(n, ast.FunctionDef))
+    assert len(tests_python._instances(module, func)) == cases

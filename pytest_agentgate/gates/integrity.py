@@ -497,11 +497,12 @@ def _definition_key(where: str, renamed: Mapping[str, str]) -> str:
     change's renames; empty when not known."""
     path, _, qualname = where.partition("::")
     qualname, at, data = qualname.partition("@")
+    qualname, hashed, bound = qualname.partition("#")  # count.definition's parts
     if not path or not qualname or qualname.rsplit(".", 1)[-1].startswith("<"):
         return ""  # a lambda: every one in a file has the same name
     key = _test_key("", f"{path}::{qualname}")
     key = next((b for a, b in renamed.items() if _same_test(a, key)), key)
-    return f"{key}{at}{data}"
+    return f"{key}{hashed}{bound}{at}{data}"
 
 
 def _name_key(test: str) -> str:

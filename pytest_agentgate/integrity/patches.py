@@ -105,12 +105,7 @@ def _coverage_data_written(scan: Scan) -> Iterator[IntegrityFinding]:
             ]
 
         tree = parse_python(now)
-        if tree is None or not any(
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in ("write", "save", "combine")
-            for node in ast.walk(tree)
-        ):
+        if tree is None or _in_memory_only(tree):
             continue  # data kept in memory (`no_disk=True`, a tool's own tests: review 26)
         old = {name for _, name in writes(before)}
         for line, name in writes(now):
@@ -124,6 +119,27 @@ def _coverage_data_written(scan: Scan) -> Iterator[IntegrityFinding]:
                 line,
             )
             break
+
+
+def _in_memory_only(tree: ast.Module) -> bool:
+    """Whether every ``CoverageData`` the file makes is ``no_disk=True`` and it reaches no
+    measuring coverage's data (``get_data``): what it adds is never on a disk. A data file
+    named (SQLite writes at each ``add_lines``) is not."""
+    made = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (ast.unparse(node.func).rsplit(".", 1)[-1] == "CoverageData")
+    ]
+    if not made or "get_data" in ast.unparse(tree):
+        return False
+    return all(
+        any(
+            k.arg == "no_disk" and isinstance(k.value, ast.Constant) and k.value.value is True
+            for k in call.keywords
+        )
+        for call in made
+    )
 
 
 def _coverage_data(node: ast.expr) -> bool:

@@ -2338,6 +2338,8 @@ def _parametrized(module: Module, func: Function) -> list[tuple[list[str] | None
     argnames are None when they are not a literal (or the parametrization is indirect: the
     values go to fixtures)."""
     found: list[tuple[list[str] | None, ast.expr]] = []
+    arguments = func.args
+    taken = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
     for decorator in func.decorator_list:
         node = module.alias(decorator)
         if not isinstance(node, ast.Call) or module.dotted(node.func) != "pytest.mark.parametrize":
@@ -2358,6 +2360,8 @@ def _parametrized(module: Module, func: Function) -> list[tuple[list[str] | None
             if isinstance(argnames, list | tuple) and "indirect" not in kwargs and not unread
             else None
         )
+        if listed is not None and set(listed) - taken:
+            listed = None  # an argname the function does not take reads the module's name
         found.append((listed, module.alias(cases)))
     return found
 

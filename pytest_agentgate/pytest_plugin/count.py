@@ -96,9 +96,17 @@ def definition(item: pytest.Item) -> str:
         # A wrapper names itself after what it wraps (`functools.wraps`): red team 41 gave a
         # new test the failing one's name that way. No definition to match by.
         return ""
+    module = sys.modules.get(str(getattr(function, "__module__", "")))
+    if getattr(function, "__globals__", None) is not getattr(module, "__dict__", None):
+        # The code run with other globals (red team 42: `type(f)(f.__code__, {...})` with
+        # another `ZERO`): not the test it was copied from.
+        return ""
     where = _where(str(code.co_filename or ""), str(item.config.rootpath))
     # The code object's own name, not `__qualname__`, which anyone may assign (red team 41).
     found = f"{where}::{getattr(code, 'co_qualname', code.co_name)}"
+    bound = _bound_values(function, str(item.config.rootpath))
+    if bound:  # what a factory gave the code: its defaults and closure
+        found += "#" + bound
     cls = getattr(item, "cls", None)
     if cls is not None:  # its class's own data decides what the code checks
         found += "@" + _class_data(cls, str(item.config.rootpath))
@@ -137,6 +145,24 @@ def _class_data(cls: type, root: str) -> str:
             continue
         data.append((name, _shown(value, root)))
     return hashlib.sha256(repr(data).encode("utf-8", "replace")).hexdigest()[:12]
+
+
+def _bound_values(function: Any, root: str) -> str:
+    """A digest of the values a function's code runs with besides its module's globals: its
+    defaults and its closure's cells (empty when it has none)."""
+    values: list[str] = []
+    for default in getattr(function, "__defaults__", None) or ():
+        values.append(_shown(default, root))
+    for name, default in sorted((getattr(function, "__kwdefaults__", None) or {}).items()):
+        values.append(f"{name}={_shown(default, root)}")
+    for cell in getattr(function, "__closure__", None) or ():
+        try:
+            values.append(_shown(cell.cell_contents, root))
+        except ValueError:  # an empty cell
+            values.append("<empty>")
+    if not values:
+        return ""
+    return hashlib.sha256(repr(values).encode("utf-8", "replace")).hexdigest()[:12]
 
 
 def _shown(value: object, root: str, depth: int = 0) -> str:
