@@ -391,7 +391,6 @@ def _deselected_by_the_change(
     at_base = {_name_key(name) for name in _defined(count.base.tests)}
     deselected_at_base = {_name_key(name) for name in count.base.deselected}
     renamed_from = {_test_key("", b): _test_key("", a) for a, b in evidence.renamed_tests.items()}
-    named = [(f.path or "", f.message) for f in evidence.findings if f.rule in EXPLAINS_FEWER]
     out = []
     for test in count.deselected_now:
         key = _name_key(test)
@@ -402,10 +401,7 @@ def _deselected_by_the_change(
         if origin is None or origin in deselected_at_base:
             continue  # new, or the base left it out too
         path, _, qualname = test.partition("::")
-        function = qualname.rsplit("::", 1)[-1]
-        if any(
-            _same_path(p, path) and re.search(rf"\b{re.escape(function)}\b", m) for p, m in named
-        ):
+        if _named_by_a_finding(evidence, path, qualname.rsplit("::", 1)[-1]):
             continue
         out.append(
             IntegrityFinding(
@@ -418,6 +414,17 @@ def _deselected_by_the_change(
             )
         )
     return out
+
+
+def _named_by_a_finding(evidence: IntegrityEvidence, path: str, function: str) -> bool:
+    """Whether a finding that names tests the change takes out (``EXPLAINS_FEWER``) names
+    ``function`` of ``path`` already: it is reported once."""
+    return any(
+        f.rule in EXPLAINS_FEWER
+        and _same_path(f.path or "", path)
+        and re.search(rf"\b{re.escape(function)}\b", f.message) is not None
+        for f in evidence.findings
+    )
 
 
 def _defined(entries: Iterable[str]) -> dict[str, str]:
@@ -457,7 +464,6 @@ def _no_longer_collected(evidence: IntegrityEvidence, count: SuiteCount) -> list
     renamed = {_test_key("", a): _test_key("", b) for a, b in evidence.renamed_tests.items()}
     uses_now = Counter(_definition_key(where, renamed) for where in now.values())
     uses_base = Counter(_definition_key(where, renamed) for where in base.values())
-    named = [(f.path or "", f.message) for f in evidence.findings if f.rule in EXPLAINS_FEWER]
     out = []
     for test, where in sorted(base.items()):
         path, _, qualname = test.partition("::")
@@ -471,9 +477,7 @@ def _no_longer_collected(evidence: IntegrityEvidence, count: SuiteCount) -> list
         defined = _definition_key(where, renamed)
         if defined and uses_now[defined] >= uses_base[defined]:
             continue  # the same code runs as often, under another name
-        if any(
-            _same_path(p, path) and re.search(rf"\b{re.escape(parts[-1])}\b", m) for p, m in named
-        ):
+        if _named_by_a_finding(evidence, path, parts[-1]):
             continue
         if target is None and any(_same_path(p, path) for p in evidence.deleted):
             continue  # the file is gone: the findings on its tests say so

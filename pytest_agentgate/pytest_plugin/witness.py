@@ -16,9 +16,10 @@ records, as the report's ``agentgate_*`` properties:
   parameters (JSON; null past ``commands.MAX_RUN_LISTED_TESTS``): the integrity gate asks whether
   the base's collection deselected them too, so a mark put on a test of the base by any
   spelling (a helper decorator, ``getattr(pytest.mark, name)``) is seen by its effect;
-  ``agentgate_collected_tests``: the test functions collected (node ids without parameters,
-  JSON; null past the same bound): a test of the base no longer collected (``__test__ =
-  False`` set by a helper, a ``@property`` on it) is seen, whatever new test keeps the count;
+  ``agentgate_collected_tests``: the test functions collected, each as its node id without
+  parameters, a tab, and where its code is defined (``count.entry``; JSON, null past the same
+  bound): a test of the base no longer collected (``__test__ = False`` set by a helper, a
+  ``@property`` on it) is seen, whatever new test keeps the count;
   ``agentgate_collect_errors``: the collectors that failed (a test file that does not import);
   ``agentgate_duplicates``: the items selected under a node id another selected item has
   (pytest-checkdocs' `project` item, once per packaging file): pytest runs each, a JUnit
