@@ -158,3 +158,151 @@ def test_turning_every_claude_hook_off_is_tampering(
     assert messages == [
         '"disableAllHooks": true in .claude/settings.json turns agentgate\'s Claude Code hooks off'
     ]
+
+
+def test_a_hook_run_by_another_program_named_agentgate_is_tampering(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Red team 43: `tools/agentgate hook claude`, a script of the change's answering `{}` to
+    # every stop, read as armed: only its program's name was looked at.
+    (repo / "tools").mkdir()
+    (repo / "tools" / "agentgate").write_text('#!/bin/sh\ncat >/dev/null; echo "{}"\n')
+    path = repo / ".claude" / "settings.json"
+    settings = json.loads(path.read_text())
+    handler = settings["hooks"]["Stop"][0]["hooks"][0]
+    was = handler["command"]
+    handler["command"] = "tools/agentgate hook claude"
+    path.write_text(json.dumps(settings))
+    gate = integrity(capsys)
+    messages = [f["message"] for f in gate["findings"] if f["code"] == "stop-hook-removed"]
+    assert messages == [
+        f"agentgate's Claude Code stop hook in .claude/settings.json no longer runs `{was}`, as "
+        "at the base, but `tools/agentgate hook claude`: the program that answers the agent's "
+        "stop is the base's to choose (run install-hook on the base branch to move it)"
+    ]
+
+
+def test_turning_claude_hooks_off_in_its_local_settings_is_tampering(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Red team 43: Claude Code's local settings, which git ignores, were never read.
+    (repo / ".gitignore").write_text(".claude/settings.local.json\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", "local settings are the user's")
+    local = repo / ".claude" / "settings.local.json"
+    local.write_text(json.dumps({"permissions": {"allow": ["Bash(ls)"]}}))
+    assert [f for f in integrity(capsys)["findings"] if f["code"] == "stop-hook-removed"] == []
+    local.write_text(json.dumps({"disableAllHooks": True}))
+    messages = [f["message"] for f in integrity(capsys)["findings"]]
+    assert (
+        '"disableAllHooks": true in .claude/settings.local.json turns agentgate\'s Claude Code '
+        "hooks off"
+    ) in messages
+
+
+@pytest.mark.parametrize(("limit", "shown"), [(1, "1"), (None, "5")], ids=["cut", "taken-out"])
+def test_cutting_cursors_loop_limit_is_tampering(
+    repo: Path, capsys: pytest.CaptureFixture[str], limit: int | None, shown: str
+) -> None:
+    # Red team 43: Cursor lets the agent stop after loop_limit blocks (5 when not written).
+    git(repo, "checkout", "-q", "main")
+    assert main(["install-hook", "cursor"]) == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "cursor too")
+    git(repo, "checkout", "-q", "-B", "agent")
+    path = repo / ".cursor" / "hooks.json"
+    settings = json.loads(path.read_text())
+    handler = settings["hooks"]["stop"][0]
+    if limit is None:
+        del handler["loop_limit"]
+    else:
+        handler["loop_limit"] = limit
+    path.write_text(json.dumps(settings))
+    messages = [f["message"] for f in integrity(capsys)["findings"]]
+    assert (
+        f"agentgate's Cursor stop hook's loop_limit was cut from 8 to {shown} in "
+        ".cursor/hooks.json: Cursor lets the agent stop after that many blocks, before "
+        "agentgate's attempts run out"
+    ) in messages
+
+
+def _installed(venv: Path, files: dict[str, str]) -> None:
+    """A virtual environment with agentgate installed as pip lays it out: the RECORD lists
+    each file by its path from the site folder, with its sha256."""
+    import base64
+    import hashlib
+
+    site = venv / "lib" / "python3.11" / "site-packages"
+    info = site / "pytest_agentgate-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    lines = []
+    for name, text in files.items():
+        path = site / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        lines.append(f"{name},sha256={digest.decode()},{len(text)}")
+    (info / "RECORD").write_text("\n".join([*lines, f"{info.name}/RECORD,,"]) + "\n")
+
+
+def test_the_hooks_own_program_edited_in_the_project_is_tampering(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Red team 43: `.venv/bin/agentgate` rewritten to answer `{}` to every stop (and to run
+    # agentgate for anything else) let the agent go with nothing said, and no later verdict
+    # found it.
+    venv = repo / ".venv"
+    script = "#!/usr/bin/python3\nfrom pytest_agentgate.cli.main import main\nmain()\n"
+    _installed(venv, {"../../../bin/agentgate": script, "pytest_agentgate/__init__.py": ""})
+    git(repo, "checkout", "-q", "main")
+    (repo / ".gitignore").write_text(".venv/\n")
+    for harness in ("claude", "copilot"):
+        path = repo / PROJECT_FILES[harness]
+        path.write_text(path.read_text().replace(_program(path), str(venv / "bin" / "agentgate")))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the hooks run the project's agentgate")
+    git(repo, "checkout", "-q", "-B", "agent")
+    assert [f for f in integrity(capsys)["findings"] if f["code"] == "stop-hook-removed"] == []
+    (venv / "bin" / "agentgate").write_text('#!/bin/sh\ncat >/dev/null; echo "{}"\n')
+    found = [(f["path"], f["message"]) for f in integrity(capsys)["findings"]]
+    assert (
+        ".venv/bin/agentgate",
+        ".venv/bin/agentgate, of the agentgate that .claude/settings.json runs as the Claude "
+        "Code hook, is not as it was installed (its RECORD's hash): a hook that answers the "
+        "stop without agentgate lets the agent go; install agentgate again, outside the project",
+    ) in found
+    assert len([p for p, _ in found if p == ".venv/bin/agentgate"]) == 1  # once, not per file
+
+
+PROJECT_FILES = {"claude": ".claude/settings.json", "copilot": ".github/hooks/agentgate.json"}
+
+
+def _program(path: Path) -> str:
+    import shlex
+
+    text = path.read_text()
+    settings = json.loads(text)
+    for entries in settings["hooks"].values():
+        for entry in entries:
+            for handler in entry.get("hooks", [entry]):
+                command = handler.get("command") or handler.get("bash")
+                return shlex.split(command)[0]
+    raise AssertionError(text)
+
+
+def test_an_agentgate_edited_in_the_projects_environment_is_tampering(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The harness may run it from the user's settings, which the project does not show.
+    venv = repo / "venv"
+    _installed(venv, {"../../../bin/agentgate": "#!/usr/bin/python3\n"})
+    (repo / ".gitignore").write_text("venv/\n")
+    assert [f for f in integrity(capsys)["findings"] if f["code"] == "stop-hook-removed"] == []
+    (venv / "bin" / "agentgate").write_text('#!/bin/sh\necho "{}"\n')
+    messages = [f["message"] for f in integrity(capsys)["findings"]]
+    assert (
+        "venv/bin/agentgate, of the agentgate installed in the project, is not as it was "
+        "installed (its RECORD's hash): a hook that answers the stop without agentgate lets "
+        "the agent go; install agentgate again, outside the project"
+    ) in messages

@@ -743,6 +743,49 @@ def test_a_change_cannot_raise_the_budget_of_the_base(
     assert any("max_tool_calls" in f["message"] for f in integrity["findings"]), integrity
 
 
+@pytest.mark.parametrize(
+    ("base", "change"),
+    [
+        ("", "budget: {max_tool_calls: 1}\n"),
+        ("budget: {max_tool_calls: 30}\n", "budget: {max_tool_calls: 1}\n"),
+        ("", "  session: {loop_repeats: 2, max_file_edits: 1}\n"),
+    ],
+    ids=["budget-added", "budget-lowered", "loop-and-thrash-limits-added"],
+)
+def test_a_change_cannot_lower_a_limit_to_escalate_at_once(
+    project: Path, write_config: Callable[[str], Path], agentgate: Agentgate, base: str, change: str
+) -> None:
+    # Red team 43: an escalation lets the agent stop; a budget the change adds (or lowers),
+    # already spent, was in force at once. The base's limits stand until the change is merged.
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=project, check=True, capture_output=True)
+
+    gates = "gates:\n  custom:\n    - {name: tests, command: 'true'}\n"
+    (project / ".git").rmdir()
+    git("init", "-q", "-b", "main")
+    write_config(gates + base)
+    git("add", "-A")
+    git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "base")
+    git("checkout", "-qb", "work")
+    write_config(gates + change if change.startswith("budget") else gates + change + base)
+    run = agentgate(
+        "verify",
+        "--format",
+        "json",
+        "--base",
+        "main",
+        "--transcript",
+        str(TRANSCRIPTS / "claude-code.jsonl"),
+    )
+    assert run.code == 0, run.out
+    assert run.verdict()["escalation"] is None
+    notices = run.verdict()["notices"]
+    shown = "budget.max_tool_calls" if "budget" in change else "gates.session.loop_repeats"
+    assert any("not in force until this change is merged" in n and shown in n for n in notices)
+
+
 def test_what_escalates_is_cleaned_of_secrets(
     gated: Callable[..., Path], agentgate: Agentgate, tmp_path: Path
 ) -> None:

@@ -91,9 +91,10 @@ def run(args: argparse.Namespace) -> int:
                 f"agentgate: note: the hook runs {inside}, inside the project, where the agent "
                 "can write it and the libraries it loads: an agent that breaks it makes each "
                 "stop agentgate's own trouble, which lets the agent stop, unverified (and says "
-                "so). Install agentgate outside the project for the hook (`pipx install "
-                "pytest-agentgate`, or `uv tool install pytest-agentgate`) and run its "
-                "install-hook."
+                "so); one that rewrites it can answer every stop itself, with nothing said "
+                "(agentgate's next verdict reports the edit). Install agentgate outside the "
+                "project for the hook (`pipx install pytest-agentgate`, or `uv tool install "
+                "pytest-agentgate`) and run its install-hook."
             )
         print("Still to do in the harness:")
         for step in trust_steps(harness, root, user=args.user):

@@ -38,7 +38,15 @@ from pytest_agentgate.config.files import (
     has_tool_table,
     parse_raw,
 )
-from pytest_agentgate.config.model import Config, ConfigChange, ConfigError, GateConfig, KeyPath
+from pytest_agentgate.config.model import (
+    BUDGET_KEYS,
+    ESCALATING_KEYS,
+    Config,
+    ConfigChange,
+    ConfigError,
+    GateConfig,
+    KeyPath,
+)
 from pytest_agentgate.git import Base, BaseMissing, GitError, Repo
 from pytest_agentgate.integrity.model import IntegrityFinding, allowed
 from pytest_agentgate.profiles import DEFAULT_PROFILE, PROFILE_NAMES, defaults_for
@@ -409,7 +417,7 @@ def govern(base: Config, base_side: Side, now: Config | None, now_side: Side | N
             _tighten(gate, other, base_side, now_side, report)
     if law.session is not None and now.session is not None:
         # The session gate and the budget: a change may tighten them, never loosen them.
-        _tighten(law.session, now.session, base_side, now_side, report)
+        _tighten(law.session, now.session, base_side, now_side, report, ESCALATING_KEYS)
     for gate in now.gates:
         if law.gate(gate.name) is None:  # a gate the change adds: more is checked
             added = copy.deepcopy(gate)
@@ -498,9 +506,16 @@ _MEASURED = ("command", "reports", "format", "env")
 
 
 def _tighten(
-    gate: GateConfig, other: GateConfig, base_side: Side, now_side: Side, report: _Report
+    gate: GateConfig,
+    other: GateConfig,
+    base_side: Side,
+    now_side: Side,
+    report: _Report,
+    escalating: tuple[str, ...] = (),
 ) -> None:
-    """``gate`` (a copy of the base's) with what the change's ``other`` tightens."""
+    """``gate`` (a copy of the base's) with what the change's ``other`` tightens. A threshold in
+    ``escalating`` ends the task in an escalation, which lets the agent stop: a stricter one is
+    not in force until the change is merged."""
     name = gate.name
     written = _explicit(now_side, name)
     for flag, word in (("enabled", "the base's gate runs"), ("blocking", "the base's gate blocks")):
@@ -513,7 +528,13 @@ def _tighten(
     for key in dict.fromkeys([*gate.thresholds, *other.thresholds]):
         old, new = gate.thresholds.get(key), other.thresholds.get(key)
         order = compare(key, new, old)
-        if order == 1:
+        if order == 1 and key in escalating:
+            # Lower, it ends the task in an escalation sooner: the base's stands until merged.
+            data = now_side.raw.data
+            limits = data.get("budget") if isinstance(data, Mapping) else None
+            budget = key in BUDGET_KEYS and isinstance(limits, Mapping) and key in limits
+            report.unapplied.append(f"budget.{key}" if budget else now_side.shown(name, key))
+        elif order == 1:
             gate.thresholds[key] = new
             gate.sources[key] = f"{now_side.file} (this change, tightened)"
         elif order == -1:

@@ -42,6 +42,9 @@ TOP_KEYS = (
 )
 # `budget:` keys; each is a threshold of the session gate (gates/session.py).
 BUDGET_KEYS = ("max_tool_calls", "max_tokens", "max_context_percent")
+# The session gate's thresholds that escalate when they are crossed: an escalation lets the agent
+# stop, so a change that lowers one gets the agent out sooner (red team 43), as fewer attempts do.
+ESCALATING_KEYS = ("loop_repeats", "max_file_edits", *BUDGET_KEYS)
 INTEGRITY_KEYS = ("allow",)
 ALLOW_KEYS = ("rule", "path", "reason")
 ATTEMPT_KEYS = ("max", "global_max", "per_branch")

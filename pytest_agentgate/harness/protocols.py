@@ -42,8 +42,9 @@ from typing import Any
 ANSWER_KEYS = frozenset(
     {"continue", "decision", "reason", "stopReason", "suppressOutput", "systemMessage"}
 )
-# The loop_limit install-hook writes for Cursor: its default (5) would end the loop first.
+# The loop_limit install-hook writes for Cursor: its default would end the loop first.
 CURSOR_LOOP_LIMIT = 8
+CURSOR_DEFAULT_LOOP_LIMIT = 5
 
 
 class EventError(ValueError):

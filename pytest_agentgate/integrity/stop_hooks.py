@@ -9,17 +9,21 @@ every session after it; the finding keeps that edit out of the pull request. The
 for the session-start hook (``agentgate hook NAME --session-start``, which pins each session's
 base before its agent can move it). An entry still naming agentgate but no longer the command
 ``install-hook`` writes (red team 38: ``... hook claude --session-start`` as the stop hook,
-``... hook codex > /dev/null``, ``true # ... hook gemini``), and Claude Code's
-``"disableAllHooks": true`` added, are findings too.
+``... hook codex > /dev/null``, ``true # ... hook gemini``), an entry that runs another
+program than the base's (red team 43: ``tools/agentgate hook claude``), Cursor's
+``loop_limit`` lowered, and Claude Code's ``"disableAllHooks": true`` added (in its project
+settings, or in its local ones, which git ignores as a rule) are findings too.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import json
+import math
+import os
 import shlex
 from collections.abc import Iterator
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
 from pytest_agentgate.harness.install import (
@@ -28,8 +32,9 @@ from pytest_agentgate.harness.install import (
     our_entries,
     timeout_of,
 )
-from pytest_agentgate.harness.protocols import HARNESSES, Harness
+from pytest_agentgate.harness.protocols import CURSOR_DEFAULT_LOOP_LIMIT, HARNESSES, Harness
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+from pytest_agentgate.state.task_env import installed_unlike_record, project_venvs
 
 RULE = "stop-hook-removed"
 
@@ -41,14 +46,94 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
                 continue
             harness = HARNESSES[name]
             if name == "claude" and _all_disabled(scan, path):
-                yield IntegrityFinding(
-                    RULE,
-                    f'"disableAllHooks": true in {path} turns agentgate\'s Claude Code hooks off',
-                    path,
-                )
+                yield _disabled(path)
             yield from _entry(scan, path, harness, harness.event, "stop hook")
             if harness.start_event is not None:
                 yield from _entry(scan, path, harness, harness.start_event, "session-start hook")
+    # Claude Code's local settings are the user's, and git ignores them as a rule: read
+    # whether the change touches them or not, while the project's settings arm agentgate.
+    local = CLAUDE_LOCAL_SETTINGS
+    if _all_disabled(scan, local) and our_entries(
+        HARNESSES["claude"], scan.sources.at_base(PROJECT_SETTINGS["claude"])
+    ):
+        yield _disabled(local)
+    yield from _programs_edited(scan)
+
+
+def _programs_edited(scan: Scan) -> Iterator[IntegrityFinding]:
+    """agentgate installed in a virtual environment inside the project (one the project's
+    hook settings run, or any other there) whose files are not as its ``RECORD`` has them
+    (red team 43: ``.venv/bin/agentgate`` rewritten to answer ``{}`` to every stop, and to run
+    agentgate for anything else). The hook of the session that did it answers nothing of
+    agentgate's; this is what a later verdict finds."""
+    venvs: dict[Path, str] = {Path(v): "" for v in project_venvs(scan.root)}
+    for name, pattern in PROJECT_SETTINGS.items():
+        harness = HARNESSES[name]
+        paths = [pattern] if "*" not in pattern else _matching(scan.root, pattern)
+        events = [harness.event, *([harness.start_event] if harness.start_event else [])]
+        for path in paths:
+            for event in events:
+                for entry in our_entries(harness, scan.sources.now(path), event):
+                    venv = _project_venv(scan.root, command_of(harness, entry))
+                    if venv is not None and not venvs.get(venv):
+                        venvs[venv] = f" that {path} runs as the {harness.title} hook"
+    for venv, runs in venvs.items():
+        edited = installed_unlike_record(venv, "pytest_agentgate")
+        if edited is not None:
+            shown = _relative(edited, scan.root)
+            yield IntegrityFinding(
+                RULE,
+                f"{shown}, of the agentgate{runs or ' installed in the project'}, is not as it "
+                "was installed (its RECORD's hash): a hook that answers the stop without "
+                "agentgate lets the agent go; install agentgate again, outside the project",
+                shown,
+            )
+
+
+def _matching(root: Path, pattern: str) -> list[str]:
+    folder, _, glob = pattern.rpartition("/")
+    try:
+        names = sorted(p.name for p in (root / folder).iterdir())
+    except OSError:
+        return []
+    return [f"{folder}/{n}" for n in names if fnmatch.fnmatch(n, glob)]
+
+
+def _project_venv(root: Path, command: Any) -> Path | None:
+    """The virtual environment inside the project whose program ``command`` runs."""
+    try:
+        words = shlex.split(command) if isinstance(command, str) else []
+    except ValueError:
+        return None
+    if not words:
+        return None
+    program = Path(words[0])
+    venv = (program if program.is_absolute() else root / program).parent.parent
+    try:
+        venv.resolve().relative_to(root.resolve())
+    except (ValueError, OSError):
+        return None  # outside the project: where the agent is not meant to write
+    return Path(os.path.realpath(venv)) if (venv / "pyvenv.cfg").is_file() else None
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return str(path)
+
+
+# Claude Code's settings for this user and project only (red team 43: `disableAllHooks` there
+# turns the project's hooks off as well).
+CLAUDE_LOCAL_SETTINGS = ".claude/settings.local.json"
+
+
+def _disabled(path: str) -> IntegrityFinding:
+    return IntegrityFinding(
+        RULE,
+        f'"disableAllHooks": true in {path} turns agentgate\'s Claude Code hooks off',
+        path,
+    )
 
 
 def _entry(
@@ -76,6 +161,35 @@ def _entry(
             path,
         )
         return
+    # The program that answers is the base's to choose (red team 43: `tools/agentgate hook
+    # claude`, a script of the change's named like agentgate, answering `{}` to every stop).
+    commands = {command_of(harness, e) for e in after}
+    moved = [
+        command_of(harness, e)
+        for e in before
+        if _armed(harness, e, start) and command_of(harness, e) not in commands
+    ]
+    if moved:
+        yield IntegrityFinding(
+            RULE,
+            f"agentgate's {harness.title} {what} in {path} no longer runs `{moved[0]}`, as "
+            f"at the base, but `{command_of(harness, after[0])}`: the program that answers "
+            "the agent's stop is the base's to choose (run install-hook on the base branch to "
+            "move it)",
+            path,
+        )
+        return
+    if harness.name == "cursor" and start is False:
+        was_limit = max(_loop_limit(e) for e in before)
+        limit = max(_loop_limit(e) for e in after)
+        if limit < was_limit:
+            yield IntegrityFinding(
+                RULE,
+                f"agentgate's Cursor stop hook's loop_limit was cut from {was_limit:g} to "
+                f"{limit:g} in {path}: Cursor lets the agent stop after that many blocks, "
+                "before agentgate's attempts run out",
+                path,
+            )
     was = max((timeout_of(harness, e) or 0 for e in before), default=0)
     now = max((timeout_of(harness, e) or 0 for e in after), default=0)
     if now < was:
@@ -105,6 +219,17 @@ def _armed(harness: Harness, entry: dict[str, Any], start: bool) -> bool:
     if len(words) == len(tail) + 1 and PurePath(words[0]).name in ("agentgate", "agentgate.exe"):
         return words[1:] == tail
     return words[1:3] == ["-m", "pytest_agentgate"] and words[3:] == tail
+
+
+def _loop_limit(entry: dict[str, Any]) -> float:
+    """How many blocks in a row Cursor takes from the hook: its ``loop_limit`` (5 when not
+    written, none when null); a value Cursor cannot read counts as none taken."""
+    value = entry.get("loop_limit", CURSOR_DEFAULT_LOOP_LIMIT)
+    if value is None:
+        return math.inf
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    return float(value)
 
 
 def _all_disabled(scan: Scan, path: str) -> bool:

@@ -24,6 +24,7 @@ both with the task's attempts.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import glob
 import hashlib
@@ -112,6 +113,42 @@ def digest_of_record(record: bytes) -> str:
         if digest and not path.endswith(b".pyc") and name not in _INSTALLERS_OWN:
             entries.append(path + b"," + digest)
     return hashlib.sha256(b"\n".join(sorted(entries))).hexdigest()
+
+
+def installed_unlike_record(venv: Path, package: str) -> Path | None:
+    """The first file of distribution ``package`` installed in ``venv`` (its code, its console
+    scripts) whose sha256 is not the one its ``RECORD`` lists: edited since it was installed;
+    None when every file is as listed, or the distribution is not there."""
+    name = package.replace("-", "_").lower()
+    for folder in site_folders(str(venv)):
+        for info in sorted(glob.glob(os.path.join(glob.escape(folder), "*.dist-info"))):
+            if os.path.basename(info).split("-", 1)[0].lower() != name:
+                continue
+            try:
+                with open(os.path.join(info, "RECORD"), "rb") as handle:
+                    record = handle.read(MAX_BYTES)
+            except OSError:
+                continue
+            for line in record.splitlines():
+                path, _, rest = line.decode("utf-8", "surrogateescape").partition(",")
+                digest = rest.partition(",")[0]
+                if not digest.startswith("sha256="):
+                    continue
+                file = Path(folder, path)
+                if _sha256_field(file) != digest:
+                    return file
+    return None
+
+
+def _sha256_field(path: Path) -> str | None:
+    """``sha256=<urlsafe base64, unpadded>`` of a regular file, as ``RECORD`` writes it."""
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_BYTES:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
 def project_venvs(root: Path) -> list[str]:
