@@ -15,6 +15,9 @@ PYTEST_NAMES = ("pytest", "py.test", "pytest.exe")
 # Every command agentgate runs gets this run's id in this variable; agentgate's pytest plugin
 # writes it into the JUnit report (pytest_plugin/witness.py), which the test gate checks.
 RUN_ID_ENV = "AGENTGATE_RUN_ID"
+# Why the pytest door ran no test (pytest_plugin/session.py): its integrity gate rejected the
+# change before collection. The test gate says so, not "a partial run" (gates/test.py).
+STOPPED_BY_INTEGRITY = "stopped before the first test by the integrity gate"
 
 
 def words(command: str) -> list[str]:

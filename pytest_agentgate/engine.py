@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -584,7 +584,14 @@ class Pipeline:
             return []
         from pytest_agentgate.integrity.installs import changes
 
-        return changes(self.request.config.root, task, installs)
+        root = self.request.config.root
+        base = next(
+            (e.base for e in found.values() if isinstance(e, IntegrityEvidence) and e.base), None
+        )
+        repo = Repo.find(root) if base is not None else None
+        if repo is None or base is None:
+            return changes(root, task, installs)
+        return changes(root, task, installs, _reader_at(repo, base))
 
     def _cache_extra(self) -> str:
         """What else decides the verdict: the door's base, and a task's pinned base
@@ -775,6 +782,24 @@ def with_session(request: Request) -> Config:
     ):
         return config
     return dataclasses.replace(config, gates=[*config.gates, session])
+
+
+def _reader_at(repo: Repo, base: Base) -> Callable[[list[Path]], dict[Path, str | None]]:
+    """Project files (absolute paths) as ``base`` has them: None where it has none, or where
+    git cannot say."""
+
+    def read(paths: list[Path]) -> dict[Path, str | None]:
+        named: dict[Path, str] = {}
+        for path in paths:
+            with contextlib.suppress(ValueError, OSError):
+                named[path] = path.resolve().relative_to(repo.toplevel).as_posix()
+        try:
+            texts = repo.read_at(base, named.values())
+        except GitError:
+            return {}
+        return {path: texts.get(named[path]) if path in named else None for path in paths}
+
+    return read
 
 
 def command_environment() -> dict[str, str]:

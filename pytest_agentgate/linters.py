@@ -157,8 +157,7 @@ class Linter:
             version = (
                 f"{installed}, as installed (the project pins no version)"
                 if installed is not None
-                else f"not installed: the project pins no version; install {self.tool} in the "
-                "environment the gate runs in"
+                else "(not installed, and the project pins no version)"
             )
         if self.tool == "ruff" and self.config is None:
             return (
@@ -179,9 +178,14 @@ class Linter:
             if self.excludes
             else ""
         )
+        missing = (
+            f": install {self.tool} in the environment the gate runs in"
+            if version.startswith("(not installed")
+            else ""
+        )
         return (
             f"lint: {self.tool} {version}{plugins}, configured by "
-            f"{self.config or 'its defaults'}{left_out}"
+            f"{self.config or 'its defaults'}{left_out}{missing}"
         )
 
 

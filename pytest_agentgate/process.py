@@ -409,7 +409,14 @@ NO_TOOL_CACHE = {"RUFF_NO_CACHE": "true"}
 
 
 def _child_env(spec: CommandSpec) -> dict[str, str]:
-    env = dict(os.environ)
+    from pytest_agentgate.state.env_keys import unkeyed_env
+
+    # What the verdict cache does not key (a shell's bookkeeping, a harness's settings) is not
+    # the commands' to see: the stop hook reuses a run the agent made with other values there.
+    left_out = unkeyed_env(os.environ)
+    env = {name: value for name, value in os.environ.items() if name not in left_out}
+    if "PWD" in left_out:
+        env["PWD"] = os.path.abspath(spec.cwd)
     env.update(NO_TOOL_CACHE)
     if spec.env:
         env.update(spec.env)

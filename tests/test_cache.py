@@ -816,3 +816,45 @@ def test_agentgates_own_folder_listed_by_the_tests_does_not_spoil_the_cache(
     verify(capsys)
     (root / ".agentgate" / "from-another-door.xml").write_text("<testsuite/>")
     assert reused(verify(capsys))
+
+
+def test_what_the_cache_does_not_key_the_commands_do_not_see(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 44: code that passed only with OLDPWD (or SHLVL, or a harness's NO_COLOR=1) as
+    # the agent's own `agentgate verify` had it passed there, and the stop hook, without it,
+    # reused that pass. The commands now run without what the key leaves out.
+    (repo / "shown.py").write_text(
+        "import json, os, sys\n"
+        "names = ('OLDPWD', 'SHLVL', '_', 'NO_COLOR', 'CLAUDE_PROJECT_DIR', 'PWD', 'MY_SETTING')\n"
+        "json.dump({n: os.environ.get(n) for n in names}, open(sys.argv[1], 'w'))\n"
+    )
+    shown = repo.parent / "shown.json"
+    (repo / "agentgate.yml").write_text(
+        f'gates:\n  build:\n    command: python shown.py "{shown}"\n'
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a build that shows its environment")
+    for name, value in {
+        "OLDPWD": "/tmp/ok",
+        "SHLVL": "7",
+        "_": "/usr/bin/env",
+        "NO_COLOR": "1",
+        "CLAUDE_PROJECT_DIR": str(repo),
+        "PWD": "/elsewhere",
+        "MY_SETTING": "on",
+    }.items():
+        monkeypatch.setenv(name, value)
+    assert verify(capsys)["status"] == "pass"
+    assert json.loads(shown.read_text()) == {
+        "OLDPWD": None,
+        "SHLVL": None,
+        "_": None,
+        "NO_COLOR": None,
+        "CLAUDE_PROJECT_DIR": None,
+        "PWD": str(repo),
+        "MY_SETTING": "on",  # keyed: a run with another value is run afresh
+    }
+    monkeypatch.setenv("NO_COLOR", "yes")  # not a harness's value: keyed, and seen
+    verify(capsys)
+    assert json.loads(shown.read_text())["NO_COLOR"] == "yes"

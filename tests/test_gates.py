@@ -772,6 +772,15 @@ def test_evidence_a_door_measured_and_partial_runs(gate_input: MakeInput) -> Non
     allowed = suite.judge(standard.config, test_kind.SuiteEvidence(standard.root, run=partial))
     assert allowed.status == "pass"
     assert allowed.notes == ["judged only the tests that ran: -k smoke"]
+    # The pytest door's run stopped by its integrity gate: no "partial run, run the whole
+    # suite" (review 27: the user had), under any profile.
+    stopped = model.TestRun(partial=["stopped before the first test by the integrity gate"])
+    said = suite.judge(standard.config, test_kind.SuiteEvidence(standard.root, run=stopped))
+    assert said.status == "fail" and "partial" not in said.summary
+    assert said.problems == [
+        "no test ran (stopped before the first test by the integrity gate): the change's "
+        "integrity findings come first; resolve them, then run the suite again"
+    ]
 
     coverage = gate_input("coverage", thresholds={"branches": None})
     report = model.CoverageReport(

@@ -240,7 +240,7 @@ def test_a_test_file_renamed_out_of_the_collection_pattern(repo: Path, verify: V
     gate, output = verify()
     assert gate["status"] == "fail"
     assert {f["code"] for f in gate["findings"]} == {"test-removed"}
-    assert "test-removed findings above name the tests that went" in output
+    assert "test-removed findings name the tests that went" in output
 
     git(repo, "mv", "tests/calc_tests.py", "tests/test_calc.py")
     files = "'python_files=test_cases.py test_legacy.py check_calc.py'"
@@ -264,7 +264,7 @@ def test_a_test_file_renamed_out_of_the_collection_pattern(repo: Path, verify: V
         )
         for name in ("test_add", "test_sub")
     ]
-    assert "test-count-below-base findings above name the tests that went" in output
+    assert "test-count-below-base findings name the tests that went" in output
 
 
 def src_layout(repo: Path) -> None:
@@ -339,7 +339,7 @@ def test_a_feature_removed_with_its_tests_is_a_note(repo: Path, verify: Verify) 
     assert [f["code"] for f in gate["findings"]] == ["test-removed-with-feature"]
     assert (
         f"{AT_BASE - 1} tests ran, {AT_BASE} at the base" in output
-        and "test-removed-with-feature findings above name the tests that went" in output
+        and "test-removed-with-feature findings name the tests that went" in output
     )
 
 

@@ -1319,7 +1319,21 @@ def test_an_assert_moved_into_a_helper_and_made_weak_there_is_weakened(
     assert_blocks(verify(), "assertion-weakened", "tests/test_calc.py", line)
 
 
-def test_removing_a_feature_with_its_tests_is_a_notice(repo: Path, verify: Verify) -> None:
+@pytest.mark.parametrize(
+    "calls",
+    [
+        "",
+        "import pkg.legacy\n\n\ndef test_old_total():\n"
+        "    assert pkg.legacy.old_total([1, 2]) == 3\n",
+    ],
+    ids=["from-import", "dotted-name"],
+)
+def test_removing_a_feature_with_its_tests_is_a_notice(
+    repo: Path, verify: Verify, calls: str
+) -> None:
+    if calls:  # review 27: cachetools' tests call `cachetools.func.rr_cache(...)`
+        (repo / "tests" / "test_legacy.py").write_text(calls)
+        git(repo, "commit", "-qam", "the test calls the code by its dotted name")
     (repo / "pkg" / "legacy.py").unlink()
     (repo / "tests" / "test_legacy.py").unlink()
     commit_branch(repo, "drop the legacy total")

@@ -89,10 +89,33 @@ def test_a_linter_that_is_not_installed_says_what_to_do(
     monkeypatch.setattr(linters, "_installed_version", lambda tool: None)
     (project / "setup.cfg").write_text("[flake8]\nmax-line-length = 100\n")
     _, _, notices = lint_command(project)
+    # Review 27: the note read "flake8 not installed: ...; install ..., configured by ...".
     assert (
-        "lint: flake8 not installed: the project pins no version; install flake8 in the "
-        "environment the gate runs in, configured by setup.cfg [flake8]"
+        "lint: flake8 (not installed, and the project pins no version), configured by "
+        "setup.cfg [flake8]: install flake8 in the environment the gate runs in"
     ) in notices
+
+
+def test_a_linter_the_runner_cannot_run_is_said_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Review 27: "exited with code 2 but its report shows nothing wrong: the report is not
+    # telling the whole story", and only then that the linter was not installed.
+    from pytest_agentgate.cli.main import main
+
+    (tmp_path / "agentgate.yml").write_text(
+        "gates:\n  lint:\n    command: python -m pytest_agentgate.tools nosuchlint .\n"
+        "    format: flake8-text\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    main(["verify", "--format", "json", "--no-cache"])
+    verdict = json.loads(capsys.readouterr().out)
+    (gate,) = [g for g in verdict["gates"] if g["name"] == "lint"]
+    assert gate["status"] == "fail"
+    assert gate["problems"][0].startswith(
+        "`python -m pytest_agentgate.tools nosuchlint .` could not run the linter: unknown "
+        "tool 'nosuchlint': agentgate runs "
+    )
 
 
 def test_a_project_configured_for_pycodestyle_is_linted_by_pycodestyle(project: Path) -> None:

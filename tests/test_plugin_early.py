@@ -528,11 +528,19 @@ def test_the_evidence_of_a_run_stopped_before_its_tests(tmp_path: Path) -> None:
 
     gate = SimpleNamespace(ready=lambda: {"coverage": True})
     measured = session.not_run_evidence(config(Cov()), gate, False, "v.json")  # type: ignore[arg-type]
-    assert measured["coverage"]["error"][1] == "nothing was measured: no test ran"
+    assert measured["coverage"]["error"] == [
+        "pytest-cov",
+        "nothing was measured: no test ran (stopped before the first test by the integrity gate)",
+        "resolve the integrity findings, then run the suite again",
+    ]
     assert measured["json"] == str(tmp_path / "v.json")
     assert measured["tests"]["partial"] == [session.NOT_RUN]
     unmeasured = session.not_run_evidence(config(None), gate, False, None)  # type: ignore[arg-type]
-    assert unmeasured["coverage"] is None and unmeasured["json"] is None
+    # Measured by agentgate itself (no pytest-cov): said the same way, never "sent no data"
+    # (review 27), which asked for a bug report.
+    assert unmeasured["coverage"]["error"][0] == "pytest session" and unmeasured["json"] is None
+    ungated: Any = SimpleNamespace(ready=lambda: {"coverage": False})
+    assert session.not_run_evidence(config(None), ungated, False, None)["coverage"] is None
 
 
 # -- the protocol -------------------------------------------------------------------------------

@@ -382,3 +382,76 @@ def test_requirements_in_folders_and_vcs_installs_declare(project: Path, site: s
     (folder / xdist / "direct_url.json").write_text(json.dumps(vcs))
     now = [entry(site, xdist, plugin="xdist.plugin"), entry(site, cov, plugin="pytest_cov")]
     assert installs.changes(project, "t1", now) == []
+
+
+# pytest-expect 1.1.0's shape: a plugin object registered in pytest_configure, whose method
+# marks each test its data file names xfail.
+EXPECTING = """\
+import pytest
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(ExpectationPlugin(config))
+
+
+class ExpectationPlugin(object):
+    def __init__(self, config):
+        self.expect_xfail = set(open(".pytest.expect").read().split())
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        for item in items:
+            if item.nodeid in self.expect_xfail:
+                item.add_marker(pytest.mark.xfail)
+"""
+# pytest-asyncio's shape: it runs the tests its way.
+RUNNING = """\
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    pyfuncitem.obj = wrap_in_event_loop(pyfuncitem.obj)
+"""
+
+
+def test_a_plugin_object_that_marks_tests_xfail_is_judged(project: Path, site: str) -> None:
+    # Red team 44: pytest-expect, installed during the task, marked the failing test xfail
+    # from a method of the plugin object it registers: nothing was found.
+    task_env.pin(project, "t1", [site])
+    expect = dist(Path(site), "pytest_expect", {"pytest_expect/expect.py": EXPECTING})
+    ((where, message),) = installs.changes(
+        project, "t1", [entry(site, expect, plugin="pytest_expect")]
+    )
+    assert where == str(Path(site) / expect)
+    assert message.endswith(
+        "and expect.py adds pytest.mark.xfail to collected tests: they count as skipped or "
+        "xfailed, not failed"
+    )
+
+
+def test_a_plugin_only_the_change_declares_may_run_tests_but_not_mark_them(
+    project: Path, site: str
+) -> None:
+    # Red team 44: a requirements file the change adds declared pytest-expect, and a declared
+    # plugin's code was not read. Declared at the base it is the project's; declared by the
+    # change it may run tests its way (pytest-asyncio), not mark them or rewrite results.
+    (project / "requirements-dev.txt").write_text("pytest\n")
+    base = {project / "requirements-dev.txt": "pytest\n", project / "pyproject.toml": None}
+    task_env.pin(project, "t1", [site])
+    expect = dist(Path(site), "pytest_expect", {"pytest_expect/expect.py": EXPECTING})
+    asyncio = dist(Path(site), "pytest_asyncio", {"pytest_asyncio/plugin.py": RUNNING})
+    rewrite = dist(Path(site), "pytest_rewrite", {"pytest_rewrite.py": REWRITER})
+    now = [
+        entry(site, expect, plugin="pytest_expect"),
+        entry(site, asyncio, plugin="pytest_asyncio"),
+        entry(site, rewrite, plugin="pytest_rewrite"),
+    ]
+    (project / "requirements-dev.txt").write_text(
+        "pytest\npytest-expect\npytest-asyncio\npytest-rewrite\n"
+    )
+    found = installs.changes(project, "t1", now, lambda paths: {p: base.get(p) for p in paths})
+    assert [where for where, _ in found] == [str(Path(site) / expect), str(Path(site) / rewrite)]
+    assert all(", which only this change declares, was installed" in m for _, m in found)
+    # Declared at the base: the project's own.
+    base[project / "requirements-dev.txt"] = "pytest\npytest-expect\npytest-rewrite\n"
+    assert installs.changes(project, "t1", now, lambda paths: {p: base.get(p) for p in paths}) == []

@@ -811,7 +811,7 @@ def compare_counts(evidence: IntegrityEvidence) -> tuple[list[IntegrityFinding],
             why = ""
             if count.now < base.selected and (explained or named):
                 rules = sorted({*explained, *(f.rule for f in named)})
-                why = f": the {', '.join(rules)} findings above name the tests that went"
+                why = f": the {', '.join(rules)} findings name the tests that went"
             elif count.now < base.selected:
                 why = f": {evidence.folded_tests} tests of the base were folded into others"
             notes.append(f"{head}: {count.now} tests ran, {at_base}{why}")

@@ -96,6 +96,11 @@ def exit_disagrees(config: GateConfig, evidence: Evidence) -> str | None:
     res = evidence.command
     if res is None or res.exit_code in (0, None):
         return None
+    said = [line for line in res.output_tail.splitlines() if line.startswith("agentgate: ")]
+    if said and "pytest_agentgate.tools" in (config.command or ""):
+        # agentgate's own runner of the linter could not run it (not installed, no pin): the
+        # cause, not a report that tells less than the whole story (review 27).
+        return f"`{config.command}` could not run the linter: {said[-1][len('agentgate: ') :]}"
     return (
         f"`{config.command}` exited with code {res.exit_code} but its report shows nothing "
         "wrong: the report is not telling the whole story (a crash, a collection or config "

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_agentgate.commands import runs_pytest, runs_this_interpreter
+from pytest_agentgate.commands import STOPPED_BY_INTEGRITY, runs_pytest, runs_this_interpreter
 from pytest_agentgate.config.model import GateConfig
 from pytest_agentgate.gates.base import (
     COMMON_OPTIONS,
@@ -276,7 +276,15 @@ def _judge_run(config: GateConfig, evidence: SuiteEvidence, run: TestRun) -> Gat
     if evidence.loosened:
         fail = True
         summary += "; the run checked less than its tests say"
-    if run_partial:
+    if run_partial == [STOPPED_BY_INTEGRITY]:
+        # The pytest door: the run was stopped, not cut short by its caller (review 27).
+        summary += f"; no test ran: {STOPPED_BY_INTEGRITY}"
+        fail = True
+        partial_problem = (
+            f"no test ran ({STOPPED_BY_INTEGRITY}): the change's integrity findings come first; "
+            "resolve them, then run the suite again"
+        )
+    elif run_partial:
         summary += "; partial run: " + "; ".join(run_partial)
         if config.thresholds.get("partial") == "fail":
             fail = True

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -46,11 +46,18 @@ MAX_READ = 1 << 20
 
 
 def changes(
-    root: Path, task: str, installs: Iterable[tuple[str, str, str, str, str]]
+    root: Path,
+    task: str,
+    installs: Iterable[tuple[str, str, str, str, str]],
+    at_base: Callable[[list[Path]], dict[Path, str | None]] | None = None,
 ) -> list[tuple[str, str]]:
     """Each install the task did not begin with that is a finding: (the dist-info's path,
     the message). The folders the record does not have yet are kept now (the task's first
-    verdict, or a folder first seen)."""
+    verdict, or a folder first seen). ``at_base``: the texts of project files at the change's
+    base (None where a file was not there): a dependency the base's files declare is the
+    project's; one only the change declares is judged, on what the change cannot answer for
+    by declaring it (red team 44: pytest-expect, declared in a requirements file the change
+    added, marks failing tests xfail)."""
     installs = list(installs)
     folders = sorted({folder for folder, *_ in installs})
     venvs = sorted({v for f in folders if (v := task_env.venv_of(f)) is not None})
@@ -68,6 +75,7 @@ def changes(
         for venv in start.venvs_changed
     ]
     declared: set[str] | None = None
+    declared_now: set[str] | None = None
     for folder, dist, record, plugin, tool in installs:
         began = start.folders.get(folder)
         if began is None or began.get(dist) == record or _from_project(folder, dist, root):
@@ -79,11 +87,16 @@ def changes(
             # agentgate itself, installed again (a venv made again, from an index or a
             # checkout): an agent that replaces the gate has its stops fail open, and says so.
             continue
+        by_the_change = False
         if not _from_a_folder(folder, dist):
+            everywhere = [*start.folders, *folders]
             if declared is None:
-                declared = _with_requirements(_declared(root), [*start.folders, *folders])
+                declared = _with_requirements(_declared(root, at_base), everywhere)
             if project(dist) in declared:
                 continue  # the project's dependencies, installed or synced from an index
+            if at_base is not None and declared_now is None:
+                declared_now = _with_requirements(_declared(root), everywhere)
+            by_the_change = declared_now is not None and project(dist) in declared_now
         if tool:
             if again:
                 found.append(
@@ -95,21 +108,25 @@ def changes(
                     )
                 )
             continue
-        why = _alters_outcomes(folder, dist)
+        # A plugin the change declares may run tests its way (pytest-asyncio, hypothesis):
+        # it may not mark them skipped or xfailed, or rewrite what they report.
+        why = _alters_outcomes(folder, dist, declared=by_the_change)
         if plugin and why is not None:
+            said = ", which only this change declares," if by_the_change else ""
             found.append(
                 (
                     where,
-                    f"pytest plugin {plugin} ({_name(dist)}) was {how} in the tests' environment "
-                    f"after the task began, and {why}",
+                    f"pytest plugin {plugin} ({_name(dist)}){said} was {how} in the tests' "
+                    f"environment after the task began, and {why}",
                 )
             )
     return found
 
 
-def _alters_outcomes(folder: str, dist: str) -> str | None:
+def _alters_outcomes(folder: str, dist: str, *, declared: bool = False) -> str | None:
     """What in the Python modules the distribution's ``RECORD`` lists can alter test
-    outcomes, as a conftest's hooks are judged; None when nothing can."""
+    outcomes, as a conftest's hooks are judged; None when nothing can. ``declared`` (by the
+    change): the hooks that run or collect tests are the plugin's purpose, not findings."""
     from pytest_agentgate.integrity.hooks import plugin_findings
 
     try:
@@ -128,7 +145,7 @@ def _alters_outcomes(folder: str, dist: str) -> str | None:
                 text = handle.read(MAX_READ).decode("utf-8", "replace")
         except OSError:
             continue
-        findings = plugin_findings(os.path.join(folder, name), text)
+        findings = plugin_findings(os.path.join(folder, name), text, running_allowed=declared)
         if findings:
             return findings[0]
     return None
@@ -170,26 +187,36 @@ _INCLUDE = re.compile(r"^\s*(?:-r|-c|--requirement|--constraint)[\s=]+(\S+)", re
 MAX_DECLARING = 100
 
 
-def _declared(root: Path) -> set[str]:
+def _declared(
+    root: Path, at_base: Callable[[list[Path]], dict[Path, str | None]] | None = None
+) -> set[str]:
     """The names (normalized) the project's dependency files mention (its ``pyproject.toml``,
     lock files, requirements files of any name and the files their ``-r`` and ``-c`` lines
-    include): a plugin among them was installed because the project asks for it."""
+    include): a plugin among them was installed because the project asks for it. With
+    ``at_base``, the files as the base has them (one the change adds declares nothing)."""
     words: set[str] = set()
     todo = [path for pattern in _DECLARING for path in sorted(root.glob(pattern))[:50]]
     seen: set[Path] = set()
     while todo and len(seen) < MAX_DECLARING:
-        path = todo.pop(0)
-        if path in seen:
-            continue
-        seen.add(path)
-        try:
-            with path.open("rb") as handle:
-                text = handle.read(MAX_READ).decode("utf-8", "replace")
-        except OSError:
-            continue
-        words.update(re.sub(r"[-_.]+", "-", w).lower() for w in _WORD.findall(text))
-        todo.extend(path.parent / included for included in _INCLUDE.findall(text))
+        batch = [p for p in dict.fromkeys(todo) if p not in seen][: MAX_DECLARING - len(seen)]
+        todo = []
+        seen.update(batch)
+        texts = at_base(batch) if at_base is not None else {p: _read(p) for p in batch}
+        for path in batch:
+            text = texts.get(path)
+            if text is None:
+                continue
+            words.update(re.sub(r"[-_.]+", "-", w).lower() for w in _WORD.findall(text))
+            todo.extend(path.parent / included for included in _INCLUDE.findall(text))
     return words
+
+
+def _read(path: Path) -> str | None:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(MAX_READ).decode("utf-8", "replace")
+    except OSError:
+        return None
 
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]|[A-Za-z0-9]")

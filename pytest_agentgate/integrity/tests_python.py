@@ -2067,18 +2067,20 @@ def _is_ellipsis(stmt: ast.stmt) -> bool:
 
 def _uses(module: Module, func: Function, project: Callable[[str], bool]) -> Iterator[str]:
     """The names of the project's code the test uses: imported from the project
-    (``from pkg.calc import add``; ``calc.add`` after ``from pkg import calc``)."""
+    (``from pkg.calc import add``; ``calc.add`` after ``from pkg import calc``; each name of
+    ``pkg.calc.add`` after ``import pkg.calc``: review 27, cachetools' tests)."""
     for node in ast.walk(func):
         if isinstance(node, ast.Name) and node.id in module.imports:
             target = module.imports[node.id]
             if target.startswith(".") or project(target.split(".")[0]):
                 yield target.rsplit(".", 1)[-1]
-        elif (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name)
-            and node.value.id in module.imports
-        ):
-            target = module.imports[node.value.id]
+        elif isinstance(node, ast.Attribute):
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if not isinstance(root, ast.Name) or root.id not in module.imports:
+                continue
+            target = module.imports[root.id]
             if target.startswith(".") or project(target.split(".")[0]):
                 yield node.attr
 

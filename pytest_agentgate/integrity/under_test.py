@@ -399,7 +399,7 @@ _AN_AGENTS_FAMILIES = re.compile(r"CLAUDE_CODE_[A-Z_]+|CODEX_SANDBOX[A-Z_]*|[A-Z
 
 
 def _an_agents(name: str) -> bool:
-    from pytest_agentgate.state.cache import HARNESS_OWN_ENV
+    from pytest_agentgate.state.env_keys import HARNESS_OWN_ENV
 
     return name in HARNESS_OWN_ENV or _AN_AGENTS_FAMILIES.fullmatch(name) is not None
 

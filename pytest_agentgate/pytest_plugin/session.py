@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from pytest_agentgate.commands import MAX_RUN_LISTED_TESTS
+from pytest_agentgate.commands import MAX_RUN_LISTED_TESTS, STOPPED_BY_INTEGRITY
 from pytest_agentgate.pytest_plugin.count import Tests
 from pytest_agentgate.reports.model import MAX_SKIPPED_KEPT, SKIPPED_AT
 from pytest_agentgate.reports.outcomes import (
@@ -346,7 +346,7 @@ HELPER_CODE = (
 )
 STOP_TIMEOUT = 10.0  # seconds the gate process gets to stop its commands before it is killed
 # The test gate's evidence of a run the integrity gate stopped before collection.
-NOT_RUN = "stopped before the first test by the integrity gate"
+NOT_RUN = STOPPED_BY_INTEGRITY
 REJECTED = "agentgate: the integrity gate rejected the change, so no test ran"
 
 
@@ -796,8 +796,14 @@ def not_run_evidence(
 ) -> dict[str, Any]:
     """The evidence of a run stopped before its first test."""
     coverage = None
-    if gate.ready().get("coverage") and cov_plugin_active(config):
-        coverage = {"error": ["pytest-cov", "nothing was measured: no test ran", ""]}
+    if gate.ready().get("coverage"):
+        coverage = {
+            "error": [
+                "pytest-cov" if cov_plugin_active(config) else "pytest session",
+                f"nothing was measured: no test ran ({NOT_RUN})",
+                "resolve the integrity findings, then run the suite again",
+            ]
+        }
     return {
         "tests": {"counts": [0, 0, 0, 0], "cases": [], "partial": [NOT_RUN]},
         "exitstatus": int(pytest.ExitCode.TESTS_FAILED),
