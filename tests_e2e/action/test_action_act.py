@@ -5,6 +5,11 @@ is served from this checkout (``--local-repository owner/agentgate@v1=...``), th
 tests/github_api.py on 127.0.0.1 (``GITHUB_API_URL``), and the network is never needed (act's
 version check and cache server are off). act's ``--json`` log carries each step's summary,
 annotations and outputs; the API server keeps what was posted.
+
+The job sets its Python up as a real one does: a Python of its own first on PATH (what
+actions/setup-python gives; here a virtualenv, so the Python act was started with is never
+written to) and the project's dependencies installed into it (``helperlib``, a package the test
+writes outside the repository, installed from its folder).
 """
 
 from __future__ import annotations
@@ -41,6 +46,14 @@ jobs:
         env:
           FIXTURE_REPO: ${{ env.FIXTURE_REPO }}
           HEAD_SHA: ${{ github.event.pull_request.head.sha }}
+      - name: A Python of the job's own (in place of actions/setup-python)
+        run: |
+          python3 -m venv "$RUNNER_TEMP/python"
+          echo "$RUNNER_TEMP/python/bin" >> "$GITHUB_PATH"
+      - name: The project's dependencies
+        run: python3 -m pip install --quiet --disable-pip-version-check "$DEPENDENCY"
+        env:
+          DEPENDENCY: ${{ env.DEPENDENCY }}
       - uses: owner/agentgate@v1
         id: gate
         with:
@@ -52,6 +65,19 @@ profile: strict
 gates:
   build:
     command: python -c "import sys, widget; sys.exit(0 if widget.READY else 1)"
+"""
+# The project's tests import its dependency: they pass only in the Python it was installed into.
+TEST_GATE = """\
+  test:
+    command: python -m pytest -q -p no:cacheprovider test_widget.py
+"""
+TESTS = """\
+import helperlib
+import widget
+
+
+def test_ready():
+    assert widget.READY and helperlib.ANSWER == 42
 """
 
 
@@ -69,15 +95,33 @@ def git(root: Path, *args: str) -> str:
 class PullRequest:
     """A repository with a base on main and a pull request branch, gated by act."""
 
-    def __init__(self, tmp_path: Path, gh: FakeGitHub) -> None:
+    def __init__(
+        self,
+        tmp_path: Path,
+        gh: FakeGitHub,
+        *,
+        config: str = CONFIG,
+        files: tuple[tuple[str, str], ...] = (),
+    ) -> None:
         self.tmp = tmp_path
         self.gh = gh
+        self.dependency = tmp_path / "helperlib"
+        self.dependency.mkdir()
+        (self.dependency / "pyproject.toml").write_text(
+            '[build-system]\nrequires = ["setuptools>=61"]\n'
+            'build-backend = "setuptools.build_meta"\n'
+            '[project]\nname = "helperlib"\nversion = "1.0"\n'
+            '[tool.setuptools]\npy-modules = ["helperlib"]\n'
+        )
+        (self.dependency / "helperlib.py").write_text("ANSWER = 42\n")
         self.root = tmp_path / "repo"
         (self.root / ".github" / "workflows").mkdir(parents=True)
         (self.root / ".github" / "workflows" / "gate.yml").write_text(WORKFLOW)
         (self.root / "pyproject.toml").write_text('[project]\nname = "widget"\nversion = "0"\n')
-        (self.root / "agentgate.yml").write_text(CONFIG)
+        (self.root / "agentgate.yml").write_text(config)
         (self.root / "widget.py").write_text("READY = False\n")
+        for name, text in files:
+            (self.root / name).write_text(text)
         git(self.root, "init", "-q", "-b", "main")
         self.push("base")
         self.base = git(self.root, "rev-parse", "HEAD")
@@ -137,6 +181,8 @@ class PullRequest:
                 f"FIXTURE_REPO={self.root}",
                 "--env",
                 f"MAX_ATTEMPTS={max_attempts}",
+                "--env",
+                f"DEPENDENCY={self.dependency}",
                 "-s",
                 f"GITHUB_TOKEN={token}",
             ],
@@ -262,3 +308,18 @@ def test_a_forks_read_only_token_writes_nothing_and_fails_nothing(
     assert gh.comments == [] and gh.labels == {}
     assert outputs(records)["status"] == "pass"
     assert "agentgate wrote no comment or label" in summary(records)
+
+
+def test_the_projects_tests_run_with_the_dependencies_the_workflow_installed(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    """The gate's test command runs in the Python the workflow installed the project's
+    dependencies into, with agentgate's pytest plugin loaded there (not in a virtualenv of
+    agentgate's own, where ``import helperlib`` fails)."""
+    pr = PullRequest(tmp_path, gh, config=CONFIG + TEST_GATE, files=(("test_widget.py", TESTS),))
+    (pr.root / "widget.py").write_text("READY = True\n")
+    pr.push("done")
+    code, records = pr.gate()
+    text = summary(records)
+    assert "| test | ✅ pass |" in text, text
+    assert code == 0 and outputs(records)["status"] == "pass", text
