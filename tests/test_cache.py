@@ -858,3 +858,29 @@ def test_what_the_cache_does_not_key_the_commands_do_not_see(
     monkeypatch.setenv("NO_COLOR", "yes")  # not a harness's value: keyed, and seen
     verify(capsys)
     assert json.loads(shown.read_text())["NO_COLOR"] == "yes"
+
+
+def test_a_run_that_read_another_processs_environment_is_not_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 45: the commands no longer see NO_COLOR=1, but the product read it from an
+    # ancestor's /proc/PID/environ (agentgate's own, as the agent's verify had it); the stop
+    # hook, without it, reused that pass.
+    root = tmp_path / "project"
+    gated_project(
+        root,
+        STRICT_TESTS,
+        {
+            "calc.py": "import os\n\n\ndef charge():\n"
+            "    with open(f'/proc/{os.getppid()}/environ', 'rb') as f:\n"
+            "        return 0 if b'\\0AGENTGATE_TEST_FLAG=1\\0' in b'\\0' + f.read() else 1.5\n",
+            "tests/test_calc.py": "from calc import charge\n\n\ndef test_no_charge():\n"
+            "    assert charge() in (0, 1.5)\n",
+            "tests/conftest.py": "import sys\n\nsys.path.insert(0, '.')\n",
+            ".gitignore": ".agentgate/\n__pycache__/\n",
+        },
+    )
+    monkeypatch.chdir(root)
+    first = verify(capsys)
+    assert first["status"] == "pass", first
+    assert not reused(verify(capsys))  # kept for no run: it read what differs between runs

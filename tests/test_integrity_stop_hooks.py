@@ -306,3 +306,63 @@ def test_an_agentgate_edited_in_the_projects_environment_is_tampering(
         "installed (its RECORD's hash): a hook that answers the stop without agentgate lets "
         "the agent go; install agentgate again, outside the project"
     ) in messages
+
+
+@pytest.mark.parametrize(
+    ("path", "edit", "said"),
+    [
+        (
+            ".gemini/settings.json",
+            lambda s: {**s, "hooksConfig": {"enabled": False}},
+            ".gemini/settings.json changes how Gemini CLI runs its hooks (hooksConfig: none -> "
+            '{"enabled": false})',
+        ),
+        (
+            ".gemini/settings.json",
+            lambda s: {**s, "hooksConfig": {"disabled": ["agentgate"]}},
+            "hooksConfig: none -> ",
+        ),
+        (
+            ".codex/hooks.json",
+            lambda s: {"$schema": "https://example.com/hooks.json", **s},
+            ".codex/hooks.json changes how Codex CLI runs its hooks ($schema: none -> ",
+        ),
+    ],
+    ids=["gemini-off", "gemini-disabled-by-name", "codex-unknown-key"],
+)
+def test_switching_a_harnesss_hooks_off_in_its_settings_is_tampering(
+    repo: Path, capsys: pytest.CaptureFixture[str], path: str, edit: Any, said: str
+) -> None:
+    # Red team 45: Gemini CLI's own switch for its hooks, and a key Codex refuses the file for.
+    git(repo, "checkout", "-q", "main")
+    assert main(["install-hook", "codex"]) == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "codex too")
+    git(repo, "checkout", "-q", "-B", "agent")
+    settings = json.loads((repo / path).read_text())
+    # Another setting (Gemini's), or the file reformatted (Codex's): fine.
+    other = settings if path.startswith(".codex") else {**settings, "theme": "dark"}
+    (repo / path).write_text(json.dumps(other, indent=4))
+    assert [f for f in integrity(capsys)["findings"] if f["code"] == "stop-hook-removed"] == []
+    (repo / path).write_text(json.dumps(edit(settings)))
+    messages = [f["message"] for f in integrity(capsys)["findings"]]
+    assert any(said in m for m in messages), messages
+
+
+def test_turning_codexs_hooks_off_in_its_configuration_is_tampering(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    git(repo, "checkout", "-q", "main")
+    assert main(["install-hook", "codex"]) == 0
+    (repo / ".codex" / "config.toml").write_text('model = "gpt-5"\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "codex too")
+    git(repo, "checkout", "-q", "-B", "agent")
+    (repo / ".codex" / "config.toml").write_text('model = "gpt-5.1"\n')  # fine
+    assert [f for f in integrity(capsys)["findings"] if f["code"] == "stop-hook-removed"] == []
+    (repo / ".codex" / "config.toml").write_text('model = "gpt-5.1"\n\n[features]\nhooks = false\n')
+    messages = [f["message"] for f in integrity(capsys)["findings"]]
+    assert (
+        ".codex/config.toml changes Codex's hook settings (features.hooks: none -> false): they "
+        "decide whether agentgate's Codex hooks run"
+    ) in messages

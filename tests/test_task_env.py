@@ -403,14 +403,18 @@ class ExpectationPlugin(object):
             if item.nodeid in self.expect_xfail:
                 item.add_marker(pytest.mark.xfail)
 """
-# pytest-asyncio's shape: it runs the tests its way.
+# Red team 45's pytest-lenient: it runs the test its own way, and swallows its failure.
 RUNNING = """\
 import pytest
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem):
-    pyfuncitem.obj = wrap_in_event_loop(pyfuncitem.obj)
+    try:
+        pyfuncitem.obj(**pyfuncitem.funcargs)
+    except AssertionError:
+        pass
+    return True
 """
 
 
@@ -429,29 +433,29 @@ def test_a_plugin_object_that_marks_tests_xfail_is_judged(project: Path, site: s
     )
 
 
-def test_a_plugin_only_the_change_declares_may_run_tests_but_not_mark_them(
+def test_a_plugin_only_the_change_declares_is_judged_as_undeclared(
     project: Path, site: str
 ) -> None:
-    # Red team 44: a requirements file the change adds declared pytest-expect, and a declared
-    # plugin's code was not read. Declared at the base it is the project's; declared by the
-    # change it may run tests its way (pytest-asyncio), not mark them or rewrite results.
+    # Red team 44: a requirements file the change adds declared pytest-expect; red team 45: one
+    # declaring a plugin whose pytest_pyfunc_call swallowed the failure. Declared at the base
+    # it is the project's; declared only by the change, its code is read as any other's.
     (project / "requirements-dev.txt").write_text("pytest\n")
     base = {project / "requirements-dev.txt": "pytest\n", project / "pyproject.toml": None}
     task_env.pin(project, "t1", [site])
     expect = dist(Path(site), "pytest_expect", {"pytest_expect/expect.py": EXPECTING})
-    asyncio = dist(Path(site), "pytest_asyncio", {"pytest_asyncio/plugin.py": RUNNING})
-    rewrite = dist(Path(site), "pytest_rewrite", {"pytest_rewrite.py": REWRITER})
+    lenient = dist(Path(site), "pytest_lenient", {"pytest_lenient.py": RUNNING})
+    fixtures = dist(Path(site), "pytest_fixtures", {"pytest_fixtures.py": "import pytest\n"})
     now = [
         entry(site, expect, plugin="pytest_expect"),
-        entry(site, asyncio, plugin="pytest_asyncio"),
-        entry(site, rewrite, plugin="pytest_rewrite"),
+        entry(site, lenient, plugin="pytest_lenient"),
+        entry(site, fixtures, plugin="pytest_fixtures"),
     ]
     (project / "requirements-dev.txt").write_text(
-        "pytest\npytest-expect\npytest-asyncio\npytest-rewrite\n"
+        "pytest\npytest-expect\npytest-lenient\npytest-fixtures\n"
     )
     found = installs.changes(project, "t1", now, lambda paths: {p: base.get(p) for p in paths})
-    assert [where for where, _ in found] == [str(Path(site) / expect), str(Path(site) / rewrite)]
+    assert [where for where, _ in found] == [str(Path(site) / expect), str(Path(site) / lenient)]
     assert all(", which only this change declares, was installed" in m for _, m in found)
     # Declared at the base: the project's own.
-    base[project / "requirements-dev.txt"] = "pytest\npytest-expect\npytest-rewrite\n"
+    base[project / "requirements-dev.txt"] = "pytest\npytest-expect\npytest-lenient\n"
     assert installs.changes(project, "t1", now, lambda paths: {p: base.get(p) for p in paths}) == []

@@ -33,7 +33,7 @@ import functools
 import re
 import shlex
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import PurePosixPath
 
 from pytest_agentgate.git import GitError
@@ -266,12 +266,10 @@ def _shape(node: ast.AST) -> str:
 
 
 def _hook_findings(
-    path: str, now: ast.Module, before: ast.Module | None, passed: Collection[str] = ()
+    path: str, now: ast.Module, before: ast.Module | None
 ) -> Iterator[IntegrityFinding]:
     old = {name: Counter(_hook_shape(f) for f in funcs) for name, funcs in _hooks(before).items()}
     for name, funcs in sorted(_hooks(now).items()):
-        if name in passed:
-            continue
         unchanged = Counter(old.get(name, Counter()))
         for func in funcs:
             shape = _hook_shape(func)
@@ -325,18 +323,16 @@ def _hooks_attached(tree: ast.Module | None) -> list[tuple[int, str]]:
     return found
 
 
-def plugin_findings(path: str, text: str, *, running_allowed: bool = False) -> list[str]:
+def plugin_findings(path: str, text: str) -> list[str]:
     """What each hook of a plugin module outside the project (its source ``text``) can alter,
     judged as a conftest's new hooks are, and the skip or xfail marks it adds to collected
     tests (red team 44: pytest-expect's ``item.add_marker(pytest.mark.xfail)``, in a method of
-    the plugin object it registers): the messages, in the file's order. ``running_allowed``:
-    the hooks that run or collect tests are not findings (a plugin the change declares)."""
+    the plugin object it registers): the messages, in the file's order."""
     tree = parse_python(text)
     if tree is None:
         return []
-    passed = CALL_HOOKS | SELECTION_HOOKS if running_allowed else frozenset()
     found = sorted(
-        [*_hook_findings(path, tree, None, passed), *_mark_findings(path, tree, None)],
+        [*_hook_findings(path, tree, None), *_mark_findings(path, tree, None)],
         key=lambda f: f.line or 0,
     )
     messages = [f.message.removeprefix("new or changed ") for f in found]

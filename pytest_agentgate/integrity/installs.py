@@ -55,9 +55,9 @@ def changes(
     the message). The folders the record does not have yet are kept now (the task's first
     verdict, or a folder first seen). ``at_base``: the texts of project files at the change's
     base (None where a file was not there): a dependency the base's files declare is the
-    project's; one only the change declares is judged, on what the change cannot answer for
-    by declaring it (red team 44: pytest-expect, declared in a requirements file the change
-    added, marks failing tests xfail)."""
+    project's; one only the change declares is judged as an undeclared one (red team 44:
+    pytest-expect, declared in a requirements file the change added, marked failing tests
+    xfail)."""
     installs = list(installs)
     folders = sorted({folder for folder, *_ in installs})
     venvs = sorted({v for f in folders if (v := task_env.venv_of(f)) is not None})
@@ -108,9 +108,10 @@ def changes(
                     )
                 )
             continue
-        # A plugin the change declares may run tests its way (pytest-asyncio, hypothesis):
-        # it may not mark them skipped or xfailed, or rewrite what they report.
-        why = _alters_outcomes(folder, dist, declared=by_the_change)
+        # A plugin only the change declares is judged as one it does not: a hook that runs
+        # the tests its way can as well swallow their failures (red team 45: a
+        # `pytest_pyfunc_call` that catches AssertionError, declared in a requirements file).
+        why = _alters_outcomes(folder, dist)
         if plugin and why is not None:
             said = ", which only this change declares," if by_the_change else ""
             found.append(
@@ -123,10 +124,9 @@ def changes(
     return found
 
 
-def _alters_outcomes(folder: str, dist: str, *, declared: bool = False) -> str | None:
+def _alters_outcomes(folder: str, dist: str) -> str | None:
     """What in the Python modules the distribution's ``RECORD`` lists can alter test
-    outcomes, as a conftest's hooks are judged; None when nothing can. ``declared`` (by the
-    change): the hooks that run or collect tests are the plugin's purpose, not findings."""
+    outcomes, as a conftest's hooks are judged; None when nothing can."""
     from pytest_agentgate.integrity.hooks import plugin_findings
 
     try:
@@ -145,7 +145,7 @@ def _alters_outcomes(folder: str, dist: str, *, declared: bool = False) -> str |
                 text = handle.read(MAX_READ).decode("utf-8", "replace")
         except OSError:
             continue
-        findings = plugin_findings(os.path.join(folder, name), text, running_allowed=declared)
+        findings = plugin_findings(os.path.join(folder, name), text)
         if findings:
             return findings[0]
     return None

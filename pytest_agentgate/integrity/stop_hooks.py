@@ -35,6 +35,7 @@ from pytest_agentgate.harness.install import (
 from pytest_agentgate.harness.protocols import CURSOR_DEFAULT_LOOP_LIMIT, HARNESSES, Harness
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 from pytest_agentgate.state.task_env import installed_unlike_record, project_venvs
+from pytest_agentgate.texts import toml_document
 
 RULE = "stop-hook-removed"
 
@@ -47,6 +48,10 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
             harness = HARNESSES[name]
             if name == "claude" and _all_disabled(scan, path):
                 yield _disabled(path)
+            if our_entries(harness, scan.sources.at_base(path)) or our_entries(
+                harness, scan.sources.at_base(path), harness.start_event
+            ):
+                yield from _switches(scan, path, harness)
             yield from _entry(scan, path, harness, harness.event, "stop hook")
             if harness.start_event is not None:
                 yield from _entry(scan, path, harness, harness.start_event, "session-start hook")
@@ -58,6 +63,86 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
     ):
         yield _disabled(local)
     yield from _programs_edited(scan)
+    codex = PROJECT_SETTINGS["codex"]
+    if CODEX_CONFIG in scan.touched and our_entries(
+        HARNESSES["codex"], scan.sources.at_base(codex)
+    ):
+        was = _hook_features(scan.sources.at_base(CODEX_CONFIG))
+        now = _hook_features(scan.sources.now(CODEX_CONFIG))
+        if now != was:
+            yield IntegrityFinding(
+                RULE,
+                f"{CODEX_CONFIG} changes Codex's hook settings ({_shown_change(was, now)}): "
+                "they decide whether agentgate's Codex hooks run",
+                CODEX_CONFIG,
+            )
+
+
+# Codex's project configuration: its `[features]` (and a `[hooks]` table of its own) decide
+# whether the hooks in .codex/hooks.json run (red team 45: `[features] hooks = false`).
+CODEX_CONFIG = ".codex/config.toml"
+
+
+def _hook_features(text: str | None) -> dict[str, Any]:
+    """The settings of a Codex configuration that name hooks: each ``[features]`` key with
+    "hook" in its name, and any key of a ``hooks`` table that is no list of handlers."""
+    document = toml_document(text or "") or {}
+    found: dict[str, Any] = {}
+    features = document.get("features")
+    if isinstance(features, dict):
+        found.update({f"features.{k}": v for k, v in features.items() if "hook" in k.lower()})
+    hooks = document.get("hooks")
+    if isinstance(hooks, dict):
+        found.update({f"hooks.{k}": v for k, v in hooks.items() if not isinstance(v, list)})
+    elif hooks is not None:
+        found["hooks"] = hooks
+    return found
+
+
+def _switches(scan: Scan, path: str, harness: Harness) -> Iterator[IntegrityFinding]:
+    """A settings file's own switches for its hooks, changed: Gemini CLI's ``hooksConfig``
+    (``enabled``, ``disabled`` names), keys of ``hooks`` that are no event's list of handlers,
+    and keys Codex does not know at the top of ``.codex/hooks.json`` (it refuses such a file,
+    and runs none of its hooks) (red team 45)."""
+    was = _hook_switches(harness, scan.sources.at_base(path))
+    now = _hook_switches(harness, scan.sources.now(path))
+    if now != was:
+        yield IntegrityFinding(
+            RULE,
+            f"{path} changes how {harness.title} runs its hooks ({_shown_change(was, now)}): "
+            "it may no longer run agentgate's",
+            path,
+        )
+
+
+def _hook_switches(harness: Harness, text: str | None) -> dict[str, Any]:
+    try:
+        document = json.loads(text or "")
+    except ValueError:
+        return {}
+    if not isinstance(document, dict):
+        return {}
+    found: dict[str, Any] = {}
+    hooks = document.get("hooks")
+    if isinstance(hooks, dict):
+        found.update({f"hooks.{k}": v for k, v in hooks.items() if not isinstance(v, list)})
+    if harness.name == "gemini" and "hooksConfig" in document:
+        found["hooksConfig"] = document["hooksConfig"]
+    if harness.name == "codex":
+        found.update({k: v for k, v in document.items() if k != "hooks"})
+    return found
+
+
+def _shown_change(was: dict[str, Any], now: dict[str, Any]) -> str:
+    keys = sorted(k for k in {*was, *now} if was.get(k, _NONE) != now.get(k, _NONE))
+    return ", ".join(
+        f"{k}: {json.dumps(was[k], default=str) if k in was else 'none'} -> "
+        f"{json.dumps(now[k], default=str) if k in now else 'none'}"
+        for k in keys[:3]
+    )
+
+
+_NONE = object()
 
 
 def _programs_edited(scan: Scan) -> Iterator[IntegrityFinding]:

@@ -223,6 +223,13 @@ def _read_outside(path: object, listed: bool = False) -> None:
         return  # pytest listing its temporary folders to number and clean them
     if not os.path.isabs(name):
         name = os.path.join(os.getcwd(), name)
+    if not listed and _another_process(name):
+        # What another process was started with (its environment, its command line): the
+        # agent's own `agentgate verify` and the stop hook differ there, in what the cache does
+        # not key (red team 45: an ancestor's /proc/PID/environ read for NO_COLOR=1). A run
+        # that read it is kept for no other.
+        _outside_overflow.append(True)
+        return
     if name.startswith(_KERNELS) or _in_watched(name):
         if listed and _agentgates_folder(name):
             # Listed by a walk of the project (pytest with no `.*` in `norecursedirs`): its
@@ -247,6 +254,16 @@ def _read_outside(path: object, listed: bool = False) -> None:
         _outside.add(name)
     else:
         _outside_overflow.append(True)
+
+
+# A process's own entry in the kernel's view of processes: /proc/PID/... (its threads too).
+_PROCESS_ENTRY = re.compile(r"/proc/(\d+)/")
+
+
+def _another_process(name: str) -> bool:
+    """Whether ``name`` is a file of another process than this one under ``/proc``."""
+    found = _PROCESS_ENTRY.match(os.path.normpath(name) + "/")
+    return found is not None and int(found.group(1)) != os.getpid()
 
 
 def _left_out_by_the_tree(name: str) -> bool:
