@@ -239,14 +239,16 @@ _RULES = (
         "tampering",
         "a test tool (pytest, pluggy, coverage.py, xdist, pytest-cov, agentgate) installed "
         "again in the tests' environment after the task began, or a pytest plugin installed "
-        "since, that the project's dependency files do not name, whose hooks can alter test "
-        "outcomes (from a package index, a wheel file or a RECORD written by hand alike); a "
+        "since, that the project's dependency files do not name at the base, whose hooks can "
+        "alter test outcomes (from a package index, a wheel file or a RECORD written by hand "
+        "alike); a "
         "virtual environment's pyvenv.cfg changed; or the record of the environment the task "
         "began with gone or changed",
         "put back what changed: install the versions the task began with again, uninstall "
         "the plugin named (`pip uninstall NAME`), or restore the virtual environment's "
         "pyvenv.cfg; a tool, plugin or environment the project means to change is changed "
-        "between tasks, by a person",
+        "between tasks, by a person (a plugin the change declares is the project's once a "
+        "reviewer merges the declaration)",
     ),
     Rule(
         "stop-hook-removed",
