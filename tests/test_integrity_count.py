@@ -343,6 +343,133 @@ def test_a_feature_removed_with_its_tests_is_a_note(repo: Path, verify: Verify) 
     )
 
 
+CODECS = """\
+def rot13(text):
+    return "".join(_rot(c, 13) for c in text)
+
+
+def caesar(text):
+    return "".join(_rot(c, 3) for c in text)
+
+
+def shout(text):
+    return text.upper()
+
+
+def _rot(c, n):
+    if "a" <= c <= "z":
+        return chr((ord(c) - 97 + n) % 26 + 97)
+    return c
+"""
+TEST_CODECS = """\
+import unittest
+
+from pkg import codecs
+
+
+class CodecMixin:
+    def test_empty(self):
+        self.assertEqual(self.encode(""), "")
+
+    def test_keeps_digits(self):
+        self.assertEqual(self.encode("123"), "123")
+
+
+class Rot13Test(unittest.TestCase, CodecMixin):
+    encode = staticmethod(codecs.rot13)
+
+    def test_abc(self):
+        self.assertEqual(codecs.rot13("abc"), "nop")
+
+
+class CaesarTest(unittest.TestCase, CodecMixin):
+    encode = staticmethod(codecs.{encode})
+{own}"""
+CAESAR_OWN = """
+    def test_abc(self):
+        self.assertEqual(codecs.caesar("abc"), "def")
+"""
+SHOUT_OWN = """
+    def test_shout(self):
+        self.assertEqual(codecs.shout("abc"), "ABC")
+"""
+
+
+def _codecs_base(repo: Path, encode: str = "caesar", own: str = CAESAR_OWN) -> None:
+    write(repo, "pkg/codecs.py", CODECS)
+    write(repo, "tests/test_codecs.py", TEST_CODECS.format(encode=encode, own=own))
+    commit(repo, "the codecs and their tests, a mixin's")
+
+
+def _class_deleted(repo: Path, function: str = "") -> None:
+    text = (repo / "tests" / "test_codecs.py").read_text(encoding="utf-8")
+    write(repo, "tests/test_codecs.py", text[: text.index("\n\nclass CaesarTest")] + "\n")
+    if function:
+        code = CODECS.replace(f"def {function}(text):\n", "\0", 1)
+        head, _, tail = code.partition("\0")
+        write(repo, "pkg/codecs.py", head + tail[tail.index("\n\n\ndef ") + 3 :])
+
+
+def test_a_class_deleted_with_its_feature_takes_its_inherited_tests_along(
+    repo: Path, verify: Verify
+) -> None:
+    # Review 35: caesar() deleted with CaesarTest, whose mixin gave it two more tests: those
+    # went with the class, a note, not a test the change took out of the run.
+    _codecs_base(repo)
+    _class_deleted(repo, "caesar")
+    gate, output = verify()
+    assert gate["status"] == "pass" and gate["exit_code_of_verify"] == 0, gate["findings"]
+    found = sorted((f["code"], f["severity"], f["message"]) for f in gate["findings"])
+    assert [(code, severity) for code, severity, _ in found] == [
+        ("test-removed-with-feature", "warning")
+    ] * 3
+    inherited = [m for _, _, m in found if "(inherited from CodecMixin)" in m]
+    assert sorted(m.split(" ")[0] for m in inherited) == [
+        "CaesarTest::test_empty",
+        "CaesarTest::test_keeps_digits",
+    ]
+    assert all(
+        "went with its class CaesarTest, which the change deletes together with caesar" in m
+        for m in inherited
+    )
+    assert "test-removed-with-feature findings above name the tests that went" in output
+
+
+@pytest.mark.parametrize(
+    ("encode", "own", "function", "own_rule"),
+    [
+        ("caesar", SHOUT_OWN, "shout", "test-removed-with-feature"),
+        ("caesar", "", "", None),
+        ("caesar", CAESAR_OWN, "", "test-removed"),
+    ],
+    ids=["its-own-test-goes-with-other-code", "only-inherited-tests", "own-test-removed"],
+)
+def test_a_class_deleted_not_with_what_its_inherited_tests_ran_takes_them_out(
+    repo: Path, verify: Verify, encode: str, own: str, function: str, own_rule: str | None
+) -> None:
+    # The tests the class inherited ran caesar(), which the change keeps: deleting the class
+    # takes them out of the run, whatever went with its own tests (a trick: delete shout()
+    # with a test of it, and the class whose mixin tests of caesar() fail with it).
+    _codecs_base(repo, encode, own)
+    _class_deleted(repo, function)
+    gate, _ = verify()
+    assert gate["status"] == "fail" and gate["exit_code_of_verify"] == 1
+    counted = sorted((f["severity"], f["message"]) for f in count_findings(gate))
+    assert [m.split(" ")[0] for _, m in counted] == [
+        "CaesarTest::test_empty",
+        "CaesarTest::test_keeps_digits",
+    ]
+    for severity, message in counted:
+        assert severity == "error"
+        assert (
+            "(inherited from CodecMixin) was collected at the base and is not in this run: the "
+            "change deletes its class CaesarTest, not with code it deletes" in message
+        )
+        assert "__test__ = False" not in message
+    own_found = [f["code"] for f in gate["findings"] if f["code"] != COUNT_RULE]
+    assert own_found == ([own_rule] if own_rule else [])
+
+
 # -- a base that cannot be counted ---------------------------------------------------------------
 
 

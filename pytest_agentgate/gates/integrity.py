@@ -41,6 +41,7 @@ from pytest_agentgate.verdict import Finding, GateResult
 
 BLOCK_CHOICES = ("all", "tampering")
 COUNT_RULE = "test-count-below-base"
+FEATURE_RULE = "test-removed-with-feature"
 # The rules whose findings name tests the change takes out of the run (removed, cases dropped,
 # no longer collected, deselected, skipped for a whole file): with any of them, a count below
 # the base's is what they already say, shown as a note (a feature removed with its tests is
@@ -94,6 +95,9 @@ class IntegrityEvidence(Evidence):
     renamed_tests: dict[str, str] = field(default_factory=dict)
     # The base's tests the change folds into another (merged, or made a parametrized case).
     folded_tests: int = 0
+    # The test classes the change deletes, not renamed (path::qualname at the base), each with
+    # the code the change deletes that it went with, or None (Scan.deleted_classes).
+    deleted_classes: dict[str, str | None] = field(default_factory=dict)
     # The files the change deletes (project-relative).
     deleted: list[str] = field(default_factory=list)
     added_lines: dict[str, list[int]] = field(default_factory=dict)
@@ -481,6 +485,11 @@ def _no_longer_collected(evidence: IntegrityEvidence, count: SuiteCount) -> list
             continue
         if target is None and any(_same_path(p, path) for p in evidence.deleted):
             continue  # the file is gone: the findings on its tests say so
+        if target is None and len(parts) > 1:
+            deleted = _class_deleted(evidence, path, parts, where)
+            if deleted is not None:
+                out.append(deleted)
+                continue
         out.append(
             IntegrityFinding(
                 COUNT_RULE,
@@ -494,6 +503,54 @@ def _no_longer_collected(evidence: IntegrityEvidence, count: SuiteCount) -> list
             )
         )
     return out
+
+
+def _class_deleted(
+    evidence: IntegrityEvidence, path: str, parts: list[str], where: str
+) -> IntegrityFinding | None:
+    """The finding for a test of the base that its class collected, where the change deletes
+    that class (not renamed: ``IntegrityEvidence.deleted_classes``); None when it does not.
+    A test the class inherited (its code defined in another class: a mixin's) goes with the
+    class as the class's own tests do: with the feature the change deletes (a note) when they
+    all went with it and the class gave the tests it inherits some of that code; else it is a
+    test the change takes out of the run. Anything else of the class (a test assigned in its
+    body, made by a hook) is never waved through."""
+    cls = "::".join(parts[:-1])
+    went: str | None = None
+    for key, value in evidence.deleted_classes.items():
+        at, _, qualname = key.partition("::")
+        if qualname == cls and _same_path(at, path):
+            went = value or ""
+            break
+    else:
+        return None
+    name = "::".join(parts)
+    at, _, defined = where.partition("@")[0].partition("#")[0].partition("::")
+    owner = defined.rpartition(".")[0]  # where its code is defined: count.definition
+    inherited = bool(owner) and not (owner == cls.replace("::", ".") and _same_path(at, path))
+    source = f" (inherited from {owner.rpartition('.')[2]})" if inherited else ""
+    if inherited and went:
+        return IntegrityFinding(
+            FEATURE_RULE,
+            f"{name}{source} was collected at the base and went with its class {cls}, which "
+            f"the change deletes together with {went}: the class's own tests went with it, "
+            "and the tests it inherited ran with it too",
+            path,
+            None,
+        )
+    why = (
+        "its own tests are not all gone with code the change deletes, or its body does not "
+        "give that code to the tests it inherits"
+        if inherited
+        else "not a test it inherited, and no removed test names it"
+    )
+    return IntegrityFinding(
+        COUNT_RULE,
+        f"{name}{source} was collected at the base and is not in this run: the change deletes "
+        f"its class {cls}, not with code it deletes ({why})",
+        path,
+        None,
+    )
 
 
 def _definition_key(where: str, renamed: Mapping[str, str]) -> str:
@@ -700,6 +757,7 @@ class IntegrityGate:
         evidence.new_tests = list(scan.new_tests)
         evidence.renamed_tests = {**_renamed_defs(scan), **scan.renamed_tests}
         evidence.folded_tests = len(scan.folded_tests)
+        evidence.deleted_classes = dict(scan.deleted_classes)
         evidence.deleted = sorted(p for p, status in scan.touched.items() if status == "deleted")
         evidence.added_lines = {
             path: _new_lines(scan, path)

@@ -93,6 +93,11 @@ class Scan:
     # Of those, the tests folded into another (a case of a parametrized test, statements of
     # a test they were merged into): each is a case fewer in the count, and no test gone.
     folded_tests: dict[str, str] = field(default_factory=dict)
+    # The test classes the change deletes from a file pytest still collects (not renamed):
+    # ``path::qualname`` at the base -> the code the change deletes that they went with (their
+    # own tests all removed with it, and what their body gives the tests they inherit uses
+    # it), else None. The tests they inherited from a mixin follow them (gates/integrity.py).
+    deleted_classes: dict[str, str | None] = field(default_factory=dict)
 
     def repo_path(self, path: str) -> str:
         """A project-relative path as the repository names it."""

@@ -155,6 +155,9 @@ class Side:
     marks: list[Mark] = field(default_factory=list)
     # path -> normalised body -> the name of a function there that the runner does not collect
     uncollected: dict[str, dict[str, str]] = field(default_factory=dict)
+    # (path, qualname) of each class a test file defines, anywhere in it -> the names of the
+    # code its body uses outside its own tests (what it gives the tests it inherits: Python)
+    classes: dict[tuple[str, str], Callable[[], frozenset[str]]] = field(default_factory=dict)
 
     def add(self, case: Case) -> None:
         self.tests[(case.path, case.qualname)] = case
@@ -236,10 +239,12 @@ def compare(
     new: list[str] | None = None,
     moved: dict[str, str] | None = None,
     merged: dict[str, str] | None = None,
+    classes_gone: dict[str, str | None] | None = None,
 ) -> list[IntegrityFinding]:
     """Every finding of the change to these test files; ``edited`` gets the tests of the base
     the change edits, ``new`` the tests it adds, ``moved`` the tests it renames or moves, or
-    folds into another, and ``merged`` those it folds (``path::qualname``, base -> now)."""
+    folds into another, and ``merged`` those it folds (``path::qualname``, base -> now);
+    ``classes_gone`` the classes it deletes (:func:`_classes_gone`)."""
     findings: list[IntegrityFinding] = []
     pairs, removed, added = _match(base, now, change)
     if new is not None:
@@ -266,10 +271,15 @@ def compare(
         findings.append(_mark_finding(mark, new_test=(mark.path, mark.scope) in added_tests))
     code: CodeRemoved | None = None
     folded: dict[str, str] = {}
+    removed_as: dict[tuple[str, str], str] = {}
     for case in _unfolded(removed, pairs, added, now, folded):
         if code is None:
             code = change.removed_code()
-        findings.append(_removed_finding(case, now, change, words, code))
+        finding = _removed_finding(case, now, change, words, code)
+        removed_as[(case.path, case.qualname)] = finding.rule
+        findings.append(finding)
+    if classes_gone is not None:
+        classes_gone.update(_classes_gone(base, now, change, removed_as, code))
     if moved is not None:
         moved.update(folded)
     if merged is not None:
@@ -320,6 +330,48 @@ def compare(
                 )
             )
     return findings
+
+
+def _classes_gone(
+    base: Side,
+    now: Side,
+    change: Change,
+    removed_as: dict[tuple[str, str], str],
+    code: CodeRemoved | None,
+) -> dict[str, str | None]:
+    """The classes of the base the change deletes from a file that is still collected, not
+    renamed (none of their own tests renamed, moved or folded: each is removed), as
+    ``path::qualname`` -> what they went with: the code the change deletes that their own
+    tests and the rest of their body use, when every own test is removed with it
+    (``test-removed-with-feature``) and their body gives the tests they inherit some of it
+    (the tests a mixin gives them ran with it); else None. The tests they inherited are
+    judged by this, from the run's collection (gates/integrity.py)."""
+    out: dict[str, str | None] = {}
+    # A class of that name anywhere in the file now (nested in another, under an `if`) is
+    # not deleted: whatever took its tests out is judged as the run's collection shows it.
+    kept = {
+        (change.origin.get(path, path), qualname.rpartition("::")[2])
+        for path, qualname in now.classes
+    }
+    files = set(change.origin.values())
+    for (path, qualname), uses in base.classes.items():
+        name = qualname.rpartition("::")[2]
+        if (path, name) in kept or path not in files or path in change.gone:
+            continue
+        own = [
+            key for key in base.tests if key[0] == path and key[1].rpartition("::")[0] == qualname
+        ]
+        if any(key not in removed_as for key in own):
+            continue  # one of its tests is elsewhere now: renamed or moved, not deleted
+        went: str | None = None
+        if code is not None and own and all(removed_as[key] == FEATURE_RULE for key in own):
+            given = sorted(uses() & code.names)
+            went = ", ".join(given[:3]) or None
+        out[f"{path}::{qualname}"] = went
+    return out
+
+
+FEATURE_RULE = "test-removed-with-feature"
 
 
 def _unfolded(
@@ -741,7 +793,7 @@ def _removed_finding(
     if feature:
         names = ", ".join(feature[:3])
         return IntegrityFinding(
-            "test-removed-with-feature",
+            FEATURE_RULE,
             f"{at} is gone together with {names}, which the change deletes from the code",
             case.path,
             case.line,

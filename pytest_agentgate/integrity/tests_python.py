@@ -148,6 +148,7 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
         scan.new_tests,
         scan.renamed_tests,
         scan.folded_tests,
+        scan.deleted_classes,
     )
     scan.edited_tests.extend(_could_skip_at_base(scan, test) for test in edited)
     return findings
@@ -1926,6 +1927,10 @@ class PySide:
                 )
             )
         side.uncollected[module.path] = dict(module.uncollected)
+        for qualname, node in _classes(module.tree):
+            side.classes[(module.path, qualname)] = cache(
+                partial(_class_uses, module, qualname, node, self._is_project_module)
+            )
         side.marks.extend(MarkReader(module, base_plain, self._is_project_module).read())
 
     def _is_project_module(self, name: str) -> bool:
@@ -2065,7 +2070,39 @@ def _is_ellipsis(stmt: ast.stmt) -> bool:
     )
 
 
-def _uses(module: Module, func: Function, project: Callable[[str], bool]) -> Iterator[str]:
+def _classes(node: ast.AST, prefix: str = "") -> Iterator[tuple[str, ast.ClassDef]]:
+    """Every class of a module, wherever it is defined (under an `if`, in a function), by its
+    qualname (``Outer::Inner``)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.ClassDef):
+            yield prefix + child.name, child
+            yield from _classes(child, f"{prefix}{child.name}::")
+        else:
+            yield from _classes(child, prefix)
+
+
+def _class_uses(
+    module: Module, qualname: str, cls: ast.ClassDef, project: Callable[[str], bool]
+) -> frozenset[str]:
+    """The names of the project's code a class's body uses outside its own tests (its
+    attributes, ``setUp``, its helpers, its bases' arguments): what a test it inherits runs
+    with (``encode = staticmethod(codecs.caesar)`` for a mixin's tests)."""
+    own = {
+        stmt.name
+        for stmt in cls.body
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
+        and f"{qualname}::{stmt.name}" in module.tests
+    }
+    rest = [
+        stmt
+        for stmt in cls.body
+        if not (isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name in own)
+    ]
+    given = [*cls.bases, *cls.keywords, *rest]
+    return frozenset(name for node in given for name in _uses(module, node, project))
+
+
+def _uses(module: Module, func: ast.AST, project: Callable[[str], bool]) -> Iterator[str]:
     """The names of the project's code the test uses: imported from the project
     (``from pkg.calc import add``; ``calc.add`` after ``from pkg import calc``; each name of
     ``pkg.calc.add`` after ``import pkg.calc``: review 27, cachetools' tests)."""
