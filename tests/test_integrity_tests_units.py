@@ -1492,6 +1492,69 @@ def test_a_restructured_file_pairs_tests_by_what_they_check(tmp_path: Path) -> N
     assert [(f.rule, f.line) for f in found] == [("test-removed", 6), ("test-asserts-nothing", 7)]
 
 
+LOOPED = """\
+import unittest
+
+from pkg.deco import memoize
+
+
+class MemoizeTest(unittest.TestCase):
+    def test_rejects_non_caches(self):
+        for cache in (None, 42):
+            with self.assertRaisesRegex(TypeError, "callable"):
+                memoize(cache)
+"""
+PARAMETRIZED = """\
+import pytest
+
+from pkg.deco import memoize, other
+
+
+@pytest.mark.parametrize("cache", [None, 42])
+def test_memoize_requires_callable(cache):
+    with pytest.raises(TypeError, match="callable"):
+        memoize(cache)
+"""
+
+
+@pytest.mark.parametrize(
+    "now",
+    [
+        PARAMETRIZED,
+        PARAMETRIZED.replace("[None, 42]", "[42, None]"),
+        "import pytest\n\nfrom pkg.deco import memoize\n\n\n"
+        "def test_memoize_requires_callable():\n    for cache in (None, 42):\n"
+        "        with pytest.raises(TypeError, match='callable'):\n            memoize(cache)\n",
+    ],
+    ids=["parametrized", "cases-reordered", "loop-kept"],
+)
+def test_a_unittest_loop_over_values_renamed_as_a_parametrized_test_is_the_same_test(
+    tmp_path: Path, now: str
+) -> None:
+    # Review 35: the same calls with the same values, the same exception expected (unittest's
+    # assertRaisesRegex as pytest.raises(match=)), under a new name: a rename.
+    assert analyze({PY: LOOPED}, {PY: now}, tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "now",
+    [
+        PARAMETRIZED.replace("    memoize(cache)", "    other(cache)"),
+        PARAMETRIZED.replace("[None, 42]", "[1, 'x']"),
+        PARAMETRIZED.replace("[None, 42]", "[None]"),
+        PARAMETRIZED.replace("TypeError", "ValueError").replace('"callable"', '"cache"'),
+    ],
+    ids=["other-function", "other-values", "a-value-fewer", "other-exception"],
+)
+def test_a_unittest_loop_replaced_by_a_parametrized_test_of_something_else_is_removed(
+    tmp_path: Path, now: str
+) -> None:
+    # The same shape, another check: another function called with the values, other values,
+    # fewer of them, another exception expected. Not the old test renamed.
+    found = analyze({PY: LOOPED}, {PY: now}, tmp_path)
+    assert [f.rule for f in found] == ["test-removed"], found
+
+
 def test_a_test_replaced_by_one_that_shares_a_word_of_its_name_is_removed(
     tmp_path: Path,
 ) -> None:

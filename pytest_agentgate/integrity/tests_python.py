@@ -2323,7 +2323,7 @@ def _facts(
                 inside.update(id(sub) for arg in arguments for sub in ast.walk(arg))
                 if calls < FACTS:
                     calls += 1
-                    found.append("call " + _called(node))
+                    found.append("call " + _expected_error(node))
                     reached = helper(node) if helper is not None else None
                     if reached is not None and reached[1] is not func:
                         helped.append((node, reached))
@@ -2333,6 +2333,19 @@ def _facts(
         for node in ast.walk(cases):
             if isinstance(node, ast.Constant):
                 found.append("value " + repr(node.value))
+    if bound is None:
+        by_value, written = _calls_by_value(module, func)
+        found.extend(by_value[: max(0, FACTS - calls)])
+        # A loop's values are checked as the calls it makes with them, not apart: a test that
+        # makes the same calls with other values, or fewer, keeps less of it.
+        said = Counter(written)
+        kept: list[str] = []
+        for fact in found:
+            if said[fact] > 0:
+                said[fact] -= 1
+            else:
+                kept.append(fact)
+        found = kept
     for call, (other, target, method) in helped:
         given = _arguments(target, call, method)
         if given is not None:
@@ -2363,6 +2376,106 @@ def _arguments(func: Function, call: ast.Call, method: bool) -> dict[str, ast.ex
     given = {**defaults, **dict(zip(names, call.args, strict=False))}  # fewer: defaults
     given.update((k.arg, k.value) for k in call.keywords if k.arg is not None)
     return given
+
+
+def _calls_by_value(module: Module, func: Function) -> tuple[list[str], list[str]]:
+    """The calls the test makes with each value a parametrized case or a loop over values
+    written out gives them: ``case memoize(None)`` and ``case memoize(42)`` for
+    ``memoize(cache)`` under ``@pytest.mark.parametrize("cache", [None, 42])``, as under ``for
+    cache in (None, 42):``. What a test checks, however it goes over its values: a unittest
+    loop made a parametrized test, renamed, keeps these (review 35); a test of other calls
+    with the same values does not. A case, not a call of its own: a test that calls
+    ``tax(10)`` once is not one whose cases include 10 (a fold into it is judged as a fold:
+    testfiles._unfolded). And the values of such loops, as facts of their own (``value
+    42``): those calls say them."""
+    body = _body(func)
+    local: set[str] = set()
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+                local.add(node.id)
+            elif isinstance(node, Definition | ast.ExceptHandler) and node.name is not None:
+                local.add(node.name)
+    found: list[str] = []
+    written: list[str] = []
+
+    def put(where: list[ast.stmt], cases: list[dict[str, ast.expr]]) -> bool:
+        names = set(cases[0]) if cases else set()
+        normal = _Normal(module, local - names, {}, approx=True)
+        any_call = False
+        for node in _walk_body(where):
+            if not isinstance(node, ast.Call) or not any(
+                isinstance(n, ast.Name) and n.id in names for n in ast.walk(node)
+            ):
+                continue
+            any_call = True
+            for case in cases:
+                given: ast.AST = _copy(node)
+                for name, value in case.items():
+                    given = _Put(name, value).visit(given)
+                called = normal.visit(given)
+                if isinstance(called, ast.Call) and len(found) < FACTS:
+                    found.append("case " + _expected_error(called))
+        return any_call
+
+    parametrized = _parametrized(module, func)
+    argnames = {n for names, _ in parametrized for n in names or ()}
+    combined: list[dict[str, ast.expr]] | None = [{}]
+    for names, cases in parametrized:
+        bindings = _bindings(module, names, cases)
+        if bindings is None or combined is None:
+            combined = None
+            continue
+        combined = [{**a, **b} for a in combined for b in bindings][:CASES]
+    if combined and argnames and not argnames & local:  # an argname bound again: not the case
+        put(body, combined)
+    for loop in _walk_body(body):
+        if not (
+            isinstance(loop, ast.For)
+            and isinstance(loop.target, ast.Name)
+            and isinstance(loop.iter, ast.List | ast.Tuple)
+            and 0 < len(loop.iter.elts) <= CASES
+            and all(_literal(item) for item in loop.iter.elts)
+        ):
+            continue
+        name = loop.target.id
+        if any(
+            isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+            for stmt in loop.body
+            for n in ast.walk(stmt)
+        ):
+            continue  # the loop's body binds it again
+        if put(loop.body, [{name: item} for item in loop.iter.elts]):
+            written.extend(
+                "value " + repr(node.value)
+                for node in ast.walk(loop.iter)
+                if isinstance(node, ast.Constant)
+            )
+    return found, written
+
+
+# unittest's expected exceptions and warnings, as pytest's: ``self.assertRaisesRegex(E, "x")``
+# checks what ``pytest.raises(E, match="x")`` does.
+_EXPECTED = {
+    "assertRaises": ("raises", 1),
+    "assertRaisesRegex": ("raises", 2),
+    "assertRaisesRegexp": ("raises", 2),
+    "assertWarns": ("warns", 1),
+    "assertWarnsRegex": ("warns", 2),
+}
+
+
+def _expected_error(call: ast.Call) -> str:
+    """:func:`_called`, a unittest context manager that expects an exception or a warning
+    written as pytest's (``raises(TypeError, match='callable')``)."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    expected = _EXPECTED.get(name)
+    if expected is None or len(call.args) != expected[1] or call.keywords:
+        return _called(call)
+    pytest_name, size = expected
+    keywords = [ast.keyword("match", call.args[1])] if size == 2 else []
+    return _called(ast.Call(ast.Name(pytest_name, ast.Load()), call.args[:1], keywords))
 
 
 def _called(call: ast.Call) -> str:
