@@ -432,7 +432,7 @@ def test_a_class_deleted_with_its_feature_takes_its_inherited_tests_along(
         "went with its class CaesarTest, which the change deletes together with caesar" in m
         for m in inherited
     )
-    assert "test-removed-with-feature findings above name the tests that went" in output
+    assert "test-removed-with-feature findings name the tests that went" in output
 
 
 @pytest.mark.parametrize(
