@@ -884,3 +884,35 @@ def test_a_run_that_read_another_processs_environment_is_not_kept(
     first = verify(capsys)
     assert first["status"] == "pass", first
     assert not reused(verify(capsys))  # kept for no run: it read what differs between runs
+
+
+@pytest.mark.parametrize("setting", ["umask", "ignored-signal", "file-limit"])
+def test_a_run_under_other_process_settings_is_not_reused(
+    repo: Path, capsys: pytest.CaptureFixture[str], setting: str
+) -> None:
+    # Red team 46: code right only under `umask 077` (or `ulimit -n`, `trap '' USR2`), set for
+    # the agent's own verify alone; the stop hook, under the harness's settings, reused it.
+    import resource
+    import signal
+
+    (repo / "ok").write_text("")
+    limit = resource.getrlimit(resource.RLIMIT_NOFILE)
+    was_mask = os.umask(0o077) if setting == "umask" else None
+    was_handler = (
+        signal.signal(signal.SIGUSR2, signal.SIG_IGN) if setting == "ignored-signal" else None
+    )
+    if setting == "file-limit":
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit[0] - 1, limit[1]))
+    try:
+        assert verify(capsys)["status"] == "pass"
+    finally:
+        if was_mask is not None:
+            os.umask(was_mask)
+        if was_handler is not None:
+            signal.signal(signal.SIGUSR2, was_handler)
+        resource.setrlimit(resource.RLIMIT_NOFILE, limit)
+    again = verify(capsys)
+    assert not reused(again)
+    (why,) = not_reused_because(again)
+    assert "the process settings the commands inherit" in why, why
+    assert reused(verify(capsys))  # under the same settings, the same run

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_agentgate.state import seal
-from pytest_agentgate.state.env_keys import keyed_env
+from pytest_agentgate.state.env_keys import keyed_env, process_state
 from pytest_agentgate.state.storage import STATE_DIR, user_state_home, write_atomic
 from pytest_agentgate.verdict import Finding, GateResult
 
@@ -275,6 +275,7 @@ PART_NAMES = {
     "config": "the configuration",
     "tools": "the tools on the commands' PATH",
     "base": "the base",
+    "process": "the process settings the commands inherit (umask, limits, signals, priority)",
 }
 
 
@@ -296,6 +297,7 @@ def cache_key(
         "config": _digest(config_text),
         "tools": tools_key(commands),
         "base": _digest(extra),
+        "process": _digest(process_state()),
     }
     digest = hashlib.sha256()
     for name in PART_NAMES:

@@ -6,8 +6,10 @@ so no result depends on what the key leaves out.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import sys
 from collections.abc import Mapping
 
 # Shell bookkeeping that differs between two identical runs. PATH is not keyed as text: a
@@ -139,3 +141,48 @@ def _harness_git_config(environ: Mapping[str, str]) -> bool:
         for n in range(count)
     }
     return all(pair in HARNESS_GIT_CONFIG for pair in pairs)
+
+
+def process_state() -> str:
+    """What a process passes to the programs it starts besides its environment, and code can
+    read: the file mode mask, the resource limits, the signals it ignores or blocks, its
+    scheduling priority. The verdict cache keys it (red team 46: code that answered right only
+    under `umask 077`, `ulimit -n 333`, `trap '' USR2` or `renice`, set for the agent's own
+    `agentgate verify` alone, had its pass reused by the stop hook)."""
+    import signal
+
+    parts = [f"umask={_umask()}"]
+    if sys.platform != "win32":
+        import resource
+
+        for name in sorted(n for n in dir(resource) if n.startswith("RLIMIT_")):
+            with contextlib.suppress(OSError, ValueError):
+                parts.append(f"{name}={resource.getrlimit(getattr(resource, name))}")
+    ignored = []
+    for number in sorted(signal.valid_signals()):
+        with contextlib.suppress(OSError, ValueError):
+            if signal.getsignal(number) is signal.SIG_IGN:
+                ignored.append(int(number))
+    parts.append(f"ignored={ignored}")
+    if hasattr(signal, "pthread_sigmask"):
+        blocked = sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, []))
+        parts.append(f"blocked={blocked}")
+    if hasattr(os, "getpriority"):
+        with contextlib.suppress(OSError):
+            parts.append(f"nice={os.getpriority(os.PRIO_PROCESS, 0)}")
+    return ";".join(parts)
+
+
+def _umask() -> str:
+    """This process's file mode mask, read without setting it where the kernel says it
+    (Linux's /proc/self/status): other threads may be creating files."""
+    with (
+        contextlib.suppress(OSError, ValueError),
+        open("/proc/self/status", encoding="ascii", errors="replace") as status,
+    ):
+        for line in status:
+            if line.startswith("Umask:"):
+                return f"{int(line.split()[1], 8):o}"
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return f"{mask:o}"
