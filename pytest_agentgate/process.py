@@ -417,6 +417,10 @@ def _child_env(spec: CommandSpec) -> dict[str, str]:
     env = {name: value for name, value in os.environ.items() if name not in left_out}
     if "PWD" in left_out:
         env["PWD"] = os.path.abspath(spec.cwd)
+    if "SHELL" in left_out:
+        # A shell the agent's and the hook's may name differently (Claude Code's do): one
+        # for every run, not none (review 28: code that reads $SHELL, and its test).
+        env["SHELL"] = "/bin/sh"
     env.update(NO_TOOL_CACHE)
     if spec.env:
         env.update(spec.env)

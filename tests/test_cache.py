@@ -826,7 +826,8 @@ def test_what_the_cache_does_not_key_the_commands_do_not_see(
     # reused that pass. The commands now run without what the key leaves out.
     (repo / "shown.py").write_text(
         "import json, os, sys\n"
-        "names = ('OLDPWD', 'SHLVL', '_', 'NO_COLOR', 'CLAUDE_PROJECT_DIR', 'PWD', 'MY_SETTING')\n"
+        "names = ('OLDPWD', 'SHLVL', '_', 'NO_COLOR', 'CLAUDE_PROJECT_DIR', 'PWD', 'MY_SETTING',"
+        " 'SHELL')\n"
         "json.dump({n: os.environ.get(n) for n in names}, open(sys.argv[1], 'w'))\n"
     )
     shown = repo.parent / "shown.json"
@@ -843,6 +844,7 @@ def test_what_the_cache_does_not_key_the_commands_do_not_see(
         "CLAUDE_PROJECT_DIR": str(repo),
         "PWD": "/elsewhere",
         "MY_SETTING": "on",
+        "SHELL": "/bin/bash",
     }.items():
         monkeypatch.setenv(name, value)
     assert verify(capsys)["status"] == "pass"
@@ -854,6 +856,7 @@ def test_what_the_cache_does_not_key_the_commands_do_not_see(
         "CLAUDE_PROJECT_DIR": None,
         "PWD": str(repo),
         "MY_SETTING": "on",  # keyed: a run with another value is run afresh
+        "SHELL": "/bin/sh",  # review 28: one shell for every run, not none
     }
     monkeypatch.setenv("NO_COLOR", "yes")  # not a harness's value: keyed, and seen
     verify(capsys)

@@ -366,3 +366,31 @@ def test_turning_codexs_hooks_off_in_its_configuration_is_tampering(
         ".codex/config.toml changes Codex's hook settings (features.hooks: none -> false): they "
         "decide whether agentgate's Codex hooks run"
     ) in messages
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        (".codex/config.toml", 'model = "gpt-5"\n\n[features]\nhooks = true\n'),
+        (
+            ".gemini/settings.json",
+            '{"hooksConfig": {"enabled": true, "notifications": false, "disabled": ["logger"]}}',
+        ),
+    ],
+    ids=["codex-hooks-on", "gemini-other-hook-off"],
+)
+def test_hook_settings_that_keep_agentgates_hooks_on_are_fine(
+    repo: Path, capsys: pytest.CaptureFixture[str], path: str, text: str
+) -> None:
+    # Review 28: any change of these settings was a finding, `hooks = true` included.
+    git(repo, "checkout", "-q", "main")
+    assert main(["install-hook", "codex"]) == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "codex too")
+    git(repo, "checkout", "-q", "-B", "agent")
+    if path.endswith(".json"):
+        settings = json.loads((repo / path).read_text())
+        (repo / path).write_text(json.dumps({**settings, **json.loads(text)}))
+    else:
+        (repo / path).write_text(text)
+    assert [f for f in integrity(capsys)["findings"] if f["code"] == "stop-hook-removed"] == []

@@ -6,6 +6,7 @@ folders are temporary folders with ``*.dist-info`` folders as installers write t
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -274,6 +275,13 @@ def test_the_environments_settings_changed_since_the_task_began_are_found(
     ((where, message),) = installs.changes(project, "t1", now)
     assert where == f"{venv}/pyvenv.cfg"
     assert message.startswith("the virtual environment's pyvenv.cfg changed what it includes")
+    cfg.unlink()  # its Python is then the machine's, with the user's site folder
+    ((where, _),) = installs.changes(project, "t1", now)
+    assert where == f"{venv}/pyvenv.cfg"
+    # The whole environment gone (review 28: `rm -rf .venv; python -m venv venv`): its tests
+    # run from the new one, a folder first seen, which began empty.
+    shutil.rmtree(project / ".venv")
+    assert installs.changes(project, "t1", []) == []
 
 
 def test_a_plugin_a_declared_dependency_requires_is_declared(project: Path, site: str) -> None:
@@ -456,6 +464,24 @@ def test_a_plugin_only_the_change_declares_is_judged_as_undeclared(
     found = installs.changes(project, "t1", now, lambda paths: {p: base.get(p) for p in paths})
     assert [where for where, _ in found] == [str(Path(site) / expect), str(Path(site) / lenient)]
     assert all(", which only this change declares, was installed" in m for _, m in found)
+    assert found[0][1].endswith(
+        ": a person approves a new test plugin (its declaration merged on the base branch, "
+        "then a new task, or `agentgate reset --task t1`)"
+    )
+    # Declared only in the project's own test extra, and the project installed again (review
+    # 28): its requirements are the working tree's, not the base's.
+    own = dist(Path(site), "calc", {"calc.py": ""})
+    (Path(site) / own / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: calc\nRequires-Dist: pytest-expect; extra == 'test'\n"
+    )
+    (Path(site) / own / "direct_url.json").write_text(
+        json.dumps({"url": f"file://{project}", "dir_info": {"editable": True}})
+    )
+    (project / "pyproject.toml").write_text('[project]\nname = "calc"\n')
+    base[project / "pyproject.toml"] = '[project]\nname = "calc"\n'
+    now.append(entry(site, own, plugin="calc"))
+    found = installs.changes(project, "t1", now, lambda paths: {p: base.get(p) for p in paths})
+    assert str(Path(site) / expect) in [where for where, _ in found]
     # Declared at the base: the project's own.
     base[project / "requirements-dev.txt"] = "pytest\npytest-expect\npytest-lenient\n"
     assert installs.changes(project, "t1", now, lambda paths: {p: base.get(p) for p in paths}) == []

@@ -91,11 +91,11 @@ def changes(
         if not _from_a_folder(folder, dist):
             everywhere = [*start.folders, *folders]
             if declared is None:
-                declared = _with_requirements(_declared(root, at_base), everywhere)
+                declared = _with_requirements(_declared(root, at_base), everywhere, root)
             if project(dist) in declared:
                 continue  # the project's dependencies, installed or synced from an index
             if at_base is not None and declared_now is None:
-                declared_now = _with_requirements(_declared(root), everywhere)
+                declared_now = _with_requirements(_declared(root), everywhere, root)
             by_the_change = declared_now is not None and project(dist) in declared_now
         if tool:
             if again:
@@ -114,11 +114,17 @@ def changes(
         why = _alters_outcomes(folder, dist)
         if plugin and why is not None:
             said = ", which only this change declares," if by_the_change else ""
+            approve = (
+                f": a person approves a new test plugin (its declaration merged on the base "
+                f"branch, then a new task, or `agentgate reset --task {task}`)"
+                if by_the_change
+                else ""
+            )
             found.append(
                 (
                     where,
                     f"pytest plugin {plugin} ({_name(dist)}){said} was {how} in the tests' "
-                    f"environment after the task began, and {why}",
+                    f"environment after the task began, and {why}{approve}",
                 )
             )
     return found
@@ -222,7 +228,9 @@ def _read(path: Path) -> str | None:
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]|[A-Za-z0-9]")
 
 
-def _with_requirements(names: set[str], folders: Iterable[str]) -> set[str]:
+def _with_requirements(
+    names: set[str], folders: Iterable[str], root: Path | None = None
+) -> set[str]:
     """``names`` and every distribution they require, as the installed distributions in
     ``folders`` say (their ``Requires-Dist``, whatever the marker): anyio's pytest plugin came
     with httpx, which the project declares."""
@@ -234,6 +242,11 @@ def _with_requirements(names: set[str], folders: Iterable[str]) -> set[str]:
             continue
         for entry in entries:
             if not entry.endswith(".dist-info"):
+                continue
+            if root is not None and _from_project(folder, entry, root):
+                # The project itself, installed from its folder: its requirements are the
+                # working tree's (review 28: a plugin added to its test extra, then
+                # `pip install -e '.[test]'`), not what the base declares.
                 continue
             try:
                 with open(os.path.join(folder, entry, "METADATA"), "rb") as handle:

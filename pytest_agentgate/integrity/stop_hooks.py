@@ -69,7 +69,7 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
     ):
         was = _hook_features(scan.sources.at_base(CODEX_CONFIG))
         now = _hook_features(scan.sources.now(CODEX_CONFIG))
-        if now != was:
+        if _offs(now) - _offs(was):
             yield IntegrityFinding(
                 RULE,
                 f"{CODEX_CONFIG} changes Codex's hook settings ({_shown_change(was, now)}): "
@@ -106,7 +106,8 @@ def _switches(scan: Scan, path: str, harness: Harness) -> Iterator[IntegrityFind
     and runs none of its hooks) (red team 45)."""
     was = _hook_switches(harness, scan.sources.at_base(path))
     now = _hook_switches(harness, scan.sources.now(path))
-    if now != was:
+    unknown = {k for k in now if k.startswith(_UNKNOWN)} - set(was)
+    if _offs(now) - _offs(was) or unknown:
         yield IntegrityFinding(
             RULE,
             f"{path} changes how {harness.title} runs its hooks ({_shown_change(was, now)}): "
@@ -129,14 +130,45 @@ def _hook_switches(harness: Harness, text: str | None) -> dict[str, Any]:
     if harness.name == "gemini" and "hooksConfig" in document:
         found["hooksConfig"] = document["hooksConfig"]
     if harness.name == "codex":
-        found.update({k: v for k, v in document.items() if k != "hooks"})
+        found.update({_UNKNOWN + k: v for k, v in document.items() if k != "hooks"})
     return found
+
+
+# A key at the top of .codex/hooks.json other than `hooks`: Codex refuses the file.
+_UNKNOWN = "\0"
+# How a setting says "off".
+_OFF = frozenset({"false", "off", "0", "no", "none", "disabled"})
+
+
+def _offs(settings: dict[str, Any], prefix: str = "") -> set[str]:
+    """The settings that turn hooks off, or agentgate's among them: a false value (``enabled:
+    false``, ``hooks = false``), a list naming agentgate (Gemini's ``disabled``); read into
+    tables. Another value of a hook setting (``enabled: true``, ``notifications: false`` is
+    not one of a hook switch's names) is no finding (review 28)."""
+    found: set[str] = set()
+    for key, value in settings.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            found |= _offs(value, f"{name}.")
+        elif isinstance(value, list):
+            if any(isinstance(v, str) and "agentgate" in v for v in value):
+                found.add(f"{name}[agentgate]")
+        elif _switch(key) and (value is False or value == 0 or str(value).lower() in _OFF):
+            found.add(name)
+    return found
+
+
+def _switch(key: str) -> bool:
+    """Whether a setting's name makes it a switch for hooks (``enabled``, ``hooks``,
+    ``codex_hooks``, ``enableHooks``), not another setting in the same table."""
+    last = key.rpartition(".")[2].lower()
+    return last in ("enabled", "enable", "hooks") or "hook" in last
 
 
 def _shown_change(was: dict[str, Any], now: dict[str, Any]) -> str:
     keys = sorted(k for k in {*was, *now} if was.get(k, _NONE) != now.get(k, _NONE))
     return ", ".join(
-        f"{k}: {json.dumps(was[k], default=str) if k in was else 'none'} -> "
+        f"{k.lstrip(_UNKNOWN)}: {json.dumps(was[k], default=str) if k in was else 'none'} -> "
         f"{json.dumps(now[k], default=str) if k in now else 'none'}"
         for k in keys[:3]
     )

@@ -241,7 +241,11 @@ def pin(
             kept[folder] = {} if late else listing(folder)
     for venv in venvs:
         kept_venvs.setdefault(venv, config_digest(venv))
-    changed = tuple(v for v, was in sorted(record.venvs.items()) if config_digest(v) != was)
+    # A virtual environment gone (deleted, made again under another name: review 28) runs no
+    # test: the one the tests run from now is judged as a folder first seen, which began empty.
+    changed = tuple(
+        v for v, was in sorted(record.venvs.items()) if config_digest(v) != was and os.path.isdir(v)
+    )
     now = _Record(kept, kept_venvs, judged or verdict)
     if now != record or recorded is None:
         doc = {**now._asdict(), "at": time.time(), "project": str(root)}
