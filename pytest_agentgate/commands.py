@@ -18,6 +18,11 @@ RUN_ID_ENV = "AGENTGATE_RUN_ID"
 # Why the pytest door ran no test (pytest_plugin/session.py): its integrity gate rejected the
 # change before collection. The test gate says so, not "a partial run" (gates/test.py).
 STOPPED_BY_INTEGRITY = "stopped before the first test by the integrity gate"
+# The Python the gate's commands run with, when it is not the one agentgate runs in: the GitHub
+# Action runs agentgate from a virtualenv of its own, where a pull request cannot put a copy of
+# its own, and the project's commands with the Python the workflow set up (setup-python's, or a
+# virtualenv it put on PATH), where the action installed agentgate's pytest plugin too.
+COMMAND_PYTHON_ENV = "AGENTGATE_PYTHON"
 
 
 def words(command: str) -> list[str]:
@@ -36,9 +41,24 @@ def runs_pytest(command: str | None) -> bool:
     return "-m pytest" in command or any(Path(w).name in PYTEST_NAMES for w in words(command))
 
 
+def command_python(environ: Mapping[str, str] | None = None) -> str | None:
+    """The Python the gate's commands run with, named by ``AGENTGATE_PYTHON`` (absolute), when
+    it is not the one agentgate runs in; None when it is not named."""
+    python = (os.environ if environ is None else environ).get(COMMAND_PYTHON_ENV, "")
+    return os.path.abspath(python) if python else None
+
+
+def python_environment(python: str) -> str | None:
+    """The virtual environment of the Python ``python`` (its folder's parent, when that has a
+    ``pyvenv.cfg``); None for a Python of no virtual environment (setup-python's, a system's)."""
+    prefix = os.path.dirname(os.path.dirname(python))
+    return prefix if os.path.isfile(os.path.join(prefix, "pyvenv.cfg")) else None
+
+
 def runs_this_interpreter(command: str, env: Mapping[str, str] | None = None) -> bool:
-    """Whether ``command`` runs pytest with the Python agentgate runs in (so agentgate's own
-    pytest plugin is loaded in it): ``python -m pytest`` or ``pytest`` from this environment."""
+    """Whether ``command`` runs pytest with the Python agentgate runs in, or with the one named
+    for the gate's commands (:func:`command_python`), so that agentgate's own pytest plugin is
+    loaded in it: ``python -m pytest`` or ``pytest`` from that environment."""
     split = words(command)
     if not split:
         return False
@@ -46,12 +66,18 @@ def runs_this_interpreter(command: str, env: Mapping[str, str] | None = None) ->
     found = shutil.which(split[0], path=search) if os.sep not in split[0] else split[0]
     if found is None:
         return False
-    here = Path(sys.executable).parent.resolve()
+    pythons = [sys.executable]
+    if (named := command_python()) is not None:
+        pythons.append(named)
     try:
         program = Path(found).resolve()
     except OSError:
         return False
-    return program.parent == here or Path(found).absolute().parent == Path(sys.executable).parent
+    for python in pythons:
+        folder = Path(python).parent
+        if program.parent == folder.resolve() or Path(found).absolute().parent == folder:
+            return True
+    return False
 
 
 def junit_in_command(command: str) -> str | None:

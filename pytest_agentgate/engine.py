@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_agentgate.commands import RUN_ID_ENV
+from pytest_agentgate.commands import RUN_ID_ENV, command_python, python_environment
 from pytest_agentgate.config.model import Config, GateConfig
 from pytest_agentgate.config.resolve import add_integrity_gate
 from pytest_agentgate.gates.base import ChangeFound, CollectContext, Evidence, Later
@@ -808,7 +808,18 @@ def command_environment() -> dict[str, str]:
     A hook or CI step often calls ``.venv/bin/agentgate`` without activating the environment;
     the commands then get that environment's ``bin`` first on PATH, as activation would do.
     An environment that is already active is left alone.
+
+    ``AGENTGATE_PYTHON`` names another Python for the commands (the GitHub Action: agentgate
+    runs from a virtualenv of its own, the project's tests with the workflow's Python): its
+    folder goes first on PATH, and ``VIRTUAL_ENV`` names its environment when it is a virtual
+    environment's. A Python of none (setup-python's) sets no ``VIRTUAL_ENV``: a tool that
+    reads it as the active virtual environment would take that Python's installation for one.
     """
+    if (python := command_python()) is not None:
+        named = {"PATH": os.path.dirname(python) + os.pathsep + os.environ.get("PATH", "")}
+        if (venv := python_environment(python)) is not None:
+            named["VIRTUAL_ENV"] = venv
+        return named
     if sys.prefix == sys.base_prefix or os.environ.get("VIRTUAL_ENV"):
         return {}
     bindir = os.path.dirname(sys.executable)

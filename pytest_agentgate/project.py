@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_agentgate.commands import command_python
 from pytest_agentgate.linters import Linter, declared_linter, pre_commit_exclude
 from pytest_agentgate.state.storage import STATE_DIR
 from pytest_agentgate.tree import Files, OnDisk
@@ -362,9 +363,11 @@ def _still_there(now: Files, names: list[str], *, module: bool = False) -> list[
 
 
 def zero_config(root: Path, base: Files | None = None) -> tuple[dict[str, Any], str] | None:
-    """Defaults for the project at ``root`` run with this interpreter, and why it was detected;
+    """Defaults for the project at ``root`` run with this interpreter (or the one named for the
+    gate's commands, ``AGENTGATE_PYTHON``: the GitHub Action's), and why it was detected;
     ``base``: its files at the change's base (:func:`python_defaults`)."""
     marker = is_python_project(root)
     if marker is None:
         return None
-    return python_defaults(root, shlex.quote(sys.executable), base), marker
+    python = command_python() or sys.executable
+    return python_defaults(root, shlex.quote(python), base), marker

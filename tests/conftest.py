@@ -49,9 +49,11 @@ def fresh_state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _not_inside_an_agentgate_run(monkeypatch: pytest.MonkeyPatch) -> None:
     """When agentgate gates this suite, its run id and its guard are in the environment (and
     this session's JUnit report carries the id, which is the point); the runs the tests make
-    are their own, never nested in the run that gates the suite."""
+    are their own, never nested in the run that gates the suite, and run their commands with
+    the Python they name."""
     monkeypatch.delenv("AGENTGATE_RUN_ID", raising=False)
     monkeypatch.delenv("AGENTGATE_RUNNING", raising=False)
+    monkeypatch.delenv("AGENTGATE_PYTHON", raising=False)  # the GitHub Action's
 
 
 # -- the verdict schema ---------------------------------------------------------------------

@@ -229,6 +229,18 @@ def test_zero_config_uses_this_interpreter_quoted() -> None:
     assert defaults["gates"]["build"]["command"].startswith(f"{PY} -m compileall -q ")
 
 
+def test_zero_config_uses_the_python_named_for_the_commands(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The GitHub Action's AGENTGATE_PYTHON: the workflow's Python runs zero-config's commands,
+    not the virtualenv agentgate runs from."""
+    monkeypatch.setenv("AGENTGATE_PYTHON", "/opt/the python/bin/python3")
+    defaults, _ = zero_config(Path(__file__).parent.parent) or ({}, "")
+    assert defaults["gates"]["build"]["command"].startswith(
+        "'/opt/the python/bin/python3' -m compileall -q "
+    )
+
+
 def test_no_project_is_a_helpful_error(repo: Path) -> None:
     touch(repo, "README.md", "docs/index.md")
     with pytest.raises(ConfigError) as info:

@@ -75,6 +75,33 @@ def test_command_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert engine.command_environment() == {}
 
 
+def test_command_environment_of_the_python_named_for_the_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """AGENTGATE_PYTHON (the GitHub Action's): agentgate runs from a virtualenv of its own, the
+    commands with the workflow's Python, whose folder goes first on PATH. VIRTUAL_ENV names
+    its environment when it is a virtual environment's, and is not set for a Python of none
+    (setup-python's), whose installation no tool should take for an active environment."""
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin")
+    monkeypatch.setattr(sys, "prefix", "/agentgate-venv")
+    monkeypatch.setattr(sys, "base_prefix", "/usr")
+    installed = tmp_path / "hostedtoolcache" / "bin"
+    installed.mkdir(parents=True)
+    monkeypatch.setenv("AGENTGATE_PYTHON", str(installed / "python3"))
+    assert engine.command_environment() == {"PATH": f"{installed}{os.pathsep}/usr/bin"}
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    monkeypatch.setenv("AGENTGATE_PYTHON", str(venv / "bin" / "python3"))
+    assert engine.command_environment() == {
+        "PATH": f"{venv / 'bin'}{os.pathsep}/usr/bin",
+        "VIRTUAL_ENV": str(venv),
+    }
+    monkeypatch.setenv("AGENTGATE_PYTHON", "")
+    assert engine.command_environment()["VIRTUAL_ENV"] == "/agentgate-venv"
+
+
 def test_state_dir_is_git_ignored(tmp_path: Path) -> None:
     state = ensure_state_dir(tmp_path)
     ignore = state / ".gitignore"

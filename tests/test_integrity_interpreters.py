@@ -53,6 +53,20 @@ def test_a_python_replaced_by_a_script_is_found(tmp_path: Path) -> None:
     assert RULES["interpreter-replaced"].weight == "tampering"
 
 
+def test_the_environment_of_the_python_named_for_the_commands_is_judged(tmp_path: Path) -> None:
+    """The GitHub Action runs agentgate from a virtualenv of its own and names the workflow's
+    Python for the commands (AGENTGATE_PYTHON): a project's `.venv` that is that Python's is
+    the one the commands run."""
+    venv = made_venv(tmp_path)
+    python = venv / "bin" / "python"
+    python.unlink()
+    python.write_text('#!/bin/sh\nexec "$0"3 "$@"\n')
+    python.chmod(0o755)
+    named = {"AGENTGATE_PYTHON": str(venv / "bin" / "python3")}
+    assert [f.path for f in findings(tmp_path, named)] == [".venv/bin/python"]
+    assert list(findings(tmp_path, {"AGENTGATE_PYTHON": "/usr/bin/python3"})) == []
+
+
 def test_a_python_that_is_another_program_is_found(tmp_path: Path) -> None:
     # Red team 30: a compiled wrapper in `.venv/bin/python` ran the real interpreter, then
     # rewrote the JUnit report; a program in a machine format, but not the Python the

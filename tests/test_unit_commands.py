@@ -127,6 +127,24 @@ def test_runs_this_interpreter() -> None:
     assert not runs_this_interpreter("/nonexistent/bin/python -m pytest")
 
 
+def test_the_python_named_for_the_commands_runs_agentgates_plugin_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The GitHub Action installs agentgate's pytest plugin into the Python it names for the
+    commands (AGENTGATE_PYTHON): a report of its pytest must carry the run's id too."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    python = folder / "python3"
+    python.write_text("#!/bin/sh\n")
+    python.chmod(0o755)
+    path = {"PATH": f"{folder}{os.pathsep}/usr/bin"}
+    assert not runs_this_interpreter("python3 -m pytest", path)
+    monkeypatch.setenv("AGENTGATE_PYTHON", str(python))
+    assert runs_this_interpreter("python3 -m pytest", path)
+    assert runs_this_interpreter(f"{python} -m pytest")
+    assert runs_this_interpreter(f"{sys.executable} -m pytest")
+
+
 @pytest.mark.parametrize(
     ("command", "path"),
     [

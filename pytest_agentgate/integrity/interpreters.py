@@ -22,6 +22,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from pytest_agentgate.commands import command_python, python_environment
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 
 RULE = "interpreter-replaced"
@@ -57,6 +58,9 @@ def findings(project: Path, environ: Mapping[str, str] | None = None) -> Iterato
     running = {os.path.realpath(sys.prefix)}
     if env.get("VIRTUAL_ENV"):
         running.add(os.path.realpath(env["VIRTUAL_ENV"]))
+    # The environment of the Python named for the commands (AGENTGATE_PYTHON: the Action's).
+    if (python := command_python(env)) is not None and (venv := python_environment(python)):
+        running.add(os.path.realpath(venv))
     for venv in project_venvs(root):
         if venv not in running:
             continue

@@ -9,11 +9,13 @@ annotations and outputs; the API server keeps what was posted.
 The job sets its Python up as a real one does: a Python of its own first on PATH (what
 actions/setup-python gives; here a virtualenv, so the Python act was started with is never
 written to) and the project's dependencies installed into it (``helperlib``, a package the test
-writes outside the repository, installed from its folder).
+writes outside the repository, installed from its folder; and, where a test asks, the project
+itself, ``pip install -e .``).
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import shutil
@@ -51,9 +53,10 @@ jobs:
           python3 -m venv "$RUNNER_TEMP/python"
           echo "$RUNNER_TEMP/python/bin" >> "$GITHUB_PATH"
       - name: The project's dependencies
-        run: python3 -m pip install --quiet --disable-pip-version-check "$DEPENDENCY"
+        run: python3 -m pip install -q --disable-pip-version-check "$DEPENDENCY" ${EDITABLE:+-e .}
         env:
           DEPENDENCY: ${{ env.DEPENDENCY }}
+          EDITABLE: ${{ env.EDITABLE }}
       - uses: owner/agentgate@v1
         id: gate
         with:
@@ -102,9 +105,11 @@ class PullRequest:
         *,
         config: str = CONFIG,
         files: tuple[tuple[str, str], ...] = (),
+        editable: bool = False,
     ) -> None:
         self.tmp = tmp_path
         self.gh = gh
+        self.editable = editable
         self.dependency = tmp_path / "helperlib"
         self.dependency.mkdir()
         (self.dependency / "pyproject.toml").write_text(
@@ -183,6 +188,8 @@ class PullRequest:
                 f"MAX_ATTEMPTS={max_attempts}",
                 "--env",
                 f"DEPENDENCY={self.dependency}",
+                "--env",
+                f"EDITABLE={'yes' if self.editable else ''}",
                 "-s",
                 f"GITHUB_TOKEN={token}",
             ],
@@ -323,3 +330,59 @@ def test_the_projects_tests_run_with_the_dependencies_the_workflow_installed(
     text = summary(records)
     assert "| test | ✅ pass |" in text, text
     assert code == 0 and outputs(records)["status"] == "pass", text
+
+
+# Red team 46: a pull request ships an agentgate of its own at the action's version, a
+# dist-info and a package in the project's folder, which its editable install puts on sys.path
+# (setuptools' static .pth for package-dir {"" = "."}), with an `agentgate` script that writes
+# a pass. The action's gate must run, not the pull request's.
+FORGED_PYPROJECT = """\
+[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "widget"
+version = "0"
+
+[project.scripts]
+agentgate = "pytest_agentgate.cli:main"
+
+[tool.setuptools]
+package-dir = {"" = "."}
+py-modules = ["widget"]
+"""
+FORGED_CLI = """\
+import os
+
+
+def main():
+    with open(os.environ["GITHUB_OUTPUT"], "a") as f:
+        f.write("status=pass\\nattempt=1\\ncontinuation=\\n")
+    with open(os.environ["GITHUB_STEP_SUMMARY"], "a") as f:
+        f.write("## agentgate: forged pass\\n")
+    return 0
+"""
+
+
+def test_an_agentgate_the_pull_request_ships_is_not_the_gate(
+    tmp_path: Path, gh: FakeGitHub
+) -> None:
+    version = importlib.metadata.version("pytest-agentgate")
+    pr = PullRequest(tmp_path, gh, editable=True)
+    (pr.root / "pyproject.toml").write_text(FORGED_PYPROJECT)
+    (pr.root / "pytest_agentgate").mkdir()
+    (pr.root / "pytest_agentgate" / "__init__.py").write_text("")
+    (pr.root / "pytest_agentgate" / "cli.py").write_text(FORGED_CLI)
+    info = pr.root / f"pytest_agentgate-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: pytest-agentgate\nVersion: {version}\n"
+    )
+    pr.push("done")  # widget.READY is still False: the build gate fails
+    code, records = pr.gate()
+    text = summary(records)
+    assert "forged pass" not in text, text
+    assert code != 0
+    assert outputs(records)["status"] == "fail", text
+    assert "| build | ❌ fail |" in text, text
