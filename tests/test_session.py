@@ -829,3 +829,21 @@ def test_a_disabled_session_gate_is_not_judged(
     run = agentgate("verify", "--format", "json", "--claim", "Left the rest for a follow-up PR.")
     assert run.code == 0
     assert [g["name"] for g in run.verdict()["gates"]] == ["tests"]
+
+
+def test_a_configuration_that_names_no_measuring_gate_says_so(
+    project: Path, write_config: Callable[[str], Path], agentgate: Agentgate
+) -> None:
+    # Review 28: an agentgate.yml holding only `budget:` replaced the detected gates, and its
+    # verdict was a PASS that had judged nothing of the project.
+    write_config("budget: {max_tool_calls: 5}\n")
+    run = agentgate("verify", "--format", "json")
+    notices = run.verdict()["notices"]
+    assert any(
+        n.startswith("agentgate.yml names no gate that measures the project")
+        and "`agentgate init` writes the detected gates into it" in n
+        for n in notices
+    ), notices
+    write_config("gates:\n  custom:\n    - {name: tests, command: 'true'}\n")
+    notices = agentgate("verify", "--format", "json").verdict()["notices"]
+    assert not any("names no gate that measures" in n for n in notices)

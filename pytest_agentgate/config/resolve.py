@@ -155,8 +155,24 @@ def resolve_config(
         )
     if explicit is None and path is not None:
         _above_the_project(config, cwd, path)
+    _nothing_measured(config)
     hold_to_profile(config)
     return config
+
+
+def _nothing_measured(config: Config) -> None:
+    """Say so when a configuration file names no gate that measures the project (review 28:
+    an agentgate.yml holding only `budget:` replaces zero-config, and its verdict judged the
+    change alone)."""
+    if config.path is None or not config.enabled:
+        return
+    if any(g.kind != "integrity" for g in config.gates):
+        return
+    config.notices.append(
+        f"{config.path.name} names no gate that measures the project (build, lint, test, "
+        "coverage): a configuration file replaces the detected gates, so only the change's "
+        "integrity is judged; `agentgate init` writes the detected gates into it"
+    )
 
 
 def task_home(cwd: Path, path: Path | None) -> Path:
