@@ -889,7 +889,9 @@ def test_a_run_that_read_another_processs_environment_is_not_kept(
     assert not reused(verify(capsys))  # kept for no run: it read what differs between runs
 
 
-@pytest.mark.parametrize("setting", ["umask", "ignored-signal", "file-limit"])
+@pytest.mark.parametrize(
+    "setting", ["umask", "ignored-signal", "file-limit", "one-cpu", "batch-scheduling"]
+)
 def test_a_run_under_other_process_settings_is_not_reused(
     repo: Path, capsys: pytest.CaptureFixture[str], setting: str
 ) -> None:
@@ -906,9 +908,19 @@ def test_a_run_under_other_process_settings_is_not_reused(
     )
     if setting == "file-limit":
         resource.setrlimit(resource.RLIMIT_NOFILE, (limit[0] - 1, limit[1]))
+    cpus = os.sched_getaffinity(0)
+    if setting == "one-cpu":  # red team 47: `taskset -c 0`
+        if len(cpus) < 2:
+            pytest.skip("one CPU: no other affinity to set")
+        os.sched_setaffinity(0, {min(cpus)})
+    policy = os.sched_getscheduler(0)
+    if setting == "batch-scheduling":  # red team 47: `chrt -b 0`
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
     try:
         assert verify(capsys)["status"] == "pass"
     finally:
+        os.sched_setaffinity(0, cpus)
+        os.sched_setscheduler(0, policy, os.sched_param(0))
         if was_mask is not None:
             os.umask(was_mask)
         if was_handler is not None:

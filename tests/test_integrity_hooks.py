@@ -17,7 +17,7 @@ Agentgate = Callable[..., CliRun]
 TESTS = "def test_ok():\n    assert 1 + 1 == 2\n\n\ndef test_broken():\n    assert 2 - 2 == 1\n"
 CONFIG = "profile: strict\ngates:\n  test:\n    command: python -m pytest -q -p no:cacheprovider\n"
 
-TRICKS: dict[str, tuple[str, str, str, int]] = {
+TRICKS: dict[str, tuple[str, str, str, int | None]] = {
     # name: (file, text, rule, line)
     "makereport rewrites failed to passed": (
         "conftest.py",
@@ -389,6 +389,13 @@ TRICKS: dict[str, tuple[str, str, str, int]] = {
         "[pytest]\naddopts = -p no:agentgate\n",
         "guard-forged",
         2,
+    ),
+    # Red team 47: the variable's name spelled with a JSON escape, which the harness decodes.
+    "AGENTGATE_PYTHON escaped in a harness's settings": (
+        "settings.json",
+        '{"env": {"\\u0041GENTGATE_PYTHON": "/tmp/wrapper/bin/python"}}\n',
+        "guard-forged",
+        None,
     ),
 }
 

@@ -67,6 +67,21 @@ def test_the_environment_of_the_python_named_for_the_commands_is_judged(tmp_path
     assert list(findings(tmp_path, {"AGENTGATE_PYTHON": "/usr/bin/python3"})) == []
 
 
+def test_a_script_named_for_the_commands_anywhere_is_found(tmp_path: Path) -> None:
+    # Red team 47: AGENTGATE_PYTHON named a script outside the project (through a harness's
+    # settings `env`) that ran the tests and rewrote their JUnit report.
+    made_venv(tmp_path)
+    wrapper = tmp_path.parent / f"{tmp_path.name}-wrapper" / "python"
+    wrapper.parent.mkdir()
+    wrapper.write_text('#!/bin/sh\nexec python3 "$@"\n')
+    wrapper.chmod(0o755)
+    (found,) = findings(tmp_path, {"AGENTGATE_PYTHON": str(wrapper)})
+    assert found.rule == "interpreter-replaced" and found.path is None
+    assert found.message.startswith(
+        f"{wrapper}, the interpreter AGENTGATE_PYTHON names for the gate's commands, is a script"
+    )
+
+
 def test_a_python_that_is_another_program_is_found(tmp_path: Path) -> None:
     # Red team 30: a compiled wrapper in `.venv/bin/python` ran the real interpreter, then
     # rewrote the JUnit report; a program in a machine format, but not the Python the

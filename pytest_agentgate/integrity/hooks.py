@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import json
 import re
 import shlex
 from collections import Counter
@@ -1325,7 +1326,9 @@ CI_SETTINGS = frozenset({"AGENTGATE_STATE_HOME", "AGENTGATE_CACHE_HOME", "AGENTG
 
 
 def _guard_in_text(path: str, now: str, before: str) -> Iterator[IntegrityFinding]:
-    excess = Counter(GUARD_WORDS.findall(now)) - Counter(GUARD_WORDS.findall(before))
+    excess = Counter(GUARD_WORDS.findall(_decoded(now))) - Counter(
+        GUARD_WORDS.findall(_decoded(before))
+    )
     if path.startswith(".github/workflows/"):
         excess = Counter({w: n for w, n in excess.items() if w not in CI_SETTINGS})
     for word, count in sorted(excess.items()):
@@ -1337,6 +1340,31 @@ def _guard_in_text(path: str, now: str, before: str) -> Iterator[IntegrityFindin
                 path,
                 line,
             )
+
+
+def _decoded(text: str) -> str:
+    """``text`` with a JSON document's strings as JSON reads them, after the text itself: a
+    key spelled with escapes (red team 47: ``"\\u0041GENTGATE_PYTHON"`` in Claude Code's
+    settings ``env``) is the name the harness gives the variable."""
+    if "\\u" not in text:
+        return text
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    strings: list[str] = []
+    todo = [document]
+    while todo and len(strings) < 100_000:
+        item = todo.pop()
+        if isinstance(item, dict):
+            strings.extend(k for k in item if isinstance(k, str))
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+        elif isinstance(item, str):
+            strings.append(item)
+    escaped = [s for s in strings if s not in text]
+    return text if not escaped else text + "\n" + "\n".join(escaped)
 
 
 def _line_of(text: str, needle: str) -> int | None:

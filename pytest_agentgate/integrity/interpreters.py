@@ -59,8 +59,18 @@ def findings(project: Path, environ: Mapping[str, str] | None = None) -> Iterato
     if env.get("VIRTUAL_ENV"):
         running.add(os.path.realpath(env["VIRTUAL_ENV"]))
     # The environment of the Python named for the commands (AGENTGATE_PYTHON: the Action's).
-    if (python := command_python(env)) is not None and (venv := python_environment(python)):
+    python = command_python(env)
+    if python is not None and (venv := python_environment(python)):
         running.add(os.path.realpath(venv))
+    if python is not None and (made := not_a_program(python)) is not None:
+        # Wherever it is (red team 47: a script outside the project, named through a harness's
+        # settings, that ran the tests and rewrote their report).
+        yield IntegrityFinding(
+            RULE,
+            f"{python}, the interpreter AGENTGATE_PYTHON names for the gate's commands, is "
+            f"{made}, not a Python",
+            None,
+        )
     for venv in project_venvs(root):
         if venv not in running:
             continue

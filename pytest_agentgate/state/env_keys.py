@@ -146,9 +146,10 @@ def _harness_git_config(environ: Mapping[str, str]) -> bool:
 def process_state() -> str:
     """What a process passes to the programs it starts besides its environment, and code can
     read: the file mode mask, the resource limits, the signals it ignores or blocks, its
-    scheduling priority. The verdict cache keys it (red team 46: code that answered right only
-    under `umask 077`, `ulimit -n 333`, `trap '' USR2` or `renice`, set for the agent's own
-    `agentgate verify` alone, had its pass reused by the stop hook)."""
+    scheduling priority, policy and CPUs. The verdict cache keys it (red teams 46 and 47: code
+    that answered right only under `umask 077`, `ulimit -n 333`, `trap '' USR2`, `renice`,
+    `taskset` or `chrt`, set for the agent's own `agentgate verify` alone, had its pass reused
+    by the stop hook)."""
     import signal
 
     parts = [f"umask={_umask()}"]
@@ -170,6 +171,14 @@ def process_state() -> str:
     if hasattr(os, "getpriority"):
         with contextlib.suppress(OSError):
             parts.append(f"nice={os.getpriority(os.PRIO_PROCESS, 0)}")
+    # Where and how it is scheduled (red team 47: `taskset -c 0`, `chrt -b 0`).
+    if hasattr(os, "sched_getaffinity"):
+        with contextlib.suppress(OSError):
+            parts.append(f"cpus={sorted(os.sched_getaffinity(0))}")
+    if hasattr(os, "sched_getscheduler"):
+        with contextlib.suppress(OSError):
+            parts.append(f"policy={os.sched_getscheduler(0)}")
+            parts.append(f"priority={os.sched_getparam(0).sched_priority}")
     return ";".join(parts)
 
 
