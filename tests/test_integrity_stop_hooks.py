@@ -29,6 +29,15 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
+def installed_at_base(repo: Path, harness: str) -> None:
+    """``harness``'s hooks installed on main too, the agent's branch on top of it."""
+    git(repo, "checkout", "-q", "main")
+    assert main(["install-hook", harness]) == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", f"{harness} too")
+    git(repo, "checkout", "-q", "-B", "agent")
+
+
 def integrity(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     capsys.readouterr()
     main(["verify", "--format", "json", "--no-cache"])
@@ -205,11 +214,7 @@ def test_cutting_cursors_loop_limit_is_tampering(
     repo: Path, capsys: pytest.CaptureFixture[str], limit: int | None, shown: str
 ) -> None:
     # Red team 43: Cursor lets the agent stop after loop_limit blocks (5 when not written).
-    git(repo, "checkout", "-q", "main")
-    assert main(["install-hook", "cursor"]) == 0
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "cursor too")
-    git(repo, "checkout", "-q", "-B", "agent")
+    installed_at_base(repo, "cursor")
     path = repo / ".cursor" / "hooks.json"
     settings = json.loads(path.read_text())
     handler = settings["hooks"]["stop"][0]
@@ -334,11 +339,7 @@ def test_switching_a_harnesss_hooks_off_in_its_settings_is_tampering(
     repo: Path, capsys: pytest.CaptureFixture[str], path: str, edit: Any, said: str
 ) -> None:
     # Red team 45: Gemini CLI's own switch for its hooks, and a key Codex refuses the file for.
-    git(repo, "checkout", "-q", "main")
-    assert main(["install-hook", "codex"]) == 0
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "codex too")
-    git(repo, "checkout", "-q", "-B", "agent")
+    installed_at_base(repo, "codex")
     settings = json.loads((repo / path).read_text())
     # Another setting (Gemini's), or the file reformatted (Codex's): fine.
     other = settings if path.startswith(".codex") else {**settings, "theme": "dark"}
@@ -383,14 +384,27 @@ def test_hook_settings_that_keep_agentgates_hooks_on_are_fine(
     repo: Path, capsys: pytest.CaptureFixture[str], path: str, text: str
 ) -> None:
     # Review 28: any change of these settings was a finding, `hooks = true` included.
-    git(repo, "checkout", "-q", "main")
-    assert main(["install-hook", "codex"]) == 0
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "codex too")
-    git(repo, "checkout", "-q", "-B", "agent")
+    installed_at_base(repo, "codex")
     if path.endswith(".json"):
         settings = json.loads((repo / path).read_text())
         (repo / path).write_text(json.dumps({**settings, **json.loads(text)}))
     else:
         (repo / path).write_text(text)
     assert [f for f in integrity(capsys)["findings"] if f["code"] == "stop-hook-removed"] == []
+
+
+def test_a_hook_made_to_run_in_the_background_is_tampering(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Red team 48: `"async": true` on agentgate's Claude Code handler; its decision then
+    # counts for nothing, and every later session could stop freely.
+    path = repo / ".claude" / "settings.json"
+    settings = json.loads(path.read_text())
+    settings["hooks"]["Stop"][0]["hooks"][0]["async"] = True
+    path.write_text(json.dumps(settings))
+    messages = [f["message"] for f in integrity(capsys)["findings"]]
+    assert (
+        "agentgate's Claude Code stop hook in .claude/settings.json no longer has the settings "
+        "it has at the base (async: none -> true): the harness may run it so that it cannot "
+        "hold the agent"
+    ) in messages

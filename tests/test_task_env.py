@@ -177,6 +177,7 @@ def test_setting_the_environment_up_during_the_task_passes(project: Path, site: 
     cov = dist(folder, "pytest_cov", {"pytest_cov/plugin.py": REWRITER})
     rewrite = dist(folder, "pytest.rewrite", {"pytest_rewrite.py": REWRITER})
     own = dist(folder, "calc", {"calc_plugin.py": REWRITER})
+    (project / "calc_plugin.py").write_text(REWRITER)  # the project's own module, installed
     (folder / own / "direct_url.json").write_text(
         json.dumps({"url": f"file://{project}", "dir_info": {"editable": True}})
     )
@@ -345,7 +346,19 @@ def test_a_plugin_from_an_ignored_folder_of_the_project_is_not_the_projects(
     now = [entry(site, plugin, plugin="zz_rewrite")]
     assert len(installs.changes(project, "t1", now)) == 1
     (project / ".gitignore").write_text("")
-    assert installs.changes(project, "t1", now) == []  # a folder in the project's change
+    # A folder in the project's change, whose files the build put there as they are: the
+    # change's own code, judged in the tree.
+    (source / "zz_rewrite.py").write_text(REWRITER)
+    assert installs.changes(project, "t1", now) == []
+    # Red team 48: a build backend of the folder's own made the plugin from a file that is no
+    # module (`helper.txt`): what was installed is no file of the project.
+    (source / "zz_rewrite.py").unlink()
+    (source / "helper.txt").write_text(REWRITER)
+    ((_, message),) = installs.changes(project, "t1", now)
+    assert message.startswith(
+        "pytest plugin zz_rewrite (zz_rewrite 0.1), installed from the project's folder, holds "
+        "code that is no file of the project, and pytest_runtest_makereport in zz_rewrite.py"
+    )
 
 
 def test_requirements_files_of_any_name_and_their_includes_declare(

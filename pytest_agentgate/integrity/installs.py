@@ -78,7 +78,22 @@ def changes(
     declared_now: set[str] | None = None
     for folder, dist, record, plugin, tool in installs:
         began = start.folders.get(folder)
-        if began is None or began.get(dist) == record or _from_project(folder, dist, root):
+        if began is None or began.get(dist) == record:
+            continue
+        source = _project_source(folder, dist, root)
+        if source is not None:
+            # The project's own (`pip install .`): its code is the change's, judged in the
+            # tree. What the build put there that is no file of the project (red team 48: a
+            # backend of the change's own wrote a plugin from a .txt) is read as a plugin's.
+            why = _alters_outcomes(folder, dist, source=source) if plugin else None
+            if why is not None:
+                found.append(
+                    (
+                        os.path.join(folder, dist),
+                        f"pytest plugin {plugin} ({_name(dist)}), installed from the project's "
+                        f"folder, holds code that is no file of the project, and {why}",
+                    )
+                )
             continue
         again = any(project(d) == project(dist) for held in start.folders.values() for d in held)
         how = "installed again" if again else "installed"
@@ -130,9 +145,11 @@ def changes(
     return found
 
 
-def _alters_outcomes(folder: str, dist: str) -> str | None:
+def _alters_outcomes(folder: str, dist: str, source: str | None = None) -> str | None:
     """What in the Python modules the distribution's ``RECORD`` lists can alter test
-    outcomes, as a conftest's hooks are judged; None when nothing can."""
+    outcomes, as a conftest's hooks are judged; None when nothing can. ``source``: the folder
+    it was built from; a module the same as a file there (or under its ``src/``) is that
+    file, judged in the project's tree, and passed over here."""
     from pytest_agentgate.integrity.hooks import plugin_findings
 
     try:
@@ -148,9 +165,12 @@ def _alters_outcomes(folder: str, dist: str) -> str | None:
         read += 1
         try:
             with open(os.path.join(folder, name), "rb") as handle:
-                text = handle.read(MAX_READ).decode("utf-8", "replace")
+                data = handle.read(MAX_READ)
         except OSError:
             continue
+        if source is not None and _in_source(source, name, data):
+            continue
+        text = data.decode("utf-8", "replace")
         findings = plugin_findings(os.path.join(folder, name), text)
         if findings:
             return findings[0]
@@ -319,6 +339,27 @@ def _from_a_folder(folder: str, dist: str) -> bool:
     return not said or (
         said["url"].startswith("file:") and not ({"archive_info", "vcs_info"} & set(said))
     )
+
+
+def _project_source(folder: str, dist: str, root: Path) -> str | None:
+    """The folder of the project the distribution was installed from (pip's
+    ``direct_url.json``: ``pip install .``, editable or not), or None."""
+    said = direct_url(os.path.join(folder, dist))
+    local = local_folder(said) if said else None
+    return local if local is not None and the_projects_folder(local, str(root)) else None
+
+
+def _in_source(source: str, name: str, data: bytes) -> bool:
+    """Whether the installed module ``name`` holds ``data`` as the source folder's own file of
+    that name does (or its ``src/`` one)."""
+    for candidate in (os.path.join(source, name), os.path.join(source, "src", name)):
+        try:
+            with open(candidate, "rb") as handle:
+                if handle.read(MAX_READ + 1) == data:
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def _from_project(folder: str, dist: str, root: Path) -> bool:

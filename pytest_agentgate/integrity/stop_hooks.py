@@ -296,6 +296,21 @@ def _entry(
             path,
         )
         return
+    # The handler's other settings, as the base has them (red team 48: `"async": true` on
+    # Claude Code's, whose decision then counts for nothing; `args`, `shell`).
+    shapes = {_shape(e) for e in after}
+    other = [e for e in before if _armed(harness, e, start) and _shape(e) not in shapes]
+    if other:
+        was = json.loads(_shape(other[0]))
+        now = json.loads(_shape(after[0]))
+        yield IntegrityFinding(
+            RULE,
+            f"agentgate's {harness.title} {what} in {path} no longer has the settings it has "
+            f"at the base ({_shown_change(was, now)}): the harness may run it so that it "
+            "cannot hold the agent",
+            path,
+        )
+        return
     if harness.name == "cursor" and start is False:
         was_limit = max(_loop_limit(e) for e in before)
         limit = max(_loop_limit(e) for e in after)
@@ -336,6 +351,18 @@ def _armed(harness: Harness, entry: dict[str, Any], start: bool) -> bool:
     if len(words) == len(tail) + 1 and PurePath(words[0]).name in ("agentgate", "agentgate.exe"):
         return words[1:] == tail
     return words[1:3] == ["-m", "pytest_agentgate"] and words[3:] == tail
+
+
+# A handler's settings that only say how long the harness waits, or how often it blocks:
+# judged on their own (a shorter timeout, a lower loop_limit).
+_MEASURES = frozenset({"timeout", "timeoutSec", "loop_limit"})
+
+
+def _shape(entry: dict[str, Any]) -> str:
+    """A handler's settings but its timeout and loop limit, as one comparable text."""
+    return json.dumps(
+        {k: v for k, v in entry.items() if k not in _MEASURES}, sort_keys=True, default=str
+    )
 
 
 def _loop_limit(entry: dict[str, Any]) -> float:

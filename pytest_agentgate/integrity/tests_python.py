@@ -2389,13 +2389,7 @@ def _calls_by_value(module: Module, func: Function) -> tuple[list[str], list[str
     testfiles._unfolded). And the values of such loops, as facts of their own (``value
     42``): those calls say them."""
     body = _body(func)
-    local: set[str] = set()
-    for stmt in body:
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
-                local.add(node.id)
-            elif isinstance(node, Definition | ast.ExceptHandler) and node.name is not None:
-                local.add(node.name)
+    local = _bound_in(body)
     found: list[str] = []
     written: list[str] = []
 
@@ -2518,6 +2512,19 @@ def _parametrized(module: Module, func: Function) -> list[tuple[list[str] | None
     return found
 
 
+def _bound_in(body: list[ast.stmt]) -> set[str]:
+    """The names the statements bind themselves: variables, loop targets, nested functions
+    and classes, caught exceptions."""
+    local: set[str] = set()
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+                local.add(node.id)
+            elif isinstance(node, Definition | ast.ExceptHandler) and node.name is not None:
+                local.add(node.name)
+    return local
+
+
 def _normalized(
     module: Module,
     func: Function,
@@ -2532,14 +2539,7 @@ def _normalized(
     body = [_copy(stmt) for stmt in _body(func)]
     if inline:
         body = _inlined(body, set(bound))
-    local: set[str] = set()
-    for stmt in body:
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
-                local.add(node.id)
-            elif isinstance(node, Definition | ast.ExceptHandler) and node.name is not None:
-                local.add(node.name)
-    normal = _Normal(module, local - set(bound), bound, approx)
+    normal = _Normal(module, _bound_in(body) - set(bound), bound, approx)
     return [normal.visit(stmt) for stmt in body]
 
 
