@@ -694,3 +694,18 @@ def test_a_runslow_option_that_skips_tests_the_base_marked_is_a_finding(tmp_path
     assert [(f["code"], f["path"], f["line"]) for f in gate["findings"]] == [
         ("skip-added", "conftest.py", 20)
     ], verdict
+
+
+def test_a_json_files_escapes_do_not_count_a_mention_twice(
+    tmp_path: Path, agentgate: Agentgate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review 29: translations that mention AGENTGATE_STATE_HOME at the base, written again
+    # with `json.dump` (é as \u00e9): the mention counted once raw, once decoded.
+    base = '{\n  "help": "Set AGENTGATE_STATE_HOME to move the state.\\nSee the docs.",\n'
+    root = project(tmp_path / "p", {"fr.json": base + '  "hello": "été"\n}\n'})
+    (root / "fr.json").write_text(
+        base + '  "hello": "\\u00e9t\\u00e9",\n  "bye": "\\u00c0 bient\\u00f4t"\n}\n'
+    )
+    monkeypatch.chdir(root)
+    gate = integrity(agentgate)
+    assert [f for f in gate["findings"] if f["code"] == "guard-forged"] == []

@@ -185,9 +185,9 @@ def test_a_hook_run_by_another_program_named_agentgate_is_tampering(
     gate = integrity(capsys)
     messages = [f["message"] for f in gate["findings"] if f["code"] == "stop-hook-removed"]
     assert messages == [
-        f"agentgate's Claude Code stop hook in .claude/settings.json no longer runs `{was}`, as "
-        "at the base, but `tools/agentgate hook claude`: the program that answers the agent's "
-        "stop is the base's to choose (run install-hook on the base branch to move it)"
+        "agentgate's Claude Code stop hook in .claude/settings.json runs another program than "
+        "the base's (a change on the base branch moves it): `tools/agentgate hook claude` "
+        f"where the base runs `{was}`"
     ]
 
 

@@ -510,3 +510,17 @@ def test_a_plugin_module_no_file_holds_is_planted(site: Path, project: Path) -> 
     import sys
 
     assert codes([namespace, sys], project) == []
+
+
+def test_an_empty_file_an_installer_wrote_is_its(site: Path) -> None:
+    # Review 29: a package's empty `__init__.py`, installed by `pip install .` (its RECORD
+    # hashes the empty text), read as a file no installed package put there.
+    install(site, {"pkg/__init__.py": "", "pkg/core.py": "x = 1\n"})
+    (site / "pkg").mkdir()
+    (site / "pkg" / "__init__.py").write_text("")
+    (site / "pkg" / "core.py").write_text("x = 1\n")
+    owner = str(site / "zz-0.1.dist-info")
+    assert startup.installed_by(str(site / "pkg" / "__init__.py")) == owner
+    assert startup.installed_by(str(site / "pkg" / "core.py")) == owner
+    (site / "pkg" / "__init__.py").write_text("import os\n")  # not as installed
+    assert startup.installed_by(str(site / "pkg" / "__init__.py")) == ""

@@ -170,8 +170,8 @@ def _nothing_measured(config: Config) -> None:
         return
     config.notices.append(
         f"{config.path.name} names no gate that measures the project (build, lint, test, "
-        "coverage): a configuration file replaces the detected gates, so only the change's "
-        "integrity is judged; `agentgate init` writes the detected gates into it"
+        "coverage): a configuration file replaces the detected gates, so `agentgate verify` "
+        "runs none of them; `agentgate init` writes the detected gates into it"
     )
 
 

@@ -1343,10 +1343,12 @@ def _guard_in_text(path: str, now: str, before: str) -> Iterator[IntegrityFindin
 
 
 def _decoded(text: str) -> str:
-    """``text`` with a JSON document's strings as JSON reads them, after the text itself: a
-    key spelled with escapes (red team 47: ``"\\u0041GENTGATE_PYTHON"`` in Claude Code's
-    settings ``env``) is the name the harness gives the variable."""
-    if "\\u" not in text:
+    """A JSON document's strings as JSON reads them (its keys and values, one per line), else
+    ``text``: a key spelled with escapes (red team 47: ``"\\u0041GENTGATE_PYTHON"`` in Claude
+    Code's settings ``env``) is the name the harness gives the variable. Both sides of a
+    change are read the same way, so a mention the base has is counted once (review 29)."""
+    stripped = text.lstrip()
+    if not stripped.startswith(("{", "[")):
         return text
     try:
         document = json.loads(text)
@@ -1363,8 +1365,7 @@ def _decoded(text: str) -> str:
             todo.extend(item)
         elif isinstance(item, str):
             strings.append(item)
-    escaped = [s for s in strings if s not in text]
-    return text if not escaped else text + "\n" + "\n".join(escaped)
+    return "\n".join(strings)
 
 
 def _line_of(text: str, needle: str) -> int | None:

@@ -254,8 +254,11 @@ _RULES = (
         "stop-hook-removed",
         "tampering",
         "agentgate's stop hook (or its session-start hook) was taken out of a harness's "
-        "project settings, or its timeout cut",
-        "restore the hook entry (`agentgate install-hook HARNESS` writes it again)",
+        "project settings, made to run another program or with other settings, its timeout "
+        "cut, or the harness's hooks turned off",
+        "restore the hook settings as the base has them (`git checkout BASE -- FILE`); moving "
+        "the hook to another program, or changing how the harness runs it, is a person's "
+        "change on the base branch",
     ),
 )
 

@@ -289,10 +289,9 @@ def _entry(
     if moved:
         yield IntegrityFinding(
             RULE,
-            f"agentgate's {harness.title} {what} in {path} no longer runs `{moved[0]}`, as "
-            f"at the base, but `{command_of(harness, after[0])}`: the program that answers "
-            "the agent's stop is the base's to choose (run install-hook on the base branch to "
-            "move it)",
+            f"agentgate's {harness.title} {what} in {path} runs another program than the "
+            f"base's (a change on the base branch moves it): `{command_of(harness, after[0])}` "
+            f"where the base runs `{moved[0]}`",
             path,
         )
         return

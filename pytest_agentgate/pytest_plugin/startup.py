@@ -356,7 +356,10 @@ def installed_by(path: str) -> str | None:
     if folder is None:
         return None
     data = _read(real, MAX_READ if real.endswith(".py") else MAX_BINARY)
-    owner = _records().owner(folder, os.path.relpath(real, folder), data) if data else None
+    # An empty file is a file (review 29: a package's empty `__init__.py`, installed by pip).
+    owner = (
+        _records().owner(folder, os.path.relpath(real, folder), data) if data is not None else None
+    )
     return "" if owner is None else os.path.join(folder, owner)
 
 
