@@ -38,6 +38,12 @@ def installed_at_base(repo: Path, harness: str) -> None:
     git(repo, "checkout", "-q", "-B", "agent")
 
 
+def stop_hook_findings(capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """The messages of the integrity gate's stop-hook-removed findings."""
+    gate = integrity(capsys)
+    return [f["message"] for f in gate["findings"] if f["code"] == "stop-hook-removed"]
+
+
 def integrity(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     capsys.readouterr()
     main(["verify", "--format", "json", "--no-cache"])
@@ -65,8 +71,7 @@ def test_cutting_the_timeout_is_tampering(repo: Path, capsys: pytest.CaptureFixt
     settings = json.loads(path.read_text())
     settings["hooks"]["AfterAgent"][0]["hooks"][0]["timeout"] = 1000
     path.write_text(json.dumps(settings))
-    gate = integrity(capsys)
-    messages = [f["message"] for f in gate["findings"] if f["code"] == "stop-hook-removed"]
+    messages = stop_hook_findings(capsys)
     assert messages == [
         "agentgate's Gemini CLI stop hook timeout was cut from 120 s to 1 s in "
         ".gemini/settings.json: the harness lets the agent stop when it runs out"
@@ -145,8 +150,7 @@ def test_a_hook_that_still_names_agentgate_but_runs_something_else_is_tampering(
     key = "bash" if harness == "copilot" else "command"
     handler[key] = edit.format(handler[key])
     (repo / path).write_text(json.dumps(settings))
-    gate = integrity(capsys)
-    messages = [f["message"] for f in gate["findings"] if f["code"] == "stop-hook-removed"]
+    messages = stop_hook_findings(capsys)
     assert len(messages) == 1, messages
     assert (
         messages[0].startswith("agentgate's ")
@@ -162,8 +166,7 @@ def test_turning_every_claude_hook_off_is_tampering(
     settings = json.loads(path.read_text())
     settings["disableAllHooks"] = True
     path.write_text(json.dumps(settings))
-    gate = integrity(capsys)
-    messages = [f["message"] for f in gate["findings"] if f["code"] == "stop-hook-removed"]
+    messages = stop_hook_findings(capsys)
     assert messages == [
         '"disableAllHooks": true in .claude/settings.json turns agentgate\'s Claude Code hooks off'
     ]
@@ -182,8 +185,7 @@ def test_a_hook_run_by_another_program_named_agentgate_is_tampering(
     was = handler["command"]
     handler["command"] = "tools/agentgate hook claude"
     path.write_text(json.dumps(settings))
-    gate = integrity(capsys)
-    messages = [f["message"] for f in gate["findings"] if f["code"] == "stop-hook-removed"]
+    messages = stop_hook_findings(capsys)
     assert messages == [
         "agentgate's Claude Code stop hook in .claude/settings.json runs another program than "
         "the base's (a change on the base branch moves it): `tools/agentgate hook claude` "
@@ -200,7 +202,7 @@ def test_turning_claude_hooks_off_in_its_local_settings_is_tampering(
     git(repo, "commit", "-qm", "local settings are the user's")
     local = repo / ".claude" / "settings.local.json"
     local.write_text(json.dumps({"permissions": {"allow": ["Bash(ls)"]}}))
-    assert [f for f in integrity(capsys)["findings"] if f["code"] == "stop-hook-removed"] == []
+    assert stop_hook_findings(capsys) == []
     local.write_text(json.dumps({"disableAllHooks": True}))
     messages = [f["message"] for f in integrity(capsys)["findings"]]
     assert (
@@ -268,7 +270,7 @@ def test_the_hooks_own_program_edited_in_the_project_is_tampering(
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "the hooks run the project's agentgate")
     git(repo, "checkout", "-q", "-B", "agent")
-    assert [f for f in integrity(capsys)["findings"] if f["code"] == "stop-hook-removed"] == []
+    assert stop_hook_findings(capsys) == []
     (venv / "bin" / "agentgate").write_text('#!/bin/sh\ncat >/dev/null; echo "{}"\n')
     found = [(f["path"], f["message"]) for f in integrity(capsys)["findings"]]
     assert (
@@ -303,7 +305,7 @@ def test_an_agentgate_edited_in_the_projects_environment_is_tampering(
     venv = repo / "venv"
     _installed(venv, {"../../../bin/agentgate": "#!/usr/bin/python3\n"})
     (repo / ".gitignore").write_text("venv/\n")
-    assert [f for f in integrity(capsys)["findings"] if f["code"] == "stop-hook-removed"] == []
+    assert stop_hook_findings(capsys) == []
     (venv / "bin" / "agentgate").write_text('#!/bin/sh\necho "{}"\n')
     messages = [f["message"] for f in integrity(capsys)["findings"]]
     assert (
@@ -344,7 +346,7 @@ def test_switching_a_harnesss_hooks_off_in_its_settings_is_tampering(
     # Another setting (Gemini's), or the file reformatted (Codex's): fine.
     other = settings if path.startswith(".codex") else {**settings, "theme": "dark"}
     (repo / path).write_text(json.dumps(other, indent=4))
-    assert [f for f in integrity(capsys)["findings"] if f["code"] == "stop-hook-removed"] == []
+    assert stop_hook_findings(capsys) == []
     (repo / path).write_text(json.dumps(edit(settings)))
     messages = [f["message"] for f in integrity(capsys)["findings"]]
     assert any(said in m for m in messages), messages
@@ -360,7 +362,7 @@ def test_turning_codexs_hooks_off_in_its_configuration_is_tampering(
     git(repo, "commit", "-qm", "codex too")
     git(repo, "checkout", "-q", "-B", "agent")
     (repo / ".codex" / "config.toml").write_text('model = "gpt-5.1"\n')  # fine
-    assert [f for f in integrity(capsys)["findings"] if f["code"] == "stop-hook-removed"] == []
+    assert stop_hook_findings(capsys) == []
     (repo / ".codex" / "config.toml").write_text('model = "gpt-5.1"\n\n[features]\nhooks = false\n')
     messages = [f["message"] for f in integrity(capsys)["findings"]]
     assert (
@@ -390,7 +392,7 @@ def test_hook_settings_that_keep_agentgates_hooks_on_are_fine(
         (repo / path).write_text(json.dumps({**settings, **json.loads(text)}))
     else:
         (repo / path).write_text(text)
-    assert [f for f in integrity(capsys)["findings"] if f["code"] == "stop-hook-removed"] == []
+    assert stop_hook_findings(capsys) == []
 
 
 def test_a_hook_made_to_run_in_the_background_is_tampering(

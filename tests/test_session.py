@@ -709,9 +709,10 @@ def test_calls_that_failed_after_the_last_good_test_run_are_warnings(
     ]
 
 
-def test_a_change_cannot_raise_the_budget_of_the_base(
-    project: Path, write_config: Callable[[str], Path], agentgate: Agentgate
+def _base_then_change(
+    project: Path, write_config: Callable[[str], Path], base: str, now: str
 ) -> None:
+    """``base`` committed on main as the configuration, ``now`` in its place on a branch."""
     import subprocess
 
     def git(*args: str) -> None:
@@ -719,16 +720,15 @@ def test_a_change_cannot_raise_the_budget_of_the_base(
 
     (project / ".git").rmdir()
     git("init", "-q", "-b", "main")
-    write_config(
-        "gates:\n  custom:\n    - {name: tests, command: 'true'}\nbudget: {max_tool_calls: 3}\n"
-    )
+    write_config(base)
     git("add", "-A")
     git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "base")
     git("checkout", "-qb", "work")
-    write_config(
-        "gates:\n  custom:\n    - {name: tests, command: 'true'}\nbudget: {max_tool_calls: 300}\n"
-    )
-    run = agentgate(
+    write_config(now)
+
+
+def _verify_against_main(agentgate: Agentgate) -> CliRun:
+    return agentgate(
         "verify",
         "--format",
         "json",
@@ -737,6 +737,19 @@ def test_a_change_cannot_raise_the_budget_of_the_base(
         "--transcript",
         str(TRANSCRIPTS / "claude-code.jsonl"),
     )
+
+
+def test_a_change_cannot_raise_the_budget_of_the_base(
+    project: Path, write_config: Callable[[str], Path], agentgate: Agentgate
+) -> None:
+    gates = "gates:\n  custom:\n    - {name: tests, command: 'true'}\n"
+    _base_then_change(
+        project,
+        write_config,
+        gates + "budget: {max_tool_calls: 3}\n",
+        gates + "budget: {max_tool_calls: 300}\n",
+    )
+    run = _verify_against_main(agentgate)
     assert run.code == 3  # 5 tool calls against the base's 3
     assert _gate(run)["expected"]["max_tool_calls"] == 3
     integrity = run.gate("integrity")
@@ -757,28 +770,10 @@ def test_a_change_cannot_lower_a_limit_to_escalate_at_once(
 ) -> None:
     # Red team 43: an escalation lets the agent stop; a budget the change adds (or lowers),
     # already spent, was in force at once. The base's limits stand until the change is merged.
-    import subprocess
-
-    def git(*args: str) -> None:
-        subprocess.run(["git", *args], cwd=project, check=True, capture_output=True)
-
     gates = "gates:\n  custom:\n    - {name: tests, command: 'true'}\n"
-    (project / ".git").rmdir()
-    git("init", "-q", "-b", "main")
-    write_config(gates + base)
-    git("add", "-A")
-    git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "base")
-    git("checkout", "-qb", "work")
-    write_config(gates + change if change.startswith("budget") else gates + change + base)
-    run = agentgate(
-        "verify",
-        "--format",
-        "json",
-        "--base",
-        "main",
-        "--transcript",
-        str(TRANSCRIPTS / "claude-code.jsonl"),
-    )
+    now = gates + change if change.startswith("budget") else gates + change + base
+    _base_then_change(project, write_config, gates + base, now)
+    run = _verify_against_main(agentgate)
     assert run.code == 0, run.out
     assert run.verdict()["escalation"] is None
     notices = run.verdict()["notices"]

@@ -363,11 +363,8 @@ def _in_source(source: str, name: str, data: bytes) -> bool:
 
 
 def _from_project(folder: str, dist: str, root: Path) -> bool:
-    """Whether the distribution was installed from the project's own folder (pip's
-    ``direct_url.json``: ``pip install .``, editable or not): its code is the change's."""
-    said = direct_url(os.path.join(folder, dist))
-    local = local_folder(said) if said else None
-    return local is not None and the_projects_folder(local, str(root))
+    """Whether the distribution was installed from the project's own folder."""
+    return _project_source(folder, dist, root) is not None
 
 
 def _name(dist: str) -> str:
