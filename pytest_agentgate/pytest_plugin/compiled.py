@@ -224,10 +224,10 @@ def _read_outside(path: object, listed: bool = False) -> None:
     if not os.path.isabs(name):
         name = os.path.join(os.getcwd(), name)
     if not listed and _another_process(name):
-        # What another process was started with (its environment, its command line): the
-        # agent's own `agentgate verify` and the stop hook differ there, in what the cache does
-        # not key (red team 45: an ancestor's /proc/PID/environ read for NO_COLOR=1). A run
-        # that read it is kept for no other.
+        # The environment another process was started with: the agent's own `agentgate
+        # verify` and the stop hook differ there, in what the cache does not key (red team 45:
+        # an ancestor's /proc/PID/environ read for NO_COLOR=1). A run that read it is kept for
+        # no other.
         _outside_overflow.append(True)
         return
     if name.startswith(_KERNELS) or _in_watched(name):
@@ -256,13 +256,16 @@ def _read_outside(path: object, listed: bool = False) -> None:
         _outside_overflow.append(True)
 
 
-# A process's own entry in the kernel's view of processes: /proc/PID/... (its threads too).
-_PROCESS_ENTRY = re.compile(r"/proc/(\d+)/")
+# What a process was started with, in the kernel's view of processes: /proc/PID/environ (a
+# thread's too). Only that: reading another process's command line or state is what tests of
+# process handling do (agentgate's own suite, psutil's children), and a run that read them is
+# kept as any other.
+_PROCESS_ENVIRON = re.compile(r"/proc/(\d+)/(?:task/\d+/)?environ")
 
 
 def _another_process(name: str) -> bool:
-    """Whether ``name`` is a file of another process than this one under ``/proc``."""
-    found = _PROCESS_ENTRY.match(os.path.normpath(name) + "/")
+    """Whether ``name`` is the environment of another process than this one, under /proc."""
+    found = _PROCESS_ENVIRON.fullmatch(os.path.normpath(name))
     return found is not None and int(found.group(1)) != os.getpid()
 
 
