@@ -124,9 +124,11 @@ def statement_lines(path: Path) -> set[int] | None:
     coverage.py leaves them out); None when it cannot be read or parsed."""
     import ast
 
+    from pytest_agentgate import syntax
+
     try:
-        tree = ast.parse(read_regular(path))
-    except (OSError, SyntaxError, ValueError):
+        tree = syntax.parse(read_regular(path))
+    except (OSError, SyntaxError, ValueError, RecursionError):
         return None
     lines = set()
     for node in ast.walk(tree):

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_agentgate import syntax
 from pytest_agentgate.commands import MAX_RUN_LISTED_TESTS
 from pytest_agentgate.config.model import AllowRule, Config, GateConfig
 from pytest_agentgate.gates.base import CollectContext, Evidence, Option
@@ -36,6 +37,7 @@ from pytest_agentgate.integrity.model import EditedTest, IntegrityFinding, Scan,
 from pytest_agentgate.integrity.rules import RULES
 from pytest_agentgate.integrity.tests_python import read_settings, settings_file
 from pytest_agentgate.reports.model import TestCaseResult
+from pytest_agentgate.syntax import dumped
 from pytest_agentgate.texts import decode, is_python, read_regular, universal_newlines
 from pytest_agentgate.verdict import Finding, GateResult
 
@@ -647,7 +649,7 @@ def _renamed_defs(scan: Scan) -> dict[str, str]:
 
     def defs(text: str | None) -> dict[str, Shape]:
         try:
-            tree = ast.parse(text or "")
+            tree = syntax.parse(text or "")
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return {}
         found: dict[str, Shape] = {}
@@ -659,8 +661,8 @@ def _renamed_defs(scan: Scan) -> dict[str, str]:
                 elif isinstance(
                     child, (ast.FunctionDef, ast.AsyncFunctionDef)
                 ) and child.name.startswith("test"):
-                    head = "\n".join(ast.dump(n) for n in [child.args, *child.decorator_list])
-                    body = tuple(ast.dump(n) for n in child.body)
+                    head = "\n".join(dumped(n) for n in [child.args, *child.decorator_list])
+                    body = tuple(dumped(n) for n in child.body)
                     found[prefix + child.name] = (head, body)
 
         walk(tree, "")

@@ -203,8 +203,10 @@ def _imported_names(text: str) -> set[str]:
     name bound to them (red team 40: `from importlib import import_module as _load`)."""
     import ast
 
+    from pytest_agentgate import syntax
+
     try:
-        tree = ast.parse(text)
+        tree = syntax.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
     loaders = {"import_module", "__import__"}

@@ -23,7 +23,6 @@ other folder (a test-data file a test reads) is imported by no one.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import dis
 import hashlib
@@ -42,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the witness imports this module in the tests' pytest: kept light there
     from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+from pytest_agentgate import syntax
 from pytest_agentgate.modules import is_package_init
 from pytest_agentgate.texts import read_regular, read_regular_text
 from pytest_agentgate.venvs import an_environment
@@ -496,7 +496,7 @@ def _compiled(source: bytes, path: Path, kind: str) -> Iterator[CodeType]:
     for pass_hook in (False, True):  # `enable_assertion_pass_hook`, as the project sets it
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(source, filename=str(path))
+            tree = syntax.parse(source, str(path))
             rewrite_asserts(tree, source, str(path), _Ini(pass_hook))  # type: ignore[arg-type]
             code = compile(tree, str(path), "exec", dont_inherit=True)
         yield code

@@ -17,7 +17,9 @@ import ast
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 
+from pytest_agentgate import syntax
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+from pytest_agentgate.syntax import walk_within
 
 RULE = "exit-forced"
 # module -> its functions that end the run
@@ -33,7 +35,7 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
         if not added or text is None:
             continue
         try:
-            tree = ast.parse(text, filename=path)
+            tree = syntax.parse(text, path)
         except (SyntaxError, ValueError):  # pytest cannot import it either: no run to end
             continue
         for call, name, where in forced_exits(tree):
@@ -64,21 +66,15 @@ def forced_exits(tree: ast.AST) -> Iterator[tuple[ast.Call, str, str | None]]:
             for alias in node.names:
                 if alias.name in EXITS[node.module]:
                     functions[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    yield from _calls(tree, modules, functions, None)
-
-
-def _calls(
-    node: ast.AST, modules: dict[str, str], functions: dict[str, str], where: str | None
-) -> Iterator[tuple[ast.Call, str, str | None]]:
-    for child in ast.iter_child_nodes(node):
-        inner = where
-        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-            inner = child.name
-        elif isinstance(child, ast.Call):
-            name = _exit_name(child.func, modules, functions)
+    for node, where in walk_within(tree, None, _in_function):
+        if isinstance(node, ast.Call):
+            name = _exit_name(node.func, modules, functions)
             if name is not None:
-                yield child, name, where
-        yield from _calls(child, modules, functions, inner)
+                yield node, name, where
+
+
+def _in_function(node: ast.AST, where: str | None) -> str | None:
+    return node.name if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else where
 
 
 def _exit_name(func: ast.expr, modules: dict[str, str], functions: dict[str, str]) -> str | None:

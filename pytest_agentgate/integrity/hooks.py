@@ -37,6 +37,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import PurePosixPath
 
+from pytest_agentgate import syntax
 from pytest_agentgate.git import GitError
 from pytest_agentgate.integrity import pytest_files
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan, past_the_base
@@ -54,6 +55,7 @@ from pytest_agentgate.integrity.tests_python import (
     read_mark,
     truthy,
 )
+from pytest_agentgate.syntax import dumped, unparsed
 
 RESULT_HOOKS = {"pytest_runtest_makereport", "pytest_report_teststatus"}
 # Hooks that run a test, or the whole of its protocol (a `tryfirst` pytest_runtest_protocol
@@ -144,7 +146,7 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
 
 def _parse(text: str) -> ast.Module | None:
     try:
-        return ast.parse(text)
+        return syntax.parse(text)
     except (SyntaxError, ValueError):
         return None
 
@@ -263,7 +265,7 @@ def _hook_shape(node: ast.AST) -> str:
 
 
 def _shape(node: ast.AST) -> str:
-    return ast.dump(node, annotate_fields=False, include_attributes=False)
+    return dumped(node)
 
 
 def _hook_findings(
@@ -720,7 +722,7 @@ def _marked_at_base(scan: Scan) -> Callable[[str], bool]:
 
 
 def _written(node: ast.AST) -> str:
-    text = " ".join(ast.unparse(node).split())
+    text = " ".join(unparsed(node).split())
     return text if len(text) <= 70 else text[:67] + "..."
 
 

@@ -25,8 +25,10 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from pytest_agentgate import syntax
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
 from pytest_agentgate.modules import is_package_init, module_stem
+from pytest_agentgate.syntax import unparsed
 from pytest_agentgate.testcode import TEST_TOOLS
 
 RULE = "result-rewritten"
@@ -128,10 +130,9 @@ def _in_memory_only(tree: ast.Module) -> bool:
     made = [
         node
         for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and (ast.unparse(node.func).rsplit(".", 1)[-1] == "CoverageData")
+        if isinstance(node, ast.Call) and (unparsed(node.func).rsplit(".", 1)[-1] == "CoverageData")
     ]
-    if not made or "get_data" in ast.unparse(tree):
+    if not made or "get_data" in unparsed(tree):
         return False
     return all(
         any(
@@ -144,7 +145,7 @@ def _in_memory_only(tree: ast.Module) -> bool:
 
 def _coverage_data(node: ast.expr) -> bool:
     """Whether ``node`` reads as coverage.py's data (``get_data()``, a ``CoverageData``)."""
-    text = ast.unparse(node)
+    text = unparsed(node)
     return "get_data" in text or "CoverageData" in text
 
 
@@ -444,17 +445,19 @@ def attributes_set(node: ast.AST) -> list[tuple[ast.expr, str, int]]:
 
 def dotted_name(node: ast.AST) -> str:
     """``a.b.c`` for a name or an attribute chain; "" for anything else."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        prefix = dotted_name(node.value)
-        return f"{prefix}.{node.attr}" if prefix else ""
-    return ""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):  # a loop: a chain may be longer than the stack
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return ""
+    parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 def parse_python(text: str) -> ast.Module | None:
     """The module's AST; None for text that is not Python (or nested too deeply to read)."""
     try:
-        return ast.parse(text)
+        return syntax.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return None

@@ -20,6 +20,7 @@ import re
 import tokenize
 from collections.abc import Callable, Iterable, Iterator
 
+from pytest_agentgate import syntax
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan, past_the_base
 from pytest_agentgate.integrity.settings import (
     coverage_exclusions_at_base,
@@ -358,7 +359,7 @@ def exclusions(
     # figures are the same with or without it (a comment that mentions an exclusion).
     lone = comment_only_lines(text)
     try:
-        tree: ast.Module | None = ast.parse(text)
+        tree: ast.Module | None = syntax.parse(text)
     except (SyntaxError, ValueError):
         tree = None
     foreign = _foreign_type_checking(tree)

@@ -29,6 +29,7 @@ from functools import cache, partial
 from pathlib import PurePosixPath
 from typing import Any
 
+from pytest_agentgate import syntax
 from pytest_agentgate.integrity import pytest_files
 from pytest_agentgate.integrity.model import EditedTest, IntegrityFinding, Scan
 from pytest_agentgate.integrity.testfiles import (
@@ -44,6 +45,7 @@ from pytest_agentgate.integrity.testfiles import (
     compare,
     tokens,
 )
+from pytest_agentgate.syntax import copied, dumped, rewrite, unparsed, walk_within
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -242,7 +244,7 @@ def _marked_to_skip_at_base(scan: Scan, test: EditedTest, module: str) -> bool:
 
 def _parsed(text: str) -> ast.Module | None:
     try:
-        return ast.parse(text)
+        return syntax.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
@@ -294,7 +296,7 @@ def _behaviour(text: str) -> str | None:
     under the same name) and a docstring it shows (`description=__doc__`) are what it does
     (a third review on real projects)."""
     try:
-        tree = ast.parse(text)
+        tree = syntax.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return None
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
@@ -326,7 +328,7 @@ def _behaviour(text: str) -> str | None:
             )
         ]
         body[:] = kept or [ast.Pass()]
-    return ast.dump(tree, include_attributes=False)
+    return dumped(tree)
 
 
 def read_settings(read: Callable[[str], str | None]) -> Settings:
@@ -522,7 +524,7 @@ def _collect_ignore(text: str | None) -> tuple[list[str], list[str]]:
     if not text or "collect_ignore" not in text:
         return plain, globs
     try:
-        tree = ast.parse(text)
+        tree = syntax.parse(text)
     except (SyntaxError, ValueError):
         return plain, globs
     for stmt in tree.body:
@@ -713,7 +715,7 @@ def _module_stores(body: list[ast.stmt]) -> Counter[str]:
 
 
 def body_key(func: Function) -> str:
-    return ast.dump(ast.Module(body=_body(func), type_ignores=[]))
+    return dumped(ast.Module(body=_body(func), type_ignores=[]))
 
 
 def _body(func: Function) -> list[ast.stmt]:
@@ -732,7 +734,7 @@ def parse(text: str | None, path: str, settings: Settings) -> Module | None:
     if text is None:
         return None
     try:
-        return Module(path, ast.parse(text, filename=path), settings, text)
+        return Module(path, syntax.parse(text, path), settings, text)
     except (SyntaxError, ValueError, RecursionError):
         return None
 
@@ -910,7 +912,7 @@ def truthy(node: ast.AST, module: Module | None, depth: int = 0) -> bool | None:
     if (
         isinstance(node, ast.Compare)
         and len(node.ops) == 1
-        and ast.dump(node.left) == ast.dump(node.comparators[0])
+        and dumped(node.left) == dumped(node.comparators[0])
     ):
         return isinstance(node.ops[0], ast.Eq | ast.Is | ast.LtE | ast.GtE)
     found = value(node, module, depth + 1)
@@ -1018,7 +1020,7 @@ def read_mark(node: ast.expr, module: Module) -> Marker | None:
 
 
 def _short(node: ast.AST, limit: int = 70) -> str:
-    text = " ".join(ast.unparse(node).split())
+    text = " ".join(unparsed(node).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -1306,7 +1308,7 @@ def _params(module: Module, func: Function) -> list[tuple[int, str, tuple[str, .
         written = None
         elements = cases.elts if isinstance(cases, ast.List | ast.Tuple) and key != "?" else None
         if elements is not None and not any(isinstance(e, ast.Starred) for e in elements):
-            written = tuple(" ".join(ast.unparse(e).split()) for e in elements)
+            written = tuple(" ".join(unparsed(e).split()) for e in elements)
         found.append((decorator.lineno, key, written))
     return found
 
@@ -1862,7 +1864,7 @@ def _maybe_no_items(node: ast.expr) -> bool:
 
 
 def _same_test(test: ast.expr) -> str:
-    return ast.dump(test, annotate_fields=False)
+    return dumped(test)
 
 
 def _bound_names(func: Function) -> set[str]:
@@ -2073,12 +2075,13 @@ def _is_ellipsis(stmt: ast.stmt) -> bool:
 def _classes(node: ast.AST, prefix: str = "") -> Iterator[tuple[str, ast.ClassDef]]:
     """Every class of a module, wherever it is defined (under an `if`, in a function), by its
     qualname (``Outer::Inner``)."""
-    for child in ast.iter_child_nodes(node):
+    for child, within in walk_within(node, prefix, _class_prefix):
         if isinstance(child, ast.ClassDef):
-            yield prefix + child.name, child
-            yield from _classes(child, f"{prefix}{child.name}::")
-        else:
-            yield from _classes(child, prefix)
+            yield within + child.name, child
+
+
+def _class_prefix(node: ast.AST, prefix: str) -> str:
+    return f"{prefix}{node.name}::" if isinstance(node, ast.ClassDef) else prefix
 
 
 def _class_uses(
@@ -2131,7 +2134,7 @@ def _written(module: Module, func: Function) -> str:
 def _read_body(module: Module, func: Function, project: Callable[[str], bool]) -> Body:
     return Body(
         body_key(func),
-        tokens(ast.unparse(ast.Module(body=_body(func), type_ignores=[]))),
+        tokens(unparsed(ast.Module(body=_body(func), type_ignores=[]))),
         frozenset(_uses(module, func, project)),
         tuple(_strings(func)),
     )
@@ -2215,7 +2218,7 @@ def _statements(module: Module, func: Function) -> tuple[str, ...]:
     if _parametrized(module, func):
         return ()
     body = _normalized(module, func, {}, approx=True, inline=True)
-    return tuple(ast.dump(stmt) for stmt in body)
+    return tuple(dumped(stmt) for stmt in body)
 
 
 CASES = 256  # at most this many cases of one parametrized test are read
@@ -2244,7 +2247,7 @@ def _instances(module: Module, func: Function) -> tuple[tuple[tuple[str, bool], 
     out = []
     for bound in combined:
         body = _normalized(module, func, bound, approx=True, inline=True)
-        out.append(tuple((ast.dump(stmt), _plain(stmt, module)) for stmt in body))
+        out.append(tuple((dumped(stmt), _plain(stmt, module)) for stmt in body))
     return tuple(out)
 
 
@@ -2404,9 +2407,9 @@ def _calls_by_value(module: Module, func: Function) -> tuple[list[str], list[str
                 continue
             any_call = True
             for case in cases:
-                given: ast.AST = _copy(node)
+                given: ast.AST = copied(node)
                 for name, value in case.items():
-                    given = _Put(name, value).visit(given)
+                    given = _put(given, name, value)
                 called = normal.visit(given)
                 if isinstance(called, ast.Call) and len(found) < FACTS:
                     found.append("case " + _expected_error(called))
@@ -2536,11 +2539,12 @@ def _normalized(
     loop targets, nested functions) all ``_``; the names in ``bound`` replaced by the values
     they are bound to (a parametrized case); with ``approx``, ``pytest.approx(x)`` is ``x``;
     with ``inline``, its variables put in where they are used (:func:`_inlined`)."""
-    body = [_copy(stmt) for stmt in _body(func)]
+    body = [copied(stmt) for stmt in _body(func)]
     if inline:
         body = _inlined(body, set(bound))
     normal = _Normal(module, _bound_in(body) - set(bound), bound, approx)
-    return [normal.visit(stmt) for stmt in body]
+    # A statement stays one: only names and calls are replaced.
+    return [done for done in map(normal.visit, body) if isinstance(done, ast.stmt)]
 
 
 def _inlined(body: list[ast.stmt], bound: set[str]) -> list[ast.stmt]:
@@ -2582,8 +2586,8 @@ def _inlined(body: list[ast.stmt], bound: set[str]) -> list[ast.stmt]:
         ):
             index += 1
             continue
-        put = _Put(name, value)
-        out = [*out[:index], *(put.visit(s) for s in out[index + 1 :])]
+        put = (_put(s, name, value) for s in out[index + 1 :])
+        out = [*out[:index], *(s for s in put if isinstance(s, ast.stmt))]
     return out
 
 
@@ -2594,36 +2598,21 @@ def _loads(node: ast.AST, name: str) -> int:
     )
 
 
-class _Put(ast.NodeTransformer):
-    """A name's uses replaced by (copies of) its value."""
+def _put(tree: ast.AST, name: str, value: ast.expr) -> ast.AST:
+    """The tree with a name's uses replaced by (copies of) its value."""
 
-    def __init__(self, name: str, value: ast.expr) -> None:
-        self.name = name
-        self.value = value
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id == self.name and isinstance(node.ctx, ast.Load):
-            value: ast.AST = _copy(self.value)
-            return value
+    def change(node: ast.AST) -> ast.AST:
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            return copied(value)
         return node
 
-
-def _copy(node: Any) -> Any:
-    """A copy of an AST (copy.deepcopy's generality costs several times as much)."""
-    if isinstance(node, ast.AST):
-        new = node.__class__()
-        for name in node._fields:
-            setattr(new, name, _copy(getattr(node, name, None)))
-        for name in node._attributes:
-            if hasattr(node, name):
-                setattr(new, name, getattr(node, name))
-        return new
-    if isinstance(node, list):
-        return [_copy(item) for item in node]
-    return node
+    return rewrite(tree, change)
 
 
-class _Normal(ast.NodeTransformer):
+class _Normal:
+    """A test's code written one way: its own variables as ``_``, the bound ones as their
+    values, ``pytest.approx(x)`` as ``x``."""
+
     def __init__(
         self, module: Module, local: set[str], bound: dict[str, ast.expr], approx: bool
     ) -> None:
@@ -2632,18 +2621,25 @@ class _Normal(ast.NodeTransformer):
         self.bound = bound
         self.approx = approx
 
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if isinstance(node.ctx, ast.Load) and node.id in self.bound:
-            value: ast.AST = _copy(self.bound[node.id])
-            return value
-        if node.id in self.local:
-            return ast.Name("_", node.ctx)
-        return node
+    def visit(self, tree: ast.AST) -> ast.AST:
+        approx = {
+            id(node)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and self.approx
+            and self.module.dotted(node.func) == "pytest.approx"
+            and len(node.args) == 1
+            and not node.keywords
+        }
+        return rewrite(tree, lambda node: self._normal(node, approx))
 
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        name = self.module.dotted(node.func)
-        self.generic_visit(node)
-        if self.approx and name == "pytest.approx" and len(node.args) == 1 and not node.keywords:
+    def _normal(self, node: ast.AST, approx: set[int]) -> ast.AST:
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load) and node.id in self.bound:
+                return copied(self.bound[node.id])
+            if node.id in self.local:
+                return ast.Name("_", node.ctx)
+        if isinstance(node, ast.Call) and id(node) in approx:
             return node.args[0]
         return node
 
@@ -2712,7 +2708,7 @@ def _defined(text: str | None) -> set[str]:
     if text is None:
         return set()
     try:
-        tree = ast.parse(text)
+        tree = syntax.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return set()
     return {

@@ -40,7 +40,7 @@ import os
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan, past_the_base
@@ -51,6 +51,7 @@ from pytest_agentgate.integrity.patches import (
     parse_python,
 )
 from pytest_agentgate.modules import is_package_init
+from pytest_agentgate.syntax import children_first, rewrite, unparsed
 from pytest_agentgate.testcode import is_test_code
 from pytest_agentgate.texts import decode, read_regular
 
@@ -511,7 +512,7 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
     modules loaded or in the program's name, a caller that is a test, a tracer in place."""
     if tree is None:
         return []
-    tree = _Spelled().visit(tree)
+    rewrite(tree, _spelled)  # in place: a Module is never replaced
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     imported = {
         alias.asname or alias.name: f"{node.module}.{alias.name}"
@@ -769,58 +770,16 @@ def _questions(tree: ast.Module | None) -> list[tuple[str, int]]:
     return sorted(set(found), key=lambda item: (item[1], item[0]))
 
 
-class _Spelled(ast.NodeTransformer):
-    """The code with a module's attributes written one way: ``getattr(sys, "modules")``,
-    ``vars(sys)["modules"]`` and ``sys.__dict__["modules"]`` as ``sys.modules``;
-    ``os.sys`` and ``importlib.sys`` as ``sys``; ``os.environb`` as ``os.environ``
-    (red team 17). Bytes are folded as text (:func:`_folded`)."""
-
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        self.generic_visit(node)
-        if (
-            dotted_name(node.func) in ("importlib.import_module", "import_module", "__import__")
-            and len(node.args) == 1
-            and isinstance(node.args[0], ast.Constant)
-            and node.args[0].value in _ASKED_MODULES
-        ):  # `importlib.import_module("sys").modules` (red team 18)
-            return ast.copy_location(ast.Name(id=node.args[0].value, ctx=ast.Load()), node)
-        if (
-            isinstance(node.func, ast.Name)
-            and node.func.id == "getattr"
-            and len(node.args) >= 2
-            and isinstance(node.args[1], ast.Constant)
-            and isinstance(node.args[1].value, str)
-            and node.args[1].value.isidentifier()
-        ):
-            return ast.copy_location(
-                ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load()),
-                node,
-            )
-        return node
-
-    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
-        self.generic_visit(node)
-        key = node.slice
-        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
-            return node
-        owner = node.value
-        if (
-            isinstance(owner, ast.Call)
-            and isinstance(owner.func, ast.Name)
-            and owner.func.id == "vars"
-            and len(owner.args) == 1
-        ):
-            target = owner.args[0]
-        elif isinstance(owner, ast.Attribute) and owner.attr == "__dict__":
-            target = owner.value
-        else:
-            return node
-        if not isinstance(target, ast.Name | ast.Attribute) or not key.value.isidentifier():
-            return node
-        return ast.copy_location(ast.Attribute(value=target, attr=key.value, ctx=node.ctx), node)
-
-    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
-        self.generic_visit(node)
+def _spelled(node: ast.AST) -> ast.AST:
+    """The node with a module's attributes written one way (its children already are):
+    ``getattr(sys, "modules")``, ``vars(sys)["modules"]`` and ``sys.__dict__["modules"]`` as
+    ``sys.modules``; ``os.sys`` and ``importlib.sys`` as ``sys``; ``os.environb`` as
+    ``os.environ`` (red team 17). Bytes are folded as text (:func:`_folded`)."""
+    if isinstance(node, ast.Call):
+        return _spelled_call(node)
+    if isinstance(node, ast.Subscript):
+        return _spelled_subscript(node)
+    if isinstance(node, ast.Attribute):
         if (
             node.attr == "sys"
             and isinstance(node.value, ast.Name)
@@ -829,7 +788,51 @@ class _Spelled(ast.NodeTransformer):
             return ast.copy_location(ast.Name(id="sys", ctx=node.ctx), node)
         if node.attr in ("environb", "getenvb") and dotted_name(node.value) == "os":
             node.attr = node.attr[:-1]
+    return node
+
+
+def _spelled_call(node: ast.Call) -> ast.AST:
+    if (
+        dotted_name(node.func) in ("importlib.import_module", "import_module", "__import__")
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and node.args[0].value in _ASKED_MODULES
+    ):  # `importlib.import_module("sys").modules` (red team 18)
+        return ast.copy_location(ast.Name(id=node.args[0].value, ctx=ast.Load()), node)
+    if (
+        isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+        and node.args[1].value.isidentifier()
+    ):
+        return ast.copy_location(
+            ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load()),
+            node,
+        )
+    return node
+
+
+def _spelled_subscript(node: ast.Subscript) -> ast.AST:
+    key = node.slice
+    if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
         return node
+    owner = node.value
+    if (
+        isinstance(owner, ast.Call)
+        and isinstance(owner.func, ast.Name)
+        and owner.func.id == "vars"
+        and len(owner.args) == 1
+    ):
+        target = owner.args[0]
+    elif isinstance(owner, ast.Attribute) and owner.attr == "__dict__":
+        target = owner.value
+    else:
+        return node
+    if not isinstance(target, ast.Name | ast.Attribute) or not key.value.isidentifier():
+        return node
+    return ast.copy_location(ast.Attribute(value=target, attr=key.value, ctx=node.ctx), node)
 
 
 _STREAM_NAMES = ("sys.stdout", "sys.stderr", "sys.stdin", "sys.__stdout__", "sys.__stderr__")
@@ -867,9 +870,35 @@ def _names_a_tool(text: str) -> bool:
     return any(tool.startswith(text) or text.split(".")[0] == tool for tool in _TEST_TOOLS)
 
 
-def _folded(node: ast.AST) -> str | None:
+def _folded(node: ast.AST, folds: Mapping[int, str] | None = None) -> str | None:
     """The string ``node`` always is, when it is built of constants only: ``"PYTEST_" + "X"``,
-    ``f"PYTEST_{'X'}"``, ``"_".join(("A", "B"))``, ``"x".upper()``."""
+    ``f"PYTEST_{'X'}"``, ``"_".join(("A", "B"))``, ``"x".upper()``. ``folds`` is
+    :func:`_folds` of a tree holding the node, if the caller has it."""
+    return (_folds(node) if folds is None else folds).get(id(node))
+
+
+def _folds(tree: ast.AST) -> dict[int, str]:
+    """The strings :func:`_folded` finds, by ``id`` of every node of the tree that is one,
+    found children first: a sum of a thousand strings is deeper than the stack."""
+    found: dict[int, str] = {}
+    for node in children_first(tree):
+        text = _fold(node, found)
+        if text is not None and (len(text) <= _BUILT_AT_MOST or isinstance(node, ast.Constant)):
+            found[id(node)] = text
+    return found
+
+
+# The longest string :func:`_folds` builds: longer than any name or path these checks look
+# for, and a chain of sums keeps every prefix (a thousand terms of 4 KiB: 2 GB unbounded).
+_BUILT_AT_MOST = 4096
+
+
+def _fold(node: ast.AST, found: Mapping[int, str]) -> str | None:
+    """The string of one node, its children's (if strings) in ``found``."""
+
+    def of(child: ast.AST) -> str | None:
+        return found.get(id(child))
+
     if isinstance(node, ast.Constant):
         if isinstance(node.value, bytes):  # `b"PYTEST_CURRENT_TEST" in os.environb`
             return node.value.decode("latin-1")
@@ -884,10 +913,10 @@ def _folded(node: ast.AST) -> str | None:
         and isinstance(node.slice.step.operand, ast.Constant)
         and node.slice.step.operand.value == 1
     ):  # `"TSET_TNERRUC_TSETYP"[::-1]` (red team 18)
-        backwards = _folded(node.value)
+        backwards = of(node.value)
         return None if backwards is None else backwards[::-1]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _folded(node.left), _folded(node.right)
+        left, right = of(node.left), of(node.right)
         return None if left is None or right is None else left + right
     if isinstance(node, ast.JoinedStr):
         parts = []
@@ -895,13 +924,13 @@ def _folded(node: ast.AST) -> str | None:
             inner = value.value if isinstance(value, ast.FormattedValue) else value
             if isinstance(value, ast.FormattedValue) and value.format_spec is not None:
                 return None
-            part = _folded(inner)
+            part = of(inner)
             if part is None:
                 return None
             parts.append(part)
         return "".join(parts)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords:
-        receiver = _folded(node.func.value)
+        receiver = of(node.func.value)
         if receiver is None:
             return None
         if node.func.attr in ("upper", "lower") and not node.args:
@@ -913,24 +942,21 @@ def _folded(node: ast.AST) -> str | None:
             and dotted_name(node.args[0].func) == "reversed"
             and len(node.args[0].args) == 1
         ):  # `"".join(reversed("..."))`
-            letters = _folded(node.args[0].args[0])
+            letters = of(node.args[0].args[0])
             return None if letters is None else receiver.join(reversed(letters))
         if (
             node.func.attr == "join"
             and len(node.args) == 1
             and isinstance(node.args[0], ast.List | ast.Tuple)
         ):
-            pieces = [_folded(element) for element in node.args[0].elts]
+            pieces = [of(element) for element in node.args[0].elts]
             if all(piece is not None for piece in pieces):
                 return receiver.join(piece or "" for piece in pieces)
     return None
 
 
 def _strings(node: ast.AST) -> Iterator[str]:
-    for inner in ast.walk(node):
-        text = _folded(inner)
-        if text is not None:
-            yield text
+    yield from _folds(node).values()
 
 
 def _is_a_test(node: ast.AST) -> bool:
@@ -1495,7 +1521,7 @@ def _sys_path_added(tree: ast.Module | None) -> list[tuple[int, str]]:
             and node.func.attr in ("insert", "append", "extend")
             and dotted_name(node.func.value) == "sys.path"
         ) or (isinstance(node, ast.AugAssign) and dotted_name(node.target) == "sys.path"):
-            found.append((node.lineno, ast.unparse(node)))
+            found.append((node.lineno, unparsed(node)))
     return found
 
 

@@ -28,7 +28,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from pytest_agentgate import syntax
 from pytest_agentgate.pytest_plugin.startup import one_look
+from pytest_agentgate.syntax import dumped
 from pytest_agentgate.testcode import TEST_TOOLS as TOOLS
 from pytest_agentgate.texts import read_regular
 
@@ -235,7 +237,7 @@ def _star_imports(path: str) -> bool:
     import ast
 
     try:
-        tree = ast.parse(read_regular(path))
+        tree = syntax.parse(read_regular(path))
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return any(
@@ -448,7 +450,7 @@ def _imports_of(path: str) -> dict[str, tuple[str, str]]:
     import ast
 
     try:
-        tree = ast.parse(read_regular(path))
+        tree = syntax.parse(read_regular(path))
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
     found: dict[str, tuple[str, str]] = {}
@@ -733,7 +735,7 @@ def _same_but_the_version(ours: bytes, theirs: bytes) -> bool:
 
     def without(text: bytes) -> str | None:
         try:
-            tree = ast.parse(text)
+            tree = syntax.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         tree.body = [
@@ -748,7 +750,7 @@ def _same_but_the_version(ours: bytes, theirs: bytes) -> bool:
                 )
             )
         ]
-        return ast.dump(tree)
+        return dumped(tree)
 
     left = without(ours)
     return left is not None and left == without(theirs)
@@ -937,7 +939,7 @@ def _reexport_rebound(module: ModuleType, where: str, root: str) -> str | None:
 
     real = _real(where)
     try:
-        tree = ast.parse(read_regular(real))
+        tree = syntax.parse(read_regular(real))
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     package = module.__name__
@@ -1233,7 +1235,7 @@ def _file_bindings(path: str, qualname: str = "") -> tuple[frozenset[str], froze
     import ast
 
     try:
-        tree = ast.parse(read_regular(path))
+        tree = syntax.parse(read_regular(path))
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     defined: set[str] = set()
@@ -1456,7 +1458,7 @@ def _compiles_code(path: str | None) -> bool:
     import ast
 
     try:
-        tree = ast.parse(read_regular(path))
+        tree = syntax.parse(read_regular(path))
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     for node in ast.walk(tree):

@@ -1,0 +1,149 @@
+"""Python syntax trees walked without recursion.
+
+Python compiles code nested deeper than a recursive walk of its tree can go under the
+interpreter's stack limit: an ``elif`` chain of a thousand branches, a sum of a thousand
+terms, a long attribute chain. ``ast.NodeTransformer``, ``ast.dump`` and ``ast.unparse``
+recurse; a gate that fails on such code blocks honest work. These do the same with loops.
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar, cast
+
+T = TypeVar("T")
+A = TypeVar("A", bound=ast.AST)
+
+
+def parse(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
+    """``ast.parse(source, filename)`` as deep as Python itself reads the file: the parser's
+    depth limit counts the frames under it, so code that ``ast.parse`` refuses deep in the
+    gate's stack (``RecursionError``) is read again in a thread of its own, at the top of
+    its stack, where a module's import compiles it. What is deeper still raises."""
+    try:
+        return ast.parse(source, filename)
+    except RecursionError:
+        pass
+    found: list[ast.Module | BaseException] = []
+
+    def read() -> None:
+        try:
+            found.append(ast.parse(source, filename))
+        except BaseException as exc:  # SyntaxError, RecursionError: the caller's to handle
+            found.append(exc)
+
+    thread = threading.Thread(target=read, name="agentgate-parse", daemon=True)
+    thread.start()
+    thread.join()
+    if isinstance(found[0], BaseException):
+        raise found[0]
+    return found[0]
+
+
+def children_first(tree: ast.AST) -> list[ast.AST]:
+    """Every node of the tree, each after all of its children (no recursion)."""
+    order: list[ast.AST] = []
+    stack = [tree]
+    while stack:  # parents before children: reversed, every node follows its children
+        node = stack.pop()
+        order.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    order.reverse()
+    return order
+
+
+def walk_within(
+    tree: ast.AST, context: T, inner: Callable[[ast.AST, T], T]
+) -> Iterator[tuple[ast.AST, T]]:
+    """Every node under ``tree``, in the order recursion would visit them, with the context
+    its parent gives it: ``inner(node, context)`` is what the node gives its children (the
+    class a method is in, the function a call is made in). A loop, not recursion."""
+    stack = [(child, context) for child in reversed(list(ast.iter_child_nodes(tree)))]
+    while stack:
+        node, outer = stack.pop()
+        yield node, outer
+        within = inner(node, outer)
+        stack.extend((child, within) for child in reversed(list(ast.iter_child_nodes(node))))
+
+
+def unparsed(node: ast.AST) -> str:
+    """``ast.unparse(node)``; for code nested deeper than it goes (a sum of a thousand terms,
+    which Python compiles), :func:`dumped`."""
+    try:
+        return ast.unparse(node)
+    except RecursionError:
+        return dumped(node)
+
+
+def dumped(tree: ast.AST) -> str:
+    """The tree as text, as ``ast.dump(tree, annotate_fields=False)`` writes it but every field
+    shown and without recursion: two trees dump alike when they are the same code."""
+    out: list[str] = []
+    stack: list[Any] = [tree]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Text):
+            out.append(item.text)
+        elif isinstance(item, ast.AST):
+            values = [getattr(item, field, None) for field in item._fields]
+            stack.append(_Text(")"))
+            for index, value in reversed(list(enumerate(values))):
+                stack.append(value)
+                if index:
+                    stack.append(_Text(", "))
+            out.append(f"{type(item).__name__}(")
+        elif isinstance(item, list):
+            stack.append(_Text("]"))
+            for index, value in reversed(list(enumerate(item))):
+                stack.append(value)
+                if index:
+                    stack.append(_Text(", "))
+            out.append("[")
+        else:
+            out.append(repr(item))
+    return "".join(out)
+
+
+class _Text:
+    """Punctuation :func:`dumped` writes as it is."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def copied(tree: A) -> A:
+    """A copy of a tree (``copy.deepcopy``'s generality costs several times as much)."""
+    done: dict[int, ast.AST] = {}
+    for node in children_first(tree):
+        new = node.__class__()
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                value = [done[id(item)] if isinstance(item, ast.AST) else item for item in value]
+            elif isinstance(value, ast.AST):
+                value = done[id(value)]
+            setattr(new, name, value)
+        for name in node._attributes:
+            if hasattr(node, name):
+                setattr(new, name, getattr(node, name))
+        done[id(node)] = new
+    return cast(A, done[id(tree)])  # a node's copy is of its class
+
+
+def rewrite(tree: ast.AST, change: Callable[[ast.AST], ast.AST]) -> ast.AST:
+    """What :class:`ast.NodeTransformer` does with ``change`` as every ``visit_*`` that
+    visits its children first, without recursion: Python that compiles may nest deeper
+    (an ``elif`` chain, a sum of a thousand terms) than the interpreter's stack allows."""
+    done: dict[int, ast.AST] = {}
+    for node in children_first(tree):
+        for field, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                value[:] = [done.get(id(item), item) for item in value]
+            elif isinstance(value, ast.AST):
+                setattr(node, field, done.get(id(value), value))
+        done[id(node)] = change(node)
+    return done[id(tree)]
