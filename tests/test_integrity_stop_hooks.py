@@ -410,3 +410,47 @@ def test_a_hook_made_to_run_in_the_background_is_tampering(
         "it has at the base (async: none -> true): the harness may run it so that it cannot "
         "hold the agent"
     ) in messages
+
+
+def test_a_handler_added_beside_agentgates_stop_hook_is_tampering(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Red team 50: a second Stop handler printing {"continue": false} ends the turn whatever
+    # agentgate answers (Claude Code's `continue: false` wins over any block).
+    path = repo / ".claude" / "settings.json"
+    settings = json.loads(path.read_text())
+    other = {"type": "command", "command": "echo '{\"continue\": false}'"}
+    settings["hooks"]["Stop"].append({"hooks": [other]})
+    path.write_text(json.dumps(settings))
+    assert stop_hook_findings(capsys) == [
+        ".claude/settings.json adds a Claude Code Stop handler beside agentgate's (`echo "
+        "'{\"continue\": false}'`): its answer can let the agent stop whatever agentgate answers"
+    ]
+    # Handlers of other events, and the base's own handlers, are the project's business.
+    del settings["hooks"]["Stop"][-1]
+    settings["hooks"]["PostToolUse"] = [{"matcher": "Edit", "hooks": [other]}]
+    path.write_text(json.dumps(settings))
+    assert stop_hook_findings(capsys) == []
+
+
+@pytest.mark.parametrize("settings_file", ["settings.json", "settings.local.json"])
+def test_claudes_block_cap_or_the_hooks_environment_changed_is_tampering(
+    repo: Path, capsys: pytest.CaptureFixture[str], settings_file: str
+) -> None:
+    # Red team 50: `env` in Claude Code's settings sets the variables its hooks run with;
+    # CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1 (read by Claude Code 2.1.197) lets the agent stop at
+    # its second block, before agentgate's attempts run out.
+    (repo / ".gitignore").write_text(".claude/settings.local.json\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", "local settings are the user's")
+    path = repo / ".claude" / settings_file
+    settings = json.loads(path.read_text()) if path.exists() else {}
+    path.write_text(json.dumps({**settings, "env": {"MY_SERVICE_URL": "http://127.0.0.1"}}))
+    assert stop_hook_findings(capsys) == []  # the project's own variables are its business
+    env = {"MY_SERVICE_URL": "x", "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "1", "AGENTGATE_X": "1"}
+    path.write_text(json.dumps({**settings, "env": env}))
+    assert stop_hook_findings(capsys) == [
+        f".claude/{settings_file} changes the environment Claude Code gives the hooks of "
+        ".claude/settings.json (AGENTGATE_X=1, CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1): it decides "
+        "how agentgate's stop hook runs, and how many blocks Claude Code takes"
+    ]

@@ -618,6 +618,33 @@ def test_file_thrash_escalates(
     assert "/x/calc.py was edited 4 times (max_file_edits 3)" in run.verdict()["escalation"]
 
 
+def _patch(*names: str, runs: str = "apply_patch <<'EOF'\n") -> tuple[str, dict[str, Any]]:
+    files = "".join(f"*** Update File: {name}\n@@\n-a\n+b\n" for name in names)
+    return ("Bash", {"command": f"{runs}*** Begin Patch\n{files}*** End Patch\nEOF"})
+
+
+def test_one_call_edits_each_file_once_however_it_spells_it(
+    gated: Callable[..., Path], agentgate: Agentgate, tmp_path: Path
+) -> None:
+    # Red team 50: one no-op command naming n.txt 21 ways was 21 edits, and file thrash
+    # escalated the first stop (the agent may stop). Text that only looks like a patch edits
+    # nothing; a patch that runs edits each of its files once.
+    gated("  session: {max_file_edits: 3}\n")
+    names = ["n.txt", "./n.txt", "././n.txt", "a/../n.txt"]
+    calls = [_patch(*names, runs=": '"), _patch(*names, runs="echo '"), _patch(*names)]
+    run = agentgate(
+        "verify", "--format", "json", "--transcript", str(_claude_session(tmp_path, calls))
+    )
+    assert run.code == 0, run.out
+    cd = "cd . && apply_patch <<'EOF'\n"
+    calls = [_patch(*names), _patch("n.txt"), _patch("n.txt"), _patch("./n.txt", runs=cd)]
+    run = agentgate(
+        "verify", "--format", "json", "--transcript", str(_claude_session(tmp_path, calls))
+    )
+    assert run.code == 3
+    assert "n.txt was edited 4 times (max_file_edits 3)" in run.verdict()["escalation"]
+
+
 def test_budgets_escalate_and_name_the_key(
     project: Path, write_config: Callable[[str], Path], agentgate: Agentgate
 ) -> None:

@@ -23,6 +23,7 @@ the gate.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -194,8 +195,8 @@ class SessionGate:
         evidence.checks = frozenset(
             i for i, call in enumerate(session.calls) if _is_check(call, configured)
         )
-        evidence.edited = {
-            i: tuple(_shown(Path(p), context.root) for p in call.paths)
+        evidence.edited = {  # each file once per call, however the call spells it
+            i: tuple(dict.fromkeys(_shown(Path(p), context.root) for p in call.paths))
             for i, call in enumerate(session.calls)
             if call.paths
         }
@@ -521,7 +522,8 @@ def _is_check(call: ToolCall, configured: tuple[str, ...]) -> bool:
 
 
 def _shown(path: Path, root: Path) -> str:
-    """A path relative to the project when it is inside it."""
+    """A path relative to the project when it is inside it (``./a/../n.txt`` is ``n.txt``)."""
+    path = Path(os.path.normpath(root / path))  # a relative path is the project's
     try:
         return PurePath(path).relative_to(root).as_posix()
     except ValueError:

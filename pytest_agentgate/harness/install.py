@@ -151,6 +151,18 @@ def our_entries(
 ) -> list[dict[str, Any]]:
     """agentgate's handlers of ``event`` (the stop event when None) in a settings file's text
     (none when it is not JSON)."""
+    return [
+        item
+        for item in handlers_of(harness, text, event)
+        if is_ours(harness, command_of(harness, item))
+    ]
+
+
+def handlers_of(
+    harness: Harness, text: str | None, event: str | None = None
+) -> list[dict[str, Any]]:
+    """Every handler of ``event`` (the stop event when None) in a settings file's text,
+    agentgate's and others' (none when it is not JSON)."""
     try:
         document = json.loads(text or "")
     except ValueError:
@@ -161,7 +173,7 @@ def our_entries(
     for entry in entries if isinstance(entries, list) else []:
         inner = entry.get("hooks") if isinstance(entry, dict) else None
         for item in inner if isinstance(inner, list) else [entry]:
-            if isinstance(item, dict) and is_ours(harness, command_of(harness, item)):
+            if isinstance(item, dict):
                 found.append(item)
     return found
 

@@ -255,7 +255,8 @@ _RULES = (
         "tampering",
         "agentgate's stop hook (or its session-start hook) was taken out of a harness's "
         "project settings, made to run another program or with other settings, its timeout "
-        "cut, or the harness's hooks turned off",
+        "cut, the harness's hooks turned off, a stop handler added beside it, or the "
+        "environment the harness gives its hooks changed",
         "restore the hook settings as the base has them (`git checkout BASE -- FILE`); moving "
         "the hook to another program, or changing how the harness runs it, is a person's "
         "change on the base branch",

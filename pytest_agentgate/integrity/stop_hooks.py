@@ -12,7 +12,10 @@ base before its agent can move it). An entry still naming agentgate but no longe
 ``... hook codex > /dev/null``, ``true # ... hook gemini``), an entry that runs another
 program than the base's (red team 43: ``tools/agentgate hook claude``), Cursor's
 ``loop_limit`` lowered, and Claude Code's ``"disableAllHooks": true`` added (in its project
-settings, or in its local ones, which git ignores as a rule) are findings too.
+settings, or in its local ones, which git ignores as a rule) are findings too, as are a
+handler added to the stop event beside agentgate's, whose answer can end the turn whatever
+agentgate answers, and Claude Code's settings ``env`` changed where it decides how the hook
+runs or how many blocks Claude Code takes (red team 50).
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from typing import Any
 from pytest_agentgate.harness.install import (
     PROJECT_SETTINGS,
     command_of,
+    handlers_of,
+    is_ours,
     our_entries,
     timeout_of,
 )
@@ -55,6 +60,9 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
             yield from _entry(scan, path, harness, harness.event, "stop hook")
             if harness.start_event is not None:
                 yield from _entry(scan, path, harness, harness.start_event, "session-start hook")
+            yield from _beside(scan, path, harness)
+            if name == "claude":
+                yield from _claude_env(scan, path, path)
     # Claude Code's local settings are the user's, and git ignores them as a rule: read
     # whether the change touches them or not, while the project's settings arm agentgate.
     local = CLAUDE_LOCAL_SETTINGS
@@ -62,6 +70,8 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
         HARNESSES["claude"], scan.sources.at_base(PROJECT_SETTINGS["claude"])
     ):
         yield _disabled(local)
+    if our_entries(HARNESSES["claude"], scan.sources.at_base(PROJECT_SETTINGS["claude"])):
+        yield from _claude_env(scan, local, PROJECT_SETTINGS["claude"])
     yield from _programs_edited(scan)
     codex = PROJECT_SETTINGS["codex"]
     if CODEX_CONFIG in scan.touched and our_entries(
@@ -333,6 +343,61 @@ def _entry(
             RULE,
             f"agentgate's {harness.title} {what} timeout was cut from {was:g} s to "
             f"{now:g} s in {path}: {consequence}",
+            path,
+        )
+
+
+def _beside(scan: Scan, path: str, harness: Harness) -> Iterator[IntegrityFinding]:
+    """A handler the change adds to the stop event beside agentgate's (red team 50): a stop
+    hook's answer can end the turn whatever agentgate answers (Claude Code's
+    ``{"continue": false}`` wins over any block)."""
+    if not our_entries(harness, scan.sources.at_base(path)):
+        return
+    was = {_shape(e) for e in handlers_of(harness, scan.sources.at_base(path))}
+    for entry in handlers_of(harness, scan.sources.now(path)):
+        if _shape(entry) not in was and not is_ours(harness, command_of(harness, entry)):
+            yield IntegrityFinding(
+                RULE,
+                f"{path} adds a {harness.title} {harness.event} handler beside agentgate's "
+                f"(`{command_of(harness, entry)}`): its answer can let the agent stop whatever "
+                "agentgate answers",
+                path,
+            )
+            return
+
+
+# Variables of Claude Code's settings `env` that decide how it runs agentgate's hook: its cap
+# on blocks in a row (8 when unset; `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1` lets the agent stop at
+# the second block, read in Claude Code 2.1.197), agentgate's own, and how the hook's program
+# is found and started.
+_HOOK_ENV = ("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "PATH", "PYTHONPATH", "PYTHONHOME", "HOME")
+
+
+def _claude_env(scan: Scan, path: str, armed: str) -> Iterator[IntegrityFinding]:
+    """Claude Code's settings ``env`` (applied to the hooks it runs) changed where it decides
+    how agentgate's hook runs (red team 50)."""
+
+    def env(text: str | None) -> dict[str, Any]:
+        try:
+            document = json.loads(text or "")
+        except ValueError:
+            return {}
+        found = document.get("env") if isinstance(document, dict) else None
+        return found if isinstance(found, dict) else {}
+
+    was, now = env(scan.sources.at_base(path)), env(scan.sources.now(path))
+    changed = sorted(
+        key
+        for key in set(was) | set(now)
+        if was.get(key, _NONE) != now.get(key, _NONE)
+        and (key in _HOOK_ENV or key.startswith(("AGENTGATE_", "PYTHON")) or "HOOK" in key)
+    )
+    if changed:
+        shown = ", ".join(f"{key}={now.get(key, '(removed)')}" for key in changed)
+        yield IntegrityFinding(
+            RULE,
+            f"{path} changes the environment Claude Code gives the hooks of {armed} ({shown}): "
+            "it decides how agentgate's stop hook runs, and how many blocks Claude Code takes",
             path,
         )
 

@@ -191,6 +191,8 @@ def shell_command(name: str, args: dict[str, Any]) -> str | None:
 
 
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
+# `apply_patch` as a command word (`apply_patch <<'EOF'`, `cd x && apply_patch "..."`).
+_RUNS_APPLY_PATCH = re.compile(r"(?:^|[\s;&|(\[\"'])apply_patch(?=[\s\"',\]])")
 
 
 def edited_paths(name: str, args: dict[str, Any], command: str | None) -> tuple[str, ...]:
@@ -201,9 +203,13 @@ def edited_paths(name: str, args: dict[str, Any], command: str | None) -> tuple[
         if isinstance(value, str) and value:
             return (value,)
     text = args.get("input") if name == "apply_patch" else command
-    if isinstance(text, str) and "*** Begin Patch" in text:
-        return tuple(dict.fromkeys(p.strip() for p in _PATCH_FILE.findall(text)))
-    return ()
+    if not isinstance(text, str) or "*** Begin Patch" not in text:
+        return ()
+    # A shell command edits files only when it runs apply_patch (red team 50: a no-op `: '***
+    # Begin Patch ...'` naming one file 21 ways was 21 edits, and file thrash let the agent go).
+    if name != "apply_patch" and not _RUNS_APPLY_PATCH.search(text, 0, text.index("*** Begin")):
+        return ()
+    return tuple(dict.fromkeys(p.strip() for p in _PATCH_FILE.findall(text)))
 
 
 def exit_code(text: str) -> int | None:
