@@ -995,6 +995,58 @@ def test_a_subclass_that_inherits_a_test_swapped_for_one_with_other_data_is_foun
     assert [f["message"].split(" was ")[0] for f in gate["findings"]] == ["TestZero::test_rate"]
 
 
+CLASS_BASE = """\
+class TestCalc:
+    def test_add(self):
+        assert 1 + 2 == 3
+
+    def test_add_more(self):
+        assert 2 + 2 == 4
+"""
+CLASS_FOLDED = """\
+import pytest
+
+
+class TestCalc:
+    @pytest.mark.parametrize(("a", "b", "c"), [(1, 2, 3), (2, 2, 4)])
+    def test_adds(self, a, b, c):
+        assert a + b == c
+"""
+# Another module imports the class (pytest collects it there too) and a subclass inherits it.
+CLASS_REUSED = """\
+from test_calc import TestCalc
+
+
+class TestCalcAgain(TestCalc):
+    {body}
+"""
+
+
+@pytest.mark.parametrize(
+    ("again", "missing"),
+    [
+        ("pass", []),
+        ("test_adds = None", ["TestCalcAgain::test_add", "TestCalcAgain::test_add_more"]),
+    ],
+    ids=["folded", "fold-not-inherited"],
+)
+def test_tests_folded_in_a_class_another_module_collects_are_still_collected_there(
+    repo: Path, verify: Verify, again: str, missing: list[str]
+) -> None:
+    # Review 30 (itsdangerous): two tests of a class folded into one parametrized test, the
+    # class imported by another test module and inherited by a subclass there: each copy of
+    # the fold is collected where the two tests were.
+    write(repo, "tests/test_calc.py", CLASS_BASE)
+    write(repo, "tests/test_calc_again.py", CLASS_REUSED.format(body="pass"))
+    commit(repo, "the base's tests")
+    write(repo, "tests/test_calc.py", CLASS_FOLDED)
+    write(repo, "tests/test_calc_again.py", CLASS_REUSED.format(body=again))
+    gate, _ = verify()
+    found = sorted(f["message"].split(" was ")[0] for f in count_findings(gate))
+    assert found == missing, gate["findings"]
+    assert gate["status"] == ("pass" if not missing else "fail"), gate["findings"]
+
+
 @pytest.mark.parametrize(
     "borrow",
     [

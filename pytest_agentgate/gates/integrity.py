@@ -481,6 +481,8 @@ def _no_longer_collected(evidence: IntegrityEvidence, count: SuiteCount) -> list
         if target is not None and any(_same_test(target, k) for k in now):
             continue
         defined = _definition_key(where, renamed)
+        if target is None and _renamed_here(key, where, defined, now):
+            continue  # its renamed or folded code collected where it was (review 30)
         if defined and uses_now[defined] >= uses_base[defined]:
             continue  # the same code runs as often, under another name
         if _named_by_a_finding(evidence, path, parts[-1]):
@@ -505,6 +507,23 @@ def _no_longer_collected(evidence: IntegrityEvidence, count: SuiteCount) -> list
             )
         )
     return out
+
+
+def _renamed_here(key: str, where: str, defined: str, now: Mapping[str, str]) -> bool:
+    """Whether a test of the base collected away from where its code is defined (a class
+    another module imports, a subclass that inherits it), whose code the change renames or
+    folds into another test, has that test collected in its place: the same module and class
+    collect it now, its code defined where the rename put it, with the same class data. Each
+    copy answers for itself, where counting the uses of a definition would not: two tests
+    folded into one are one definition now, and two at the base (review 30)."""
+    source = _definition_key(where, {})
+    if not defined or not source or source == defined:
+        return False  # not renamed
+    new_name = defined.partition("#")[0].partition("@")[0].rsplit(".", 1)[-1]
+    here = f"{key.rsplit('.', 1)[0]}.{new_name}"
+    if here in now:
+        return _definition_key(now[here], {}) == defined
+    return any(_same_test(here, k) and _definition_key(w, {}) == defined for k, w in now.items())
 
 
 def _class_deleted(
