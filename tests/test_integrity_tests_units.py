@@ -1756,6 +1756,107 @@ def test_a_fold_that_does_not_run_the_removed_check_is_removal(
     assert sorted(f.rule for f in found) == rules_found, found
 
 
+CHECKS_BASE = """\
+import pytest
+
+from pkg.calc import tax
+
+
+def test_tax_zero():
+    r = tax(0)
+    assert r == pytest.approx(0.0)
+
+
+def test_tax_more():
+    r = tax(10)
+    assert r == pytest.approx(1.5)
+    r = tax(20)
+    assert r == pytest.approx(3.0)
+"""
+
+ONE_CASE_PER_CHECK = """\
+import pytest
+
+from pkg.calc import tax
+
+
+@pytest.mark.parametrize(("amount", "expected"), [(0, 0.0), (10, 1.5), (20, 3.0)])
+def test_tax(amount, expected):
+    r = tax(amount)
+    assert r == pytest.approx(expected)
+"""
+
+
+@pytest.mark.parametrize(
+    "base",
+    [
+        CHECKS_BASE,
+        # The test of many checks alone, in the base.
+        CHECKS_BASE.replace(
+            "def test_tax_zero():\n    r = tax(0)\n    assert r == pytest.approx(0.0)\n\n\n", ""
+        ).replace("(0, 0.0), ", ""),
+    ],
+    ids=["two-tests-into-three-cases", "two-checks-into-two-cases"],
+)
+def test_a_test_of_many_checks_folded_into_a_case_per_check_is_not_removed(
+    tmp_path: Path, base: str
+) -> None:
+    # Review 30 (parse): a test that checked two inputs in turn became a parametrized test
+    # with a case for each; every statement still runs, with its values, in a case of its own.
+    now = ONE_CASE_PER_CHECK if "tax(0)" in base else ONE_CASE_PER_CHECK.replace("(0, 0.0), ", "")
+    assert analyze({PY: base}, {PY: now}, tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("base", "now"),
+    [
+        # One check's expected value changed.
+        (CHECKS_BASE, ONE_CASE_PER_CHECK.replace("(20, 3.0)", "(20, 4.0)")),
+        # One check's case left out.
+        (CHECKS_BASE, ONE_CASE_PER_CHECK.replace(", (20, 3.0)", "")),
+        # Two checks of one result, the second found in another case after that case's own
+        # calls: it asserts 3.0 of tax(7), not of tax(10).
+        (
+            "import pytest\n\nfrom pkg.calc import tax, total\n\n\n"
+            "def test_tax_more():\n    r = tax(10)\n    t = total(10)\n"
+            "    assert r == pytest.approx(1.5)\n    assert r == pytest.approx(3.0)\n",
+            "import pytest\n\nfrom pkg.calc import tax, total\n\n\n"
+            '@pytest.mark.parametrize(("amount", "expected"), [(10, 1.5), (7, 3.0)])\n'
+            "def test_tax(amount, expected):\n    r = tax(amount)\n    t = total(amount)\n"
+            "    assert r == pytest.approx(expected)\n",
+        ),
+    ],
+    ids=["value-changed", "case-left-out", "check-of-another-call"],
+)
+def test_a_test_of_many_checks_split_over_cases_that_do_not_run_them_all_is_removed(
+    tmp_path: Path, base: str, now: str
+) -> None:
+    found = analyze({PY: base}, {PY: now}, tmp_path)
+    assert [(f.rule, f.message.split(" ")[0]) for f in found] == [
+        ("test-removed", "tests/test_x.py::test_tax_more")
+    ], found
+
+
+def test_a_check_split_off_from_the_variable_it_read_is_not_folded(tmp_path: Path) -> None:
+    # A case that reads a name the removed test bound in statements before it: the case
+    # reads the module's `rate`, 20, where the removed test checked total(10).
+    host = (
+        "import pytest\n\nfrom pkg.calc import tax, total\n\nrate = 20\n\n\n"
+        '@pytest.mark.parametrize(("check", "amount", "expected"), [(tax, 0, 0.0)])\n'
+        "def test_checks(check, amount, expected):\n"
+        "    assert check(amount) == pytest.approx(expected)\n"
+    )
+    base = host + (
+        "\n\ndef test_rates():\n    rate = 10\n    assert tax(rate) == pytest.approx(1.5)\n"
+        "    assert total(rate) == pytest.approx(11.5)\n"
+    )
+    now = host.replace("(tax, 0, 0.0)]", "(tax, 0, 0.0), (tax, 10, 1.5), (total, rate, 11.5)]")
+    found = analyze({PY: base}, {PY: now}, tmp_path)
+    assert [(f.rule, f.message.split(" ")[0]) for f in found] == [
+        ("test-removed", "tests/test_x.py::test_rates")
+    ], found
+
+
 def test_js_a_test_replaced_by_one_that_shares_a_word_of_its_title_is_removed(
     tmp_path: Path,
 ) -> None:

@@ -43,6 +43,8 @@ SIMILAR = 0.8
 # tax(1) > 0`` is a test removed.
 KEPT = 0.6
 FACTS = 2000  # at most this many calls of one body are read as its facts
+SPLIT_SIZE = 200  # a removed test of more statements is not tried split over cases
+SPLIT_STEPS = 2_000  # the parts of a removed test tried as whole cases of one test
 
 
 @dataclass
@@ -81,6 +83,12 @@ class Case:
     # the case's values put in for the argnames, and whether each is plain (cannot end the
     # test before the next one): where a removed test may have been folded or merged.
     cases: Callable[[], tuple[tuple[tuple[str, bool], ...], ...]] = lambda: ()
+    # How many statements its body has as written, and those from one to another (end not
+    # included) normalised as a test of those alone would be; None where they use a variable
+    # that the statements before them bind (Python; none for a parametrized test): a removed
+    # test split over several cases of a parametrized one, one after another.
+    size: Callable[[], int] = lambda: 0
+    part: Callable[[int, int], tuple[str, ...] | None] = lambda start, end: None
     # (what it calls, what it expects as compared and as written, line) of each assert that
     # compares a call of the code with a literal: ("tax(0)", "== 0", "== 0.0", 7); a
     # parametrized test's for each case (Python).
@@ -408,14 +416,76 @@ def _unfolded(
 
 
 def _folded(case: Case, host: Case) -> bool:
+    """Whether ``case``'s statements run in ``host``: as one run of a case after statements
+    that cannot end it early, or split over several cases (:func:`_split_over`)."""
     statements = case.statements()
     if not statements:
         return False
     size = len(statements)
-    for instance in host.cases():
+    instances = host.cases()
+    for instance in instances:
         for start in range(len(instance) - size + 1):
             run = tuple(text for text, _ in instance[start : start + size])
             if run == statements and all(plain for _, plain in instance[:start]):
+                return True
+    return _split_over(case, instances)
+
+
+def _split_over(case: Case, instances: tuple[tuple[tuple[str, bool], ...], ...]) -> bool:
+    """Whether ``case``'s statements are, in order, those of several cases of one test, each
+    case used once (review 30: a test that checked two inputs in turn made a test
+    parametrized with a case for each). Each part of them is read as a test of its own would
+    be (:attr:`Case.part`), and none uses a variable an earlier part bound: every case begins
+    afresh. The first part is the end of its case, after statements that cannot end it
+    early; each next one a whole case from its beginning, the last at least its beginning:
+    a statement of the removed test is never found after another case's statements that may
+    give its names other values (``r = tax(7)`` before ``assert r == 3.0`` that checked
+    ``tax(10)``)."""
+    size = case.size()
+    if size < 2 or size > SPLIT_SIZE or len(instances) < 2:
+        return False
+    texts = [tuple(text for text, _ in instance) for instance in instances]
+    budget = [SPLIT_STEPS]
+    for end in range(1, size):
+        piece = case.part(0, end)
+        if not piece:
+            continue
+        for first, instance in enumerate(instances):
+            start = len(instance) - len(piece)
+            if (
+                start < 0
+                or texts[first][start:] != piece
+                or not all(plain for _, plain in instance[:start])
+            ):
+                continue
+            left = Counter(texts)
+            left[texts[first]] -= 1
+            if _whole_cases(case, end, left, budget):
+                return True
+    return False
+
+
+def _whole_cases(case: Case, start: int, left: Counter[tuple[str, ...]], budget: list[int]) -> bool:
+    """Whether ``case``'s statements from ``start`` on are, in order, whole cases of ``left``
+    (each used once), the last at least its case's beginning. The ways tried are bounded by
+    ``budget`` (spent: not found)."""
+    size = case.size()
+    if start == size:
+        return True
+    for end in range(start + 1, size + 1):
+        budget[0] -= 1
+        if budget[0] < 0:
+            return False
+        piece = case.part(start, end)
+        if not piece:
+            continue
+        for text, count in left.items():
+            if count <= 0 or not (text == piece or (end == size and text[: len(piece)] == piece)):
+                continue
+            left[text] -= 1
+            found = _whole_cases(case, end, left, budget)
+            left[text] += 1
+            if found:
                 return True
     return False
 

@@ -1925,6 +1925,8 @@ class PySide:
                     ),
                     statements=cache(partial(_statements, module, func)),
                     cases=cache(partial(_instances, module, func)),
+                    size=cache(partial(_size, module, func)),
+                    part=cache(partial(_part, module, func)),
                     expects=cache(partial(_expects, module, func)),
                 )
             )
@@ -2219,6 +2221,31 @@ def _statements(module: Module, func: Function) -> tuple[str, ...]:
         return ()
     body = _normalized(module, func, {}, approx=True, inline=True)
     return tuple(dumped(stmt) for stmt in body)
+
+
+def _size(module: Module, func: Function) -> int:
+    """How many statements the test's body has as written (no docstring); none for a test
+    that is itself parametrized."""
+    return 0 if _parametrized(module, func) else len(_body(func))
+
+
+def _part(module: Module, func: Function, start: int, end: int) -> tuple[str, ...] | None:
+    """The test's statements from ``start`` to ``end`` as :func:`_statements` reads a test of
+    those alone; None where one of them reads a variable that the statements before
+    ``start`` bound and these did not bind again first (run apart, it would read another
+    value)."""
+    body = _body(func)
+    earlier = _bound_in(body[:start])
+    bound: set[str] = set()
+    for stmt in body[start:end]:
+        read = {
+            n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        }
+        if read & (earlier - bound):
+            return None
+        bound |= _bound_in([stmt])
+    part = _normalized(module, func, {}, approx=True, inline=True, body=body[start:end])
+    return tuple(dumped(stmt) for stmt in part)
 
 
 CASES = 256  # at most this many cases of one parametrized test are read
@@ -2534,12 +2561,14 @@ def _normalized(
     bound: dict[str, ast.expr],
     approx: bool,
     inline: bool = False,
+    body: list[ast.stmt] | None = None,
 ) -> list[ast.stmt]:
     """The test's body (a copy) as a rename keeps it: the names it binds itself (variables,
     loop targets, nested functions) all ``_``; the names in ``bound`` replaced by the values
     they are bound to (a parametrized case); with ``approx``, ``pytest.approx(x)`` is ``x``;
-    with ``inline``, its variables put in where they are used (:func:`_inlined`)."""
-    body = [copied(stmt) for stmt in _body(func)]
+    with ``inline``, its variables put in where they are used (:func:`_inlined`). Given
+    ``body``, those statements of the test read as its whole body."""
+    body = [copied(stmt) for stmt in (_body(func) if body is None else body)]
     if inline:
         body = _inlined(body, set(bound))
     normal = _Normal(module, _bound_in(body) - set(bound), bound, approx)
