@@ -1919,6 +1919,60 @@ def test_deleting_an_unrelated_function_does_not_excuse_a_removed_test(tmp_path:
     assert [f.rule for f in found] == ["test-removed-with-feature"]
 
 
+DEPRECATED_GETATTR = """\
+import warnings
+
+LIMIT = 10
+
+
+def __getattr__(name):
+    if name == "__version__":
+        warnings.warn("use importlib.metadata", DeprecationWarning, stacklevel=2)
+        return "1.0"
+    if name in ("OLD_LIMIT", "OLDER_LIMIT"):
+        warnings.warn("use LIMIT", DeprecationWarning, stacklevel=2)
+        return LIMIT
+    if name in _MOVED:
+        warnings.warn("moved", DeprecationWarning, stacklevel=2)
+        return _MOVED[name]
+    raise AttributeError(name)
+
+
+_MOVED = {"old_add": len}
+"""
+
+
+@pytest.mark.parametrize(
+    ("used", "code_now", "rule"),
+    [
+        ("pkg.__version__", "", "test-removed-with-feature"),
+        ("pkg.OLDER_LIMIT", "", "test-removed-with-feature"),
+        ("pkg.old_add", "", "test-removed-with-feature"),
+        ("pkg.LIMIT", "", "test-removed-with-feature"),
+        # What the module still serves: the test was taken away, not the attribute.
+        ("pkg.__version__", DEPRECATED_GETATTR.replace("LIMIT = 10", "LIMIT = 11"), "test-removed"),
+        ("pkg.LIMIT", DEPRECATED_GETATTR + "\n# more\n", "test-removed"),
+    ],
+    ids=["version", "one-of-a-tuple", "a-dict-key", "a-constant", "still-served", "still-set"],
+)
+def test_a_test_gone_with_the_module_attribute_it_read_is_a_notice(
+    tmp_path: Path, used: str, code_now: str, rule: str
+) -> None:
+    # Review 30 (marshmallow): the module's `__getattr__` (PEP 562) that served deprecated
+    # attributes deleted with the test of their deprecation; a constant deleted with its test.
+    (tmp_path / "pkg").mkdir()  # pkg is the project's own package
+    test = (
+        "import pytest\n\nimport pkg\n\n\ndef test_deprecated():\n"
+        f"    with pytest.warns(DeprecationWarning):\n        {used}\n"
+    )
+    found = analyze(
+        {"pkg/__init__.py": DEPRECATED_GETATTR, "tests/test_version.py": test},
+        {"pkg/__init__.py": code_now},
+        tmp_path,
+    )
+    assert [(f.rule, f.path) for f in found] == [(rule, "tests/test_version.py")], found
+
+
 def test_js_a_test_of_the_packages_own_module_gone_with_it(tmp_path: Path) -> None:
     manifest = '{"name": "calc"}'
     test = (

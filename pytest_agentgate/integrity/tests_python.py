@@ -2734,14 +2734,88 @@ def removed_code(scan: Scan, which_base: TestFiles, which_now: TestFiles) -> Cod
 
 
 def _defined(text: str | None) -> set[str]:
+    """The names a module's code defines at its top: its functions and classes, the names it
+    assigns (a constant), and the attributes its ``__getattr__`` (PEP 562) serves (review 30:
+    marshmallow's deprecated ``__version__``)."""
     if text is None:
         return set()
     try:
         tree = syntax.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return set()
+    names: set[str] = set()
+    dicts: dict[str, set[str]] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(stmt.name)
+        elif isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                names.update(
+                    n.id
+                    for n in ast.walk(target)
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                )
+                if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Dict):
+                    dicts[target.id] = _strings_of(stmt.value.keys)
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name == "__getattr__":
+            names |= _served(stmt, dicts)
+    return names
+
+
+def _served(func: ast.FunctionDef | ast.AsyncFunctionDef, dicts: dict[str, set[str]]) -> set[str]:
+    """The attribute names a module's ``__getattr__`` serves: the strings it compares its
+    parameter with (``name == "x"``, ``name in ("x", "y")``, ``case "x":``), and the keys of a
+    dict of the module's that it looks the name up in (``_MOVED[name]``, ``_MOVED.get(name)``,
+    ``name in _MOVED``)."""
+    params = [*func.args.posonlyargs, *func.args.args]
+    if not params:
+        return set()
+    param = params[0].arg
+
+    def named(node: ast.AST | None) -> bool:
+        return isinstance(node, ast.Name) and node.id == param
+
+    served: set[str] = set()
+    for node in ast.walk(func):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(named(side) for side in sides):
+                for side in sides:
+                    if isinstance(side, ast.Name) and side.id in dicts:
+                        served |= dicts[side.id]
+                    elif isinstance(side, ast.Tuple | ast.List | ast.Set):
+                        served |= _strings_of(side.elts)
+                    else:
+                        served |= _strings_of([side])
+        elif isinstance(node, ast.Match) and named(node.subject):
+            for case in node.cases:
+                served |= {
+                    n.value.value
+                    for n in ast.walk(case.pattern)
+                    if isinstance(n, ast.MatchValue)
+                    and isinstance(n.value, ast.Constant)
+                    and isinstance(n.value.value, str)
+                }
+        elif isinstance(node, ast.Subscript) and named(node.slice):
+            if isinstance(node.value, ast.Name) and node.value.id in dicts:
+                served |= dicts[node.value.id]
+        elif isinstance(node, ast.Call) and any(named(arg) for arg in node.args[:1]):
+            func_node = node.func
+            if (
+                isinstance(func_node, ast.Attribute)
+                and func_node.attr == "get"
+                and isinstance(func_node.value, ast.Name)
+                and func_node.value.id in dicts
+            ):
+                served |= dicts[func_node.value.id]
+    return served
+
+
+def _strings_of(nodes: Iterable[ast.AST | None]) -> set[str]:
     return {
-        stmt.name
-        for stmt in tree.body
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        node.value
+        for node in nodes
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
     }
