@@ -1948,7 +1948,8 @@ _MOVED = {"old_add": len}
         ("pkg.__version__", "", "test-removed-with-feature"),
         ("pkg.OLDER_LIMIT", "", "test-removed-with-feature"),
         ("pkg.old_add", "", "test-removed-with-feature"),
-        ("pkg.LIMIT", "", "test-removed-with-feature"),
+        # A constant is not a feature: inlined in a moment, it would excuse any test reading it.
+        ("pkg.LIMIT", "", "test-removed"),
         # What the module still serves: the test was taken away, not the attribute.
         ("pkg.__version__", DEPRECATED_GETATTR.replace("LIMIT = 10", "LIMIT = 11"), "test-removed"),
         ("pkg.LIMIT", DEPRECATED_GETATTR + "\n# more\n", "test-removed"),
@@ -1959,7 +1960,7 @@ def test_a_test_gone_with_the_module_attribute_it_read_is_a_notice(
     tmp_path: Path, used: str, code_now: str, rule: str
 ) -> None:
     # Review 30 (marshmallow): the module's `__getattr__` (PEP 562) that served deprecated
-    # attributes deleted with the test of their deprecation; a constant deleted with its test.
+    # attributes deleted with the test of their deprecation.
     (tmp_path / "pkg").mkdir()  # pkg is the project's own package
     test = (
         "import pytest\n\nimport pkg\n\n\ndef test_deprecated():\n"

@@ -2734,9 +2734,10 @@ def removed_code(scan: Scan, which_base: TestFiles, which_now: TestFiles) -> Cod
 
 
 def _defined(text: str | None) -> set[str]:
-    """The names a module's code defines at its top: its functions and classes, the names it
-    assigns (a constant), and the attributes its ``__getattr__`` (PEP 562) serves (review 30:
-    marshmallow's deprecated ``__version__``)."""
+    """The names a module's code defines at its top: its functions and classes, and the
+    attributes its ``__getattr__`` (PEP 562) serves (review 30: marshmallow's deprecated
+    ``__version__``). Not a constant: one is inlined in a moment, and a failing test that
+    reads one would go as a feature deleted with it."""
     if text is None:
         return set()
     try:
@@ -2748,15 +2749,10 @@ def _defined(text: str | None) -> set[str]:
     for stmt in tree.body:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             names.add(stmt.name)
-        elif isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
+        elif isinstance(stmt, ast.Assign | ast.AnnAssign) and isinstance(stmt.value, ast.Dict):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            for target in targets:
-                names.update(
-                    n.id
-                    for n in ast.walk(target)
-                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-                )
-                if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Dict):
+            for target in targets:  # a table `__getattr__` may serve names from
+                if isinstance(target, ast.Name):
                     dicts[target.id] = _strings_of(stmt.value.keys)
     for stmt in tree.body:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name == "__getattr__":
