@@ -15,7 +15,7 @@ from _helpers import CliRun, git, write
 from test_integrity_red_team import scan_of
 
 from pytest_agentgate import syntax
-from pytest_agentgate.integrity import under_test
+from pytest_agentgate.integrity import disguise, under_test
 
 
 def total(terms: int, term: str = "1") -> str:
@@ -106,6 +106,21 @@ def test_a_deep_product_module_that_asks_for_pytest_is_still_caught(tmp_path: Pa
     ]
     scan = scan_of(tmp_path, base, {"pkg/calc.py": honest})
     assert deeper(300, lambda: list(under_test.analyze(scan))) == []
+
+
+def test_a_file_deeper_than_python_parses_at_its_default_limit_is_a_finding(
+    tmp_path: Path,
+) -> None:
+    # Red team 51: 3000 elif branches in the failing test's file, imported under a conftest's
+    # sys.setrecursionlimit; every analyzer of the change read the file as nothing to judge.
+    test = "def test_x():\n    x = 3\n" + elif_chain(3000) + "    assert r == 3\n"
+    readable = "def test_x():\n    x = 3\n" + elif_chain(700) + "    assert r == 3\n"
+    for name, text in (("test_deep.py", test), ("test_fine.py", readable)):
+        write(tmp_path, f"tests/{name}", text)
+    scan = scan_of(tmp_path, {}, {"tests/test_deep.py": test, "tests/test_fine.py": readable})
+    found = deeper(300, lambda: list(disguise.analyze(scan)))
+    assert [(f.rule, f.path) for f in found] == [("source-disguised", "tests/test_deep.py")]
+    assert "nests its code deeper than agentgate reads it" in found[0].message
 
 
 # -- the whole gate --------------------------------------------------------------------------------

@@ -454,3 +454,11 @@ def test_claudes_block_cap_or_the_hooks_environment_changed_is_tampering(
         ".claude/settings.json (AGENTGATE_X=1, CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1): it decides "
         "how agentgate's stop hook runs, and how many blocks Claude Code takes"
     ]
+    # Red team 51: Claude Code runs every hook command after CLAUDE_CODE_SHELL_PREFIX
+    # (`true '<the hook>'` answers nothing), re-reading the settings mid-session.
+    path.write_text(json.dumps({**settings, "env": {"CLAUDE_CODE_SHELL_PREFIX": "true"}}))
+    assert stop_hook_findings(capsys) == [
+        f".claude/{settings_file} changes the environment Claude Code gives the hooks of "
+        ".claude/settings.json (CLAUDE_CODE_SHELL_PREFIX=true): it decides how agentgate's "
+        "stop hook runs, and how many blocks Claude Code takes"
+    ]

@@ -120,8 +120,9 @@ _RULES = (
         "tampering",
         "a Python file of the change declares an encoding (# -*- coding: utf-7 -*-) under "
         "which Python runs code that its text read as UTF-8 (an editor, a linter, a diff, a "
-        "reviewer) does not show",
-        "save the file as UTF-8 without the coding declaration; write the code where it shows",
+        "reviewer) does not show, or nests its code deeper than agentgate can read it",
+        "save the file as UTF-8 without the coding declaration, in pieces a parser reads at "
+        "its default limit; write the code where it shows",
     ),
     Rule(
         "guard-forged",

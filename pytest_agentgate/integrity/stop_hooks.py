@@ -366,11 +366,18 @@ def _beside(scan: Scan, path: str, harness: Harness) -> Iterator[IntegrityFindin
             return
 
 
-# Variables of Claude Code's settings `env` that decide how it runs agentgate's hook: its cap
-# on blocks in a row (8 when unset; `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1` lets the agent stop at
-# the second block, read in Claude Code 2.1.197), agentgate's own, and how the hook's program
-# is found and started.
-_HOOK_ENV = ("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "PATH", "PYTHONPATH", "PYTHONHOME", "HOME")
+# Variables of Claude Code's settings `env` (applied to its hooks, and re-read mid-session)
+# that decide whether and how it runs agentgate's hook: all of Claude Code's own (its cap on
+# blocks in a row, 8 unset: `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1` lets the agent stop at the
+# second block; `CLAUDE_CODE_SHELL_PREFIX=true` runs `true '<the hook>'`, which answers
+# nothing: both read in Claude Code 2.1.197, red teams 50 and 51), agentgate's own, and how a
+# shell finds and starts a program.
+_HOOK_ENV = frozenset({"PATH", "HOME", "ENV", "TMPDIR"})
+_HOOK_ENV_PREFIXES = ("CLAUDE_", "AGENTGATE_", "PYTHON", "SHELL", "BASH", "LD_", "DYLD_", "NODE_")
+
+
+def _governs_hooks(key: str) -> bool:
+    return key in _HOOK_ENV or key.startswith(_HOOK_ENV_PREFIXES) or "HOOK" in key
 
 
 def _claude_env(scan: Scan, path: str, armed: str) -> Iterator[IntegrityFinding]:
@@ -389,8 +396,7 @@ def _claude_env(scan: Scan, path: str, armed: str) -> Iterator[IntegrityFinding]
     changed = sorted(
         key
         for key in set(was) | set(now)
-        if was.get(key, _NONE) != now.get(key, _NONE)
-        and (key in _HOOK_ENV or key.startswith(("AGENTGATE_", "PYTHON")) or "HOOK" in key)
+        if was.get(key, _NONE) != now.get(key, _NONE) and _governs_hooks(key)
     )
     if changed:
         shown = ", ".join(f"{key}={now.get(key, '(removed)')}" for key in changed)
