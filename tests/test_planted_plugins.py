@@ -524,3 +524,57 @@ def test_an_empty_file_an_installer_wrote_is_its(site: Path) -> None:
     assert startup.installed_by(str(site / "pkg" / "core.py")) == owner
     (site / "pkg" / "__init__.py").write_text("import os\n")  # not as installed
     assert startup.installed_by(str(site / "pkg" / "__init__.py")) == ""
+
+
+def test_a_plugin_that_is_no_python_source_is_judged(
+    site: Path, project: Path, tmp_path: Path
+) -> None:
+    # Red team 50: a plugin whose module was a sourceless .pyc (pip-installed from a wheel,
+    # or copied in with a dist-info and no RECORD) was passed over: not judged, not listed.
+    blob = "\x7fELF compiled"
+    install(site, {"zz.pyc": blob})
+    zz = plugin(site / "zz.pyc", blob)
+    planted = (
+        "pytest plugin zz, bytecode without its source beside it: agentgate cannot read what "
+        "it does, so it cannot be judged"
+    )
+    assert codes([zz], project) == [planted]  # whoever installed it
+    (site / "zz-0.1.dist-info" / "RECORD").unlink()
+    assert codes([zz], project) == [planted]
+    # An extension module written by hand; installed from a local folder, its code is read,
+    # and cannot be.
+    ext = plugin(site / "zzext.abi3.so", blob)
+    ext.__name__ = "zzext"
+    assert codes([ext], project) == ["pytest plugin zzext"]
+    (site / "zz-0.1.dist-info").rename(site / "pyc.dist-info")
+    install(site, {"zzext.abi3.so": blob}, {"url": f"file://{tmp_path / 'src'}", "dir_info": {}})
+    assert codes([ext], project) == [
+        f"pytest plugin zzext, installed from {tmp_path / 'src'}: zzext.abi3.so is compiled "
+        "code, no Python source: agentgate cannot read what it does, so it cannot be judged"
+    ]
+    # From a package index: the distribution is listed, for a task to judge (installs.py).
+    (site / "zz-0.1.dist-info" / "direct_url.json").unlink()
+    found: list[startup.Install] = []
+    assert startup.planted_plugins([ext], str(project), found) == []
+    assert [(i.dist, i.plugin) for i in found] == [("zz-0.1.dist-info", "zzext")]
+
+
+def test_a_local_plugin_module_too_large_to_read_whole_cannot_be_judged(
+    site: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 50: the hook, then a string past the bound the module was read to; the text
+    # cut there did not parse, which was "nothing found".
+    monkeypatch.setattr(startup, "MAX_SOURCE", 1000, raising=False)
+    big = REWRITER + '\nNOTES = """\n' + "x" * 2000 + '\n"""\n'
+    local = {"url": f"file://{tmp_path / 'src'}", "dir_info": {}}
+    install(site, {"zz.py": big}, local)
+    zz = plugin(site / "zz.py", big)
+    assert codes([zz], project) == ["pytest plugin zz"]  # its RECORD cannot vouch for it
+    monkeypatch.setattr(startup, "MAX_SOURCE", 1 << 20)
+    (site / "zz.py").write_text(big.replace("pytest_runtest_makereport", "unparsed +"))
+    (site / "zz-0.1.dist-info").rename(site / "big.dist-info")
+    install(site, {"zz.py": (site / "zz.py").read_text()}, local)
+    assert codes([zz], project) == [
+        f"pytest plugin zz, installed from {tmp_path / 'src'}: zz.py is not Python source "
+        "agentgate can read whole: agentgate cannot read what it does, so it cannot be judged"
+    ]

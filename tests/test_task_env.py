@@ -498,3 +498,92 @@ def test_a_plugin_only_the_change_declares_is_judged_as_undeclared(
     # Declared at the base: the project's own.
     base[project / "requirements-dev.txt"] = "pytest\npytest-expect\npytest-lenient\n"
     assert installs.changes(project, "t1", now, lambda paths: {p: base.get(p) for p in paths}) == []
+
+
+APPROVE = (
+    ": a person approves a new test plugin (its declaration merged on the base branch, then a "
+    "new task, or `agentgate reset --task t1`)"
+)
+
+
+def test_a_plugin_that_is_no_python_source_cannot_be_judged(project: Path, site: str) -> None:
+    # Red team 50: a plugin wheel whose entry module was a sourceless .pyc: only the .py files
+    # of its RECORD were read, and nothing was found. An extension module is compiled code
+    # too; so is a .pyc the entry module imports.
+    folder = Path(site)
+    task_env.pin(project, "t1", [site])
+    ext = dist(folder, "pytest_ext", {"pytest_ext/__init__.py": "", "pytest_ext/_x.abi3.so": ""})
+    pyc = dist(
+        folder, "pytest_pyc", {"pytest_pyc.py": "from pyc_impl import *\n", "pyc_impl.pyc": ""}
+    )
+    now = [entry(site, ext, plugin="pytest_ext"), entry(site, pyc, plugin="pytest_pyc")]
+    assert installs.changes(project, "t1", now) == [
+        (
+            str(folder / ext),
+            "pytest plugin pytest_ext (pytest_ext 0.1) was installed in the tests' environment "
+            "after the task began, and pytest_ext/_x.abi3.so is an extension module (compiled "
+            f"code), whose code cannot be judged{APPROVE}",
+        ),
+        (
+            str(folder / pyc),
+            "pytest plugin pytest_pyc (pytest_pyc 0.1) was installed in the tests' environment "
+            "after the task began, and pyc_impl.pyc is bytecode without its source beside it "
+            f"(a sourceless .pyc), whose code cannot be judged{APPROVE}",
+        ),
+    ]
+    # Bytecode pip compiled beside a source is the source's; a compiled plugin the project
+    # declares at the base is the project's, as any declared plugin.
+    (folder / pyc / "RECORD").write_text(
+        "pytest_pyc.py,sha256=x,1\n__pycache__/pytest_pyc.cpython-311.pyc,sha256=y,1\n"
+    )
+    assert installs.changes(project, "t1", now[1:]) == []
+    (project / "requirements-dev.txt").write_text("pytest-ext\n")
+    assert installs.changes(project, "t1", now) == []
+
+
+def test_a_plugin_with_more_modules_than_read_cannot_be_judged(project: Path, site: str) -> None:
+    # Red team 50: 201 empty modules sorted first, the hook in the 202nd: reading stopped at
+    # the 200th, silently. The entry modules and what they import are read first; past the
+    # bound, the plugin is too large to judge.
+    folder = Path(site)
+    task_env.pin(project, "t1", [site])
+    files = {f"aaa_{i:03d}.py": "" for i in range(201)}
+    hooked = dist(folder, "pytest_yy", {**files, "zz_yy.py": "from zz_impl import *\n"})
+    (folder / "zz_impl.py").write_text(REWRITER)
+    record = folder / hooked / "RECORD"
+    record.write_text(record.read_text() + "zz_impl.py,sha256=x,1\n")
+    (folder / hooked / "entry_points.txt").write_text("[pytest11]\nyy = zz_yy\n")
+    ((_, message),) = installs.changes(project, "t1", [entry(site, hooked, plugin="zz_yy")])
+    assert message.endswith("and pytest_runtest_makereport in zz_impl.py can alter test outcomes")
+    (folder / "zz_impl.py").write_text("import pytest\n")
+    ((_, message),) = installs.changes(project, "t1", [entry(site, hooked, plugin="zz_yy")])
+    assert message == (
+        "pytest plugin zz_yy (pytest_yy 0.1) was installed in the tests' environment after the "
+        "task began, and it holds more than 200 modules, more than agentgate reads to judge a "
+        f"plugin: it is too large to judge{APPROVE}"
+    )
+
+
+def test_a_plugin_module_cut_off_or_unparsable_cannot_be_judged(
+    project: Path, site: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 50: the entry module `from ww_impl import *`; ww_impl.py the hook, then a string
+    # past the 1 MiB read: the cut text did not parse, which was "nothing found".
+    folder = Path(site)
+    task_env.pin(project, "t1", [site])
+    big = REWRITER + '\nNOTES = """\n' + ("x" * 99 + "\n") * 11000 + '"""\n'
+    ww = dist(folder, "pytest_ww", {"ww_entry.py": "from ww_impl import *\n", "ww_impl.py": big})
+    ((_, message),) = installs.changes(project, "t1", [entry(site, ww, plugin="ww_entry")])
+    assert message.endswith("and pytest_runtest_makereport in ww_impl.py can alter test outcomes")
+    monkeypatch.setattr(installs, "MAX_MODULE", 1 << 20)
+    ((_, message),) = installs.changes(project, "t1", [entry(site, ww, plugin="ww_entry")])
+    assert message.endswith(
+        "and ww_impl.py is larger than agentgate reads to judge a plugin: it cannot be judged"
+        + APPROVE
+    )
+    (folder / "ww_impl.py").write_text("def pytest_runtest_makereport(item, call:\n")
+    ((_, message),) = installs.changes(project, "t1", [entry(site, ww, plugin="ww_entry")])
+    assert message.endswith(
+        "and ww_impl.py is not Python source agentgate can read (it does not decode or parse): "
+        f"what it does cannot be judged{APPROVE}"
+    )

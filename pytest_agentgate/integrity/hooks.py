@@ -326,14 +326,16 @@ def _hooks_attached(tree: ast.Module | None) -> list[tuple[int, str]]:
     return found
 
 
-def plugin_findings(path: str, text: str) -> list[str]:
+def plugin_findings(path: str, text: str) -> list[str] | None:
     """What each hook of a plugin module outside the project (its source ``text``) can alter,
     judged as a conftest's new hooks are, and the skip or xfail marks it adds to collected
     tests (red team 44: pytest-expect's ``item.add_marker(pytest.mark.xfail)``, in a method of
-    the plugin object it registers): the messages, in the file's order."""
+    the plugin object it registers): the messages, in the file's order. None when the text does
+    not parse (cut off, or not Python): it cannot be judged, which is no "nothing found" (red
+    team 50)."""
     tree = parse_python(text)
     if tree is None:
-        return []
+        return None
     found = sorted(
         [*_hook_findings(path, tree, None), *_mark_findings(path, tree, None)],
         key=lambda f: f.line or 0,

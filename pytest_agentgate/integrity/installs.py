@@ -15,7 +15,9 @@ environment the task began with (state/task_env.py):
   ``pyproject.toml``, requirements files, ``setup.cfg``, ``setup.py``, ``tox.ini``, ``Pipfile``
   name it), or a plugin installed again: the modules its ``RECORD`` lists are read as a
   conftest's hooks are judged (integrity/hooks.py); one that can alter outcomes (the result,
-  the selection, the exit) is a finding. A plugin that only adds fixtures is not, and neither
+  the selection, the exit) is a finding, and so is one whose code cannot be read to tell (a
+  sourceless ``.pyc``, an extension module, a module too large or that does not parse, more
+  modules than are read). A plugin that only adds fixtures is not, and neither
   is a plugin the project declares (or what a declared distribution requires), installed or
   synced from an index, a wheel file or a VCS URL (pytest-cov for the base's `--cov`). The
   project itself installed (``pip install .``) is the change's; agentgate itself is never a
@@ -29,19 +31,24 @@ gate's evidence is in, and the integrity gate's evidence gets what it finds
 
 from __future__ import annotations
 
+import ast
+import importlib.machinery
 import json
 import os
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import unquote, urlparse
 
 from pytest_agentgate.state import task_env
 
 RULE = "environment-changed"
-# A new plugin's modules read, at most.
+# A new plugin's modules read, at most (more is a plugin too large to judge); a module read
+# whole up to MAX_MODULE, and MAX_TOTAL of them all (past either, it cannot be judged).
 MAX_FILES = 200
+MAX_MODULE = 8 << 20
+MAX_TOTAL = 32 << 20
 MAX_READ = 1 << 20
 
 
@@ -85,13 +92,13 @@ def changes(
             # The project's own (`pip install .`): its code is the change's, judged in the
             # tree. What the build put there that is no file of the project (red team 48: a
             # backend of the change's own wrote a plugin from a .txt) is read as a plugin's.
-            why = _alters_outcomes(folder, dist, source=source) if plugin else None
+            why = _alters_outcomes(folder, dist, source=source, plugin=plugin) if plugin else None
             if why is not None:
                 found.append(
                     (
                         os.path.join(folder, dist),
                         f"pytest plugin {plugin} ({_name(dist)}), installed from the project's "
-                        f"folder, holds code that is no file of the project, and {why}",
+                        f"folder, holds code that is no file of the project, and {why.text}",
                     )
                 )
             continue
@@ -126,55 +133,206 @@ def changes(
         # A plugin only the change declares is judged as one it does not: a hook that runs
         # the tests its way can as well swallow their failures (red team 45: a
         # `pytest_pyfunc_call` that catches AssertionError, declared in a requirements file).
-        why = _alters_outcomes(folder, dist)
-        if plugin and why is not None:
+        why = _alters_outcomes(folder, dist, plugin=plugin) if plugin else None
+        if why is not None:
             said = ", which only this change declares," if by_the_change else ""
             approve = (
                 f": a person approves a new test plugin (its declaration merged on the base "
                 f"branch, then a new task, or `agentgate reset --task {task}`)"
-                if by_the_change
+                if by_the_change or why.unjudged
                 else ""
             )
             found.append(
                 (
                     where,
                     f"pytest plugin {plugin} ({_name(dist)}){said} was {how} in the tests' "
-                    f"environment after the task began, and {why}{approve}",
+                    f"environment after the task began, and {why.text}{approve}",
                 )
             )
     return found
 
 
-def _alters_outcomes(folder: str, dist: str, source: str | None = None) -> str | None:
-    """What in the Python modules the distribution's ``RECORD`` lists can alter test
-    outcomes, as a conftest's hooks are judged; None when nothing can. ``source``: the folder
-    it was built from; a module the same as a file there (or under its ``src/``) is that
-    file, judged in the project's tree, and passed over here."""
+class _Why(NamedTuple):
+    """What in a plugin's distribution can alter test outcomes; ``unjudged`` when it is code
+    agentgate cannot read to tell (compiled, cut off, too much of it): a person approves it."""
+
+    text: str
+    unjudged: bool = False
+
+
+def _alters_outcomes(
+    folder: str, dist: str, source: str | None = None, plugin: str = ""
+) -> _Why | None:
+    """What in the modules the distribution's ``RECORD`` lists can alter test outcomes, as a
+    conftest's hooks are judged; None when nothing can. The plugin's entry-point modules
+    (``plugin``, the one the run loaded, and its ``pytest11`` entry points) are read first,
+    then what they import, then the rest. Code that cannot be judged is a finding, never
+    "nothing found" (red team 50): a module that is no Python source (a sourceless ``.pyc``,
+    an extension module), one larger than :data:`MAX_MODULE` or that does not parse, and a
+    distribution with more modules than :data:`MAX_FILES`. ``source``: the folder it was
+    built from; a module the same as a file there (or under its ``src/``) is that file,
+    judged in the project's tree, and passed over here."""
     from pytest_agentgate.integrity.hooks import plugin_findings
+    from pytest_agentgate.texts import decode
 
     try:
         with open(os.path.join(folder, dist, "RECORD"), "rb") as handle:
-            record = handle.read(MAX_READ)
+            record = handle.read(task_env.MAX_BYTES + 1)
     except OSError:
-        return None
-    read = 0
-    for line in record.splitlines():
-        name = line.partition(b",")[0].decode("utf-8", "replace")
-        if not name.endswith(".py") or name.startswith(("..", "/")) or read >= MAX_FILES:
-            continue
-        read += 1
+        return _Why(f"its {dist}/RECORD cannot be read: what it installed cannot be judged", True)
+    if len(record) > task_env.MAX_BYTES:
+        return _Why(f"its {dist}/RECORD is too large to read: it cannot be judged", True)
+    modules = _modules(record)
+    order = _judging_order(modules, [plugin, *_entry_modules(folder, dist)], folder)
+    budget = MAX_TOTAL
+    for count, (name, kind) in enumerate(order):
+        if count >= MAX_FILES:
+            return _Why(
+                f"it holds more than {MAX_FILES} modules, more than agentgate reads to judge a "
+                "plugin: it is too large to judge",
+                True,
+            )
+        if kind == "compiled":
+            return _Why(f"{name} is {_compiled(name)}, whose code cannot be judged", True)
+        path = os.path.join(folder, name)
         try:
-            with open(os.path.join(folder, name), "rb") as handle:
-                data = handle.read(MAX_READ)
+            with open(path, "rb") as handle:
+                data = handle.read(min(MAX_MODULE, budget) + 1)
         except OSError:
             continue
+        if len(data) > min(MAX_MODULE, budget):
+            return _Why(
+                f"{name} is larger than agentgate reads to judge a plugin: it cannot be judged",
+                True,
+            )
+        budget -= len(data)
         if source is not None and _in_source(source, name, data):
             continue
-        text = data.decode("utf-8", "replace")
-        findings = plugin_findings(os.path.join(folder, name), text)
+        text = decode(name, data)
+        findings = plugin_findings(path, text) if text is not None else None
+        if findings is None:
+            if kind == "data":
+                continue  # a .py file no import names (a template): never imported as it is
+            return _Why(
+                f"{name} is not Python source agentgate can read (it does not decode or "
+                "parse): what it does cannot be judged",
+                True,
+            )
         if findings:
-            return findings[0]
+            return _Why(findings[0])
     return None
+
+
+def _compiled(name: str) -> str:
+    if name.endswith(".pyc"):
+        return "bytecode without its source beside it (a sourceless .pyc)"
+    return "an extension module (compiled code)"
+
+
+# Where a module's file is, by the kind of file: Python source, code that is no source.
+_EXTENSIONS = (*importlib.machinery.EXTENSION_SUFFIXES, ".so", ".pyd")
+
+
+def _modules(record: bytes) -> dict[str, tuple[str, str]]:
+    """The files of a ``RECORD`` Python can import, each by its path: (its module name, or ""
+    when no import names it; its kind: "source", "compiled" or "data"), in the ``RECORD``'s
+    order. Bytecode in ``__pycache__`` is its source's (read instead); files outside the site
+    folder (console scripts) are not modules."""
+    found: dict[str, tuple[str, str]] = {}
+    for line in record.splitlines():
+        name = line.partition(b",")[0].decode("utf-8", "replace")
+        if name.startswith(("..", "/")) or "/__pycache__/" in "/" + name:
+            continue
+        parts = name.split("/")
+        if name.endswith(".py"):
+            kind, stem = "source", parts[-1][:-3]
+        elif name.endswith(".pyc"):
+            kind, stem = "compiled", parts[-1][:-4]
+        elif name.endswith(_EXTENSIONS):
+            kind, stem = "compiled", parts[-1].partition(".")[0]
+        else:
+            continue
+        dotted = [*parts[:-1], stem] if stem != "__init__" else parts[:-1]
+        importable = bool(dotted) and all(part.isidentifier() for part in dotted)
+        if kind == "source" and not importable:
+            kind = "data"
+        found[name] = (".".join(dotted) if importable else "", kind)
+    return found
+
+
+def _entry_modules(folder: str, dist: str) -> list[str]:
+    """The modules the distribution's ``pytest11`` entry points name (``entry_points.txt``)."""
+    try:
+        with open(os.path.join(folder, dist, "entry_points.txt"), "rb") as handle:
+            text = handle.read(MAX_READ).decode("utf-8", "replace")
+    except OSError:
+        return []
+    found: list[str] = []
+    section = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            section = line.strip("[]").strip()
+        elif section == "pytest11" and "=" in line:
+            found.append(line.partition("=")[2].partition(":")[0].strip())
+    return found
+
+
+def _judging_order(
+    modules: dict[str, tuple[str, str]], entries: list[str], folder: str
+) -> list[tuple[str, str]]:
+    """(path, kind) of each module of ``modules``: the entry modules first, then what they
+    import (read from their source, as far as the distribution has it), then the rest in the
+    ``RECORD``'s order, the files no import names last."""
+    by_name = {dotted: path for path, (dotted, _) in modules.items() if dotted}
+    ordered: dict[str, None] = {}
+    todo = [e for e in entries if e]
+    while todo and len(ordered) < MAX_FILES:
+        wanted = todo.pop(0)
+        path = by_name.get(wanted)
+        if path is None or path in ordered:
+            continue
+        ordered[path] = None
+        if modules[path][1] == "source":
+            package = wanted if path.endswith("__init__.py") else wanted.rpartition(".")[0]
+            todo.extend(_imported(os.path.join(folder, path), package))
+    rest = [p for p, (_, kind) in modules.items() if p not in ordered and kind != "data"]
+    data = [p for p, (_, kind) in modules.items() if kind == "data"]
+    return [(path, modules[path][1]) for path in [*ordered, *rest, *data]]
+
+
+def _imported(path: str, package: str) -> list[str]:
+    """The module names the Python file ``path`` (a module of ``package``) imports, each
+    package on the way included; [] when it cannot be read (judged as it is read later)."""
+    from pytest_agentgate.integrity.patches import parse_python
+    from pytest_agentgate.texts import decode
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_MODULE + 1)
+    except OSError:
+        return []
+    text = decode(path, data) if len(data) <= MAX_MODULE else None
+    tree = parse_python(text) if text is not None else None
+    if tree is None:
+        return []
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".") if package else []
+                up = up[: len(up) - (node.level - 1)] if node.level > 1 else up
+                base = ".".join([*up, *([base] if base else [])])
+            names.append(base)
+            names.extend(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
+    found: list[str] = []
+    for name in names:
+        parts = name.split(".")
+        found.extend(".".join(parts[: i + 1]) for i in range(len(parts)) if parts[0])
+    return list(dict.fromkeys(found))
 
 
 def project(dist: str) -> str:
@@ -355,7 +513,7 @@ def _in_source(source: str, name: str, data: bytes) -> bool:
     for candidate in (os.path.join(source, name), os.path.join(source, "src", name)):
         try:
             with open(candidate, "rb") as handle:
-                if handle.read(MAX_READ + 1) == data:
+                if handle.read(MAX_MODULE + 1) == data:
                     return True
         except OSError:
             continue

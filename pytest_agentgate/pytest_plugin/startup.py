@@ -38,8 +38,10 @@ environment and the project (``PYTHONPATH`` set by whoever runs the gate, the ma
 packages) are not judged, as for startup code. A plugin installed from a local folder rather
 than a package index (pip's ``direct_url.json``: an editable install of another checkout, or
 ``pip install ./folder``) is read: it is planted when one of its hooks can alter test outcomes
-as a conftest's would be judged (``integrity.hooks``). The project's own plugins are the
-integrity gate's to judge in the change.
+as a conftest's would be judged (``integrity.hooks``), or when its code cannot be read
+(an extension module, a module too large or that does not parse). A plugin module that is
+bytecode without its source (a sourceless ``.pyc``) is planted however it was installed. The
+project's own plugins are the integrity gate's to judge in the change.
 """
 
 from __future__ import annotations
@@ -69,8 +71,11 @@ MAX_READ = 1 << 20
 MAX_BINARY = 64 << 20
 MAX_SHOWN = 120
 MAX_FOUND = 20
-# The modules of a plugin's distribution read, at most.
+# The modules of a plugin's distribution read, at most; a plugin module's source, whole.
 MAX_FILES = 200
+MAX_SOURCE = 8 << 20
+# What a plugin's code that is compiled, cut off or too much of it is (red team 50).
+CANNOT_JUDGE = "agentgate cannot read what it does, so it cannot be judged"
 CUSTOMIZE = ("sitecustomize", "usercustomize")
 
 
@@ -227,8 +232,10 @@ def planted_plugins(
             # filled and `PYTEST_PLUGINS` set at start by an edited installed module).
             found.append(Startup(f"<{plugin.__name__}>", 0, f"pytest plugin {plugin.__name__}"))
             continue
-        if not isinstance(where, str) or not where.endswith(".py"):
+        if not isinstance(where, str):
             continue
+        # A plugin that is no Python source (a sourceless .pyc, an extension module) is judged
+        # too, as code that cannot be read (red team 50: a .pyc plugin was passed over).
         real = os.path.realpath(where)
         seen.add(real)
         name = plugin.__name__ if isinstance(plugin, ModuleType) else "?"
@@ -461,7 +468,11 @@ def _unvetted(
             return f"pytest plugin {name}"
     else:
         folder = site or next((s for s in on_path if real.startswith(s)), None)
-    data = _read(real)
+    if folder is not None and real.endswith(".pyc"):
+        # Python runs a pyc named as the module's file only when no source is beside it: code
+        # no one can read, whoever installed it (red team 50).
+        return f"pytest plugin {name}, bytecode without its source beside it: {CANNOT_JUDGE}"
+    data = _read(real, _bound(real))
     if data is None:
         return None
     owner = records.owner(folder, os.path.relpath(real, folder), data) if folder else None
@@ -560,20 +571,36 @@ def _alters_outcomes(path: str, data: bytes, same: Callable[[str], bool]) -> str
     imported (``same``: whether a file is one) are read too: a plugin module that is only
     ``from .impl import *`` has its hooks, and its patches, in ``impl.py`` (red team 10)."""
     from pytest_agentgate.integrity.hooks import plugin_findings
+    from pytest_agentgate.texts import decode
 
     files = {path: data}
     for module in list(sys.modules.values()):
         where = getattr(module, "__file__", None) if isinstance(module, ModuleType) else None
-        if len(files) >= MAX_FILES or not isinstance(where, str) or not where.endswith(".py"):
+        if not isinstance(where, str):
             continue
         real = os.path.realpath(where)
-        if real not in files and same(real):
-            files[real] = _read(real) or b""
+        if real in files or not same(real):
+            continue
+        if len(files) >= MAX_FILES:
+            return f"it imported more than {MAX_FILES} modules of its own: {CANNOT_JUDGE}"
+        files[real] = _read(real, _bound(real)) or b""
     for file, text in files.items():
-        findings = plugin_findings(file, text.decode("utf-8", "replace"))
+        shown = os.path.basename(file)
+        if not file.endswith(".py"):
+            return f"{shown} is compiled code, no Python source: {CANNOT_JUDGE}"
+        decoded = decode(file, text) if len(text) <= MAX_SOURCE else None
+        findings = plugin_findings(file, decoded) if decoded is not None else None
+        if findings is None:
+            return f"{shown} is not Python source agentgate can read whole: {CANNOT_JUDGE}"
         if findings:
             return findings[0]
     return None
+
+
+def _bound(real: str) -> int:
+    """How much of the file ``real`` is read: a source whole (one byte more than
+    :data:`MAX_SOURCE`, to tell one too large), compiled code to be hashed."""
+    return MAX_SOURCE + 1 if real.endswith(".py") else MAX_BINARY
 
 
 def _system(folder: str) -> bool:
