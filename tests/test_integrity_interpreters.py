@@ -205,3 +205,89 @@ def test_a_python_a_shell_passes_over_is_found(
     assert found.message.startswith(
         f".venv/bin/python, the interpreter the gate's commands run, is {said}"
     )
+
+
+def installed(venv: Path, name: str, files: dict[str, bytes]) -> Path:
+    """``name`` installed in ``venv``'s site folder as an installer does: its files (paths from
+    the site folder, ``../../../bin/NAME`` for a program) and a RECORD hashing each."""
+    import base64
+    import hashlib
+
+    (site,) = (venv / "lib").glob("python*/site-packages")
+    info = site / f"{name}-0.1.dist-info"
+    info.mkdir()
+    lines = []
+    for path, data in files.items():
+        (site / path).parent.mkdir(parents=True, exist_ok=True)
+        (site / path).write_bytes(data)
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        lines.append(f"{path},sha256={digest},{len(data)}\n")
+    (info / "RECORD").write_text("".join(lines) + f"{info.name}/RECORD,,\n")
+    return site
+
+
+def test_a_linters_program_replaced_is_found(tmp_path: Path) -> None:
+    # Red team 50: `.venv/bin/ruff`, the program `python -m ruff` runs, replaced by a script
+    # that printed `[]`: the lint gate read zero errors.
+    from pytest_agentgate.integrity.interpreters import linters_replaced
+
+    venv = made_venv(tmp_path)
+    program = b"\x7fELF the real ruff" * 10
+    site = installed(
+        venv,
+        "ruff",
+        {
+            "ruff/__main__.py": b"import os\n",
+            "ruff/__pycache__/__main__.cpython-399.pyc": b"\x00",
+            "../../../bin/ruff": program,
+        },
+    )
+    (site / "ruff" / "__pycache__" / "__main__.cpython-399.pyc").unlink()  # no bytecode yet
+    lint = ["python -m ruff check --output-format json ."]
+    assert list(linters_replaced(tmp_path, lint, running(venv))) == []
+    assert list(linters_replaced(tmp_path, lint, running(venv))) == []  # remembered
+    ruff = venv / "bin" / "ruff"
+    times = ruff.stat()
+    fake = b'#!/bin/sh\necho "[]"\n#'
+    ruff.write_bytes(fake + b"x" * (len(program) - len(fake)))
+    os.utime(ruff, ns=(times.st_atime_ns, times.st_mtime_ns))  # its size and times kept
+    assert ruff.stat().st_size == len(program)
+    (found,) = linters_replaced(tmp_path, lint, running(venv))
+    assert (found.rule, found.path) == ("interpreter-replaced", ".venv/bin/ruff")
+    assert found.message == (
+        ".venv/bin/ruff, of the ruff a gate's command runs, is not as it was installed (its "
+        "RECORD's hash): the linter reports what that file says, not what the code has; "
+        "install it again (`pip install --force-reinstall ruff`) and run the checks again"
+    )
+    # A linter no gate names, or an environment the commands do not run, is not read.
+    assert list(linters_replaced(tmp_path, ["python -m compileall -q ."], running(venv))) == []
+    assert list(linters_replaced(tmp_path, lint, {})) == []
+
+
+def test_a_linter_no_package_installed_is_found(tmp_path: Path) -> None:
+    # flake8 runs pyflakes' checks: a pyflakes file edited is flake8's; a `mypy` program no
+    # package installed is no mypy.
+    from pytest_agentgate.integrity.interpreters import linters_replaced
+
+    venv = made_venv(tmp_path)
+    site = installed(venv, "flake8", {"flake8/__init__.py": b""})
+    installed(venv, "pyflakes", {"pyflakes/checker.py": b"class Checker: ...\n"})
+    lint = ["flake8 --format=json src", "mypy --strict src"]
+    assert list(linters_replaced(tmp_path, lint, running(venv))) == []
+    (site / "pyflakes" / "checker.py").write_text("class Checker: messages = []\n")
+    (venv / "bin" / "mypy").write_text("#!/bin/sh\n")
+    assert [
+        (f.path, f.message.partition(": ")[0])
+        for f in linters_replaced(tmp_path, lint, running(venv))
+    ] == [
+        (
+            f"{site.relative_to(tmp_path).as_posix()}/pyflakes/checker.py",
+            f"{site.relative_to(tmp_path).as_posix()}/pyflakes/checker.py, of the flake8 a "
+            "gate's command runs, is not as it was installed (its RECORD's hash)",
+        ),
+        (
+            ".venv/bin/mypy",
+            ".venv/bin/mypy, of the mypy a gate's command runs, is not installed by any "
+            "package (no RECORD lists it)",
+        ),
+    ]

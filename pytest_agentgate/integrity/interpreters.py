@@ -11,6 +11,10 @@ a mount namespace of its own), while agentgate itself, started through ``python3
 A virtual environment's interpreters are the base Python's executable, linked or copied
 (``python -m venv``, ``virtualenv``, ``uv venv``): a program in a machine format (ELF, Mach-O,
 PE). One that is a script, or any other text, is no interpreter a tool installed.
+
+The linters the gates' commands run from that environment are programs too (``python -m
+ruff`` runs ``.venv/bin/ruff``): their files must be as their ``RECORD`` hashes them
+(:func:`linters_replaced`).
 """
 
 from __future__ import annotations
@@ -21,9 +25,13 @@ import re
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_agentgate.commands import command_python, python_environment
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
+
+if TYPE_CHECKING:
+    from pytest_agentgate.integrity.bytecode import Remembered
 
 RULE = "interpreter-replaced"
 # python, python3, python3.12, pythonw, pypy3, python.exe: not python3-config, a script anyway.
@@ -44,6 +52,8 @@ _MACHINE_FORMATS = (
 
 def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
     yield from findings(scan.root, scan.environ or None)
+    commands = [g.command for g in scan.config.gates if g.command and g.enabled]
+    yield from linters_replaced(scan.root, commands, scan.environ or None)
 
 
 def findings(project: Path, environ: Mapping[str, str] | None = None) -> Iterator[IntegrityFinding]:
@@ -51,17 +61,9 @@ def findings(project: Path, environ: Mapping[str, str] | None = None) -> Iterato
     (agentgate's own, whose ``bin`` it puts first on their PATH, or the one activated) that are
     no programs, or that a shell passes over. Another environment in the project's folder is
     not run (review 16: python-slugify's stale `venv39/`, its pyenv Python uninstalled)."""
-    from pytest_agentgate.state.task_env import project_venvs
-
     root = project.resolve()
     env = os.environ if environ is None else environ
-    running = {os.path.realpath(sys.prefix)}
-    if env.get("VIRTUAL_ENV"):
-        running.add(os.path.realpath(env["VIRTUAL_ENV"]))
-    # The environment of the Python named for the commands (AGENTGATE_PYTHON: the Action's).
     python = command_python(env)
-    if python is not None and (venv := python_environment(python)):
-        running.add(os.path.realpath(venv))
     if python is not None and (made := not_a_program(python)) is not None:
         # Wherever it is (red team 47: a script outside the project, named through a harness's
         # settings, that ran the tests and rewrote their report).
@@ -71,9 +73,7 @@ def findings(project: Path, environ: Mapping[str, str] | None = None) -> Iterato
             f"{made}, not a Python",
             None,
         )
-    for venv in project_venvs(root):
-        if venv not in running:
-            continue
+    for venv in _venvs_run(root, env):
         for path in interpreters(venv):
             made = not_a_program(path) or not_the_base(path, venv)
             if made is None:
@@ -85,6 +85,187 @@ def findings(project: Path, environ: Mapping[str, str] | None = None) -> Iterato
                 "its environment was made with",
                 shown,
             )
+
+
+def _venvs_run(root: Path, env: Mapping[str, str]) -> list[str]:
+    """The virtual environments in the project's folder that the gate's commands run:
+    agentgate's own, the one activated (``VIRTUAL_ENV``), the one of the Python named for the
+    commands (``AGENTGATE_PYTHON``: the Action's)."""
+    from pytest_agentgate.state.task_env import project_venvs
+
+    running = {os.path.realpath(sys.prefix)}
+    if env.get("VIRTUAL_ENV"):
+        running.add(os.path.realpath(env["VIRTUAL_ENV"]))
+    python = command_python(env)
+    if python is not None and (venv := python_environment(python)):
+        running.add(os.path.realpath(venv))
+    return [venv for venv in project_venvs(root) if venv in running]
+
+
+# The linters a gate's command can name, each with the distributions whose files decide what
+# it reports (flake8 runs pyflakes' and pycodestyle's checks; pylint, astroid's reading).
+LINTERS: dict[str, tuple[str, ...]] = {
+    "ruff": ("ruff",),
+    "flake8": ("flake8", "pyflakes", "pycodestyle", "mccabe"),
+    "pyflakes": ("pyflakes",),
+    "pycodestyle": ("pycodestyle",),
+    "pylint": ("pylint", "astroid"),
+    "mypy": ("mypy",),
+}
+_LINTER_NAMED = re.compile(rf"(?<![\w.-])({'|'.join(LINTERS)})(?![\w-])")
+
+
+def linters_replaced(
+    project: Path, commands: list[str], environ: Mapping[str, str] | None = None
+) -> Iterator[IntegrityFinding]:
+    """The linters the gates' ``commands`` name (ruff, flake8, pylint, mypy, pycodestyle),
+    installed in a virtual environment of the project's that the commands run, whose files
+    are not as their ``RECORD`` has them (red team 50: ``.venv/bin/ruff``, the program ruff's
+    ``python -m ruff`` runs, replaced by a script that printed ``[]``: zero errors), or
+    that no installed package put there. Each file is hashed once as it is (a digest of its
+    size, times and inode remembered, sealed, in the user's state directory): ruff's program
+    is some 30 MB, and this runs at every verdict."""
+    tools = sorted({t for command in commands for t in _LINTER_NAMED.findall(command)})
+    if not tools:
+        return
+    root = project.resolve()
+    for venv in _venvs_run(root, os.environ if environ is None else environ):
+        for tool in tools:
+            for path, made in _unlike_record(venv, tool):
+                shown = _shown(path, root)
+                yield IntegrityFinding(
+                    RULE,
+                    f"{shown}, of the {tool} a gate's command runs, is {made}: the linter "
+                    f"reports what that file says, not what the code has; install it again "
+                    f"(`pip install --force-reinstall {tool}`) and run the checks again",
+                    shown if not shown.startswith("/") else None,
+                )
+
+
+def _shown(path: str, root: Path) -> str:
+    try:
+        return Path(path).relative_to(root).as_posix()
+    except ValueError:
+        return path
+
+
+def _unlike_record(venv: str, tool: str) -> Iterator[tuple[str, str]]:
+    """(file, what it is) for the first file of each of ``tool``'s distributions in ``venv``
+    that is not as its ``RECORD`` hashes it; for a ``tool`` no distribution installed, the
+    program or package of that name there that no ``RECORD`` lists."""
+    import glob
+
+    from pytest_agentgate.integrity.bytecode import Remembered
+
+    sites = [
+        os.path.realpath(f)
+        for pattern in ("lib/python*/site-packages", "lib64/python*/site-packages")
+        for f in sorted(glob.glob(os.path.join(glob.escape(venv), pattern)))
+    ]
+    sites = list(dict.fromkeys(sites))
+    wanted = set(LINTERS[tool])
+    remembered = Remembered(Path(venv))
+    found_dist = False
+    for site in sites:
+        for entry in _listdir(site):
+            if not entry.endswith(".dist-info") or _dist_name(entry) not in wanted:
+                continue
+            found_dist = found_dist or _dist_name(entry) == tool
+            unlike = _unlike(site, entry, remembered)
+            if unlike is not None:
+                yield unlike
+    remembered.save()
+    if found_dist:
+        return
+    for place in [
+        os.path.join(venv, "bin", tool),
+        *(os.path.join(site, name) for site in sites for name in (tool, f"{tool}.py")),
+    ]:
+        if os.path.lexists(place):
+            yield place, "not installed by any package (no RECORD lists it)"
+            return
+
+
+def _unlike(site: str, entry: str, remembered: Remembered) -> tuple[str, str] | None:
+    """The first file the distribution's ``RECORD`` hashes that is not as hashed (bytecode
+    gone is not: Python compiles the source again), with what it is; None when all are."""
+    import base64
+    import hashlib
+
+    try:
+        with open(os.path.join(site, entry, "RECORD"), "rb") as handle:
+            record = handle.read(_MAX_RECORD + 1)
+    except OSError:
+        return os.path.join(site, entry, "RECORD"), "gone or unreadable"
+    if len(record) > _MAX_RECORD:
+        return os.path.join(site, entry, "RECORD"), "larger than agentgate reads"
+    files: list[tuple[str, str]] = []
+    stats: list[str] = []
+    for line in record.splitlines():
+        name, _, rest = line.decode("utf-8", "surrogateescape").partition(",")
+        digest = rest.partition(",")[0]
+        if not digest.startswith("sha256="):
+            continue
+        path = os.path.normpath(os.path.join(site, name))
+        try:
+            st = os.stat(path)
+        except OSError:
+            if name.endswith(".pyc"):
+                continue
+            return path, "missing"
+        files.append((path, digest))
+        stats.append(
+            f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0{st.st_dev}\0{st.st_ctime_ns}"
+        )
+    key = (
+        "record:"
+        + hashlib.sha256(record + "\n".join(stats).encode("utf-8", "surrogateescape")).hexdigest()
+    )
+    if key in remembered:
+        return None
+    for path, digest in files:
+        sha = hashlib.sha256()
+        try:
+            with open(path, "rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 20), b""):
+                    sha.update(chunk)
+        except OSError:
+            return path, "unreadable"
+        said = "sha256=" + base64.urlsafe_b64encode(sha.digest()).rstrip(b"=").decode()
+        if said != digest and not _compiled_again(path, remembered):
+            return path, "not as it was installed (its RECORD's hash)"
+    remembered.add(key)
+    return None
+
+
+_MAX_RECORD = 4 << 20
+
+
+def _compiled_again(path: str, remembered: Remembered) -> bool:
+    """Whether the pyc ``path`` in ``__pycache__``, not the one the installer wrote, is one
+    Python wrote again from its source (an environment copied without its files' times), or
+    one it does not load (its header says its source changed): either way the source runs."""
+    from pytest_agentgate.integrity.bytecode import read_unlike
+
+    pyc = Path(path)
+    tag = sys.implementation.cache_tag
+    if pyc.suffix != ".pyc" or pyc.parent.name != "__pycache__" or f".{tag}." not in pyc.name:
+        return False  # (another Python's bytecode: this one cannot tell)
+    source = pyc.parent.parent / (pyc.name.partition(".")[0] + ".py")
+    return source.is_file() and not read_unlike(source, pyc, remembered)
+
+
+def _dist_name(entry: str) -> str:
+    """``flake8`` for ``flake8-7.1.1.dist-info``."""
+    name = entry.removesuffix(".dist-info").rpartition("-")[0] or entry
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def _listdir(folder: str) -> list[str]:
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:
+        return []
 
 
 def interpreters(venv: str) -> list[str]:

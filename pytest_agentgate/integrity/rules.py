@@ -207,9 +207,11 @@ _RULES = (
         "a Python of the project's virtual environment (`.venv/bin/python`), which the gate's "
         "commands run, is a script or another file, not an interpreter: it decides what the "
         "test command sees (its environment, its arguments, its files) while agentgate runs "
-        "clean",
+        "clean; or a linter a gate's command runs (ruff, flake8, pylint, mypy) installed there "
+        "is not as its RECORD has it (`.venv/bin/ruff` replaced): it reports what it is told",
         "make the environment again (`python -m venv --clear .venv`, then install the "
-        "project), and run the checks again",
+        "project), or install the linter named again (`pip install --force-reinstall NAME`), "
+        "and run the checks again",
     ),
     Rule(
         "startup-code-planted",
