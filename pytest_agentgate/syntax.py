@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
@@ -40,6 +40,22 @@ def parse(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
     if isinstance(found[0], BaseException):
         raise found[0]
     return found[0]
+
+
+def imported(tree: ast.AST, package: Sequence[str]) -> Iterator[str]:
+    """The module names a module (of ``package``, its dotted parts) imports: ``import a.b``'s
+    ``a.b``; ``from .m import x``'s ``package.m`` and ``package.m.x`` (``x`` may be a
+    module), relative ones resolved from ``package``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = list(package[: len(package) - node.level + 1] if node.level > 1 else package)
+                base = ".".join([*up, base] if base else up)
+            yield base
+            yield from (f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
 
 
 def children_first(tree: ast.AST) -> list[ast.AST]:

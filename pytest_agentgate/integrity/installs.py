@@ -31,7 +31,6 @@ gate's evidence is in, and the integrity gate's evidence gets what it finds
 
 from __future__ import annotations
 
-import ast
 import importlib.machinery
 import json
 import os
@@ -305,6 +304,7 @@ def _imported(path: str, package: str) -> list[str]:
     """The module names the Python file ``path`` (a module of ``package``) imports, each
     package on the way included; [] when it cannot be read (judged as it is read later)."""
     from pytest_agentgate.integrity.patches import parse_python
+    from pytest_agentgate.syntax import imported
     from pytest_agentgate.texts import decode
 
     try:
@@ -316,20 +316,8 @@ def _imported(path: str, package: str) -> list[str]:
     tree = parse_python(text) if text is not None else None
     if tree is None:
         return []
-    names: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.extend(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                up = package.split(".") if package else []
-                up = up[: len(up) - (node.level - 1)] if node.level > 1 else up
-                base = ".".join([*up, *([base] if base else [])])
-            names.append(base)
-            names.extend(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
     found: list[str] = []
-    for name in names:
+    for name in imported(tree, package.split(".") if package else []):
         parts = name.split(".")
         found.extend(".".join(parts[: i + 1]) for i in range(len(parts)) if parts[0])
     return list(dict.fromkeys(found))

@@ -51,7 +51,7 @@ from pytest_agentgate.integrity.patches import (
     parse_python,
 )
 from pytest_agentgate.modules import is_package_init
-from pytest_agentgate.syntax import children_first, rewrite, unparsed
+from pytest_agentgate.syntax import children_first, imported, rewrite, unparsed
 from pytest_agentgate.testcode import is_test_code
 from pytest_agentgate.texts import decode, read_regular
 
@@ -1578,16 +1578,7 @@ def _imported_by_product(scan: Scan, plugins: set[str]) -> set[str]:
         package = _module_name(path).split(".")
         if not path.endswith("__init__.py"):
             package = package[:-1]
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                found.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    up = package[: len(package) - node.level + 1] if node.level > 1 else package
-                    base = ".".join([*up, base] if base else up)
-                found.add(base)
-                found.update(f"{base}.{alias.name}" for alias in node.names)
+        found.update(imported(tree, package))
     return found
 
 
