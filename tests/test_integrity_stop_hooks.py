@@ -426,6 +426,18 @@ def test_a_handler_added_beside_agentgates_stop_hook_is_tampering(
         ".claude/settings.json adds a Claude Code Stop handler beside agentgate's (`echo "
         "'{\"continue\": false}'`): its answer can let the agent stop whatever agentgate answers"
     ]
+    # Copilot runs the handlers of every file in .github/hooks (red team 51).
+    other = {"type": "command", "bash": "echo '{\"continue\": false}'"}
+    (repo / ".github" / "hooks" / "zz.json").write_text(
+        json.dumps({"version": 1, "hooks": {"agentStop": [other]}})
+    )
+    assert stop_hook_findings(capsys) == [
+        ".claude/settings.json adds a Claude Code Stop handler beside agentgate's (`echo "
+        "'{\"continue\": false}'`): its answer can let the agent stop whatever agentgate answers",
+        ".github/hooks/zz.json adds a Copilot CLI agentStop handler beside agentgate's (`echo "
+        "'{\"continue\": false}'`): its answer can let the agent stop whatever agentgate answers",
+    ]
+    (repo / ".github" / "hooks" / "zz.json").unlink()
     # Handlers of other events, and the base's own handlers, are the project's business.
     del settings["hooks"]["Stop"][-1]
     settings["hooks"]["PostToolUse"] = [{"matcher": "Edit", "hooks": [other]}]

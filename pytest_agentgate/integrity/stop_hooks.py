@@ -35,6 +35,7 @@ from pytest_agentgate.harness.install import (
     handlers_of,
     is_ours,
     our_entries,
+    settings_path,
     timeout_of,
 )
 from pytest_agentgate.harness.protocols import CURSOR_DEFAULT_LOOP_LIMIT, HARNESSES, Harness
@@ -351,7 +352,11 @@ def _beside(scan: Scan, path: str, harness: Harness) -> Iterator[IntegrityFindin
     """A handler the change adds to the stop event beside agentgate's (red team 50): a stop
     hook's answer can end the turn whatever agentgate answers (Claude Code's
     ``{"continue": false}`` wins over any block)."""
-    if not our_entries(harness, scan.sources.at_base(path)):
+    armed = settings_path(harness, Path(), user=False).as_posix()
+    if not (
+        our_entries(harness, scan.sources.at_base(path))
+        or our_entries(harness, scan.sources.at_base(armed))  # Copilot reads every file
+    ):
         return
     was = {_shape(e) for e in handlers_of(harness, scan.sources.at_base(path))}
     for entry in handlers_of(harness, scan.sources.now(path)):
