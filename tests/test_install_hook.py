@@ -11,6 +11,7 @@ import pytest
 
 from pytest_agentgate.cli.main import main
 from pytest_agentgate.harness.install import agentgate_argv
+from pytest_agentgate.harness.managed import PATH_VARIABLE, managed_settings_path
 
 
 @pytest.fixture
@@ -22,6 +23,7 @@ def proj(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(root)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.setenv(PATH_VARIABLE, str(tmp_path / "etc/claude-code/managed-settings.json"))
     return root
 
 
@@ -323,3 +325,137 @@ def test_an_agentgate_inside_the_project_is_noted(
     out = capsys.readouterr().out
     assert f"agentgate: note: the hook runs {inside}, inside the project" in out
     assert "`pipx install pytest-agentgate`" in out
+
+
+# Claude Code 2.1.197 applies the project's settings `env` as soon as the file changes: with
+# CLAUDE_CODE_SHELL_PREFIX=true the Stop hook prints nothing and the agent stops in the same
+# session; the managed settings' `env` is applied last and wins (red team 51, in the lab).
+PINNED = {"CLAUDE_CODE_SHELL_PREFIX": "", "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "8"}
+
+
+def test_claude_is_told_to_pin_its_environment_in_the_managed_settings(
+    proj: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    managed = tmp_path / "etc/claude-code/managed-settings.json"
+    assert install("claude") == 0
+    out = capsys.readouterr().out
+    assert "Claude Code's managed settings win over the project's" in out
+    assert (
+        f"    sudo {shlex.join([*agentgate_argv(), 'install-hook', 'claude', '--managed'])}\n"
+        in out
+    )
+    assert f"which merges into {managed}:\n        {json.dumps({'env': PINNED})}" in out
+    assert not managed.exists()
+    assert install("claude", "--managed") == 0
+    capsys.readouterr()
+    (proj / ".claude/settings.json").unlink()
+    assert install("claude") == 0
+    assert "managed settings" not in capsys.readouterr().out  # pinned: nothing left to do
+
+
+def test_managed_writes_the_managed_settings_alone(
+    proj: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    managed = tmp_path / "etc/claude-code/managed-settings.json"
+    assert install("claude", "--managed") == 0
+    assert read(managed) == {"env": PINNED}
+    assert managed.stat().st_mode & 0o777 == 0o644  # every user's Claude Code reads it
+    assert managed.parent.stat().st_mode & 0o777 == 0o755
+    assert not (proj / ".claude").exists()
+    out = capsys.readouterr().out
+    assert "now pin the environment a project's settings could switch agentgate's Stop " in out
+    assert f"in {managed}:\n" in out
+    assert '  CLAUDE_CODE_SHELL_PREFIX=""\n  CLAUDE_CODE_STOP_HOOK_BLOCK_CAP="8"\n' in out
+    assert install("claude", "--managed") == 0
+    assert "already pinned in" in capsys.readouterr().out
+    assert list(managed.parent.glob("*.bak")) == []
+
+
+def test_managed_merges_with_what_is_there_and_keeps_a_backup(
+    proj: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    managed = tmp_path / "etc/claude-code/managed-settings.json"
+    managed.parent.mkdir(parents=True)
+    theirs = {
+        "permissions": {"deny": ["WebFetch"]},
+        "env": {"HTTPS_PROXY": "http://proxy:3128", "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "20"},
+    }
+    original = json.dumps(theirs)
+    managed.write_text(original)
+    managed.chmod(0o640)
+    assert install("claude", "--managed") == 0
+    assert read(managed) == {
+        "permissions": {"deny": ["WebFetch"]},
+        "env": {"HTTPS_PROXY": "http://proxy:3128", **PINNED},
+    }
+    assert managed.stat().st_mode & 0o777 == 0o640
+    assert [b.read_text() for b in managed.parent.glob("*.agentgate-*.bak")] == [original]
+    out = capsys.readouterr().out
+    assert 'CLAUDE_CODE_STOP_HOOK_BLOCK_CAP="8" (was "20")' in out
+    assert "the previous file is kept as " in out
+    assert install("claude", "--managed", "--uninstall") == 0
+    assert read(managed) == {
+        "permissions": {"deny": ["WebFetch"]},
+        "env": {"HTTPS_PROXY": "http://proxy:3128"},
+    }
+    assert "CLAUDE_CODE_SHELL_PREFIX unpinned" in capsys.readouterr().out
+    assert install("claude", "--managed", "--uninstall") == 0
+    assert "not there" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("content", ["{not json", '["a list"]', '{"env": ["A=1"]}'])
+def test_a_managed_settings_file_agentgate_cannot_read_is_left_alone(
+    content: str, proj: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    managed = tmp_path / "etc/claude-code/managed-settings.json"
+    managed.parent.mkdir(parents=True)
+    managed.write_text(content)
+    assert install("claude", "--managed") == 2
+    err = capsys.readouterr().err
+    assert f"agentgate: error: {managed}: " in err and "nothing was changed" in err
+    assert managed.read_text() == content
+
+
+def test_a_managed_settings_file_that_cannot_be_written_says_to_use_sudo(
+    proj: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def refused(src: object, dst: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("pytest_agentgate.harness.install.os.replace", refused)
+    managed = tmp_path / "etc/claude-code/managed-settings.json"
+    assert install("claude", "--managed") == 2
+    assert capsys.readouterr().err == (
+        f"agentgate: error: {managed}: cannot be written (Permission denied); it is the "
+        "machine's, for its administrator: run the command with sudo\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["codex", "--managed"], "--managed is for claude only"),
+        (["claude", "--managed", "--user"], "--managed writes the machine's settings"),
+    ],
+)
+def test_managed_is_for_claude_and_the_machine_only(
+    args: list[str], error: str, proj: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert install(*args) == 2
+    assert error in capsys.readouterr().err
+    assert not (tmp_path / "etc").exists()
+
+
+@pytest.mark.parametrize(
+    ("platform", "path"),
+    [
+        ("linux", "/etc/claude-code/managed-settings.json"),
+        ("darwin", "/Library/Application Support/ClaudeCode/managed-settings.json"),
+    ],
+)
+def test_the_managed_settings_are_where_claude_code_reads_them(
+    platform: str, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(PATH_VARIABLE, raising=False)
+    monkeypatch.setattr("pytest_agentgate.harness.managed.sys.platform", platform)
+    assert managed_settings_path() == Path(path)

@@ -28,6 +28,13 @@ def add_parser(subparsers: Subparsers) -> Parser:
         "--user", action="store_true", help="your settings for every project, not this project's"
     )
     parser.add_argument("--uninstall", action="store_true", help="take agentgate's hooks out again")
+    parser.add_argument(
+        "--managed",
+        action="store_true",
+        help="claude only: pin, in Claude Code's managed settings (the machine's; run it with "
+        "sudo), the environment variables that would let a project's settings switch the Stop "
+        "hook off in the session (nothing else is written)",
+    )
     return parser
 
 
@@ -47,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
     from pytest_agentgate.project import project_root
 
     harness = HARNESSES[args.harness]
+    if args.managed:
+        return _managed(args)
     cwd = Path.cwd()
     budget = DEFAULT_HOOK_BUDGET_S
     try:
@@ -99,6 +108,37 @@ def run(args: argparse.Namespace) -> int:
         print("Still to do in the harness:")
         for step in trust_steps(harness, root, user=args.user):
             print("  - " + step.replace("\n", "\n    "))
+    return 0
+
+
+def _managed(args: argparse.Namespace) -> int:
+    """``--managed``: Claude Code's managed settings pin the variables of ``CLAUDE_PINNED_ENV``."""
+    from pytest_agentgate.harness.install import InstallError, pin_managed
+    from pytest_agentgate.harness.managed import managed_settings_path
+
+    if args.harness != "claude":
+        raise InstallError("--managed is for claude only")
+    if args.user:
+        raise InstallError("--managed writes the machine's settings: leave out --user")
+    path = managed_settings_path()
+    done = pin_managed(path, uninstall=args.uninstall)
+    if not done.changed:
+        state = "not there" if args.uninstall else "already pinned"
+        print(f"agentgate: Claude Code's managed environment {state} in {path}; nothing changed")
+        return 0
+    if args.uninstall:
+        print(f"agentgate: took agentgate's pins out of Claude Code's managed settings, {path}:")
+    else:
+        print(
+            "agentgate: Claude Code's managed settings now pin the environment a project's "
+            f"settings could switch agentgate's Stop hook off with, in {path}:"
+        )
+    for line in done.lines:
+        print(f"  {line}")
+    if done.backup is not None:
+        print(f"  the previous file is kept as {done.backup}")
+    if not args.uninstall:
+        print("  Claude Code applies it to every session of every user on this machine.")
     return 0
 
 

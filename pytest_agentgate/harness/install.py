@@ -38,6 +38,12 @@ from pathlib import Path
 from typing import Any
 
 from pytest_agentgate.errors import AgentgateError
+from pytest_agentgate.harness.managed import (
+    CLAUDE_PINNED_ENV,
+    is_pinned,
+    managed_settings_path,
+    pinned_document,
+)
 from pytest_agentgate.harness.protocols import CURSOR_LOOP_LIMIT, Harness
 from pytest_agentgate.harness.start import START_TIMEOUT_S
 
@@ -243,27 +249,10 @@ def install(
 ) -> Installed:
     """Merge agentgate's stop hook (``command``) and session-start hook into ``path`` (or take
     both out); write only on a change."""
-    shown = str(path)
-    before: str | None = None
-    document: dict[str, Any] = {}
-    if path.exists():
-        try:
-            before = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InstallError(f"{shown}: cannot be read ({exc}); nothing was changed") from None
-        if before.strip():
-            try:
-                loaded = json.loads(before)
-            except ValueError as exc:
-                raise InstallError(
-                    f"{shown}: is not valid JSON ({exc}); fix it or move it away, nothing was "
-                    "changed"
-                ) from None
-            if not isinstance(loaded, dict):
-                raise InstallError(f"{shown}: is not a JSON object; nothing was changed")
-            document = loaded
-    elif uninstall:
+    before, document = _read(path)
+    if before is None and uninstall:
         return Installed(path, changed=False)
+    shown = str(path)
     new = None if uninstall else handler(harness, command, timeout_s)
     merged = merge(harness, json.loads(json.dumps(document)), new, shown)
     if harness.start_event is not None:
@@ -271,9 +260,92 @@ def install(
         merged = merge(harness, merged, start, shown, harness.start_event)
     if before is not None and before.strip() and merged == document:
         return Installed(path, changed=False)
-    text = json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
+    return Installed(path, changed=True, backup=_write(path, before, merged))
+
+
+def pin_managed(path: Path, *, uninstall: bool = False) -> Installed:
+    """Merge ``CLAUDE_PINNED_ENV`` into Claude Code's managed settings at ``path`` (or take
+    agentgate's values out); write only on a change. ``lines`` says what changed."""
+    before, document = _read(path, hint=_AS_ROOT)
+    if before is None and uninstall:
+        return Installed(path, changed=False)
+    merged = json.loads(json.dumps(document))
+    env = merged.setdefault("env", {})
+    if not isinstance(env, dict):
+        raise InstallError(f"{path}: `env` is not a mapping; fix it by hand, nothing was changed")
+    lines = []
+    for key, value in CLAUDE_PINNED_ENV.items():
+        if uninstall:
+            if key in env and env[key] == value:
+                del env[key]
+                lines.append(f"{key} unpinned")
+            continue
+        if key not in env:
+            lines.append(f"{key}={json.dumps(value)}")
+        elif env[key] != value:
+            lines.append(f"{key}={json.dumps(value)} (was {json.dumps(env[key])})")
+        env[key] = value
+    if not env:
+        del merged["env"]
+    if not lines:
+        return Installed(path, changed=False)
+    backup = _write(path, before, merged, mode=0o644, hint=_AS_ROOT)
+    return Installed(path, changed=True, backup=backup, lines=lines)
+
+
+_AS_ROOT = "it is the machine's, for its administrator: run the command with sudo"
+
+
+def managed_step(managed: Path) -> str:
+    """The step that pins Claude Code's environment in its managed settings."""
+    names = " and ".join(CLAUDE_PINNED_ENV)
+    return (
+        f"An agent can switch the Stop hook off in the session itself: Claude Code applies the "
+        f"`env` of .claude/settings.json (and settings.local.json) as soon as it changes, and "
+        f"{names} there decide whether the hook is run and how many blocks hold the agent "
+        f"(CLAUDE_CODE_SHELL_PREFIX=true: the hook prints nothing, the agent stops). Claude "
+        f"Code's managed settings win over the project's: pin them, for every session on this "
+        f"machine, with\n"
+        f"    sudo {shlex.join([*agentgate_argv(), 'install-hook', 'claude', '--managed'])}\n"
+        f"which merges into {managed}:\n"
+        f"    {json.dumps(pinned_document())}"
+    )
+
+
+def _read(path: Path, *, hint: str = "") -> tuple[str | None, dict[str, Any]]:
+    """A settings file's text (None when there is none) and its JSON object ({} when empty)."""
+    shown = str(path)
+    if not path.exists():
+        return None, {}
+    try:
+        before = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        extra = f"; {hint}" if hint and isinstance(exc, PermissionError) else ""
+        raise InstallError(f"{shown}: cannot be read ({exc}){extra}; nothing was changed") from None
+    if not before.strip():
+        return before, {}
+    try:
+        loaded = json.loads(before)
+    except ValueError as exc:
+        raise InstallError(
+            f"{shown}: is not valid JSON ({exc}); fix it or move it away, nothing was changed"
+        ) from None
+    if not isinstance(loaded, dict):
+        raise InstallError(f"{shown}: is not a JSON object; nothing was changed")
+    return before, loaded
+
+
+def _write(
+    path: Path, before: str | None, document: dict[str, Any], *, mode: int = 0, hint: str = ""
+) -> Path | None:
+    """Write ``document`` to ``path``, the previous file kept first: the backup's path. A new
+    file gets ``mode`` when one is given (a file every user's harness reads)."""
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     backup = None
     try:
+        if mode and not path.parent.exists():
+            path.parent.mkdir(parents=True)
+            path.parent.chmod(0o755)
         path.parent.mkdir(parents=True, exist_ok=True)
         if before is not None:
             stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -283,19 +355,26 @@ def install(
         tmp.write_text(text, encoding="utf-8")
         if before is not None:
             shutil.copymode(path, tmp)
+        elif mode:
+            tmp.chmod(mode)
         os.replace(tmp, path)
     except OSError as exc:
-        raise InstallError(f"{shown}: cannot be written ({exc.strerror or exc})") from None
-    return Installed(path, changed=True, backup=backup)
+        extra = f"; {hint}" if hint and isinstance(exc, PermissionError) else ""
+        raise InstallError(f"{path}: cannot be written ({exc.strerror or exc}){extra}") from None
+    return backup
 
 
 def trust_steps(harness: Harness, root: Path, *, user: bool) -> list[str]:
     """What the user must still do in the harness before it runs the hook."""
     if harness.name == "claude":
-        return [
+        steps = [
             "Claude Code reads it when a session starts; in a session already open, review the "
             "new hook with /hooks."
         ]
+        managed = managed_settings_path()
+        if not is_pinned(managed):
+            steps.append(managed_step(managed))
+        return steps
     if harness.name == "codex":
         steps = [
             "Codex runs a hook only once you have trusted it: start `codex` in the project and "

@@ -1,0 +1,73 @@
+"""Claude Code's managed settings: the environment a project's settings cannot change.
+
+Claude Code sets its own process's environment from the settings' ``env``, in this order:
+user, project (``.claude/settings.json``), local (``.claude/settings.local.json``), flags,
+then the managed (policy) settings; the last one to set a variable wins. It does so again when
+a settings file changes in the session, and every hook it runs gets that environment. Two of
+those variables decide whether agentgate's Stop hook can keep the agent working:
+
+- ``CLAUDE_CODE_SHELL_PREFIX``: when it is not empty, every hook command is run as its argument
+  (``true '<agentgate hook claude>'`` for a prefix ``true``), so the hook prints nothing and the
+  agent stops, in the same session;
+- ``CLAUDE_CODE_STOP_HOOK_BLOCK_CAP``: the blocks in a row after which Claude Code lets the
+  agent stop (8 when unset; ``1`` lets it stop at the second block).
+
+Pinned in the managed settings, a project's ``env`` cannot change them (checked with the real
+Claude Code 2.1.197 in the harness lab, red team 51): an empty prefix is no prefix, and the cap
+is Claude Code's own default, the one agentgate escalates under (``protocols.Harness.block_cap``).
+
+The managed settings file is the machine's, for every user and project, and only its
+administrator can write it. Where Claude Code 2.1.197 reads it, by platform (its own code):
+Linux ``/etc/claude-code/managed-settings.json``, macOS ``/Library/Application
+Support/ClaudeCode/managed-settings.json``, Windows ``C:\\Program
+Files\\ClaudeCode\\managed-settings.json``. ``AGENTGATE_CLAUDE_MANAGED_SETTINGS`` names another
+file (for tests: Claude Code itself reads only its own).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from pytest_agentgate.harness.protocols import HARNESSES
+
+# The one list of the variables agentgate pins, with the value each is pinned to.
+CLAUDE_PINNED_ENV: dict[str, str] = {
+    "CLAUDE_CODE_SHELL_PREFIX": "",
+    "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": str(HARNESSES["claude"].block_cap),
+}
+
+PATH_VARIABLE = "AGENTGATE_CLAUDE_MANAGED_SETTINGS"
+
+
+def managed_settings_path() -> Path:
+    """The managed settings file Claude Code reads on this platform."""
+    given = os.environ.get(PATH_VARIABLE)
+    if given:
+        return Path(given)
+    if sys.platform == "darwin":
+        return Path("/Library/Application Support/ClaudeCode/managed-settings.json")
+    if sys.platform == "win32":
+        return Path("C:/Program Files/ClaudeCode/managed-settings.json")
+    return Path("/etc/claude-code/managed-settings.json")
+
+
+def pinned_document() -> dict[str, Any]:
+    """What the managed settings must hold: the JSON the user is shown."""
+    return {"env": dict(CLAUDE_PINNED_ENV)}
+
+
+def is_pinned(path: Path) -> bool:
+    """Whether ``path`` pins every variable to agentgate's value (False when it cannot be
+    read)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    env = document.get("env") if isinstance(document, dict) else None
+    if not isinstance(env, dict):
+        return False
+    return all(env.get(key) == value for key, value in CLAUDE_PINNED_ENV.items())
