@@ -74,9 +74,7 @@ def run(args: argparse.Namespace) -> int:
     shown = _shown(path, root)
     hooks = "stop hook" if harness.start_event is None else "stop and session-start hooks"
     if not done.changed:
-        state = "not there" if args.uninstall else "already installed"
-        print(f"agentgate: {harness.title} {hooks} {state} in {shown}; nothing changed")
-        return 0
+        return _unchanged(f"{harness.title} {hooks}", args.uninstall, "installed", shown)
     if args.uninstall:
         print(f"agentgate: removed the {harness.title} {hooks} from {shown}")
     else:
@@ -111,6 +109,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _unchanged(what: str, uninstall: bool, done: str, where: object) -> int:
+    state = "not there" if uninstall else f"already {done}"
+    print(f"agentgate: {what} {state} in {where}; nothing changed")
+    return 0
+
+
 def _managed(args: argparse.Namespace) -> int:
     """``--managed``: Claude Code's managed settings pin the variables of ``CLAUDE_PINNED_ENV``."""
     from pytest_agentgate.harness.install import InstallError, pin_managed
@@ -123,9 +127,7 @@ def _managed(args: argparse.Namespace) -> int:
     path = managed_settings_path()
     done = pin_managed(path, uninstall=args.uninstall)
     if not done.changed:
-        state = "not there" if args.uninstall else "already pinned"
-        print(f"agentgate: Claude Code's managed environment {state} in {path}; nothing changed")
-        return 0
+        return _unchanged("Claude Code's managed environment", args.uninstall, "pinned", path)
     if args.uninstall:
         print(f"agentgate: took agentgate's pins out of Claude Code's managed settings, {path}:")
     else:
