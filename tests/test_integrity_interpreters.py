@@ -255,9 +255,10 @@ def test_a_linters_program_replaced_is_found(tmp_path: Path) -> None:
     (found,) = linters_replaced(tmp_path, lint, running(venv))
     assert (found.rule, found.path) == ("interpreter-replaced", ".venv/bin/ruff")
     assert found.message == (
-        ".venv/bin/ruff, of the ruff a gate's command runs, is not as it was installed (its "
-        "RECORD's hash): the linter reports what that file says, not what the code has; "
-        "install it again (`pip install --force-reinstall ruff`) and run the checks again"
+        ".venv/bin/ruff, of the ruff a gate's command runs, is not as ruff-0.1.dist-info/RECORD "
+        "hashes it (as it was installed): the linter reports what that file says, not what the "
+        "code has; install it again (`pip install --force-reinstall ruff`) and run the checks "
+        "again"
     )
     # A linter no gate names, or an environment the commands do not run, is not read.
     assert list(linters_replaced(tmp_path, ["python -m compileall -q ."], running(venv))) == []
@@ -283,7 +284,8 @@ def test_a_linter_no_package_installed_is_found(tmp_path: Path) -> None:
         (
             f"{site.relative_to(tmp_path).as_posix()}/pyflakes/checker.py",
             f"{site.relative_to(tmp_path).as_posix()}/pyflakes/checker.py, of the flake8 a "
-            "gate's command runs, is not as it was installed (its RECORD's hash)",
+            "gate's command runs, is not as pyflakes-0.1.dist-info/RECORD hashes it (as it was "
+            "installed)",
         ),
         (
             ".venv/bin/mypy",
@@ -291,3 +293,19 @@ def test_a_linter_no_package_installed_is_found(tmp_path: Path) -> None:
             "package (no RECORD lists it)",
         ),
     ]
+
+
+def test_a_linter_of_the_venvs_old_python_is_not_read(tmp_path: Path) -> None:
+    # Review 31: a virtual environment made again over the old one for another Python keeps
+    # the old Python's site folder, whose RECORD hashes the program as the old ruff wrote it.
+    from pytest_agentgate.integrity.interpreters import linters_replaced
+
+    venv = made_venv(tmp_path)
+    installed(venv, "ruff", {"../../../bin/ruff": b"the ruff of this Python"})
+    old = venv / "lib" / "python3.1" / "site-packages"
+    (old / "ruff-0.0.dist-info").mkdir(parents=True)
+    (old / "ruff-0.0.dist-info" / "RECORD").write_text(
+        "../../../bin/ruff,sha256=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855,0\n"
+    )
+    lint = ["ruff check ."]
+    assert list(linters_replaced(tmp_path, lint, running(venv))) == []

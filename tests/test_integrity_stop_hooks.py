@@ -451,26 +451,49 @@ def test_claudes_block_cap_or_the_hooks_environment_changed_is_tampering(
 ) -> None:
     # Red team 50: `env` in Claude Code's settings sets the variables its hooks run with;
     # CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1 (read by Claude Code 2.1.197) lets the agent stop at
-    # its second block, before agentgate's attempts run out.
+    # its second block, before agentgate's attempts run out. Red team 51: it runs every hook
+    # command after CLAUDE_CODE_SHELL_PREFIX (`true '<the hook>'` answers nothing).
     (repo / ".gitignore").write_text(".claude/settings.local.json\n")
     git(repo, "add", ".gitignore")
     git(repo, "commit", "-qm", "local settings are the user's")
     path = repo / ".claude" / settings_file
     settings = json.loads(path.read_text()) if path.exists() else {}
-    path.write_text(json.dumps({**settings, "env": {"MY_SERVICE_URL": "http://127.0.0.1"}}))
-    assert stop_hook_findings(capsys) == []  # the project's own variables are its business
-    env = {"MY_SERVICE_URL": "x", "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "1", "AGENTGATE_X": "1"}
+    # Review 31: Claude Code's other variables are the project's (a slow suite's Bash timeout,
+    # Bedrock, a proxy's certificates), in its settings and in the user's own.
+    own = {
+        "BASH_DEFAULT_TIMEOUT_MS": "600000",
+        "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "32000",
+        "CLAUDE_CODE_USE_BEDROCK": "1",
+        "NODE_EXTRA_CA_CERTS": "/etc/ssl/certs/ca-certificates.crt",
+    }
+    path.write_text(json.dumps({**settings, "env": own}))
+    assert stop_hook_findings(capsys) == []
+    env = {**own, "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "1", "CLAUDE_CODE_SHELL_PREFIX": "true"}
     path.write_text(json.dumps({**settings, "env": env}))
+    shown = "CLAUDE_CODE_SHELL_PREFIX=true, CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1"
+    what = (
+        "decides whether and how Claude Code runs agentgate's stop hook (the shell and prefix it "
+        "runs hook commands with, how many blocks it takes, where it reads its settings)"
+    )
     assert stop_hook_findings(capsys) == [
-        f".claude/{settings_file} changes the environment Claude Code gives the hooks of "
-        ".claude/settings.json (AGENTGATE_X=1, CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1): it decides "
-        "how agentgate's stop hook runs, and how many blocks Claude Code takes"
+        f".claude/settings.json changes the environment Claude Code gives its hooks ({shown}), "
+        f"which {what}: put it back as the base has it; a person changes it on the base branch"
+        if settings_file == "settings.json"
+        else ".claude/settings.local.json, this machine's own Claude Code settings, sets the "
+        f"environment Claude Code gives the hooks of .claude/settings.json ({shown}), which "
+        f"{what}: take it out of that file"
     ]
-    # Red team 51: Claude Code runs every hook command after CLAUDE_CODE_SHELL_PREFIX
-    # (`true '<the hook>'` answers nothing), re-reading the settings mid-session.
-    path.write_text(json.dumps({**settings, "env": {"CLAUDE_CODE_SHELL_PREFIX": "true"}}))
-    assert stop_hook_findings(capsys) == [
-        f".claude/{settings_file} changes the environment Claude Code gives the hooks of "
-        ".claude/settings.json (CLAUDE_CODE_SHELL_PREFIX=true): it decides how agentgate's "
-        "stop hook runs, and how many blocks Claude Code takes"
-    ]
+
+
+def test_claudes_settings_env_is_the_projects_where_agentgate_is_not_its_hook(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Review 31: a project that runs agentgate in CI only had its Claude settings judged.
+    git(repo, "checkout", "-q", "main")
+    main(["install-hook", "claude", "--uninstall"])
+    git(repo, "commit", "-qam", "no Claude hook")
+    git(repo, "checkout", "-q", "-B", "agent")
+    path = repo / ".claude" / "settings.json"
+    settings = json.loads(path.read_text())
+    path.write_text(json.dumps({**settings, "env": {"CLAUDE_CODE_SHELL_PREFIX": "log"}}))
+    assert stop_hook_findings(capsys) == []

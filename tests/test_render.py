@@ -154,6 +154,12 @@ def test_long_lines_are_clipped() -> None:
     verdict = _verdict(_gate("lint", "lint", findings=[Finding("z" * 1000, path="a.py")]))
     line = next(ln for ln in render_continuation(verdict).splitlines() if "a.py" in ln)
     assert len(line) == 300 and line.endswith("…")
+    # Review 31: an integrity finding's way out, at its end, was cut off.
+    way_out = "; a person approves it: merged on the base branch, then a new task"
+    said = "x" * 420 + way_out
+    verdict = _verdict(_gate("integrity", "integrity", findings=[Finding(said, path="a.py")]))
+    line = next(ln for ln in render_continuation(verdict).splitlines() if "a.py" in ln)
+    assert line.endswith(way_out)
 
 
 def test_finding_line_shapes() -> None:

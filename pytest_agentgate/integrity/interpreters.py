@@ -157,9 +157,15 @@ def _unlike_record(venv: str, tool: str) -> Iterator[tuple[str, str]]:
 
     from pytest_agentgate.integrity.bytecode import Remembered
 
+    # The site folder of the venv's own Python: one made again for another Python keeps the
+    # old one's folder, whose RECORDs hash the programs as they were (review 31).
+    version = _venv_version(venv) or "*"
     sites = [
         os.path.realpath(f)
-        for pattern in ("lib/python*/site-packages", "lib64/python*/site-packages")
+        for pattern in (
+            f"lib/python{version}/site-packages",
+            f"lib64/python{version}/site-packages",
+        )
         for f in sorted(glob.glob(os.path.join(glob.escape(venv), pattern)))
     ]
     sites = list(dict.fromkeys(sites))
@@ -184,6 +190,21 @@ def _unlike_record(venv: str, tool: str) -> Iterator[tuple[str, str]]:
         if os.path.lexists(place):
             yield place, "not installed by any package (no RECORD lists it)"
             return
+
+
+def _venv_version(venv: str) -> str | None:
+    """``3.11``: the Python version a virtual environment's ``pyvenv.cfg`` names, if any."""
+    try:
+        with open(os.path.join(venv, "pyvenv.cfg"), "rb") as handle:
+            text = handle.read(1 << 16).decode("utf-8", "replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        found = re.fullmatch(r"(\d+)\.(\d+)(?:\.\S*)?", value.strip())
+        if key.strip().lower() in ("version", "version_info") and found:
+            return f"{found[1]}.{found[2]}"
+    return None
 
 
 def _unlike(site: str, entry: str, remembered: Remembered) -> tuple[str, str] | None:
@@ -233,7 +254,7 @@ def _unlike(site: str, entry: str, remembered: Remembered) -> tuple[str, str] | 
             return path, "unreadable"
         said = "sha256=" + base64.urlsafe_b64encode(sha.digest()).rstrip(b"=").decode()
         if said != digest and not _compiled_again(path, remembered):
-            return path, "not as it was installed (its RECORD's hash)"
+            return path, f"not as {entry}/RECORD hashes it (as it was installed)"
     remembered.add(key)
     return None
 

@@ -62,7 +62,7 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
             if harness.start_event is not None:
                 yield from _entry(scan, path, harness, harness.start_event, "session-start hook")
             yield from _beside(scan, path, harness)
-            if name == "claude":
+            if name == "claude" and our_entries(harness, scan.sources.at_base(path)):
                 yield from _claude_env(scan, path, path)
     # Claude Code's local settings are the user's, and git ignores them as a rule: read
     # whether the change touches them or not, while the project's settings arm agentgate.
@@ -372,17 +372,28 @@ def _beside(scan: Scan, path: str, harness: Harness) -> Iterator[IntegrityFindin
 
 
 # Variables of Claude Code's settings `env` (applied to its hooks, and re-read mid-session)
-# that decide whether and how it runs agentgate's hook: all of Claude Code's own (its cap on
-# blocks in a row, 8 unset: `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1` lets the agent stop at the
-# second block; `CLAUDE_CODE_SHELL_PREFIX=true` runs `true '<the hook>'`, which answers
-# nothing: both read in Claude Code 2.1.197, red teams 50 and 51), agentgate's own, and how a
-# shell finds and starts a program.
-_HOOK_ENV = frozenset({"PATH", "HOME", "ENV", "TMPDIR"})
-_HOOK_ENV_PREFIXES = ("CLAUDE_", "AGENTGATE_", "PYTHON", "SHELL", "BASH", "LD_", "DYLD_", "NODE_")
+# that decide whether and how it runs agentgate's hook, read in Claude Code 2.1.197's binary:
+# its cap on blocks in a row (8 unset: `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1` lets the agent stop
+# at the second block, red team 50), the prefix and shell it runs hook commands with
+# (`CLAUDE_CODE_SHELL_PREFIX=true` runs `true '<the hook>'`, red team 51), where it reads its
+# settings (managed ones included) and what environment its commands inherit; agentgate's
+# own, and how a shell or Node.js finds and starts a program. Claude Code's other variables
+# (`BASH_DEFAULT_TIMEOUT_MS`, `CLAUDE_CODE_USE_BEDROCK`, `NODE_EXTRA_CA_CERTS`) are the
+# project's (review 31).
+_HOOK_ENV = frozenset(
+    {"PATH", "HOME", "SHELL", "ENV", "BASH_ENV", "NODE_OPTIONS", "NODE_PATH", "CLAUDE_ENV_FILE"}
+)
+_HOOK_ENV_PREFIXES = ("AGENTGATE_", "PYTHON", "LD_", "DYLD_", "BASH_FUNC_")
+_CLAUDES_OWN = ("HOOK", "SHELL", "SETTINGS", "CONFIG_DIR", "MANAGED", "INHERIT_ENV", "ENV_SCRUB")
 
 
 def _governs_hooks(key: str) -> bool:
-    return key in _HOOK_ENV or key.startswith(_HOOK_ENV_PREFIXES) or "HOOK" in key
+    return (
+        key in _HOOK_ENV
+        or key.startswith(_HOOK_ENV_PREFIXES)
+        or "HOOK" in key
+        or (key.startswith("CLAUDE_") and any(word in key for word in _CLAUDES_OWN))
+    )
 
 
 def _claude_env(scan: Scan, path: str, armed: str) -> Iterator[IntegrityFinding]:
@@ -403,14 +414,24 @@ def _claude_env(scan: Scan, path: str, armed: str) -> Iterator[IntegrityFinding]
         for key in set(was) | set(now)
         if was.get(key, _NONE) != now.get(key, _NONE) and _governs_hooks(key)
     )
-    if changed:
-        shown = ", ".join(f"{key}={now.get(key, '(removed)')}" for key in changed)
-        yield IntegrityFinding(
-            RULE,
-            f"{path} changes the environment Claude Code gives the hooks of {armed} ({shown}): "
-            "it decides how agentgate's stop hook runs, and how many blocks Claude Code takes",
-            path,
+    if not changed:
+        return
+    shown = ", ".join(f"{key}={now.get(key, '(removed)')}" for key in changed)
+    what = (
+        "decides whether and how Claude Code runs agentgate's stop hook (the shell and prefix "
+        "it runs hook commands with, how many blocks it takes, where it reads its settings)"
+    )
+    if path == armed:
+        text = (
+            f"{path} changes the environment Claude Code gives its hooks ({shown}), which "
+            f"{what}: put it back as the base has it; a person changes it on the base branch"
         )
+    else:  # the user's own file, which git ignores: no base to put it back to
+        text = (
+            f"{path}, this machine's own Claude Code settings, sets the environment Claude Code "
+            f"gives the hooks of {armed} ({shown}), which {what}: take it out of that file"
+        )
+    yield IntegrityFinding(RULE, text, path)
 
 
 def _armed(harness: Harness, entry: dict[str, Any], start: bool) -> bool:

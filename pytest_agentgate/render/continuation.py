@@ -15,6 +15,7 @@ from pytest_agentgate.verdict import Finding, GateResult, Verdict
 # Build errors hide everything else; then tests, lint, coverage, then anything custom.
 KIND_ORDER = {"build": 0, "test": 1, "lint": 2, "coverage": 3}
 MAX_LINE = 300
+INTEGRITY_LINE = 700
 # The session gate's finding for a success claim another gate disproves (quoted in the head).
 CLAIM_DISPROVED = "claim-disproved"
 
@@ -57,7 +58,7 @@ def _clip(text: str, limit: int = MAX_LINE) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _finding_line(f: Finding) -> str:
+def _finding_line(f: Finding, limit: int = MAX_LINE) -> str:
     parts = []
     if f.name:
         parts.append(f.name)
@@ -66,7 +67,7 @@ def _finding_line(f: Finding) -> str:
     if f.code and f.code not in ("error", "flaky"):
         parts.append(f.code)
     head = " ".join(parts)
-    return _clip(f"  - {head}: {f.message}" if head else f"  - {f.message}")
+    return _clip(f"  - {head}: {f.message}" if head else f"  - {f.message}", limit)
 
 
 def _gate_header(gate: GateResult) -> str:
@@ -91,7 +92,10 @@ def _gate_details(gate: GateResult) -> list[str]:
         first, *rest = note.splitlines() or [""]
         lines.append(_clip(f"  * {first}", 600))
         lines.extend(_clip(f"    {r}") for r in rest[-15:] if r.strip())
-    lines.extend(_finding_line(f) for f in gate.findings if f.code != CLAIM_DISPROVED)
+    # An integrity finding says what went wrong and what to do in one line, past the
+    # length of a linter's (review 31: the way a person approves a plugin was cut off).
+    limit = INTEGRITY_LINE if gate.kind == "integrity" else MAX_LINE
+    lines.extend(_finding_line(f, limit) for f in gate.findings if f.code != CLAIM_DISPROVED)
     return lines
 
 

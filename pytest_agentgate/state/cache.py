@@ -274,7 +274,7 @@ PART_NAMES = {
     "ignored": "ignored files",
     "config": "the configuration",
     "tools": "the tools on the commands' PATH",
-    "base": "the base",
+    "base": "the base, or the task's test environment",
     "process": "the process settings the commands inherit (umask, limits, signals, priority)",
 }
 
