@@ -708,10 +708,9 @@ def test_an_expectation_changed_with_the_code_untouched_is_a_notice(tmp_path: Pa
         ("expectation-changed", 12),
     ]
     assert "`mul(2, 3) == 5` where the base expected `mul(2, 3) == 6`" in found[1].message
-    # Not an expectation changed: another call, a new check beside the old one, a check of
-    # a variable, a comparison rewritten.
+    # Not an expectation changed: a new check beside the old one, a check of a variable, a
+    # comparison rewritten.
     for honest in (
-        change("    assert add(1, 2) == 3", "    assert add(2, 2) == 4"),
         change("    assert add(1, 2) == 3", "    assert add(1, 2) == 3\n    assert add(1, 2) != 4"),
         change("    assert add(1, 2) == 3", "    assert add(1, 2) == 3.0"),
         change("    assert add(1, 2) == 3", "    assert 3 == add(1, 2)"),
@@ -719,6 +718,162 @@ def test_an_expectation_changed_with_the_code_untouched_is_a_notice(tmp_path: Pa
         assert analyze({PY: BASE_PY}, {PY: honest}, tmp_path) == [], honest
     variable = "def test_add():\n    total = add(1, 2)\n    assert total == 3\n"
     assert analyze({PY: variable}, {PY: variable.replace("== 3", "== 4")}, tmp_path) == []
+    # Another call in its place is no expectation changed either: the check of `add(1, 2)`
+    # is gone, and one that passes took its place.
+    other = change("    assert add(1, 2) == 3", "    assert add(2, 2) == 4")
+    assert [f.rule for f in analyze({PY: BASE_PY}, {PY: other}, tmp_path)] == ["assertion-removed"]
+
+
+TAX = "tests/test_tax.py"
+TAX_CODE = {"pkg/__init__.py": "RATE = 0.1\n\n\ndef tax(x):\n    return x * RATE\n"}
+TAX_BASE = """\
+import pytest
+
+from pkg import tax
+
+
+def test_tax_more():
+    assert tax(10) == 1.0
+    assert tax(20) == 2.0
+    assert tax(30) == 3.5
+    with pytest.raises(ValueError):
+        tax(-1)
+"""
+
+
+def tax_test(old: str, new: str) -> str:
+    assert old in TAX_BASE, old
+    return TAX_BASE.replace(old, new, 1)
+
+
+def tax_findings(tmp_path: Path, now: dict[str, str]) -> list[IntegrityFinding]:
+    return analyze({TAX: TAX_BASE, **TAX_CODE}, {**TAX_CODE, **now}, tmp_path)
+
+
+def test_a_check_dropped_from_a_test_that_keeps_others_is_removed(tmp_path: Path) -> None:
+    # The failing assert deleted, the test's other asserts left to pass: in place, or in a
+    # test renamed that keeps most of what it checked.
+    dropped = tax_test("    assert tax(30) == 3.5\n", "")
+    (finding,) = tax_findings(tmp_path, {TAX: dropped})
+    assert (finding.rule, finding.path, finding.line) == ("assertion-removed", TAX, 6)
+    assert finding.message.startswith(
+        "tests/test_tax.py::test_tax_more no longer checks `assert tax(30) == 3.5` (at the base, "
+        "line 9), and no test of the change does"
+    )
+    renamed = dropped.replace("def test_tax_more", "def test_tax_cases")
+    (finding,) = tax_findings(tmp_path, {TAX: renamed})
+    assert finding.rule == "assertion-removed"
+    assert finding.message.startswith(
+        "tests/test_tax.py::test_tax_cases (it was tests/test_tax.py::test_tax_more) no longer "
+        "checks `assert tax(30) == 3.5`"
+    )
+    # Made a check of nothing: a call without an assert, a value compared with itself, or
+    # another input checked in its place.
+    for no_op in (
+        "    tax(30)\n",
+        "    assert tax(30) == tax(30)\n",
+        "    assert tax(40) == 4.0\n",
+    ):
+        now = tax_test("    assert tax(30) == 3.5\n", no_op)
+        assert [f.rule for f in tax_findings(tmp_path, {TAX: now})] == ["assertion-removed"], no_op
+    # A `pytest.raises` block deleted, and two checks at once: the first is named.
+    raises = tax_test("    with pytest.raises(ValueError):\n        tax(-1)\n", "")
+    (finding,) = tax_findings(tmp_path, {TAX: raises})
+    assert "no longer checks `with pytest.raises(ValueError): tax(-1)` (at the base, line 10)" in (
+        finding.message
+    )
+    both = raises.replace("    assert tax(30) == 3.5\n", "")
+    (finding,) = tax_findings(tmp_path, {TAX: both})
+    assert "`assert tax(30) == 3.5` (at the base, line 9) and 1 more check(s)," in finding.message
+    # The code changes, but not what the dropped check calls.
+    other = {"pkg/other.py": "def mul(a, b):\n    return a * b * 1\n"}
+    found = analyze(
+        {TAX: TAX_BASE, **TAX_CODE, "pkg/other.py": "def mul(a, b):\n    return a * b\n"},
+        {**TAX_CODE, TAX: dropped, **other},
+        tmp_path,
+    )
+    assert [f.rule for f in found] == ["assertion-removed"]
+    # The whole test deleted is a test removed, reported once.
+    gone = TAX_BASE.split("def test_tax_more")[0] + "def test_other():\n    assert tax(0) == 0\n"
+    assert [f.rule for f in tax_findings(tmp_path, {TAX: gone})] == ["test-removed"]
+
+
+def test_a_check_moved_reformatted_split_or_merged_is_still_made(tmp_path: Path) -> None:
+    thirty = "    assert tax(30) == 3.5\n"
+    honest = {
+        "moved to a test of its own": tax_test(thirty, "")
+        + "\n\ndef test_tax_thirty():\n    assert tax(30) == 3.5\n",
+        "folded into a case of a parametrized test": tax_test(thirty, "")
+        + "\n\n@pytest.mark.parametrize(('amount', 'expected'), [(30, 3.5), (40, 4.0)])\n"
+        "def test_tax_cases(amount, expected):\n"
+        "    assert tax(amount) == pytest.approx(expected)\n",
+        "written the other way round, with approx": tax_test(
+            thirty, "    assert pytest.approx(3.5) == tax(30)\n"
+        ),
+        "kept in a variable read twice": tax_test(
+            thirty, "    result = tax(30)\n    assert result == 3.5\n    assert result > 0\n"
+        ),
+        "two asserts merged into one": tax_test(
+            "    assert tax(10) == 1.0\n    assert tax(20) == 2.0\n",
+            "    assert tax(10) == 1.0 and tax(20) == 2.0\n",
+        ),
+        "checked in a loop over values written out": tax_test(
+            thirty,
+            "    for amount in (30, 40):\n        assert tax(amount) == amount * 0.1 + 0.5\n",
+        ),
+        "moved into a helper the test calls": tax_test(thirty, "    check(30, 3.5)\n")
+        + "\n\ndef check(amount, expected):\n    assert tax(amount) == expected\n",
+        "compared close, for rounding": tax_test(
+            thirty, "    assert tax(30) == pytest.approx(3.5, abs=1e-9)\n"
+        ),
+        "the raises block given a message to match": tax_test(
+            "pytest.raises(ValueError)", "pytest.raises(ValueError, match='negative')"
+        ),
+    }
+    for what, now in honest.items():
+        assert tax_findings(tmp_path, {TAX: now}) == [], what
+    # Moved to another file.
+    moved = {
+        TAX: tax_test(thirty, ""),
+        "tests/test_more.py": "from pkg import tax\n\n\n"
+        "def test_thirty():\n    assert tax(30) == 3.5\n",
+    }
+    assert tax_findings(tmp_path, moved) == []
+    # A check written twice, kept once.
+    twice = tax_test(thirty, thirty + thirty)
+    assert analyze({TAX: twice, **TAX_CODE}, {TAX: TAX_BASE, **TAX_CODE}, tmp_path) == []
+    # An assert of two checks split in two.
+    merged = tax_test(
+        "    assert tax(10) == 1.0\n    assert tax(20) == 2.0\n",
+        "    assert tax(10) == 1.0 and tax(20) == 2.0\n",
+    )
+    found = analyze({TAX: merged, **TAX_CODE}, {TAX: TAX_BASE, **TAX_CODE}, tmp_path)
+    assert found == []
+    # Another expected value of the same call: a notice of its own, not a check dropped.
+    changed = tax_test(thirty, "    assert tax(30) == 3.0\n")
+    assert [f.rule for f in tax_findings(tmp_path, {TAX: changed})] == ["expectation-changed"]
+    # unittest's assertEqual written as pytest's assert.
+    unit = (
+        "import unittest\n\nfrom pkg import tax\n\n\nclass TaxTest(unittest.TestCase):\n"
+        "    def test_tax(self):\n        self.assertEqual(tax(10), 1.0)\n"
+        "        self.assertEqual(tax(30), 3.5)\n"
+    )
+    plain = "from pkg import tax\n\n\ndef test_tax():\n    assert tax(10) == 1.0\n"
+    plain += "    assert tax(30) == 3.5\n"
+    assert analyze({TAX: unit, **TAX_CODE}, {TAX: plain, **TAX_CODE}, tmp_path) == []
+
+
+def test_a_check_dropped_with_the_behaviour_it_checks_is_no_finding(tmp_path: Path) -> None:
+    dropped = tax_test("    assert tax(30) == 3.5\n", "")
+    for code in (
+        "RATE = 0.1\n\n\ndef tax(x):\n    return round(x * RATE, 2)\n",  # what it calls
+        "RATE = 0.15\n\n\ndef tax(x):\n    return x * RATE\n",  # what that reads
+    ):
+        assert tax_findings(tmp_path, {TAX: dropped, "pkg/__init__.py": code}) == [], code
+    # A docstring is not what the code does.
+    documented = 'RATE = 0.1\n\n\ndef tax(x):\n    """Tax."""\n    return x * RATE\n'
+    found = tax_findings(tmp_path, {TAX: dropped, "pkg/__init__.py": documented})
+    assert [f.rule for f in found] == ["assertion-removed"]
 
 
 def test_comparing_with_zero_or_one_is_exact(tmp_path: Path) -> None:

@@ -62,7 +62,8 @@ _RULES = (
     Rule(
         "assertion-removed",
         "tampering",
-        "a test that asserted something now asserts nothing (or swallows AssertionError)",
+        "a test that asserted something now asserts nothing (or swallows AssertionError), or "
+        "no longer makes a check that no test of the change makes",
         "restore the test's assertions; change the expectation only with the behaviour",
     ),
     Rule(

@@ -10,6 +10,9 @@ touches, at the base and now, into a :class:`Side`; :func:`compare` judges the c
   same file first, then, where the language says what a body checks, in another file). A
   renamed test is still the same test, and is compared with what it was;
 - a test that asserted something at the base and asserts nothing now lost its assertions;
+  one that no longer makes a check it made (``assert tax(30) == 3.5`` deleted, its other
+  asserts left), where no test of the change makes it, dropped it, unless the change changes
+  the code that check calls;
 - a test the change adds that asserts nothing only runs the code;
 - a skip, xfail, ``.only`` or rerun that applies here and that the base did not have, in the same
   place (the file, a class or suite, a test), is new.
@@ -93,6 +96,10 @@ class Case:
     # compares a call of the code with a literal: ("tax(0)", "== 0", "== 0.0", 7); a
     # parametrized test's for each case (Python).
     expects: Callable[[], tuple[tuple[str, str, str, int], ...]] = lambda: ()
+    # Each check its own body makes (its asserts, nested blocks included, its ``pytest.raises``
+    # blocks and assert* calls), and given True, each of its parametrized cases' too, their
+    # values put in: where a check dropped from another test may still be made (Python).
+    made: Callable[[bool], tuple[Made, ...]] = lambda cases: ()
     _body: Body | None = field(default=None, repr=False, compare=False)
     _why: list[str | None] = field(default_factory=list, repr=False, compare=False)
 
@@ -122,6 +129,26 @@ class Case:
     @property
     def strings(self) -> tuple[str, ...]:
         return self.body.strings
+
+
+@dataclass(frozen=True)
+class Made:
+    """One check a test makes: an assert (each part of an ``and`` apart), a ``pytest.raises``
+    block, an assert* call."""
+
+    # Normalised as a move, a rename of its variables or a reformat keeps it (``b == a`` is
+    # ``a == b``): the same check.
+    key: str
+    # What it checks, where another expected value is another rule's (expectation-changed):
+    # ("compare", what it compares with a value written out), ("truth", what it only checks
+    # to be true, false or None), ("raises", the code it expects to raise); None for others.
+    subject: tuple[str, str] | None
+    written: str  # as written, for a message
+    line: int
+    # The names it uses (and, where it reads a variable of the test, the test's): what of
+    # the code it calls.
+    names: frozenset[str] = frozenset()
+    calls: frozenset[str] = frozenset()  # the functions it calls, by their own names
 
 
 @dataclass(frozen=True)
@@ -206,14 +233,19 @@ class CodeRemoved:
     names: set[str] = field(default_factory=set)
     before: str = ""  # the code's text at the base, whitespace collapsed
     after: str = ""  # and now
+    # The names of the code whose definition the change changes, adds or deletes, and of
+    # the code that uses them (where the language says: Python).
+    changed: frozenset[str] = frozenset()
 
     @classmethod
     def of(
         cls,
         texts: Iterable[tuple[str | None, str | None]],
         defined: Callable[[str | None], set[str]],
+        changed: Callable[[list[tuple[str | None, str | None]]], frozenset[str]] | None = None,
     ) -> CodeRemoved:
         """From (base text, text now) of each code file the change touches."""
+        texts = list(texts)
         names_before: set[str] = set()
         names_after: set[str] = set()
         before: list[str] = []
@@ -223,7 +255,12 @@ class CodeRemoved:
             names_after |= defined(new)
             before.append(" ".join((old or "").split()))
             after.append(" ".join((new or "").split()))
-        return cls(names_before - names_after, "\n".join(before), "\n".join(after))
+        return cls(
+            names_before - names_after,
+            "\n".join(before),
+            "\n".join(after),
+            changed(texts) if changed is not None else frozenset(),
+        )
 
     def used_by(self, case: Case) -> list[str]:
         """What of it ``case`` used: names, and phrases of its strings."""
@@ -316,6 +353,7 @@ def compare(
             if weakened is not None:
                 findings.append(weakened)
         findings.extend(_mocked(after, {name for _, name in before.mocked()}))
+    findings.extend(_dropped(pairs, now, change, skipped_now, code))
     findings.extend(_fewer_cases(pairs, now))
     if change.only_tests:
         for before, after in pairs:
@@ -575,6 +613,96 @@ def _expectation_changed(before: Case, after: Case) -> list[IntegrityFinding]:
                 )
             ]
     return []
+
+
+def _dropped(
+    pairs: list[tuple[Case, Case]],
+    now: Side,
+    change: Change,
+    skipped: set[tuple[str, str]],
+    code: CodeRemoved | None,
+) -> list[IntegrityFinding]:
+    """The checks a test the change edits (in place, renamed or moved) made at the base and
+    that no test of the change makes now: ``assert tax(30) == 3.5`` deleted, the test's other
+    asserts left to pass. A check moved to another test of the change, or into a case of a
+    parametrized one, is still made; one of the same call with another expected value is
+    another rule's (``expectation-changed``), as is one made weak (``assertion-weakened``) in
+    its own test. A check of code the change changes or deletes may go with the behaviour it
+    checked."""
+    findings: list[IntegrityFinding] = []
+    everywhere: _Kept | None = None
+    for before, after in pairs:
+        if (
+            before.written() == after.written()
+            or not (before.runs and after.runs)
+            or (after.path, after.qualname) in skipped
+            or before.why_nothing() is not None
+            or after.why_nothing() is not None  # asserting nothing: assertion-removed already
+        ):
+            continue
+        was = before.made(False)
+        if not was:
+            continue
+        own = _Kept(after.made(True))
+        gone = [check for check in was if not own.makes(check)]
+        if gone:
+            if everywhere is None:
+                everywhere = _Kept(c for case in now.tests.values() for c in case.made(True))
+            gone = [check for check in gone if not everywhere.makes(check)]
+        if gone and not change.only_tests:
+            # In a change of the code too, a check of what it changes may go with the old
+            # behaviour, and one may give way to a check of the same function with other
+            # values (as its expected value may change: expectation-changed).
+            if code is None:
+                code = change.removed_code()
+            changed = code.changed
+            had = {check.key for check in was}
+            calls = {name for c in after.made(True) if c.key not in had for name in c.calls}
+            gone = [c for c in gone if not c.names & changed and not c.calls & calls]
+        if not gone:
+            continue
+        unique = list({check.key: check for check in reversed(gone)}.values())[::-1]
+        first = unique[0]
+        more = f" and {len(unique) - 1} more check(s)" if len(unique) > 1 else ""
+        renamed = (
+            ""
+            if (before.path, before.qualname) == (after.path, after.qualname)
+            else f" (it was {before.path}::{before.qualname})"
+        )
+        findings.append(
+            IntegrityFinding(
+                "assertion-removed",
+                f"{after.path}::{after.qualname}{renamed} no longer checks `{first.written}` "
+                f"(at the base, line {first.line}){more}, and no test of the change does, while "
+                "the change does not change the code it checks: restore the check, or change it "
+                "with the behaviour it checks",
+                after.path,
+                after.line,
+            )
+        )
+    return findings
+
+
+class _Kept:
+    """The checks some tests make: whether one of the base's is still made."""
+
+    def __init__(self, checks: Iterable[Made]) -> None:
+        self.keys: set[str] = set()
+        self.subjects: set[tuple[str, str]] = set()
+        for check in checks:
+            self.keys.add(check.key)
+            if check.subject is not None:
+                self.subjects.add(check.subject)
+
+    def makes(self, check: Made) -> bool:
+        if check.key in self.keys:
+            return True
+        if check.subject is None:
+            return False
+        kind, subject = check.subject
+        if kind == "truth":  # checked true at the base: compared with a value now is as much
+            return check.subject in self.subjects or ("compare", subject) in self.subjects
+        return check.subject in self.subjects
 
 
 def _mocked(case: Case, at_base: set[str]) -> list[IntegrityFinding]:

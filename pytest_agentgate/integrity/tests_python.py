@@ -39,6 +39,7 @@ from pytest_agentgate.integrity.testfiles import (
     Category,
     Change,
     CodeRemoved,
+    Made,
     Mark,
     Side,
     Words,
@@ -1928,6 +1929,7 @@ class PySide:
                     size=cache(partial(_size, module, func)),
                     part=cache(partial(_part, module, func)),
                     expects=cache(partial(_expects, module, func)),
+                    made=cache(partial(self._made, module, func, cls)),
                 )
             )
         side.uncollected[module.path] = dict(module.uncollected)
@@ -1968,6 +1970,30 @@ class PySide:
                     helped.function(found[1])
                     checks += [(node.lineno, kind) for _, kind in helped.checks]
         return sorted(checks)
+
+    def _made(
+        self, module: Module, func: Function, cls: str | None, cases: bool
+    ) -> tuple[Made, ...]:
+        """:func:`_made`; with ``cases``, those of each helper of the tests it calls (one
+        level) too, the call's arguments put in for the helper's parameters: a check moved
+        into a helper the test calls (``check_difference(3, 1, 2)``) is still made."""
+        own = _made(module, func, cases)
+        if not cases:
+            return own
+        helped: list[Made] = []
+        for node in _walk_body(_body(func)):
+            if not isinstance(node, ast.Call):
+                continue
+            found = self._helper(module, node, cls)
+            if found is None or found[1] is func:
+                continue
+            given = _arguments(found[1], node, found[2])
+            if given is not None:
+                body = _normalized(found[0], found[1], given, approx=True, inline=True)
+                helped += _made_in(found[0], found[1], [body])
+            if len(helped) >= CHECKS:
+                break
+        return own + tuple(helped)
 
     def why_nothing(self, module: Module, func: Function, cls: str | None) -> str | None:
         tally = self._scan(module, func, cls).tally
@@ -2212,6 +2238,277 @@ def _self_contained(subject: ast.expr) -> bool:
     return any(isinstance(n, ast.Call) for n in nodes) and not any(
         isinstance(n, ast.Name) and n.id == "_" for n in nodes
     )
+
+
+CHECKS = 2000  # at most this many checks of one test, its cases' together, are read
+
+
+def _made(module: Module, func: Function, cases: bool) -> tuple[Made, ...]:
+    """Each check the test's own body makes (not in a function it defines), nested blocks
+    included: each part of an assert's ``and`` apart (``assert x == 1 and y == 2`` split in
+    two asserts checks as much), its ``pytest.raises`` and ``warns`` blocks, its assert*
+    calls; normalised as a move, a rename of its variables or a reformat keeps them. With
+    ``cases``, each of its parametrized cases' checks too, the case's values put in, and
+    those of its loops over values written out, for each value: where a check folded into
+    a case, or a loop, is made."""
+    bindings: list[dict[str, ast.expr]] = [{}]
+    decorators = _parametrized(module, func) if cases else []
+    argnames = {n for names, _ in decorators for n in names or ()}
+    if decorators and not argnames & _bound_in(_body(func)):  # an argname bound again: no case
+        combined: list[dict[str, ast.expr]] = [{}]
+        for listed, values in decorators:
+            found = _bindings(module, listed, values)
+            if found is None:
+                combined = []
+                break
+            combined = [{**a, **b} for a in combined for b in found][:CASES]
+        bindings += [bound for bound in combined if bound]
+    bodies = [
+        _normalized(module, func, bound, approx=True, inline=True, spread=True)
+        for bound in bindings
+    ]
+    if cases:
+        bodies += _loop_bodies(module, func)
+    return _made_in(module, func, bodies)
+
+
+def _made_in(module: Module, func: Function, bodies: Iterable[list[ast.stmt]]) -> tuple[Made, ...]:
+    """The checks (:func:`_made`) of ``func``'s body normalised in each of these ways."""
+    body_names: frozenset[str] | None = None
+    out: list[Made] = []
+    for body in bodies:
+        folded = [rewrite(stmt, _fold) for stmt in body]
+        for node in _walk_body([stmt for stmt in folded if isinstance(stmt, ast.stmt)]):
+            for key, subject, written, checked in _checks_in(node, module):
+                used = _names_in(checked)
+                if "_" in used:  # it reads a variable of the test: what the test calls
+                    if body_names is None:
+                        body_names = frozenset(_names_in(ast.Module(_body(func), [])))
+                    used |= body_names
+                used.discard("_")
+                line = getattr(node, "lineno", func.lineno)
+                calls = frozenset(_calls_in(checked))
+                out.append(Made(key, subject, written, line, frozenset(used), calls))
+                if len(out) >= CHECKS:
+                    return tuple(sorted(out, key=lambda made: made.line))
+    return tuple(sorted(out, key=lambda made: made.line))
+
+
+def _loop_bodies(module: Module, func: Function) -> list[list[ast.stmt]]:
+    """The body of each loop of the test over values written out (``for a in (3, 4):``, or
+    ``[x for x in (3, 4)]``), once for each value, put in for the loop's name."""
+    out: list[list[ast.stmt]] = []
+    for loop in _walk_body(_body(func)):
+        if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name):
+            continue
+        items = loop.iter
+        if (
+            isinstance(items, ast.ListComp | ast.GeneratorExp)
+            and len(items.generators) == 1
+            and not items.generators[0].ifs
+            and isinstance(items.elt, ast.Name)
+            and isinstance(items.generators[0].target, ast.Name)
+            and items.elt.id == items.generators[0].target.id
+        ):
+            items = items.generators[0].iter
+        if not isinstance(items, ast.List | ast.Tuple) or not all(
+            _literal(item) for item in items.elts
+        ):
+            continue
+        name = loop.target.id
+        for item in items.elts[:CASES]:
+            body = [_put(copied(stmt), name, item) for stmt in loop.body]
+            statements = [stmt for stmt in body if isinstance(stmt, ast.stmt)]
+            out.append(
+                _normalized(
+                    module, func, {}, approx=True, inline=True, spread=True, body=statements
+                )
+            )
+        if len(out) >= CASES:
+            break
+    return out
+
+
+def _fold(node: ast.AST) -> ast.AST:
+    """``3 - 1`` as ``2``: a value put in for a name, then computed (numbers, small ones)."""
+    if (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Add | ast.Sub | ast.Mult)
+        and isinstance(node.left, ast.Constant)
+        and isinstance(node.right, ast.Constant)
+    ):
+        left, right = _small(node.left.value), _small(node.right.value)
+        if left is not None and right is not None:
+            if isinstance(node.op, ast.Add):
+                return ast.Constant(left + right)
+            if isinstance(node.op, ast.Sub):
+                return ast.Constant(left - right)
+            return ast.Constant(left * right)
+    return node
+
+
+def _small(number: object) -> int | float | None:
+    """A number (no bool) that computing with cannot make huge."""
+    if type(number) is int or type(number) is float:
+        return number if abs(number) < 1e9 else None
+    return None
+
+
+def _calls_in(node: ast.AST) -> Iterator[str]:
+    """The functions a check calls, by their own names, but the checking ones
+    (``assertEqual``, ``approx``, ``isclose``)."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            func = sub.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name and not name.lower().startswith("assert") and name not in _CHECKING:
+                yield name
+
+
+_CHECKING = {"approx", "isclose", "isinstance", "raises", "warns"}
+
+
+def _checks_in(
+    node: ast.AST, module: Module
+) -> Iterator[tuple[str, tuple[str, str] | None, str, ast.AST]]:
+    """(key, subject, as written, the node it checks) of each check ``node`` is: an assert's
+    parts, a ``pytest.raises`` block, an assert* call (:class:`Made`)."""
+    if isinstance(node, ast.Assert):
+        parts = _conjuncts(node.test)
+        for part in parts:
+            if not any(isinstance(sub, ast.Name) for sub in ast.walk(part)):
+                continue  # `assert True`, `assert 3 - 1 == 2`: checks nothing of the code
+            written = _as_written(module, node if len(parts) == 1 else part)
+            if len(parts) > 1:
+                written = f"assert {written}"
+            yield "assert " + _canonical(part), _subject(part), written, part
+    elif isinstance(node, ast.With | ast.AsyncWith) and any(
+        isinstance(item.context_expr, ast.Call) and module.dotted(item.context_expr.func) in _RAISES
+        for item in node.items
+    ):
+        code = ast.Module(node.body, [])
+        first = _as_written(module, node.body[0]) if node.body else ""
+        more = " ..." if len(node.body) > 1 else ""
+        items = ", ".join(_as_written(module, item.context_expr) for item in node.items)
+        written = f"with {items}: {first}{more}"
+        yield "with " + dumped(node), ("raises", dumped(code)), written, node
+    elif (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and is_assertion_call(node.value, module)
+    ):
+        call = node.value
+        subject: tuple[str, str] | None = None
+        pair = _compared(call)
+        if pair is not None:
+            subject = _subject(ast.Compare(pair[0], [ast.Eq()], [pair[2]]))
+        elif isinstance(call.func, ast.Attribute) and call.func.attr in _TRUTH and call.args:
+            subject = _subject(call.args[0])
+        yield "call " + dumped(call), subject, _as_written(module, node), call
+
+
+# unittest's assert* that check a value true, false or None: what `assert x` checks.
+_TRUTH = {"assertTrue", "assertFalse", "assertIsNone", "assertIsNotNone", "assert_"}
+
+
+def _conjuncts(test: ast.expr) -> list[ast.expr]:
+    """The parts of ``a and b and c``, each an assert of its own would check."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return [part for value in test.values for part in _conjuncts(value)]
+    return [test]
+
+
+def _canonical(test: ast.expr) -> str:
+    """The test as text, ``b == a`` as ``a == b``."""
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq | ast.NotEq | ast.Is | ast.IsNot)
+    ):
+        sides = sorted([dumped(test.left), dumped(test.comparators[0])])
+        return f"{type(test.ops[0]).__name__}({sides[0]}, {sides[1]})"
+    return dumped(test)
+
+
+def _subject(test: ast.expr) -> tuple[str, str] | None:
+    """What an assert's test checks, as :attr:`Made.subject`: ("compare", ``tax(30)``) for
+    ``tax(30) == 3.5`` or ``3.5 < tax(30)``; ("truth", ``tax(30)``) for ``tax(30)``, ``not
+    tax(30)`` or ``tax(30) is None``; None for a comparison of two computed values (``tax(30)
+    == tax(30)`` checks nothing of it), or of a variable of the test's alone (``_``: any
+    other check of one would keep it)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    kind = "truth"
+    if (
+        isinstance(test, ast.Call)
+        and _plain_dotted(test.func) in ("isclose", "math.isclose")
+        and len(test.args) == 2
+    ):
+        test = ast.Compare(test.args[0], [ast.Eq()], [test.args[1]])
+    if isinstance(test, ast.Compare):
+        if len(test.ops) != 1:
+            return None
+        left, right = test.left, test.comparators[0]
+        if _expected(left):
+            left, right = right, left
+        if _expected(left) or not _expected(right):
+            return None
+        plain = isinstance(right, ast.Constant) and any(
+            right.value is v for v in (True, False, None)
+        )
+        kind = "truth" if plain else "compare"
+        test = left
+    elif _literal(test):
+        return None
+    if isinstance(test, ast.Name) and test.id == "_":
+        return None
+    return kind, dumped(test)
+
+
+def _expected(node: ast.expr) -> bool:
+    """A value written out, or ``pytest.approx`` of one with a tolerance."""
+    if (
+        isinstance(node, ast.Call)
+        and _plain_dotted(node.func) in ("pytest.approx", "approx")
+        and node.args
+    ):
+        node = node.args[0]
+    return _literal(node)
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    """The names a check uses: variables, functions, attributes and methods."""
+    names: set[str] = set()
+    for sub in _walk_body([node]) if isinstance(node, ast.stmt) else ast.walk(node):
+        if isinstance(sub, ast.Name):
+            names.add(sub.id)
+        elif isinstance(sub, ast.Attribute):
+            names.add(sub.attr)
+    return names
+
+
+def _as_written(module: Module, node: ast.AST) -> str:
+    """The source of ``node`` as the test's file writes it, on one line (its code unparsed
+    where its place is not known); at most 200 characters."""
+    first: int | None = getattr(node, "lineno", None)
+    last: int | None = getattr(node, "end_lineno", None)
+    start: int | None = getattr(node, "col_offset", None)
+    end: int | None = getattr(node, "end_col_offset", None)
+    text = ""
+    if (
+        first is not None
+        and last is not None
+        and start is not None
+        and end is not None
+        and 0 < first <= last <= len(module.lines)
+    ):
+        lines = [line.encode() for line in module.lines[first - 1 : last]]
+        lines[-1] = lines[-1][:end]
+        lines[0] = lines[0][start:]
+        text = " ".join(b" ".join(lines).decode(errors="replace").split())
+    if not text:
+        text = " ".join(unparsed(node).split())
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def _statements(module: Module, func: Function) -> tuple[str, ...]:
@@ -2562,27 +2859,31 @@ def _normalized(
     approx: bool,
     inline: bool = False,
     body: list[ast.stmt] | None = None,
+    spread: bool = False,
 ) -> list[ast.stmt]:
     """The test's body (a copy) as a rename keeps it: the names it binds itself (variables,
     loop targets, nested functions) all ``_``; the names in ``bound`` replaced by the values
     they are bound to (a parametrized case); with ``approx``, ``pytest.approx(x)`` is ``x``;
-    with ``inline``, its variables put in where they are used (:func:`_inlined`). Given
-    ``body``, those statements of the test read as its whole body."""
+    with ``inline``, its variables put in where they are used (:func:`_inlined`; with
+    ``spread``, wherever they are). Given ``body``, those statements of the test read as its
+    whole body."""
     body = [copied(stmt) for stmt in (_body(func) if body is None else body)]
     if inline:
-        body = _inlined(body, set(bound))
+        body = _inlined(body, set(bound), spread)
     normal = _Normal(module, _bound_in(body) - set(bound), bound, approx)
     # A statement stays one: only names and calls are replaced.
     return [done for done in map(normal.visit, body) if isinstance(done, ast.stmt)]
 
 
-def _inlined(body: list[ast.stmt], bound: set[str]) -> list[ast.stmt]:
+def _inlined(body: list[ast.stmt], bound: set[str], spread: bool = False) -> list[ast.stmt]:
     """``body`` with its variables put in where they are used, as a fold into a parametrized
     test writes them (``total = add(1, 2)`` then ``assert total == 3`` is ``assert add(1, 2) ==
     3``; ``amount = 0`` then ``assert tax(amount) == 0`` is ``assert tax(0) == 0``). Only a name
     bound once, by a plain assignment of the body's own, whose value's names are bound at most
     once: a literal is put in wherever it is used after; any other value only in the statement
-    right after it, used there once (nothing runs between, nothing runs twice)."""
+    right after it, used there once (nothing runs between, nothing runs twice). With
+    ``spread``, any value wherever it is used after: what each check checks, however the
+    test keeps what it computed (``result = tax(0)`` read by two asserts), not what runs."""
     stores: Counter[str] = Counter(
         node.id
         for stmt in body
@@ -2611,7 +2912,7 @@ def _inlined(body: list[ast.stmt], bound: set[str]) -> list[ast.stmt]:
             or any(stores[n] > 1 for n in names)
             or any(_loads(s, name) for s in out[:index])
             or not any(later)
-            or (not literal and (later[0] != 1 or any(later[1:])))
+            or (not literal and not spread and (later[0] != 1 or any(later[1:])))
         ):
             index += 1
             continue
@@ -2730,7 +3031,91 @@ def removed_code(scan: Scan, which_base: TestFiles, which_now: TestFiles) -> Cod
         )
         for p in paths
     ]
-    return CodeRemoved.of(texts, _defined)
+    return CodeRemoved.of(texts, _defined, _changed_code)
+
+
+def _changed_code(texts: list[tuple[str | None, str | None]]) -> frozenset[str]:
+    """The names of the code whose definition the change changes, adds or deletes, its
+    docstrings aside: functions, classes and methods, the names a module binds at its top
+    (``RATE = 0.1``, its imports); every name of a module whose other top-level code changes;
+    and, over and over, those of the code of these files that uses one of them (``tax``
+    reading ``RATE``): what of the code a test's check calls that the change changes."""
+    changed: set[str] = set()
+    uses: list[tuple[str, set[str]]] = []
+    for old, new in texts:
+        before, after = _definitions(old), _definitions(new)
+        for name in before.keys() | after.keys():
+            if before.get(name, ("", set()))[0] != after.get(name, ("", set()))[0]:
+                changed.add(name)
+        if MODULE_CODE in changed:
+            changed |= before.keys() | after.keys()
+        uses += [(name, used) for name, (_, used) in after.items()]
+    grew = True
+    while grew:
+        grew = False
+        for name, used in uses:
+            if name not in changed and used & changed:
+                changed.add(name)
+                grew = True
+    changed.discard(MODULE_CODE)
+    return frozenset(changed)
+
+
+MODULE_CODE = "<module>"  # a module's top-level code that binds no name of its own
+
+
+def _definitions(text: str | None) -> dict[str, tuple[str, set[str]]]:
+    """name -> (its definitions as text, docstrings aside; the names they use) for every
+    function, class and method of a module, and every name its top-level code binds (its
+    other top-level code under :data:`MODULE_CODE`). A module that does not parse defines
+    nothing: all of the other side's names are changed."""
+    if text is None:
+        return {}
+    try:
+        tree = syntax.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    found: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, Definition):
+            found.setdefault(node.name, []).append(node)
+    for index, stmt in enumerate(tree.body):
+        if isinstance(stmt, Definition):
+            continue
+        if index == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue  # the module's docstring
+        bound = _bound_in([stmt]) if isinstance(stmt, ast.Assign | ast.AnnAssign) else set()
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            bound = {(a.asname or a.name).split(".")[0] for a in stmt.names}
+        for name in bound or {MODULE_CODE}:
+            found.setdefault(name, []).append(stmt)
+    out: dict[str, tuple[str, set[str]]] = {}
+    for name, nodes in found.items():
+        texts = sorted(dumped(_undocumented(node)) for node in nodes)
+        used = {
+            n.id if isinstance(n, ast.Name) else n.attr
+            for node in nodes
+            for n in ast.walk(node)
+            if isinstance(n, ast.Name | ast.Attribute)
+        }
+        out[name] = ("\n".join(texts), used - {name})
+    return out
+
+
+def _undocumented(node: ast.AST) -> ast.AST:
+    """A function or class without its docstring."""
+    if not isinstance(node, Definition):
+        return node
+    body = node.body
+    first = body[0] if body else None
+    if (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    ):
+        node = copied(node)
+        node.body = node.body[1:] or [ast.Pass()]
+    return node
 
 
 def _defined(text: str | None) -> set[str]:
