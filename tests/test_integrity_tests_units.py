@@ -767,6 +767,20 @@ def test_a_check_dropped_from_a_test_that_keeps_others_is_removed(tmp_path: Path
         "tests/test_tax.py::test_tax_cases (it was tests/test_tax.py::test_tax_more) no longer "
         "checks `assert tax(30) == 3.5`"
     )
+    # Kept where it never runs: under `if False`, after a return, its failure swallowed, in
+    # a function never called, in a test the change skips.
+    hidden = (
+        "    if False:\n        assert tax(30) == 3.5\n",
+        "    return\n    assert tax(30) == 3.5\n",
+        "    try:\n        assert tax(30) == 3.5\n    except AssertionError:\n        pass\n",
+        "    def later():\n        assert tax(30) == 3.5\n",
+    )
+    for where in hidden:
+        now = tax_test("    assert tax(30) == 3.5\n", where)
+        assert "assertion-removed" in {f.rule for f in tax_findings(tmp_path, {TAX: now})}, where
+    skipped = dropped + "\n\n@pytest.mark.skip\ndef test_tax_thirty():\n    assert tax(30) == 3.5\n"
+    found = tax_findings(tmp_path, {TAX: skipped})
+    assert sorted(f.rule for f in found) == ["assertion-removed", "skip-added"]
     # Made a check of nothing: a call without an assert, a value compared with itself, or
     # another input checked in its place.
     for no_op in (

@@ -646,8 +646,13 @@ def _dropped(
         own = _Kept(after.made(True))
         gone = [check for check in was if not own.makes(check)]
         if gone:
-            if everywhere is None:
-                everywhere = _Kept(c for case in now.tests.values() for c in case.made(True))
+            if everywhere is None:  # the tests that run: one skipped now checks nothing
+                everywhere = _Kept(
+                    check
+                    for case in now.tests.values()
+                    if case.runs and (case.path, case.qualname) not in skipped
+                    for check in case.made(True)
+                )
             gone = [check for check in gone if not everywhere.makes(check)]
         if gone and not change.only_tests:
             # In a change of the code too, a check of what it changes may go with the old

@@ -1465,6 +1465,9 @@ class AssertScan:
         self.tally = Tally()
         # (line, "exact" | "weak") of each assert and self.assert* call reached.
         self.checks: list[tuple[int, str]] = []
+        # The lines of the asserts, assertion calls and ``pytest.raises`` it counts: reached,
+        # not swallowed, not always true.
+        self.counted: set[int] = set()
         # The functions and classes defined inside the function: their asserts count only when
         # the code that runs calls them (the name called, or handed to a call as a callback).
         self._locals: set[str] = set()
@@ -1546,9 +1549,11 @@ class AssertScan:
             else:
                 self._statement(stmt, swallowed)
 
-    def _count(self, swallowed: str | None) -> None:
+    def _count(self, swallowed: str | None, line: int | None = None) -> None:
         if swallowed is None:
             self.tally.count += 1
+            if line is not None:
+                self.counted.add(line)
         elif self.tally.swallowed is None:
             self.tally.swallowed = swallowed
 
@@ -1578,7 +1583,7 @@ class AssertScan:
                 if swallowed is None and self.tally.vacuous is None:
                     self.tally.vacuous = stmt.lineno
             else:
-                self._count(swallowed)
+                self._count(swallowed, stmt.lineno)
             return False
         if isinstance(stmt, ast.Return):
             if stmt.value is not None:
@@ -1684,7 +1689,7 @@ class AssertScan:
                 )
             for arg in [*call.args, *(k.value for k in call.keywords)]:
                 self._expression(arg, swallowed)
-            self._count(swallowed)
+            self._count(swallowed, call.lineno)
             return inner
         if (
             call is not None
@@ -1749,7 +1754,7 @@ class AssertScan:
                     if swallowed is None and self.tally.vacuous is None:
                         self.tally.vacuous = call.lineno
                 else:
-                    self._count(swallowed)
+                    self._count(swallowed, call.lineno)
             elif resolved:
                 self._count(swallowed)
 
@@ -1977,7 +1982,8 @@ class PySide:
         """:func:`_made`; with ``cases``, those of each helper of the tests it calls (one
         level) too, the call's arguments put in for the helper's parameters: a check moved
         into a helper the test calls (``check_difference(3, 1, 2)``) is still made."""
-        own = _made(module, func, cases)
+        counted = self._scan(module, func, cls).counted
+        own = tuple(check for check in _made(module, func, cases) if check.line in counted)
         if not cases:
             return own
         helped: list[Made] = []
@@ -1990,7 +1996,13 @@ class PySide:
             given = _arguments(found[1], node, found[2])
             if given is not None:
                 body = _normalized(found[0], found[1], given, approx=True, inline=True)
-                helped += _made_in(found[0], found[1], [body])
+                scan = AssertScan(found[0], None)
+                scan.function(found[1])
+                helped += [
+                    check
+                    for check in _made_in(found[0], found[1], [body])
+                    if check.line in scan.counted
+                ]
             if len(helped) >= CHECKS:
                 break
         return own + tuple(helped)
@@ -2279,14 +2291,13 @@ def _made_in(module: Module, func: Function, bodies: Iterable[list[ast.stmt]]) -
     for body in bodies:
         folded = [rewrite(stmt, _fold) for stmt in body]
         for node in _walk_body([stmt for stmt in folded if isinstance(stmt, ast.stmt)]):
-            for key, subject, written, checked in _checks_in(node, module):
+            for key, subject, written, checked, line in _checks_in(node, module):
                 used = _names_in(checked)
                 if "_" in used:  # it reads a variable of the test: what the test calls
                     if body_names is None:
                         body_names = frozenset(_names_in(ast.Module(_body(func), [])))
                     used |= body_names
                 used.discard("_")
-                line = getattr(node, "lineno", func.lineno)
                 calls = frozenset(_calls_in(checked))
                 out.append(Made(key, subject, written, line, frozenset(used), calls))
                 if len(out) >= CHECKS:
@@ -2370,9 +2381,10 @@ _CHECKING = {"approx", "isclose", "isinstance", "raises", "warns"}
 
 def _checks_in(
     node: ast.AST, module: Module
-) -> Iterator[tuple[str, tuple[str, str] | None, str, ast.AST]]:
-    """(key, subject, as written, the node it checks) of each check ``node`` is: an assert's
-    parts, a ``pytest.raises`` block, an assert* call (:class:`Made`)."""
+) -> Iterator[tuple[str, tuple[str, str] | None, str, ast.AST, int]]:
+    """(key, subject, as written, the node it checks, its line) of each check ``node`` is: an
+    assert's parts, a ``pytest.raises`` block (at its ``pytest.raises``), an assert* call
+    (:class:`Made`)."""
     if isinstance(node, ast.Assert):
         parts = _conjuncts(node.test)
         for part in parts:
@@ -2381,17 +2393,21 @@ def _checks_in(
             written = _as_written(module, node if len(parts) == 1 else part)
             if len(parts) > 1:
                 written = f"assert {written}"
-            yield "assert " + _canonical(part), _subject(part), written, part
-    elif isinstance(node, ast.With | ast.AsyncWith) and any(
-        isinstance(item.context_expr, ast.Call) and module.dotted(item.context_expr.func) in _RAISES
-        for item in node.items
+            yield "assert " + _canonical(part), _subject(part), written, part, node.lineno
+    elif isinstance(node, ast.With | ast.AsyncWith) and (
+        raises := [
+            item.context_expr
+            for item in node.items
+            if isinstance(item.context_expr, ast.Call)
+            and module.dotted(item.context_expr.func) in _RAISES
+        ]
     ):
         code = ast.Module(node.body, [])
         first = _as_written(module, node.body[0]) if node.body else ""
         more = " ..." if len(node.body) > 1 else ""
         items = ", ".join(_as_written(module, item.context_expr) for item in node.items)
         written = f"with {items}: {first}{more}"
-        yield "with " + dumped(node), ("raises", dumped(code)), written, node
+        yield "with " + dumped(node), ("raises", dumped(code)), written, node, raises[0].lineno
     elif (
         isinstance(node, ast.Expr)
         and isinstance(node.value, ast.Call)
@@ -2404,7 +2420,7 @@ def _checks_in(
             subject = _subject(ast.Compare(pair[0], [ast.Eq()], [pair[2]]))
         elif isinstance(call.func, ast.Attribute) and call.func.attr in _TRUTH and call.args:
             subject = _subject(call.args[0])
-        yield "call " + dumped(call), subject, _as_written(module, node), call
+        yield "call " + dumped(call), subject, _as_written(module, node), call, call.lineno
 
 
 # unittest's assert* that check a value true, false or None: what `assert x` checks.
