@@ -25,7 +25,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cache, partial
+from functools import cache, lru_cache, partial
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -243,7 +243,9 @@ def _marked_to_skip_at_base(scan: Scan, test: EditedTest, module: str) -> bool:
     return False
 
 
+@lru_cache(maxsize=8)
 def _parsed(text: str) -> ast.Module | None:
+    """The base module's tree, read once for all its edited tests (read, never changed)."""
     try:
         return syntax.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
