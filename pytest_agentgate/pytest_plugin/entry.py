@@ -225,7 +225,9 @@ def pytest_configure(config: pytest.Config) -> None:
         # Where the project's code skips a test, for the integrity gate (both doors, workers).
         from pytest_agentgate.pytest_plugin import skips
 
-        config.pluginmanager.register(skips.SkipWitness(config.rootpath), skips.PLUGIN_NAME)
+        config.pluginmanager.register(
+            skips.SkipWitness(config.rootpath, config.pluginmanager), skips.PLUGIN_NAME
+        )
     if RUN_ID_ENV in os.environ:
         # A run agentgate started: what it collects is part of the test gate's evidence (an
         # xdist worker hands its counts to the controller, which signs the report).
