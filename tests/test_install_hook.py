@@ -330,7 +330,11 @@ def test_an_agentgate_inside_the_project_is_noted(
 # Claude Code 2.1.197 applies the project's settings `env` as soon as the file changes: with
 # CLAUDE_CODE_SHELL_PREFIX=true the Stop hook prints nothing and the agent stops in the same
 # session; the managed settings' `env` is applied last and wins (red team 51, in the lab).
-PINNED = {"CLAUDE_CODE_SHELL_PREFIX": "", "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "8"}
+PINNED = {
+    "CLAUDE_CODE_SHELL_PREFIX": "",
+    "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "8",
+    "CLAUDE_CODE_SIMPLE": "",  # red team 52: set, no hook runs at all
+}
 
 
 def test_claude_is_told_to_pin_its_environment_in_the_managed_settings(
@@ -365,7 +369,10 @@ def test_managed_writes_the_managed_settings_alone(
     out = capsys.readouterr().out
     assert "now pin the environment a project's settings could switch agentgate's Stop " in out
     assert f"in {managed}:\n" in out
-    assert '  CLAUDE_CODE_SHELL_PREFIX=""\n  CLAUDE_CODE_STOP_HOOK_BLOCK_CAP="8"\n' in out
+    assert (
+        '  CLAUDE_CODE_SHELL_PREFIX=""\n  CLAUDE_CODE_STOP_HOOK_BLOCK_CAP="8"\n'
+        '  CLAUDE_CODE_SIMPLE=""\n'
+    ) in out
     assert install("claude", "--managed") == 0
     assert "already pinned in" in capsys.readouterr().out
     assert list(managed.parent.glob("*.bak")) == []

@@ -468,9 +468,18 @@ def test_claudes_block_cap_or_the_hooks_environment_changed_is_tampering(
     }
     path.write_text(json.dumps({**settings, "env": own}))
     assert stop_hook_findings(capsys) == []
-    env = {**own, "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "1", "CLAUDE_CODE_SHELL_PREFIX": "true"}
+    # Any other of Claude Code's own, in the project's settings (red team 52: a variable that
+    # switches hooks off may have any name); the user's own file is judged by what is known.
+    path.write_text(json.dumps({**settings, "env": {**own, "CLAUDE_CODE_NEW_THING": "1"}}))
+    assert len(stop_hook_findings(capsys)) == (settings_file == "settings.json")
+    env = {
+        **own,
+        "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "1",
+        "CLAUDE_CODE_SHELL_PREFIX": "true",
+        "CLAUDE_CODE_SIMPLE": "1",  # red team 52: `--bare`'s variable, no hook runs
+    }
     path.write_text(json.dumps({**settings, "env": env}))
-    shown = "CLAUDE_CODE_SHELL_PREFIX=true, CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1"
+    shown = "CLAUDE_CODE_SHELL_PREFIX=true, CLAUDE_CODE_SIMPLE=1, CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=1"
     what = (
         "decides whether and how Claude Code runs agentgate's stop hook (the shell and prefix it "
         "runs hook commands with, how many blocks it takes, where it reads its settings)"

@@ -38,6 +38,8 @@ from pytest_agentgate.harness.protocols import HARNESSES
 CLAUDE_PINNED_ENV: dict[str, str] = {
     "CLAUDE_CODE_SHELL_PREFIX": "",
     "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": str(HARNESSES["claude"].block_cap),
+    # `--bare`'s variable: set, Claude Code runs no hook at all (red team 52); "" is unset.
+    "CLAUDE_CODE_SIMPLE": "",
 }
 
 PATH_VARIABLE = "AGENTGATE_CLAUDE_MANAGED_SETTINGS"

@@ -384,16 +384,37 @@ _HOOK_ENV = frozenset(
     {"PATH", "HOME", "SHELL", "ENV", "BASH_ENV", "NODE_OPTIONS", "NODE_PATH", "CLAUDE_ENV_FILE"}
 )
 _HOOK_ENV_PREFIXES = ("AGENTGATE_", "PYTHON", "LD_", "DYLD_", "BASH_FUNC_")
-_CLAUDES_OWN = ("HOOK", "SHELL", "SETTINGS", "CONFIG_DIR", "MANAGED", "INHERIT_ENV", "ENV_SCRUB")
+_CLAUDES_OWN = (
+    "HOOK", "SHELL", "SETTINGS", "CONFIG_DIR", "MANAGED", "INHERIT_ENV", "ENV_SCRUB",
+    "SIMPLE", "SAFE_MODE",  # `--bare` and `--safe-mode`: no hook runs (red team 52)
+)  # fmt: skip
+# Claude Code's own variables a team sets in its project settings that do not touch how hooks
+# run (all read in Claude Code 2.1.197): in the project's settings every other `CLAUDE_*` is
+# judged, since a new one may switch hooks off as `CLAUDE_CODE_SIMPLE` does (red team 52).
+_CLAUDE_HARMLESS = frozenset(
+    {
+        "CLAUDE_CODE_MAX_OUTPUT_TOKENS", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
+        "CLAUDE_CODE_USE_FOUNDRY", "CLAUDE_CODE_SKIP_BEDROCK_AUTH", "CLAUDE_CODE_SKIP_VERTEX_AUTH",
+        "CLAUDE_CODE_ENABLE_TELEMETRY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+        "CLAUDE_CODE_API_KEY_HELPER_TTL_MS", "CLAUDE_CODE_SUBAGENT_MODEL",
+        "CLAUDE_CODE_DISABLE_TERMINAL_TITLE", "CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL",
+        "CLAUDE_CODE_AUTO_CONNECT_IDE", "CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY",
+        "CLAUDE_CODE_EFFORT_LEVEL", "CLAUDE_CODE_MAX_RETRIES", "CLAUDE_CODE_CLIENT_CERT",
+        "CLAUDE_CODE_CLIENT_KEY", "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY",
+        "CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR",
+    }
+)  # fmt: skip
 
 
-def _governs_hooks(key: str) -> bool:
-    return (
-        key in _HOOK_ENV
-        or key.startswith(_HOOK_ENV_PREFIXES)
-        or "HOOK" in key
-        or (key.startswith("CLAUDE_") and any(word in key for word in _CLAUDES_OWN))
-    )
+def _governs_hooks(key: str, every_claude: bool) -> bool:
+    """Whether a settings `env` variable decides how Claude Code runs hooks: with
+    ``every_claude`` (the project's settings) each of Claude Code's own but the harmless
+    ones; else (the user's own file) those known to."""
+    if key.startswith("CLAUDE_"):
+        if every_claude:
+            return key not in _CLAUDE_HARMLESS
+        return "HOOK" in key or any(word in key for word in _CLAUDES_OWN)
+    return key in _HOOK_ENV or key.startswith(_HOOK_ENV_PREFIXES) or "HOOK" in key
 
 
 def _claude_env(scan: Scan, path: str, armed: str) -> Iterator[IntegrityFinding]:
@@ -412,7 +433,7 @@ def _claude_env(scan: Scan, path: str, armed: str) -> Iterator[IntegrityFinding]
     changed = sorted(
         key
         for key in set(was) | set(now)
-        if was.get(key, _NONE) != now.get(key, _NONE) and _governs_hooks(key)
+        if was.get(key, _NONE) != now.get(key, _NONE) and _governs_hooks(key, path == armed)
     )
     if not changed:
         return

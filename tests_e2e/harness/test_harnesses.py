@@ -352,7 +352,11 @@ def test_a_shell_prefix_the_agent_sets_mid_session_is_overridden_by_the_managed_
             )
             assert done.returncode == 0, done.stderr
             assert json.loads(MANAGED.read_text()) == {
-                "env": {"CLAUDE_CODE_SHELL_PREFIX": "", "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "8"}
+                "env": {
+                    "CLAUDE_CODE_SHELL_PREFIX": "",
+                    "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "8",
+                    "CLAUDE_CODE_SIMPLE": "",
+                }
             }
         script = [{"shell": SET_PREFIX}, {"text": "All done, tests pass. (reply {n})"}]
         run = run_harness("claude", project, script, tmp_path)
