@@ -2065,6 +2065,31 @@ def test_ts_type_tests_state_what_the_compiler_checks(tmp_path: Path) -> None:
     assert [(f.rule, f.line) for f in found] == [("assertion-removed", 3)]
 
 
+@pytest.mark.parametrize(
+    "code_now",
+    [
+        "def _add(a, b):\n    return a + b\n\n\nadd = _add\n",
+        "from pkg._impl import add\n",
+        "import sys\n\nif sys.version_info >= (3,):\n\n    def add(a, b):\n        return a + b\n",
+        "def text(x):\n    global add\n    add = str\n",
+    ],
+    ids=["an-alias", "imported", "a-def-under-an-if", "a-global"],
+)
+def test_a_name_the_module_still_has_in_another_form_is_not_deleted(
+    tmp_path: Path, code_now: str
+) -> None:
+    # Red team 52: `def apply_tax` renamed `_apply_tax`, then `apply_tax = _apply_tax`: the
+    # failing test of apply_tax went as "deleted with its feature", a notice.
+    (tmp_path / "pkg").mkdir()  # pkg is the project's own package
+    test = "from pkg.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    found = analyze(
+        {"pkg/calc.py": "def add(a, b):\n    return a + b\n", PY: test},
+        {"pkg/calc.py": code_now, PY: "from pkg.calc import add\n"},
+        tmp_path,
+    )
+    assert [f.rule for f in found] == ["test-removed"]
+
+
 def test_deleting_an_unrelated_function_does_not_excuse_a_removed_test(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()  # pkg is the project's own package
     code = "def text(x):\n    return str(x)\n\n\ndef add(a, b):\n    return a + b\n"

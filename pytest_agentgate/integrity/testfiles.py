@@ -243,8 +243,11 @@ class CodeRemoved:
         texts: Iterable[tuple[str | None, str | None]],
         defined: Callable[[str | None], set[str]],
         changed: Callable[[list[tuple[str | None, str | None]]], frozenset[str]] | None = None,
+        bound: Callable[[str | None], set[str]] | None = None,
     ) -> CodeRemoved:
-        """From (base text, text now) of each code file the change touches."""
+        """From (base text, text now) of each code file the change touches. A name is
+        deleted when no file now has it: ``bound`` (else ``defined``) says which a text has,
+        in any form (red team 52: `apply_tax = _apply_tax` after the def was renamed)."""
         texts = list(texts)
         names_before: set[str] = set()
         names_after: set[str] = set()
@@ -252,7 +255,7 @@ class CodeRemoved:
         after: list[str] = []
         for old, new in texts:
             names_before |= defined(old)
-            names_after |= defined(new)
+            names_after |= (bound or defined)(new)
             before.append(" ".join((old or "").split()))
             after.append(" ".join((new or "").split()))
         return cls(

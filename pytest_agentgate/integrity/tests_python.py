@@ -3049,7 +3049,7 @@ def removed_code(scan: Scan, which_base: TestFiles, which_now: TestFiles) -> Cod
         )
         for p in paths
     ]
-    return CodeRemoved.of(texts, _defined, _changed_code)
+    return CodeRemoved.of(texts, _defined, _changed_code, _bound)
 
 
 def _changed_code(texts: list[tuple[str | None, str | None]]) -> frozenset[str]:
@@ -3134,6 +3134,29 @@ def _undocumented(node: ast.AST) -> ast.AST:
         node = copied(node)
         node.body = node.body[1:] or [ast.Pass()]
     return node
+
+
+def _bound(text: str | None) -> set[str]:
+    """Every name a module's code has in any form: assigned, imported, defined at any depth,
+    used; with what its ``__getattr__`` serves. A test deleted with a name that is still
+    here was not deleted with a feature."""
+    if text is None:
+        return set()
+    try:
+        tree = syntax.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    names = _defined(text)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add(node.asname or node.name.partition(".")[0])
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            names.update(node.names)
+    return names
 
 
 def _defined(text: str | None) -> set[str]:
