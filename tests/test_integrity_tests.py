@@ -1112,6 +1112,9 @@ def test_reformatting_and_changing_an_expectation_with_the_behaviour(
     repo: Path, verify: Verify
 ) -> None:
     edit(repo, "pkg/calc.py", "return a * b", "return a * b * 1")
+    # add's behaviour changes too: the unittest check of add below gives way to another.
+    # Beside a change of mul alone, that swap is a check dropped (red team 53).
+    edit(repo, "pkg/calc.py", "return a + b", "return sum((a, b))")
     edit(
         repo,
         "tests/test_calc.py",

@@ -750,6 +750,52 @@ def tax_findings(tmp_path: Path, now: dict[str, str]) -> list[IntegrityFinding]:
     return analyze({TAX: TAX_BASE, **TAX_CODE}, {**TAX_CODE, **now}, tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("code_now", "check_now"),
+    [
+        (TAX_CODE["pkg/__init__.py"] + "\n...\n", ""),
+        ({**TAX_CODE, "pkg/rates.py": "ZERO = 0.0\n"}, ""),
+        (None, "    assert tax(40) == 4.0\n"),
+        (None, "    if tax(10) > 100:\n        _check(30, 3.5)\n"),
+        (None, "    if False:\n        _check(30, 3.5)\n"),
+    ],
+    ids=["a-statement-appended", "a-module-of-names", "another-input", "a-condition", "if-false"],
+)
+def test_a_failing_check_dropped_is_not_excused_cheaply(
+    tmp_path: Path, code_now: str | dict[str, str] | None, check_now: str
+) -> None:
+    # Red team 53: the failing assert deleted beside a change of the code that touched
+    # nothing it calls (a `...` appended, a new module binding a name the check reads, a
+    # Makefile), or moved into a helper the test calls where it never runs.
+    code = code_now if isinstance(code_now, dict) else {"pkg/__init__.py": code_now or ""}
+    if code_now is None:
+        code = {**TAX_CODE, "Makefile": "all:\n\ttrue\n"}
+    helper = "\n\ndef _check(x, expected):\n    assert tax(x) == expected\n"
+    now = tax_test("    assert tax(30) == 3.5\n", check_now) + helper
+    found = analyze({TAX: TAX_BASE, **TAX_CODE}, {**TAX_CODE, **code, TAX: now}, tmp_path)
+    assert "assertion-removed" in [f.rule for f in found], found
+
+
+@pytest.mark.parametrize(
+    "rewritten",
+    [
+        "    result = tax(30)\n    assert (result, type(result)) == (3.0, float)\n",
+        "    with pytest.raises(ValueError, match='negative'):\n        tax(-1)\n",
+    ],
+    ids=["a-whole-value-compared", "raises-another-way"],
+)
+def test_a_check_written_another_way_is_a_note(tmp_path: Path, rewritten: str) -> None:
+    # Review 32: a check of a call the test still computes and uses, rewritten (a whole value
+    # compared, another spelling), is a note for a reviewer, not a block.
+    old = (
+        "    assert tax(30) == 3.5\n"
+        if "result" in rewritten
+        else ("    with pytest.raises(ValueError):\n        tax(-1)\n")
+    )
+    found = tax_findings(tmp_path, {TAX: tax_test(old, rewritten)})
+    assert "assertion-removed" not in [f.rule for f in found], found
+
+
 def test_a_check_dropped_from_a_test_that_keeps_others_is_removed(tmp_path: Path) -> None:
     # The failing assert deleted, the test's other asserts left to pass: in place, or in a
     # test renamed that keeps most of what it checked.
@@ -2088,6 +2134,23 @@ def test_a_name_the_module_still_has_in_another_form_is_not_deleted(
         tmp_path,
     )
     assert [f.rule for f in found] == ["test-removed"]
+
+
+def test_a_method_or_a_local_of_the_same_name_keeps_no_deleted_function(tmp_path: Path) -> None:
+    # Review 32 (semver): `match()` deleted with its tests, while a class keeps a method
+    # `match` and a function a local `match`: still deleted with its feature.
+    (tmp_path / "pkg").mkdir()  # pkg is the project's own package
+    test = "from pkg.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    now = (
+        "class Version:\n    def add(self, other):\n        return other\n\n\n"
+        "def deprecated(add=None):\n    add = add or 1\n    return add\n"
+    )
+    found = analyze(
+        {"pkg/calc.py": "def add(a, b):\n    return a + b\n\n\n" + now, PY: test},
+        {"pkg/calc.py": now, PY: "from pkg.calc import Version\n"},
+        tmp_path,
+    )
+    assert [f.rule for f in found] == ["test-removed-with-feature"]
 
 
 def test_deleting_an_unrelated_function_does_not_excuse_a_removed_test(tmp_path: Path) -> None:

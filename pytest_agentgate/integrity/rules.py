@@ -63,7 +63,8 @@ _RULES = (
         "assertion-removed",
         "tampering",
         "a test that asserted something now asserts nothing (or swallows AssertionError), or "
-        "no longer makes a check that no test of the change makes",
+        "no longer makes a check of the code, with values written out, that no test of the "
+        "change makes or calls the code the same way for",
         "restore the test's assertions; change the expectation only with the behaviour",
     ),
     Rule(
@@ -72,6 +73,14 @@ _RULES = (
         "a test that compared a value with an expected one now only checks that it is truthy, "
         "not None or of a type",
         "restore the exact expectation; change it only together with the behaviour",
+    ),
+    Rule(
+        "check-dropped",
+        "notice",
+        "a test the change edits no longer makes a check of the base's that no test of the "
+        "change makes, where the test still reads what the check was about (a check "
+        "rewritten another way: a whole value compared, another spelling, a helper)",
+        "nothing, if the test checks as much another way; otherwise restore the check",
     ),
     Rule(
         "expectation-changed",

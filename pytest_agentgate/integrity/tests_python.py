@@ -1758,7 +1758,7 @@ class AssertScan:
                 else:
                     self._count(swallowed, call.lineno)
             elif resolved:
-                self._count(swallowed)
+                self._count(swallowed, call.lineno)  # a helper that asserts, where it runs
 
     def _local(self, call: ast.Call) -> bool | None:
         """False for a call of this module's own function or method (not followed here)."""
@@ -1989,8 +1989,22 @@ class PySide:
         if not cases:
             return own
         helped: list[Made] = []
+        # Red team 53: a helper called under `if False:`, after a return, with its failure
+        # swallowed, or under a condition of the data makes no check of the test's: only a
+        # call the test's run counts, and not one that only some runs make.
+        conditional = {
+            id(node)
+            for stmt in _walk_body(_body(func))
+            if isinstance(stmt, ast.If | ast.While | ast.Try | ast.Match | ast.IfExp)
+            for node in ast.walk(stmt)
+            if node is not getattr(stmt, "test", None)
+        }
         for node in _walk_body(_body(func)):
-            if not isinstance(node, ast.Call):
+            if (
+                not isinstance(node, ast.Call)
+                or node.lineno not in counted
+                or id(node) in conditional
+            ):
                 continue
             found = self._helper(module, node, cls)
             if found is None or found[1] is func:
@@ -3055,8 +3069,8 @@ def removed_code(scan: Scan, which_base: TestFiles, which_now: TestFiles) -> Cod
 def _changed_code(texts: list[tuple[str | None, str | None]]) -> frozenset[str]:
     """The names of the code whose definition the change changes, adds or deletes, its
     docstrings aside: functions, classes and methods, the names a module binds at its top
-    (``RATE = 0.1``, its imports); every name of a module whose other top-level code changes;
-    and, over and over, those of the code of these files that uses one of them (``tax``
+    (``RATE = 0.1``, its imports), and those its other top-level code names when that code
+    changes; and, over and over, those of the code of these files that uses one of them (``tax``
     reading ``RATE``): what of the code a test's check calls that the change changes."""
     changed: set[str] = set()
     uses: list[tuple[str, set[str]]] = []
@@ -3065,8 +3079,6 @@ def _changed_code(texts: list[tuple[str | None, str | None]]) -> frozenset[str]:
         for name in before.keys() | after.keys():
             if before.get(name, ("", set()))[0] != after.get(name, ("", set()))[0]:
                 changed.add(name)
-        if MODULE_CODE in changed:
-            changed |= before.keys() | after.keys()
         uses += [(name, used) for name, (_, used) in after.items()]
     grew = True
     while grew:
@@ -3075,17 +3087,13 @@ def _changed_code(texts: list[tuple[str | None, str | None]]) -> frozenset[str]:
             if name not in changed and used & changed:
                 changed.add(name)
                 grew = True
-    changed.discard(MODULE_CODE)
     return frozenset(changed)
-
-
-MODULE_CODE = "<module>"  # a module's top-level code that binds no name of its own
 
 
 def _definitions(text: str | None) -> dict[str, tuple[str, set[str]]]:
     """name -> (its definitions as text, docstrings aside; the names they use) for every
     function, class and method of a module, and every name its top-level code binds (its
-    other top-level code under :data:`MODULE_CODE`). A module that does not parse defines
+    other top-level code under each name it reads). A module that does not parse defines
     nothing: all of the other side's names are changed."""
     if text is None:
         return {}
@@ -3105,7 +3113,12 @@ def _definitions(text: str | None) -> dict[str, tuple[str, set[str]]]:
         bound = _bound_in([stmt]) if isinstance(stmt, ast.Assign | ast.AnnAssign) else set()
         if isinstance(stmt, ast.Import | ast.ImportFrom):
             bound = {(a.asname or a.name).split(".")[0] for a in stmt.names}
-        for name in bound or {MODULE_CODE}:
+        if not bound:
+            # Other top-level code changes what it names (`tax = cached(tax)`, `if PY2:`),
+            # not every name of the module; a statement that names nothing (`...`) changes
+            # nothing (red team 53: a `...` appended made every function "changed").
+            bound = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+        for name in bound:
             found.setdefault(name, []).append(stmt)
     out: dict[str, tuple[str, set[str]]] = {}
     for name, nodes in found.items():
@@ -3137,9 +3150,9 @@ def _undocumented(node: ast.AST) -> ast.AST:
 
 
 def _bound(text: str | None) -> set[str]:
-    """Every name a module's code has in any form: assigned, imported, defined at any depth,
-    used; with what its ``__getattr__`` serves. A test deleted with a name that is still
-    here was not deleted with a feature."""
+    """Every name a module's own scope has in any form: assigned, imported, defined (under an
+    ``if`` too), used, bound by a function's ``global``; with what its ``__getattr__`` serves.
+    A test deleted with a name that is still here was not deleted with a feature."""
     if text is None:
         return set()
     try:
@@ -3147,15 +3160,23 @@ def _bound(text: str | None) -> set[str]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
     names = _defined(text)
-    for node in ast.walk(tree):
+    names.update(n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names)
+    # The module's own scope: not a function's locals or parameters, nor a class's methods
+    # (review 32: semver's `def match` method and a local `match` kept a deleted `match()`).
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+            stack.extend(node.decorator_list)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
         if isinstance(node, ast.Name):
             names.add(node.id)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
         elif isinstance(node, ast.alias):
             names.add(node.asname or node.name.partition(".")[0])
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            names.update(node.names)
+        stack.extend(ast.iter_child_nodes(node))
     return names
 
 
