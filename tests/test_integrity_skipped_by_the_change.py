@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import STRICT_TESTS, CliRun, gated_project
+from _helpers import STRICT_TESTS, CliRun, gated_project, git
 from _helpers import pytest_agentgate as pytest_gated
 
 Agentgate = Callable[..., CliRun]
@@ -194,4 +194,40 @@ def test_a_test_folded_into_a_host_that_skips_it_is_skipped_by_the_change(
     (project / "tests" / "test_calc.py").write_text("import pytest\n\n" + folded)
     code, gate = verify(agentgate)
     assert code == 1 and gate["status"] == "fail", gate
-    assert [(p, n) for p, n, _ in skips(gate)] == [("tests/test_calc.py", 8)], gate
+    [(path, _, message)] = skips(gate)
+    assert path == "tests/test_calc.py"
+    assert message.startswith(
+        "test_tax_cases, which holds what tests/test_calc.py::test_tax_zero checked at the base "
+        "(renamed, moved or folded there), is skipped in this run (later)"
+    )
+
+
+def test_a_check_moved_to_a_test_the_bases_conftest_skips_is_skipped_by_the_change(
+    project: Path, agentgate: Agentgate
+) -> None:
+    # Red team 53: the failing check moved out of a test of several checks into a new test
+    # marked `slow`, which the base's conftest (pytest's --runslow recipe) skips.
+    (project / "tests" / "conftest.py").write_text(
+        CONFTEST + "\n\ndef pytest_collection_modifyitems(config, items):\n"
+        "    for item in items:\n        if 'slow' in item.keywords:\n"
+        "            item.add_marker(pytest.mark.skip(reason='needs --runslow'))\n"
+    )
+    (project / "tests" / "test_calc.py").write_text(
+        TEST.replace("def test_tax_zero():\n    assert tax(0) == 0\n", "").replace(
+            "    assert tax(10) == 3\n", "    assert tax(10) == 3\n    assert tax(0) == 0\n"
+        )
+    )
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "base: the zero check in test_tax_ten, a slow recipe")
+    (project / "tests" / "test_calc.py").write_text(
+        "import pytest\n\n"
+        + TEST.replace("def test_tax_zero():\n    assert tax(0) == 0\n", "")
+        + "\n\n@pytest.mark.slow\ndef test_tax_zero_later():\n    assert tax(0) == 0\n"
+    )
+    code, gate = verify(agentgate)
+    assert code == 1 and gate["status"] == "fail", gate
+    assert [m for _, _, m in skips(gate)] == [
+        "test_tax_zero_later, which holds what tests/test_calc.py::test_tax_ten checked at the "
+        "base (renamed, moved or folded there), is skipped in this run (needs --runslow): what "
+        "the base's test checked no longer runs"
+    ]

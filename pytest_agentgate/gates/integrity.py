@@ -95,6 +95,7 @@ class IntegrityEvidence(Evidence):
     new_tests: list[str] = field(default_factory=list)
     # The base's tests the change renames or moves (path::qualname at the base -> now).
     renamed_tests: dict[str, str] = field(default_factory=dict)
+    check_hosts: dict[str, str] = field(default_factory=dict)  # now -> the base's test
     # The base's tests the change folds into another (merged, or made a parametrized case).
     folded_tests: int = 0
     # The test classes the change deletes, not renamed (path::qualname at the base), each with
@@ -230,13 +231,52 @@ def with_skipped_tests(
         if not isinstance(evidence, IntegrityEvidence):
             continue
         edited, reported = _skipped_edited_tests(evidence, skipped)
+        hosts = _skipped_hosts(evidence, skipped, reported)
         by_lines = _skipped_by_added_lines(
-            evidence, [*evidence.findings, *edited], skipped, reported
+            evidence, [*evidence.findings, *edited, *hosts], skipped, reported
         )
-        if edited or by_lines:
-            findings = [*evidence.findings, *edited, *by_lines]
+        if edited or hosts or by_lines:
+            findings = [*evidence.findings, *edited, *hosts, *by_lines]
             out[name] = dataclasses.replace(evidence, findings=findings)
     return out
+
+
+def _skipped_hosts(
+    evidence: IntegrityEvidence, skipped: list[TestCaseResult], reported: set[str]
+) -> list[IntegrityFinding]:
+    """A finding for each test a base test was renamed, moved or folded into that this run
+    skipped, whatever skipped it (red team 53: the failing test folded into a new test
+    marked `slow`, which the base's conftest skips unless `--runslow`): what the base test
+    checked no longer runs. Keys of the runs it reports go into ``reported``."""
+    runs = {_test_key(t.classname, t.name): t for t in skipped}
+    could_skip = {f"{t.path}::{t.qualname}" for t in evidence.edited_tests if t.skipped_at_base}
+    by_host: dict[str, list[str]] = {}
+    pairs = [*evidence.renamed_tests.items(), *((b, h) for h, b in evidence.check_hosts.items())]
+    for base, host in pairs:
+        if host not in could_skip:  # it could skip at the base: the base's skip
+            by_host.setdefault(host, []).append(base)
+    findings = []
+    for host, bases in sorted(by_host.items()):
+        key = _test_key("", host)
+        hits = [k for k in runs if k == key or k.endswith("." + key)]
+        if not hits or all(k in reported for k in hits):
+            continue
+        reported.update(hits)
+        path, _, qualname = host.partition("::")
+        run = runs[hits[0]]
+        why = f" ({run.message})" if run.message else ""
+        shown = ", ".join(bases[:3]) + (f" and {len(bases) - 3} more" if len(bases) > 3 else "")
+        findings.append(
+            IntegrityFinding(
+                SKIP_RULE,
+                f"{qualname}, which holds what {shown} checked at the base (renamed, moved or "
+                f"folded there), is skipped in this run{why}: what the base's test checked no "
+                "longer runs",
+                path,
+                None,
+            )
+        )
+    return findings
 
 
 def _skipped_edited_tests(
@@ -780,6 +820,7 @@ class IntegrityGate:
         evidence.edited_tests = list(scan.edited_tests)
         evidence.new_tests = list(scan.new_tests)
         evidence.renamed_tests = {**_renamed_defs(scan), **scan.renamed_tests}
+        evidence.check_hosts = dict(scan.check_hosts)
         evidence.folded_tests = len(scan.folded_tests)
         evidence.deleted_classes = dict(scan.deleted_classes)
         evidence.deleted = sorted(p for p, status in scan.touched.items() if status == "deleted")

@@ -93,6 +93,9 @@ class Scan:
     # Of those, the tests folded into another (a case of a parametrized test, statements of
     # a test they were merged into): each is a case fewer in the count, and no test gone.
     folded_tests: dict[str, str] = field(default_factory=dict)
+    # The tests of the change that make a check a test of the base no longer makes (moved
+    # there): ``path::qualname`` now -> the base's test it came from.
+    check_hosts: dict[str, str] = field(default_factory=dict)
     # The test classes the change deletes from a file pytest still collects (not renamed):
     # ``path::qualname`` at the base -> the code the change deletes that they went with (their
     # own tests all removed with it, and what their body gives the tests they inherit uses

@@ -288,6 +288,7 @@ def compare(
     moved: dict[str, str] | None = None,
     merged: dict[str, str] | None = None,
     classes_gone: dict[str, str | None] | None = None,
+    check_hosts: dict[str, str] | None = None,
 ) -> list[IntegrityFinding]:
     """Every finding of the change to these test files; ``edited`` gets the tests of the base
     the change edits, ``new`` the tests it adds, ``moved`` the tests it renames or moves, or
@@ -356,7 +357,7 @@ def compare(
             if weakened is not None:
                 findings.append(weakened)
         findings.extend(_mocked(after, {name for _, name in before.mocked()}))
-    findings.extend(_dropped(pairs, now, change, skipped_now, code))
+    findings.extend(_dropped(pairs, now, change, skipped_now, code, check_hosts))
     findings.extend(_fewer_cases(pairs, now))
     if change.only_tests:
         for before, after in pairs:
@@ -624,6 +625,7 @@ def _dropped(
     change: Change,
     skipped: set[tuple[str, str]],
     code: CodeRemoved | None,
+    hosts: dict[str, str] | None = None,
 ) -> list[IntegrityFinding]:
     """The checks a test the change edits (in place, renamed or moved) made at the base and
     that no test of the change makes now: ``assert tax(30) == 3.5`` deleted, the test's other
@@ -651,13 +653,21 @@ def _dropped(
         gone = [check for check in was if not own.makes(check)]
         if gone:
             if everywhere is None:  # the tests that run: one skipped now checks nothing
-                everywhere = _Kept(
-                    check
+                made = {
+                    check: f"{case.path}::{case.qualname}"
                     for case in now.tests.values()
                     if case.runs and (case.path, case.qualname) not in skipped
                     for check in case.made(True)
-                )
+                }
+                everywhere = _Kept(made, made.__getitem__)
+            moved = [check for check in gone if everywhere.makes(check)]
             gone = [check for check in gone if not everywhere.makes(check)]
+            if moved and hosts is not None:  # where each runs now: it must run (red team 53)
+                unchanged = {
+                    f"{a.path}::{a.qualname}" for b, a in pairs if b.written() == a.written()
+                }
+                for host in everywhere.hosts(moved) - unchanged:
+                    hosts.setdefault(host, f"{before.path}::{before.qualname}")
         if gone and not change.only_tests:
             # In a change of the code too, a check of a function it changes may go with the
             # old behaviour (or give way to a check of it with other values). What the check
@@ -740,15 +750,22 @@ def _sure(check: Made, tests_now: str) -> bool:
 
 
 class _Kept:
-    """The checks some tests make: whether one of the base's is still made."""
+    """The checks some tests make: whether one of the base's is still made, and by which."""
 
-    def __init__(self, checks: Iterable[Made]) -> None:
+    def __init__(self, checks: Iterable[Made], host: Callable[[Made], str] | None = None) -> None:
         self.keys: set[str] = set()
         self.subjects: set[tuple[str, str]] = set()
+        self.made_by: dict[str, set[str]] = {}
         for check in checks:
             self.keys.add(check.key)
             if check.subject is not None:
                 self.subjects.add(check.subject)
+            if host is not None:
+                self.made_by.setdefault(check.key, set()).add(host(check))
+
+    def hosts(self, checks: Iterable[Made]) -> set[str]:
+        """The tests that make these checks, where known."""
+        return {host for check in checks for host in self.made_by.get(check.key, ())}
 
     def makes(self, check: Made) -> bool:
         if check.key in self.keys:

@@ -152,6 +152,7 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
         scan.renamed_tests,
         scan.folded_tests,
         scan.deleted_classes,
+        scan.check_hosts,
     )
     scan.edited_tests.extend(_could_skip_at_base(scan, test) for test in edited)
     return findings
