@@ -1833,6 +1833,28 @@ def test_a_dropped_case_kept_only_in_a_test_of_another_shape_is_fewer_tests(
     assert "`(2, -5, -3)` no longer run" in finding["message"]
 
 
+def test_a_case_moved_to_a_test_of_another_body_is_fewer_tests(repo: Path, verify: Verify) -> None:
+    """Red team 53: the failing case moved, with as many argnames, to a new test whose body
+    checks something else of the same values: the case no longer runs its checks."""
+    with_cases(repo)
+    edit(repo, "tests/test_cases.py", ", (2, -5, -3)]", "]")
+    write(
+        repo,
+        "tests/test_more_cases.py",
+        """\
+        import pytest
+
+
+        @pytest.mark.parametrize("a,b,out", [(2, -5, -3)])
+        def test_add_shape(a, b, out):
+            assert a + b == out
+        """,
+    )
+    line = now_line(repo, "tests/test_cases.py", "def test_add") - 1
+    finding = assert_blocks(verify(), "tests-fewer", "tests/test_cases.py", line)
+    assert "`(2, -5, -3)` no longer run" in finding["message"]
+
+
 def test_argnames_renamed_with_an_expectation_corrected_is_honest(
     repo: Path, verify: Verify
 ) -> None:
