@@ -758,15 +758,26 @@ def tax_findings(tmp_path: Path, now: dict[str, str]) -> list[IntegrityFinding]:
         (None, "    assert tax(40) == 4.0\n"),
         (None, "    if tax(10) > 100:\n        _check(30, 3.5)\n"),
         (None, "    if False:\n        _check(30, 3.5)\n"),
+        (None, "    result = tax(30)\n"),
+        (None, "    for _ in range(1):\n        print(tax(30))\n"),
     ],
-    ids=["a-statement-appended", "a-module-of-names", "another-input", "a-condition", "if-false"],
+    ids=[
+        "a-statement-appended",
+        "a-module-of-names",
+        "another-input",
+        "a-condition",
+        "if-false",
+        "assigned-unchecked",
+        "computed-in-a-loop",
+    ],
 )
 def test_a_failing_check_dropped_is_not_excused_cheaply(
     tmp_path: Path, code_now: str | dict[str, str] | None, check_now: str
 ) -> None:
     # Red team 53: the failing assert deleted beside a change of the code that touched
     # nothing it calls (a `...` appended, a new module binding a name the check reads, a
-    # Makefile), or moved into a helper the test calls where it never runs.
+    # Makefile), or moved into a helper the test calls where it never runs; red team 54: its
+    # call kept, assigned or computed, and checked by nothing.
     code = code_now if isinstance(code_now, dict) else {"pkg/__init__.py": code_now or ""}
     if code_now is None:
         code = {**TAX_CODE, "Makefile": "all:\n\ttrue\n"}

@@ -704,13 +704,8 @@ def _dropped(
         # test's own values (`isinstance(result, tuple)`, `v1 == v2`), or of a call the
         # tests still make, was more likely rewritten another way (review 32: a whole value
         # compared, unittest's other spellings, a helper): a note for a reviewer.
-        if written is None:  # what the tests of the change compute and use another way
-            written = "\n".join(
-                _using(texts)
-                for case in now.tests.values()
-                if case.runs and (case.path, case.qualname) not in skipped
-                for texts in (case.statements(), *([t for t, _ in one] for one in case.cases()))
-            )
+        if written is None:  # the checks the tests of the change make, as keyed
+            written = "\n".join(everywhere.keys) if everywhere is not None else ""
         sure = [c for c in gone if _sure(c, written)]
         for rule, checks in (("assertion-removed", sure), ("check-dropped", gone)):
             unique = list({check.key: check for check in reversed(checks)}.values())[::-1]
@@ -739,24 +734,12 @@ def _dropped(
     return findings
 
 
-def _using(statements: Iterable[str]) -> str:
-    """Of a test's statements (normalised, as dumped), those that compute a value to use or
-    check it another way, and always run: an assignment, a ``with`` block (``with
-    self.assertRaises(E): f(x)``), a loop; up to a ``return`` or ``raise``, none under a
-    condition, none a bare call or an assert (a check there is matched as a check)."""
-    kept = []
-    for text in statements:
-        if text.startswith(("Return(", "Raise(")):
-            break
-        if text.startswith(("Assign(", "AnnAssign(", "AugAssign(", "With(", "AsyncWith(", "For(")):
-            kept.append(text)
-    return "\n".join(kept)
-
-
 def _sure(check: Made, tests_now: str) -> bool:
     """Whether a dropped check surely went: it compares a call of the code, with values the
-    test wrote out (none of its own variables), and no test of the change computes that call
-    to use it another way (:func:`_using`)."""
+    test wrote out (none of its own variables), and no check a test of the change makes has
+    that call in it (a whole value compared, another spelling of `assertRaises`: the test's
+    variables are put in where they are read). A call only assigned, or only made, checks
+    nothing (red team 54)."""
     if check.subject is None or not check.calls:
         return False
     kind, subject = check.subject
