@@ -231,3 +231,29 @@ def test_a_check_moved_to_a_test_the_bases_conftest_skips_is_skipped_by_the_chan
         "base (renamed, moved or folded there), is skipped in this run (needs --runslow): what "
         "the base's test checked no longer runs"
     ]
+
+
+def test_a_case_moved_to_a_test_that_skips_itself_is_skipped_by_the_change(
+    project: Path, agentgate: Agentgate
+) -> None:
+    # Red team 54: the failing case moved out of a parametrized test into a new one with the
+    # same body, which a fixture of the change skips.
+    body = "def test_tax(amount, expected):\n    assert tax(amount) == expected\n"
+    base = (
+        "import os\n\nimport pytest\n\nfrom calc import tax\n\n\n"
+        "@pytest.mark.parametrize(('amount', 'expected'), [(10, 3), (0, 0)])\n" + body
+    )
+    (project / "tests" / "test_calc.py").write_text(base)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "base: the cases in one test")
+    moved = base.replace("[(10, 3), (0, 0)]", "[(10, 3)]") + (
+        "\n\n@pytest.fixture\ndef online():\n    if not os.environ.get('RATES_ONLINE'):\n"
+        "        pytest.skip('needs the rates service')\n\n\n"
+        "@pytest.mark.usefixtures('online')\n"
+        "@pytest.mark.parametrize(('amount', 'expected'), [(0, 0)])\n"
+        + body.replace("test_tax", "test_tax_zero")
+    )
+    (project / "tests" / "test_calc.py").write_text(moved)
+    code, gate = verify(agentgate)
+    assert code == 1 and gate["status"] == "fail", gate
+    assert [m.split(",")[0] for _, _, m in skips(gate)] == ["test_tax_zero"]

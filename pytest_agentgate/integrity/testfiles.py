@@ -358,7 +358,7 @@ def compare(
                 findings.append(weakened)
         findings.extend(_mocked(after, {name for _, name in before.mocked()}))
     findings.extend(_dropped(pairs, now, change, skipped_now, code, check_hosts))
-    findings.extend(_fewer_cases(pairs, now))
+    findings.extend(_fewer_cases(pairs, now, check_hosts))
     if change.only_tests:
         for before, after in pairs:
             if before.written() == after.written():
@@ -547,7 +547,9 @@ def _skipped(case: Case, now: Side) -> bool:
     )
 
 
-def _fewer_cases(pairs: list[tuple[Case, Case]], now: Side) -> list[IntegrityFinding]:
+def _fewer_cases(
+    pairs: list[tuple[Case, Case]], now: Side, hosts: dict[str, str] | None = None
+) -> list[IntegrityFinding]:
     """Tests that run fewer parametrized cases than at the base, where a case that is gone is
     in no test with as many argnames now (a case moved to another test, or a duplicate
     dropped, still runs). A parametrization whose cases are not a literal on either
@@ -560,7 +562,7 @@ def _fewer_cases(pairs: list[tuple[Case, Case]], now: Side) -> list[IntegrityFin
     for case in now.tests.values():
         for _, names, cases in case.params():
             written.setdefault(names.count(","), set()).update(cases or ())
-    ran: set[tuple[str, ...]] | None = None
+    ran: dict[tuple[str, ...], str] | None = None
     findings = []
     for before, after in pairs:
         now_params = after.params()
@@ -580,8 +582,9 @@ def _fewer_cases(pairs: list[tuple[Case, Case]], now: Side) -> list[IntegrityFin
             if len(before.params()) == 1 and len(bodies) == len(was):
                 if ran is None:
                     ran = {
-                        tuple(text for text, _ in one)
+                        tuple(text for text, _ in one): f"{case.path}::{case.qualname}"
                         for case in now.tests.values()
+                        if case.runs
                         for one in case.cases()
                     }
                 gone = [
@@ -589,6 +592,12 @@ def _fewer_cases(pairs: list[tuple[Case, Case]], now: Side) -> list[IntegrityFin
                     for text, body in zip(was, bodies, strict=True)
                     if text not in cases and body not in ran
                 ]
+                if hosts is not None:  # where a moved case runs now: it must run (red team 54)
+                    here = f"{after.path}::{after.qualname}"
+                    for text, body in zip(was, bodies, strict=True):
+                        host = ran.get(body)
+                        if text not in cases and host is not None and host != here:
+                            hosts.setdefault(host, f"{before.path}::{before.qualname}")
             if len(set(cases)) >= len(set(was)) or not gone:
                 continue
             shown = ", ".join(f"`{text}`" for text in gone[:3])
