@@ -210,8 +210,9 @@ def _venv_version(venv: str) -> str | None:
 def _unlike(site: str, entry: str, remembered: Remembered) -> tuple[str, str] | None:
     """The first file the distribution's ``RECORD`` hashes that is not as hashed (bytecode
     gone is not: Python compiles the source again), with what it is; None when all are."""
-    import base64
     import hashlib
+
+    from pytest_agentgate.state.task_env import file_digest, record_entries
 
     try:
         with open(os.path.join(site, entry, "RECORD"), "rb") as handle:
@@ -222,11 +223,7 @@ def _unlike(site: str, entry: str, remembered: Remembered) -> tuple[str, str] | 
         return os.path.join(site, entry, "RECORD"), "larger than agentgate reads"
     files: list[tuple[str, str]] = []
     stats: list[str] = []
-    for line in record.splitlines():
-        name, _, rest = line.decode("utf-8", "surrogateescape").partition(",")
-        digest = rest.partition(",")[0]
-        if not digest.startswith("sha256="):
-            continue
+    for name, digest in record_entries(record):
         path = os.path.normpath(os.path.join(site, name))
         try:
             st = os.stat(path)
@@ -245,14 +242,9 @@ def _unlike(site: str, entry: str, remembered: Remembered) -> tuple[str, str] | 
     if key in remembered:
         return None
     for path, digest in files:
-        sha = hashlib.sha256()
-        try:
-            with open(path, "rb") as handle:
-                for chunk in iter(lambda: handle.read(1 << 20), b""):
-                    sha.update(chunk)
-        except OSError:
+        said = file_digest(path)
+        if said is None:
             return path, "unreadable"
-        said = "sha256=" + base64.urlsafe_b64encode(sha.digest()).rstrip(b"=").decode()
         if said != digest and not _compiled_again(path, remembered):
             return path, f"not as {entry}/RECORD hashes it (as it was installed)"
     remembered.add(key)

@@ -30,8 +30,9 @@ import glob
 import hashlib
 import json
 import os
+import stat
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -129,26 +130,36 @@ def installed_unlike_record(venv: Path, package: str) -> Path | None:
                     record = handle.read(MAX_BYTES)
             except OSError:
                 continue
-            for line in record.splitlines():
-                path, _, rest = line.decode("utf-8", "surrogateescape").partition(",")
-                digest = rest.partition(",")[0]
-                if not digest.startswith("sha256="):
-                    continue
+            for path, digest in record_entries(record):
                 file = Path(folder, path)
-                if _sha256_field(file) != digest:
+                if file_digest(file, MAX_BYTES) != digest:
                     return file
     return None
 
 
-def _sha256_field(path: Path) -> str | None:
-    """``sha256=<urlsafe base64, unpadded>`` of a regular file, as ``RECORD`` writes it."""
+def record_entries(record: bytes) -> Iterator[tuple[str, str]]:
+    """(path, ``sha256=...``) of each line of a ``RECORD`` that hashes its file."""
+    for line in record.splitlines():
+        path, _, rest = line.decode("utf-8", "surrogateescape").partition(",")
+        digest = rest.partition(",")[0]
+        if digest.startswith("sha256="):
+            yield path, digest
+
+
+def file_digest(path: Path | str, limit: int | None = None) -> str | None:
+    """``sha256=<urlsafe base64, unpadded>`` of a regular file, as ``RECORD`` writes it, read
+    in pieces; None for a file that is no regular file, unreadable, or over ``limit``."""
+    sha = hashlib.sha256()
     try:
-        if not path.is_file() or path.stat().st_size > MAX_BYTES:
+        found = os.stat(path)  # before opening: a FIFO would block the read
+        if not stat.S_ISREG(found.st_mode) or (limit is not None and found.st_size > limit):
             return None
-        data = path.read_bytes()
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                sha.update(chunk)
     except OSError:
         return None
-    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return "sha256=" + base64.urlsafe_b64encode(sha.digest()).rstrip(b"=").decode()
 
 
 def project_venvs(root: Path) -> list[str]:
