@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import PYTEST_OPTS
+from _helpers import PYTEST_OPTS, git
 
 from pytest_agentgate.cli.main import main
 from pytest_agentgate.config import ConfigError
@@ -328,6 +328,52 @@ def test_a_config_above_the_project_is_used_but_never_silently(repo: Path) -> No
         f"above the project at {repo / 'packages' / 'one'}: it gates {repo}" in n
         for n in config.notices
     ), config.notices
+
+
+def test_a_config_that_names_no_gates_gates_what_zero_config_detects(repo: Path) -> None:
+    # Review 28: an agentgate.yml holding only `profile: strict` (or `attempts:`) replaced the
+    # detected gates with none, and a project with a failing test and a lint error passed.
+    touch(repo, "pyproject.toml", "src/demo/__init__.py", "tests/test_core.py")
+    (repo / "agentgate.yml").write_text("profile: standard\nattempts: {max: 5}\n")
+    config = resolve_config(repo)
+    assert config.path == repo / "agentgate.yml"
+    assert (config.profile, config.attempts_max) == ("standard", 5)
+    gates = {g.name: g for g in config.gates}
+    assert list(gates) == ["build", "lint", "test", "coverage"]
+    assert gates["test"].command is not None and "-m pytest" in gates["test"].command
+    assert gates["coverage"].thresholds["lines"] == 85.0  # standard's, as the file says
+    assert any(
+        n.startswith("agentgate.yml names no gates: the project is gated by what zero-config")
+        for n in config.notices
+    ), config.notices
+    assert any(n.startswith("lint: the project declares no linter") for n in config.notices)
+    # The same commands as zero-config's, without the file.
+    (repo / "agentgate.yml").unlink()
+    assert commands(repo) == {name: gate.command for name, gate in gates.items()}
+    # `gates` named, even empty, replaces them: nothing runs, and the file says so.
+    (repo / "agentgate.yml").write_text("profile: standard\ngates: {}\n")
+    config = resolve_config(repo)
+    assert [g.name for g in config.gates] == []
+    assert any("its `gates` replace the detected ones" in n for n in config.notices)
+
+
+def test_a_change_cannot_narrow_the_detected_gates_of_a_base_config_naming_none(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    touch(root, "pyproject.toml", "src/demo/__init__.py", "tests/test_core.py")
+    (root / "agentgate.yml").write_text("profile: strict\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    (root / "agentgate.yml").write_text("profile: strict\ngates:\n  build: {command: 'true'}\n")
+    config = resolve_config(root)
+    assert [g.name for g in config.gates] == ["integrity", "build", "lint", "test", "coverage"]
+    assert {g.name: g.command for g in config.gates}["build"] != "true"
+    removed = {c.key for c in config.loosened}
+    assert {"gates.lint", "gates.test", "gates.coverage"} <= removed, config.loosened
+    assert any("agentgate.yml at main" in n and "names no gates" in n for n in config.notices)
 
 
 def test_explain_zero_config_says_what_it_detected(

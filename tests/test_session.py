@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _helpers import DATA, CliRun
+from _helpers import DATA, CliRun, gated_project, only_gate, verify_json
 
 from pytest_agentgate.gates.session import check_claims, claims, deferrals
 from pytest_agentgate.reports._io import MAX_COUNT
@@ -857,15 +857,38 @@ def test_a_configuration_that_names_no_measuring_gate_says_so(
     project: Path, write_config: Callable[[str], Path], agentgate: Agentgate
 ) -> None:
     # Review 28: an agentgate.yml holding only `budget:` replaced the detected gates, and its
-    # verdict was a PASS that had judged nothing of the project.
+    # verdict was a PASS that had judged nothing of the project. Here nothing is detected (no
+    # Python project): the file names no gates and gates nothing, and says so.
     write_config("budget: {max_tool_calls: 5}\n")
-    run = agentgate("verify", "--format", "json")
-    notices = run.verdict()["notices"]
+    notices = agentgate("verify", "--format", "json").verdict()["notices"]
     assert any(
         n.startswith("agentgate.yml names no gate that measures the project")
-        and "`agentgate init` writes the detected gates into it" in n
+        and "zero-config detects no Python project beside it; name them under `gates`" in n
         for n in notices
     ), notices
+    write_config("gates: {}\n")
+    notices = agentgate("verify", "--format", "json").verdict()["notices"]
+    assert any("its `gates` replace the detected ones" in n for n in notices), notices
     write_config("gates:\n  custom:\n    - {name: tests, command: 'true'}\n")
     notices = agentgate("verify", "--format", "json").verdict()["notices"]
     assert not any("names no gate that measures" in n for n in notices)
+
+
+def test_a_configuration_holding_only_a_profile_gates_the_project(tmp_path: Path) -> None:
+    # Review 28's PASS, end to end: `profile: strict` alone, a failing test and a lint error.
+    root = gated_project(
+        tmp_path / "proj",
+        "profile: strict\n",
+        {
+            "pyproject.toml": "[project]\nname = 'demo'\nversion = '0'\n",
+            "demo/__init__.py": "def add(a, b):\n    return a - b\n",
+            "tests/test_add.py": "from demo import add\n\n\ndef test_add():\n"
+            "    assert add(2, 2) == 4\n",
+        },
+    )
+    code, verdict = verify_json(root)
+    assert (code, verdict["status"], verdict["profile"]) == (1, "fail", "strict")
+    test = only_gate(verdict, "test")
+    assert test["status"] == "fail"
+    assert [f["name"] for f in test["findings"]] == ["tests/test_add.py::test_add"]
+    assert any("names no gates" in n for n in verdict["notices"])

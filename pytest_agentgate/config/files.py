@@ -79,6 +79,8 @@ class RawConfig:
     # Key paths as the user wrote them, for configs translated from another shape.
     display: dict[KeyPath, str] = field(default_factory=dict)
     ms_timeouts: bool = False
+    # The file names no ``gates``: its gates are the ones zero-config detects (config/resolve.py).
+    detected_gates: bool = False
 
 
 # A configuration is a few kilobytes; a bigger file is not one.

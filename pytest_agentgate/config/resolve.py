@@ -7,6 +7,7 @@ pytest plugin resolve the same project the same way.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -126,6 +127,11 @@ def resolve_config(
     )
     law = found.file
     notices: list[str] = []
+    if not flags.any():
+        if law is not None and law.raw is not None:
+            law = dataclasses.replace(law, raw=_with_detected_gates(law.raw, law.path, found))
+        if now_raw is not None and path is not None:
+            now_raw = _with_detected_gates(now_raw, path, found)
     config: Config | None = None
     if law is not None and law.raw is not None:
         try:
@@ -155,23 +161,86 @@ def resolve_config(
         )
     if explicit is None and path is not None:
         _above_the_project(config, cwd, path)
-    _nothing_measured(config)
+    _what_is_gated(config, law, now_raw, path, found)
     hold_to_profile(config)
     return config
 
 
-def _nothing_measured(config: Config) -> None:
-    """Say so when a configuration file names no gate that measures the project (review 28:
-    an agentgate.yml holding only `budget:` replaces zero-config, and its verdict judged the
-    change alone)."""
+def _what_is_gated(
+    config: Config,
+    law: BaseFile | None,
+    now_raw: RawConfig | None,
+    path: Path | None,
+    found: AtBase,
+) -> None:
+    """The notices of a configuration file that names no gates (zero-config's detected gates
+    run: which, and which linter), or that gates nothing of the project."""
+    in_force = law.raw if law is not None and law.raw is not None else now_raw
+    if in_force is not None and in_force.detected_gates and path is not None:
+        root = path.resolve().parent
+        label = law.label if law is not None and in_force is law.raw else path.name
+        config.notices.append(
+            f"{label} names no gates: the project is gated by what zero-config detects "
+            "(compileall, its linter, pytest and coverage) under the configuration's profile; "
+            "`agentgate init` writes those gates into it"
+        )
+        config.notices.extend(_linters_described(root, _files_at_base(found, root)))
+    named = in_force is None or not isinstance(in_force.data, dict) or "gates" in in_force.data
+    _nothing_measured(config, named)
+
+
+def _with_detected_gates(raw: RawConfig, path: Path, found: AtBase) -> RawConfig:
+    """``raw`` with the gates zero-config detects for its project, where it names no ``gates``
+    (an agentgate.yml holding only ``profile: strict`` gated nothing and passed: review 28). As
+    zero-config, detection reads the project's files at the change's base, whose linter is the
+    law; the file's other settings (profile, thresholds of no gate, attempts, budgets) stand."""
+    if not isinstance(raw.data, dict) or "gates" in raw.data:
+        return raw
+    root = path.resolve().parent
+    detected = zero_config(root, _files_at_base(found, root))
+    if detected is None:
+        return raw
+    return dataclasses.replace(
+        raw, data={**raw.data, "gates": detected[0]["gates"]}, detected_gates=True
+    )
+
+
+def _validated(
+    raw: RawConfig,
+    flags: ReportFlags,
+    registry: Registry,
+    *,
+    root: Path,
+    path: Path | None,
+    profile: str | None,
+) -> Config:
+    """``raw`` validated, with the report flags applied; zero-config's gates (of zero-config
+    itself, or of a file that names none) lint with the change's own linter as a gate
+    ``lint-TOOL`` beside the base's: that gate's command is the change's, not the law."""
+    config = validate(
+        _with_flags(raw, flags), registry, root=root, path=path, profile_override=profile
+    )
+    if raw.source == ZERO_CONFIG_SOURCE or raw.detected_gates:
+        _mark_added_linters(config)
+    return config
+
+
+def _nothing_measured(config: Config, named: bool) -> None:
+    """Say so when a configuration file gates nothing of the project: its ``gates`` name no
+    gate that measures it (``named``), or it names none and zero-config detects no project
+    beside it. Its verdict then judges the change alone (review 28)."""
     if config.path is None or not config.enabled:
         return
     if any(g.kind != "integrity" for g in config.gates):
         return
+    why = (
+        "its `gates` replace the detected ones; without a `gates` key the detected gates run"
+        if named
+        else "and zero-config detects no Python project beside it; name them under `gates`"
+    )
     config.notices.append(
         f"{config.path.name} names no gate that measures the project (build, lint, test, "
-        "coverage): a configuration file replaces the detected gates, so `agentgate verify` "
-        "runs none of them; `agentgate init` writes the detected gates into it"
+        f"coverage), so `agentgate verify` runs none: {why}"
     )
 
 
@@ -286,11 +355,7 @@ def _stand_alone(
             "`agentgate init` writes this as agentgate.yml"
         )
         notices.extend(_linters_described(root, at_base))
-    config = validate(
-        _with_flags(raw, flags), registry, root=root, path=path, profile_override=profile
-    )
-    if raw.source == ZERO_CONFIG_SOURCE:
-        _mark_added_linters(config)
+    config = _validated(raw, flags, registry, root=root, path=path, profile=profile)
     config.notices[:0] = notices
     add_integrity_gate(config, found.repo is not None or unreadable_repository(root) is not None)
     label_sources(config, side)
@@ -361,14 +426,9 @@ def _over_zero_config(
         return None  # no commit yet, or a project new in the change: the file stands
     law_raw = RawConfig(detected[0], ZERO_CONFIG_SOURCE)
     in_force = profile or stricter_profile(profile_of(law_raw), profile_of(raw) or DEFAULT_PROFILE)
-    law = validate(
-        _with_flags(law_raw, flags), registry, root=root, path=None, profile_override=in_force
-    )
-    _mark_added_linters(law)
+    law = _validated(law_raw, flags, registry, root=root, path=None, profile=in_force)
     add_integrity_gate(law, True)
-    now = validate(
-        _with_flags(raw, flags), registry, root=root, path=path, profile_override=in_force
-    )
+    now = _validated(raw, flags, registry, root=root, path=path, profile=in_force)
     add_integrity_gate(now, True)
     label_sources(now, side)
     _unreviewed(now, found, found.base, path, side)  # gating on, no approval, no base of its own
@@ -448,9 +508,7 @@ def _governed(
     base_profile = profile_of(law_raw) or DEFAULT_PROFILE
     now_profile = (profile_of(now_raw) or DEFAULT_PROFILE) if in_place else None
     in_force = profile or stricter_profile(base_profile, now_profile)
-    base_config = validate(
-        _with_flags(law_raw, flags), registry, root=root, path=law.path, profile_override=in_force
-    )
+    base_config = _validated(law_raw, flags, registry, root=root, path=law.path, profile=in_force)
     add_integrity_gate(base_config, True)
     name = PurePosixPath(law.repo_path).name
     base_side = Side(law_raw, law.text, name, law.label)
@@ -473,9 +531,7 @@ def _governed(
             )
         return config
     try:
-        now_config = validate(
-            _with_flags(now_raw, flags), registry, root=root, path=path, profile_override=in_force
-        )
+        now_config = _validated(now_raw, flags, registry, root=root, path=path, profile=in_force)
     except ConfigError as exc:
         return _broken_now(govern(base_config, base_side, None, None), path, exc)
     add_integrity_gate(now_config, True)
