@@ -561,7 +561,7 @@ class Pipeline:
         if self._cache_key is not None and not any(
             # A command that ran out of time (or was cut short) says how busy the machine was,
             # not what the tree is: its verdict is not kept.
-            r.cancelled or r.timed_out or (r.exit_code or 0) < 0
+            r.cancelled or r.cut_short or (r.exit_code or 0) < 0
             for r in self.results.values()
         ):
             self._remember(gates, found)

@@ -100,6 +100,15 @@ class CommandResult:
     timed_out: bool = False
     start_error: str | None = None  # why the shell itself could not start (OSError text)
     cancelled: bool = False  # killed because the run was interrupted (Ctrl-C), not judged
+    # Stopped at the harness hook's budget, where an earlier verdict saw it finish within
+    # that budget: (the budget, the time it took then). Judged as a run cut short.
+    over_budget: tuple[float, float] | None = None
+
+    @property
+    def cut_short(self) -> bool:
+        """Killed before it finished, by its timeout or the hook's budget: nothing it wrote can
+        be judged."""
+        return self.timed_out or self.over_budget is not None
 
     @property
     def output_tail(self) -> str:

@@ -7,6 +7,8 @@ real folders with real gate commands; only the harness is played by the test.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -92,9 +94,12 @@ def event(harness: str, root: Path, *, session: str = "sess-1", **extra: Any) ->
     return base
 
 
-def call(harness: str, payload: Any, capsys: pytest.CaptureFixture[str]) -> tuple[Any, str, int]:
-    """Run `agentgate hook HARNESS` with ``payload`` on stdin: (stdout JSON, stderr, exit)."""
-    out, err, code = run_hook(harness, payload, capsys)
+def call(
+    harness: str, payload: Any, capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[Any, str, int]:
+    """Run `agentgate hook HARNESS ARGS` with ``payload`` on stdin: (stdout JSON, stderr,
+    exit)."""
+    out, err, code = run_hook(harness, payload, capsys, *args)
     lines = out.splitlines()
     assert len(lines) == 1, f"stdout must be the answer alone, got {out!r}"
     return json.loads(lines[0]), err, code
@@ -367,7 +372,7 @@ def test_a_missing_cwd_lets_the_agent_stop(
 def test_a_bug_in_agentgate_lets_the_agent_stop(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(*args: object) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("kaboom")
 
     monkeypatch.setattr(door, "gate_stop", broken)
@@ -397,6 +402,35 @@ def test_running_out_of_the_budget_stops_the_gates_and_lets_the_agent_stop(
         "above it). The agent was allowed to stop, and its work was NOT verified."
     )
     assert read_history(root) == []  # nothing judged, no attempt counted
+
+
+def test_a_gate_the_change_made_slower_than_the_budget_is_judged_not_let_go(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 55: a new test that sleeps past the hook's budget made every stop agentgate's
+    # trouble, which lets the agent go. Where an earlier verdict saw the gate finish within the
+    # budget, what is new made it slow: judged, and counted as an attempt.
+    sleep = tmp_path / "sleep-seconds"
+    sleep.write_text("0")
+    root = project(
+        tmp_path,
+        'gates:\n  build:\n    command: >-\n      python -c "import time, pathlib;'
+        f" time.sleep(float(pathlib.Path('{sleep}').read_text()))\"\n"
+        "hook:\n  budget: 10\n",
+    )
+    monkeypatch.setattr(door, "ANSWER_RESERVE_S", 8.0)  # the commands get 2 s of the 10
+    answer, _, _ = call("claude", event("claude", root, session="s-1"), capsys)
+    assert answer == {"systemMessage": "agentgate: PASS (profile strict)"}
+    sleep.write_text("60")
+    answer, _, code = call("claude", event("claude", root, session="s-2"), capsys)
+    assert (answer["decision"], code) == ("block", 0)
+    assert "COMPLETION REJECTED (attempt 1 of 3)" in answer["reason"]
+    assert "did not finish within the stop hook's budget of 10 s" in answer["reason"]
+    assert "an earlier verdict of this project saw it finish in 0." in answer["reason"]
+    assert [(h["task"], h["status"]) for h in read_history(root)] == [
+        ("s-1", "pass"),
+        ("s-2", "fail"),
+    ]
 
 
 def _state(pid: int) -> str:
@@ -851,3 +885,73 @@ def test_a_gemini_event_past_the_read_limit_is_still_gated(
     answer, _, _ = call("gemini", raw, capsys)
     assert answer["decision"] == "block", answer
     assert [v["task"] for v in read_history(root)] == ["sess-1"]
+
+
+# -- the managed settings' Stop hook (Claude Code) -----------------------------------------------
+# Claude Code reads its project settings again as they change: an agent that deletes
+# .claude/settings.json, or writes `"disableAllHooks": true` there, frees the session it runs
+# in (seen in the lab with Claude Code 2.1.197; a managed Stop hook held through both).
+
+
+def git_project(tmp_path: Path, *, armed: bool, name: str = "proj") -> Path:
+    """A repository whose main has one commit: a failing build, and, where ``armed``, agentgate's
+    Claude Code hooks in .claude/settings.json as install-hook writes them."""
+    root = project(tmp_path, FAILING, name=name)
+    if armed:
+        from pytest_agentgate.cli.main import main
+
+        old = Path.cwd()
+        os.chdir(root)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                assert main(["install-hook", "claude"]) == 0
+        finally:
+            os.chdir(old)
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run(["git", *args], cwd=root, env=GIT_ENV, check=True, capture_output=True)
+    return root
+
+
+def test_the_managed_hook_says_nothing_where_the_project_runs_no_agentgate_hook(
+    tmp_path: Path, fresh_state_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = git_project(tmp_path, armed=False)
+    out, err, code = run_hook("claude", event("claude", root), capsys, "--managed")
+    assert (json.loads(out), err, code) == ({}, "", 0)  # allowed, with no word
+    assert not (root / ".agentgate").exists()
+    assert not fresh_state_home.exists()  # nothing of the session kept: it is not gated
+    _, _, code = run_hook("claude", b"not an event", capsys, "--managed")
+    assert code == 0
+
+
+@pytest.mark.parametrize("how", ["deleted", "disabled", "entry-removed"])
+def test_the_managed_hook_gates_a_project_whose_settings_the_agent_switched_off(
+    how: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = git_project(tmp_path, armed=True)
+    settings = root / ".claude" / "settings.json"
+    if how == "deleted":
+        settings.unlink()
+    elif how == "disabled":
+        settings.write_text(
+            json.dumps({**json.loads(settings.read_text()), "disableAllHooks": True})
+        )
+    else:
+        settings.write_text(json.dumps({"hooks": {}}))
+    answer, _, code = call("claude", event("claude", root), capsys, "--managed")
+    assert (answer["decision"], code) == ("block", 0)
+    assert "COMPLETION REJECTED (attempt 1 of 3)" in answer["reason"]
+    assert ".claude/settings.json stop-hook-removed: " in answer["reason"]
+    assert [h["status"] for h in read_history(root)] == ["fail"]
+
+
+def test_the_managed_and_the_project_hook_count_one_stop_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(stops, "SAME_STOP_S", 5.0)
+    root = git_project(tmp_path, armed=True)
+    stop = event("claude", root, last_assistant_message="All done.")
+    first, _, _ = call("claude", stop, capsys)
+    second, _, _ = call("claude", stop, capsys, "--managed")
+    assert first == second and first["decision"] == "block"
+    assert [h["status"] for h in read_history(root)] == ["fail"]

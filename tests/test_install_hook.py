@@ -43,6 +43,12 @@ def start(harness: str) -> str:
     return shlex.join([*agentgate_argv(), "hook", harness, "--session-start"])
 
 
+def managed_hook() -> dict[str, Any]:
+    """The Stop hook of the managed settings: every session on the machine runs it."""
+    stop = f"{command('claude')} --managed"
+    return {"Stop": [{"hooks": [{"type": "command", "command": stop, "timeout": 120}]}]}
+
+
 def test_claude_project_settings(proj: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert install("claude") == 0
     assert read(proj / ".claude/settings.json") == {
@@ -348,7 +354,9 @@ def test_claude_is_told_to_pin_its_environment_in_the_managed_settings(
         f"    sudo {shlex.join([*agentgate_argv(), 'install-hook', 'claude', '--managed'])}\n"
         in out
     )
-    assert f"which merges into {managed}:\n        {json.dumps({'env': PINNED})}" in out
+    written = {"env": PINNED, "hooks": managed_hook()}
+    assert f"which merges into {managed}:\n        {json.dumps(written)}" in out
+    assert 'the file deleted, agentgate\'s entry taken out, `"disableAllHooks": true`' in out
     assert not managed.exists()
     assert install("claude", "--managed") == 0
     capsys.readouterr()
@@ -362,19 +370,20 @@ def test_managed_writes_the_managed_settings_alone(
 ) -> None:
     managed = tmp_path / "etc/claude-code/managed-settings.json"
     assert install("claude", "--managed") == 0
-    assert read(managed) == {"env": PINNED}
+    assert read(managed) == {"hooks": managed_hook(), "env": PINNED}
     assert managed.stat().st_mode & 0o777 == 0o644  # every user's Claude Code reads it
     assert managed.parent.stat().st_mode & 0o777 == 0o755
     assert not (proj / ".claude").exists()
     out = capsys.readouterr().out
-    assert "now pin the environment a project's settings could switch agentgate's Stop " in out
+    assert "now run agentgate's Stop hook (in projects whose own settings run it)" in out
     assert f"in {managed}:\n" in out
+    assert f"  Stop hook {command('claude')} --managed\n" in out
     assert (
         '  CLAUDE_CODE_SHELL_PREFIX=""\n  CLAUDE_CODE_STOP_HOOK_BLOCK_CAP="8"\n'
         '  CLAUDE_CODE_SIMPLE=""\n'
     ) in out
     assert install("claude", "--managed") == 0
-    assert "already pinned in" in capsys.readouterr().out
+    assert "already set in" in capsys.readouterr().out
     assert list(managed.parent.glob("*.bak")) == []
 
 
@@ -394,6 +403,7 @@ def test_managed_merges_with_what_is_there_and_keeps_a_backup(
     assert read(managed) == {
         "permissions": {"deny": ["WebFetch"]},
         "env": {"HTTPS_PROXY": "http://proxy:3128", **PINNED},
+        "hooks": managed_hook(),
     }
     assert managed.stat().st_mode & 0o777 == 0o640
     assert [b.read_text() for b in managed.parent.glob("*.agentgate-*.bak")] == [original]
@@ -405,7 +415,9 @@ def test_managed_merges_with_what_is_there_and_keeps_a_backup(
         "permissions": {"deny": ["WebFetch"]},
         "env": {"HTTPS_PROXY": "http://proxy:3128"},
     }
-    assert "CLAUDE_CODE_SHELL_PREFIX unpinned" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "CLAUDE_CODE_SHELL_PREFIX unpinned" in out
+    assert f"Stop hook {command('claude')} --managed removed" in out
     assert install("claude", "--managed", "--uninstall") == 0
     assert "not there" in capsys.readouterr().out
 

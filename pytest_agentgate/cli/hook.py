@@ -37,6 +37,13 @@ def add_parser(subparsers: Subparsers) -> Parser:
         help="the session is starting: pin its task's base (the commit its change is judged "
         "against) before the agent can move it; answers nothing and never fails",
     )
+    parser.add_argument(
+        "--managed",
+        action="store_true",
+        help="claude only: the Stop hook of Claude Code's managed settings (`install-hook claude "
+        "--managed` writes it), run by every session on the machine: gates only a project whose "
+        "own settings run agentgate's Stop hook, and answers nothing elsewhere",
+    )
     return parser
 
 
@@ -47,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from pytest_agentgate.harness.start import is_start
 
     harness = HARNESSES[args.harness]
+    managed = bool(getattr(args, "managed", False)) and harness.name == "claude"
     deadline = Deadline()
     raw = sys.stdin.buffer.read(MAX_EVENT_BYTES)
     if is_start(harness, raw, args.session_start):
@@ -58,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             # stdout is the harness's channel: nothing but the answer may reach it.
             with contextlib.redirect_stdout(sys.stderr):
-                answered.append(handle(harness, raw, deadline))
+                answered.append(handle(harness, raw, deadline, managed=managed))
         except BaseException as exc:  # a bug of agentgate's must never trap the agent
             answered.append(answer(harness, trouble(internal_error(exc))))
 

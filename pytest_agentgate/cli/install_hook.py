@@ -31,9 +31,9 @@ def add_parser(subparsers: Subparsers) -> Parser:
     parser.add_argument(
         "--managed",
         action="store_true",
-        help="claude only: pin, in Claude Code's managed settings (the machine's; run it with "
-        "sudo), the environment variables that would let a project's settings switch the Stop "
-        "hook off in the session (nothing else is written)",
+        help="claude only: in Claude Code's managed settings (the machine's; run it with sudo), "
+        "agentgate's Stop hook, which gates only projects whose own settings run it, and the "
+        "environment variables that would let a project's settings switch it off in the session",
     )
     return parser
 
@@ -116,7 +116,8 @@ def _unchanged(what: str, uninstall: bool, done: str, where: object) -> int:
 
 
 def _managed(args: argparse.Namespace) -> int:
-    """``--managed``: Claude Code's managed settings pin the variables of ``CLAUDE_PINNED_ENV``."""
+    """``--managed``: Claude Code's managed settings run agentgate's managed Stop hook and pin
+    the variables of ``CLAUDE_PINNED_ENV``."""
     from pytest_agentgate.harness.install import InstallError, pin_managed
     from pytest_agentgate.harness.managed import managed_settings_path
 
@@ -127,13 +128,22 @@ def _managed(args: argparse.Namespace) -> int:
     path = managed_settings_path()
     done = pin_managed(path, uninstall=args.uninstall)
     if not done.changed:
-        return _unchanged("Claude Code's managed environment", args.uninstall, "pinned", path)
+        return _unchanged(
+            "agentgate's Stop hook and pins in Claude Code's managed settings",
+            args.uninstall,
+            "set",
+            path,
+        )
     if args.uninstall:
-        print(f"agentgate: took agentgate's pins out of Claude Code's managed settings, {path}:")
+        print(
+            "agentgate: took agentgate's Stop hook and pins out of Claude Code's managed "
+            f"settings, {path}:"
+        )
     else:
         print(
-            "agentgate: Claude Code's managed settings now pin the environment a project's "
-            f"settings could switch agentgate's Stop hook off with, in {path}:"
+            "agentgate: Claude Code's managed settings now run agentgate's Stop hook (in "
+            "projects whose own settings run it) and pin the environment a project's settings "
+            f"could switch it off with, in {path}:"
         )
     for line in done.lines:
         print(f"  {line}")

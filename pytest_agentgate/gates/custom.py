@@ -64,7 +64,7 @@ class CustomGate:
         cfg = context.config
         res = context.result
         evidence = CustomEvidence(context.root, command=res)
-        if res is not None and (res.timed_out or res.start_error):
+        if res is not None and (res.cut_short or res.start_error):
             return evidence  # the judge says why the command's run cannot be trusted
         if not _uses_report(cfg):
             if cfg.command is None:

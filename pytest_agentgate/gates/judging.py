@@ -86,6 +86,15 @@ def command_problem(config: GateConfig, evidence: Evidence) -> str | None:
             f"`{config.command}` was killed after its {timeout:g} s timeout (with every "
             "process it started); make it finish in time or raise `timeout`"
         )
+    if res.over_budget is not None:
+        budget, before = res.over_budget
+        return (
+            f"`{config.command}` did not finish within the stop hook's budget of {budget:g} s "
+            f"and was stopped, with every process it started; an earlier verdict of this "
+            f"project saw it finish in {before:.1f} s, so what is new waits or loops (a test "
+            "that sleeps, a call that never returns): make it finish in time (raising "
+            "`hook: {budget: N}` is a person's change to the base's configuration)"
+        )
     if res.start_error:
         return f"`{config.command}` could not start: {res.start_error}"
     return None

@@ -72,7 +72,7 @@ class LintGate:
         evidence = LintEvidence(context.root, command=context.result)
         cfg = context.config
         res = context.result
-        if res is not None and (res.timed_out or res.start_error):
+        if res is not None and (res.cut_short or res.start_error):
             return evidence  # the judge says why the command's run cannot be trusted
         try:
             if cfg.reports:

@@ -17,9 +17,9 @@ import contextlib
 import os
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pytest_agentgate.config.model import DEFAULT_HOOK_BUDGET_S
 from pytest_agentgate.errors import AgentgateError
@@ -87,20 +87,81 @@ def trouble(what: str) -> Outcome:
     )
 
 
-def handle(harness: Harness, raw: bytes, deadline: Deadline | None = None) -> Answer:
+def handle(
+    harness: Harness, raw: bytes, deadline: Deadline | None = None, *, managed: bool = False
+) -> Answer:
     """The whole hook: the event's bytes in, the harness's answer out. Raises only for bugs
     (the CLI turns those into an allowing answer too). ``deadline``: when the answer is due
-    (the CLI answers for this call when it is not back by then)."""
+    (the CLI answers for this call when it is not back by then). ``managed``: the hook of
+    Claude Code's managed settings, which every session on the machine runs: it gates only a
+    project that runs agentgate's own Stop hook, and says nothing elsewhere (harness/managed.py)."""
     try:
         event = harness.parse(raw)
     except EventError as exc:
+        if managed:  # every session's hook: never a word where agentgate may not be wanted
+            return answer(harness, Outcome("skip"))
         return answer(harness, trouble(f"{exc}. Is the hook installed for {harness.title}?"))
     if not event.judge:
         return answer(harness, Outcome("skip"))
-    return answer(harness, gate_stop(harness, event, deadline or Deadline()))
+    if managed and not _armed(Path(event.cwd), event.session):
+        return answer(harness, Outcome("skip"))
+    return answer(harness, gate_stop(harness, event, deadline or Deadline(), managed=managed))
 
 
-def gate_stop(harness: Harness, event: HookEvent, deadline: Deadline) -> Outcome:
+# Where Claude Code reads a project's settings, from the project's folder.
+_PROJECT_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
+
+
+def _armed(cwd: Path, session: str) -> bool:
+    """Whether the project a Claude Code session works in runs agentgate's Stop hook: its
+    ``.claude/settings.json`` (or ``settings.local.json``), in the session's folder or one
+    above it up to the repository's top level, names ``agentgate hook claude`` on disk, at
+    the base pinned for the session's task, at the merge-base with the default branch, or at
+    HEAD. Nothing is written: the managed hook runs in every session on the machine."""
+    from pytest_agentgate.git import Base, GitError, Repo
+    from pytest_agentgate.harness.install import our_entries
+    from pytest_agentgate.harness.protocols import HARNESSES
+    from pytest_agentgate.state.task_base import pinned
+    from pytest_agentgate.texts import read_regular_text
+
+    claude = HARNESSES["claude"]
+    try:
+        folder = cwd.resolve()
+    except OSError:
+        return False
+    repo = Repo.find(folder)
+    top = repo.toplevel if repo is not None else None
+    folders = [folder]
+    if top is not None and top != folder and top in folder.parents:
+        folders += [p for p in folder.parents if p == top or top in p.parents]
+    for place in folders:
+        for name in _PROJECT_SETTINGS:
+            try:
+                text = read_regular_text(place / name)
+            except (OSError, UnicodeDecodeError):
+                continue
+            if our_entries(claude, text):
+                return True
+    if repo is None or top is None:
+        return False
+    paths = [(p / name).relative_to(top).as_posix() for p in folders for name in _PROJECT_SETTINGS]
+    shas: list[str | None] = [pinned(top, session)]
+    try:
+        base = repo.resolve_base()
+        shas.append(base.sha if isinstance(base, Base) else None)
+        shas.append(repo.commit("HEAD"))
+        for sha in dict.fromkeys(s for s in shas if s):
+            texts = repo.read_at(Base("", sha, ""), paths)
+            if any(our_entries(claude, text) for text in texts.values()):
+                return True
+    except (GitError, OSError):
+        return True  # git cannot tell: gate (the project hook, if it runs, gates the same stop)
+    return False
+
+
+def gate_stop(
+    harness: Harness, event: HookEvent, deadline: Deadline, *, managed: bool = False
+) -> Outcome:
     from pytest_agentgate.config.resolve import resolve_config
     from pytest_agentgate.registry import get_registry
     from pytest_agentgate.state.sessions import remember_start
@@ -140,6 +201,8 @@ def gate_stop(harness: Harness, event: HookEvent, deadline: Deadline) -> Outcome
     except AgentgateError as exc:
         return trouble(f"its configuration is broken: {exc}. Fix it, and the next stop is gated.")
     deadline.budget_s = float(config.hook_budget_s)
+    if managed:  # its timeout in the managed settings is set above the default budget
+        deadline.budget_s = min(deadline.budget_s, float(DEFAULT_HOOK_BUDGET_S))
     notice = _within_harness_cap(harness, config)
     if moved is not None:
         config.notices.append(moved)
@@ -232,6 +295,16 @@ def _judge(
     finally:
         timer.cancel()
     unfinished = sorted(name for name, result in results.items() if result.cancelled)
+    before = _finished_in_time_before(config.root, unfinished, budget) if unfinished else {}
+    if unfinished and len(before) == len(unfinished):
+        # Each gate still running at the budget finished within it at an earlier verdict of
+        # the project: the change made it slow (red team 55: a new test that sleeps past the
+        # budget was agentgate's trouble, which let every stop go). Judged, and counted.
+        for name in unfinished:
+            results[name] = replace(
+                results[name], cancelled=False, over_budget=(budget, before[name])
+            )
+        return _outcome(pipeline.verdict(), config, event)
     if unfinished:
         request.record = False  # nothing was judged: no attempt is counted
         return trouble(
@@ -240,6 +313,34 @@ def _judge(
             "(and the harness's hook timeout, which `agentgate install-hook` sets above it)."
         )
     return _outcome(pipeline.verdict(), config, event)
+
+
+def _finished_in_time_before(root: Path, names: list[str], budget: float) -> dict[str, float]:
+    """Of the gates ``names``, those an earlier verdict of the project (its history, or the
+    verdict kept for reuse in the user's state) saw finish within ``budget``: the latest time
+    each took. A gate never seen to finish is not there: a suite that has always been slower
+    than the budget is the configuration's trouble, not the change's."""
+    from pytest_agentgate.state.cache import read_entry
+    from pytest_agentgate.state.storage import LocalStorage
+
+    records: list[Any] = []
+    with contextlib.suppress(OSError, ValueError):
+        records.extend(LocalStorage(root).read_history())
+    entry = read_entry(root)
+    if entry is not None:
+        records.append(entry)
+    seen: dict[str, float] = {}
+    for record in records:
+        gates = record.get("gates") if isinstance(record, dict) else None
+        for gate in gates if isinstance(gates, list) else []:
+            if not isinstance(gate, dict) or gate.get("name") not in names:
+                continue
+            took = gate.get("duration_s")
+            if gate.get("status") not in ("pass", "fail") or isinstance(took, bool):
+                continue
+            if isinstance(took, (int, float)) and 0 <= took < budget:
+                seen[str(gate["name"])] = float(took)
+    return seen
 
 
 def _for_review(verdict: Verdict) -> str:

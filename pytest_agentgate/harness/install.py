@@ -37,14 +37,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_agentgate.config.model import DEFAULT_HOOK_BUDGET_S
 from pytest_agentgate.errors import AgentgateError
 from pytest_agentgate.harness.managed import (
     CLAUDE_PINNED_ENV,
-    is_pinned,
+    MANAGED_FLAG,
     managed_settings_path,
     pinned_document,
 )
-from pytest_agentgate.harness.protocols import CURSOR_LOOP_LIMIT, Harness
+from pytest_agentgate.harness.protocols import CURSOR_LOOP_LIMIT, HARNESSES, Harness
 from pytest_agentgate.harness.start import START_TIMEOUT_S
 
 # The harness's hook timeout is agentgate's budget plus this margin, so agentgate always
@@ -263,17 +264,36 @@ def install(
     return Installed(path, changed=True, backup=_write(path, before, merged))
 
 
+def managed_stop_handler() -> dict[str, Any]:
+    """The managed settings' Stop hook: ``'/abs/agentgate' hook claude --managed``, with
+    Claude Code's timeout above agentgate's default budget (which the managed hook keeps to,
+    whatever a project's configuration says: harness/door.py)."""
+    claude = HARNESSES["claude"]
+    command = f"{hook_command(claude)} {MANAGED_FLAG}"
+    return handler(claude, command, int(DEFAULT_HOOK_BUDGET_S) + TIMEOUT_MARGIN_S)
+
+
 def pin_managed(path: Path, *, uninstall: bool = False) -> Installed:
-    """Merge ``CLAUDE_PINNED_ENV`` into Claude Code's managed settings at ``path`` (or take
-    agentgate's values out); write only on a change. ``lines`` says what changed."""
+    """Merge ``CLAUDE_PINNED_ENV`` and agentgate's managed Stop hook into Claude Code's
+    managed settings at ``path`` (or take agentgate's values and hook out); write only on a
+    change. ``lines`` says what changed."""
     before, document = _read(path, hint=_AS_ROOT)
     if before is None and uninstall:
         return Installed(path, changed=False)
-    merged = json.loads(json.dumps(document))
+    claude = HARNESSES["claude"]
+    merged = merge(
+        claude,
+        json.loads(json.dumps(document)),
+        None if uninstall else managed_stop_handler(),
+        str(path),
+    )
+    lines = []
+    if merged.get("hooks") != document.get("hooks"):
+        stop = f"Stop hook {managed_stop_handler()['command']}"
+        lines.append(f"{stop} removed" if uninstall else stop)
     env = merged.setdefault("env", {})
     if not isinstance(env, dict):
         raise InstallError(f"{path}: `env` is not a mapping; fix it by hand, nothing was changed")
-    lines = []
     for key, value in CLAUDE_PINNED_ENV.items():
         if uninstall:
             if key in env and env[key] == value:
@@ -293,22 +313,41 @@ def pin_managed(path: Path, *, uninstall: bool = False) -> Installed:
     return Installed(path, changed=True, backup=backup, lines=lines)
 
 
+def is_pinned(path: Path) -> bool:
+    """Whether ``path`` pins every variable to agentgate's value and runs agentgate's managed
+    Stop hook (False when it cannot be read)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        document = json.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    env = document.get("env") if isinstance(document, dict) else None
+    if not isinstance(env, dict):
+        return False
+    if any(env.get(key) != value for key, value in CLAUDE_PINNED_ENV.items()):
+        return False
+    stop = our_entries(HARNESSES["claude"], text)
+    return any(str(command_of(HARNESSES["claude"], e)).endswith(MANAGED_FLAG) for e in stop)
+
+
 _AS_ROOT = "it is the machine's, for its administrator: run the command with sudo"
 
 
 def managed_step(managed: Path) -> str:
-    """The step that pins Claude Code's environment in its managed settings."""
-    names = " and ".join(CLAUDE_PINNED_ENV)
+    """The step that pins Claude Code's environment and agentgate's Stop hook in its managed
+    settings."""
+    names = ", ".join(CLAUDE_PINNED_ENV)
     return (
-        f"An agent can switch the Stop hook off in the session itself: Claude Code applies the "
-        f"`env` of .claude/settings.json (and settings.local.json) as soon as it changes, and "
-        f"{names} there decide whether the hook is run and how many blocks hold the agent "
-        f"(CLAUDE_CODE_SHELL_PREFIX=true: the hook prints nothing, the agent stops). Claude "
-        f"Code's managed settings win over the project's: pin them, for every session on this "
-        f"machine, with\n"
+        f"An agent can switch the Stop hook off in the session itself: Claude Code reads "
+        f".claude/settings.json (and settings.local.json) again as soon as it changes, so the "
+        f'file deleted, agentgate\'s entry taken out, `"disableAllHooks": true`, or {names} '
+        f"in its `env` (CLAUDE_CODE_SHELL_PREFIX=true: the hook prints nothing) let the agent "
+        f"stop unverified. Claude Code's managed settings win over the project's: pin the "
+        f"environment and run agentgate's Stop hook from there, for every session on this "
+        f"machine (it gates only projects that run agentgate's hook themselves), with\n"
         f"    sudo {shlex.join([*agentgate_argv(), 'install-hook', 'claude', '--managed'])}\n"
         f"which merges into {managed}:\n"
-        f"    {json.dumps(pinned_document())}"
+        f"    {json.dumps(pinned_document(managed_stop_handler()))}"
     )
 
 

@@ -16,6 +16,16 @@ Pinned in the managed settings, a project's ``env`` cannot change them (checked 
 Claude Code 2.1.197 in the harness lab, red team 51): an empty prefix is no prefix, and the cap
 is Claude Code's own default, the one agentgate escalates under (``protocols.Harness.block_cap``).
 
+Claude Code reads its hooks again too when a settings file changes: an agent that deletes
+``.claude/settings.json``, takes agentgate's entry out of it or writes ``"disableAllHooks":
+true`` there frees the session it runs in (seen in the lab with Claude Code 2.1.197, three
+seconds after the edit; Codex, Gemini CLI and Copilot CLI keep the hooks their session started
+with). A Stop hook in the managed settings is kept through all three. So the managed settings
+also hold agentgate's Stop hook, ``agentgate hook claude --managed``, which every session on
+the machine runs: it gates a project only where the project runs agentgate's own Stop hook
+(harness/door.py), and answers nothing elsewhere. Where both run, they gate one stop once
+(state/stops.py): the block is given twice, the attempt counted once.
+
 The managed settings file is the machine's, for every user and project, and only its
 administrator can write it. Where Claude Code 2.1.197 reads it, by platform (its own code):
 Linux ``/etc/claude-code/managed-settings.json``, macOS ``/Library/Application
@@ -26,7 +36,6 @@ file (for tests: Claude Code itself reads only its own).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -57,19 +66,10 @@ def managed_settings_path() -> Path:
     return Path("/etc/claude-code/managed-settings.json")
 
 
-def pinned_document() -> dict[str, Any]:
+# The flag of the managed settings' Stop hook: ``agentgate hook claude --managed``.
+MANAGED_FLAG = "--managed"
+
+
+def pinned_document(stop_handler: dict[str, Any]) -> dict[str, Any]:
     """What the managed settings must hold: the JSON the user is shown."""
-    return {"env": dict(CLAUDE_PINNED_ENV)}
-
-
-def is_pinned(path: Path) -> bool:
-    """Whether ``path`` pins every variable to agentgate's value (False when it cannot be
-    read)."""
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return False
-    env = document.get("env") if isinstance(document, dict) else None
-    if not isinstance(env, dict):
-        return False
-    return all(env.get(key) == value for key, value in CLAUDE_PINNED_ENV.items())
+    return {"env": dict(CLAUDE_PINNED_ENV), "hooks": {"Stop": [{"hooks": [stop_handler]}]}}

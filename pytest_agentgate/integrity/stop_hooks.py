@@ -2,20 +2,22 @@
 
 ``stop-hook-removed``: at the base, a harness's project settings (``.claude/settings.json``,
 ``.codex/hooks.json``, ``.gemini/settings.json``, ``.github/hooks/*.json``,
-``.cursor/hooks.json``) run ``agentgate hook``, and the change takes that entry out, or gives
-it a timeout shorter than it had (a harness that times the hook out lets the agent stop). An
-agent that edits the file cannot stop the hook of the session it runs in, but it would stop
-every session after it; the finding keeps that edit out of the pull request. The same holds
-for the session-start hook (``agentgate hook NAME --session-start``, which pins each session's
-base before its agent can move it). An entry still naming agentgate but no longer the command
-``install-hook`` writes (red team 38: ``... hook claude --session-start`` as the stop hook,
-``... hook codex > /dev/null``, ``true # ... hook gemini``), an entry that runs another
-program than the base's (red team 43: ``tools/agentgate hook claude``), Cursor's
-``loop_limit`` lowered, and Claude Code's ``"disableAllHooks": true`` added (in its project
-settings, or in its local ones, which git ignores as a rule) are findings too, as are a
-handler added to the stop event beside agentgate's, whose answer can end the turn whatever
-agentgate answers, and Claude Code's settings ``env`` changed where it decides how the hook
-runs or how many blocks Claude Code takes (red team 50).
+``.cursor/hooks.json``) run ``agentgate hook``, and the change takes that entry out, or gives it
+a timeout shorter than it had (a harness that times the hook out lets the agent stop). Codex,
+Gemini CLI and Copilot CLI keep the hooks their session started with, so an agent that edits the
+file cannot stop the hook of the session it runs in; Claude Code reads its settings again
+mid-session, and only its managed settings hold its hook there (harness/managed.py). Either way
+the edit would stop every session after it; the finding keeps it out of the pull request. The
+same holds for the session-start hook (``agentgate hook NAME --session-start``, which pins each
+session's base before its agent can move it). An entry still naming agentgate but no longer the
+command ``install-hook`` writes (red team 38: ``... hook claude --session-start`` as the stop
+hook, ``... hook codex > /dev/null``, ``true # ... hook gemini``), an entry that runs another
+program than the base's (red team 43: ``tools/agentgate hook claude``), Cursor's ``loop_limit``
+lowered, and Claude Code's ``"disableAllHooks": true`` added (in its project settings, or in its
+local ones, which git ignores as a rule) are findings too, as are a handler added to the stop
+event beside agentgate's, whose answer can end the turn whatever agentgate answers, and Claude
+Code's settings ``env`` changed where it decides how the hook runs or how many blocks Claude
+Code takes (red team 50).
 """
 
 from __future__ import annotations

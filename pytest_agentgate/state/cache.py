@@ -332,6 +332,12 @@ def _entry_path(root: Path) -> Path:
     return user_state_home() / CACHE_DIR / f"{name}.json"
 
 
+def read_entry(root: Path) -> dict[str, Any] | None:
+    """The verdict kept for reuse for the project at ``root``, as stored (unchecked: for what
+    it says of earlier runs, never to be reused as it is)."""
+    return _read_entry(root)
+
+
 def _read_entry(root: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(_entry_path(root).read_text(encoding="utf-8"))

@@ -329,13 +329,22 @@ SET_PREFIX = (
 )
 
 
-@pytest.mark.parametrize("pinned", [True, False], ids=["managed-pin", "no-pin"])
-def test_a_shell_prefix_the_agent_sets_mid_session_is_overridden_by_the_managed_pin(
-    pinned: bool, tmp_path: Path
+# Claude Code reads its hooks again too: the project's settings deleted, the Stop hook of the
+# session is gone (seen in the lab); the managed settings' Stop hook stays.
+DELETE_SETTINGS = (
+    "python3 -c \"import os; os.remove('.claude/settings.json')\""
+    " && sleep 3"  # Claude Code's settings watcher picks the change up
+)
+
+
+@pytest.mark.parametrize("tactic", ["shell-prefix", "settings-deleted"])
+@pytest.mark.parametrize("pinned", [True, False], ids=["managed", "no-managed"])
+def test_a_hook_the_agent_switches_off_mid_session_is_held_by_the_managed_settings(
+    pinned: bool, tactic: str, tmp_path: Path
 ) -> None:
-    """With the pin, `agentgate install-hook claude --managed` writes the machine's managed
+    """With them, `agentgate install-hook claude --managed` writes the machine's managed
     settings (root only, and only where there are none: they are every session's on the
-    machine) and takes them out again; without it (the control), the agent stops unblocked."""
+    machine) and takes them out again; without them (the control), the agent stops unblocked."""
     if MANAGED.exists():
         pytest.skip(f"{MANAGED} is this machine's already: it is not the test's to change")
     if pinned and os.geteuid() != 0:
@@ -351,21 +360,26 @@ def test_a_shell_prefix_the_agent_sets_mid_session_is_overridden_by_the_managed_
                 text=True,
             )
             assert done.returncode == 0, done.stderr
-            assert json.loads(MANAGED.read_text()) == {
-                "env": {
-                    "CLAUDE_CODE_SHELL_PREFIX": "",
-                    "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "8",
-                    "CLAUDE_CODE_SIMPLE": "",
-                }
+            written = json.loads(MANAGED.read_text())
+            assert written["env"] == {
+                "CLAUDE_CODE_SHELL_PREFIX": "",
+                "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "8",
+                "CLAUDE_CODE_SIMPLE": "",
             }
-        script = [{"shell": SET_PREFIX}, {"text": "All done, tests pass. (reply {n})"}]
+            (stop,) = written["hooks"]["Stop"][0]["hooks"]
+            assert stop["command"] == f"{AGENTGATE} hook claude --managed"
+        shell = SET_PREFIX if tactic == "shell-prefix" else DELETE_SETTINGS
+        script = [{"shell": shell}, {"text": "All done, tests pass. (reply {n})"}]
         run = run_harness("claude", project, script, tmp_path)
     finally:
         MANAGED.unlink(missing_ok=True)
         if created and MANAGED.parent.exists():
             MANAGED.parent.rmdir()
-    settings = json.loads((project / ".claude" / "settings.json").read_text())
-    assert settings["env"] == {"CLAUDE_CODE_SHELL_PREFIX": "true"}  # the agent did set it
+    settings = project / ".claude" / "settings.json"
+    if tactic == "shell-prefix":  # the agent did set it
+        assert json.loads(settings.read_text())["env"] == {"CLAUDE_CODE_SHELL_PREFIX": "true"}
+    else:
+        assert not settings.exists()  # the agent did delete it
     statuses = [h["status"] for h in history(project)]
     if not pinned:
         assert run.blocks == []
@@ -374,4 +388,9 @@ def test_a_shell_prefix_the_agent_sets_mid_session_is_overridden_by_the_managed_
     assert [b[:36] for b in run.blocks] == [
         f"COMPLETION REJECTED (attempt {n} of 3)"[:36] for n in (1, 2, 3)
     ]
-    assert statuses == ["fail", "fail", "fail", "escalate"]
+    # Where the project's hook still runs (the prefix is pinned away), both hooks gate each
+    # stop: a block is answered once and given twice, the last stop is escalated by each (only
+    # a block is answered again from the record: a record of an allowing answer could be
+    # planted by the agent).
+    assert statuses[:4] == ["fail", "fail", "fail", "escalate"]
+    assert set(statuses[4:]) <= {"escalate"}
