@@ -57,7 +57,13 @@ import pytest
 
 from pytest_agentgate.commands import RUN_ID_ENV
 from pytest_agentgate.profiles import PROFILE_NAMES
-from pytest_agentgate.pytest_plugin.start import START_KEY, START_PATH
+from pytest_agentgate.pytest_plugin.start import (
+    COMMAND_LINE,
+    PROJECT_CODE,
+    START_KEY,
+    START_PATH,
+    option_sources,
+)
 
 # pytest_agentgate.process.RUNNING_ENV; not imported, so that an ungated run imports no more.
 RUNNING_ENV = "AGENTGATE_RUNNING"
@@ -265,29 +271,6 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 # -- the caller's options ---------------------------------------------------------------------
-
-COMMAND_LINE = "pytest's command line"
-PROJECT_CODE = "the project's own code (a conftest.py or plugin set it)"
-
-
-def option_sources(config: pytest.Config) -> list[tuple[str, list[str]]]:
-    """Where pytest's arguments came from, in the order pytest put them together: the ini
-    file's ``addopts``, ``PYTEST_ADDOPTS``, then the command line (the caller's)."""
-    import shlex
-
-    sources = []
-    if addopts := list(config.getini("addopts") or ()):
-        where = "the configuration"
-        if config.inipath is not None:
-            where = os.path.relpath(config.inipath, config.invocation_params.dir)
-            if where.startswith(".."):
-                where = str(config.inipath)
-        sources.append((f"addopts ({where})", addopts))
-    with contextlib.suppress(ValueError):
-        if env := shlex.split(os.environ.get("PYTEST_ADDOPTS", "")):
-            sources.append(("PYTEST_ADDOPTS", env))
-    sources.append((COMMAND_LINE, [str(arg) for arg in config.invocation_params.args]))
-    return sources
 
 
 def agentgate_options(args: Sequence[str]) -> list[tuple[str, str]]:

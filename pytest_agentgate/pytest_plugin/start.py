@@ -2,11 +2,14 @@
 
 Imported by the ``pytest11`` entry point (``entry.py``) when pytest loads it, so the snapshot
 is taken then: ``python -m pytest`` has the current folder first (``witness.local_plugins``).
-``entry.pytest_configure`` keeps it in the config's stash under :data:`START_KEY`.
+``entry.pytest_configure`` keeps it in the config's stash under :data:`START_KEY`. And where
+pytest's arguments came from (:func:`option_sources`), which the entry point and the witness ask.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 import threading
 import time
@@ -47,3 +50,27 @@ def files_of(modules: dict[str, Any]) -> dict[str, str]:
 # before the tests' session, as the test tools started (pytest_plugin/tampering.py judges which
 # of them are the project's files).
 MODULES_AT_START = files_of(sys.modules)
+
+
+COMMAND_LINE = "pytest's command line"
+PROJECT_CODE = "the project's own code (a conftest.py or plugin set it)"
+
+
+def option_sources(config: pytest.Config) -> list[tuple[str, list[str]]]:
+    """Where pytest's arguments came from, in the order pytest put them together: the ini
+    file's ``addopts``, ``PYTEST_ADDOPTS``, then the command line (the caller's)."""
+    import shlex
+
+    sources = []
+    if addopts := list(config.getini("addopts") or ()):
+        where = "the configuration"
+        if config.inipath is not None:
+            where = os.path.relpath(config.inipath, config.invocation_params.dir)
+            if where.startswith(".."):
+                where = str(config.inipath)
+        sources.append((f"addopts ({where})", addopts))
+    with contextlib.suppress(ValueError):
+        if env := shlex.split(os.environ.get("PYTEST_ADDOPTS", "")):
+            sources.append(("PYTEST_ADDOPTS", env))
+    sources.append((COMMAND_LINE, [str(arg) for arg in config.invocation_params.args]))
+    return sources
