@@ -75,6 +75,17 @@ class SuiteEvidence(Evidence):
     # The files and folders outside the project the run's code read (the witness's
     # ``agentgate_read``): the verdict cache keys them. None: too many to keep, no verdict kept.
     read_outside: list[str] | None = field(default_factory=list)
+    # Tests reported passed whose call phase never ran: their bodies did not run (pytest's
+    # --setup-only or --setup-plan runs the fixtures only), as the witness (its
+    # ``agentgate_outcomes``) or the pytest door counted them; a few of their node ids, and the
+    # option that did it with where it came from ("" when not known). Not counted as passed.
+    not_run: int = 0
+    not_run_tests: list[str] = field(default_factory=list)
+    not_run_by: str = ""
+    # The failing tests the witness saw (its ``agentgate_outcomes``) that the JUnit report does
+    # not show failing: the report was rewritten after pytest wrote it. ``run`` then holds the
+    # witness's counts and failures: the run's outcomes as it saw them.
+    rewritten: list[TestCaseResult] = field(default_factory=list)
 
 
 class SuiteGate:
@@ -165,6 +176,7 @@ def _check_witness(
     evidence.startup = startup_entries(run.properties.get("agentgate_startup", []))
     evidence.installs = install_entries(run.properties.get("agentgate_install", []))
     evidence.read_outside = read_entries(run.properties.get("agentgate_read", []))
+    _compare_outcomes(evidence, run, run.properties.get("agentgate_outcomes", []), len(witnessed))
     if "agentgate_collected" in run.properties:
         evidence.dropped = max(
             0, numbers["collected"] - numbers["deselected"] - numbers["selected"]
@@ -179,6 +191,58 @@ def _check_witness(
             run.properties.get("agentgate_deselected_tests", [])
         )
         evidence.collected_tests = test_entries(run.properties.get("agentgate_collected_tests", []))
+
+
+def _compare_outcomes(
+    evidence: SuiteEvidence, run: TestRun, documents: list[str], reports: int
+) -> None:
+    """The outcomes the witness saw (``agentgate_outcomes``, one per report it wrote) against
+    what the report says: the tests whose bodies never ran, and the failing tests the report
+    does not show failing (a report rewritten after pytest wrote it: ``run`` then takes the
+    witness's counts and failures)."""
+    counts = [0, 0, 0, 0]
+    failing: list[TestCaseResult] | None = []
+    found = list(_objects(documents))
+    for document in found:
+        not_run = document.get("not_run")
+        if isinstance(not_run, int) and not isinstance(not_run, bool) and not_run > 0:
+            evidence.not_run += not_run
+            names = document.get("not_run_tests")
+            evidence.not_run_tests += [n for n in names or () if isinstance(n, str)][:5]
+            evidence.not_run_by = evidence.not_run_by or str(document.get("not_run_by") or "")
+        seen = document.get("counts")
+        if isinstance(seen, list) and len(seen) == 4 and all(type(n) is int for n in seen):
+            counts = [a + max(0, b) for a, b in zip(counts, seen, strict=True)]
+        tests = document.get("failing")
+        if failing is None or not isinstance(tests, list):
+            failing = None
+            continue
+        for test in tests:
+            if isinstance(test, list) and len(test) == 5 and all(isinstance(v, str) for v in test):
+                classname, name, outcome, message, file = test
+                failing.append(
+                    TestCaseResult(
+                        name,
+                        classname,
+                        "error" if outcome == "error" else "failed",
+                        file=str(evidence.root / file) if file else None,
+                        message=message,
+                    )
+                )
+    if len(found) < reports:
+        return  # a report the witness wrote no outcomes into: an older agentgate's
+    shown = {(t.classname, t.name) for t in (*run.failures, *run.flaky_tests)}
+    if failing is not None:
+        evidence.rewritten = [t for t in failing if (t.classname, t.name) not in shown]
+    elif counts[2] + counts[3] > run.failed + run.errors + run.flaky:
+        evidence.rewritten = [
+            TestCaseResult("", "", "failed", message=f"{counts[2] + counts[3]} tests failed")
+        ]
+    if evidence.rewritten:
+        run.passed, run.skipped = counts[0], counts[1]
+        run.failed, run.errors = max(run.failed, counts[2]), max(run.errors, counts[3])
+        run.total = run.passed + run.skipped + run.failed + run.errors
+        run.failures += [t for t in evidence.rewritten if t.name]
 
 
 def test_entries(values: list[str]) -> list[str] | None:
@@ -225,11 +289,13 @@ def _not_run(run: TestRun) -> str:
 
 def _judge_run(config: GateConfig, evidence: SuiteEvidence, run: TestRun) -> GateResult:
     problem = command_problem(config, evidence)
-    executed = run.executed
-    rate = run.passed * 100.0 / executed if executed else None
+    # A test whose body never ran did not pass, whatever its report says.
+    passed = max(0, run.passed - evidence.not_run)
+    executed = passed + run.failed + run.errors
+    rate = passed * 100.0 / executed if executed else None
     actual = {
         "total": run.total,
-        "passed": run.passed,
+        "passed": passed,
         "failed": run.failed,
         "errors": run.errors,
         "skipped": run.skipped - run.xfailed,
@@ -238,6 +304,8 @@ def _judge_run(config: GateConfig, evidence: SuiteEvidence, run: TestRun) -> Gat
         "flaky": run.flaky,
         "pass_rate": rate,
     }
+    if evidence.not_run:
+        actual["not_run"] = evidence.not_run
     min_rate = config.thresholds.get("min_pass_rate")
     need = "" if min_rate is None else f", need {pct(min_rate)}"
     failing = run.failed + run.errors
@@ -249,7 +317,7 @@ def _judge_run(config: GateConfig, evidence: SuiteEvidence, run: TestRun) -> Gat
         summary = f"no tests executed ({_not_run(run)}): zero executed tests is a failure"
     else:
         xpassed = f"; {run.xpassed} of them xpassed" if run.xpassed else ""
-        summary = f"{run.passed} of {executed} tests passed ({pct(rate, min_rate)}{need}{xpassed})"
+        summary = f"{passed} of {executed} tests passed ({pct(rate, min_rate)}{need}{xpassed})"
         if min_rate is not None and rate is not None and rate < min_rate:
             fail = True
     if run.skipped and executed:
@@ -276,6 +344,26 @@ def _judge_run(config: GateConfig, evidence: SuiteEvidence, run: TestRun) -> Gat
     if evidence.loosened:
         fail = True
         summary += "; the run checked less than its tests say"
+    if evidence.not_run:
+        fail = True
+        summary += f"; {evidence.not_run} tests reported passed never ran their bodies"
+        findings.append(
+            Finding(
+                message=f"{evidence.not_run} tests reported passed did not run their bodies"
+                + (f" ({evidence.not_run_by})" if evidence.not_run_by else ""),
+                code="body-not-run",
+            )
+        )
+    if evidence.rewritten:
+        fail = True
+        summary += "; the test report was rewritten after the run"
+        findings.append(
+            Finding(
+                message="the test report was rewritten after pytest wrote it: it does not show "
+                f"failing {len(evidence.rewritten)} tests the run saw fail",
+                code="result-rewritten",
+            )
+        )
     if run_partial == [STOPPED_BY_INTEGRITY]:
         # The pytest door: the run was stopped, not cut short by its caller (review 27).
         summary += f"; no test ran: {STOPPED_BY_INTEGRITY}"
@@ -316,6 +404,10 @@ def _judge_run(config: GateConfig, evidence: SuiteEvidence, run: TestRun) -> Gat
         )
     for why in evidence.loosened:
         result.problems.append(why)
+    if evidence.not_run:
+        result.problems.append(_not_run_problem(evidence))
+    if evidence.rewritten:
+        result.problems.append(_rewritten_problem(evidence))
     if partial_problem is not None:
         result.problems.append(partial_problem)
     elif run_partial:
@@ -366,6 +458,34 @@ def _failure_finding(test: TestCaseResult, evidence: Evidence) -> Finding:
         name=node_id(test, evidence),
         code=None if kind == "failed" else "error",
         severity="error",
+    )
+
+
+def _not_run_problem(evidence: SuiteEvidence) -> str:
+    how = (
+        f"pytest ran only their fixtures ({evidence.not_run_by}) and reports each test whose "
+        "fixtures worked as passed"
+        if evidence.not_run_by
+        else "their call phase never ran"
+    )
+    names = ", ".join(evidence.not_run_tests[:5])
+    more = ", ..." if evidence.not_run > len(evidence.not_run_tests[:5]) else ""
+    return (
+        f"{evidence.not_run} tests are reported passed but their bodies did not run: {how}: "
+        f"{names}{more}. A test passes only when its body runs; remove the option and run the "
+        "tests"
+    )
+
+
+def _rewritten_problem(evidence: SuiteEvidence) -> str:
+    named = [node_id(t, evidence) for t in evidence.rewritten if t.name]
+    shown = ", ".join(named[:5]) + (", ..." if len(named) > 5 else "")
+    what = f"{len(named)} tests failed ({shown})" if named else evidence.rewritten[0].message
+    return (
+        f"the test report was rewritten after pytest wrote it: in the run {what} that the "
+        "report does not show failing. Code of the project (a hook that runs after the tests, "
+        "such as pytest_unconfigure) changed the report; the run's own outcomes are judged. "
+        "Remove the code that rewrites the report"
     )
 
 

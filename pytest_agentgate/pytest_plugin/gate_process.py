@@ -274,6 +274,9 @@ class HelperSession:
                     for why in evidence["tests"].get("loosened") or []
                     if isinstance(why, str)
                 ],
+                not_run=_count(evidence["tests"].get("not_run")) or 0,
+                not_run_tests=_names(evidence["tests"].get("not_run_tests")) or [],
+                not_run_by=str(evidence["tests"].get("not_run_by") or ""),
             )
         if self.coverage_gates:
             measured_here = self.cov_active or self.measure is not None

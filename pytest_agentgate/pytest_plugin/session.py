@@ -181,6 +181,9 @@ class OutcomeLedger:
         self.skips: dict[str, str] = {}
         # Where the project's code raised each of those skips (pytest_plugin/skips.py).
         self.skipped_at: dict[str, str] = {}
+        # The tests whose call phase ran: one reported passed whose call never ran did not run
+        # its body (pytest's --setup-only, witness.Outcomes).
+        self.called: set[str] = set()
 
     def test_report(self, report: pytest.TestReport) -> None:
         # The hot path: three calls per test, so passes do as little as possible. A pass is
@@ -191,6 +194,8 @@ class OutcomeLedger:
         outcome = report.outcome
         nodeid = report.nodeid
         states = self.states
+        if when == "call":
+            self.called.add(nodeid)
         if when == "setup":
             if outcome == "passed":
                 states[nodeid] = states.get(nodeid, 0) & EVER_FAILED
@@ -248,6 +253,15 @@ class OutcomeLedger:
     def worker_down(self, worker: str, error: object) -> None:
         if error is not None:
             self.crashed_workers.setdefault(worker, str(error))
+
+    def not_run(self) -> list[str]:
+        """The tests whose last outcome is a pass and whose call phase never ran."""
+        called = self.called
+        return sorted(
+            nodeid
+            for nodeid, state in self.states.items()
+            if state & RANK_MASK == PASSED and nodeid not in called
+        )
 
     @property
     def ran(self) -> int:
@@ -1148,6 +1162,12 @@ class GateSession:
         tests["startup"] = [code._asdict() for code in planted() + plugins]
         tests["installs"] = [install._asdict() for install in installs]
         tests["loosened"] = loosened_run(self.config)
+        from pytest_agentgate.pytest_plugin.witness import MAX_NOT_RUN_NAMED, setup_only
+
+        not_run = self.ledger.not_run()
+        tests["not_run"] = len(not_run)
+        tests["not_run_tests"] = not_run[:MAX_NOT_RUN_NAMED]
+        tests["not_run_by"] = setup_only(self.config) if not_run else ""
         evidence: dict[str, Any] = {
             "tests": tests,
             "exitstatus": int(session.exitstatus),

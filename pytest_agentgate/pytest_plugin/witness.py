@@ -50,7 +50,17 @@ records, as the report's ``agentgate_*`` properties:
 - ``agentgate_install``: each distribution the run loaded a pytest plugin or a test tool's
   module from, with the digest of the files its ``RECORD`` hashes (``startup.Install``, as
   JSON); in a task, the integrity gate compares them with the environment the task began with
-  (``environment-changed``).
+  (``environment-changed``);
+- ``agentgate_outcomes``: the outcomes the witness saw itself, each test's reports folded as
+  the test gate folds them (:class:`Outcomes`, JSON): the counts (passed, skipped, failed,
+  errors), the failing tests as the report names them (``[classname, name, outcome,
+  message, file]``; null past ``MAX_WITNESSED_FAILURES``), and the tests that passed without their
+  call phase ever running (``not_run``: pytest's ``--setup-only`` or ``--setup-plan`` runs
+  their fixtures only, and the report says they passed), with the option that did it
+  (``not_run_by``). It is written before pytest writes the report, so code of the project that
+  rewrites the report after (a ``pytest_unconfigure``) leaves it as the run saw it: the test
+  gate compares the two (``result-rewritten``). It is not sealed: code that knows its name can
+  rewrite it too.
 
 Under pytest-xdist the items are collected on the workers, each the whole suite: each worker
 hands its counts to the controller (xdist's ``workeroutput``), which records them, once.
@@ -69,11 +79,120 @@ import pytest
 
 from pytest_agentgate.commands import MAX_RUN_LISTED_TESTS
 from pytest_agentgate.pytest_plugin.count import Tests
+from pytest_agentgate.reports.outcomes import (
+    ERROR,
+    FAILED,
+    OUTCOMES,
+    PASSED,
+    RANK_MASK,
+    SKIPPED,
+    fold,
+)
 
 PLUGIN_NAME = "agentgate-witness"
 # The key of a worker's counts in xdist's ``workeroutput``.
 WORKER_KEY = "agentgate_witness"
 COUNTS = ("collected", "deselected", "selected", "collect_errors", "duplicates")
+# The failing tests the witness names in its record (the counts count them all), and the tests
+# whose bodies never ran.
+MAX_WITNESSED_FAILURES = 1000
+MAX_NOT_RUN_NAMED = 5
+# pytest's options that run the tests' fixtures and not their bodies (``--setup-plan`` sets
+# ``setuponly`` too), as they may be spelled.
+SETUP_ONLY_OPTIONS = {
+    "setupplan": ("--setup-plan", "--setupplan"),
+    "setuponly": ("--setup-only", "--setuponly"),
+}
+
+
+class Outcomes:
+    """Each test's reports folded per node id as the test gate folds them
+    (:mod:`pytest_agentgate.reports.outcomes`; the pytest door's ``OutcomeLedger``): a setup
+    report starts an attempt, a failed setup or teardown is an error, a failed call (or
+    pytest-rerunfailures' ``rerun``) a failure. And which tests' call phase ran: a test whose
+    call never ran has not run its body, whatever its report says."""
+
+    def __init__(self) -> None:
+        self.states: dict[str, int] = {}
+        self.called: set[str] = set()
+        # Each failing test's message and file (relative to pytest's rootdir).
+        self.messages: dict[str, tuple[str, str]] = {}
+
+    def add(self, report: pytest.TestReport) -> None:
+        when, outcome, nodeid = report.when, report.outcome, report.nodeid
+        if when == "call":
+            self.called.add(nodeid)
+        if outcome == "passed":
+            rank = PASSED
+        elif outcome == "skipped":
+            rank = SKIPPED
+        elif outcome == "failed" and when != "call":
+            rank = ERROR  # setup, teardown, xdist's "???" for a crashed worker's test
+        else:  # failed, or "rerun": this attempt failed and another one follows
+            rank = FAILED
+        self.states[nodeid] = fold(self.states.get(nodeid, 0), rank, when == "setup")
+        if rank >= FAILED:
+            self.messages[nodeid] = (_crash_line(report), str(report.location[0]))
+
+    def not_run(self) -> list[str]:
+        """The tests whose last outcome is a pass and whose call phase never ran."""
+        return sorted(
+            nodeid
+            for nodeid, state in self.states.items()
+            if state & RANK_MASK == PASSED and nodeid not in self.called
+        )
+
+    def record(self, prefix: str | None, not_run_by: str) -> dict[str, Any]:
+        """What the witness writes as ``agentgate_outcomes``; ``prefix``: ``--junit-prefix``."""
+        from _pytest.junitxml import bin_xml_escape, mangle_test_address
+
+        counts = [0, 0, 0, 0]
+        failing: list[list[str]] | None = []
+        for nodeid, state in self.states.items():
+            rank = state & RANK_MASK
+            counts[rank] += 1
+            if rank < FAILED or failing is None:
+                continue
+            if len(failing) >= MAX_WITNESSED_FAILURES:
+                failing = None
+                continue
+            # As pytest's JUnit reporter names the test (_NodeReporter.record_testreport).
+            names = mangle_test_address(nodeid)
+            classnames = ([prefix] if prefix else []) + names[:-1]
+            name = bin_xml_escape(names[-1])
+            message, file = self.messages[nodeid]
+            failing.append([".".join(classnames), name, OUTCOMES[rank], message, file])
+        not_run = self.not_run()
+        return {
+            "counts": counts,
+            "failing": failing,
+            "not_run": len(not_run),
+            "not_run_tests": not_run[:MAX_NOT_RUN_NAMED],
+            "not_run_by": not_run_by if not_run else "",
+        }
+
+
+def _crash_line(report: pytest.TestReport) -> str:
+    """The first line of what a failing report says, bounded."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = str(getattr(crash, "message", None) or report.longrepr or report.outcome)
+    line = next((part.strip() for part in text.splitlines() if part.strip()), report.outcome)
+    return line if len(line) <= 200 else line[:197] + "..."
+
+
+def setup_only(config: pytest.Config) -> str:
+    """The option that makes pytest run the tests' fixtures but not their bodies, and where it
+    came from: "--setup-only in addopts (pyproject.toml)"; empty when neither is on."""
+    from pytest_agentgate.pytest_plugin.start import PROJECT_CODE, option_sources
+
+    for dest, spellings in SETUP_ONLY_OPTIONS.items():
+        if not getattr(config.option, dest, False):
+            continue
+        for where, args in reversed(option_sources(config)):
+            if any(arg in spellings for arg in args):
+                return f"{spellings[0]} in {where}"
+        return f"{spellings[0]} in {PROJECT_CODE}"
+    return ""
 
 
 class Witness:
@@ -90,6 +209,7 @@ class Witness:
         self.collect_errors = 0
         self.duplicates = 0
         self.xpassed: set[str] = set()
+        self.outcomes = Outcomes()
         self.replaced: set[str] = set()
         self.sources: dict[str, str] = {}
         # The files and folders the run read outside the project (compiled.read_outside);
@@ -147,6 +267,7 @@ class Witness:
             self.collect_errors += 1
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.outcomes.add(report)
         if report.when == "call":
             if report.passed and hasattr(report, "wasxfail"):
                 self.xpassed.add(report.nodeid)
@@ -213,6 +334,8 @@ class Witness:
         if xml is None:
             return
         xml.add_global_property("agentgate_run", self.run_id)
+        record = self.outcomes.record(getattr(xml, "prefix", None), setup_only(session.config))
+        xml.add_global_property("agentgate_outcomes", json.dumps(record))
         for name in getattr(self, "local_plugins", ()):
             xml.add_global_property("agentgate_local_plugin", name)
         for entry in sorted(self.replaced):
