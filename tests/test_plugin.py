@@ -973,6 +973,7 @@ def test_controller_hooks_for_xdist_and_coverage(
     worker.workeroutput = {plugin_session.WORKER_OUTPUT_KEY: 4}
     session.pytest_testnodedown(worker, None)
     session.ledger.test_report(report_of("t.py::a", "setup", "passed"))
+    session.ledger.test_report(report_of("t.py::a", "call", "passed"))
     fake = SimpleNamespace(exitstatus=1, shouldfail=False, shouldstop=False)
     answer = session.ask_verdict(fake)  # type: ignore[arg-type]
     assert answer is not None and answer["status"] == "fail"
