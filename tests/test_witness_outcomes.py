@@ -302,6 +302,29 @@ def test_a_report_rewritten_by_pytest_unconfigure_fails_verify_and_the_hook(
     assert "result-rewritten" in answer["reason"] and "test_tax" in answer["reason"]
 
 
+def test_a_report_rewritten_with_the_witness_outcomes_taken_out_fails_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The rewriter that knows the witness's record takes it out with the failures: the report
+    # carries this run's id but not the outcomes this agentgate's witness writes beside it.
+    root = project(tmp_path)
+    strip_record = REWRITER.replace(
+        '        text = re.sub(r"<failure.*?</failure>", "", text, flags=re.S)\n',
+        '        text = re.sub(r"<failure.*?</failure>", "", text, flags=re.S)\n'
+        '        text = re.sub(r"<property name=.agentgate_outcomes.[^>]*/>", "", text)\n',
+    )
+    assert strip_record != REWRITER
+    change(root, **{"calc.py": BROKEN, "tests/conftest.py": strip_record})
+    code, verdict = verify_json(root)
+    gate = only_gate(verdict, "test")
+    assert (code, gate["status"]) == (1, "fail")
+    assert "rewritten after this run's pytest wrote it" in gate["summary"] + " ".join(
+        gate["problems"]
+    ), gate
+    answer = stop(root, capsys)
+    assert answer["decision"] == "block"
+
+
 # A project's own post-processing of its report: it changes no outcome.
 POLISHER = """\
 def pytest_unconfigure(config):

@@ -176,7 +176,18 @@ def _check_witness(
     evidence.startup = startup_entries(run.properties.get("agentgate_startup", []))
     evidence.installs = install_entries(run.properties.get("agentgate_install", []))
     evidence.read_outside = read_entries(run.properties.get("agentgate_read", []))
-    _compare_outcomes(evidence, run, run.properties.get("agentgate_outcomes", []), len(witnessed))
+    outcomes = run.properties.get("agentgate_outcomes", [])
+    if len(outcomes) < len(witnessed) and runs_this_interpreter(command, context.command_env):
+        # This agentgate's witness wrote the report's run id, and writes its outcomes with it:
+        # a report without them was rewritten after pytest wrote it (an older agentgate in
+        # another environment may write none).
+        raise ReportError(
+            names,
+            "rewritten after this run's pytest wrote it: it carries this run's id but not the "
+            "outcomes the run's witness recorded beside it (agentgate_outcomes)",
+            "let the test command's pytest write the report, and leave it as it is written",
+        )
+    _compare_outcomes(evidence, run, outcomes, len(witnessed))
     if "agentgate_collected" in run.properties:
         evidence.dropped = max(
             0, numbers["collected"] - numbers["deselected"] - numbers["selected"]
