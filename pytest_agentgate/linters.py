@@ -9,8 +9,8 @@ A project is judged by its own rules. In order, the first found wins:
 5. pylint configuration: ``.pylintrc``, ``pylintrc``, ``[tool.pylint.*]`` in pyproject.toml, or
    ``[pylint.*]`` / ``[MASTER]`` in setup.cfg or tox.ini;
 6. a linter in the project's development dependencies (``[project.optional-dependencies]``,
-   ``[dependency-groups]``, ``requirements-dev.txt``, ``dev-requirements.txt``,
-   ``requirements/{dev,lint,test}.txt``), with its defaults.
+   ``[dependency-groups]``, ``requirements-dev.txt``, ``dev-requirements.txt`` and the like
+   (:data:`_REQUIREMENT_FILES`), ``requirements/{dev,lint,test}.txt``), with its defaults.
 
 A tool found by its configuration takes its version from the development dependencies when they
 pin it exactly (``ruff==0.6.9``). A project that declares none is linted by ruff's error rules
@@ -24,6 +24,7 @@ files at the change's base, whose linter is the law: project.py); nothing runs.
 from __future__ import annotations
 
 import configparser
+import dataclasses
 import posixpath
 import re
 import shlex
@@ -111,6 +112,12 @@ class Linter:
     # on top of ruff's former defaults (:data:`FORMER_DEFAULTS`; its `extend-select`) and those
     # it ignores, given to ruff's `--select` and `--ignore` (a `select` resets the file's).
     former_defaults: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+    # The tox environment whose `commands` run the tool (flake8, pycodestyle): its options
+    # that choose rules and files are `args`, and the folders and files it names are linted
+    # in place of the whole project (review 33: python-slugify runs pycodestyle with
+    # `--ignore=E128,E261,E225,E501,W605 slugify tests setup.py tools`).
+    tox_env: str | None = None
+    targets: tuple[str, ...] = ()
 
     def gate(self, py: str) -> dict[str, Any]:
         """The lint gate's configuration, run with the interpreter ``py``."""
@@ -142,9 +149,9 @@ class Linter:
                 "format": "pylint",
             }
         extra = "".join(f" --with {shlex.quote(p)}" for p in self.plugins if self.version)
-        args = "".join(f" {shlex.quote(a)}" for a in self.args)
+        args = "".join(f" {shlex.quote(a)}" for a in (*self.args, *(self.targets or (".",))))
         return {
-            "command": f"{py} -m pytest_agentgate.tools {spec}{extra}{args} .",
+            "command": f"{py} -m pytest_agentgate.tools {spec}{extra}{args}",
             "format": "flake8-text",
         }
 
@@ -183,9 +190,14 @@ class Linter:
             if version.startswith("(not installed")
             else ""
         )
+        tox = (
+            f", with the options and paths of tox.ini [{self.tox_env}]"
+            if self.tox_env is not None
+            else ""
+        )
         return (
             f"lint: {self.tool} {version}{plugins}, configured by "
-            f"{self.config or 'its defaults'}{left_out}{missing}"
+            f"{self.config or 'its defaults'}{tox}{left_out}{missing}"
         )
 
 
@@ -447,9 +459,17 @@ _REQUIREMENT = re.compile(
 _REQUIREMENT_FILES = (
     "requirements-dev.txt",
     "dev-requirements.txt",
+    "requirements_dev.txt",
+    "dev.requirements.txt",  # review 33: python-slugify's
+    "requirements-lint.txt",
+    "lint-requirements.txt",
+    "requirements-test.txt",
+    "test-requirements.txt",
     "requirements/dev.txt",
+    "requirements/development.txt",
     "requirements/lint.txt",
     "requirements/test.txt",
+    "requirements/tests.txt",
 )
 
 
@@ -513,11 +533,91 @@ def declared_linter(root: Path | Files) -> Linter:
         if config is not None:
             version = pins.get(tool)
             former = _ruff_choice(files) if tool == "ruff" and version is None else None
-            return Linter(
+            return _with_tox(files, Linter(
                 tool, version, declared_in[tool] if version else None, config,
                 former_defaults=former,
-            )  # fmt: skip
+            ))  # fmt: skip
     for tool, version in pins.items():
         defaults = f"its defaults (declared in {declared_in[tool]})"
-        return Linter(tool, version, declared_in[tool] if version else None, defaults)
+        return _with_tox(
+            files, Linter(tool, version, declared_in[tool] if version else None, defaults)
+        )
     return Linter("ruff")
+
+
+# The options of flake8 and pycodestyle a tox command may give the gate's run: what they choose
+# of rules and files. Others (`--output-file`, `--format`, `--quiet`, `--exit-zero`, `--diff`)
+# would change what the gate reads of the run, and are left out.
+_TOX_OPTIONS = frozenset(
+    {
+        "--ignore", "--extend-ignore", "--select", "--extend-select", "--exclude",
+        "--extend-exclude", "--filename", "--max-line-length", "--max-doc-length",
+        "--max-complexity", "--hang-closing", "--per-file-ignores", "--indent-size",
+        "--config", "--append-config",
+    }
+)  # fmt: skip
+# Of those, the ones that stand alone (the others take a value, `--x=v` or `--x v`).
+_TOX_FLAGS = frozenset({"--hang-closing"})
+
+
+def _with_tox(files: Files, linter: Linter) -> Linter:
+    """``linter`` with the options and paths of the first tox environment whose ``commands``
+    run it (flake8 and pycodestyle, whose projects often choose rules on the command line)."""
+    if linter.tool not in ("flake8", "pycodestyle"):
+        return linter
+    text = files.read("tox.ini")
+    if not text:
+        return linter
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text, source="tox.ini")
+    except configparser.Error:
+        return linter
+    for section in parser.sections():
+        if section != "testenv" and not section.startswith("testenv:"):
+            continue
+        commands = parser.get(section, "commands", fallback="").replace("\\\n", " ")
+        for line in commands.splitlines():
+            try:
+                words = shlex.split(line.strip().lstrip("-"), comments=True)
+            except ValueError:
+                continue
+            if words[:1] == [linter.tool]:
+                words = words[1:]
+            elif len(words) > 2 and words[1:3] == ["-m", linter.tool]:
+                words = words[3:]
+            else:
+                continue
+            args, targets = _tox_words(files, words)
+            return dataclasses.replace(linter, args=args, targets=targets, tox_env=section)
+    return linter
+
+
+def _tox_words(files: Files, words: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The options of :data:`_TOX_OPTIONS` among a tox command's words, and the project's
+    files and folders it names (tox's `{posargs:tests}` is its default, `tests`)."""
+    args: list[str] = []
+    targets: list[str] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        index += 1
+        substitution = re.fullmatch(r"\{posargs:([^{}]*)\}", word)
+        if substitution is not None:
+            word = substitution.group(1)
+        if "{" in word:
+            continue  # another tox substitution: nothing the gate can give
+        name, equals, _ = word.partition("=")
+        if word.startswith("-"):
+            if name not in _TOX_OPTIONS:
+                continue
+            args.append(word)
+            if not equals and name not in _TOX_FLAGS and index < len(words):
+                args.append(words[index])
+                index += 1
+            continue
+        path = posixpath.normpath(word)
+        inside = not path.startswith("..") and not posixpath.isabs(path)
+        if inside and (files.is_dir(path) or files.is_file(path)):
+            targets.append(path)
+    return tuple(args), tuple(targets)

@@ -1604,6 +1604,21 @@ def test_a_linter_new_in_the_change_lints_beside_the_bases(
     )
 
 
+def test_a_linter_new_in_the_change_beside_a_base_that_declares_none_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Any
+) -> None:
+    # Review 33: "it lints beside ruff, which the base declares", a line after "the project
+    # declares no linter".
+    root = zero_repo(tmp_path, monkeypatch, {**CLEAN, "pyproject.toml": "[project]\nname = 'p'\n"})
+    write(root / "setup.cfg", "[pycodestyle]\nmax-line-length = 100\n")
+    notices = verify("--profile", "strict").verdict()["notices"]
+    assert any(
+        n.startswith("lint-pycodestyle: pycodestyle")
+        and "beside ruff's error rules, which the base gets (it declares no linter)" in n
+        for n in notices
+    ), notices
+
+
 def test_the_bases_own_linter_pinned_in_the_change(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Any
 ) -> None:

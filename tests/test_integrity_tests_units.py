@@ -807,6 +807,68 @@ def test_a_check_written_another_way_is_a_note(tmp_path: Path, rewritten: str) -
     assert "assertion-removed" not in [f.rule for f in found], found
 
 
+READ_CODE = {
+    "pkg/__init__.py": "def read(path):\n    with open(path) as f:\n"
+    "        return dict(line.split('=') for line in f)\n"
+}
+READ_BASE = """\
+import os
+
+from pkg import read
+
+
+def test_read():
+    path = os.path.join(os.path.dirname(__file__), "data.txt")
+    content = read(path)
+    assert content["a"] == "1"
+"""
+
+
+@pytest.mark.parametrize(
+    "now",
+    [
+        # tomlkit's test_toml_file: a repository data file read from a tmp_path copy.
+        "from pathlib import Path\n\nfrom pkg import read\n\n\ndef test_read(tmp_path):\n"
+        "    path = tmp_path / 'data.txt'\n"
+        "    path.write_text((Path(__file__).parent / 'data.txt').read_text())\n"
+        "    content = read(path)\n    assert content['a'] == '1'\n",
+        # python-slugify's conversion to pytest: another spelling, the input made another way.
+        "import unittest\n\nfrom pkg import read\n\n\nclass T(unittest.TestCase):\n"
+        "    def test_read(self):\n        content = read(self.data())\n"
+        "        self.assertEqual(content['a'], '1')\n\n"
+        "    def data(self):\n        return 'tests/data.txt'\n",
+    ],
+    ids=["a-tmp-path-copy", "unittest-spelling"],
+)
+def test_a_check_still_written_of_an_input_made_another_way_is_a_note(
+    tmp_path: Path, now: str
+) -> None:
+    # Review 33: the assert kept word for word (or in unittest's spelling), the value it checks
+    # read another way: the test's input edited, not a check dropped. A note, never a block.
+    test = "tests/test_read.py"
+    found = analyze({test: READ_BASE, **READ_CODE}, {test: now, **READ_CODE}, tmp_path)
+    rules = [f.rule for f in found]
+    assert "assertion-removed" not in rules, found
+
+
+def test_a_unittest_check_of_two_variables_converted_to_pytest_is_a_note(tmp_path: Path) -> None:
+    # Review 33's python-slugify: `self.assertEqual(params['text'], text)`, the params made by
+    # a method of the class, now `assert params['text'] == text` with the method's body.
+    base = (
+        "import unittest\n\nfrom pkg import read\n\n\nclass T(unittest.TestCase):\n"
+        "    def test_read(self):\n        text = '1'\n        params = self.params()\n"
+        "        self.assertEqual(params['a'], text)\n\n"
+        "    def params(self):\n        return read('tests/data.txt')\n"
+    )
+    now = (
+        "from pkg import read\n\n\ndef test_read():\n    text = '1'\n"
+        "    params = read('tests/' + 'data.txt')\n    assert params['a'] == text\n"
+    )
+    test = "tests/test_read.py"
+    found = analyze({test: base, **READ_CODE}, {test: now, **READ_CODE}, tmp_path)
+    assert "assertion-removed" not in [f.rule for f in found], found
+
+
 def test_a_check_dropped_from_a_test_that_keeps_others_is_removed(tmp_path: Path) -> None:
     # The failing assert deleted, the test's other asserts left to pass: in place, or in a
     # test renamed that keeps most of what it checked.

@@ -342,6 +342,62 @@ def test_a_linter_in_a_dependency_group_is_run_with_its_defaults(project: Path) 
     ), notices
 
 
+@pytest.mark.parametrize("name", ["dev.requirements.txt", "requirements/tests.txt"])
+def test_a_linter_in_a_requirements_file_of_another_common_name_is_found(
+    project: Path, name: str
+) -> None:
+    # Review 33: python-slugify lists pycodestyle in dev.requirements.txt; the gate said "the
+    # project declares no linter" and ran ruff's error rules.
+    (project / name).parent.mkdir(parents=True, exist_ok=True)
+    (project / name).write_text("pytest\npycodestyle==2.11.1\n")
+    command, fmt, notices = lint_command(project)
+    assert "pycodestyle==2.11.1" in command and fmt == "flake8-text"
+    assert any(f"pinned in {name}" in n for n in notices), notices
+
+
+TOX = """\
+[tox]
+env_list = py, lint
+
+[testenv]
+commands = coverage run -m pytest {posargs:tests}
+
+[testenv:lint]
+deps = pycodestyle>=2.12
+commands =
+    pycodestyle --ignore=E128,E501 --output-file=out.txt --max-line-length 100 \\
+        --exclude=legacy.py --quiet demo tests setup.py {posargs:tools} {toxinidir}/x ../other
+"""
+
+
+def test_a_linter_takes_the_options_and_paths_of_the_tox_command_that_runs_it(
+    project: Path,
+) -> None:
+    # Review 33: python-slugify runs pycodestyle from tox.ini with options of its own; with
+    # its defaults on `.`, the base had 256 errors the project never agreed to.
+    (project / "dev.requirements.txt").write_text("pycodestyle>=2.12\n")
+    (project / "tox.ini").write_text(TOX)
+    for folder in ("tests", "tools"):
+        (project / folder).mkdir()
+    (project / "setup.py").write_text("")
+    command, fmt, notices = lint_command(project)
+    assert fmt == "flake8-text"
+    assert command.endswith(
+        "-m pytest_agentgate.tools pycodestyle --ignore=E128,E501 --max-line-length 100 "
+        "--exclude=legacy.py demo tests setup.py tools"
+    ), command  # no --output-file, no --quiet: the gate reads the run's own output
+    assert any("with the options and paths of tox.ini [testenv:lint]" in n for n in notices)
+
+
+def test_a_tox_command_naming_no_path_of_the_project_lints_it_whole(project: Path) -> None:
+    (project / "setup.cfg").write_text("[flake8]\nmax-line-length = 100\n")
+    (project / "tox.ini").write_text(
+        "[testenv:flake8]\ncommands = python -m flake8 --select=E,W,F {posargs}\n"
+    )
+    command, _, _ = lint_command(project)
+    assert command.endswith("-m pytest_agentgate.tools flake8 --select=E,W,F ."), command
+
+
 def test_a_project_configured_for_pylint_is_linted_by_pylint_at_its_pin(project: Path) -> None:
     (project / ".pylintrc").write_text("[MESSAGES CONTROL]\ndisable = C0114\n")
     (project / "requirements-dev.txt").write_text("# tools\npytest\npylint==3.3.1\n")

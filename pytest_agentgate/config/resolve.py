@@ -388,9 +388,14 @@ def _linters_described(root: Path, at_base: Files | None) -> list[str]:
         return out
     now = declared_linter(root)
     if now.tool != law.tool:
+        beside = (
+            "ruff's error rules, which the base gets (it declares no linter)"
+            if law.tool == "ruff" and law.config is None
+            else f"{law.tool}, which the base declares"
+        )
         out.append(
             f"lint-{now.tool}: {now.describe().removeprefix('lint: ')}, new in this change: "
-            f"it lints beside {law.tool}, which the base declares and which stays the law"
+            f"it lints beside {beside} and which stays the law"
         )
     elif now != law:
         out.append(

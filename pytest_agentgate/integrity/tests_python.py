@@ -2298,7 +2298,36 @@ def _made(module: Module, func: Function, cases: bool) -> tuple[Made, ...]:
     ]
     if cases:
         bodies += _loop_bodies(module, func)
-    return _made_in(module, func, bodies)
+    plain = _plain_checks(module, func)
+    return tuple(
+        dataclasses.replace(check, plain=frozenset(plain.get(check.line, ())))
+        for check in _made_in(module, func, bodies)
+    )
+
+
+def _plain_checks(module: Module, func: Function) -> dict[int, set[str]]:
+    """The checks of the test's own body by line, as it writes them (its variables not put
+    in): each one's key, what it checks, and the comparison it makes however it is spelled
+    (``self.assertEqual(a, b)`` makes ``assert a == b``'s, either way round)."""
+    out: dict[int, set[str]] = {}
+    body = [rewrite(stmt, _fold) for stmt in _normalized(module, func, {}, approx=True)]
+    for node in _walk_body([stmt for stmt in body if isinstance(stmt, ast.stmt)]):
+        for key, subject, _, checked, line in _checks_in(node, module):
+            said = out.setdefault(line, set())
+            said.add(key)
+            if subject is not None:
+                said.add(repr(subject))
+            pair = None
+            if isinstance(checked, ast.Compare):
+                pair = _compared(ast.Assert(checked))
+            elif isinstance(checked, ast.Call):
+                pair = _compared(checked)
+            if pair is not None:
+                sides = [dumped(pair[0]), dumped(pair[2])]
+                if pair[1] in ("==", "!="):
+                    sides.sort()
+                said.add(f"compare {pair[1]} " + " | ".join(sides))
+    return out
 
 
 def _made_in(module: Module, func: Function, bodies: Iterable[list[ast.stmt]]) -> tuple[Made, ...]:
