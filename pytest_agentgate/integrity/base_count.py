@@ -19,15 +19,22 @@ test run selects now (``gates/integrity.py``):
   (``process.py``), at a lower priority than the gates' commands it runs beside;
 - the figure is kept (``state/base_counts.py``): a base commit never changes.
 
+A version file the project's build writes from git's metadata (hatch-vcs's ``version-file``,
+setuptools-scm's ``version_file`` or ``write_to``) is not committed: the package imports it,
+and without it no test of the base collects. The base's ``pyproject.toml`` names it; the
+working tree's copy is copied into the checkout (:func:`_copy_version_files`).
+
 Anything that keeps the base from being counted (no git, no pytest command, an error collecting
 the base, the timeout) is a reason, never a figure: the gate says it and blocks nothing.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
+import stat
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -45,6 +52,7 @@ from pytest_agentgate.commands import (
 from pytest_agentgate.git import EMPTY_TREE, Base, GitError, Repo
 from pytest_agentgate.process import CommandResult, CommandSpec, run_command, temporary_folder
 from pytest_agentgate.state import base_counts
+from pytest_agentgate.texts import toml_document
 
 # At most this long to check the base out and collect it (the gate's own timeout if shorter).
 TIMEOUT_S = 120.0
@@ -215,6 +223,7 @@ def _collect(
         except GitError as exc:
             why = f"the base could not be checked out: {exc}"
             return {t.gate: BaseCount(t.gate, base.sha, None, why) for t, *_ in plans}
+        _copy_version_files(root, repo.toplevel, tree)
         found = {}
         for index, (target, derived, relative, digest) in enumerate(plans):
             budget = min(target.timeout or TIMEOUT_S, TIMEOUT_S) - (time.monotonic() - started)
@@ -278,6 +287,157 @@ def _collect_one(
     base_counts.save(root, digest, base.sha, selected, tests, deselected)
     return BaseCount(
         target.gate, base.sha, selected, seconds=seconds, tests=tests, deselected=deselected
+    )
+
+
+# A version file larger than this is no generated version file.
+VERSION_FILE_BYTES = 64 * 1024
+# What a generated Python version file may import: typing names for its annotations.
+_VERSION_FILE_IMPORTS = frozenset({"typing", "__future__"})
+
+
+def _copy_version_files(root: Path, toplevel: Path, tree: Path) -> None:
+    """Copy into the base's checkout ``tree`` each version file the base's ``pyproject.toml``
+    says its build writes, that the base does not hold and the working tree does.
+
+    Such a file is written by the build backend (hatch-vcs, setuptools-scm) from git's
+    metadata, the version the last tag and commit give, and kept out of git: it is not the
+    change's code, and the base's package imports it (``from ._version import __version__``).
+    The names are the base's (the change cannot add one), each must stay inside the project,
+    the working tree's file must be a regular file of the project, and a Python one must only
+    bind names to values (what setuptools-scm's templates write): a file the change wrote
+    under that name that runs code is not copied, and the base then collects without it."""
+    try:
+        folder = root.resolve().relative_to(toplevel)
+    except (OSError, ValueError):
+        return
+    project = tree / folder
+    try:
+        text = (project / "pyproject.toml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    document = toml_document(text)
+    if document is None:
+        return
+    for name in _version_files(document):
+        _copy_version_file(root, project, name)
+
+
+def _version_files(document: dict[str, object]) -> list[str]:
+    """The version files a ``pyproject.toml`` names, relative to its folder: hatch-vcs's build
+    hook ``version-file`` (every target's too), the ``version_file`` of its ``raw-options``
+    (setuptools-scm writes it; hatch-vcs drops ``write_to``), setuptools-scm's
+    ``version_file`` and ``write_to`` (relative to its ``root``)."""
+    tool = _table(document, "tool")
+    hatch = _table(tool, "hatch")
+    build = _table(hatch, "build")
+    found: list[object] = [_table(_table(build, "hooks"), "vcs").get("version-file")]
+    for target in _table(build, "targets").values():
+        hooks = _table(target if isinstance(target, dict) else {}, "hooks")
+        found.append(_table(hooks, "vcs").get("version-file"))
+    version = _table(hatch, "version")
+    if version.get("source") == "vcs":
+        found.append(_table(version, "raw-options").get("version_file"))
+    scm = _table(tool, "setuptools_scm")
+    found.append(scm.get("version_file"))
+    write_to = scm.get("write_to")
+    scm_root = scm.get("root", ".")
+    if isinstance(write_to, str) and isinstance(scm_root, str):
+        found.append(os.path.join(scm_root, write_to))
+    return list(dict.fromkeys(name for name in found if isinstance(name, str) and name))
+
+
+def _table(document: object, key: str) -> dict[str, object]:
+    value = document.get(key) if isinstance(document, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def _copy_version_file(root: Path, project: Path, name: str) -> None:
+    relative = os.path.normpath(name)
+    if os.path.isabs(relative) or relative.split(os.sep)[0] in ("..", "."):
+        return  # outside the project, or the project itself
+    target = project / relative
+    if os.path.lexists(target):
+        return  # the base holds it: the base's own
+    source = root / relative
+    real_root = os.path.realpath(root)
+    real_project = os.path.realpath(project)
+    # Not through a link: the file is the project's, and the copy lands in the checkout.
+    if os.path.realpath(source) != os.path.join(real_root, relative):
+        return
+    if os.path.commonpath([os.path.realpath(target.parent), real_project]) != real_project:
+        return
+    try:
+        if not stat.S_ISREG(os.lstat(source).st_mode):
+            return
+        with source.open("rb") as handle:
+            data = handle.read(VERSION_FILE_BYTES + 1)
+    except OSError:
+        return
+    if len(data) > VERSION_FILE_BYTES:
+        return
+    if relative.endswith(".py") and not _only_binds_values(data):
+        return
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    except OSError:
+        return
+
+
+def _only_binds_values(data: bytes) -> bool:
+    """Whether Python source ``data`` does nothing but bind names: assignments and annotations
+    of literals, names and subscripts (``Tuple[Union[int, str], ...]``), ``if`` blocks of the
+    same, imports from ``typing``; no call, no other import, no function or class."""
+    try:
+        module = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    allowed = (
+        ast.Module,
+        ast.Assign,
+        ast.AnnAssign,
+        ast.If,
+        ast.Expr,
+        ast.ImportFrom,
+        ast.alias,
+        ast.Name,
+        ast.Load,
+        ast.Store,
+        ast.Constant,
+        ast.Tuple,
+        ast.List,
+        ast.Subscript,
+        ast.Attribute,
+        ast.UnaryOp,
+        ast.USub,
+        ast.BinOp,
+        ast.BitOr,
+        ast.Not,
+    )
+    for node in ast.walk(module):
+        if not isinstance(node, allowed):
+            return False
+        if isinstance(node, ast.ImportFrom) and node.module not in _VERSION_FILE_IMPORTS:
+            return False
+        if isinstance(node, ast.Attribute | ast.Name) and _dunder(node):
+            return False
+    return True
+
+
+def _dunder(node: ast.Attribute | ast.Name) -> bool:
+    """A name such as ``__class__`` or ``__builtins__`` read or written: no version file's."""
+    name = node.attr if isinstance(node, ast.Attribute) else node.id
+    return (
+        name.startswith("__")
+        and name.endswith("__")
+        and name
+        not in {
+            "__version__",
+            "__version_tuple__",
+            "__commit_id__",
+            "__all__",
+        }
     )
 
 
