@@ -419,12 +419,18 @@ def coverage_evidence(
         evidence.error = ReportError(*payload["error"])
         return evidence
     document = json.loads(Path(payload["json"]).read_text(encoding="utf-8"))
+    topdir = payload.get("topdir") or os.getcwd()
     try:
-        report = parse_coverage_json(document, payload.get("by", "pytest-cov"), format="pytest-cov")
+        report = parse_coverage_json(
+            document,
+            payload.get("by", "pytest-cov"),
+            format="pytest-cov",
+            root=root,
+            relative_to=topdir,
+        )
     except ReportError as exc:
         evidence.error = exc
         return evidence
-    topdir = payload.get("topdir") or os.getcwd()
     report.notes.extend(str(note) for note in payload.get("notes", ()))
     report.notes.extend(notes_from_warnings(list(payload.get("warnings", ())), topdir))
     if failed := payload.get("failed_workers"):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+
+from pytest_agentgate.reports.coverage._common import foreign_files, foreign_note
 from pytest_agentgate.reports.model import (
     CoverageDetail,
     CoverageReport,
@@ -19,13 +22,22 @@ def report_from_details(
     branches: bool,
     functions: bool,
     fallback: dict[str, tuple[Ratio | None, Ratio | None, Ratio | None]] | None = None,
+    root: str | os.PathLike[str] | None = None,
 ) -> CoverageReport:
     """Totals computed from per-line evidence; statements are lines (one statement per line is
     all that Cobertura and lcov record). ``branches``/``functions`` False: not measured (None).
 
     ``fallback`` holds per-file (lines, branches, functions) summary counts for files whose
     report gave counts without line detail (an lcov record with LF/LH but no DA lines).
+
+    With ``root``, the project: files outside it are left out of the files and the totals, with
+    a note (:func:`foreign_files`); a relative path is read from ``root``.
     """
+    notes: list[str] = []
+    foreign = foreign_files(list(details), root)
+    if foreign:
+        notes.append(foreign_note(sorted(foreign)))
+        details = {path: detail for path, detail in details.items() if path not in foreign}
     lines = Ratio(0, 0)
     branch_total = Ratio(0, 0)
     function_total = Ratio(0, 0)
@@ -80,4 +92,5 @@ def report_from_details(
         functions=function_total if functions else None,
         statements=lines,
         files=files,
+        notes=notes,
     )

@@ -375,5 +375,5 @@ def _report(
         else:
             resolved[name] = detail
     return report_from_details(
-        source, "cobertura", resolved, branches=branches, functions=functions
+        source, "cobertura", resolved, branches=branches, functions=functions, root=root
     )

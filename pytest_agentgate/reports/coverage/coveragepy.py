@@ -25,6 +25,8 @@ from pytest_agentgate.reports.coverage._common import (
     SQLITE_MAGIC,
     check_total,
     expect_object,
+    foreign_files,
+    foreign_note,
     ratio_of,
     unique_paths,
 )
@@ -122,13 +124,23 @@ def _json_lines(missing: list[int], executed: list[int] | None) -> dict[int, boo
 
 
 def parse_coverage_json(
-    data: object, source: str, *, format: str = "coverage-json"
+    data: object,
+    source: str,
+    *,
+    format: str = "coverage-json",
+    root: str | os.PathLike[str] | None = None,
+    relative_to: str | os.PathLike[str] | None = None,
 ) -> CoverageReport:
     """A parsed ``coverage json`` document -> CoverageReport.
 
     Lines and statements are the same ratio (coverage.py measures Python statements as lines).
     Branches exist only when the run measured them (``meta.branch_coverage``). The totals must be
     what the files' summaries add up to, as coverage.py writes them: the gate judges the totals.
+
+    With ``root``, the project: files measured outside it (coverage.py without ``source``
+    measures every file outside the standard library and site-packages, such as an editable
+    install of another project) are left out, with a note, and the totals are those of the
+    files kept. A relative path is read from ``relative_to`` (default ``root``).
     """
     hint = COVERAGE_HINTS["coverage-json"]
     document = expect_object(data, source, "the top level", hint)
@@ -155,6 +167,7 @@ def parse_coverage_json(
     # when coverage.py writes the report).
     summed_lines = Ratio(0, 0)
     summed_branches = None if branches is None else Ratio(0, 0)
+    file_branches: dict[str, Ratio] = {}
     for path, entry in files.items():
         where = f"file {path!r}"
         entry = expect_object(entry, source, where, hint)
@@ -164,13 +177,14 @@ def parse_coverage_json(
         )
         summed_lines += file_lines
         if summed_branches is not None and "num_branches" in summary:
-            summed_branches += ratio_of(
+            file_branches[path] = ratio_of(
                 summary.get("covered_branches"),
                 summary.get("num_branches"),
                 source,
                 f"{where} branches",
                 hint,
             )
+            summed_branches += file_branches[path]
         else:
             summed_branches = None
         missing = entry.get("missing_lines", [])
@@ -202,6 +216,18 @@ def parse_coverage_json(
     check_total(lines, summed_lines, source, "totals lines", hint)
     if branches is not None and summed_branches is not None:
         check_total(branches, summed_branches, source, "totals branches", hint)
+    notes: list[str] = []
+    # Left out only where every kept file's counts are known (coverage.py always writes them).
+    foreign = set()
+    if branches is None or summed_branches is not None:
+        foreign = foreign_files(list(files), root, relative_to)
+    if foreign:
+        notes.append(foreign_note(sorted(foreign)))
+        files = {path: entry for path, entry in files.items() if path not in foreign}
+        file_reports = [f for f in file_reports if f.path not in foreign]
+        lines = sum((f.lines for f in file_reports if f.lines is not None), Ratio(0, 0))
+        if branches is not None:
+            branches = sum((file_branches[path] for path in files), Ratio(0, 0))
     return CoverageReport(
         source=source,
         format=format,
@@ -210,6 +236,7 @@ def parse_coverage_json(
         functions=_python_functions(files, source, hint),
         statements=lines,
         files=file_reports,
+        notes=notes,
     )
 
 
@@ -523,7 +550,7 @@ def read_coverage_data_files(
                 "run agentgate from the project root (or set its root) so coverage.py finds "
                 "the sources" + "".join(f"; {note}" for note in notes),
             )
-        report = parse_coverage_json(document, source, format="coverage-data")
+        report = parse_coverage_json(document, source, format="coverage-data", root=root_dir)
         report.notes.extend(result.get("installed") or [])
         report.notes.extend(notes)
         if result.get("plugins"):

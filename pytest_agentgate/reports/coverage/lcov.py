@@ -210,7 +210,13 @@ def _parse(
             )
         )
     return report_from_details(
-        source, "lcov", details, branches=has_branches, functions=has_functions, fallback=fallback
+        source,
+        "lcov",
+        details,
+        branches=has_branches,
+        functions=has_functions,
+        fallback=fallback,
+        root=root,
     )
 
 

@@ -83,7 +83,7 @@ def read_coverage(
             hint=COVERAGE_HINTS[format],
         )
     if format == "coverage-json":
-        return parse_coverage_json(document, source)
+        return parse_coverage_json(document, source, root=root)
     return parse_istanbul_summary(document, source, root=root)
 
 
