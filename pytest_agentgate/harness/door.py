@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pytest_agentgate.config.model import DEFAULT_HOOK_BUDGET_S
 from pytest_agentgate.errors import AgentgateError
@@ -268,6 +268,7 @@ def _judge(
     deadline: Deadline,
 ) -> Outcome:
     from pytest_agentgate.engine import Pipeline, Request
+    from pytest_agentgate.state.history import finished_within
 
     if notice:
         config.notices.append(notice)
@@ -295,7 +296,7 @@ def _judge(
     finally:
         timer.cancel()
     unfinished = sorted(name for name, result in results.items() if result.cancelled)
-    before = _finished_in_time_before(config.root, unfinished, budget) if unfinished else {}
+    before = finished_within(config.root, unfinished, budget) if unfinished else {}
     if unfinished and len(before) == len(unfinished):
         # Each gate still running at the budget finished within it at an earlier verdict of
         # the project: the change made it slow (red team 55: a new test that sleeps past the
@@ -313,34 +314,6 @@ def _judge(
             "(and the harness's hook timeout, which `agentgate install-hook` sets above it)."
         )
     return _outcome(pipeline.verdict(), config, event)
-
-
-def _finished_in_time_before(root: Path, names: list[str], budget: float) -> dict[str, float]:
-    """Of the gates ``names``, those an earlier verdict of the project (its history, or the
-    verdict kept for reuse in the user's state) saw finish within ``budget``: the latest time
-    each took. A gate never seen to finish is not there: a suite that has always been slower
-    than the budget is the configuration's trouble, not the change's."""
-    from pytest_agentgate.state.cache import read_entry
-    from pytest_agentgate.state.storage import LocalStorage
-
-    records: list[Any] = []
-    with contextlib.suppress(OSError, ValueError):
-        records.extend(LocalStorage(root).read_history())
-    entry = read_entry(root)
-    if entry is not None:
-        records.append(entry)
-    seen: dict[str, float] = {}
-    for record in records:
-        gates = record.get("gates") if isinstance(record, dict) else None
-        for gate in gates if isinstance(gates, list) else []:
-            if not isinstance(gate, dict) or gate.get("name") not in names:
-                continue
-            took = gate.get("duration_s")
-            if gate.get("status") not in ("pass", "fail") or isinstance(took, bool):
-                continue
-            if isinstance(took, (int, float)) and 0 <= took < budget:
-                seen[str(gate["name"])] = float(took)
-    return seen
 
 
 def _for_review(verdict: Verdict) -> str:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from pytest_agentgate.reports.model import METRICS
@@ -138,3 +140,31 @@ def session_numbers(verdict: Verdict) -> dict[str, Any] | None:
             if any(isinstance(v, (int, float)) for v in numbers.values()):
                 return numbers
     return None
+
+
+def finished_within(root: Path, names: list[str], budget: float) -> dict[str, float]:
+    """Of the gates ``names``, those an earlier verdict of the project (its history, or the
+    verdict kept for reuse in the user's state) saw finish within ``budget``: the latest time
+    each took. A gate never seen to finish is not there: a suite that has always been slower
+    than the budget is the configuration's trouble, not the change's."""
+    from pytest_agentgate.state.cache import read_entry
+    from pytest_agentgate.state.storage import LocalStorage
+
+    records: list[Any] = []
+    with contextlib.suppress(OSError, ValueError):
+        records.extend(LocalStorage(root).read_history())
+    entry = read_entry(root)
+    if entry is not None:
+        records.append(entry)
+    seen: dict[str, float] = {}
+    for record in records:
+        gates = record.get("gates") if isinstance(record, dict) else None
+        for gate in gates if isinstance(gates, list) else []:
+            if not isinstance(gate, dict) or gate.get("name") not in names:
+                continue
+            took = gate.get("duration_s")
+            if gate.get("status") not in ("pass", "fail") or isinstance(took, bool):
+                continue
+            if isinstance(took, (int, float)) and 0 <= took < budget:
+                seen[str(gate["name"])] = float(took)
+    return seen
