@@ -219,11 +219,40 @@ def test_a_bare_agentgate_running_does_not_stop_the_gate(
     )
 
 
-def test_collect_only_is_not_gated(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("option", ["--collect-only", "--co", "--fixtures", "--markers"])
+def test_a_run_of_no_test_the_caller_asks_for_is_not_gated(
+    pytester: pytest.Pytester, option: str
+) -> None:
     pytester.makepyfile("def test_ok():\n    pass\n")
-    result, verdict = gated(pytester, "--agentgate", "--collect-only")
+    result, verdict = gated(pytester, "--agentgate", option)
     assert verdict is None and result.ret == 0
-    result.stdout.fnmatch_lines(["*not gating a --collect-only run*"])
+    result.stdout.fnmatch_lines([f"*not gating a {option} run*"])
+
+
+@pytest.mark.parametrize("option", ["--co", "--fixtures", "--fixtures-per-test", "--markers"])
+def test_a_run_of_no_test_from_addopts_is_a_usage_error(
+    pytester: pytest.Pytester, option: str
+) -> None:
+    # The caller asked for a gated test run; addopts would end it with 0 and no test run.
+    pytester.makepyfile("def test_ok():\n    assert False\n")
+    pytester.makeini(f"[pytest]\naddopts = {option}\n")
+    result, verdict = gated(pytester, "--agentgate=strict")
+    assert verdict is None and result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"*{option} in addopts (tox.ini): the gate's options are the caller's*remove it*"]
+    )
+
+
+def test_a_run_of_no_test_from_pytest_addopts_is_a_usage_error(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile("def test_ok():\n    assert False\n")
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--collect-only")
+    result, verdict = gated(pytester, "--agentgate=strict")
+    assert verdict is None and result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--collect-only in PYTEST_ADDOPTS: the gate's options are the caller's*"]
+    )
 
 
 def test_p_pytest_agentgate_with_autoload_disabled(

@@ -17,8 +17,13 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -366,6 +371,96 @@ def test_exit_0_after_a_failing_verdict_keeps_the_failure(pytester: pytest.Pytes
     assert verdict is not None and verdict["status"] == "fail" and ran(root)
 
 
+# Ends no code in the run's own process could see or print after: the parent that waits for the
+# run (pytest_plugin/supervisor.py) gives the exit status, and a 0 needs a passing verdict.
+HARD_ENDS = {
+    "os._exit-by-a-built-name-in-a-session-teardown": """\
+        import os
+
+        import pytest
+
+
+        @pytest.fixture(scope="session", autouse=True)
+        def _bye():
+            yield
+            getattr(os, "_ex" + "it")(0)
+        """,
+    "exec-of-a-program-that-exits-0-in-a-hook": """\
+        import os
+        import sys
+
+
+        def pytest_sessionfinish(session):
+            os.execv(sys.executable, [sys.executable, "-c", "pass"])
+        """,
+}
+
+
+@pytest.mark.parametrize("conftest", HARD_ENDS.values(), ids=list(HARD_ENDS))
+def test_a_process_ended_with_0_by_the_project_code_is_no_verdict(
+    pytester: pytest.Pytester, conftest: str
+) -> None:
+    root = project(pytester.path, ALLOWED)
+    change(root, **{"conftest.py": conftest})
+    result, verdict = gated(pytester)
+    assert result.ret == 3, result.stdout.str()
+    assert verdict is None and ran(root)
+    assert "no verdict: the pytest process ended with status 0" in result.stderr.str()
+
+
+def test_a_process_ended_with_0_after_a_failing_verdict_exits_1(pytester: pytest.Pytester) -> None:
+    root = project(pytester.path, ALLOWED)
+    conftest = """\
+        import os
+
+        import pytest
+
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_unconfigure(config):
+            getattr(os, "_ex" + "it")(0)
+        """
+    change(root, **{"conftest.py": conftest})
+    result, verdict = gated(pytester)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    assert verdict is not None and verdict["status"] == "fail"
+    assert "status 0 after a verdict of fail" in result.stderr.str()
+
+
+def test_sigterm_to_pytest_ends_the_run_it_waits_for(pytester: pytest.Pytester) -> None:
+    slow = """\
+        import os
+        import time
+        from pathlib import Path
+
+
+        def test_slow():
+            Path("run-pid").write_text(str(os.getpid()))
+            time.sleep(60)
+        """
+    root = project(pytester.path, **{"test_slow.py": textwrap.dedent(slow)})
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--agentgate=strict"]
+    process = subprocess.Popen(command, cwd=root, stdout=subprocess.DEVNULL)
+    try:
+        run = wait_for(root / "run-pid")
+        assert run != process.pid  # the run is the waiting process's child
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(60) == -signal.SIGTERM
+    finally:
+        process.kill()
+        process.wait()
+    with pytest.raises(ProcessLookupError):
+        os.kill(run, 0)
+
+
+def wait_for(path: Path, timeout: float = 60.0) -> int:
+    deadline = time.monotonic() + timeout
+    while not (path.exists() and path.read_text()):
+        assert time.monotonic() < deadline, f"{path.name} never written"
+        time.sleep(0.05)
+    return int(path.read_text())
+
+
 # -- 3. honest work -----------------------------------------------------------------------------
 
 
@@ -445,7 +540,7 @@ def test_in_process_judged_after_the_conftests_still_stops_before_collection(
     # the session judges the change when it starts: the collection hooks never run.
     from pytest_agentgate.pytest_plugin import session
 
-    monkeypatch.setattr(session, "start_early", lambda config, profile: None)
+    monkeypatch.setattr(session, "start_early", lambda config, profile, verdict_pipe: None)
     root = project(pytester.path)
     trick = textwrap.dedent(TRICKS["pytest.exit-in-collection_modifyitems"][0])
     change(root, **{"conftest.py": IMPORTED + trick})

@@ -40,7 +40,9 @@ internal errors; the verdict JSON (``--agentgate-json``) says ``"status": "escal
 No verdict is never a pass: a run that ends without one never exits 0. When agentgate itself
 fails (its gate process ends without a verdict), or the project's code ends the run early
 (``pytest.exit(returncode=0)``, ``KeyboardInterrupt`` or ``SystemExit`` from a hook or a
-test), pytest's 0 becomes 3, and the output says what ended the run and where.
+test), pytest's 0 becomes 3, and the output says what ended the run and where. What no code in
+the process can see (``os._exit(0)``, an ``exec``) the process pytest was started as sees: a
+gated run forks first thing, and that parent gives the exit status (:mod:`.supervisor`).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ import contextlib
 import os
 import sys
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from types import FrameType
 from typing import Any
 
@@ -86,6 +88,16 @@ FORGED_GUARD_NOTICE = (
 # conftest.py could change os.environ.
 _GUARD_AT_START: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
 XDIST_WORKER_ENV = "PYTEST_XDIST_WORKER"
+# The options of a run of no test (their dest, then how each is written).
+NO_TEST_RUN = {
+    "collectonly": ("--collectonly", "--collect-only", "--co"),
+    "showfixtures": ("--funcargs", "--fixtures"),
+    "show_fixtures_per_test": ("--fixtures-per-test",),
+    "markers": ("--markers",),
+}
+# The writing end of the pipe on which the gate process tells the waiting parent its verdict
+# (:mod:`.supervisor`); None where the run is not forked.
+VERDICT_PIPE = pytest.StashKey["int | None"]()
 
 
 # -- options ----------------------------------------------------------------------------------
@@ -162,6 +174,19 @@ def requested_profile(config: pytest.Config, *, early: bool = False) -> str | No
     return value
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True, specname="pytest_load_initial_conftests")
+def pytest_agentgate_supervise(early_config: pytest.Config) -> Generator[None, None, None]:
+    """First of all (before pytest captures output, before pytest-cov starts measuring): a
+    gated run forks, and this process only waits for the run and gives its exit status
+    (:mod:`.supervisor`), which the project's code cannot end with a 0 of its own."""
+    if early_profile(early_config) is not None:
+        with _plain_imports(early_config):
+            from pytest_agentgate.pytest_plugin import supervisor
+
+            early_config.stash[VERDICT_PIPE] = supervisor.fork()
+    return (yield)
+
+
 @pytest.hookimpl  # after pytest-cov's (tryfirst), before pytest's own, which imports them
 def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     """Before pytest imports the project's conftest.py files: start the gate process and wait
@@ -171,22 +196,39 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     if option_value(config, "help", early=True) or option_value(config, "version", early=True):
         return
     _watch_compiles(config)
-    if option_value(config, "collectonly", early=True) or xdist_worker_being_configured(config):
-        return  # an xdist worker: the controller judged the change before it started it
-    try:
-        profile = requested_profile(config, early=True)
-        if profile is None:
-            return
-        profile = callers_profile(config, profile, [], early=True)
-    except pytest.UsageError:
-        return  # said by pytest_configure, where it stops the run
+    profile = early_profile(config)
+    if profile is None:
+        return
     with _plain_imports(config):
         from pytest_agentgate.pytest_plugin import session as gated
 
-        guard = _GUARD_AT_START.get(config.pluginmanager, os.environ.get(RUNNING_ENV))
-        if guard is not None and gated.agentgate_ancestor(guard) is not None:
-            return  # nested under agentgate: not gated
-        gated.start_early(config, profile)
+        gated.start_early(config, profile, config.stash.get(VERDICT_PIPE, None))
+
+
+def early_profile(config: pytest.Config) -> str | None:
+    """The profile a run is gated with, known before its conftest.py files are imported; None
+    when it is not gated there (help, a worker or a nested run, a usage error said later)."""
+    if option_value(config, "help", early=True) or option_value(config, "version", early=True):
+        return None
+    if xdist_worker_being_configured(config):
+        return None  # the controller judged the change before it started the worker
+    try:
+        profile = requested_profile(config, early=True)
+        if profile is None:
+            return None
+        profile = callers_profile(config, profile, [], early=True)
+        if no_test_run(config, early=True):
+            return None
+    except pytest.UsageError:
+        return None  # said by pytest_configure, where it stops the run
+    guard = _GUARD_AT_START.get(config.pluginmanager, os.environ.get(RUNNING_ENV))
+    if guard is not None:
+        with _plain_imports(config):
+            from pytest_agentgate.pytest_plugin import session as gated
+
+            if gated.agentgate_ancestor(guard) is not None:
+                return None  # nested under agentgate: not gated
+    return profile
 
 
 def _watch_compiles(config: pytest.Config) -> None:
@@ -262,8 +304,8 @@ def pytest_configure(config: pytest.Config) -> None:
         profile = callers_profile(config, profile, notices)
         if notices:
             config.pluginmanager.register(gated.Notice("\n".join(notices)), NOTICE_PLUGIN)
-        if config.getoption("collectonly", False):
-            notice = "agentgate: not gating a --collect-only run: it runs no tests"
+        if asked := no_test_run(config):
+            notice = f"agentgate: not gating a {asked} run: it runs no tests"
             config.pluginmanager.register(gated.Notice(notice), SESSION_PLUGIN)
             return
         session = gated.GateSession.create(config, profile)
@@ -336,6 +378,36 @@ def callers_profile(
         f"configuration's profile (pass --agentgate={profile} on pytest's command line for it)"
     )
     return ""
+
+
+def no_test_run(config: pytest.Config, *, early: bool = False) -> str | None:
+    """The option, as the caller wrote it, that makes this a run of no test (``--collect-only``,
+    ``--fixtures``, ``--fixtures-per-test``, ``--markers``), which is not gated; None when no
+    such option is set. One from anywhere but pytest's command line (``addopts``,
+    ``PYTEST_ADDOPTS``, a conftest.py setting it) is a usage error: the run was asked for as a
+    gated test run, and such an option would end it with 0 and no test run."""
+    args = [str(arg) for arg in config.invocation_params.args]
+    if "--" in args:
+        args = args[: args.index("--")]
+    for dest, spellings in NO_TEST_RUN.items():
+        if not option_value(config, dest, False, early=early):
+            continue
+        if asked := next((arg for arg in args if arg in spellings), None):
+            return asked
+        where, written = next(
+            (
+                (where, word)
+                for where, words in option_sources(config)
+                for word in words
+                if word in spellings
+            ),
+            (PROJECT_CODE, spellings[-1]),
+        )
+        raise pytest.UsageError(
+            f"{written} in {where}: the gate's options are the caller's, and it makes a run of "
+            f"no test; remove it (to only look, pass {written} on pytest's command line)"
+        )
+    return None
 
 
 def _command_line_profile(config: pytest.Config) -> str | None:

@@ -102,8 +102,13 @@ def main() -> None:
     cancel = threading.Event()
     signal.signal(signal.SIGINT, lambda signum, frame: cancel.set())
     stdin = open(sys.stdin.fileno(), encoding="utf-8", closefd=False)  # noqa: SIM115
+    # The pipe to the process waiting for the pytest run (pytest_plugin/supervisor.py): the
+    # verdict's status goes there too, which the run's own exit status cannot be trusted with.
+    verdicts = int(sys.argv[2]) if len(sys.argv) > 2 else None
+    if verdicts is not None:
+        os.set_inheritable(verdicts, False)  # the gates' commands never hold it
     try:
-        status = serve(Channel(stdin, outgoing), cancel)
+        status = serve(Channel(stdin, outgoing), cancel, verdicts)
     except BrokenPipeError:  # the pytest process is gone: nobody to answer
         status = 0
     # Everything is written and closed; skip the interpreter's teardown (about 15 ms), since
@@ -112,8 +117,11 @@ def main() -> None:
     os._exit(status)
 
 
-def serve(channel: Channel, cancel: threading.Event | None = None) -> int:
-    """Answer one gated session; ``cancel`` (set from a signal handler) stops the commands."""
+def serve(
+    channel: Channel, cancel: threading.Event | None = None, verdicts: int | None = None
+) -> int:
+    """Answer one gated session; ``cancel`` (set from a signal handler) stops the commands;
+    ``verdicts``: a pipe that is told the verdict's status once the session has it."""
     request = channel.receive()
     if request is None:
         return 0
@@ -133,7 +141,11 @@ def serve(channel: Channel, cancel: threading.Event | None = None) -> int:
         )
         evidence = channel.receive()
         if evidence is not None:  # else the session ended without a verdict
-            channel.send(gate.finish(evidence))
+            answer = gate.finish(evidence)
+            channel.send(answer)
+            if verdicts is not None:
+                with contextlib.suppress(OSError):  # its reader is gone: nobody to tell
+                    os.write(verdicts, f"{answer['status']}\n".encode())
     finally:  # whatever happened, no command outlives this process
         gate.background.stop()
         # Nor the base's collection: its checkout is removed before this process ends.

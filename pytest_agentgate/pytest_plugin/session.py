@@ -468,16 +468,20 @@ class GateProcess:
     the other gates' commands on another core while pytest collects and runs the tests.
     """
 
-    def __init__(self, request: dict[str, Any]) -> None:
+    def __init__(self, request: dict[str, Any], verdict_pipe: int | None = None) -> None:
+        """``verdict_pipe``: where the gate process tells the parent waiting for this run its
+        verdict (:mod:`.supervisor`); handed on, and closed here."""
         package_parent = str(Path(__file__).resolve().parent.parent)
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115  (closed in close())
+        pipe = () if verdict_pipe is None else (str(verdict_pipe),)
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-c", HELPER_CODE, package_parent],
+                [sys.executable, "-c", HELPER_CODE, package_parent, *pipe],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self.stderr,
                 encoding="utf-8",
+                pass_fds=() if verdict_pipe is None else (verdict_pipe,),
             )
         except OSError as exc:
             self.stderr.close()
@@ -485,6 +489,10 @@ class GateProcess:
                 f"agentgate: cannot start its gate process ({sys.executable or 'no Python'}): "
                 f"{exc.strerror or exc}"
             ) from None
+        finally:
+            # The project's code, which runs in this process, never holds it.
+            if verdict_pipe is not None:
+                os.close(verdict_pipe)
         self.request = request
         self.ready_message: dict[str, Any] | None = None
         self.failure: str | None = None
@@ -600,7 +608,7 @@ def in_a_repository(path: Path) -> bool:
     return any((folder / ".git").exists() for folder in (path, *path.parents))
 
 
-def start_early(config: pytest.Config, profile: str) -> None:
+def start_early(config: pytest.Config, profile: str, verdict_pipe: int | None = None) -> None:
     """Start the gate process before pytest imports the project's conftest.py files, and wait
     for its judgment of the integrity gate.
 
@@ -608,9 +616,9 @@ def start_early(config: pytest.Config, profile: str) -> None:
     that failed) gets none of them imported (``--noconftest``): none of its code runs, not even
     a module-level ``os._exit(0)``, which nothing in this process could catch. The verdict is
     asked for and shown at once, with no test run; the session stops before collection
-    (:meth:`GateSession.stop_unless_judged`).
+    (:meth:`GateSession.stop_unless_judged`). ``verdict_pipe``: :class:`GateProcess`.
     """
-    gate = GateProcess(session_request(config, profile, early=True))
+    gate = GateProcess(session_request(config, profile, early=True), verdict_pipe)
     config.stash[EARLY_GATE] = gate
     config.add_cleanup(gate.close)
     if not in_a_repository(config.rootpath):
