@@ -501,6 +501,11 @@ class Pipeline:
 
         ``evidence``: per gate name, what the door measured itself (see ``door_evidence``).
         """
+        return self.concluded(self.judged(evidence))
+
+    def judged(self, evidence: Mapping[str, Evidence] | None = None) -> list[GateResult]:
+        """Collect and judge: each gate's result, nothing concluded or recorded yet (a door
+        that decides from them whether there is a verdict at all: harness/door.py)."""
         from pytest_agentgate.gates.integrity import (
             with_installs,
             with_skipped_tests,
@@ -565,7 +570,7 @@ class Pipeline:
             for r in self.results.values()
         ):
             self._remember(gates, found)
-        return self._conclude(gates)
+        return gates
 
     def _installed_since(self, found: Mapping[str, Evidence | GateResult]) -> list[tuple[str, str]]:
         """The test tools and pytest plugins the test run loaded from distributions installed
@@ -687,7 +692,7 @@ class Pipeline:
             f"nothing changed since the run at {stamp} (the same tree, configuration, tools and "
             "environment): its judged gates were reused; --no-cache runs everything again"
         )
-        return self._conclude([g for g in gates if g is not None])
+        return self.concluded([g for g in gates if g is not None])
 
     def _say_why_not_reused(self) -> None:
         """When the tree and configuration are those of the last kept run but something else
@@ -716,7 +721,8 @@ class Pipeline:
             f"{' and '.join(differs)} differ"
         )
 
-    def _conclude(self, gates: list[GateResult]) -> Verdict:
+    def concluded(self, gates: list[GateResult]) -> Verdict:
+        """The verdict of the judged ``gates``, recorded when the request says so."""
         config = self.request.config
         try:
             self._coverage_cost_notices(gates)

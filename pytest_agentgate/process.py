@@ -103,12 +103,15 @@ class CommandResult:
     # Stopped at the harness hook's budget, where an earlier verdict saw it finish within
     # that budget: (the budget, the time it took then). Judged as a run cut short.
     over_budget: tuple[float, float] | None = None
+    # Stopped at the harness hook's budget (seconds) beside a gate that finished failing, whose
+    # verdict it is part of: judged as a run cut short.
+    stopped_at_budget: float | None = None
 
     @property
     def cut_short(self) -> bool:
         """Killed before it finished, by its timeout or the hook's budget: nothing it wrote can
         be judged."""
-        return self.timed_out or self.over_budget is not None
+        return self.timed_out or self.over_budget is not None or self.stopped_at_budget is not None
 
     @property
     def output_tail(self) -> str:

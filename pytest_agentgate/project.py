@@ -70,15 +70,16 @@ def _files(root: Path | Files) -> Files:
     return OnDisk(root) if isinstance(root, Path) else root
 
 
-def is_python_project(root: Path) -> str | None:
+def is_python_project(root: Path | Files) -> str | None:
     """The file or folder that shows this is a Python project, or None."""
+    files = _files(root)
     for marker in PROJECT_MARKERS:
-        if (root / marker).is_file():
+        if files.is_file(marker):
             return marker
-    modules = _top_modules(OnDisk(root))
+    modules = _top_modules(files)
     if modules:
         return modules[0]
-    dirs = python_dirs(root)
+    dirs = python_dirs(files)
     return f"{dirs[0]}/" if dirs else None
 
 
@@ -365,8 +366,11 @@ def _still_there(now: Files, names: list[str], *, module: bool = False) -> list[
 def zero_config(root: Path, base: Files | None = None) -> tuple[dict[str, Any], str] | None:
     """Defaults for the project at ``root`` run with this interpreter (or the one named for the
     gate's commands, ``AGENTGATE_PYTHON``: the GitHub Action's), and why it was detected;
-    ``base``: its files at the change's base (:func:`python_defaults`)."""
-    marker = is_python_project(root)
+    ``base``: its files at the change's base (:func:`python_defaults`), where detection is the
+    law: a project the base has is one whatever the change does to its files (red team 56 took
+    pyproject.toml away and marked each code folder as a virtual environment: nothing was
+    gated)."""
+    marker = (is_python_project(base) if base is not None else None) or is_python_project(root)
     if marker is None:
         return None
     python = command_python() or sys.executable

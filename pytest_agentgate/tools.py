@@ -209,11 +209,15 @@ def command(
 
 
 # pycodestyle reads the user's configuration, and the first `setup.cfg` or `tox.ini` in the
-# folders above the one it lints, and has no option to read neither: run, it reads none of the
-# user's, and none above a project that has neither file (red team 34, flake8's twin).
+# folders from the one it lints up, and has no option to read neither: run, it reads none of the
+# user's, none above a project that has neither file (red team 34, flake8's twin), and the
+# project's own from its top folder, where the run starts, never one in a folder it lints
+# (red team 56: `calc/setup.cfg` saying `select = E9` replaced the project's settings).
 _PYCODESTYLE = (
     "import sys, pycodestyle; pycodestyle.USER_CONFIG = None; "
     "pycodestyle.PROJECT_CONFIG = pycodestyle.PROJECT_CONFIG if {own} else (); "
+    "read = getattr(pycodestyle, 'read_config', None); read and setattr(pycodestyle, "
+    "'read_config', lambda options, args, *rest: read(options, ['.'], *rest)); "
     "sys.argv[0] = 'pycodestyle'; main = getattr(pycodestyle, '_main', None); "
     "sys.exit(main() if main else 'agentgate: this pycodestyle has no _main(): it cannot be "
     "run kept to the project configuration')"

@@ -376,6 +376,30 @@ def test_a_change_cannot_narrow_the_detected_gates_of_a_base_config_naming_none(
     assert any("agentgate.yml at main" in n and "names no gates" in n for n in config.notices)
 
 
+@pytest.mark.parametrize("config", ["profile: strict\n", None], ids=["no-gates-key", "no-file"])
+def test_a_change_cannot_hide_the_project_the_base_detects(
+    tmp_path: Path, config: str | None
+) -> None:
+    # Red team 56: pyproject.toml taken away and each code folder marked as an environment
+    # (conda-meta/, pyvenv.cfg) left nothing detected now, and nothing was gated.
+    root = tmp_path / "repo"
+    root.mkdir()
+    touch(root, "pyproject.toml", "calc/__init__.py", "tests/test_calc.py")
+    if config is not None:
+        (root / "agentgate.yml").write_text(config)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    git(root, "rm", "-q", "pyproject.toml")
+    touch(root, "calc/conda-meta/history", "tests/pyvenv.cfg")
+    assert is_python_project(root) is None  # the working tree alone shows no project
+    gates = {g.name: g for g in resolve_config(root).gates}
+    assert list(gates) == ["integrity", "build", "lint", "test", "coverage"]
+    # The base's folders are compiled and measured, whatever the change marked them as.
+    assert "calc tests" in (gates["build"].command or "")
+    assert "--source=calc" in (gates["test"].command or "")
+
+
 def test_explain_zero_config_says_what_it_detected(
     repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

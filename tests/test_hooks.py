@@ -433,6 +433,30 @@ def test_a_gate_the_change_made_slower_than_the_budget_is_judged_not_let_go(
     ]
 
 
+def test_a_gate_that_finished_failing_is_judged_though_another_ran_out_of_the_budget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red team 56: a slow gate of the change's own beside a failing one made every stop
+    # agentgate's trouble, which lets the agent go. The failing gate finished: the work is not
+    # done whatever the slow one would say. Judged, counted; the slow one is said stopped.
+    root = project(
+        tmp_path,
+        FAILING
+        + '  docs:\n    kind: custom\n    command: python -c "import time; time.sleep(60)"\n'
+        "hook:\n  budget: 10\n",
+    )
+    monkeypatch.setattr(door, "ANSWER_RESERVE_S", 8.0)  # the commands get 2 s of the 10
+    answer, _, code = call("claude", event("claude", root), capsys)
+    assert (answer["decision"], code) == ("block", 0)
+    assert "COMPLETION REJECTED (attempt 1 of 3)" in answer["reason"]
+    assert "build FAILED" in answer["reason"]
+    assert (
+        "did not finish within the stop hook's budget of 10 s and was stopped" in answer["reason"]
+    )
+    assert "beside a gate that finished failing" in answer["reason"]
+    assert [h["status"] for h in read_history(root)] == ["fail"]
+
+
 def _state(pid: int) -> str:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()

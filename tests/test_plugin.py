@@ -229,7 +229,9 @@ def test_a_run_of_no_test_the_caller_asks_for_is_not_gated(
     result.stdout.fnmatch_lines([f"*not gating a {option} run*"])
 
 
-@pytest.mark.parametrize("option", ["--co", "--fixtures", "--fixtures-per-test", "--markers"])
+@pytest.mark.parametrize(
+    "option", ["--co", "--fixtures", "--fixtures-per-test", "--markers", "--help", "--version"]
+)
 def test_a_run_of_no_test_from_addopts_is_a_usage_error(
     pytester: pytest.Pytester, option: str
 ) -> None:

@@ -332,6 +332,25 @@ def test_a_linter_reads_no_configuration_from_above_a_project_that_has_none(
     capfd.readouterr()
 
 
+def test_pycodestyle_reads_the_projects_configuration_not_one_in_a_folder_it_lints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # Red team 56: the project lints `pycodestyle calc`; pycodestyle reads the first setup.cfg
+    # or tox.ini from calc/ up, so a `calc/setup.cfg` saying `select = E9` replaced the
+    # project's settings and its errors went unreported.
+    (tmp_path / "setup.cfg").write_text("[pycodestyle]\nmax-line-length = 100\n")
+    (tmp_path / "calc").mkdir()
+    (tmp_path / "calc" / "core.py").write_text(
+        "def add(a,b):\n    return a + b  # " + "x" * 70 + "\n"
+    )
+    (tmp_path / "calc" / "setup.cfg").write_text("[pycodestyle]\nselect = E9\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["pycodestyle", "calc"]) == 1
+    out = capfd.readouterr().out
+    assert "calc/core.py:1:10: E231" in out
+    assert "E501" not in out  # the project's max-line-length, read from its top folder
+
+
 def test_a_monorepos_configuration_at_its_top_is_the_projects(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:

@@ -95,6 +95,13 @@ def command_problem(config: GateConfig, evidence: Evidence) -> str | None:
             "that sleeps, a call that never returns): make it finish in time (raising "
             "`hook: {budget: N}` is a person's change to the base's configuration)"
         )
+    if res.stopped_at_budget is not None:
+        return (
+            f"`{config.command}` did not finish within the stop hook's budget of "
+            f"{res.stopped_at_budget:g} s and was stopped, with every process it started, "
+            "beside a gate that finished failing: fix that first, then make this one finish in "
+            "time, or raise `hook: {budget: N}` in agentgate.yml"
+        )
     if res.start_error:
         return f"`{config.command}` could not start: {res.start_error}"
     return None

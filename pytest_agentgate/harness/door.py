@@ -307,6 +307,17 @@ def _judge(
             )
         return _outcome(pipeline.verdict(), config, event)
     if unfinished:
+        for name in unfinished:
+            results[name] = replace(results[name], cancelled=False, stopped_at_budget=budget)
+        gates = pipeline.judged()
+        if any(
+            g.failed and g.blocking and g.name in results and g.name not in unfinished
+            for g in gates
+        ):
+            # A gate that finished failed: the work is not done whatever the others would have
+            # said (red team 56 added a slow gate of its own beside a failing test, and every
+            # stop was agentgate's trouble). Judged, counted; those stopped say so.
+            return _outcome(pipeline.concluded(gates), config, event)
         request.record = False  # nothing was judged: no attempt is counted
         return trouble(
             f"its time budget of {budget:g} s ran out before {', '.join(unfinished)} finished; "

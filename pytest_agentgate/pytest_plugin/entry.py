@@ -90,6 +90,8 @@ _GUARD_AT_START: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDic
 XDIST_WORKER_ENV = "PYTEST_XDIST_WORKER"
 # The options of a run of no test (their dest, then how each is written).
 NO_TEST_RUN = {
+    "help": ("-h", "--help"),
+    "version": ("-V", "--version"),
     "collectonly": ("--collectonly", "--collect-only", "--co"),
     "showfixtures": ("--funcargs", "--fixtures"),
     "show_fixtures_per_test": ("--fixtures-per-test",),
@@ -207,9 +209,9 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
 
 def early_profile(config: pytest.Config) -> str | None:
     """The profile a run is gated with, known before its conftest.py files are imported; None
-    when it is not gated there (help, a worker or a nested run, a usage error said later)."""
-    if option_value(config, "help", early=True) or option_value(config, "version", early=True):
-        return None
+    when it is not gated there (a run of no test, a worker or a nested run, a usage error said
+    later). A run of no test the caller did not ask for is a usage error now: ``--help`` and
+    ``--version`` end the run before it is configured."""
     if xdist_worker_being_configured(config):
         return None  # the controller judged the change before it started the worker
     try:
@@ -217,10 +219,10 @@ def early_profile(config: pytest.Config) -> str | None:
         if profile is None:
             return None
         profile = callers_profile(config, profile, [], early=True)
-        if no_test_run(config, early=True):
-            return None
     except pytest.UsageError:
         return None  # said by pytest_configure, where it stops the run
+    if no_test_run(config, early=True):
+        return None
     guard = _GUARD_AT_START.get(config.pluginmanager, os.environ.get(RUNNING_ENV))
     if guard is not None:
         with _plain_imports(config):
@@ -381,11 +383,12 @@ def callers_profile(
 
 
 def no_test_run(config: pytest.Config, *, early: bool = False) -> str | None:
-    """The option, as the caller wrote it, that makes this a run of no test (``--collect-only``,
-    ``--fixtures``, ``--fixtures-per-test``, ``--markers``), which is not gated; None when no
-    such option is set. One from anywhere but pytest's command line (``addopts``,
-    ``PYTEST_ADDOPTS``, a conftest.py setting it) is a usage error: the run was asked for as a
-    gated test run, and such an option would end it with 0 and no test run."""
+    """The option, as the caller wrote it, that makes this a run of no test (``--help``,
+    ``--version``, ``--collect-only``, ``--fixtures``, ``--fixtures-per-test``, ``--markers``),
+    which is not gated; None when no such option is set. One from anywhere but pytest's
+    command line (``addopts``, ``PYTEST_ADDOPTS``, a conftest.py setting it) is a usage error:
+    the run was asked for as a gated test run, and such an option would end it with 0 and no
+    test run."""
     args = [str(arg) for arg in config.invocation_params.args]
     if "--" in args:
         args = args[: args.index("--")]
