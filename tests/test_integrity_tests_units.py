@@ -2044,6 +2044,57 @@ def test_a_fold_that_does_not_run_the_removed_check_is_removal(
     assert sorted(f.rule for f in found) == rules_found, found
 
 
+MERGE_BASE = """\
+import pytest
+
+from pkg.dump import dumps
+
+
+@pytest.mark.parametrize(("value", "expected"), [(1, "1"), (2, "2")])
+def test_dump_ints(value, expected):
+    assert dumps(value) == expected
+
+
+@pytest.mark.parametrize(("value", "expected"), [(True, "true"), (False, "false")])
+def test_dump_bools(value, expected):
+    assert dumps(value) == expected
+"""
+
+MERGED = """\
+import pytest
+
+from pkg.dump import dumps
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [(1, "1"), (2, "2"), (True, "true"), (False, "false")]
+)
+def test_dump(value, expected):
+    assert dumps(value) == expected
+"""
+
+
+@pytest.mark.parametrize(
+    ("merged", "rules_found"),
+    [
+        (MERGED, []),
+        # Into the first of them, which keeps its name.
+        (MERGED.replace("def test_dump(", "def test_dump_ints("), []),
+        # A case of the removed test left out, or written with another expectation.
+        (MERGED.replace(', (False, "false")', ""), ["test-removed"]),
+        (MERGED.replace('(False, "false")', '(False, "true")'), ["test-removed"]),
+    ],
+    ids=["into-a-new-test", "into-one-of-them", "a-case-left-out", "a-case-changed"],
+)
+def test_parametrized_tests_of_one_body_merged_into_one(
+    tmp_path: Path, merged: str, rules_found: list[str]
+) -> None:
+    # Review 33: tomlkit merged two parametrized tests with the same body into one, their
+    # cases in one list: each case still runs, as it was written.
+    found = analyze({PY: MERGE_BASE}, {PY: merged}, tmp_path)
+    assert sorted(f.rule for f in found) == rules_found, found
+
+
 CHECKS_BASE = """\
 import pytest
 
