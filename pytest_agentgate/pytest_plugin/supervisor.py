@@ -110,15 +110,26 @@ def fork() -> int | None:
         return None
     reading, writing = os.pipe()
     parent = os.getpid()
+    # Blocked from before the fork, so that no signal reaches the parent before it waits (it
+    # would go on as pytest, or leave the run behind); the child takes its mask back at once.
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
     with warnings.catch_warnings():  # Python 3.12 warns of forking a process with threads
         warnings.simplefilter("ignore", DeprecationWarning)
         child = os.fork()
     if child == 0:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         os.close(reading)
         _end_with(parent)
         return writing
-    os.close(writing)
-    end(supervise(child, reading))
+    try:
+        os.close(writing)
+        # Its status is the parent's to take, whatever a plugin set before (an ignored
+        # SIGCHLD would have the kernel take it).
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        ending = supervise(child, reading)
+    except BaseException as exc:  # never go on as pytest in this process
+        ending = Ending(status=3, message=f"agentgate: waiting for the pytest run failed: {exc!r}")
+    end(ending)
     return None  # not reached
 
 
@@ -185,8 +196,11 @@ def read_verdict(verdicts: int, wait: float) -> str | None:
 def end(ending: Ending) -> None:
     """End this process as ``ending`` says (the parent's copy of pytest is never torn down)."""
     if ending.message:
-        os.write(2, f"\n{ending.message}\n".encode("utf-8", "replace"))
+        with contextlib.suppress(OSError):  # no stderr to say it on: the status says it
+            os.write(2, f"\n{ending.message}\n".encode("utf-8", "replace"))
     if ending.signal is not None:
-        signal.signal(ending.signal, signal.SIG_DFL)
-        os.kill(os.getpid(), ending.signal)
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(ending.signal, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {ending.signal})
+            os.kill(os.getpid(), ending.signal)
     os._exit(ending.status if ending.signal is None else 128 + ending.signal)
