@@ -194,6 +194,17 @@ def test_a_test_folded_into_a_host_that_skips_it_is_skipped_by_the_change(
     (project / "tests" / "test_calc.py").write_text("import pytest\n\n" + folded)
     code, gate = verify(agentgate)
     assert code == 1 and gate["status"] == "fail", gate
+    # The helper's statements are read in its call's place: the skip before the check is seen,
+    # so the test is no fold, and removed.
+    [removed] = [f for f in gate["findings"] if f["code"] == "test-removed"]
+    assert removed["message"].startswith("tests/test_calc.py::test_tax_zero (at the base")
+    # A helper that is not read in its place (a keyword argument): the fold is taken, and the
+    # run shows its case skipped.
+    (project / "tests" / "test_calc.py").write_text(
+        "import pytest\n\n" + folded.replace("_checked(amount)\n", "_checked(amount=amount)\n")
+    )
+    code, gate = verify(agentgate)
+    assert code == 1 and gate["status"] == "fail", gate
     [(path, _, message)] = skips(gate)
     assert path == "tests/test_calc.py"
     assert message.startswith(

@@ -2095,6 +2095,71 @@ def test_parametrized_tests_of_one_body_merged_into_one(
     assert sorted(f.rule for f in found) == rules_found, found
 
 
+SPLIT_BASE = """\
+import pytest
+
+from pkg import ordinal
+
+
+@pytest.mark.parametrize(("n", "expected"), [(1, "1st"), (2, "2nd"), (11, "11th"), (21, "21st")])
+def test_ordinal(n, expected):
+    assert ordinal(n) == expected
+"""
+
+SPLIT_WITH_A_HELPER = """\
+import pytest
+
+from pkg import ordinal
+
+
+def check(n, expected):
+    assert ordinal(n) == expected
+
+
+@pytest.mark.parametrize(("n", "expected"), [(1, "1st"), (2, "2nd")])
+def test_ordinal(n, expected):
+    check(n, expected)
+
+
+@pytest.mark.parametrize(("n", "expected"), [(11, "11th"), (21, "21st")])
+def test_ordinal_teens(n, expected):
+    check(n, expected)
+"""
+
+
+@pytest.mark.parametrize(
+    ("split", "rules_found"),
+    [
+        (SPLIT_WITH_A_HELPER, []),
+        # A helper that checks nothing of what the cases checked.
+        (
+            SPLIT_WITH_A_HELPER.replace("    assert ordinal(n) == expected", "    ordinal(n)"),
+            ["tests-fewer"],
+        ),
+        # A helper that returns before its check, and one whose call is not plain.
+        (
+            SPLIT_WITH_A_HELPER.replace("    assert ordinal", "    return\n    assert ordinal"),
+            ["tests-fewer"],
+        ),
+        (
+            SPLIT_WITH_A_HELPER.replace(
+                "    check(n, expected)", "    check(n, expected=expected)"
+            ),
+            ["tests-fewer"],
+        ),
+    ],
+    ids=["checks-kept", "check-dropped", "returns-first", "keyword-call"],
+)
+def test_a_parametrized_test_split_in_two_around_a_helper(
+    tmp_path: Path, split: str, rules_found: list[str]
+) -> None:
+    # Review 33: humanize split a parametrized test in two, its check moved to a helper that
+    # both call: the cases that moved still run the same check.
+    found = analyze({PY: SPLIT_BASE}, {PY: split}, tmp_path)
+    assert set(rules_found) <= {f.rule for f in found}, found
+    assert bool(found) == bool(rules_found), found
+
+
 CHECKS_BASE = """\
 import pytest
 

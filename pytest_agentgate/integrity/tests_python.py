@@ -2631,10 +2631,88 @@ def _instances(module: Module, func: Function) -> tuple[tuple[tuple[str, bool], 
             return ()
         combined = [{**a, **b} for a in combined for b in bindings][:CASES]
     out = []
+    statements = _helpers_inlined(module, _body(func))
     for bound in combined:
-        body = _normalized(module, func, bound, approx=True, inline=True)
+        body = _normalized(module, func, bound, approx=True, inline=True, body=statements)
         out.append(tuple((dumped(stmt), _plain(stmt, module)) for stmt in body))
     return tuple(out)
+
+
+def _helpers_inlined(module: Module, body: list[ast.stmt]) -> list[ast.stmt]:
+    """``body`` with each statement that only calls a helper of the module put in as the
+    helper's statements, its parameters replaced by the call's arguments: the same checks, run
+    the same way (review 33: humanize split a parametrized test in two around a helper that
+    asserts, and the cases that moved were in no test). Only a plain helper
+    (:func:`_plain_helper`) called with as many plain arguments (names, literals) as it takes."""
+    out: list[ast.stmt] = []
+    for stmt in body:
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        helper = _plain_helper(module, call) if isinstance(call, ast.Call) else None
+        if helper is None or not isinstance(call, ast.Call):
+            out.append(stmt)
+            continue
+        params = [a.arg for a in (*helper.args.posonlyargs, *helper.args.args)]
+        values = dict(zip(params, call.args, strict=True))
+
+        def put_in(node: ast.AST, values: dict[str, ast.expr] = values) -> ast.AST:
+            if isinstance(node, ast.Name) and node.id in values:
+                return copied(values[node.id])
+            return node
+
+        for inner in _body(helper):
+            done = rewrite(copied(inner), put_in)
+            out.append(done if isinstance(done, ast.stmt) else inner)
+    return out
+
+
+# What a helper put in a test's place may not hold: it would not run the same there.
+_NOT_INLINED = (
+    ast.Yield,
+    ast.YieldFrom,
+    ast.Global,
+    ast.Nonlocal,
+    ast.Lambda,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+)
+
+
+def _plain_helper(module: Module, call: ast.Call) -> Function | None:
+    """The module-level function ``call`` calls, where putting its statements in its place
+    runs the same: not a test or a fixture, undecorated, positional parameters only, as many as
+    the call's plain arguments (names, literals); a body that binds none of them again, returns
+    no value, and holds no ``yield``, ``global``, ``nonlocal``, lambda, function or class."""
+    if not isinstance(call.func, ast.Name) or call.keywords:
+        return None
+    name = call.func.id
+    helper = module.functions.get(name)
+    if helper is None or name in module.fixtures or name in module.tests:
+        return None
+    args = helper.args
+    params = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if (
+        isinstance(helper, ast.AsyncFunctionDef)
+        or args.vararg
+        or args.kwarg
+        or args.kwonlyargs
+        or helper.decorator_list
+        or len(params) != len(call.args)
+        or not all(isinstance(a, ast.Name | ast.Constant) for a in call.args)
+    ):
+        return None
+    for node in ast.walk(ast.Module(body=_body(helper), type_ignores=[])):
+        if (
+            isinstance(node, _NOT_INLINED)
+            or (isinstance(node, ast.Return) and node.value is not None)
+            or (
+                isinstance(node, ast.Name)
+                and node.id in params
+                and not isinstance(node.ctx, ast.Load)
+            )
+        ):
+            return None
+    return helper
 
 
 def _bindings(
