@@ -26,6 +26,7 @@ from pytest_agentgate.commands import runs_pytest
 from pytest_agentgate.config.resolve import resolve_config
 from pytest_agentgate.pytest_plugin import gate_process as plugin_helper
 from pytest_agentgate.pytest_plugin import session as plugin_session
+from pytest_agentgate.pytest_plugin.supervisor import VERDICT_EXIT
 from pytest_agentgate.reports.junit import read_junit
 from pytest_agentgate.reports.model import CoverageReport, ReportError
 
@@ -1030,8 +1031,12 @@ def converse(
     lines = "".join(json.dumps(m) + "\n" if m is not None else "\n" for m in messages)
     outgoing = io.StringIO()
     channel = plugin_helper.Channel(io.StringIO(lines), outgoing)
-    assert plugin_helper.serve(channel, cancel) == 0
-    return [json.loads(line) for line in outgoing.getvalue().splitlines()]
+    status = plugin_helper.serve(channel, cancel)
+    answers = [json.loads(line) for line in outgoing.getvalue().splitlines()]
+    # It exits with its verdict's status (the waiting process reads it: supervisor.py), else 0.
+    verdicts = [a["status"] for a in answers if "status" in a]
+    assert status == (VERDICT_EXIT[verdicts[-1]] if verdicts else 0)
+    return answers
 
 
 def test_the_gate_process_judges_the_evidence_it_is_sent(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """A gated pytest run's exit status is given by a parent that runs none of the project's code
-(pytest_plugin/supervisor.py): a 0 needs a passing verdict, which the gate process tells it.
+(pytest_plugin/supervisor.py): a 0 needs a passing verdict, which the gate process, the parent's
+own child, tells it by its exit status.
 
 The end-to-end cases (``os._exit(0)`` and ``exec`` in the project's code, signals) are in
 test_plugin_early.py, with the real ``pytest --agentgate`` in a process of its own.
@@ -8,12 +9,13 @@ test_plugin_early.py, with the real ``pytest --agentgate`` in a process of its o
 from __future__ import annotations
 
 import os
+import time
 import warnings
 
 import pytest
 
 from pytest_agentgate.pytest_plugin import supervisor
-from pytest_agentgate.pytest_plugin.supervisor import Ending, final, read_verdict
+from pytest_agentgate.pytest_plugin.supervisor import VERDICT_EXIT, Ending, final
 
 
 def test_a_status_0_stands_only_with_a_passing_verdict() -> None:
@@ -33,66 +35,45 @@ def test_any_other_status_of_the_run_is_kept() -> None:
     assert final(-15, None) == Ending(signal=15)
 
 
-def pipe_with(said: bytes, *, close: bool = True) -> tuple[int, int]:
-    reading, writing = os.pipe()
-    os.write(writing, said)
-    if close:
-        os.close(writing)
-    return reading, writing
-
-
-@pytest.mark.parametrize(
-    ("said", "verdict"),
-    [(b"pass\n", "pass"), (b"fail\n", "fail"), (b"escalate\n", "escalate"), (b"", None)],
-)
-def test_the_verdict_is_the_gate_process_word_before_it_closed_the_pipe(
-    said: bytes, verdict: str | None
-) -> None:
-    reading, _ = pipe_with(said)
-    try:
-        assert read_verdict(reading, 5.0) == verdict
-    finally:
-        os.close(reading)
-
-
-def test_a_word_that_is_no_verdict_status_is_none() -> None:
-    reading, _ = pipe_with(b"passed with flying colours\n")
-    try:
-        assert read_verdict(reading, 5.0) is None
-    finally:
-        os.close(reading)
-
-
-def test_a_gate_process_that_never_closes_the_pipe_is_waited_for_only_so_long() -> None:
-    reading, writing = pipe_with(b"pass\n", close=False)
-    try:
-        assert read_verdict(reading, 0.2) is None
-    finally:
-        os.close(reading)
-        os.close(writing)
-
-
-def forked(said: bytes, status: int) -> tuple[int, int]:
-    """A child that tells the pipe ``said`` and exits with ``status`` (as a run and its gate
-    process would); the child's pid and the pipe's reading end."""
-    reading, writing = os.pipe()
+def forked(status: int) -> int:
+    """A child that exits with ``status`` at once, as a run or a gate process would."""
     with warnings.catch_warnings():  # the test process has threads (xdist's, coverage's)
         warnings.simplefilter("ignore", DeprecationWarning)
         child = os.fork()
     if child == 0:
-        os.write(writing, said)
         os._exit(status)
-    os.close(writing)
-    return child, reading
+    return child
 
 
-def test_the_parent_waits_for_the_run_then_reads_the_verdict() -> None:
-    child, reading = forked(b"fail\n", 0)
-    assert supervisor.supervise(child, reading, wait=10.0) == final(0, "fail")
-    child, reading = forked(b"pass\n", 0)
-    assert supervisor.supervise(child, reading, wait=10.0) == Ending(status=0)
-    child, reading = forked(b"", 0)
-    assert supervisor.supervise(child, reading, wait=10.0).status == 3
+@pytest.mark.parametrize(
+    ("run", "gate", "ending"),
+    [
+        (0, VERDICT_EXIT["pass"], Ending(status=0)),
+        (0, VERDICT_EXIT["fail"], final(0, "fail")),
+        (0, VERDICT_EXIT["escalate"], final(0, "escalate")),
+        (0, 0, final(0, None)),  # the gate process made no verdict
+        (0, 1, final(0, None)),  # nor when agentgate itself failed
+        (1, VERDICT_EXIT["fail"], Ending(status=1)),
+    ],
+)
+def test_the_parent_waits_for_the_run_then_for_the_gate_process_verdict(
+    run: int, gate: int, ending: Ending
+) -> None:
+    assert supervisor.supervise(forked(run), forked(gate), wait=10.0) == ending
+
+
+def test_a_gate_process_that_does_not_end_is_killed_and_made_no_verdict() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        gate = os.fork()
+    if gate == 0:
+        time.sleep(60)
+        os._exit(VERDICT_EXIT["pass"])
+    started = time.monotonic()
+    assert supervisor.supervise(forked(0), gate, wait=0.5) == final(0, None)
+    assert time.monotonic() - started < 30
+    with pytest.raises(ChildProcessError):  # reaped
+        os.waitpid(gate, os.WNOHANG)
 
 
 def test_a_test_is_not_its_process_own_run() -> None:

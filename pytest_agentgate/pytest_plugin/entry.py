@@ -97,9 +97,9 @@ NO_TEST_RUN = {
     "show_fixtures_per_test": ("--fixtures-per-test",),
     "markers": ("--markers",),
 }
-# The writing end of the pipe on which the gate process tells the waiting parent its verdict
-# (:mod:`.supervisor`); None where the run is not forked.
-VERDICT_PIPE = pytest.StashKey["int | None"]()
+# Where the gated run forks (:mod:`.supervisor`): the copy of stderr the waiting parent speaks
+# on. Not in the stash where the run is not forked.
+SUPERVISED = pytest.StashKey[int]()
 
 
 # -- options ----------------------------------------------------------------------------------
@@ -178,14 +178,15 @@ def requested_profile(config: pytest.Config, *, early: bool = False) -> str | No
 
 @pytest.hookimpl(wrapper=True, tryfirst=True, specname="pytest_load_initial_conftests")
 def pytest_agentgate_supervise(early_config: pytest.Config) -> Generator[None, None, None]:
-    """First of all (before pytest captures output, before pytest-cov starts measuring): a
-    gated run forks, and this process only waits for the run and gives its exit status
-    (:mod:`.supervisor`), which the project's code cannot end with a 0 of its own."""
+    """First of all (before pytest captures output): where a gated run will fork, once it has
+    started its gate process, so that this process only waits for the run and gives its exit
+    status (:mod:`.supervisor`), keep a copy of stderr for it to speak on."""
     if early_profile(early_config) is not None:
         with _plain_imports(early_config):
             from pytest_agentgate.pytest_plugin import supervisor
 
-            early_config.stash[VERDICT_PIPE] = supervisor.fork()
+            if supervisor.may_fork():
+                early_config.stash[SUPERVISED] = supervisor.terminal()
     return (yield)
 
 
@@ -204,7 +205,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     with _plain_imports(config):
         from pytest_agentgate.pytest_plugin import session as gated
 
-        gated.start_early(config, profile, config.stash.get(VERDICT_PIPE, None))
+        gated.start_early(config, profile, config.stash.get(SUPERVISED, None))
 
 
 def early_profile(config: pytest.Config) -> str | None:

@@ -52,6 +52,7 @@ from pytest_agentgate.gates.coverage import CoverageEvidence
 from pytest_agentgate.gates.test import SuiteEvidence, install_entries, startup_entries
 from pytest_agentgate.process import CommandResult, CommandSpec
 from pytest_agentgate.profiles import defaults_for
+from pytest_agentgate.pytest_plugin.supervisor import VERDICT_EXIT
 from pytest_agentgate.registry import get_registry
 from pytest_agentgate.reports.model import ReportError, TestCaseResult, TestRun
 from pytest_agentgate.verdict import Verdict, overall_status
@@ -102,13 +103,8 @@ def main() -> None:
     cancel = threading.Event()
     signal.signal(signal.SIGINT, lambda signum, frame: cancel.set())
     stdin = open(sys.stdin.fileno(), encoding="utf-8", closefd=False)  # noqa: SIM115
-    # The pipe to the process waiting for the pytest run (pytest_plugin/supervisor.py): the
-    # verdict's status goes there too, which the run's own exit status cannot be trusted with.
-    verdicts = int(sys.argv[2]) if len(sys.argv) > 2 else None
-    if verdicts is not None:
-        os.set_inheritable(verdicts, False)  # the gates' commands never hold it
     try:
-        status = serve(Channel(stdin, outgoing), cancel, verdicts)
+        status = serve(Channel(stdin, outgoing), cancel)
     except BrokenPipeError:  # the pytest process is gone: nobody to answer
         status = 0
     # Everything is written and closed; skip the interpreter's teardown (about 15 ms), since
@@ -117,11 +113,11 @@ def main() -> None:
     os._exit(status)
 
 
-def serve(
-    channel: Channel, cancel: threading.Event | None = None, verdicts: int | None = None
-) -> int:
-    """Answer one gated session; ``cancel`` (set from a signal handler) stops the commands;
-    ``verdicts``: a pipe that is told the verdict's status once the session has it."""
+def serve(channel: Channel, cancel: threading.Event | None = None) -> int:
+    """Answer one gated session; ``cancel`` (set from a signal handler) stops the commands.
+    The status to exit with: the verdict's (:data:`.supervisor.VERDICT_EXIT`), which the process
+    waiting for the pytest run reads, as the run's own exit status cannot be trusted; 0 when
+    no verdict was made."""
     request = channel.receive()
     if request is None:
         return 0
@@ -130,6 +126,7 @@ def serve(
     except AgentgateError as exc:
         channel.send({"error": f"agentgate: {exc}"})
         return 0
+    verdict = 0
     try:
         channel.send(
             {
@@ -142,15 +139,13 @@ def serve(
         evidence = channel.receive()
         if evidence is not None:  # else the session ended without a verdict
             answer = gate.finish(evidence)
+            verdict = VERDICT_EXIT[answer["status"]]
             channel.send(answer)
-            if verdicts is not None:
-                with contextlib.suppress(OSError):  # its reader is gone: nobody to tell
-                    os.write(verdicts, f"{answer['status']}\n".encode())
     finally:  # whatever happened, no command outlives this process
         gate.background.stop()
         # Nor the base's collection: its checkout is removed before this process ends.
         gate.pipeline.stop_counting()
-    return 0
+    return verdict
 
 
 # -- the session ------------------------------------------------------------------------------

@@ -468,20 +468,16 @@ class GateProcess:
     the other gates' commands on another core while pytest collects and runs the tests.
     """
 
-    def __init__(self, request: dict[str, Any], verdict_pipe: int | None = None) -> None:
-        """``verdict_pipe``: where the gate process tells the parent waiting for this run its
-        verdict (:mod:`.supervisor`); handed on, and closed here."""
+    def __init__(self, request: dict[str, Any]) -> None:
         package_parent = str(Path(__file__).resolve().parent.parent)
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115  (closed in close())
-        pipe = () if verdict_pipe is None else (str(verdict_pipe),)
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-c", HELPER_CODE, package_parent, *pipe],
+                [sys.executable, "-c", HELPER_CODE, package_parent],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self.stderr,
                 encoding="utf-8",
-                pass_fds=() if verdict_pipe is None else (verdict_pipe,),
             )
         except OSError as exc:
             self.stderr.close()
@@ -489,10 +485,9 @@ class GateProcess:
                 f"agentgate: cannot start its gate process ({sys.executable or 'no Python'}): "
                 f"{exc.strerror or exc}"
             ) from None
-        finally:
-            # The project's code, which runs in this process, never holds it.
-            if verdict_pipe is not None:
-                os.close(verdict_pipe)
+        # Whether the process waiting for this run (:mod:`.supervisor`) reaps the gate process:
+        # this one cannot wait for it, nor know how it ended.
+        self.reaped_elsewhere = False
         self.request = request
         self.ready_message: dict[str, Any] | None = None
         self.failure: str | None = None
@@ -566,13 +561,16 @@ class GateProcess:
             return
         with contextlib.suppress(OSError, ValueError):
             self.process.stdin.close()  # type: ignore[union-attr]
-        try:
-            status = self.process.wait(STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            status = self.process.wait()
-        how = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
-        self.failure = f"agentgate's gate process ended {when} ({how})"
+        if self.reaped_elsewhere:  # its status is the waiting process's to take
+            self.failure = f"agentgate's gate process ended {when}"
+        else:
+            try:
+                status = self.process.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                status = self.process.wait()
+            how = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
+            self.failure = f"agentgate's gate process ended {when} ({how})"
         with contextlib.suppress(OSError, ValueError):
             self.stderr.seek(0)
             lines = [*output, *self.stderr.read().decode("utf-8", "replace").strip().splitlines()]
@@ -608,7 +606,7 @@ def in_a_repository(path: Path) -> bool:
     return any((folder / ".git").exists() for folder in (path, *path.parents))
 
 
-def start_early(config: pytest.Config, profile: str, verdict_pipe: int | None = None) -> None:
+def start_early(config: pytest.Config, profile: str, supervised: int | None = None) -> None:
     """Start the gate process before pytest imports the project's conftest.py files, and wait
     for its judgment of the integrity gate.
 
@@ -616,9 +614,18 @@ def start_early(config: pytest.Config, profile: str, verdict_pipe: int | None = 
     that failed) gets none of them imported (``--noconftest``): none of its code runs, not even
     a module-level ``os._exit(0)``, which nothing in this process could catch. The verdict is
     asked for and shown at once, with no test run; the session stops before collection
-    (:meth:`GateSession.stop_unless_judged`). ``verdict_pipe``: :class:`GateProcess`.
+    (:meth:`GateSession.stop_unless_judged`).
+
+    ``supervised``: the run forks once the gate process has started, and goes on in the child,
+    while the parent waits for it and gives its exit status (:func:`.supervisor.fork`, given
+    this copy of stderr to speak on).
     """
-    gate = GateProcess(session_request(config, profile, early=True), verdict_pipe)
+    gate = GateProcess(session_request(config, profile, early=True))
+    if supervised is not None:
+        from pytest_agentgate.pytest_plugin import supervisor
+
+        supervisor.fork(gate.process, supervised)
+        gate.reaped_elsewhere = True
     config.stash[EARLY_GATE] = gate
     config.add_cleanup(gate.close)
     if not in_a_repository(config.rootpath):

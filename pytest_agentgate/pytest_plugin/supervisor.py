@@ -3,17 +3,21 @@
 The project's code runs in the pytest process, and code can end its process with any status:
 ``os._exit(0)`` however it is reached (a built name, ``posix._exit``, libc through ctypes), or an
 ``exec`` of a program that exits 0. Nothing inside the process can stop that, or print after it.
-So a gated pytest forks before it imports the project's conftest.py files: the child goes on as
-the pytest run, and the parent, which runs none of the project's code, waits for it and exits
-with its status, but for this: a 0 needs a passing verdict, which the parent hears from the gate
-process (:mod:`.gate_process`) over a pipe of its own, whose writing end the child hands to the
-gate process and closes before any of the project's code runs.
+So a gated pytest forks once it has started its gate process (:mod:`.gate_process`), before it
+imports the project's conftest.py files: the child goes on as the pytest run, and the parent,
+which runs none of the project's code, waits for it and exits with its status, but for this: a
+0 needs a passing verdict. The parent hears the verdict from the gate process, which is its own
+child, by the status that process exits with (:data:`VERDICT_EXIT`): no other process can give
+it one (a pipe or a file the run's code could write to as well).
 
 - The child's 0 with no verdict (the run was ended early) becomes 3, and with a verdict other
   than a pass, 1: what the session itself does when the project's code ends it in a way it sees
   (``pytest.exit(returncode=0)``, ``SystemExit``). The parent says why on stderr.
 - Any other status of the child's is the parent's; a child killed by a signal kills the parent
   with the same signal.
+- The gate process is the parent's to reap: once the run has ended, it has :data:`VERDICT_WAIT`
+  seconds to stop its commands and exit (it stops them when the run ends without asking for a
+  verdict), then it is killed.
 - Signals: a terminal's Ctrl-C (or a hang-up) reaches both processes, as they share the process
   group, and the parent drops its own; SIGTERM, SIGHUP and SIGQUIT sent with ``kill`` are
   passed on to the child (:data:`PASSED_ON`). On Linux the child is ended (SIGTERM) if the parent
@@ -23,7 +27,8 @@ gate process and closes before any of the project's code runs.
   to end. Nor where there is no ``fork`` or ``sigtimedwait`` (Windows, macOS).
 
 The parent has only the fork's cost: it waits, blocked, and ends with ``os._exit`` (its copy of
-pytest's state is never torn down twice).
+pytest's state is never torn down twice). Its stderr is a copy of the one pytest started with,
+taken before pytest captured output (:func:`terminal`).
 """
 
 from __future__ import annotations
@@ -31,17 +36,18 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import select
 import signal
+import subprocess
 import sys
 import time
 import warnings
 from types import FrameType
 
-# What the gate process writes to the parent once it has sent the session its verdict.
-VERDICT_STATUSES = ("pass", "fail", "escalate")
-# How long the parent waits for the gate process's word after the child ended: the gate process
-# stops its commands first when the child ended without asking for a verdict.
+# The gate process's exit status once it has sent the session a verdict, by the verdict's
+# status; any other (0 included) is no verdict.
+VERDICT_EXIT = {"pass": 20, "fail": 21, "escalate": 22}
+# How long the parent waits for the gate process to exit once the run ended: it stops its
+# commands first when the run ended without asking for a verdict.
 VERDICT_WAIT = 30.0
 # Signals the parent passes on to the child when sent with kill(): to the parent alone, the child
 # gets none; to the process group, it gets it twice, which ends a process that does not handle
@@ -102,13 +108,22 @@ def is_own_run() -> bool:
     return configuring == 1 and sessions == 0
 
 
-def fork() -> int | None:
-    """Fork, where this pytest may: in the child (the run), return the writing end of the pipe
-    for the gate process; in the parent, wait for the child and end this process as it should.
-    None where the run is not forked."""
-    if not (hasattr(os, "fork") and hasattr(signal, "sigtimedwait")) or not is_own_run():
-        return None
-    reading, writing = os.pipe()
+def may_fork() -> bool:
+    """Whether this pytest may fork (:mod:`.supervisor`): a system with ``fork`` and
+    ``sigtimedwait``, and a run that is its process's own."""
+    return hasattr(os, "fork") and hasattr(signal, "sigtimedwait") and is_own_run()
+
+
+def terminal() -> int:
+    """A copy of this process's stderr, taken before pytest captures output: where the parent
+    says why it changed the run's status."""
+    return os.dup(2)
+
+
+def fork(gate: subprocess.Popen[str], stderr: int) -> None:
+    """Fork: return in the child, which goes on as the run; in the parent, wait for the run
+    and the ``gate`` process, and end this process as they say. ``stderr``: :func:`terminal`,
+    closed in the child."""
     parent = os.getpid()
     # Blocked from before the fork, so that no signal reaches the parent before it waits (it
     # would go on as pytest, or leave the run behind); the child takes its mask back at once.
@@ -118,19 +133,22 @@ def fork() -> int | None:
         child = os.fork()
     if child == 0:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        os.close(reading)
+        os.close(stderr)
         _end_with(parent)
-        return writing
+        return
     try:
-        os.close(writing)
-        # Its status is the parent's to take, whatever a plugin set before (an ignored
-        # SIGCHLD would have the kernel take it).
+        # The gate process sees its input end when the run does: the parent holds no end of
+        # its pipes.
+        for stream in (gate.stdin, gate.stdout):
+            if stream is not None:
+                os.close(stream.fileno())
+        # Its children's statuses are the parent's to take, whatever a plugin set before (an
+        # ignored SIGCHLD would have the kernel take them).
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        ending = supervise(child, reading)
+        ending = supervise(child, gate.pid)
     except BaseException as exc:  # never go on as pytest in this process
         ending = Ending(status=3, message=f"agentgate: waiting for the pytest run failed: {exc!r}")
-    end(ending)
-    return None  # not reached
+    end(ending, stderr)
 
 
 def _end_with(parent: int) -> None:
@@ -144,15 +162,14 @@ def _end_with(parent: int) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def supervise(child: int, verdicts: int, wait: float = VERDICT_WAIT) -> Ending:
-    """Wait for the ``child`` process, passing on the signals sent to this one alone, then read
-    the gate process's word from the ``verdicts`` pipe (its reading end, closed here)."""
+def supervise(child: int, gate: int, wait: float = VERDICT_WAIT) -> Ending:
+    """Wait for the ``child`` process, passing on the signals sent to this one alone, then for
+    the ``gate`` process (killed after ``wait`` seconds): how the parent ends."""
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
     try:
         status = _wait(child)
-        verdict = read_verdict(verdicts, wait)
+        verdict = gate_verdict(gate, wait)
     finally:
-        os.close(verdicts)
         # What came once the child had ended is not passed on: it ended already.
         while signal.sigtimedwait(WATCHED, 0) is not None:
             pass
@@ -175,29 +192,29 @@ def _wait(child: int) -> int:
             os.kill(child, info.si_signo)
 
 
-def read_verdict(verdicts: int, wait: float) -> str | None:
-    """The gate process's last word on the pipe before it closed it: a verdict status, or None
-    when it closed it with none (the run ended before asking) or said nothing in ``wait``
-    seconds."""
+def gate_verdict(gate: int, wait: float) -> str | None:
+    """The status of the verdict the ``gate`` process made, by the status it exits with; None
+    when it made none, or is still running after ``wait`` seconds (then killed)."""
     deadline = time.monotonic() + wait
-    said = b""
     while True:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([verdicts], [], [], left)[0]:
+        pid, status = os.waitpid(gate, os.WNOHANG)
+        if pid == gate:
+            code = os.waitstatus_to_exitcode(status)
+            return next((name for name, exit in VERDICT_EXIT.items() if exit == code), None)
+        if time.monotonic() >= deadline:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(gate, signal.SIGKILL)
+            os.waitpid(gate, 0)
             return None
-        chunk = os.read(verdicts, 64)
-        if not chunk:
-            break
-        said += chunk
-    words = said.decode("ascii", "replace").split()
-    return words[-1] if words and words[-1] in VERDICT_STATUSES else None
+        signal.sigtimedwait({signal.SIGCHLD}, min(0.5, max(0.0, deadline - time.monotonic())))
 
 
-def end(ending: Ending) -> None:
-    """End this process as ``ending`` says (the parent's copy of pytest is never torn down)."""
+def end(ending: Ending, stderr: int = 2) -> None:
+    """End this process as ``ending`` says, saying why on ``stderr`` (the parent's copy of
+    pytest is never torn down)."""
     if ending.message:
         with contextlib.suppress(OSError):  # no stderr to say it on: the status says it
-            os.write(2, f"\n{ending.message}\n".encode("utf-8", "replace"))
+            os.write(stderr, f"\n{ending.message}\n".encode("utf-8", "replace"))
     if ending.signal is not None:
         with contextlib.suppress(OSError, ValueError):
             signal.signal(ending.signal, signal.SIG_DFL)
