@@ -969,6 +969,70 @@ def test_the_managed_hook_gates_a_project_whose_settings_the_agent_switched_off(
     assert [h["status"] for h in read_history(root)] == ["fail"]
 
 
+def away_from(root: Path, tmp_path: Path, where: str) -> Path:
+    """A folder the agent's shell can stop in that is not the project's: a repository of its
+    own inside the project, a link in the project that leads out of it, or a deleted folder."""
+    if where == "nested-repo":
+        folder = root / "scratch"
+        folder.mkdir()
+        for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "x"]):
+            subprocess.run(["git", *args], cwd=folder, env=GIT_ENV, check=True, capture_output=True)
+        return folder
+    if where == "link-out":
+        outside = tmp_path / "outside"
+        outside.mkdir()
+        (root / "out").symlink_to(outside)
+        return root / "out"
+    gone = root / "gone"
+    gone.mkdir()
+    gone.rmdir()
+    return gone
+
+
+@pytest.mark.parametrize("records", ["kept", "deleted", "moved"])
+@pytest.mark.parametrize("where", ["nested-repo", "link-out", "deleted"])
+def test_the_managed_hook_gates_a_seen_session_wherever_its_shell_stops(
+    where: str,
+    records: str,
+    tmp_path: Path,
+    fresh_state_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Red team 56: with agentgate's entry taken out of .claude/settings.json, a stop whose cwd
+    # could not be traced to the project (a nested `git init`, a link out, a deleted folder)
+    # was answered {}. The session's start is kept in the user's state, and the project's
+    # .agentgate/ names the session too: deleting the user's records, or moving the state
+    # directory (a project's settings `env` reaches every hook), leaves the project.
+    root = git_project(tmp_path, armed=True)
+    first, _, _ = call("claude", event("claude", root, last_assistant_message="Done."), capsys)
+    assert first["decision"] == "block"
+    (root / ".claude" / "settings.json").write_text("{}")
+    folder = away_from(root, tmp_path, where)
+    if records == "deleted":
+        shutil.rmtree(fresh_state_home / "sessions")
+        shutil.rmtree(fresh_state_home / "task-bases")
+    elif records == "moved":
+        monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "another-state"))
+    stop = event("claude", folder, last_assistant_message="Done now.")
+    answer, _, code = call("claude", stop, capsys, "--managed")
+    assert (answer["decision"], code) == ("block", 0), answer
+    assert "COMPLETION REJECTED (attempt 2 of 3)" in answer["reason"]
+    assert [h["status"] for h in read_history(root)] == ["fail", "fail"]
+
+
+@pytest.mark.parametrize("where", ["nested-repo", "link-out", "deleted"])
+def test_the_managed_hook_says_nothing_wherever_a_session_of_an_unarmed_project_stops(
+    where: str, tmp_path: Path, fresh_state_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = git_project(tmp_path, armed=False)
+    for folder in (root, away_from(root, tmp_path, where)):
+        out, err, code = run_hook("claude", event("claude", folder), capsys, "--managed")
+        assert (json.loads(out), err, code) == ({}, "", 0)
+    assert not (root / ".agentgate").exists()
+    assert not fresh_state_home.exists()
+
+
 def test_the_managed_and_the_project_hook_count_one_stop_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -103,13 +103,62 @@ def handle(
         return answer(harness, trouble(f"{exc}. Is the hook installed for {harness.title}?"))
     if not event.judge:
         return answer(harness, Outcome("skip"))
-    if managed and not _armed(Path(event.cwd), event.session):
+    if managed and not _armed_session(harness, event):
         return answer(harness, Outcome("skip"))
     return answer(harness, gate_stop(harness, event, deadline or Deadline(), managed=managed))
 
 
 # Where Claude Code reads a project's settings, from the project's folder.
 _PROJECT_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
+
+
+def _armed_session(harness: Harness, event: HookEvent) -> bool:
+    """Whether the managed hook gates this stop: the event's folder is in a project that runs
+    agentgate's Stop hook (:func:`_armed`), or the session was seen in one before. Red team 56:
+    an agent that took agentgate's entry out of the project's settings, then stopped with its
+    shell in a nested ``git init`` of its own, in a link that leads out of the project, or in a
+    folder it had deleted, was answered ``{}``. Where the session started is kept in the user's
+    state directory (state/sessions.py, with its pinned base as the fallback); the project's
+    ``.agentgate/task-bases.json`` names the session too, so deleting or moving the user's
+    records (a project's settings can set ``AGENTGATE_STATE_HOME`` for every hook it runs)
+    leaves the project that recorded it above the event's folder. Where it is found there, that
+    folder is kept as the session's start, and gate_stop gates it. Nothing is written for a
+    session no armed project has seen."""
+    cwd = Path(event.cwd)
+    if cwd.is_dir() and _armed(cwd, event.session):
+        return True
+    from pytest_agentgate.state.sessions import remember_start, started_in
+    from pytest_agentgate.state.task_base import pinned_in
+
+    start = started_in(harness.name, event.session)
+    if start is not None and start.is_dir() and _armed(start, event.session):
+        return True
+    for found in (*pinned_in(event.session)[:1], _seen_above(cwd, event.session)):
+        if found is not None and found.is_dir() and _armed(found, event.session):
+            if start is None:  # the record of its start is gone: this is where it began
+                remember_start(harness.name, event.session, found)
+            return True
+    return False
+
+
+def _seen_above(cwd: Path, session: str) -> Path | None:
+    """The nearest folder at or above ``cwd`` (as written, and as its links resolve) whose
+    ``.agentgate/`` names ``session``'s pinned base: a project the session met the gate in."""
+    from pytest_agentgate.state.storage import Anchors
+    from pytest_agentgate.state.task_base import ANCHORS, task_key
+
+    if not cwd.is_absolute():
+        return None
+    written = Path(os.path.normpath(cwd))
+    places = [written, *written.parents]
+    with contextlib.suppress(OSError, RuntimeError):
+        resolved = cwd.resolve()
+        places += [resolved, *resolved.parents]
+    key = task_key(session)
+    for place in dict.fromkeys(places):
+        if Anchors(place, ANCHORS).get(key) is not None and place.is_dir():
+            return place
+    return None
 
 
 def _armed(cwd: Path, session: str) -> bool:

@@ -40,10 +40,14 @@ _SHA = re.compile(r"[0-9a-f]{40,64}")
 MAX_BYTES = 4096
 
 
+def task_key(task: str) -> str:
+    """The task's key: its pin file's name, and its key in the project's record."""
+    return hashlib.sha256(task.encode(errors="surrogateescape")).hexdigest()[:32]
+
+
 def _path(toplevel: Path, task: str) -> Path:
     repo = hashlib.sha256(str(toplevel).encode(errors="surrogateescape")).hexdigest()[:32]
-    name = hashlib.sha256(task.encode(errors="surrogateescape")).hexdigest()[:32]
-    return user_state_home() / PIN_DIR / repo / f"{name}.json"
+    return user_state_home() / PIN_DIR / repo / f"{task_key(task)}.json"
 
 
 def pinned(toplevel: Path, task: str) -> str | None:
@@ -63,9 +67,8 @@ def pinned(toplevel: Path, task: str) -> str | None:
 def pinned_in(task: str) -> list[Path]:
     """The repositories where ``task`` has its base pinned (sealed pins only), the first pinned
     first: where a harness session whose record of its start is gone or was edited began."""
-    name = hashlib.sha256(task.encode(errors="surrogateescape")).hexdigest()[:32]
     found: list[tuple[float, Path]] = []
-    for path in (user_state_home() / PIN_DIR).glob(f"*/{name}.json"):
+    for path in (user_state_home() / PIN_DIR).glob(f"*/{task_key(task)}.json"):
         try:
             with path.open("rb") as handle:
                 doc = json.loads(handle.read(MAX_BYTES))
@@ -90,13 +93,13 @@ def pin(toplevel: Path, task: str, sha: str, described: str, root: Path | None =
         write_atomic(path, json.dumps(seal.sealed(doc)) + "\n", mode=0o600)
     except OSError:
         return
-    Anchors(root or toplevel, ANCHORS).put(_task_key(toplevel, task), sha)
+    Anchors(root or toplevel, ANCHORS).put(task_key(task), sha)
 
 
 def forget(toplevel: Path, task: str, root: Path | None = None) -> bool:
     """Remove the task's pin and the project's record of it (``agentgate reset``); whether
     there was either."""
-    had = Anchors(root or toplevel, ANCHORS).drop(_task_key(toplevel, task))
+    had = Anchors(root or toplevel, ANCHORS).drop(task_key(task))
     try:
         _path(toplevel, task).unlink()
     except OSError:
@@ -125,7 +128,7 @@ def resolve(
             reset,
         )
     anchors = Anchors(root or repo.toplevel, ANCHORS)
-    key = _task_key(repo.toplevel, task)
+    key = task_key(task)
     recorded = anchors.get(key)
     if kept is None and recorded is not None:
         return BaseMissing(
@@ -169,8 +172,3 @@ def resolve(
     if isinstance(base, Base) and base.sha != EMPTY_TREE:
         pin(repo.toplevel, task, base.sha, base.describe(), root)
     return base
-
-
-def _task_key(toplevel: Path, task: str) -> str:
-    """The task's key in the project's record: its pin file's name."""
-    return _path(toplevel, task).stem
