@@ -371,19 +371,66 @@ def test_a_version_file_the_build_generates_is_in_the_base_s_collection(
     assert_count_blocks(gate, output, now=AT_BASE - 2)
 
 
-def test_a_version_file_that_runs_code_is_not_copied_into_the_base(repo: Path) -> None:
-    # The working tree's file is the change's: one that does more than bind values (here, it
-    # rewrites the cases the base's tests build) is left out, and the base collects without it.
+def test_a_version_file_that_runs_code_is_not_copied_into_the_base(
+    repo: Path, verify: Verify
+) -> None:
+    # The working tree's file is the change's: what it runs (here, it rewrites the cases the
+    # tests build) never reaches the base, which gets a version file agentgate writes, and is
+    # counted with its own cases: the cases the file drops now are missing.
     generated_version_file(
         repo,
         "hatch-vcs",
         GENERATED_VERSION + "import pkg.cases\npkg.cases.cases = lambda: [1]\n",
     )
-    verdict, gate = library_verify(repo)
-    assert gate.findings == [], verdict.to_json()
-    [note] = gate.notes
-    assert note.startswith("test count (test): not compared with the base: "), note
-    assert "No module named 'pkg._version'" in note
+    gate, output = verify()
+    assert_count_blocks(gate, output, now=AT_BASE - 3)
+
+
+OPTIONAL_IMPORT = """\
+try:
+    from ._version import __version__
+except Exception:
+    __version__ = "0.0"
+"""
+
+
+@pytest.mark.parametrize(
+    "version_file",
+    [
+        None,
+        "from typing import Nope\n" + GENERATED_VERSION,
+        GENERATED_VERSION + "__version__ = version = undefined_name\n",
+        GENERATED_VERSION + "__version_tuple__ = version_tuple = (1, 2)[5]\n",
+    ],
+    ids=["deleted", "imports-what-typing-lacks", "binds-an-unknown-name", "raises-on-a-value"],
+)
+def test_a_version_file_the_change_deleted_or_broke_still_lets_the_base_be_counted(
+    repo: Path, verify: Verify, version_file: str | None
+) -> None:
+    # Red team 56: the agent deleted the git-ignored version file (or wrote one that cannot be
+    # imported) and made its own package's import of it optional. The base's package, which
+    # imports it, could not be collected: "a note, never a block", and the cases dropped from
+    # the helper went unreported. The base's checkout gets a version file agentgate writes.
+    generated_version_file(repo, "setuptools-scm version_file")
+    if version_file is None:
+        (repo / "pkg" / "_version.py").unlink()
+    else:
+        write(repo, "pkg/_version.py", version_file)
+    write(repo, "pkg/__init__.py", OPTIONAL_IMPORT)
+    edit(repo, "pkg/cases.py", "[1, 2, 3, 4]", "[1, 2]")
+    gate, output = verify()
+    assert_count_blocks(gate, output, now=AT_BASE - 2)
+
+
+def test_the_plain_values_a_custom_version_template_binds_reach_the_base(
+    repo: Path, verify: Verify
+) -> None:
+    generated_version_file(repo, "hatch-vcs", GENERATED_VERSION + "release = (1, 2, 0)\n")
+    write(repo, "pkg/__init__.py", "from ._version import __version__, release\n")
+    commit(repo, "the release tuple comes from the version file too")
+    edit(repo, "pkg/cases.py", "[1, 2, 3, 4]", "[1, 2]")
+    gate, output = verify()
+    assert_count_blocks(gate, output, now=AT_BASE - 2)
 
 
 def test_a_version_file_named_outside_the_project_is_not_copied(repo: Path) -> None:

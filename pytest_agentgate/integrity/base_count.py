@@ -21,8 +21,10 @@ test run selects now (``gates/integrity.py``):
 
 A version file the project's build writes from git's metadata (hatch-vcs's ``version-file``,
 setuptools-scm's ``version_file`` or ``write_to``) is not committed: the package imports it,
-and without it no test of the base collects. The base's ``pyproject.toml`` names it; the
-working tree's copy is copied into the checkout (:func:`_copy_version_files`).
+and without it no test of the base collects. The base's ``pyproject.toml`` names it; agentgate
+writes it into the checkout (:func:`_copy_version_files`), with a version of its own and the
+plain values the working tree's copy binds: never the change's file as it is, and never none
+(the change can delete its copy).
 
 Anything that keeps the base from being counted (no git, no pytest command, an error collecting
 the base, the timeout) is a reason, never a figure: the gate says it and blocks nothing.
@@ -33,10 +35,12 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import stat
 import threading
 import time
+import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -292,21 +296,37 @@ def _collect_one(
 
 # A version file larger than this is no generated version file.
 VERSION_FILE_BYTES = 64 * 1024
-# What a generated Python version file may import: typing names for its annotations.
-_VERSION_FILE_IMPORTS = frozenset({"typing", "__future__"})
+# The version the base's checkout is given: its own is not known there (no tag is read), and
+# no test's count depends on it. A valid PEP 440 version, as a package may parse its own.
+UNKNOWN_VERSION = "0+unknown"
+# What setuptools-scm's and hatch-vcs's version files bind, as the base's checkout gets them.
+STANDARD_BINDINGS: dict[str, object] = {
+    "__version__": UNKNOWN_VERSION,
+    "version": UNKNOWN_VERSION,
+    "__version_tuple__": (0, "unknown"),
+    "version_tuple": (0, "unknown"),
+    "__commit_id__": None,
+    "commit_id": None,
+}
 
 
 def _copy_version_files(root: Path, toplevel: Path, tree: Path) -> None:
-    """Copy into the base's checkout ``tree`` each version file the base's ``pyproject.toml``
-    says its build writes, that the base does not hold and the working tree does.
+    """Write into the base's checkout ``tree`` each version file the base's ``pyproject.toml``
+    says its build writes, that the base does not hold.
 
     Such a file is written by the build backend (hatch-vcs, setuptools-scm) from git's
     metadata, the version the last tag and commit give, and kept out of git: it is not the
     change's code, and the base's package imports it (``from ._version import __version__``).
-    The names are the base's (the change cannot add one), each must stay inside the project,
-    the working tree's file must be a regular file of the project, and a Python one must only
-    bind names to values (what setuptools-scm's templates write): a file the change wrote
-    under that name that runs code is not copied, and the base then collects without it."""
+    The names are the base's (the change cannot add one), and each must stay inside the
+    project. The working tree's file is the change's to write, or to delete (red team 56: the
+    agent deleted it and made its own package's import of it optional, and the base, which
+    could not import, was not counted). So a Python one is never copied: agentgate writes it,
+    with what setuptools-scm's template binds (:data:`STANDARD_BINDINGS`, the version
+    :data:`UNKNOWN_VERSION`), and the other names the working tree's file binds at its top
+    level to plain literals, in a regular file of the project (a custom template's), each
+    written back as its literal: a file that imports, whatever the working tree holds. Another
+    file (a ``VERSION`` text) is copied when it holds one version-like line, else written with
+    :data:`UNKNOWN_VERSION`."""
     try:
         folder = root.resolve().relative_to(toplevel)
     except (OSError, ValueError):
@@ -320,7 +340,7 @@ def _copy_version_files(root: Path, toplevel: Path, tree: Path) -> None:
     if document is None:
         return
     for name in _version_files(document):
-        _copy_version_file(root, project, name)
+        _write_version_file(root, project, name)
 
 
 def _version_files(document: dict[str, object]) -> list[str]:
@@ -352,93 +372,121 @@ def _table(document: object, key: str) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
 
 
-def _copy_version_file(root: Path, project: Path, name: str) -> None:
+def _write_version_file(root: Path, project: Path, name: str) -> None:
     relative = os.path.normpath(name)
     if os.path.isabs(relative) or relative.split(os.sep)[0] in ("..", "."):
         return  # outside the project, or the project itself
     target = project / relative
     if os.path.lexists(target):
         return  # the base holds it: the base's own
-    source = root / relative
-    real_root = os.path.realpath(root)
     real_project = os.path.realpath(project)
-    # Not through a link: the file is the project's, and the copy lands in the checkout.
-    if os.path.realpath(source) != os.path.join(real_root, relative):
-        return
+    if not target.parent.is_dir():
+        return  # not a folder of the base's: nothing there imports it
     if os.path.commonpath([os.path.realpath(target.parent), real_project]) != real_project:
         return
+    data = _working_copy(root, relative)
+    if relative.endswith(".py"):
+        written = _version_module(data).encode()
+    elif data is not None and _VERSION_LINE.fullmatch(data):
+        written = data
+    else:
+        written = f"{UNKNOWN_VERSION}\n".encode()
+    try:
+        target.write_bytes(written)
+    except OSError:
+        return
+
+
+# A version written as text: one line of what a version (PEP 440, or a tag's name) is made of.
+_VERSION_LINE = re.compile(rb"[0-9A-Za-z.+!_-]{1,200}\r?\n?")
+
+
+def _working_copy(root: Path, relative: str) -> bytes | None:
+    """The working tree's file at ``relative``: a regular file of the project (not through a
+    link), within :data:`VERSION_FILE_BYTES`; None otherwise."""
+    source = root / relative
+    if os.path.realpath(source) != os.path.join(os.path.realpath(root), relative):
+        return None
     try:
         if not stat.S_ISREG(os.lstat(source).st_mode):
-            return
+            return None
         with source.open("rb") as handle:
             data = handle.read(VERSION_FILE_BYTES + 1)
     except OSError:
-        return
-    if len(data) > VERSION_FILE_BYTES:
-        return
-    if relative.endswith(".py") and not _only_binds_values(data):
-        return
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-    except OSError:
-        return
+        return None
+    return data if len(data) <= VERSION_FILE_BYTES else None
 
 
-def _only_binds_values(data: bytes) -> bool:
-    """Whether Python source ``data`` does nothing but bind names: assignments and annotations
-    of literals, names and subscripts (``Tuple[Union[int, str], ...]``), ``if`` blocks of the
-    same, imports from ``typing``; no call, no other import, no function or class."""
+def _version_module(data: bytes | None) -> str:
+    """The version file the base's checkout gets: :data:`STANDARD_BINDINGS`, and the names
+    ``data`` (the working tree's file, if any) binds at its top level to plain literals."""
+    bindings = _literal_bindings(data) if data is not None else {}
+    bindings.update(STANDARD_BINDINGS)
+    lines = [
+        "# written by agentgate for the base's collection: the build generates this file from",
+        "# git, and the working tree's copy is the change's (integrity/base_count.py)",
+        "",
+        *(f"{name} = {value!r}" for name, value in bindings.items()),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _literal_bindings(data: bytes) -> dict[str, object]:
+    """The names Python source ``data`` binds at its top level to literals (``x = y = '1.0'``),
+    the last binding of each; never a name a module's machinery reads (:data:`_MODULE_NAMES`),
+    nor a value whose text does not read back as itself. Nothing in ``data`` is run."""
     try:
         module = ast.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    allowed = (
-        ast.Module,
-        ast.Assign,
-        ast.AnnAssign,
-        ast.If,
-        ast.Expr,
-        ast.ImportFrom,
-        ast.alias,
-        ast.Name,
-        ast.Load,
-        ast.Store,
-        ast.Constant,
-        ast.Tuple,
-        ast.List,
-        ast.Subscript,
-        ast.Attribute,
-        ast.UnaryOp,
-        ast.USub,
-        ast.BinOp,
-        ast.BitOr,
-        ast.Not,
-    )
-    for node in ast.walk(module):
-        if not isinstance(node, allowed):
-            return False
-        if isinstance(node, ast.ImportFrom) and node.module not in _VERSION_FILE_IMPORTS:
-            return False
-        if isinstance(node, ast.Attribute | ast.Name) and _dunder(node):
-            return False
-    return True
+        return {}
+    found: dict[str, object] = {}
+    for statement in module.body:
+        if isinstance(statement, ast.Assign):
+            targets, value = statement.targets, statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            targets, value = [statement.target], statement.value
+        else:
+            continue
+        names = [t.id for t in targets if isinstance(t, ast.Name)]
+        if len(names) != len(targets) or any(n in _MODULE_NAMES for n in names):
+            continue
+        literal = _literal(value)
+        if literal is _NOT_LITERAL:
+            continue
+        for name in names:
+            found[name] = literal
+    return found
 
 
-def _dunder(node: ast.Attribute | ast.Name) -> bool:
-    """A name such as ``__class__`` or ``__builtins__`` read or written: no version file's."""
-    name = node.attr if isinstance(node, ast.Attribute) else node.id
-    return (
-        name.startswith("__")
-        and name.endswith("__")
-        and name
-        not in {
-            "__version__",
-            "__version_tuple__",
-            "__commit_id__",
-            "__all__",
-        }
-    )
+_NOT_LITERAL = object()
+# Names the import system or Python gives a module a meaning of (``__path__`` makes it a
+# package, ``__getattr__`` answers for names it lacks): a version file's literal binds none.
+_MODULE_NAMES = frozenset(
+    {
+        *dir(types.ModuleType("version")),
+        "__all__",
+        "__builtins__",
+        "__cached__",
+        "__file__",
+        "__path__",
+        "__getattr__",
+        "__dir__",
+        "__annotations__",
+        "__class__",
+        "__dict__",
+    }
+)
+
+
+def _literal(node: ast.expr) -> object:
+    """The value of a literal expression, if its ``repr`` reads back as it (not ``1e999``, a
+    float ``repr`` gives as ``inf``); :data:`_NOT_LITERAL` otherwise."""
+    try:
+        value = ast.literal_eval(node)
+        same = ast.literal_eval(repr(value)) == value
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _NOT_LITERAL
+    return value if same else _NOT_LITERAL
 
 
 def _base_import_path(target: Target, folder: Path, tree: Path, toplevel: Path) -> str:
