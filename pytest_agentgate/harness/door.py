@@ -94,7 +94,8 @@ def handle(
     (the CLI turns those into an allowing answer too). ``deadline``: when the answer is due
     (the CLI answers for this call when it is not back by then). ``managed``: the hook of
     Claude Code's managed settings, which every session on the machine runs: it gates only a
-    project that runs agentgate's own Stop hook, and says nothing elsewhere (harness/managed.py)."""
+    project that runs agentgate's own Stop hook, or a session seen in one, and says nothing
+    elsewhere (harness/managed.py)."""
     try:
         event = harness.parse(raw)
     except EventError as exc:

@@ -22,8 +22,9 @@ true`` there frees the session it runs in (seen in the lab with Claude Code 2.1.
 seconds after the edit; Codex, Gemini CLI and Copilot CLI keep the hooks their session started
 with). A Stop hook in the managed settings is kept through all three. So the managed settings
 also hold agentgate's Stop hook, ``agentgate hook claude --managed``, which every session on
-the machine runs: it gates a project only where the project runs agentgate's own Stop hook
-(harness/door.py), and answers nothing elsewhere. Where both run, they gate one stop once
+the machine runs: it gates a project only where the project runs agentgate's own Stop hook,
+or a session already seen in such a project wherever its shell has gone since (harness/door.py),
+and answers nothing elsewhere. Where both run, they gate one stop once
 (state/stops.py): the block is given twice, the attempt counted once.
 
 The managed settings file is the machine's, for every user and project, and only its
