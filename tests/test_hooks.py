@@ -989,7 +989,7 @@ def away_from(root: Path, tmp_path: Path, where: str) -> Path:
     return gone
 
 
-@pytest.mark.parametrize("records", ["kept", "deleted", "moved"])
+@pytest.mark.parametrize("records", ["kept", "deleted", "moved", "unwritable"])
 @pytest.mark.parametrize("where", ["nested-repo", "link-out", "deleted"])
 def test_the_managed_hook_gates_a_seen_session_wherever_its_shell_stops(
     where: str,
@@ -1003,7 +1003,8 @@ def test_the_managed_hook_gates_a_seen_session_wherever_its_shell_stops(
     # could not be traced to the project (a nested `git init`, a link out, a deleted folder)
     # was answered {}. The session's start is kept in the user's state, and the project's
     # .agentgate/ names the session too: deleting the user's records, or moving the state
-    # directory (a project's settings `env` reaches every hook), leaves the project.
+    # directory (a project's settings `env` reaches every hook), even where nothing can be
+    # written, leaves the project.
     root = git_project(tmp_path, armed=True)
     first, _, _ = call("claude", event("claude", root, last_assistant_message="Done."), capsys)
     assert first["decision"] == "block"
@@ -1014,6 +1015,9 @@ def test_the_managed_hook_gates_a_seen_session_wherever_its_shell_stops(
         shutil.rmtree(fresh_state_home / "task-bases")
     elif records == "moved":
         monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "another-state"))
+    elif records == "unwritable":
+        (tmp_path / "a-file").write_text("")
+        monkeypatch.setenv("AGENTGATE_STATE_HOME", str(tmp_path / "a-file" / "state"))
     stop = event("claude", folder, last_assistant_message="Done now.")
     answer, _, code = call("claude", stop, capsys, "--managed")
     assert (answer["decision"], code) == ("block", 0), answer

@@ -104,16 +104,20 @@ def handle(
         return answer(harness, trouble(f"{exc}. Is the hook installed for {harness.title}?"))
     if not event.judge:
         return answer(harness, Outcome("skip"))
-    if managed and not _armed_session(harness, event):
-        return answer(harness, Outcome("skip"))
-    return answer(harness, gate_stop(harness, event, deadline or Deadline(), managed=managed))
+    seen: Path | None = None
+    if managed:
+        armed, seen = _armed_session(harness, event)
+        if not armed:
+            return answer(harness, Outcome("skip"))
+    outcome = gate_stop(harness, event, deadline or Deadline(), managed=managed, seen=seen)
+    return answer(harness, outcome)
 
 
 # Where Claude Code reads a project's settings, from the project's folder.
 _PROJECT_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
 
 
-def _armed_session(harness: Harness, event: HookEvent) -> bool:
+def _armed_session(harness: Harness, event: HookEvent) -> tuple[bool, Path | None]:
     """Whether the managed hook gates this stop: the event's folder is in a project that runs
     agentgate's Stop hook (:func:`_armed`), or the session was seen in one before. Red team 56:
     an agent that took agentgate's entry out of the project's settings, then stopped with its
@@ -122,24 +126,25 @@ def _armed_session(harness: Harness, event: HookEvent) -> bool:
     state directory (state/sessions.py, with its pinned base as the fallback); the project's
     ``.agentgate/task-bases.json`` names the session too, so deleting or moving the user's
     records (a project's settings can set ``AGENTGATE_STATE_HOME`` for every hook it runs)
-    leaves the project that recorded it above the event's folder. Where it is found there, that
-    folder is kept as the session's start, and gate_stop gates it. Nothing is written for a
-    session no armed project has seen."""
+    leaves the project that recorded it above the event's folder. Where it is found there, or
+    from the pin alone, that folder is kept as the session's start and given with the answer:
+    gate_stop gates it, whether the record could be written or not. Nothing is written for a
+    session no armed project has seen. (armed, the folder to gate where no record names it)."""
     cwd = Path(event.cwd)
     if cwd.is_dir() and _armed(cwd, event.session):
-        return True
+        return True, None
     from pytest_agentgate.state.sessions import remember_start, started_in
     from pytest_agentgate.state.task_base import pinned_in
 
     start = started_in(harness.name, event.session)
     if start is not None and start.is_dir() and _armed(start, event.session):
-        return True
+        return True, None
     for found in (*pinned_in(event.session)[:1], _seen_above(cwd, event.session)):
         if found is not None and found.is_dir() and _armed(found, event.session):
             if start is None:  # the record of its start is gone: this is where it began
                 remember_start(harness.name, event.session, found)
-            return True
-    return False
+            return True, found
+    return False, None
 
 
 def _seen_above(cwd: Path, session: str) -> Path | None:
@@ -210,15 +215,30 @@ def _armed(cwd: Path, session: str) -> bool:
 
 
 def gate_stop(
-    harness: Harness, event: HookEvent, deadline: Deadline, *, managed: bool = False
+    harness: Harness,
+    event: HookEvent,
+    deadline: Deadline,
+    *,
+    managed: bool = False,
+    seen: Path | None = None,
 ) -> Outcome:
+    """Gate the stop ``event`` reports, in the project the session started in. ``seen``: the
+    project the managed hook found the session in where no record of its start names one
+    (:func:`_armed_session`): gated, wherever the event's folder is."""
     from pytest_agentgate.config.resolve import resolve_config
     from pytest_agentgate.registry import get_registry
     from pytest_agentgate.state.sessions import remember_start
 
     cwd = Path(event.cwd)
     moved = None
-    if cwd.is_dir():
+    if seen is not None:
+        if seen != Path(os.path.realpath(cwd)):
+            moved = (
+                f"the agent's shell is in {cwd}, but its session was seen in {seen}: that "
+                "project is gated"
+            )
+            cwd = seen
+    elif cwd.is_dir():
         origin = remember_start(harness.name, event.session, cwd)
         if harness.start_event is None and origin != Path(os.path.realpath(cwd)):
             # No session start to record the folder before the agent can act: the folder its
