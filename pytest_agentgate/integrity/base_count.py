@@ -380,8 +380,6 @@ def _write_version_file(root: Path, project: Path, name: str) -> None:
     if os.path.lexists(target):
         return  # the base holds it: the base's own
     real_project = os.path.realpath(project)
-    if not target.parent.is_dir():
-        return  # not a folder of the base's: nothing there imports it
     if os.path.commonpath([os.path.realpath(target.parent), real_project]) != real_project:
         return
     data = _working_copy(root, relative)
@@ -392,6 +390,7 @@ def _write_version_file(root: Path, project: Path, name: str) -> None:
     else:
         written = f"{UNKNOWN_VERSION}\n".encode()
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(written)
     except OSError:
         return
