@@ -1695,6 +1695,55 @@ def test_honest_coverage_settings_new_in_the_change(
     assert gate(run, "integrity")["findings"] == []
 
 
+SRC_LAYOUT = {
+    **{k: v for k, v in CLEAN.items() if k != "pkg/__init__.py"},
+    "src/pkg/__init__.py": CLEAN["pkg/__init__.py"],
+    "src/pkg/__init__.pyi": "def add(a: int, b: int) -> int: ...\n",
+    "pyproject.toml": NO_COVERAGE_SETTINGS.replace(
+        'testpaths = ["tests"]', 'testpaths = ["tests"]\npythonpath = ["src"]'
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        '[tool.coverage.run]\nsource = ["pkg"]\nbranch = true\n',
+        '[tool.coverage.run]\nsource_pkgs = ["pkg"]\n',
+        '[tool.coverage.run]\ninclude = ["src/pkg/*.py"]\n',
+        '[tool.coverage.run]\nomit = ["tests/*"]\n',
+    ],
+    ids=["source-by-name", "source_pkgs", "include-py", "omit-tests"],
+)
+def test_coverage_settings_of_a_src_layout_that_measure_what_the_base_did(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Any, settings: str
+) -> None:
+    # Review 34 (cachetools): a package named in `source` is its src/ folder, as coverage.py
+    # reads it; a stub (.pyi) is no code coverage.py measures; test files omitted are no code
+    # left unmeasured. None of them was measured less than at the base.
+    root = zero_repo(tmp_path, monkeypatch, SRC_LAYOUT)
+    with (root / "pyproject.toml").open("a", encoding="utf-8") as handle:
+        handle.write("\n" + settings)
+    run = verify("--profile", "strict")
+    assert gate(run, "integrity")["findings"] == [], run.out
+    assert run.code == 0, run.out
+
+
+def test_an_omit_of_the_bases_measured_code_is_still_loosening(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Any
+) -> None:
+    settings = '[tool.coverage.run]\nsource_pkgs = ["pkg"]\n'
+    files = {**SRC_LAYOUT, "pyproject.toml": SRC_LAYOUT["pyproject.toml"] + "\n" + settings}
+    root = zero_repo(tmp_path, monkeypatch, files)
+    edit(root / "pyproject.toml", settings, settings + 'omit = ["src/pkg/__init__.py"]\n')
+    run = verify("--profile", "strict")
+    assert run.code == 1
+    assert [message for _, _, message in tool_findings(run)] == [
+        "coverage: omit gained src/pkg/__init__.py: 1 files are no longer measured "
+        "(src/pkg/__init__.py)"
+    ]
+
+
 def test_zero_config_keeps_the_bases_packages_and_adds_the_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Any
 ) -> None:

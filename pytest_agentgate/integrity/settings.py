@@ -38,6 +38,7 @@ from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
 from pytest_agentgate.config.model import Config
+from pytest_agentgate.gates.changed import is_test_file
 from pytest_agentgate.git import GitError
 from pytest_agentgate.integrity import pytest_files
 from pytest_agentgate.integrity.model import IntegrityFinding, Scan
@@ -579,11 +580,16 @@ class _Tools:
         old_omit = set(_words(old.get("run.omit"))) | set(_words(old.get("report.omit")))
         new_omit = set(_words(new.get("run.omit"))) | set(_words(new.get("report.omit")))
         if added := new_omit - old_omit:
-            sources = _words(old.get("run.source"))
+            # What the base measured: its sources' files (every key, read as coverage.py
+            # reads them), else all of them; of those, the project's code. A test file
+            # omitted is no code left unmeasured (review 34: `omit = ["tests/*"]`).
+            measured = self._measured(old)
             files = [
                 f
                 for f in self.files()
-                if (not sources or _within(f, sources, files=True))
+                if f.endswith(".py")
+                and not is_test_file(f)
+                and (measured is None or f in measured)
                 and _omitted(f, added)
                 and not _omitted(f, old_omit)
             ]
@@ -635,6 +641,16 @@ class _Tools:
                 "coverage: branch true -> false: branches are no longer measured",
                 "branch",
             )
+
+    def _measured(self, settings: Mapping[str, Any]) -> set[str] | None:
+        """The project's files the ``source``, ``source_pkgs`` and ``source_dirs`` of these
+        settings measure, each entry read as coverage.py reads it (``_measured_by``); None
+        where they name none (coverage.py measures whatever runs)."""
+        entries = [(k, e) for k in _SOURCE_KEYS for e in _words(settings.get(f"run.{k}"))]
+        if not entries:
+            return None
+        files = self.files()
+        return {f for key, entry in entries for f in _measured_by(key, entry, files)}
 
     def _coverage_sources(self, sides: _Sides) -> Iterator[IntegrityFinding]:
         """The base's ``source``, ``source_pkgs`` and ``source_dirs`` entries whose files the
@@ -725,9 +741,13 @@ class _Tools:
             return
         files = at_base(self.scan.repo, self.scan.change.base, self.scan.root)
         code = coverage_sources(files) if files is not None else []
-        mine = [f for f in self.files() if _in_code(f, code)]
+        # Python's own files: coverage.py measures no stub (`.pyi`).
+        mine = [f for f in self.files() if f.endswith(".py") and _in_code(f, code)]
         if sources:
-            lost = [f for f in mine if not _in_code(f, sources)]
+            # Each entry as coverage.py reads it: a package named is its folder, `src/` too
+            # (review 34: `source = ["cachetools"]` of a src layout measures src/cachetools).
+            measured = self._measured(new) or set()
+            lost = [f for f in mine if f not in measured]
             key = next(k for k in _SOURCE_KEYS if _words(new.get(f"run.{k}")))
             what = f"{key} {_show(sources)}"
         else:
