@@ -490,6 +490,40 @@ def test_a_partial_run_says_so_and_cannot_pass_strict(
     assert not any("cannot pass" in p for p in gate(relaxed, "test")["problems"])
 
 
+@pytest.mark.parametrize(
+    ("extra", "whole"),
+    [
+        ({}, True),  # every test file is in tests/
+        ({"other/test_more.py": "def test_d():\n    pass\n"}, False),
+        ({"other/more_test.py": "def test_d():\n    pass\n"}, False),
+        ({"docs/testing.txt": ">>> 1 + 1\n2\n"}, False),  # pytest collects test*.txt doctests
+        ({"build/test_copy.py": "def test_d():\n    pass\n"}, True),  # norecursedirs
+        ({"other/helpers.py": "X = 1\n"}, True),
+    ],
+    ids=[
+        "all-in-tests",
+        "test-file-outside",
+        "suffix-test-file-outside",
+        "doctest-file",
+        "in-norecursedirs",
+        "a-module-outside",
+    ],
+)
+def test_naming_the_folder_that_holds_every_test_is_the_whole_suite(
+    pytester: pytest.Pytester, extra: dict[str, str], whole: bool
+) -> None:
+    # Review 34: `pytest tests --agentgate=strict` in cachetools (no testpaths, every test in
+    # tests/) collected the whole suite and was called a partial run.
+    for name, text in {"tests/test_one.py": "def test_a():\n    pass\n", **extra}.items():
+        (pytester.path / name).parent.mkdir(parents=True, exist_ok=True)
+        (pytester.path / name).write_text(text)
+    _, verdict = gated(pytester, "--agentgate=strict", "tests")
+    assert verdict is not None
+    test = gate(verdict, "test")
+    assert ("only the tests in tests ran" not in test["summary"]) == whole, test["summary"]
+    assert (test["status"] == "pass") == whole, test
+
+
 PROJECT_SELECTS = """\
 [pytest]
 addopts = -m "not slow"

@@ -14,6 +14,7 @@ started before the project's conftest.py files are imported (:func:`start_early`
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import json
 import os
 import re
@@ -1382,7 +1383,66 @@ def chosen_paths(config: pytest.Config) -> str | None:
     suite = _suite(config)
     if all(any(c == part or c in part.parents for c in chosen) for part in suite):
         return None
+    if not config.getini("testpaths") and not _tests_outside(config, chosen):
+        return None  # `pytest tests` where every test file is in tests/ (review 34)
     return f"only the tests in {shown} ran, not the whole suite"
+
+
+# How many of the project's files are looked at for a test file outside the paths a run names;
+# beyond it, the run is taken for a part of the suite.
+MAX_FILES_LOOKED_AT = 200_000
+
+
+def _tests_outside(config: pytest.Config, chosen: list[Path]) -> bool:
+    """Whether the project (pytest's rootdir, which has no ``testpaths``) has a file pytest
+    would collect tests from outside the ``chosen`` paths: one its ``python_files`` patterns
+    name, a doctest file (``--doctest-glob``), or with ``--doctest-modules`` any Python file;
+    not in a folder ``norecursedirs`` keeps pytest out of. The project's files are those git
+    lists (tracked, or new and not ignored), else those on disk."""
+    root = config.rootpath.resolve()
+    patterns = [str(p) for p in config.getini("python_files") or ("test_*.py", "*_test.py")]
+    patterns += [str(p) for p in config.getoption("doctestglob", None) or ("test*.txt",)]
+    modules = bool(config.getoption("doctestmodules", False))
+    skipped = [str(p) for p in config.getini("norecursedirs")]
+    for count, relative in enumerate(_project_files(root)):
+        if count >= MAX_FILES_LOOKED_AT:
+            return True
+        path = root / relative
+        if any(c == path or c in path.parents for c in chosen):
+            continue
+        folders = relative.split("/")[:-1]
+        if any(fnmatch.fnmatch(f, pattern) for f in folders for pattern in skipped):
+            continue
+        name = path.name
+        if (modules and name.endswith(".py")) or any(
+            fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(relative, pattern)
+            for pattern in patterns
+        ):
+            return True
+    return False
+
+
+def _project_files(root: Path) -> Iterator[str]:
+    """The files under ``root``, relative to it with ``/``: git's list where ``root`` is in a
+    repository, else a walk of the disk (hidden folders left out)."""
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=root,
+            capture_output=True,
+            timeout=60,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            base = Path(folder).relative_to(root).as_posix()
+            for name in files:
+                yield name if base == "." else f"{base}/{name}"
+        return
+    for name in os.fsdecode(listed).split("\0"):
+        if name:
+            yield name
 
 
 def _suite(config: pytest.Config) -> list[Path]:
