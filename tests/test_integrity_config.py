@@ -1729,18 +1729,29 @@ def test_coverage_settings_of_a_src_layout_that_measure_what_the_base_did(
     assert run.code == 0, run.out
 
 
+@pytest.mark.parametrize(
+    ("omit", "lost"),
+    [
+        ("src/pkg/__init__.py", "src/pkg/__init__.py"),
+        # Red team 57: code in a package folder named like tests is the package's code.
+        ("*/testing/*", "src/pkg/testing/__init__.py"),
+    ],
+)
 def test_an_omit_of_the_bases_measured_code_is_still_loosening(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Any
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Any, omit: str, lost: str
 ) -> None:
     settings = '[tool.coverage.run]\nsource_pkgs = ["pkg"]\n'
-    files = {**SRC_LAYOUT, "pyproject.toml": SRC_LAYOUT["pyproject.toml"] + "\n" + settings}
+    files = {
+        **SRC_LAYOUT,
+        "pyproject.toml": SRC_LAYOUT["pyproject.toml"] + "\n" + settings,
+        "src/pkg/testing/__init__.py": "def helper():\n    return 1\n",
+    }
     root = zero_repo(tmp_path, monkeypatch, files)
-    edit(root / "pyproject.toml", settings, settings + 'omit = ["src/pkg/__init__.py"]\n')
+    edit(root / "pyproject.toml", settings, settings + f'omit = ["{omit}"]\n')
     run = verify("--profile", "strict")
     assert run.code == 1
     assert [message for _, _, message in tool_findings(run)] == [
-        "coverage: omit gained src/pkg/__init__.py: 1 files are no longer measured "
-        "(src/pkg/__init__.py)"
+        f"coverage: omit gained {omit}: 1 files are no longer measured ({lost})"
     ]
 
 

@@ -582,13 +582,15 @@ class _Tools:
         if added := new_omit - old_omit:
             # What the base measured: its sources' files (every key, read as coverage.py
             # reads them), else all of them; of those, the project's code. A test file
-            # omitted is no code left unmeasured (review 34: `omit = ["tests/*"]`).
+            # omitted is no code left unmeasured (review 34: `omit = ["tests/*"]`), but one in
+            # a package zero-config measures is its code (red team 57: `pkg/testing/`).
             measured = self._measured(old)
+            code = self._code_at_base()
             files = [
                 f
                 for f in self.files()
                 if f.endswith(".py")
-                and not is_test_file(f)
+                and (not is_test_file(f) or _in_code(f, code))
                 and (measured is None or f in measured)
                 and _omitted(f, added)
                 and not _omitted(f, old_omit)
@@ -641,6 +643,12 @@ class _Tools:
                 "coverage: branch true -> false: branches are no longer measured",
                 "branch",
             )
+
+    def _code_at_base(self) -> list[str]:
+        """The packages and modules of the project's code, as zero-config finds them in the
+        project's files at the base (what it measures)."""
+        files = at_base(self.scan.repo, self.scan.change.base, self.scan.root)
+        return coverage_sources(files) if files is not None else []
 
     def _measured(self, settings: Mapping[str, Any]) -> set[str] | None:
         """The project's files the ``source``, ``source_pkgs`` and ``source_dirs`` of these
@@ -739,8 +747,7 @@ class _Tools:
         new_include = _words(new.get("run.include")) + _words(new.get("report.include"))
         if had or not (sources or set(new_include) - set(old_include)):
             return
-        files = at_base(self.scan.repo, self.scan.change.base, self.scan.root)
-        code = coverage_sources(files) if files is not None else []
+        code = self._code_at_base()
         # Python's own files: coverage.py measures no stub (`.pyi`).
         mine = [f for f in self.files() if f.endswith(".py") and _in_code(f, code)]
         if sources:
