@@ -473,6 +473,8 @@ TWO_FILES = {
         (["-x"], "stopped after 2 of 3 tests (stopping after 1 failures)"),
         (["test_two.py"], "only the tests in test_two.py ran"),
         (["test_one.py::test_a"], "only test_one.py::test_a ran"),
+        # Red team 57: --pyargs made any path the whole suite.
+        (["--pyargs", "test_two.py"], "only the tests in test_two.py ran"),
     ],
 )
 def test_a_partial_run_says_so_and_cannot_pass_strict(
@@ -522,6 +524,36 @@ def test_naming_the_folder_that_holds_every_test_is_the_whole_suite(
     test = gate(verdict, "test")
     assert ("only the tests in tests ran" not in test["summary"]) == whole, test["summary"]
     assert (test["status"] == "pass") == whole, test
+
+
+def test_a_rootdir_of_the_callers_is_no_whole_suite(pytester: pytest.Pytester) -> None:
+    # Red team 57: `pytest tests --rootdir=tests` made tests/ the project, and its tests the
+    # whole suite, while integration/ held a failing one.
+    for name in ("tests/test_one.py", "integration/test_int.py"):
+        (pytester.path / name).parent.mkdir(parents=True, exist_ok=True)
+        (pytester.path / name).write_text("def test_a():\n    pass\n")
+    _, verdict = gated(pytester, "--agentgate=strict", "tests", "--rootdir=tests")
+    assert verdict is not None
+    assert "only the tests in tests ran" in gate(verdict, "test")["summary"]
+
+
+@pytest.mark.parametrize(("outside", "whole"), [(False, True), (True, False)])
+def test_pyargs_naming_the_package_that_holds_every_test(
+    pytester: pytest.Pytester, outside: bool, whole: bool
+) -> None:
+    (pytester.path / "mypkg").mkdir()
+    (pytester.path / "mypkg" / "__init__.py").write_text("")
+    (pytester.path / "mypkg" / "test_in.py").write_text("def test_a():\n    pass\n")
+    if outside:
+        (pytester.path / "test_out.py").write_text("def test_b():\n    pass\n")
+    pytester.syspathinsert()
+    _, verdict = gated(pytester, "--agentgate=strict", "--pyargs", "mypkg")
+    assert verdict is not None
+    partial = "only the tests in mypkg ran" in gate(verdict, "test")["summary"]
+    assert partial != whole
+    _, verdict = gated(pytester, "--agentgate=strict", "--pyargs", "no_such_package.tests")
+    assert verdict is not None
+    assert "only the tests in no_such_package.tests ran" in gate(verdict, "test")["summary"]
 
 
 PROJECT_SELECTS = """\

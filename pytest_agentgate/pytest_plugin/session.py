@@ -1372,7 +1372,7 @@ def chosen_paths(config: pytest.Config) -> str | None:
     whole run.
     """
     source = config.args_source
-    if source == pytest.Config.ArgsSource.TESTPATHS or config.getoption("pyargs", False):
+    if source == pytest.Config.ArgsSource.TESTPATHS:
         return None
     here = config.invocation_params.dir
     args = [str(here)] if source == pytest.Config.ArgsSource.INVOCATION_DIR else list(config.args)
@@ -1380,12 +1380,35 @@ def chosen_paths(config: pytest.Config) -> str | None:
     if any("::" in a for a in args):
         return f"only {shown} ran, not the whole suite"
     chosen = [(here / a).resolve() for a in args]
+    if config.getoption("pyargs", False):
+        # A package's name is the folder it is imported from; a path is a path (red team 57:
+        # `--pyargs tests/test_pkg.py` made any path the whole suite).
+        found = [p if p.exists() else _package_folder(a) for a, p in zip(args, chosen, strict=True)]
+        if any(p is None for p in found):
+            return f"only the tests in {shown} ran, not the whole suite"
+        chosen = [p for p in found if p is not None]
     suite = _suite(config)
     if all(any(c == part or c in part.parents for c in chosen) for part in suite):
         return None
     if not config.getini("testpaths") and not _tests_outside(config, chosen):
         return None  # `pytest tests` where every test file is in tests/ (review 34)
     return f"only the tests in {shown} ran, not the whole suite"
+
+
+def _package_folder(name: str) -> Path | None:
+    """Where ``--pyargs NAME`` finds a package or module: its folder, or its file; None when
+    it is not found."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    if spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations))).resolve()
+    return Path(spec.origin).resolve() if spec.origin else None
 
 
 # How many of the project's files are looked at for a test file outside the paths a run names;
@@ -1399,7 +1422,7 @@ def _tests_outside(config: pytest.Config, chosen: list[Path]) -> bool:
     name, a doctest file (``--doctest-glob``), or with ``--doctest-modules`` any Python file;
     not in a folder ``norecursedirs`` keeps pytest out of. The project's files are those git
     lists (tracked, or new and not ignored), else those on disk."""
-    root = config.rootpath.resolve()
+    root = _top(config)
     patterns = [str(p) for p in config.getini("python_files") or ("test_*.py", "*_test.py")]
     patterns += [str(p) for p in config.getoption("doctestglob", None) or ("test*.txt",)]
     modules = bool(config.getoption("doctestmodules", False))
@@ -1450,7 +1473,20 @@ def _suite(config: pytest.Config) -> list[Path]:
     parts: list[Path] = []
     for pattern in config.getini("testpaths") or ():
         parts.extend(p.resolve() for p in sorted(root.glob(str(pattern))))
-    return parts or [root.resolve()]
+    return parts or [_top(config)]
+
+
+def _top(config: pytest.Config) -> Path:
+    """The folder the whole suite is under, where the project sets no ``testpaths``: pytest's
+    rootdir, or above it the folder of the project's settings file and the folder pytest was
+    started from (red team 57: ``--rootdir=tests`` made ``tests`` the whole suite)."""
+    folders = [config.rootpath.resolve(), config.invocation_params.dir.resolve()]
+    if config.inipath is not None:
+        folders.append(config.inipath.parent.resolve())
+    try:
+        return Path(os.path.commonpath(folders))
+    except ValueError:  # another drive (Windows)
+        return folders[0]
 
 
 def _display(arg: str, root: Path) -> str:
