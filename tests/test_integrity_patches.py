@@ -689,3 +689,59 @@ def test_coverage_data_kept_in_memory_by_a_tools_tests_is_no_finding(tmp_path: P
 
     scan = Scan(tmp_path, None, None, Config(tmp_path), Sources(), {"tests/test_count.py": "added"})
     assert list(patches.analyze(scan)) == []
+
+
+TESTS_WITH_A_HELPER = """\
+from calc import mul
+
+
+def check(f, a, b, want):
+    assert f(a, b) == want
+
+
+def test_mul_zero():
+    check(mul, 5, 0, 0)
+"""
+
+
+@pytest.mark.parametrize(
+    ("added", "found"),
+    [
+        ('globals()["check"] = lambda f, a, b, want: f(a, b)\n', True),
+        ('vars()["check"] = print\n', True),
+        ("globals().update(check=print)\n", True),
+        ('name = "ch" + "eck"\nglobals()[name] = print\n', True),
+        ('import sys\nsetattr(sys.modules[__name__], "check", print)\n', True),
+        # Tests generated in a loop, by a name that starts with "test".
+        (
+            'for n in (1, 2):\n    globals()[f"test_mul_{n}"] = lambda n=n: check(mul, n, 1, n)\n',
+            False,
+        ),
+        ('globals()["test_mul_one"] = lambda: check(mul, 1, 1, 1)\n', False),
+    ],
+)
+def test_a_test_module_that_binds_its_own_names_at_run_time(
+    tmp_path: Path, added: str, found: bool
+) -> None:
+    # Red team 57: the base's tests call an asserting helper; the change appends
+    # `globals()["check"] = ...` and every check it made passes unmade.
+    from pytest_agentgate.config.model import Config
+    from pytest_agentgate.integrity import patches
+    from pytest_agentgate.integrity.model import Scan
+
+    class Sources:
+        def now(self, path: str) -> str | None:
+            return TESTS_WITH_A_HELPER + "\n\n" + added
+
+        def at_base(self, path: str) -> str | None:
+            return TESTS_WITH_A_HELPER
+
+    touched = {"tests/test_calc.py": "modified"}
+    scan = Scan(tmp_path, None, None, Config(tmp_path), Sources(), touched)
+    findings = [f for f in patches.analyze(scan) if f.rule == "result-rewritten"]
+    assert bool(findings) == found, findings
+    if found:
+        assert findings[0].path == "tests/test_calc.py"
+        assert "at run time: its tests call what the file's text does not show" in (
+            findings[0].message
+        )

@@ -2147,8 +2147,24 @@ def test_ordinal_teens(n, expected):
             ),
             ["tests-fewer"],
         ),
+        # Red team 57: the helper's name bound again where the file's text does not show it.
+        (SPLIT_WITH_A_HELPER + '\n\nglobals()["check"] = print\n', ["tests-fewer"]),
+        (SPLIT_WITH_A_HELPER + '\n\nvars()["check"] = print\n', ["tests-fewer"]),
+        (SPLIT_WITH_A_HELPER + "\n\nglobals().update(check=print)\n", ["tests-fewer"]),
+        (SPLIT_WITH_A_HELPER + "\n\nfrom builtins import print as check\n", ["tests-fewer"]),
+        (SPLIT_WITH_A_HELPER + "\n\ncheck = print\n", ["tests-fewer"]),
     ],
-    ids=["checks-kept", "check-dropped", "returns-first", "keyword-call"],
+    ids=[
+        "checks-kept",
+        "check-dropped",
+        "returns-first",
+        "keyword-call",
+        "rebound-by-globals",
+        "rebound-by-vars",
+        "rebound-by-update",
+        "rebound-by-import",
+        "rebound-by-assignment",
+    ],
 )
 def test_a_parametrized_test_split_in_two_around_a_helper(
     tmp_path: Path, split: str, rules_found: list[str]
