@@ -1017,6 +1017,102 @@ def test_comparing_with_zero_or_one_is_exact(tmp_path: Path) -> None:
         assert "assertion-weakened" not in {f.rule for f in found}, compared
 
 
+UNIT_HEAD = (
+    "import unittest\n\nfrom pkg import get, key\n\n\nclass C(unittest.TestCase):\n"
+    "    def test_a(self):\n"
+)
+UNIT_CODE = {"pkg/__init__.py": "def get(k):\n    return None\n\n\ndef key(*a):\n    return a\n"}
+
+
+def unit_findings(tmp_path: Path, before: str, after: str) -> list[IntegrityFinding]:
+    """A unittest test whose body (statements at its indent, one a line) is edited."""
+
+    def test(body: str) -> str:
+        return UNIT_HEAD + "".join(f"        {line}\n" for line in body.splitlines())
+
+    path = "tests/test_c.py"
+    return analyze({path: test(before), **UNIT_CODE}, {path: test(after), **UNIT_CODE}, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        # Review 34's cachetools: ruff's E711 asks for `is None`; `== None` is judged the same.
+        (
+            "self.assertEqual(get(1), None)\nself.assertEqual(1, len(get(2)))",
+            "assert get(1) is None\nassert len(get(2)) == 1",
+        ),
+        ("self.assertEqual(None, get(1))", "assert get(1) is None"),
+        ("self.assertIsNone(get(1))", "assert get(1) is None"),
+        ("self.assertIs(get(1), None)", "assert get(1) is None"),
+        ("self.assertEqual(get(1), True)", "assert get(1) is True"),
+        ("self.assertIsNotNone(get(1))", "assert get(1) is not None"),
+        ("assert get(1) == 3", "self.assertTrue(get(1) == 3)"),
+    ],
+    ids=["eq-none", "none-first", "is-none", "assert-is-none", "eq-true", "is-not-none", "true"],
+)
+def test_a_unittest_check_written_as_the_assert_it_stands_for_is_as_strong(
+    tmp_path: Path, before: str, after: str
+) -> None:
+    assert unit_findings(tmp_path, before, after) == []
+
+
+@pytest.mark.parametrize(
+    "after",
+    ["assert get(1)", "assert get(1) is not None", "self.assertIsNotNone(get(1))"],
+)
+def test_an_exact_unittest_check_made_a_truth_check_is_still_weakened(
+    tmp_path: Path, after: str
+) -> None:
+    found = unit_findings(tmp_path, "self.assertEqual(get(1), 3)", after)
+    assert "assertion-weakened" in {f.rule for f in found}, found
+
+
+def test_a_unittest_check_respelled_as_a_plain_assert_is_the_same_check(tmp_path: Path) -> None:
+    # Review 34's cachetools: each assert* call written as the assert it stands for, values
+    # compared with one another (no expected value written out) among them.
+    calls = {
+        "self.assertEqual(key(1, 2), key(1, 2))": "assert key(1, 2) == key(1, 2)",
+        "self.assertNotEqual(key(1), key(2))": "assert key(1) != key(2)",
+        "self.assertIn(1, key(1))": "assert 1 in key(1)",
+        "self.assertNotIn(3, key(1))": "assert 3 not in key(1)",
+        "self.assertIs(key(), key())": "assert key() is key()",
+        "self.assertIsNot(key(1), key(2), 'msg')": "assert key(1) is not key(2)",
+        "self.assertIsInstance(key(1), tuple)": "assert isinstance(key(1), tuple)",
+        "self.assertTrue(key(1))": "assert key(1)",
+        "self.assertFalse(key())": "assert not key()",
+        "self.assertGreater(len(key(1, 2)), 1)": "assert len(key(1, 2)) > 1",
+        "self.assertLessEqual(len(key(1)), 1)": "assert len(key(1)) <= 1",
+    }
+    before, after = "\n".join(calls), "\n".join(calls.values())
+    assert unit_findings(tmp_path, before, after) == []
+    assert unit_findings(tmp_path, after, before) == []
+    # A check really dropped is still seen: one of values written out, for sure.
+    kept = "\n".join(list(calls.values())[:-1])
+    found = unit_findings(tmp_path, before, kept)
+    assert [(f.rule, "len(key(1)), 1" in f.message) for f in found] == [("assertion-removed", True)]
+
+
+def test_a_unittest_check_of_a_value_with_itself_is_no_check(tmp_path: Path) -> None:
+    # As `assert add(2, 2) == add(2, 2)` is (a tautology): what it stands for is always true.
+    found = unit_findings(
+        tmp_path, "self.assertEqual(key(1), (1,))", "self.assertEqual(key(1), key(1))"
+    )
+    assert "assertion-removed" in {f.rule for f in found}, found
+
+
+def test_a_redefined_assert_method_is_not_read_as_unittests(tmp_path: Path) -> None:
+    # A class of the module that defines assertEqual again: its body says what it checks.
+    base = UNIT_HEAD + "        assert get(1) == 3\n"
+    now = (
+        UNIT_HEAD + "        self.assertEqual(get(1), 3)\n\n"
+        "    def assertEqual(self, a, b):\n        pass\n"
+    )
+    path = "tests/test_c.py"
+    found = analyze({path: base, **UNIT_CODE}, {path: now, **UNIT_CODE}, tmp_path)
+    assert [f.rule for f in found] == ["assertion-removed"], found
+
+
 def test_a_new_skipped_test_is_one_finding_not_two(tmp_path: Path) -> None:
     new = change(
         "class TestThings:",

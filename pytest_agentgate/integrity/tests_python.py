@@ -1394,10 +1394,10 @@ def _strength(test: ast.expr) -> str:
             return "loose"  # one of values written out: the expected one, or another
         if _all_but(test):
             return "loose"  # `!= 3`: every value but the one written out
-        plain = all(
-            # `is`: `1 == True` in Python, and `== 1` is an exact expectation, not `== True`.
-            isinstance(side, ast.Constant) and any(side.value is v for v in (True, False, None))
-            for side in test.comparators
+        # `is`: `1 == True` in Python, and `== 1` is an exact expectation, not `== True`. Either
+        # way round: `None == x` (unittest's `assertEqual(None, x)`) checks what `x is None` does.
+        plain = all(_singleton(side) for side in test.comparators) or (
+            len(test.ops) == 1 and _singleton(test.left)
         )
         if any(isinstance(op, _EXACT_OPS) for op in test.ops) and not plain:
             return "exact"
@@ -1405,6 +1405,60 @@ def _strength(test: ast.expr) -> str:
             return "exact"  # `is` a sentinel or an enum member
         return "weak"
     return "weak"  # `assert x`, `assert obj.ready`
+
+
+def _singleton(node: ast.expr) -> bool:
+    """``True``, ``False`` or ``None`` written out."""
+    return isinstance(node, ast.Constant) and any(node.value is v for v in (True, False, None))
+
+
+# unittest's assert* methods as the assert each stands for: ``self.assertEqual(a, b, msg)`` is
+# ``assert a == b``, ``self.assertIsNone(x)`` is ``assert x is None``. (``assertAlmostEqual``,
+# ``assertCountEqual`` and ``assertRegex`` have no plain spelling of the same strength.)
+_AS_COMPARISON: dict[str, type[ast.cmpop]] = {
+    "assertEqual": ast.Eq, "assertEquals": ast.Eq, "assertDictEqual": ast.Eq,
+    "assertListEqual": ast.Eq, "assertTupleEqual": ast.Eq, "assertSetEqual": ast.Eq,
+    "assertSequenceEqual": ast.Eq, "assertMultiLineEqual": ast.Eq, "assertNotEqual": ast.NotEq,
+    "assertNotEquals": ast.NotEq, "assertIn": ast.In, "assertNotIn": ast.NotIn,
+    "assertIs": ast.Is, "assertIsNot": ast.IsNot, "assertGreater": ast.Gt,
+    "assertGreaterEqual": ast.GtE, "assertLess": ast.Lt, "assertLessEqual": ast.LtE,
+}  # fmt: skip
+_AS_TRUTH = {"assertTrue", "assert_", "failUnless"}
+_AS_FALSITY = {"assertFalse", "failIf"}
+_AS_SINGLETON: dict[str, type[ast.cmpop]] = {"assertIsNone": ast.Is, "assertIsNotNone": ast.IsNot}
+_AS_ISINSTANCE = {"assertIsInstance": False, "assertNotIsInstance": True}
+
+
+def standing_for(call: ast.Call, module: Module) -> ast.expr | None:
+    """The test of the assert a ``self.assert*`` call of unittest stands for (its message left
+    out): ``a == b`` for ``self.assertEqual(a, b)``, ``not x`` for ``self.assertFalse(x)``; None
+    for another call, or one of a method the module defines again (what it checks is its
+    body's)."""
+    func = call.func
+    if not (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "self"
+        and not any(func.attr in methods for methods in module.methods.values())
+        and all(k.arg == "msg" for k in call.keywords)
+        and not any(isinstance(arg, ast.Starred) for arg in call.args)
+    ):
+        return None
+    name, args = func.attr, call.args
+    test: ast.expr | None = None
+    if name in _AS_COMPARISON and len(args) in (2, 3):
+        test = ast.Compare(args[0], [_AS_COMPARISON[name]()], [args[1]])
+    elif name in _AS_ISINSTANCE and len(args) in (2, 3):
+        test = ast.Call(ast.Name("isinstance", ast.Load()), [args[0], args[1]], [])
+        if _AS_ISINSTANCE[name]:
+            test = ast.UnaryOp(ast.Not(), test)
+    elif name in _AS_SINGLETON and len(args) in (1, 2):
+        test = ast.Compare(args[0], [_AS_SINGLETON[name]()], [ast.Constant(None)])
+    elif name in _AS_TRUTH and len(args) in (1, 2):
+        test = args[0]
+    elif name in _AS_FALSITY and len(args) in (1, 2):
+        test = ast.UnaryOp(ast.Not(), args[0])
+    return None if test is None else ast.fix_missing_locations(ast.copy_location(test, call))
 
 
 # A tolerance wider than this admits other values than the one expected: 5% of it, and 0.01 of
@@ -1742,7 +1796,10 @@ class AssertScan:
                 if self._attrs.get(func.attr, "") is not None:
                     self._attrs[func.attr] = swallowed
                 if isinstance(func.value, ast.Name) and func.value.id == "self":
-                    if func.attr in _ALL_BUT_METHODS:
+                    standing = standing_for(call, self.module)
+                    if standing is not None:  # rated as the assert it stands for
+                        self.checks.append((call.lineno, _strength(standing)))
+                    elif func.attr in _ALL_BUT_METHODS:
                         self.checks.append((call.lineno, "loose"))  # every value but one
                     elif func.attr in _EXACT_METHODS:
                         self.checks.append((call.lineno, "exact"))
@@ -1753,7 +1810,11 @@ class AssertScan:
             # A helper of the project is judged by its body, whatever its name says.
             resolved = self.helper(call) if self.helper is not None else self._local(call)
             if resolved is None and is_assertion_call(call, self.module):
-                if _vacuous_call(call):
+                standing = standing_for(call, self.module)
+                # Always true as the assert it stands for is: `assertEqual(f(), f())`.
+                if _vacuous_call(call) or (
+                    standing is not None and truthy(standing, self.module) is True
+                ):
                     if swallowed is None and self.tally.vacuous is None:
                         self.tally.vacuous = call.lineno
                 else:
@@ -2227,6 +2288,9 @@ def _expects(module: Module, func: Function) -> tuple[tuple[str, str, str, int],
                         same = written
                         if type(number) is float and number.is_integer():
                             same = f"{op} {int(number)!r}"  # 3.0 expects what 3 does
+                        elif _singleton(expected) and op in ("==", "is", "!=", "is not"):
+                            # `== None` expects what `is None` does (unittest's assertEqual).
+                            same = f"{'is' if op in ('==', 'is') else 'is not'} {number!r}"
                         out.append((_short(subject, 200), same, written, node.lineno))
     return tuple(out)
 
@@ -2460,6 +2524,13 @@ def _checks_in(
         and is_assertion_call(node.value, module)
     ):
         call = node.value
+        standing = standing_for(call, module)
+        if standing is not None:  # the same check as the assert it stands for
+            written = _as_written(module, node)
+            for part in _conjuncts(standing):
+                if any(isinstance(sub, ast.Name) for sub in ast.walk(part)):
+                    yield "assert " + _canonical(part), _subject(part), written, part, call.lineno
+            return
         subject: tuple[str, str] | None = None
         pair = _compared(call)
         if pair is not None:
