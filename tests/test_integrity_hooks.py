@@ -404,6 +404,7 @@ def project(root: Path, extra: dict[str, str] | None = None) -> Path:
     root.mkdir()
     files = {"test_calc.py": TESTS, "agentgate.yml": CONFIG, **(extra or {})}
     for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
@@ -709,3 +710,107 @@ def test_a_json_files_escapes_do_not_count_a_mention_twice(
     monkeypatch.chdir(root)
     gate = integrity(agentgate)
     assert [f for f in gate["findings"] if f["code"] == "guard-forged"] == []
+
+
+# A project with files that are no tests beside its tests: setup.py, docs/conf.py, a module
+# with a doctest, and tests in a folder of their own.
+PACKAGED = {
+    "setup.py": "from setuptools import setup\n\nsetup()\n",
+    "docs/conf.py": "project = 'calc'\n",
+    "calc.py": "def add(a, b):\n    '''\n    >>> add(1, 2)\n    3\n    '''\n    return a + b\n",
+    "tests/test_more.py": "def test_more():\n    assert 2 * 2 == 4\n",
+    "tests/helpers.py": "ONE = 1\n",
+    "tests/conftest.py": "ONE = 1\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("conftest", "extra"),
+    [
+        # pytest's docs, when --doctest-modules is added: review 34's inflection.
+        ("conftest.py", 'collect_ignore = ["setup.py", "docs/conf.py"]\n'),
+        ("conftest.py", 'collect_ignore = ["docs"]\ncollect_ignore_glob = ["*/conf.py"]\n'),
+        ("conftest.py", 'collect_ignore_glob = ["setup.py", "doc*"]\n'),
+        ("tests/conftest.py", 'collect_ignore = ["helpers.py"]\n'),
+        # Resolved against the conftest's folder, as pytest does: no test_more.py there.
+        ("conftest.py", 'collect_ignore = ["test_more.py"]\n'),
+    ],
+    ids=["setup-and-docs", "docs-folder-and-glob", "globs", "a-helper", "another-folder"],
+)
+def test_collect_ignore_of_files_that_are_no_tests_is_no_finding(
+    tmp_path: Path, agentgate: Agentgate, monkeypatch: pytest.MonkeyPatch, conftest: str, extra: str
+) -> None:
+    root = project(tmp_path / "p", PACKAGED)
+    (root / "pytest.ini").write_text("[pytest]\naddopts = --doctest-modules\n")
+    (root / conftest).write_text(extra)
+    monkeypatch.chdir(root)
+    gate = integrity(agentgate)
+    assert [f for f in gate["findings"] if f["code"] == "selection-narrowed"] == [], gate
+
+
+@pytest.mark.parametrize(
+    ("conftest", "extra", "base_ini"),
+    [
+        ("conftest.py", 'collect_ignore = ["setup.py", "test_calc.py"]\n', None),
+        ("conftest.py", 'collect_ignore = ["./tests/"]\n', None),
+        ("tests/conftest.py", 'collect_ignore = ["test_more.py"]\n', None),
+        ("tests/conftest.py", 'collect_ignore = ["../test_calc.py"]\n', None),
+        ("conftest.py", 'collect_ignore_glob = ["*_calc.py"]\n', None),
+        ("conftest.py", 'collect_ignore_glob = ["tes*"]\n', None),
+        ("conftest.py", 'collect_ignore = ["set" + "up.py"]\n', None),
+        ("tests/conftest.py", 'collect_ignore = ["../../elsewhere"]\n', None),
+        ("conftest.py", 'collect_ignore = ["tests/conftest.py"]\n', None),
+        # The base ran calc.py's doctests.
+        (
+            "conftest.py",
+            'collect_ignore = ["calc.py"]\n',
+            "[pytest]\naddopts = --doctest-modules\n",
+        ),
+        # A plugin's option that makes an item of every file: setup.py was one.
+        ("conftest.py", 'collect_ignore = ["setup.py"]\n', "[pytest]\naddopts = --flake8\n"),
+    ],
+    ids=[
+        "a-test-file-among-others",
+        "a-folder-of-tests",
+        "in-a-sub-conftest",
+        "above-the-conftest",
+        "a-glob",
+        "a-glob-of-a-folder",
+        "computed",
+        "outside-the-project",
+        "a-conftest",
+        "doctests-the-base-ran",
+        "a-plugin-collects-every-file",
+    ],
+)
+def test_collect_ignore_of_a_test_narrows_the_selection(
+    tmp_path: Path,
+    agentgate: Agentgate,
+    monkeypatch: pytest.MonkeyPatch,
+    conftest: str,
+    extra: str,
+    base_ini: str | None,
+) -> None:
+    files = dict(PACKAGED, **({"pytest.ini": base_ini} if base_ini else {}))
+    root = project(tmp_path / "p", files)
+    (root / conftest).write_text(extra)
+    monkeypatch.chdir(root)
+    gate = integrity(agentgate)
+    assert gate["status"] == "fail", gate
+    assert ("selection-narrowed", conftest, 1) in {
+        (f["code"], f["path"], f["line"]) for f in gate["findings"]
+    }
+
+
+def test_collect_ignore_of_a_test_file_the_change_adds_narrows_the_selection(
+    tmp_path: Path, agentgate: Agentgate, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = project(tmp_path / "p", PACKAGED)
+    (root / "docs" / "test_conf.py").write_text("def test_conf():\n    assert 1 == 2\n")
+    (root / "conftest.py").write_text('collect_ignore = ["docs"]\n')
+    monkeypatch.chdir(root)
+    gate = integrity(agentgate)
+    assert ("selection-narrowed", "conftest.py", 1) in {
+        (f["code"], f["path"], f["line"]) for f in gate["findings"]
+    }, gate
+    assert "collect_ignore gained 1 entries that cover tests (docs)" in str(gate["findings"])

@@ -29,8 +29,11 @@ not a finding) and, for settings, by the options they hold.
 from __future__ import annotations
 
 import ast
+import contextlib
+import fnmatch
 import functools
 import json
+import posixpath
 import re
 import shlex
 from collections import Counter
@@ -52,7 +55,9 @@ from pytest_agentgate.integrity.tests_python import (
     Module,
     Settings,
     environmental,
+    matches_python_files,
     read_mark,
+    read_settings,
     truthy,
 )
 from pytest_agentgate.syntax import dumped, unparsed
@@ -106,6 +111,7 @@ SETTINGS_FILES = pytest_files.FILES
 
 
 def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
+    hidden = _Hidden(scan)
     for path, status in sorted(scan.touched.items()):
         if status == "deleted":
             continue
@@ -125,7 +131,7 @@ def analyze(scan: Scan) -> Iterable[IntegrityFinding]:
             if now_tree is None:
                 continue
             if name == "conftest.py" or (hooks and _defines_hooks(now_tree)):
-                yield from _hook_findings(path, now_tree, before_tree)
+                yield from _hook_findings(path, now_tree, before_tree, hidden)
                 yield from _exit_findings(path, now_tree, before_tree)
                 yield from _report_findings(path, now_tree, before_tree)
                 yield from _option_findings(path, now_tree, before_tree)
@@ -269,7 +275,7 @@ def _shape(node: ast.AST) -> str:
 
 
 def _hook_findings(
-    path: str, now: ast.Module, before: ast.Module | None
+    path: str, now: ast.Module, before: ast.Module | None, hidden: _Hidden | None = None
 ) -> Iterator[IntegrityFinding]:
     old = {name: Counter(_hook_shape(f) for f in funcs) for name, funcs in _hooks(before).items()}
     for name, funcs in sorted(_hooks(now).items()):
@@ -297,7 +303,7 @@ def _hook_findings(
             path,
             line,
         )
-    yield from _collect_ignore(path, now, before)
+    yield from _collect_ignore(path, now, before, hidden)
 
 
 def _hooks_attached(tree: ast.Module | None) -> list[tuple[int, str]]:
@@ -1164,36 +1170,159 @@ def _one(node: ast.expr) -> bool:
 
 
 def _collect_ignore(
-    path: str, now: ast.Module, before: ast.Module | None
+    path: str, now: ast.Module, before: ast.Module | None, hidden: _Hidden | None
 ) -> Iterator[IntegrityFinding]:
-    def entries(tree: ast.Module | None) -> Counter[str]:
-        found: Counter[str] = Counter()
+    """A ``collect_ignore`` or ``collect_ignore_glob`` entry the conftest gains that covers a
+    test: a test file (``python_files``), a folder holding one, or a file the base collected.
+    One that covers only other files (pytest's docs' ``collect_ignore = ["setup.py"]`` when
+    ``--doctest-modules`` is added) hides no test. A value that is not a literal list of
+    strings is judged by every string in it, each a test's name maybe."""
+
+    def assignments(tree: ast.Module | None) -> Iterator[ast.Assign | ast.AugAssign]:
         for node in tree.body if tree is not None else ():
             if isinstance(node, (ast.Assign, ast.AugAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 if any(_dotted(t) in ("collect_ignore", "collect_ignore_glob") for t in targets):
-                    found.update(
-                        _shape(e) for e in ast.walk(node.value) if isinstance(e, ast.Constant)
-                    )
+                    yield node
+
+    def entries(tree: ast.Module | None) -> Counter[tuple[str, bool | None]]:
+        found: Counter[tuple[str, bool | None]] = Counter()
+        for node in assignments(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            glob = any(_dotted(t) == "collect_ignore_glob" for t in targets)
+            value = node.value
+            if isinstance(value, ast.List | ast.Tuple) and all(
+                isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts
+            ):
+                found.update(
+                    (str(e.value), glob) for e in value.elts if isinstance(e, ast.Constant)
+                )
+            else:  # computed: each string in it may name tests
+                found.update(
+                    (_shape(e), None) for e in ast.walk(value) if isinstance(e, ast.Constant)
+                )
         return found
 
     added = entries(now) - entries(before)
-    if added:
-        line = next(
-            node.lineno
-            for node in now.body
-            if isinstance(node, (ast.Assign, ast.AugAssign))
-            and any(
-                _dotted(t) in ("collect_ignore", "collect_ignore_glob")
-                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
-            )
-        )
+    folder = PurePosixPath(path).parent.as_posix()
+    hiding = [
+        entry
+        for (entry, glob), count in added.items()
+        for _ in range(count)
+        if glob is None or hidden is None or hidden.covers_tests(folder, entry, glob)
+    ]
+    if hiding:
+        line = next(node.lineno for node in assignments(now))
+        shown = ", ".join(dict.fromkeys(hiding))
         yield IntegrityFinding(
             "selection-narrowed",
-            f"collect_ignore gained {sum(added.values())} entries: those tests are never collected",
+            f"collect_ignore gained {len(hiding)} entries that cover tests ({_short(shown)}): "
+            "those tests are never collected",
             path,
             line,
         )
+
+
+class _Hidden:
+    """What a conftest's ``collect_ignore`` entry hides: the files of the project (tracked at
+    the base, and those the change adds), read once and only when asked."""
+
+    def __init__(self, scan: Scan) -> None:
+        self.scan = scan
+        self._files: list[str] | None = None
+        self._everything: bool | None = None
+        self._settings: tuple[Settings, Settings] | None = None
+
+    def files(self) -> list[str]:
+        if self._files is None:
+            found: dict[str, None] = {}
+            with contextlib.suppress(Exception):  # a snapshot, or git failing: the change alone
+                for name in self.scan.repo.tracked_at(self.scan.change.base):
+                    relative = self.scan.change.relative(name, self.scan.root)
+                    if relative is not None:
+                        found[relative] = None
+            for name, status in self.scan.touched.items():
+                if status != "deleted":
+                    found[name] = None
+            self._files = list(found)
+        return self._files
+
+    def covers_tests(self, folder: str, entry: str, glob: bool) -> bool:
+        """Whether ``entry`` of the conftest in ``folder`` (resolved against it, as pytest
+        does) covers a file that is a test on either side, or one the base collected."""
+        resolved = posixpath.normpath(posixpath.join(folder, entry.removeprefix("./")))
+        if resolved == ".." or resolved.startswith("../") or posixpath.isabs(resolved):
+            return True  # outside the project: what is there is not known
+        if self.everything():
+            return True
+        for name in self.files():
+            if glob:
+                paths = [name, *(p.as_posix() for p in PurePosixPath(name).parents)]
+                covered = any(fnmatch.fnmatch(p, resolved) for p in paths if p != ".")
+            else:
+                covered = resolved == "." or name == resolved or name.startswith(resolved + "/")
+            if covered and self._a_test(name):
+                return True
+        return False
+
+    def everything(self) -> bool:
+        """The base collects what agentgate cannot tell apart: a conftest of its with a
+        ``pytest_collect_file`` hook, a plugin's option that collects every file (``--mypy``,
+        ``--flake8``): any file may be a test."""
+        if self._everything is None:
+            options = {w.split("=")[0] for s in self.settings() for w in s.addopts.split()}
+            self._everything = bool(options & _COLLECTING_OPTIONS) or any(
+                "pytest_collect_file" in (self.scan.sources.at_base(name) or "")
+                for name in self.files()
+                if PurePosixPath(name).name == "conftest.py"
+            )
+        return self._everything
+
+    def settings(self) -> tuple[Settings, Settings]:
+        """pytest's settings at the base, and now."""
+        if self._settings is None:
+            self._settings = (
+                read_settings(self.scan.sources.at_base),
+                read_settings(self.scan.sources.now),
+            )
+        return self._settings
+
+    def _a_test(self, name: str) -> bool:
+        """A test file by either side's ``python_files``, a doctest file, a conftest, or a
+        module whose doctests the base ran."""
+        base, now = self.settings()
+        pure = PurePosixPath(name)
+        if pure.name == "conftest.py":
+            return True  # its fixtures and hooks: what the tests there need
+        if name.endswith(".py") and any(
+            matches_python_files(pure, pattern) for s in (base, now) for pattern in s.python_files
+        ):
+            return True
+        globs = ["test*.txt", *_doctest_globs(base.addopts), *_doctest_globs(now.addopts)]
+        if any(fnmatch.fnmatch(pure.name, g) for g in globs):
+            return True
+        if name.endswith(".py") and "--doctest-modules" in base.addopts.split():
+            return ">>>" in (self.scan.sources.at_base(name) or "")  # the base ran its doctests
+        return False
+
+
+# Options of plugins that collect every file of the project as an item of their own.
+_COLLECTING_OPTIONS = frozenset(
+    {"--mypy", "--flake8", "--pylint", "--ruff", "--ruff-format", "--black", "--isort"}
+    | {"--pycodestyle", "--pydocstyle", "--mccabe", "--codestyle", "--docstyle", "--pyright"}
+)
+
+
+def _doctest_globs(addopts: str) -> list[str]:
+    """The ``--doctest-glob`` patterns of an addopts."""
+    words = addopts.split()
+    found = [w.split("=", 1)[1] for w in words if w.startswith("--doctest-glob=")]
+    found += [words[i + 1] for i, w in enumerate(words[:-1]) if w == "--doctest-glob"]
+    return found
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def _exit_findings(

@@ -504,6 +504,11 @@ class TestFiles:
         return self._ignores[key]
 
 
+def matches_python_files(path: PurePosixPath, pattern: str) -> bool:
+    """Whether a ``python_files`` pattern selects the file at ``path``."""
+    return _file_matches(path, pattern)
+
+
 def _file_matches(path: PurePosixPath, pattern: str) -> bool:
     if "/" not in pattern:
         return fnmatch.fnmatch(path.name, pattern)
