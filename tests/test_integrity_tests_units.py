@@ -1068,6 +1068,13 @@ def test_an_exact_unittest_check_made_a_truth_check_is_still_weakened(
     assert "assertion-weakened" in {f.rule for f in found}, found
 
 
+def test_none_compared_first_is_a_truth_check_but_none_looked_for_is_not(tmp_path: Path) -> None:
+    # `None == x` checks what `x is None` does; `None in x` looks for a value in a collection.
+    found = unit_findings(tmp_path, "assert None in key(1)", "assert key(1)")
+    assert "assertion-weakened" in {f.rule for f in found}, found
+    assert unit_findings(tmp_path, "assert None == get(1)", "assert get(1) is None") == []
+
+
 def test_a_unittest_check_respelled_as_a_plain_assert_is_the_same_check(tmp_path: Path) -> None:
     # Review 34's cachetools: each assert* call written as the assert it stands for, values
     # compared with one another (no expected value written out) among them.

@@ -1402,7 +1402,9 @@ def _strength(test: ast.expr) -> str:
         # `is`: `1 == True` in Python, and `== 1` is an exact expectation, not `== True`. Either
         # way round: `None == x` (unittest's `assertEqual(None, x)`) checks what `x is None` does.
         plain = all(_singleton(side) for side in test.comparators) or (
-            len(test.ops) == 1 and _singleton(test.left)
+            len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq | ast.NotEq | ast.Is | ast.IsNot)
+            and _singleton(test.left)
         )
         if any(isinstance(op, _EXACT_OPS) for op in test.ops) and not plain:
             return "exact"
