@@ -1755,6 +1755,27 @@ def test_an_omit_of_the_bases_measured_code_is_still_loosening(
     ]
 
 
+def test_a_top_folder_named_as_the_measured_package_is_loosening(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Any
+) -> None:
+    # Red team 57: coverage.py reads `source = ["pkg"]` as the folder pkg/ once there is one;
+    # a `pkg/release.py` at the top took src/pkg out of the figures.
+    settings = '[tool.coverage.run]\nsource = ["pkg"]\n'
+    files = {**SRC_LAYOUT, "pyproject.toml": SRC_LAYOUT["pyproject.toml"] + "\n" + settings}
+    root = zero_repo(tmp_path, monkeypatch, files)
+    write(root / "pkg" / "release.py", 'VERSION = "0.1"\n')
+    run = verify("--profile", "strict")
+    assert run.code == 1
+    assert [(path, message) for path, _, message in tool_findings(run)] == [
+        (
+            "pkg/release.py",
+            "coverage: the change adds a folder pkg/ at the project's top, which coverage.py "
+            "measures for the source pkg in place of the package (src/pkg/__init__.py): the "
+            "package's files are no longer measured",
+        )
+    ]
+
+
 def test_zero_config_keeps_the_bases_packages_and_adds_the_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verify: Any
 ) -> None:

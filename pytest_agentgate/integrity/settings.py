@@ -60,6 +60,7 @@ def analyze(scan: Scan) -> Iterator[IntegrityFinding]:
     yield from tools.ruff()
     yield from tools.linters()
     yield from tools.coverage()
+    yield from tools.shadowed_sources()
     yield from tools.pytest()
 
 
@@ -649,6 +650,34 @@ class _Tools:
         project's files at the base (what it measures)."""
         files = at_base(self.scan.repo, self.scan.change.base, self.scan.root)
         return coverage_sources(files) if files is not None else []
+
+    def shadowed_sources(self) -> Iterator[IntegrityFinding]:
+        """A folder the change adds at the project's top, named as a package the base's
+        coverage sources name (``source = ["pkg"]``, ``--cov=pkg``): coverage.py reads a name
+        as a folder when there is one, so the package (under ``src/``) is no longer measured
+        (red team 57 added ``pkg/release.py``)."""
+        added = {
+            path.split("/", 1)[0]
+            for path, status in self.touched.items()
+            if status != "deleted" and "/" in path
+        }
+        if not added:
+            return
+        before = self.base_files()
+        for entry in coverage_sources_at_base(self.scan):
+            name = entry.strip().removeprefix("./").strip("/")
+            if "/" in name or name not in added or any(f.startswith(name + "/") for f in before):
+                continue
+            package = [f for f in _measured_by("source_pkgs", name, before) if f.endswith(".py")]
+            if package:
+                yield IntegrityFinding(
+                    TOOL_RULE,
+                    f"coverage: the change adds a folder {name}/ at the project's top, which "
+                    f"coverage.py measures for the source {name} in place of the package "
+                    f"({_show(package)}): the package's files are no longer measured",
+                    next(p for p in sorted(self.touched) if p.startswith(name + "/")),
+                    None,
+                )
 
     def _measured(self, settings: Mapping[str, Any]) -> set[str] | None:
         """The project's files the ``source``, ``source_pkgs`` and ``source_dirs`` of these
