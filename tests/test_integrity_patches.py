@@ -712,6 +712,26 @@ def test_mul_zero():
         ("globals().update(check=print)\n", True),
         ('name = "ch" + "eck"\nglobals()[name] = print\n', True),
         ('import sys\nsetattr(sys.modules[__name__], "check", print)\n', True),
+        # Red team 58: other spellings, the helper's code, unittest's assert methods.
+        ('_g = globals\n_g()["check"] = print\n', True),
+        ('import sys\nsys._getframe().f_globals["check"] = print\n', True),
+        ("check.__code__ = (lambda f, a, b, want: None).__code__\n", True),
+        ('setattr(check, "__defaults__", (1,))\n', True),
+        (
+            "import unittest\n\n\nclass T(unittest.TestCase):\n"
+            "    assertEqual = unittest.TestCase.assertGreaterEqual\n",
+            True,
+        ),
+        (
+            "import unittest\n\n\nclass T(unittest.TestCase):\n    def setUp(self):\n"
+            "        self.assertEqual = lambda *a, **k: None\n",
+            True,
+        ),
+        (
+            "import unittest\n\n\nclass T(unittest.TestCase):\n    def setUp(self):\n"
+            "        self.addTypeEqualityFunc(float, lambda a, b, msg=None: None)\n",
+            True,
+        ),
         # Tests generated in a loop, by a name that starts with "test".
         (
             'for n in (1, 2):\n    globals()[f"test_mul_{n}"] = lambda n=n: check(mul, n, 1, n)\n',

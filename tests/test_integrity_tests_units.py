@@ -1011,10 +1011,15 @@ def test_a_check_dropped_with_the_behaviour_it_checks_is_no_finding(tmp_path: Pa
 
 def test_comparing_with_zero_or_one_is_exact(tmp_path: Path) -> None:
     # 0 == False and 1 == True: still comparisons with a value, not truthiness checks.
-    for compared in ("add(1, 2) > 0", "add(1, 2) == 0", "add(1, 2) >= 1"):
+    for compared in ("add(1, 2) == 0", "add(1, 2) == 1"):
         new = change("    assert add(1, 2) == 3", f"    assert {compared}")
         found = analyze({PY: BASE_PY}, {PY: new}, tmp_path)
         assert "assertion-weakened" not in {f.rule for f in found}, compared
+    # A bound, of 0 or 1 or any value, admits other values than the one expected (red team 58).
+    for compared in ("add(1, 2) > 0", "add(1, 2) >= 1"):
+        new = change("    assert add(1, 2) == 3", f"    assert {compared}")
+        found = analyze({PY: BASE_PY}, {PY: new}, tmp_path)
+        assert "assertion-weakened" in {f.rule for f in found}, compared
 
 
 UNIT_HEAD = (
@@ -2256,6 +2261,8 @@ def test_ordinal_teens(n, expected):
         (SPLIT_WITH_A_HELPER + "\n\nglobals().update(check=print)\n", ["tests-fewer"]),
         (SPLIT_WITH_A_HELPER + "\n\nfrom builtins import print as check\n", ["tests-fewer"]),
         (SPLIT_WITH_A_HELPER + "\n\ncheck = print\n", ["tests-fewer"]),
+        (SPLIT_WITH_A_HELPER + '\n\n_g = globals\n_g()["check"] = print\n', ["tests-fewer"]),
+        (SPLIT_WITH_A_HELPER + "\n\ncheck.__code__ = print.__code__\n", ["tests-fewer"]),
     ],
     ids=[
         "checks-kept",
@@ -2267,6 +2274,8 @@ def test_ordinal_teens(n, expected):
         "rebound-by-update",
         "rebound-by-import",
         "rebound-by-assignment",
+        "rebound-by-an-alias-of-globals",
+        "code-replaced",
     ],
 )
 def test_a_parametrized_test_split_in_two_around_a_helper(
@@ -2659,3 +2668,58 @@ def test_the_cases_a_parametrized_test_runs_are_read_only_where_they_reach_it(
     module = Module("t.py", ast.parse("import pytest\n\n" + source), Settings())
     func = next(n for n in module.tree.body if isinstance(n, ast.FunctionDef))
     assert len(tests_python._instances(module, func)) == cases
+
+
+BOUND_BASE = "from calc import tax\n\n\ndef test_tax():\n    assert tax(30) == 3.5\n"
+UNITTEST_BOUND_BASE = (
+    "import unittest\n\nfrom calc import tax\n\n\nclass T(unittest.TestCase):\n"
+    "    def test_tax(self):\n        self.assertEqual(tax(30), 3.5)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("base", "old", "new", "weakened"),
+    [
+        (BOUND_BASE, "== 3.5", "<= 4.0", True),
+        (UNITTEST_BOUND_BASE, "assertEqual(tax(30), 3.5)", "assertLessEqual(tax(30), 4.0)", True),
+        (
+            UNITTEST_BOUND_BASE,
+            "assertEqual(tax(30), 3.5)",
+            "assertAlmostEqual(tax(30), 3.5, delta=1)",
+            True,
+        ),
+        (
+            UNITTEST_BOUND_BASE,
+            "assertEqual(tax(30), 3.5)",
+            "assertAlmostEqual(tax(30), 3.5, places=0)",
+            True,
+        ),
+        (
+            UNITTEST_BOUND_BASE,
+            "assertEqual(tax(30), 3.5)",
+            "assertAlmostEqual(tax(30), 3.5)",
+            False,
+        ),
+        (
+            UNITTEST_BOUND_BASE,
+            "assertEqual(tax(30), 3.5)",
+            "assertAlmostEqual(tax(30), 3.5, delta=1e-9)",
+            False,
+        ),
+    ],
+    ids=[
+        "eq-to-bound",
+        "assertLessEqual",
+        "almost-delta",
+        "almost-places-0",
+        "almost",
+        "tiny-delta",
+    ],
+)
+def test_an_expectation_turned_into_a_bound_or_a_wide_tolerance_is_weakened(
+    tmp_path: Path, base: str, old: str, new: str, weakened: bool
+) -> None:
+    # Red team 58: `== 3.5` become `<= 4.0` (ordering was rated as exact as equality), and
+    # `assertAlmostEqual(..., delta=1)` or `places=0` (its tolerance was never read).
+    found = analyze({PY: base}, {PY: base.replace(old, new)}, tmp_path)
+    assert ("assertion-weakened" in {f.rule for f in found}) == weakened, found

@@ -88,7 +88,7 @@ def rebound_at_run_time(scan: Scan) -> Iterator[IntegrityFinding]:
         if status == "deleted" or not path.endswith(".py") or not is_test_file(path):
             continue
         now = scan.sources.now(path) or ""
-        if not any(word in now for word in ("globals()", "vars()", "setattr", "sys.modules")):
+        if not any(word in now for word in _RUN_TIME_WORDS):
             continue
         before = scan.sources.at_base(scan.renamed_from.get(path, path)) or ""
         had = Counter(what for what, _ in _run_time_bindings(parse_python(before)))
@@ -105,23 +105,89 @@ def rebound_at_run_time(scan: Scan) -> Iterator[IntegrityFinding]:
             )
 
 
+# Words without which a module's text binds nothing at run time that its text does not show.
+_RUN_TIME_WORDS = (
+    "globals",
+    "vars",
+    "setattr",
+    "sys.modules",
+    "f_globals",
+    "__code__",
+    "__defaults__",
+    "__wrapped__",
+    "assert",
+    "addTypeEqualityFunc",
+)
+# A function's attributes that decide what calling it runs.
+_CODE_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__", "__wrapped__"})
+
+
 def _run_time_bindings(tree: ast.Module | None) -> Iterator[tuple[str, int]]:
-    """Where a module writes its own namespace at run time: (what, as written; line)."""
+    """Where a module writes its own namespace at run time, or what its tests' checks run:
+    (what, as written; line). Its namespace through ``globals()``, ``vars()``, a frame's
+    ``f_globals``, ``globals`` itself handed on (``_g = globals``); a function's code or
+    defaults (``check.__code__ = ...``); unittest's ``assert*`` methods bound again (in a class
+    body, on ``self``) or given another comparison (``addTypeEqualityFunc``): red team 58."""
     if tree is None:
         return
+    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
     for node in ast.walk(tree):
         target: ast.expr | None = None
+        if (
+            isinstance(node, ast.Name)
+            and node.id in ("globals", "vars")
+            and isinstance(node.ctx, ast.Load)
+            and id(node) not in called
+        ):
+            yield f"{node.id} handed on", node.lineno
+            continue
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            if node.attr in _CODE_ATTRIBUTES or (
+                node.attr.startswith("assert")
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+            ):
+                yield unparsed(node)[:80], node.lineno
+            continue
+        if isinstance(node, ast.ClassDef):
+            for stmt in node.body:
+                names = [t for t in getattr(stmt, "targets", [getattr(stmt, "target", None)]) if t]
+                if isinstance(stmt, ast.Assign | ast.AnnAssign) and any(
+                    isinstance(t, ast.Name) and t.id.startswith("assert") for t in names
+                ):
+                    yield f"{node.name}.{unparsed(names[0])}"[:80], stmt.lineno
+            continue
         if isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
-            if _own_namespace(node.value):
+            if _own_namespace(node.value) or (
+                isinstance(node.value, ast.Attribute) and node.value.attr == "f_globals"
+            ):
                 target = node.slice
         elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "addTypeEqualityFunc":
+                yield unparsed(node.func)[:80], node.lineno
+                continue
             func = node.func
             if (
                 isinstance(func, ast.Attribute)
                 and func.attr in ("update", "setdefault", "__setitem__")
-                and _own_namespace(func.value)
+                and (
+                    _own_namespace(func.value)
+                    or (isinstance(func.value, ast.Attribute) and func.value.attr == "f_globals")
+                )
             ):
                 yield f"{unparsed(func)}(...)", node.lineno
+                continue
+            named = node.args[1] if isinstance(func, ast.Name) and len(node.args) > 1 else None
+            if (
+                isinstance(func, ast.Name)
+                and func.id == "setattr"
+                and isinstance(named, ast.Constant)
+                and (
+                    named.value in _CODE_ATTRIBUTES
+                    or (str(named.value).startswith("assert") and unparsed(node.args[0]) == "self")
+                )
+            ):
+                yield unparsed(node)[:80], node.lineno
                 continue
             if (
                 isinstance(func, ast.Name)
@@ -129,7 +195,7 @@ def _run_time_bindings(tree: ast.Module | None) -> Iterator[tuple[str, int]]:
                 and node.args
                 and _module_object(node.args[0])
             ):
-                target = node.args[1] if len(node.args) > 1 else None
+                target = named
         else:
             continue
         if target is None:

@@ -1217,6 +1217,7 @@ class MarkReader:
 # -- assertions ---------------------------------------------------------------------------------
 
 _EXACT_OPS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn)
+_ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _WEAK_METHODS = {"assertTrue", "assertFalse", "assertIsNotNone", "assertIsNone", "assertIsInstance"}
 _EXACT_METHODS = {
     "assertEqual", "assertNotEqual", "assertIn", "assertNotIn", "assertAlmostEqual",
@@ -1399,6 +1400,10 @@ def _strength(test: ast.expr) -> str:
             return "loose"  # one of values written out: the expected one, or another
         if _all_but(test):
             return "loose"  # `!= 3`: every value but the one written out
+        if all(isinstance(op, _ORDERING) for op in test.ops) and not any(
+            _singleton(side) for side in sides
+        ):
+            return "loose"  # `<= 4.0`: a bound, which other values meet (red team 58)
         # `is`: `1 == True` in Python, and `== 1` is an exact expectation, not `== True`. Either
         # way round: `None == x` (unittest's `assertEqual(None, x)`) checks what `x is None` does.
         plain = all(_singleton(side) for side in test.comparators) or (
@@ -1485,6 +1490,26 @@ def _wide(call: ast.Call, absolute: str, relative: str) -> bool:
     expected = [value(arg, None) for arg in call.args]
     sizes = [abs(e) for e in expected if isinstance(e, int | float) and not isinstance(e, bool)]
     return tol > _ABSOLUTE and tol >= _RELATIVE * max(sizes, default=0.0) and bool(sizes)
+
+
+def _wide_almost(call: ast.Call) -> bool:
+    """``assertAlmostEqual(a, b, delta=D)`` with a ``delta`` wider than rounding (as
+    :func:`_wide` reads a tolerance), or ``places`` of 1 or none."""
+    func = call.func
+    if not (
+        isinstance(func, ast.Attribute) and func.attr in ("assertAlmostEqual", "assertAlmostEquals")
+    ):
+        return False
+    given = {k.arg: value(k.value, None) for k in call.keywords if k.arg}
+    places = given.get("places", value(call.args[2], None) if len(call.args) > 2 else None)
+    if isinstance(places, int) and not isinstance(places, bool) and places <= 1:
+        return True
+    if "delta" in given:
+        probe = ast.Call(
+            call.func, call.args[1:2], [ast.keyword("abs", ast.Constant(given["delta"]))]
+        )
+        return _wide(probe, "abs", "rel")
+    return False
 
 
 _RAISES = {"pytest.raises", "pytest.warns", "pytest.deprecated_call"}
@@ -1806,8 +1831,10 @@ class AssertScan:
                     standing = standing_for(call, self.module)
                     if standing is not None:  # rated as the assert it stands for
                         self.checks.append((call.lineno, _strength(standing)))
-                    elif func.attr in _ALL_BUT_METHODS:
-                        self.checks.append((call.lineno, "loose"))  # every value but one
+                    elif func.attr in _ALL_BUT_METHODS or _wide_almost(call):
+                        # Every value but one; or near it by more than rounding: `delta=1`,
+                        # `places=0` (red team 58).
+                        self.checks.append((call.lineno, "loose"))
                     elif func.attr in _EXACT_METHODS:
                         self.checks.append((call.lineno, "exact"))
                     elif func.attr in _WEAK_METHODS:
@@ -2743,6 +2770,12 @@ def _helpers_inlined(module: Module, body: list[ast.stmt]) -> list[ast.stmt]:
     return out
 
 
+# Attributes through which code changes what a name of the module runs.
+_RUN_TIME_ATTRIBUTES = frozenset(
+    {"f_globals", "__code__", "__defaults__", "__kwdefaults__", "__wrapped__", "__dict__"}
+)
+
+
 @lru_cache(maxsize=64)
 def _module_bindings(module: Module) -> tuple[bool, Counter[str]]:
     """Whether the module binds names it cannot be read for (``globals()`` or ``vars()``
@@ -2750,16 +2783,24 @@ def _module_bindings(module: Module) -> tuple[bool, Counter[str]]:
     can be read for, anywhere (a ``def``, an assignment, an import, a ``global`` one's)."""
     dynamic = False
     bound: Counter[str] = Counter()
+    called = {id(node.func) for node in ast.walk(module.tree) if isinstance(node, ast.Call)}
     for node in ast.walk(module.tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if (
+            isinstance(node, ast.Name)
+            and node.id in ("globals", "vars")
+            and isinstance(node.ctx, ast.Load)
+            and id(node) not in called
+        ) or (isinstance(node, ast.Attribute) and node.attr in _RUN_TIME_ATTRIBUTES):
+            dynamic = True  # its namespace handed on, a frame's globals, a function's code
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             bound[node.name] += 1
         elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             bound[node.id] += 1
         elif isinstance(node, ast.alias):
             bound[(node.asname or node.name).split(".")[0]] += 1
         elif isinstance(node, ast.Call):
-            called = node.func.id if isinstance(node.func, ast.Name) else None
-            if called in ("exec", "eval", "setattr", "delattr") or (
+            function = node.func.id if isinstance(node.func, ast.Name) else None
+            if function in ("exec", "eval", "setattr", "delattr") or (
                 isinstance(node.func, ast.Attribute)
                 and isinstance(node.func.value, ast.Call)
                 and isinstance(node.func.value.func, ast.Name)
