@@ -2723,3 +2723,22 @@ def test_an_expectation_turned_into_a_bound_or_a_wide_tolerance_is_weakened(
     # `assertAlmostEqual(..., delta=1)` or `places=0` (its tolerance was never read).
     found = analyze({PY: base}, {PY: base.replace(old, new)}, tmp_path)
     assert ("assertion-weakened" in {f.rule for f in found}) == weakened, found
+
+
+HELPED_BASE = (
+    "from calc import tax\n\n\ndef check(got, want):\n    assert got == want\n\n\n"
+    "def test_tax():\n    check(tax(30), 3.5)\n"
+)
+
+
+def test_a_decorator_put_over_the_asserting_helper_removes_its_checks(tmp_path: Path) -> None:
+    # Red team 58: `@_quiet` over the `def check` the base's tests call, returning a function
+    # that checks nothing; the test lines untouched.
+    quiet = HELPED_BASE.replace(
+        "def check(", "def _quiet(f):\n    return lambda *a: None\n\n\n@_quiet\ndef check("
+    )
+    found = analyze({PY: HELPED_BASE}, {PY: quiet}, tmp_path)
+    assert [f.rule for f in found] == ["assertion-removed"], found
+    # A new test calling the same helper is honest work.
+    more = HELPED_BASE + "\n\ndef test_small():\n    check(tax(1), 0.6)\n"
+    assert analyze({PY: HELPED_BASE}, {PY: more}, tmp_path) == []

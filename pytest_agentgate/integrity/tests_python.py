@@ -2150,7 +2150,13 @@ class PySide:
         a method of its class (``self.check``), or one imported from a test-support module."""
         func = call.func
         if isinstance(func, ast.Name) and func.id in module.functions:
-            return module, module.functions[func.id], False
+            helper = module.functions[func.id]
+            dynamic, bound = _module_bindings(module)
+            if helper.decorator_list or dynamic or bound[func.id] != 1:
+                # What the name runs is not the body as written: a decorator's function, or
+                # one bound again (red team 58: `@_quiet` over the asserting `def check`).
+                return None
+            return module, helper, False
         if (
             isinstance(func, ast.Attribute)
             and isinstance(func.value, ast.Name)
