@@ -526,6 +526,39 @@ def test_naming_the_folder_that_holds_every_test_is_the_whole_suite(
     assert (test["status"] == "pass") == whole, test
 
 
+@pytest.mark.parametrize(
+    ("extra", "config", "whole"),
+    [
+        # A conftest at the top that collects files of its own (red team 58).
+        (
+            {"conftest.py": "def pytest_collect_file(parent, file_path):\n    return None\n"},
+            None,
+            False,
+        ),
+        # The test gate the session stands for runs --doctest-modules: every module counts.
+        (
+            {"pkg/mod.py": "def f():\n    return 1\n"},
+            "gates:\n  test: {command: pytest --doctest-modules}\n",
+            False,
+        ),
+        ({"pkg/mod.py": "def f():\n    return 1\n"}, None, True),
+    ],
+    ids=["top-conftest-collects", "gate-runs-doctest-modules", "plain-module"],
+)
+def test_what_else_pytest_would_collect_outside_the_named_folder(
+    pytester: pytest.Pytester, extra: dict[str, str], config: str | None, whole: bool
+) -> None:
+    for name, text in {"tests/test_one.py": "def test_a():\n    pass\n", **extra}.items():
+        (pytester.path / name).parent.mkdir(parents=True, exist_ok=True)
+        (pytester.path / name).write_text(text)
+    if config is not None:
+        pytester.makefile(".yml", agentgate=config)
+    _, verdict = gated(pytester, "--agentgate=strict", "tests")
+    assert verdict is not None
+    summary = gate(verdict, "test")["summary"]
+    assert ("only the tests in tests ran" not in summary) == whole, summary
+
+
 def test_a_rootdir_of_the_callers_is_no_whole_suite(pytester: pytest.Pytester) -> None:
     # Red team 57: `pytest tests --rootdir=tests` made tests/ the project, and its tests the
     # whole suite, while integration/ held a failing one.
@@ -1119,6 +1152,7 @@ def test_the_gate_process_judges_the_evidence_it_is_sent(tmp_path: Path) -> None
         "ready": True,
         "coverage": False,
         "measure": None,
+        "doctest_modules": False,
         "early": {"status": "pass", "failed": []},
     }
     assert answer["status"] == "fail" and answer["json_error"] is None

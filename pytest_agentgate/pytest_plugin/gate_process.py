@@ -133,6 +133,7 @@ def serve(channel: Channel, cancel: threading.Event | None = None) -> int:
                 "ready": True,
                 "coverage": bool(gate.coverage_gates),
                 "measure": gate.measure,
+                "doctest_modules": gate.doctest_modules(),
                 "early": gate.early(),
             }
         )
@@ -170,6 +171,7 @@ class HelperSession:
         self.coverage_gates = coverage_gates
         self.cov_active = cov_active
         self.measure: dict[str, Any] | None = None
+        self.replaced: list[str] = []
         # The session's command line ("pytest ARGS") and where it was started.
         self.invocation: tuple[str, Path] | None = None
         request = Request(
@@ -200,6 +202,7 @@ class HelperSession:
             settings, registry, adapted.test_gates, adapted.coverage_gates, cov_active, run, cancel
         )
         session.measure = adapted.measure
+        session.replaced = adapted.replaced
         session.invocation = (str(request["command"]), Path(request["cwd"]))
         return session
 
@@ -216,6 +219,11 @@ class HelperSession:
             "status": status,
             "failed": [r.name for r in results if r.failed and r.blocking],
         }
+
+    def doctest_modules(self) -> bool:
+        """Whether a test gate this session stands for runs ``--doctest-modules``: its tests
+        are in every module of the project, not only in its test files."""
+        return any("--doctest-modules" in words(command) for command in self.replaced)
 
     def count_commands(self) -> dict[str, tuple[str, Path]]:
         """The command each test gate of this session is, as its base is collected: this
@@ -471,6 +479,8 @@ class Adapted:
     # How the pytest process measures coverage itself (``commands.coverage_options``) when
     # pytest-cov is not active and the replaced test command measured it; None otherwise.
     measure: dict[str, Any] | None = None
+    # The configured commands of the test gates this session stands for (replaced by it).
+    replaced: list[str] = dataclasses.field(default_factory=list)
 
 
 def adapt_settings(settings: GateSettings, command: str, cov_active: bool) -> Adapted:
@@ -541,7 +551,7 @@ def adapt_settings(settings: GateSettings, command: str, cov_active: bool) -> Ad
             for gate in covs:
                 gate.reports = []
         settings.notices.append("tests judged from this pytest session")
-    return Adapted([g.name for g in tests], [g.name for g in covs], measure)
+    return Adapted([g.name for g in tests], [g.name for g in covs], measure, replaced=replaced)
 
 
 def _insert_at(gates: list[GateConfig]) -> int:

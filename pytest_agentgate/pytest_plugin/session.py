@@ -1216,7 +1216,8 @@ class GateSession:
             reasons.append("--lf ran only the tests that failed last time")
         if self.deselected and (chosen := caller_selection(self.config)):
             reasons.append(f"{self.deselected} tests deselected ({chosen})")
-        if chosen := chosen_paths(self.config):
+        doctests = bool(self.gate.ready().get("doctest_modules"))
+        if chosen := chosen_paths(self.config, doctest_modules=doctests):
             reasons.append(chosen)
         if chosen := caller_collection(self.config):
             reasons.append(chosen)
@@ -1364,12 +1365,13 @@ def _last_failed_active(config: pytest.Config) -> bool:
     return bool(cache is not None and cache.get("cache/lastfailed", {}))
 
 
-def chosen_paths(config: pytest.Config) -> str | None:
+def chosen_paths(config: pytest.Config, *, doctest_modules: bool = False) -> str | None:
     """Test ids or paths on the command line that select less than the whole suite.
 
     The suite is ``testpaths`` under pytest's rootdir, else the rootdir itself. Paths that
     contain every part of it (``pytest tests`` with ``testpaths = tests``, ``pytest .``) are a
-    whole run.
+    whole run. ``doctest_modules``: the test gate the session stands for runs
+    ``--doctest-modules`` (:func:`_tests_outside`).
     """
     source = config.args_source
     if source == pytest.Config.ArgsSource.TESTPATHS:
@@ -1390,7 +1392,7 @@ def chosen_paths(config: pytest.Config) -> str | None:
     suite = _suite(config)
     if all(any(c == part or c in part.parents for c in chosen) for part in suite):
         return None
-    if not config.getini("testpaths") and not _tests_outside(config, chosen):
+    if not config.getini("testpaths") and not _tests_outside(config, chosen, doctest_modules):
         return None  # `pytest tests` where every test file is in tests/ (review 34)
     return f"only the tests in {shown} ran, not the whole suite"
 
@@ -1416,16 +1418,18 @@ def _package_folder(name: str) -> Path | None:
 MAX_FILES_LOOKED_AT = 200_000
 
 
-def _tests_outside(config: pytest.Config, chosen: list[Path]) -> bool:
+def _tests_outside(config: pytest.Config, chosen: list[Path], doctest_modules: bool) -> bool:
     """Whether the project (pytest's rootdir, which has no ``testpaths``) has a file pytest
     would collect tests from outside the ``chosen`` paths: one its ``python_files`` patterns
-    name, a doctest file (``--doctest-glob``), or with ``--doctest-modules`` any Python file;
-    not in a folder ``norecursedirs`` keeps pytest out of. The project's files are those git
-    lists (tracked, or new and not ignored), else those on disk."""
+    name, a doctest file (``--doctest-glob``), with ``--doctest-modules`` (this run's, or the
+    test gate's: ``doctest_modules``) any Python file; or a ``conftest.py`` there that collects
+    files of its own (``pytest_collect_file``: red team 58). Not in a folder
+    ``norecursedirs`` keeps pytest out of. The project's files are those git lists (tracked,
+    or new and not ignored), else those on disk."""
     root = _top(config)
     patterns = [str(p) for p in config.getini("python_files") or ("test_*.py", "*_test.py")]
     patterns += [str(p) for p in config.getoption("doctestglob", None) or ("test*.txt",)]
-    modules = bool(config.getoption("doctestmodules", False))
+    modules = doctest_modules or bool(config.getoption("doctestmodules", False))
     skipped = [str(p) for p in config.getini("norecursedirs")]
     for count, relative in enumerate(_project_files(root)):
         if count >= MAX_FILES_LOOKED_AT:
@@ -1442,7 +1446,18 @@ def _tests_outside(config: pytest.Config, chosen: list[Path]) -> bool:
             for pattern in patterns
         ):
             return True
+        if name == "conftest.py" and _collects_files(path):
+            return True
     return False
+
+
+def _collects_files(conftest: Path) -> bool:
+    """Whether a conftest.py holds a collector of its own (``pytest_collect_file``), which
+    may collect tests from any file under its folder."""
+    try:
+        return "pytest_collect_file" in conftest.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return True  # cannot be read: it may
 
 
 def _project_files(root: Path) -> Iterator[str]:
