@@ -2742,3 +2742,18 @@ def test_a_decorator_put_over_the_asserting_helper_removes_its_checks(tmp_path: 
     # A new test calling the same helper is honest work.
     more = HELPED_BASE + "\n\ndef test_small():\n    check(tax(1), 0.6)\n"
     assert analyze({PY: HELPED_BASE}, {PY: more}, tmp_path) == []
+
+
+def test_a_module_that_sets_or_reads_attributes_of_objects_keeps_its_helpers(
+    tmp_path: Path,
+) -> None:
+    # Honest work: `setattr` on an object and `obj.__dict__` read in a test of the change bind
+    # no name of the module; the base's tests still check through their helper.
+    more = HELPED_BASE + (
+        "\n\nclass Box:\n    pass\n\n\ndef test_box():\n    box = Box()\n"
+        '    setattr(box, "size", 3)\n    check(box.__dict__, {"size": 3})\n'
+    )
+    assert analyze({PY: HELPED_BASE}, {PY: more}, tmp_path) == []
+    split = SPLIT_WITH_A_HELPER + '\n\ndef test_attr():\n    setattr(object(), "x", 1)\n'
+    found = analyze({PY: SPLIT_BASE}, {PY: split}, tmp_path)
+    assert "tests-fewer" not in {f.rule for f in found}, found

@@ -2776,17 +2776,13 @@ def _helpers_inlined(module: Module, body: list[ast.stmt]) -> list[ast.stmt]:
     return out
 
 
-# Attributes through which code changes what a name of the module runs.
-_RUN_TIME_ATTRIBUTES = frozenset(
-    {"f_globals", "__code__", "__defaults__", "__kwdefaults__", "__wrapped__", "__dict__"}
-)
-
-
 @lru_cache(maxsize=64)
 def _module_bindings(module: Module) -> tuple[bool, Counter[str]]:
-    """Whether the module binds names it cannot be read for (``globals()`` or ``vars()``
-    written to, ``setattr`` on a module, ``exec``), and how many times it binds each name it
-    can be read for, anywhere (a ``def``, an assignment, an import, a ``global`` one's)."""
+    """Whether the module binds names of its own where its text does not show which
+    (``globals()`` or ``vars()`` written to, ``globals`` handed on, a frame's ``f_globals``,
+    ``setattr`` on a module object, a function's ``__code__`` or defaults assigned, ``exec``),
+    and how many times it binds each name it can be read for, anywhere (a ``def``, an
+    assignment, an import). Reading ``obj.__dict__`` or ``setattr`` on another object is none."""
     dynamic = False
     bound: Counter[str] = Counter()
     called = {id(node.func) for node in ast.walk(module.tree) if isinstance(node, ast.Call)}
@@ -2796,7 +2792,13 @@ def _module_bindings(module: Module) -> tuple[bool, Counter[str]]:
             and node.id in ("globals", "vars")
             and isinstance(node.ctx, ast.Load)
             and id(node) not in called
-        ) or (isinstance(node, ast.Attribute) and node.attr in _RUN_TIME_ATTRIBUTES):
+        ) or (
+            isinstance(node, ast.Attribute)
+            and (
+                node.attr == "f_globals"
+                or (node.attr in _CODE_ATTRIBUTES and not isinstance(node.ctx, ast.Load))
+            )
+        ):
             dynamic = True  # its namespace handed on, a frame's globals, a function's code
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             bound[node.name] += 1
@@ -2806,20 +2808,51 @@ def _module_bindings(module: Module) -> tuple[bool, Counter[str]]:
             bound[(node.asname or node.name).split(".")[0]] += 1
         elif isinstance(node, ast.Call):
             function = node.func.id if isinstance(node.func, ast.Name) else None
-            if function in ("exec", "eval", "setattr", "delattr") or (
-                isinstance(node.func, ast.Attribute)
-                and isinstance(node.func.value, ast.Call)
-                and isinstance(node.func.value.func, ast.Name)
-                and node.func.value.func.id in ("globals", "vars", "locals")
+            if (
+                function in ("exec", "eval")
+                or (
+                    function in ("setattr", "delattr")
+                    and node.args
+                    and (_a_module(node.args[0]) or _code_attribute(node.args[1:2]))
+                )
+                or (
+                    isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("update", "setdefault", "__setitem__", "pop")
+                    and _namespace(node.func.value)
+                )
             ):
                 dynamic = True
         elif isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
-            owner = node.value
-            if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name):
-                dynamic = dynamic or owner.func.id in ("globals", "vars", "locals")
-            elif isinstance(owner, ast.Attribute) and owner.attr in ("__dict__", "modules"):
-                dynamic = True
+            dynamic = dynamic or _namespace(node.value)
     return dynamic, bound
+
+
+# A function's attributes that decide what calling it runs.
+_CODE_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__", "__wrapped__"})
+
+
+def _namespace(node: ast.expr) -> bool:
+    """``globals()``, ``vars()``, ``locals()``, a frame's ``f_globals``, a module's
+    ``__dict__``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.args:
+        return node.func.id in ("globals", "vars", "locals")
+    if isinstance(node, ast.Attribute):
+        return node.attr == "f_globals" or (node.attr == "__dict__" and _a_module(node.value))
+    return False
+
+
+def _a_module(node: ast.expr) -> bool:
+    """``sys.modules[...]``, ``sys.modules.get(...)``, ``importlib.import_module(...)``."""
+    if isinstance(node, ast.Subscript):
+        return unparsed(node.value) == "sys.modules"
+    return isinstance(node, ast.Call) and unparsed(node.func) in (
+        "importlib.import_module",
+        "sys.modules.get",
+    )
+
+
+def _code_attribute(args: list[ast.expr]) -> bool:
+    return bool(args) and isinstance(args[0], ast.Constant) and args[0].value in _CODE_ATTRIBUTES
 
 
 # What a helper put in a test's place may not hold: it would not run the same there.
