@@ -119,7 +119,7 @@ _RUN_TIME_WORDS = (
     "addTypeEqualityFunc",
 )
 # A function's attributes that decide what calling it runs.
-_CODE_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__", "__wrapped__"})
+CODE_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__", "__wrapped__"})
 
 
 def _run_time_bindings(tree: ast.Module | None) -> Iterator[tuple[str, int]]:
@@ -142,7 +142,7 @@ def _run_time_bindings(tree: ast.Module | None) -> Iterator[tuple[str, int]]:
             yield f"{node.id} handed on", node.lineno
             continue
         if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
-            if node.attr in _CODE_ATTRIBUTES or (
+            if node.attr in CODE_ATTRIBUTES or (
                 node.attr.startswith("assert")
                 and isinstance(node.value, ast.Name)
                 and node.value.id == "self"
@@ -158,9 +158,7 @@ def _run_time_bindings(tree: ast.Module | None) -> Iterator[tuple[str, int]]:
                     yield f"{node.name}.{unparsed(names[0])}"[:80], stmt.lineno
             continue
         if isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
-            if _own_namespace(node.value) or (
-                isinstance(node.value, ast.Attribute) and node.value.attr == "f_globals"
-            ):
+            if own_namespace(node.value):
                 target = node.slice
         elif isinstance(node, ast.Call):
             if isinstance(node.func, ast.Attribute) and node.func.attr == "addTypeEqualityFunc":
@@ -170,10 +168,7 @@ def _run_time_bindings(tree: ast.Module | None) -> Iterator[tuple[str, int]]:
             if (
                 isinstance(func, ast.Attribute)
                 and func.attr in ("update", "setdefault", "__setitem__")
-                and (
-                    _own_namespace(func.value)
-                    or (isinstance(func.value, ast.Attribute) and func.value.attr == "f_globals")
-                )
+                and own_namespace(func.value)
             ):
                 yield f"{unparsed(func)}(...)", node.lineno
                 continue
@@ -183,7 +178,7 @@ def _run_time_bindings(tree: ast.Module | None) -> Iterator[tuple[str, int]]:
                 and func.id == "setattr"
                 and isinstance(named, ast.Constant)
                 and (
-                    named.value in _CODE_ATTRIBUTES
+                    named.value in CODE_ATTRIBUTES
                     or (str(named.value).startswith("assert") and unparsed(node.args[0]) == "self")
                 )
             ):
@@ -193,7 +188,7 @@ def _run_time_bindings(tree: ast.Module | None) -> Iterator[tuple[str, int]]:
                 isinstance(func, ast.Name)
                 and func.id in ("setattr", "delattr")
                 and node.args
-                and _module_object(node.args[0])
+                and module_object(node.args[0])
             ):
                 target = named
         else:
@@ -212,16 +207,17 @@ def _run_time_bindings(tree: ast.Module | None) -> Iterator[tuple[str, int]]:
         yield unparsed(node)[:80], node.lineno
 
 
-def _own_namespace(node: ast.expr) -> bool:
-    """``globals()``, ``vars()`` (no argument), ``sys.modules[...].__dict__``."""
+def own_namespace(node: ast.expr) -> bool:
+    """A module's own namespace, written as an object: ``globals()``, ``vars()``, ``locals()``
+    (no argument), a frame's ``f_globals``, ``sys.modules[...].__dict__``."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.args:
-        return node.func.id in ("globals", "vars")
-    return (
-        isinstance(node, ast.Attribute) and node.attr == "__dict__" and _module_object(node.value)
-    )
+        return node.func.id in ("globals", "vars", "locals")
+    if isinstance(node, ast.Attribute):
+        return node.attr == "f_globals" or (node.attr == "__dict__" and module_object(node.value))
+    return False
 
 
-def _module_object(node: ast.expr) -> bool:
+def module_object(node: ast.expr) -> bool:
     """``sys.modules[...]`` or ``importlib.import_module(...)``: a module, written as an object."""
     if isinstance(node, ast.Subscript):
         return dotted_name(node.value) == "sys.modules"

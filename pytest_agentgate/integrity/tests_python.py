@@ -32,6 +32,7 @@ from typing import Any
 from pytest_agentgate import syntax
 from pytest_agentgate.integrity import pytest_files
 from pytest_agentgate.integrity.model import EditedTest, IntegrityFinding, Scan
+from pytest_agentgate.integrity.patches import CODE_ATTRIBUTES, module_object, own_namespace
 from pytest_agentgate.integrity.testfiles import (
     FACTS,
     Body,
@@ -2796,7 +2797,7 @@ def _module_bindings(module: Module) -> tuple[bool, Counter[str]]:
             isinstance(node, ast.Attribute)
             and (
                 node.attr == "f_globals"
-                or (node.attr in _CODE_ATTRIBUTES and not isinstance(node.ctx, ast.Load))
+                or (node.attr in CODE_ATTRIBUTES and not isinstance(node.ctx, ast.Load))
             )
         ):
             dynamic = True  # its namespace handed on, a frame's globals, a function's code
@@ -2813,46 +2814,22 @@ def _module_bindings(module: Module) -> tuple[bool, Counter[str]]:
                 or (
                     function in ("setattr", "delattr")
                     and node.args
-                    and (_a_module(node.args[0]) or _code_attribute(node.args[1:2]))
+                    and (module_object(node.args[0]) or _code_attribute(node.args[1:2]))
                 )
                 or (
                     isinstance(node.func, ast.Attribute)
                     and node.func.attr in ("update", "setdefault", "__setitem__", "pop")
-                    and _namespace(node.func.value)
+                    and own_namespace(node.func.value)
                 )
             ):
                 dynamic = True
         elif isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
-            dynamic = dynamic or _namespace(node.value)
+            dynamic = dynamic or own_namespace(node.value)
     return dynamic, bound
 
 
-# A function's attributes that decide what calling it runs.
-_CODE_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__", "__wrapped__"})
-
-
-def _namespace(node: ast.expr) -> bool:
-    """``globals()``, ``vars()``, ``locals()``, a frame's ``f_globals``, a module's
-    ``__dict__``."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.args:
-        return node.func.id in ("globals", "vars", "locals")
-    if isinstance(node, ast.Attribute):
-        return node.attr == "f_globals" or (node.attr == "__dict__" and _a_module(node.value))
-    return False
-
-
-def _a_module(node: ast.expr) -> bool:
-    """``sys.modules[...]``, ``sys.modules.get(...)``, ``importlib.import_module(...)``."""
-    if isinstance(node, ast.Subscript):
-        return unparsed(node.value) == "sys.modules"
-    return isinstance(node, ast.Call) and unparsed(node.func) in (
-        "importlib.import_module",
-        "sys.modules.get",
-    )
-
-
 def _code_attribute(args: list[ast.expr]) -> bool:
-    return bool(args) and isinstance(args[0], ast.Constant) and args[0].value in _CODE_ATTRIBUTES
+    return bool(args) and isinstance(args[0], ast.Constant) and args[0].value in CODE_ATTRIBUTES
 
 
 # What a helper put in a test's place may not hold: it would not run the same there.
